@@ -196,6 +196,7 @@ def test_encode_errors_name_the_field(mod) -> None:
     m.names = None  # nullable only from v1
     m.encode(1)
     m.only_old = 0
+    m.big = 0x7FFFFFFF  # the default: v0 has no Big field
     with pytest.raises(EncodeError, match="names"):
         m.encode(0)
 
