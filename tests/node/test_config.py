@@ -1,0 +1,90 @@
+"""server.properties parsing: Kafka's keys, defaults and value formats."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from kraft.config import ConfigError, Endpoint, NodeConfig, VoterSpec, parse_properties
+
+BASE = {
+    "process.roles": "controller",
+    "node.id": "1",
+    "listeners": "CONTROLLER://127.0.0.1:9093",
+    "controller.listener.names": "CONTROLLER",
+    "controller.quorum.voters": "1@127.0.0.1:9093,2@localhost:9094,3@[::1]:9095",
+}
+
+
+def test_kafka_defaults() -> None:
+    c = NodeConfig.from_properties(BASE)
+    assert c.node_id == 1
+    assert c.voters == (VoterSpec(1, "127.0.0.1", 9093), VoterSpec(2, "localhost", 9094), VoterSpec(3, "::1", 9095))
+    assert c.quorum.election_timeout_ms == 1000 and c.quorum.fetch_timeout_ms == 2000
+    assert c.quorum.append_linger_ms == 25 and c.quorum.request_timeout_ms == 2000
+    assert c.metadata_log_dir == Path("/tmp/kafka-logs")
+    assert c.segment_bytes == 1 << 30 and c.retention_bytes == 100 << 20
+    assert c.max_bytes_between_snapshots == 20 << 20
+    assert c.security_protocol_map["CONTROLLER"] == "PLAINTEXT"
+    assert c.controller_listener == Endpoint("CONTROLLER", "127.0.0.1", 9093)
+    assert c.is_voter_candidate and not c.auto_join and c.prometheus_port is None
+
+
+def test_log_dir_precedence() -> None:
+    assert NodeConfig.from_properties({**BASE, "log.dirs": "/a,/b"}).metadata_log_dir == Path("/a")
+    assert NodeConfig.from_properties({**BASE, "log.dirs": "/a", "metadata.log.dir": "/m"}).metadata_log_dir == Path("/m")
+
+
+def test_bootstrap_servers_instead_of_voters() -> None:
+    props = {k: v for k, v in BASE.items() if k != "controller.quorum.voters"}
+    props["controller.quorum.bootstrap.servers"] = "127.0.0.1:9093, 127.0.0.1:9094"
+    c = NodeConfig.from_properties(props)
+    assert c.voters == () and c.bootstrap_servers == (("127.0.0.1", 9093), ("127.0.0.1", 9094))
+
+
+@pytest.mark.parametrize("key,value,message", [
+    ("node.id", "one", "node.id: expected an integer"),
+    ("controller.quorum.voters", "1@host", "expected host:port"),
+    ("controller.quorum.voters", "1@a:1,1@b:2", "duplicate voter id"),
+    ("controller.quorum.voters", "x@a:1", "not an integer"),
+    ("controller.quorum.fetch.timeout.ms", "0", "at least 1"),
+    ("process.roles", "broker", "needs the controller role"),
+    ("listeners", "CONTROLLER:9093", "NAME://host:port"),
+    ("controller.listener.names", "OTHER", "none of OTHER"),
+    ("controller.quorum.auto.join.enable", "yes", "true or false"),
+    ("listener.security.protocol.map", "CONTROLLER:TLS", "bad entry"),
+])
+def test_bad_values_name_the_key(key: str, value: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        NodeConfig.from_properties({**BASE, key: value})
+
+
+def test_missing_quorum_is_an_error() -> None:
+    props = {k: v for k, v in BASE.items() if k != "controller.quorum.voters"}
+    with pytest.raises(ConfigError, match="controller.quorum.voters or controller.quorum.bootstrap.servers"):
+        NodeConfig.from_properties(props)
+
+
+def test_unknown_keys_warn_known_broker_keys_do_not(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="kraft.config"):
+        NodeConfig.from_properties({**BASE, "num.partitions": "3", "controller.quorum.votrs": "x"})
+    assert "controller.quorum.votrs" in caplog.text
+    assert "num.partitions" not in caplog.text
+
+
+def test_properties_syntax() -> None:
+    text = (
+        "# comment\n! also a comment\n"
+        "a=1\n b : 2\nc 3\n"
+        "long=one,\\\n    two\n"
+        "esc=x\\u0041\\=y\\:z\n"
+        "empty=\n"
+    )
+    assert parse_properties(text) == {"a": "1", "b": "2", "c": "3", "long": "one,two", "esc": "xA=y:z", "empty": ""}
+
+
+def test_load_reports_unreadable_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read"):
+        NodeConfig.load(tmp_path / "missing.properties")
