@@ -9,3 +9,24 @@ import click
 @click.version_option(package_name="kraft")
 def main() -> None:
     """kraft: a Kafka-wire-compatible KRaft node, codecs and metadata-log tools."""
+
+
+from kraft.tools.dump_log import dump_log_command  # noqa: E402
+
+main.add_command(dump_log_command)
+
+from kraft.tools.storage import storage_group  # noqa: E402
+
+main.add_command(storage_group)
+
+from kraft.tools.bench import bench_group  # noqa: E402
+
+main.add_command(bench_group)
+
+from kraft.tools.codec import codec_group  # noqa: E402
+
+main.add_command(codec_group)
+
+from kraft.tools.bench_codec import codec_bench_command  # noqa: E402
+
+bench_group.add_command(codec_bench_command)

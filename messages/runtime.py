@@ -14,7 +14,7 @@ from kraft.messages.schema import ZERO_UUID, MessageInfo
 __all__ = [
     "Bad", "DEFAULT", "ZERO_UUID", "UUID_CACHE", "UVARINT_1", "read_uvarint", "uvarint", "uuid_from_bytes",
     "struct_eq", "struct_repr", "decode_failure", "encode_failure", "unsupported_version",
-    "non_default", "trailing_bytes", "write_tagged_fields",
+    "non_default", "trailing_bytes", "write_tagged_fields", "tag_of", "read_unknown_tagged_fields",
 ]
 
 
@@ -109,6 +109,8 @@ def struct_eq(self: Any, other: Any) -> bool:
             if list(a) != list(b):
                 return False
         elif a != b:
+            if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+                continue  # NaN equals NaN here, as Java's Double.equals has it
             if isinstance(a, memoryview) or isinstance(b, memoryview):
                 if a is None or b is None or bytes(a) != bytes(b):
                     return False
@@ -169,7 +171,7 @@ def write_tagged_fields(out: list[bytes], tags: list[tuple[int, bytes]], unknown
     """The tagged-field section: count, then (tag, size, bytes) by ascending tag.
     Unknown fields kept from a decode are merged back in tag order."""
     if unknown:
-        tags = sorted([*tags, *unknown], key=lambda t: t[0])
+        tags = sorted([*tags, *unknown], key=tag_of)
     out.append(uvarint(len(tags)))
     for tag, data in tags:
         out.append(uvarint(tag))
@@ -192,5 +194,12 @@ def read_unknown_tagged_fields(o: Any, buf: Any, pos: int) -> int:
             raise Bad(f"tagged field {tag} of {size} bytes past end of buffer")
         unknown.append((tag, bytes(buf[pos:end])))
         pos = end
+    # Kafka reads tags in any order but writes them ascending: keep them in
+    # that order so a re-encoded message decodes to an equal one.
+    unknown.sort(key=tag_of)
     o.unknown_tagged_fields = unknown
     return pos
+
+
+def tag_of(item: tuple[int, bytes]) -> int:
+    return item[0]

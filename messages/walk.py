@@ -113,6 +113,7 @@ def _struct(r: _Reader, s: StructInfo, path: str) -> Any:
                 raise _Fault(f"tagged field {tag} ({f.name}) declared {size} bytes but its value is "
                              f"{r.pos - field_start}", field_start)
         if unknown:
+            unknown.sort(key=lambda t: t[0])
             obj.unknown_tagged_fields = unknown
     return obj
 
@@ -197,9 +198,11 @@ def walk_decode(info: MessageInfo, buf: Any, pos: int, version: int) -> tuple[An
     try:
         obj = _struct(r, info.root, "")
     except _PathFault as pf:
+        if pf.path == "":
+            raise DecodeError(message, pf.fault.reason, "<tagged fields>", pf.fault.offset) from None
         raise DecodeError(message, pf.fault.reason, pf.path, pf.fault.offset) from None
     except _Fault as fault:
-        raise DecodeError(message, fault.reason, "", fault.offset) from None
+        raise DecodeError(message, fault.reason, "<tagged fields>", fault.offset) from None
     return obj, r.pos
 
 

@@ -26,6 +26,15 @@ class OffsetAndEpoch(NamedTuple):
     epoch: int
 
 
+class SnapshotSlice(NamedTuple):
+    """A byte range of a snapshot file, as served by FetchSnapshot."""
+
+    #: Total size of the snapshot in bytes.
+    size: int
+    #: The requested bytes (empty when the position is at or past the end).
+    data: bytes
+
+
 class LogView(Protocol):
     """What the raft core may ask of the log. All reads, no writes."""
 
@@ -60,4 +69,19 @@ class LogView(Protocol):
         """Whole record batches starting at the batch that contains
         ``start_offset``; at least one batch if any exists, even if larger
         than ``max_bytes`` (as Kafka does). Empty at the log end."""
+        ...
+
+    def earliest_snapshot_id(self) -> OffsetAndEpoch | None:
+        """The snapshot whose end offset is the log start offset (Kafka's
+        ``earliestSnapshotId``); ``None`` when the log starts at offset 0
+        without one. The leader needs its epoch to decide whether a fetch at
+        the log start must switch to FetchSnapshot."""
+        ...
+
+    def read_snapshot(
+        self, snapshot_id: OffsetAndEpoch, position: int, max_bytes: int
+    ) -> SnapshotSlice | None:
+        """Up to ``max_bytes`` of the complete snapshot ``snapshot_id`` from byte
+        ``position`` (not aligned to record batches), with the snapshot's total
+        size; ``None`` if no such complete snapshot exists."""
         ...

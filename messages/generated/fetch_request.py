@@ -611,7 +611,13 @@ def _dt_FetchRequest_v12(o, buf, pos):
                 unknown = []
             unknown.append((tag, bytes(buf[pos:end])))
             pos = end
-    o.unknown_tagged_fields = () if unknown is None else unknown
+    if unknown is None:
+        o.unknown_tagged_fields = ()
+    else:
+        # Kafka reads tags in any order but writes them ascending: keep them
+        # in that order so a re-encoded message decodes to an equal one.
+        unknown.sort(key=_rt.tag_of)
+        o.unknown_tagged_fields = unknown
     return pos
 
 
@@ -908,7 +914,13 @@ def _dt_FetchRequest_v15(o, buf, pos):
                 unknown = []
             unknown.append((tag, bytes(buf[pos:end])))
             pos = end
-    o.unknown_tagged_fields = () if unknown is None else unknown
+    if unknown is None:
+        o.unknown_tagged_fields = ()
+    else:
+        # Kafka reads tags in any order but writes them ascending: keep them
+        # in that order so a re-encoded message decodes to an equal one.
+        unknown.sort(key=_rt.tag_of)
+        o.unknown_tagged_fields = unknown
     return pos
 
 
@@ -1048,7 +1060,13 @@ def _dt_FetchPartition_v17(o, buf, pos):
                 unknown = []
             unknown.append((tag, bytes(buf[pos:end])))
             pos = end
-    o.unknown_tagged_fields = () if unknown is None else unknown
+    if unknown is None:
+        o.unknown_tagged_fields = ()
+    else:
+        # Kafka reads tags in any order but writes them ascending: keep them
+        # in that order so a re-encoded message decodes to an equal one.
+        unknown.sort(key=_rt.tag_of)
+        o.unknown_tagged_fields = unknown
     return pos
 
 
@@ -1193,7 +1211,13 @@ def _dt_FetchPartition_v18(o, buf, pos):
                 unknown = []
             unknown.append((tag, bytes(buf[pos:end])))
             pos = end
-    o.unknown_tagged_fields = () if unknown is None else unknown
+    if unknown is None:
+        o.unknown_tagged_fields = ()
+    else:
+        # Kafka reads tags in any order but writes them ascending: keep them
+        # in that order so a re-encoded message decodes to an equal one.
+        unknown.sort(key=_rt.tag_of)
+        o.unknown_tagged_fields = unknown
     return pos
 
 

@@ -264,7 +264,13 @@ def _dt_PartitionSnapshot_v0(o, buf, pos):
                 unknown = []
             unknown.append((tag, bytes(buf[pos:end])))
             pos = end
-    o.unknown_tagged_fields = () if unknown is None else unknown
+    if unknown is None:
+        o.unknown_tagged_fields = ()
+    else:
+        # Kafka reads tags in any order but writes them ascending: keep them
+        # in that order so a re-encoded message decodes to an equal one.
+        unknown.sort(key=_rt.tag_of)
+        o.unknown_tagged_fields = unknown
     return pos
 
 
@@ -409,7 +415,13 @@ def _dt_FetchSnapshotResponse_v1(o, buf, pos):
                 unknown = []
             unknown.append((tag, bytes(buf[pos:end])))
             pos = end
-    o.unknown_tagged_fields = () if unknown is None else unknown
+    if unknown is None:
+        o.unknown_tagged_fields = ()
+    else:
+        # Kafka reads tags in any order but writes them ascending: keep them
+        # in that order so a re-encoded message decodes to an equal one.
+        unknown.sort(key=_rt.tag_of)
+        o.unknown_tagged_fields = unknown
     return pos
 
 

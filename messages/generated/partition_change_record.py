@@ -208,7 +208,13 @@ def _dt_PartitionChangeRecord_v0(o, buf, pos):
                 unknown = []
             unknown.append((tag, bytes(buf[pos:end])))
             pos = end
-    o.unknown_tagged_fields = () if unknown is None else unknown
+    if unknown is None:
+        o.unknown_tagged_fields = ()
+    else:
+        # Kafka reads tags in any order but writes them ascending: keep them
+        # in that order so a re-encoded message decodes to an equal one.
+        unknown.sort(key=_rt.tag_of)
+        o.unknown_tagged_fields = unknown
     return pos
 
 
@@ -345,7 +351,13 @@ def _dt_PartitionChangeRecord_v1(o, buf, pos):
                 unknown = []
             unknown.append((tag, bytes(buf[pos:end])))
             pos = end
-    o.unknown_tagged_fields = () if unknown is None else unknown
+    if unknown is None:
+        o.unknown_tagged_fields = ()
+    else:
+        # Kafka reads tags in any order but writes them ascending: keep them
+        # in that order so a re-encoded message decodes to an equal one.
+        unknown.sort(key=_rt.tag_of)
+        o.unknown_tagged_fields = unknown
     return pos
 
 
@@ -516,7 +528,13 @@ def _dt_PartitionChangeRecord_v2(o, buf, pos):
                 unknown = []
             unknown.append((tag, bytes(buf[pos:end])))
             pos = end
-    o.unknown_tagged_fields = () if unknown is None else unknown
+    if unknown is None:
+        o.unknown_tagged_fields = ()
+    else:
+        # Kafka reads tags in any order but writes them ascending: keep them
+        # in that order so a re-encoded message decodes to an equal one.
+        unknown.sort(key=_rt.tag_of)
+        o.unknown_tagged_fields = unknown
     return pos
 
 

@@ -542,7 +542,13 @@ def _dt_RegisterBrokerRecord_v3(o, buf, pos):
                 unknown = []
             unknown.append((tag, bytes(buf[pos:end])))
             pos = end
-    o.unknown_tagged_fields = () if unknown is None else unknown
+    if unknown is None:
+        o.unknown_tagged_fields = ()
+    else:
+        # Kafka reads tags in any order but writes them ascending: keep them
+        # in that order so a re-encoded message decodes to an equal one.
+        unknown.sort(key=_rt.tag_of)
+        o.unknown_tagged_fields = unknown
     return pos
 
 
@@ -709,7 +715,13 @@ def _dt_RegisterBrokerRecord_v4(o, buf, pos):
                 unknown = []
             unknown.append((tag, bytes(buf[pos:end])))
             pos = end
-    o.unknown_tagged_fields = () if unknown is None else unknown
+    if unknown is None:
+        o.unknown_tagged_fields = ()
+    else:
+        # Kafka reads tags in any order but writes them ascending: keep them
+        # in that order so a re-encoded message decodes to an equal one.
+        unknown.sort(key=_rt.tag_of)
+        o.unknown_tagged_fields = unknown
     return pos
 
 

@@ -1,0 +1,93 @@
+"""The leader's batch accumulator: client appends wait up to the linger time.
+
+Kafka's ``BatchAccumulator``: records handed to the leader are grouped into
+batches; a batch is ready to be written when ``append.linger.ms`` has passed
+since the first record of the open batch, when it is full
+(``max_batch_size_bytes``), or when a control record (LeaderChangeMessage)
+closes it. Offsets are assigned here, at append time, from the log end offset
+at the start of the epoch, so a client learns its offset immediately.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kraft.logops import Batch, ControlRecord
+
+
+class BatchAccumulator:
+    __slots__ = (
+        "epoch",
+        "next_offset",
+        "_linger_ms",
+        "_max_batch_bytes",
+        "_open",
+        "_open_bytes",
+        "_open_base",
+        "_open_since_ms",
+        "_completed",
+    )
+
+    def __init__(self, epoch: int, base_offset: int, linger_ms: int, max_batch_size_bytes: int) -> None:
+        self.epoch = epoch
+        self.next_offset = base_offset
+        self._linger_ms = linger_ms
+        self._max_batch_bytes = max_batch_size_bytes
+        self._open: list[bytes] = []
+        self._open_bytes = 0
+        self._open_base = base_offset
+        self._open_since_ms = 0
+        self._completed: list[Batch] = []
+
+    def is_empty(self) -> bool:
+        return not self._open and not self._completed
+
+    def append(self, now_ms: int, records: Sequence[bytes]) -> int:
+        """Queue data records; returns the offset of the last one."""
+        if not records:
+            raise ValueError("append needs at least one record")
+        for value in records:
+            if not isinstance(value, bytes | bytearray | memoryview):
+                raise TypeError(f"records are bytes, got {type(value).__name__}")
+            if self._open and self._open_bytes + len(value) > self._max_batch_bytes:
+                self._complete_open(now_ms)
+            if not self._open:
+                self._open_base = self.next_offset
+                self._open_since_ms = now_ms
+            self._open.append(bytes(value))
+            self._open_bytes += len(value)
+            self.next_offset += 1
+        return self.next_offset - 1
+
+    def append_control(self, now_ms: int, control: ControlRecord) -> int:
+        """Close the open batch and queue a control batch; it is written on the
+        next drain, without lingering."""
+        self._complete_open(now_ms)
+        offset = self.next_offset
+        self._completed.append(Batch(offset, self.epoch, control=control, append_time_ms=now_ms))
+        self.next_offset += 1
+        return offset
+
+    def time_until_drain(self, now_ms: int) -> int | None:
+        """0 when a batch is ready; the remaining linger otherwise; ``None``
+        when there is nothing to write."""
+        if self._completed:
+            return 0
+        if self._open:
+            return max(0, self._open_since_ms + self._linger_ms - now_ms)
+        return None
+
+    def drain(self, now_ms: int) -> list[Batch]:
+        """Take every ready batch (the open one too once its linger passed)."""
+        if self._open and now_ms >= self._open_since_ms + self._linger_ms:
+            self._complete_open(now_ms)
+        drained, self._completed = self._completed, []
+        return drained
+
+    def _complete_open(self, now_ms: int) -> None:
+        if self._open:
+            self._completed.append(
+                Batch(self._open_base, self.epoch, tuple(self._open), append_time_ms=now_ms)
+            )
+            self._open = []
+            self._open_bytes = 0

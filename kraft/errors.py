@@ -1,0 +1,76 @@
+"""Kafka error codes the raft core answers with, and the core's own exceptions.
+
+Two kinds of trouble, kept apart as in h11:
+
+* a *peer* breaks the protocol (a stale epoch, a bogus fetch offset, a vote
+  from a non-voter): the core never raises, it answers with one of Kafka's
+  error codes (:class:`Errors`) or, for a response it cannot accept, records a
+  :class:`RemoteProtocolViolation` in the ``Ready`` and carries on;
+* *we* break the protocol (the shell asks for an illegal transition, appends
+  on a follower, snapshots an uncommitted offset): the core raises a
+  :class:`LocalRaftError` subclass and leaves its state unchanged.
+
+The numeric values are Kafka's (``org.apache.kafka.common.protocol.Errors``);
+they go on the wire unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+
+class Errors(IntEnum):
+    """The subset of Kafka's error codes the KRaft RPCs use."""
+
+    UNKNOWN_SERVER_ERROR = -1
+    NONE = 0
+    OFFSET_OUT_OF_RANGE = 1
+    UNKNOWN_TOPIC_OR_PARTITION = 3
+    NOT_LEADER_OR_FOLLOWER = 6
+    REQUEST_TIMED_OUT = 7
+    BROKER_NOT_AVAILABLE = 8
+    CLUSTER_AUTHORIZATION_FAILED = 31
+    UNSUPPORTED_VERSION = 35
+    INVALID_REQUEST = 42
+    FENCED_LEADER_EPOCH = 74
+    UNKNOWN_LEADER_EPOCH = 75
+    INCONSISTENT_VOTER_SET = 94
+    SNAPSHOT_NOT_FOUND = 98
+    POSITION_OUT_OF_RANGE = 99
+    INCONSISTENT_CLUSTER_ID = 104
+    INVALID_VOTER_KEY = 125
+
+
+class RaftError(Exception):
+    """Base of every exception the raft core raises."""
+
+
+class LocalRaftError(RaftError):
+    """The caller (the shell, the state machine, or the core itself) broke a
+    rule. The core's state is unchanged when this is raised."""
+
+
+class IllegalTransitionError(LocalRaftError):
+    """A ``QuorumState.transition_to_*`` call that Kafka's state machine does
+    not allow from the current role."""
+
+
+class NotLeaderError(LocalRaftError):
+    """An append (or resign) on a replica that is not the leader of the given
+    epoch; Kafka's ``NotLeaderException``."""
+
+
+class InvalidSnapshotIdError(LocalRaftError):
+    """A snapshot id that is not a committed (offset, epoch) of the log."""
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteProtocolViolation:
+    """A peer sent something a correct KRaft replica never sends (for example a
+    leader asking us to truncate below our high watermark, or a second leader
+    for an epoch). The core refuses it and reports it here instead of raising;
+    the shell logs it, the simulation treats it as a failure."""
+
+    source: int
+    description: str

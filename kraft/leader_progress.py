@@ -1,0 +1,187 @@
+"""The leader's view of its replicas: fetch offsets, high watermark, check-quorum.
+
+Kafka's ``LeaderState`` bookkeeping, kept out of the immutable ``Leader`` role
+because it changes on every fetch:
+
+* each voter's (and observer's) last fetch offset and time;
+* the high watermark — the offset a majority of voters (the leader counts,
+  with its flushed log end offset) has reached, advanced only past the epoch
+  start offset (a leader must commit a record of its own epoch before it may
+  expose earlier ones, KIP-595) and never decreased;
+* check-quorum: the leader resigns if it goes 1.5 x ``fetch.timeout.ms``
+  without fetches from a majority of voters;
+* BeginQuorumEpoch: re-sent every ``fetch.timeout.ms / 2`` to voters that
+  have not fetched in that time (which covers "until each voter
+  acknowledges": a voter acknowledges by fetching).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kraft.errors import LocalRaftError
+from kraft.voters import ReplicaKey, VoterSet
+
+
+@dataclass(slots=True)
+class ReplicaProgress:
+    key: ReplicaKey
+    #: Fetch offset of the last validated fetch (the replica's log end offset).
+    end_offset: int | None = None
+    last_fetch_ms: int = -1
+    last_caught_up_ms: int = -1
+    last_fetch_leader_end_offset: int = -1
+    #: Answered BeginQuorumEpoch or fetched in this epoch.
+    acknowledged: bool = False
+
+
+def _sort_key(p: ReplicaProgress) -> tuple[int, int, int, str]:
+    # Kafka's ReplicaState.compareTo: descending end offset, unknown last, then key.
+    if p.end_offset is None:
+        return (1, 0, p.key.id, str(p.key.directory_id))
+    return (0, -p.end_offset, p.key.id, str(p.key.directory_id))
+
+
+class LeaderProgress:
+    """Mutable replica progress of one leader epoch."""
+
+    __slots__ = (
+        "local_key",
+        "epoch_start_offset",
+        "voters",
+        "observers",
+        "high_watermark",
+        "_check_quorum_timeout_ms",
+        "check_quorum_deadline_ms",
+        "_fetched_voters",
+        "_begin_quorum_epoch_timeout_ms",
+        "begin_quorum_epoch_deadline_ms",
+    )
+
+    def __init__(
+        self,
+        local_key: ReplicaKey,
+        epoch_start_offset: int,
+        voter_set: VoterSet,
+        now_ms: int,
+        check_quorum_timeout_ms: int,
+        begin_quorum_epoch_timeout_ms: int,
+    ) -> None:
+        self.local_key = local_key
+        self.epoch_start_offset = epoch_start_offset
+        self.voters: dict[int, ReplicaProgress] = {
+            key.id: ReplicaProgress(key, acknowledged=key.id == local_key.id) for key in voter_set.voter_keys
+        }
+        self.observers: dict[ReplicaKey, ReplicaProgress] = {}
+        # A fresh leader does not inherit the high watermark: it learns it once
+        # a majority reaches an offset past the epoch start.
+        self.high_watermark: int | None = None
+        self._check_quorum_timeout_ms = check_quorum_timeout_ms
+        self.check_quorum_deadline_ms = now_ms + check_quorum_timeout_ms
+        self._fetched_voters: set[int] = set()
+        self._begin_quorum_epoch_timeout_ms = begin_quorum_epoch_timeout_ms
+        # Zero: announce the new epoch right away.
+        self.begin_quorum_epoch_deadline_ms = now_ms
+
+    # --- replica state ---------------------------------------------------
+
+    def is_voter(self, key: ReplicaKey) -> bool:
+        p = self.voters.get(key.id)
+        return p is not None and p.key.matches(key)
+
+    def progress_of(self, key: ReplicaKey) -> ReplicaProgress:
+        p = self.voters.get(key.id)
+        if p is not None and p.key.matches(key):
+            return p
+        obs = self.observers.get(key)
+        if obs is None:
+            obs = self.observers[key] = ReplicaProgress(key)
+        return obs
+
+    def update_local_end_offset(self, end_offset: int) -> bool:
+        """The leader's own flushed log end offset. Returns True if the high
+        watermark advanced."""
+        me = self.voters[self.local_key.id]
+        if me.end_offset is not None and end_offset < me.end_offset:
+            # The shell rewound the leader's log under it.
+            raise LocalRaftError(f"non-monotonic leader end offset {me.end_offset} -> {end_offset}")
+        me.end_offset = end_offset
+        return self._maybe_update_high_watermark()
+
+    def update_replica(self, key: ReplicaKey, now_ms: int, fetch_offset: int) -> bool:
+        """A validated fetch from ``key`` at ``fetch_offset``. Returns True if the
+        high watermark advanced. Fetches from replica ids < 0 (not a replica)
+        are ignored, as Kafka does."""
+        if key.id < 0:
+            return False
+        p = self.progress_of(key)
+        leader_end = self.voters[self.local_key.id].end_offset
+        if leader_end is not None:
+            if fetch_offset >= leader_end:
+                p.last_caught_up_ms = max(p.last_caught_up_ms, now_ms)
+            elif p.last_fetch_leader_end_offset > 0 and fetch_offset >= p.last_fetch_leader_end_offset:
+                p.last_caught_up_ms = max(p.last_caught_up_ms, p.last_fetch_ms)
+            p.last_fetch_leader_end_offset = leader_end
+        p.last_fetch_ms = max(p.last_fetch_ms, now_ms)
+        p.end_offset = fetch_offset
+        p.acknowledged = True
+        self.update_check_quorum(key, now_ms)
+        return self.is_voter(key) and self._maybe_update_high_watermark()
+
+    def _maybe_update_high_watermark(self) -> bool:
+        ordered = sorted(self.voters.values(), key=_sort_key)
+        candidate = ordered[len(self.voters) // 2].end_offset
+        if candidate is None or candidate <= self.epoch_start_offset:
+            return False
+        if self.high_watermark is not None and candidate <= self.high_watermark:
+            # Never move backwards (only a voter-set change could make the
+            # majority offset drop; then the old value stays).
+            return False
+        self.high_watermark = candidate
+        return True
+
+    def add_acknowledgement(self, voter_id: int) -> None:
+        p = self.voters.get(voter_id)
+        if p is not None:
+            p.acknowledged = True
+
+    def non_leader_voters_by_descending_fetch_offset(self) -> tuple[ReplicaKey, ...]:
+        return tuple(
+            p.key for p in sorted(self.voters.values(), key=_sort_key) if p.key.id != self.local_key.id
+        )
+
+    # --- check quorum ------------------------------------------------------
+
+    def update_check_quorum(self, key: ReplicaKey, now_ms: int) -> None:
+        """A Fetch or FetchSnapshot from ``key``: once a majority of voters
+        (the leader counting itself) has fetched, restart the timer."""
+        p = self.voters.get(key.id)
+        if p is not None and p.key.matches(key) and key.id != self.local_key.id:
+            self._fetched_voters.add(key.id)
+        majority = len(self.voters) // 2 + 1
+        if self.local_key.id in self.voters:
+            majority -= 1
+        if len(self._fetched_voters) >= majority:
+            self._fetched_voters.clear()
+            self.check_quorum_deadline_ms = now_ms + self._check_quorum_timeout_ms
+
+    def check_quorum_expired(self, now_ms: int) -> bool:
+        if len(self.voters) == 1:
+            return False  # a lone voter is always its own majority
+        return now_ms >= self.check_quorum_deadline_ms
+
+    def check_quorum_deadline(self) -> int | None:
+        return None if len(self.voters) == 1 else self.check_quorum_deadline_ms
+
+    # --- BeginQuorumEpoch --------------------------------------------------
+
+    def voters_needing_begin_quorum_epoch(self, now_ms: int) -> tuple[ReplicaKey, ...]:
+        return tuple(
+            p.key
+            for p in self.voters.values()
+            if p.key.id != self.local_key.id
+            and (p.last_fetch_ms < 0 or now_ms - p.last_fetch_ms >= self._begin_quorum_epoch_timeout_ms)
+        )
+
+    def reset_begin_quorum_epoch_timer(self, now_ms: int) -> None:
+        self.begin_quorum_epoch_deadline_ms = now_ms + self._begin_quorum_epoch_timeout_ms

@@ -1,0 +1,162 @@
+"""Per-peer request bookkeeping: one request in flight per peer, timeouts, backoff.
+
+Kafka's ``RequestManager``. A connection to a peer is READY, AWAITING a
+response to exactly one correlation id, or BACKING_OFF after a failed
+request. A request that gets no answer within ``request.timeout.ms`` makes the
+connection ready again (its late answer is then ignored); a failed one makes
+it back off for ``retry.backoff.ms``. ``reset_all`` forgets every in-flight
+request, which the core does on each role change so answers meant for the old
+role are dropped.
+
+Followers use :meth:`has_any_inflight` to keep a single Fetch in flight across
+all peers: two concurrent fetches could append the same offsets twice.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+
+class _State(Enum):
+    READY = "ready"
+    AWAITING_RESPONSE = "awaiting"
+    BACKING_OFF = "backing-off"
+
+
+@dataclass(slots=True)
+class _Connection:
+    state: _State = _State.READY
+    correlation_id: int | None = None
+    #: The type of the request in flight: its answer must be the matching response.
+    request_kind: str | None = None
+    last_send_ms: int = 0
+    last_fail_ms: int = 0
+
+
+class RequestManager:
+    def __init__(self, retry_backoff_ms: int, request_timeout_ms: int, rng: random.Random) -> None:
+        self._retry_backoff_ms = retry_backoff_ms
+        self._request_timeout_ms = request_timeout_ms
+        self._rng = rng
+        self._connections: dict[int, _Connection] = {}
+        self._next_correlation_id = 0
+
+    def _conn(self, node: int) -> _Connection:
+        c = self._connections.get(node)
+        if c is None:
+            c = self._connections[node] = _Connection()
+        return c
+
+    def _refresh(self, c: _Connection, now_ms: int) -> None:
+        if c.state is _State.BACKING_OFF and now_ms >= c.last_fail_ms + self._retry_backoff_ms:
+            c.state = _State.READY
+        elif c.state is _State.AWAITING_RESPONSE and now_ms >= c.last_send_ms + self._request_timeout_ms:
+            c.state = _State.READY
+            c.correlation_id = None
+
+    # --- queries --------------------------------------------------------------
+
+    def is_ready(self, node: int, now_ms: int) -> bool:
+        c = self._conn(node)
+        self._refresh(c, now_ms)
+        return c.state is _State.READY
+
+    def is_backing_off(self, node: int, now_ms: int) -> bool:
+        c = self._conn(node)
+        self._refresh(c, now_ms)
+        return c.state is _State.BACKING_OFF
+
+    def has_inflight(self, node: int, now_ms: int) -> bool:
+        c = self._conn(node)
+        self._refresh(c, now_ms)
+        return c.state is _State.AWAITING_RESPONSE
+
+    def has_request_timed_out(self, node: int, now_ms: int) -> bool:
+        c = self._conn(node)
+        return c.state is _State.AWAITING_RESPONSE and now_ms >= c.last_send_ms + self._request_timeout_ms
+
+    def has_any_inflight(self, now_ms: int) -> bool:
+        return any(self.has_inflight(n, now_ms) for n in list(self._connections))
+
+    def is_response_expected(self, node: int, correlation_id: int) -> bool:
+        c = self._connections.get(node)
+        return c is not None and c.state is _State.AWAITING_RESPONSE and c.correlation_id == correlation_id
+
+    def request_kind(self, node: int) -> str | None:
+        """The name of the request type in flight to ``node``."""
+        c = self._connections.get(node)
+        return None if c is None else c.request_kind
+
+    def time_until_ready(self, node: int, now_ms: int) -> int:
+        """0 if ready, else the remaining backoff or request time."""
+        c = self._conn(node)
+        self._refresh(c, now_ms)
+        if c.state is _State.BACKING_OFF:
+            return c.last_fail_ms + self._retry_backoff_ms - now_ms
+        if c.state is _State.AWAITING_RESPONSE:
+            return c.last_send_ms + self._request_timeout_ms - now_ms
+        return 0
+
+    def find_ready_bootstrap(self, now_ms: int, candidates: Sequence[int]) -> int | None:
+        """A random ready peer among ``candidates`` — but none while any request
+        is in flight (Kafka's ``findReadyBootstrapServer``)."""
+        if not candidates or self.has_any_inflight(now_ms):
+            return None
+        start = self._rng.randrange(len(candidates))
+        for i in range(len(candidates)):
+            node = candidates[(start + i) % len(candidates)]
+            if self.is_ready(node, now_ms):
+                return node
+        return None
+
+    def backoff_before_available(self, now_ms: int, candidates: Sequence[int]) -> int | None:
+        """Time until :meth:`find_ready_bootstrap` can pick one of ``candidates``
+        (``None`` if there are none). While a request is in flight that is when
+        it times out (its answer wakes the core earlier anyway)."""
+        if not candidates:
+            return None
+        inflight = [
+            c.last_send_ms + self._request_timeout_ms - now_ms
+            for n, c in self._connections.items()
+            if self.has_inflight(n, now_ms)
+        ]
+        if inflight:
+            return max(0, min(inflight))
+        return min(self.time_until_ready(n, now_ms) for n in candidates)
+
+    # --- updates --------------------------------------------------------------
+
+    def next_correlation_id(self) -> int:
+        self._next_correlation_id += 1
+        return self._next_correlation_id
+
+    def on_request_sent(self, node: int, correlation_id: int, now_ms: int, kind: str | None = None) -> None:
+        c = self._conn(node)
+        c.state = _State.AWAITING_RESPONSE
+        c.correlation_id = correlation_id
+        c.request_kind = kind
+        c.last_send_ms = now_ms
+
+    def on_response(self, node: int, correlation_id: int, success: bool, now_ms: int) -> None:
+        c = self._connections.get(node)
+        if c is None or c.correlation_id != correlation_id or c.state is not _State.AWAITING_RESPONSE:
+            return
+        c.correlation_id = None
+        if success:
+            c.state = _State.READY
+        else:
+            c.state = _State.BACKING_OFF
+            c.last_fail_ms = now_ms
+
+    def reset(self, node: int) -> None:
+        c = self._conn(node)
+        c.state = _State.READY
+        c.correlation_id = None
+
+    def reset_all(self) -> None:
+        for c in self._connections.values():
+            c.state = _State.READY
+            c.correlation_id = None

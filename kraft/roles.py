@@ -1,0 +1,289 @@
+"""One small immutable class per KRaft role, holding only that role's fields.
+
+Kafka's roles (``EpochState`` implementations), including KIP-996's
+Prospective. There is no separate "Voted" role: a binding vote is an
+Unattached (or Prospective) with a ``voted_key``, as in Kafka 4.x.
+
+Roles are frozen: ``kraft.quorum.QuorumState`` is the only code that builds
+or replaces them, both for role changes (``transition_to_*``) and for updates
+inside a role (a vote tallied, a fetch timer reset), which it makes with
+:func:`dataclasses.replace` and checks never alter the role's
+:class:`ElectionState`. The one mutable part is the leader's replica-progress
+tracking, :class:`kraft.leader_progress.LeaderProgress`, which changes with
+every fetch.
+
+Timers are absolute deadlines in the core's clock (``now_ms`` passed to
+``step``/``poll``); ``None`` means "never" (an observer never starts an
+election).
+
+Vote granting (``can_grant_vote``) follows each role's ``canGrantVote`` in
+Kafka: a standard vote needs an up-to-date log and no earlier vote or known
+leader in the epoch; a pre-vote needs only an up-to-date log, and a follower
+grants one only until it has fetched from its leader (KIP-996).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kraft.leader_progress import LeaderProgress
+from kraft.records.view import OffsetAndEpoch
+from kraft.voters import Endpoints, ReplicaKey
+
+
+@dataclass(frozen=True, slots=True)
+class ElectionState:
+    """What ``quorum-state`` stores (``QuorumStateData``): the epoch, the leader
+    if one is known, and the replica voted for in this epoch."""
+
+    epoch: int
+    leader_id: int | None = None
+    voted_key: ReplicaKey | None = None
+
+    def __post_init__(self) -> None:
+        if self.epoch < 0:
+            raise ValueError(f"negative epoch {self.epoch}")
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderAndEpoch:
+    """What listeners are told on a leader change."""
+
+    leader_id: int | None
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class EpochElection:
+    """The vote tally of a Prospective or Candidate (Kafka's ``EpochElection``).
+
+    ``granted`` always contains the nominee itself."""
+
+    voter_ids: tuple[int, ...]
+    granted: frozenset[int]
+    rejected: frozenset[int] = frozenset()
+
+    @classmethod
+    def start(cls, voter_ids: tuple[int, ...], local_id: int) -> EpochElection:
+        return cls(voter_ids, frozenset({local_id}))
+
+    @property
+    def majority_size(self) -> int:
+        return len(self.voter_ids) // 2 + 1
+
+    def is_vote_granted(self) -> bool:
+        return len(self.granted) >= self.majority_size
+
+    def is_vote_rejected(self) -> bool:
+        """Winning is impossible: even every unrecorded voter granting would
+        not reach a majority."""
+        return len(self.granted) + len(self.unrecorded_voters()) < self.majority_size
+
+    def unrecorded_voters(self) -> tuple[int, ...]:
+        return tuple(v for v in self.voter_ids if v not in self.granted and v not in self.rejected)
+
+    def record(self, voter_id: int, granted: bool) -> EpochElection:
+        """Tally ``voter_id``'s answer. A voter's first answer counts; a later
+        contradicting answer (a retried request answered after a state change
+        on the voter) is ignored, as Kafka refuses to flip a recorded vote."""
+        if voter_id not in self.voter_ids or voter_id in self.granted or voter_id in self.rejected:
+            return self
+        if granted:
+            return EpochElection(self.voter_ids, self.granted | {voter_id}, self.rejected)
+        return EpochElection(self.voter_ids, self.granted, self.rejected | {voter_id})
+
+
+def _unattached_or_prospective_can_grant(
+    leader_id: int | None,
+    voted_key: ReplicaKey | None,
+    candidate: ReplicaKey,
+    log_up_to_date: bool,
+    pre_vote: bool,
+) -> bool:
+    """``QuorumState.unattachedOrProspectiveCanGrantVote``."""
+    if pre_vote:
+        return log_up_to_date
+    if voted_key is not None:
+        # Re-grant to the replica we already voted for (a retried request),
+        # never to anyone else: one vote per epoch.
+        return voted_key.id == candidate.id and (
+            voted_key.directory_id is None or voted_key.directory_id == candidate.directory_id
+        )
+    if leader_id is not None:
+        return False
+    return log_up_to_date
+
+
+@dataclass(frozen=True, slots=True)
+class Unattached:
+    """No leader known to fetch from: after learning a new epoch, after a
+    binding vote (``voted_key``), or at start-up."""
+
+    epoch: int
+    leader_id: int | None = None
+    voted_key: ReplicaKey | None = None
+    election_deadline_ms: int | None = None
+    high_watermark: int | None = None
+
+    name = "Unattached"
+
+    @property
+    def election(self) -> ElectionState:
+        return ElectionState(self.epoch, self.leader_id, self.voted_key)
+
+    def can_grant_vote(self, candidate: ReplicaKey, log_up_to_date: bool, pre_vote: bool) -> bool:
+        return _unattached_or_prospective_can_grant(
+            self.leader_id, self.voted_key, candidate, log_up_to_date, pre_vote
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Prospective:
+    """KIP-996 pre-vote: canvassing at the current epoch before bumping it."""
+
+    epoch: int
+    local_id: int
+    votes: EpochElection
+    leader_id: int | None = None
+    leader_endpoints: Endpoints = ()
+    voted_key: ReplicaKey | None = None
+    retries: int = 1
+    election_deadline_ms: int = 0
+    high_watermark: int | None = None
+
+    name = "Prospective"
+
+    @property
+    def election(self) -> ElectionState:
+        return ElectionState(self.epoch, self.leader_id, self.voted_key)
+
+    def can_grant_vote(self, candidate: ReplicaKey, log_up_to_date: bool, pre_vote: bool) -> bool:
+        return _unattached_or_prospective_can_grant(
+            self.leader_id, self.voted_key, candidate, log_up_to_date, pre_vote
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """Voted for itself in a bumped epoch; collecting votes."""
+
+    epoch: int
+    local_key: ReplicaKey
+    votes: EpochElection
+    retries: int = 1
+    election_deadline_ms: int = 0
+    high_watermark: int | None = None
+
+    name = "Candidate"
+
+    @property
+    def election(self) -> ElectionState:
+        return ElectionState(self.epoch, None, self.local_key)
+
+    def can_grant_vote(self, candidate: ReplicaKey, log_up_to_date: bool, pre_vote: bool) -> bool:
+        # The candidate's own vote is implicit; it never grants a standard vote.
+        return pre_vote and log_up_to_date
+
+
+@dataclass(frozen=True, slots=True)
+class Leader:
+    """Elected for ``epoch``; ``progress`` tracks the replicas."""
+
+    epoch: int
+    local_key: ReplicaKey
+    epoch_start_offset: int
+    granting_voters: frozenset[int]
+    progress: LeaderProgress
+
+    name = "Leader"
+
+    @property
+    def election(self) -> ElectionState:
+        return ElectionState(self.epoch, self.local_key.id, None)
+
+    @property
+    def leader_id(self) -> int:
+        return self.local_key.id
+
+    @property
+    def high_watermark(self) -> int | None:
+        return self.progress.high_watermark
+
+    def can_grant_vote(self, candidate: ReplicaKey, log_up_to_date: bool, pre_vote: bool) -> bool:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotDownload:
+    """A snapshot being fetched from the leader and how much is written."""
+
+    snapshot_id: OffsetAndEpoch
+    size: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Follower:
+    """Fetching from a known leader (voters and observers)."""
+
+    epoch: int
+    leader_id: int
+    leader_endpoints: Endpoints
+    voted_key: ReplicaKey | None = None
+    fetch_deadline_ms: int | None = None
+    has_fetched_from_leader: bool = False
+    high_watermark: int | None = None
+    #: The leader's high watermark from the last fetch whose offset the
+    #: leader validated; the local high watermark is min(this, log end).
+    leader_high_watermark: int | None = None
+    fetching_snapshot: SnapshotDownload | None = None
+
+    name = "Follower"
+
+    @property
+    def election(self) -> ElectionState:
+        return ElectionState(self.epoch, self.leader_id, self.voted_key)
+
+    def can_grant_vote(self, candidate: ReplicaKey, log_up_to_date: bool, pre_vote: bool) -> bool:
+        # A follower that has not heard from its leader yet may be cut off from
+        # it, so it supports a pre-vote; once it has fetched it protects the
+        # leader (KIP-996).
+        return pre_vote and not self.has_fetched_from_leader and log_up_to_date
+
+
+@dataclass(frozen=True, slots=True)
+class Resigned:
+    """A former leader stepping down: telling the voters (EndQuorumEpoch) until
+    each acknowledges or the election timeout passes. A leader always restarts
+    in this role."""
+
+    epoch: int
+    local_id: int
+    election_deadline_ms: int
+    unacked_voters: frozenset[int]
+    preferred_successors: tuple[ReplicaKey, ...] = ()
+
+    name = "Resigned"
+
+    @property
+    def election(self) -> ElectionState:
+        return ElectionState(self.epoch, self.local_id, None)
+
+    @property
+    def leader_id(self) -> int:
+        return self.local_id
+
+    @property
+    def high_watermark(self) -> None:
+        return None
+
+    def can_grant_vote(self, candidate: ReplicaKey, log_up_to_date: bool, pre_vote: bool) -> bool:
+        return False
+
+
+Role = Unattached | Prospective | Candidate | Leader | Follower | Resigned
+
+
+def log_up_to_date(candidate: OffsetAndEpoch, local: OffsetAndEpoch) -> bool:
+    """Raft's "at least as up-to-date": compare the last epoch, then the end
+    offset (Kafka's ``OffsetAndEpoch.compareTo``). Both are (offset, epoch)."""
+    return (candidate.epoch, candidate.offset) >= (local.epoch, local.offset)

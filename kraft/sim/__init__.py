@@ -1,0 +1,21 @@
+"""Deterministic simulation of a KRaft cluster, and test harnesses for the core.
+
+* :func:`simulate` / :class:`SimulationConfig` — seeded whole-cluster runs
+  with an in-memory network, crashes and invariant checks after every event
+  (``python -m kraft.sim --seed N`` replays one);
+* :class:`~kraft.sim.memlog.MemLog` — the in-memory log;
+* :class:`~kraft.sim.context.RaftTestContext` — drive one core by hand in tests.
+"""
+
+from kraft.sim.context import RaftTestContext
+from kraft.sim.memlog import MemLog
+from kraft.sim.simulation import SimulationConfig, SimulationFailure, SimulationResult, simulate
+
+__all__ = [
+    "MemLog",
+    "RaftTestContext",
+    "SimulationConfig",
+    "SimulationFailure",
+    "SimulationResult",
+    "simulate",
+]

@@ -1,0 +1,56 @@
+"""Replay or sweep simulation seeds: ``python -m kraft.sim --seed 1234``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from kraft.sim.simulation import DEFAULT_CHAOS_MS, SimulationFailure, simulate
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kraft.sim", description=__doc__)
+    parser.add_argument("--seed", type=int, required=True, help="first seed to run")
+    parser.add_argument("--count", type=int, default=1, help="run this many consecutive seeds")
+    parser.add_argument("--voters", type=int, default=3)
+    parser.add_argument("--observers", type=int, default=1)
+    parser.add_argument("--chaos-ms", type=int, default=DEFAULT_CHAOS_MS)
+    parser.add_argument(
+        "--legacy-voters",
+        type=int,
+        default=None,
+        help="voters answering pre-votes with UNSUPPORTED_VERSION (default: seed decides)",
+    )
+    parser.add_argument("--stats", action="store_true", help="print coverage counters")
+    args = parser.parse_args(argv)
+    failures = 0
+    started = time.perf_counter()
+    for seed in range(args.seed, args.seed + args.count):
+        try:
+            result = simulate(
+                seed,
+                voters=args.voters,
+                observers=args.observers,
+                chaos_ms=args.chaos_ms,
+                legacy_voters=args.legacy_voters,
+            )
+        except SimulationFailure as failure:
+            failures += 1
+            print(f"seed {seed}: FAILED\n{failure}", file=sys.stderr)
+            continue
+        line = (
+            f"seed {seed}: ok, {result.events} events, {result.end_ms}ms virtual, "
+            f"{result.committed_end} committed"
+        )
+        print(line)
+        if args.stats:
+            for key, value in sorted(result.stats.items()):
+                print(f"    {key}: {value}")
+    elapsed = time.perf_counter() - started
+    print(f"{args.count - failures}/{args.count} seeds passed in {elapsed:.1f}s")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,225 @@
+"""What ``kafka-storage format`` writes: the release versions it knows, the
+feature levels it bootstraps, ``bootstrap.checkpoint``, and the KIP-853
+bootstrap snapshot ``00000000000000000000-0000000000.checkpoint`` of a
+dynamic quorum.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kraft.records.metadata import encode_metadata_record
+from kraft.records.snapshot import BOOTSTRAP_FILE_NAME, BOOTSTRAP_SNAPSHOT_ID, SnapshotWriter, validate_snapshot_bytes
+from kraft.records.state_files import CLUSTER_METADATA_DIR, uuid_from_kafka
+
+METADATA_VERSION_FEATURE = "metadata.version"
+KRAFT_VERSION_FEATURE = "kraft.version"
+
+#: ``MetadataVersion``: release version -> (feature level, production ready).
+METADATA_VERSIONS: dict[str, tuple[int, bool]] = {
+    "3.0-IV1": (1, True),
+    "3.1-IV0": (2, True),
+    "3.2-IV0": (3, True),
+    "3.3-IV0": (4, True),
+    "3.3-IV1": (5, True),
+    "3.3-IV2": (6, True),
+    "3.3-IV3": (7, True),
+    "3.4-IV0": (8, True),
+    "3.5-IV0": (9, True),
+    "3.5-IV1": (10, True),
+    "3.5-IV2": (11, True),
+    "3.6-IV0": (12, True),
+    "3.6-IV1": (13, True),
+    "3.6-IV2": (14, True),
+    "3.7-IV0": (15, True),
+    "3.7-IV1": (16, True),
+    "3.7-IV2": (17, True),
+    "3.7-IV3": (18, True),
+    "3.7-IV4": (19, True),
+    "3.8-IV0": (20, True),
+    "3.9-IV0": (21, True),
+    "4.0-IV0": (22, True),
+    "4.0-IV1": (23, True),
+    "4.0-IV2": (24, True),
+    "4.0-IV3": (25, True),
+    "4.1-IV0": (26, True),
+    "4.1-IV1": (27, True),
+}
+#: Kafka 4.0's ``MetadataVersion.LATEST_PRODUCTION``, matching our message specs.
+LATEST_PRODUCTION = "4.0-IV3"
+MINIMUM_RELEASE = "3.3-IV3"  # the oldest a KRaft cluster is formatted with nowadays
+
+#: Finalized features other than metadata.version / kraft.version, and the
+#: release version from which each level is the default.
+_FEATURE_DEFAULTS: dict[str, list[tuple[int, int]]] = {
+    # feature: [(from metadata.version level, default level), ...] ascending
+    "group.version": [(22, 1)],  # KIP-848, 4.0-IV0
+    "transaction.version": [(22, 1), (24, 2)],  # KIP-890, 4.0-IV0 / 4.0-IV2
+    "eligible.leader.replicas.version": [(26, 1)],  # KIP-966, 4.1-IV0
+}
+
+
+class FormatError(ValueError):
+    """A format request Kafka's ``Formatter`` would refuse (``FormatterException``)."""
+
+
+def parse_release_version(text: str) -> str:
+    """``3.9`` -> ``3.9-IV0`` (the latest IV of that release); ``4.0-IV3`` as is."""
+    text = text.strip()
+    if text in METADATA_VERSIONS:
+        return text
+    candidates = [v for v in METADATA_VERSIONS if v.split("-")[0] == text]
+    if not candidates:
+        raise FormatError(f"Unknown metadata.version '{text}'. Supported metadata.version are {', '.join(METADATA_VERSIONS)}")
+    return candidates[-1]
+
+
+def feature_level(release: str) -> int:
+    return METADATA_VERSIONS[release][0]
+
+
+def release_for_level(level: int) -> str | None:
+    for name, (lvl, _) in METADATA_VERSIONS.items():
+        if lvl == level:
+            return name
+    return None
+
+
+def default_feature_levels(release: str) -> dict[str, int]:
+    """Every finalized feature and its default level for ``release``."""
+    level = feature_level(release)
+    out = {}
+    for name, steps in _FEATURE_DEFAULTS.items():
+        value = 0
+        for since, default in steps:
+            if level >= since:
+                value = default
+        out[name] = value
+    return out
+
+
+@dataclass(frozen=True)
+class DynamicVoter:
+    """One entry of ``--initial-controllers``: ``id@host:port:directoryId``."""
+
+    node_id: int
+    host: str
+    port: int
+    directory_id: uuid.UUID
+
+
+_VOTER = re.compile(r"^(\d+)@(\[[^\]]+\]|[^:@]+):(\d+):([A-Za-z0-9_-]{22})$")
+
+
+def parse_dynamic_voters(text: str) -> list[DynamicVoter]:
+    """Kafka's ``DynamicVoters.parse``; raises :class:`FormatError`."""
+    voters: list[DynamicVoter] = []
+    for item in (s.strip() for s in text.split(",")):
+        if not item:
+            continue
+        m = _VOTER.match(item)
+        if m is None:
+            raise FormatError(f"Unable to parse {item!r}: expected <id>@<host>:<port>:<directory id>")
+        try:
+            directory_id = uuid_from_kafka(m.group(4))
+        except ValueError as exc:
+            raise FormatError(f"Unable to parse directory id in {item!r}: {exc}") from None
+        host = m.group(2).strip("[]")
+        voter = DynamicVoter(int(m.group(1)), host, int(m.group(3)), directory_id)
+        if any(v.node_id == voter.node_id for v in voters):
+            raise FormatError(f"Node {voter.node_id} was specified more than once.")
+        voters.append(voter)
+    if not voters:
+        raise FormatError("No voters given.")
+    return voters
+
+
+def bootstrap_records(release: str, features: dict[str, int]) -> list[Any]:
+    """``BootstrapMetadata.fromVersions``: metadata.version first, then every
+    other non-zero feature in name order (kraft.version lives in the log as a
+    control record instead)."""
+    from kraft.messages.registry import message_class
+
+    feature_cls = message_class("FeatureLevelRecord")
+    records = [feature_cls(name=METADATA_VERSION_FEATURE, feature_level=feature_level(release))]
+    for name in sorted(features):
+        if name in (METADATA_VERSION_FEATURE, KRAFT_VERSION_FEATURE) or features[name] <= 0:
+            continue
+        records.append(feature_cls(name=name, feature_level=features[name]))
+    return records
+
+
+def describe_bootstrap(records: list[Any], release: str) -> str:
+    """Kafka's ``BootstrapMetadata.toString`` for the format command's output."""
+    parts = [
+        f"ApiMessageAndVersion(FeatureLevelRecord(name='{r.name}', featureLevel={r.feature_level}) at version 0)"
+        for r in records
+    ]
+    return f"BootstrapMetadata(records=[{', '.join(parts)}], metadataVersionLevel={feature_level(release)}, source=format command)"
+
+
+def write_bootstrap_checkpoint(metadata_log_dir: Path, records: list[Any], *, timestamp_ms: int) -> Path:
+    """``<log dir>/bootstrap.checkpoint``: header, the records, footer. Kafka
+    writes a header whose lastContainedLogTimestamp is 0 here."""
+    writer = SnapshotWriter(
+        Path(metadata_log_dir),
+        BOOTSTRAP_SNAPSHOT_ID,
+        last_contained_log_timestamp=0,
+        clock_ms=lambda: timestamp_ms,
+        final_name=BOOTSTRAP_FILE_NAME,
+    )
+    with writer:
+        writer.append([encode_metadata_record(r, 0) for r in records])
+        return writer.freeze()
+
+
+def voters_record(voters: list[DynamicVoter], listener_name: str, kraft_versions: tuple[int, int] = (0, 1)) -> Any:
+    """The ``VotersRecord`` of an initial dynamic quorum."""
+    from kraft.messages.generated import voters_record as vr
+
+    return vr.VotersRecord(
+        version=0,
+        voters=[
+            vr.Voter(
+                voter_id=v.node_id,
+                voter_directory_id=v.directory_id,
+                endpoints=[vr.Endpoint(name=listener_name, host=v.host, port=v.port)],
+                k_raft_version_feature=vr.KRaftVersionFeature(
+                    min_supported_version=kraft_versions[0], max_supported_version=kraft_versions[1]
+                ),
+            )
+            for v in voters
+        ],
+    )
+
+
+def write_bootstrap_snapshot(
+    metadata_log_dir: Path, voters: list[DynamicVoter], listener_name: str, *, kraft_version: int, timestamp_ms: int
+) -> Path:
+    """``__cluster_metadata-0/00000000000000000000-0000000000.checkpoint`` with the
+    KRaftVersion and Voters control records (KIP-853 ``--standalone`` /
+    ``--initial-controllers``)."""
+    partition_dir = Path(metadata_log_dir) / CLUSTER_METADATA_DIR
+    partition_dir.mkdir(parents=True, exist_ok=True)
+    writer = SnapshotWriter(
+        partition_dir,
+        BOOTSTRAP_SNAPSHOT_ID,
+        last_contained_log_timestamp=timestamp_ms,
+        kraft_version=kraft_version,
+        voters_record=voters_record(voters, listener_name),
+        clock_ms=lambda: timestamp_ms,
+    )
+    with writer:
+        return writer.freeze()
+
+
+def read_bootstrap_checkpoint(path: Path) -> list[Any]:
+    """The metadata records of a ``bootstrap.checkpoint``."""
+    from kraft.records.metadata import decode_metadata_record
+
+    contents = validate_snapshot_bytes(Path(path).read_bytes(), str(path))
+    return [decode_metadata_record(r.value).message for r in contents.data_records()]

@@ -1,0 +1,295 @@
+"""The sparse per-segment indexes, laid out as Kafka's ``OffsetIndex`` and
+``TimeIndex``.
+
+``NNN.index``: 8-byte entries, relative offset int32 + file position int32,
+both big-endian. An entry maps the *last* offset of a batch to the position
+where that batch starts (``LogSegment.append`` indexes ``largestOffset`` at
+``physicalPosition``).
+
+``NNN.timeindex``: 12-byte entries, timestamp int64 + relative offset int32:
+the largest timestamp seen so far in the segment and the last offset of the
+batch that carried it.
+
+Kafka preallocates these files and trims them on close; a crash can leave a
+zero-filled tail, which :meth:`load` recognises and drops (a zero relative
+offset after the first entry cannot be real). We append entries without
+preallocation, so our files are always exactly ``entries * entry_size`` long.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import struct
+from array import array
+from pathlib import Path
+
+from kraft.records.errors import CorruptIndexError
+from kraft.records.fileutil import pwrite_all
+
+_OFFSET_ENTRY = struct.Struct(">ii")
+_TIME_ENTRY = struct.Struct(">qi")
+
+DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes
+
+
+class OffsetIndex:
+    """``relative offset -> position`` entries, kept in memory and appended to the file."""
+
+    ENTRY_SIZE = 8
+
+    def __init__(self, path: Path, base_offset: int, max_index_size: int = DEFAULT_MAX_INDEX_SIZE) -> None:
+        self.path = Path(path)
+        self.base_offset = base_offset
+        self.max_entries = max(1, max_index_size // self.ENTRY_SIZE)
+        self._offsets = array("i")  # relative offsets
+        self._positions = array("i")
+        self._fd: int | None = None
+        # What load() had to repair, for the recovery report.
+        self.dropped_tail_bytes = 0
+        self.dropped_zero_entries = 0
+
+    # --- file lifecycle ---------------------------------------------------------
+
+    def load(self) -> None:
+        """Read the entries on disk; drop a partial trailing entry and a
+        zero-filled tail (both are crash leftovers). Missing file = empty."""
+        self._offsets = array("i")
+        self._positions = array("i")
+        self.dropped_tail_bytes = 0
+        self.dropped_zero_entries = 0
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return
+        usable = len(data) - len(data) % self.ENTRY_SIZE
+        self.dropped_tail_bytes = len(data) - usable
+        for i, (rel, pos) in enumerate(_OFFSET_ENTRY.iter_unpack(memoryview(data)[:usable])):
+            if i > 0 and rel == 0:
+                self.dropped_zero_entries = usable // self.ENTRY_SIZE - i
+                break
+            self._offsets.append(rel)
+            self._positions.append(pos)
+
+    def open_for_append(self) -> None:
+        """Open the file for appends and rewrite it to exactly the loaded entries."""
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        os.ftruncate(self._fd, len(self._offsets) * self.ENTRY_SIZE)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def flush(self) -> None:
+        if self._fd is not None:
+            os.fsync(self._fd)
+
+    def delete(self) -> None:
+        self.close()
+        self.path.unlink(missing_ok=True)
+
+    def rewrite(self) -> None:
+        """Write the in-memory entries to disk from scratch (after a rebuild)."""
+        data = b"".join(_OFFSET_ENTRY.pack(r, p) for r, p in zip(self._offsets, self._positions))
+        fd = self._fd if self._fd is not None else os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            os.ftruncate(fd, 0)
+            pwrite_all(fd, data, 0)
+        finally:
+            if self._fd is None:
+                os.close(fd)
+
+    # --- entries -----------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    @property
+    def entries(self) -> list[tuple[int, int]]:
+        """``(absolute offset, position)`` pairs."""
+        base = self.base_offset
+        return [(base + r, p) for r, p in zip(self._offsets, self._positions)]
+
+    def is_full(self) -> bool:
+        return len(self._offsets) >= self.max_entries
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self._offsets[-1] if self._offsets else self.base_offset
+
+    def sanity_check(self, log_size: int) -> str | None:
+        """Why this index cannot be trusted against a log of ``log_size`` bytes, or ``None``."""
+        prev_rel, prev_pos = -1, -1
+        for rel, pos in zip(self._offsets, self._positions):
+            if rel <= prev_rel:
+                return f"offsets not increasing ({self.base_offset + rel} after {self.base_offset + prev_rel})"
+            if pos <= prev_pos or pos >= log_size:
+                return f"position {pos} out of order or beyond the log ({log_size} bytes)"
+            prev_rel, prev_pos = rel, pos
+        return None
+
+    def append(self, offset: int, position: int) -> None:
+        rel = offset - self.base_offset
+        if not 0 <= rel <= 0x7FFFFFFF:
+            raise CorruptIndexError(f"offset {offset} does not fit segment base {self.base_offset}")
+        if self._offsets and rel <= self._offsets[-1]:
+            raise CorruptIndexError(f"index append of offset {offset} not after {self.last_offset}")
+        if self._fd is not None:
+            pwrite_all(self._fd, _OFFSET_ENTRY.pack(rel, position), len(self._offsets) * self.ENTRY_SIZE)
+        self._offsets.append(rel)
+        self._positions.append(position)
+
+    def lookup(self, offset: int) -> tuple[int, int]:
+        """The largest entry with offset <= ``offset``: ``(offset, position)``;
+        ``(base_offset, 0)`` when there is none."""
+        rel = offset - self.base_offset
+        i = bisect.bisect_right(self._offsets, rel) - 1
+        if i < 0:
+            return self.base_offset, 0
+        return self.base_offset + self._offsets[i], self._positions[i]
+
+    def truncate_to(self, offset: int) -> None:
+        """Drop entries whose offset is >= ``offset``."""
+        keep = bisect.bisect_left(self._offsets, offset - self.base_offset)
+        self._truncate_entries(keep)
+
+    def truncate_to_position(self, position: int) -> None:
+        """Drop entries that point at or beyond ``position``."""
+        self._truncate_entries(bisect.bisect_left(self._positions, position))
+
+    def _truncate_entries(self, keep: int) -> None:
+        if keep >= len(self._offsets):
+            return
+        del self._offsets[keep:]
+        del self._positions[keep:]
+        if self._fd is not None:
+            os.ftruncate(self._fd, keep * self.ENTRY_SIZE)
+
+    def reset(self) -> None:
+        self._truncate_entries(0)
+
+
+class TimeIndex:
+    """``timestamp -> relative offset`` entries with increasing timestamps."""
+
+    ENTRY_SIZE = 12
+
+    def __init__(self, path: Path, base_offset: int, max_index_size: int = DEFAULT_MAX_INDEX_SIZE) -> None:
+        self.path = Path(path)
+        self.base_offset = base_offset
+        self.max_entries = max(1, max_index_size // self.ENTRY_SIZE)
+        self._timestamps = array("q")
+        self._offsets = array("i")
+        self._fd: int | None = None
+        self.dropped_tail_bytes = 0
+        self.dropped_zero_entries = 0
+
+    def load(self) -> None:
+        self._timestamps = array("q")
+        self._offsets = array("i")
+        self.dropped_tail_bytes = 0
+        self.dropped_zero_entries = 0
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return
+        usable = len(data) - len(data) % self.ENTRY_SIZE
+        self.dropped_tail_bytes = len(data) - usable
+        for i, (ts, rel) in enumerate(_TIME_ENTRY.iter_unpack(memoryview(data)[:usable])):
+            if i > 0 and rel == 0 and ts == 0:
+                self.dropped_zero_entries = usable // self.ENTRY_SIZE - i
+                break
+            self._timestamps.append(ts)
+            self._offsets.append(rel)
+
+    def open_for_append(self) -> None:
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        os.ftruncate(self._fd, len(self._offsets) * self.ENTRY_SIZE)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def flush(self) -> None:
+        if self._fd is not None:
+            os.fsync(self._fd)
+
+    def delete(self) -> None:
+        self.close()
+        self.path.unlink(missing_ok=True)
+
+    def rewrite(self) -> None:
+        data = b"".join(_TIME_ENTRY.pack(t, r) for t, r in zip(self._timestamps, self._offsets))
+        fd = self._fd if self._fd is not None else os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            os.ftruncate(fd, 0)
+            pwrite_all(fd, data, 0)
+        finally:
+            if self._fd is None:
+                os.close(fd)
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    @property
+    def entries(self) -> list[tuple[int, int]]:
+        """``(timestamp, absolute offset)`` pairs."""
+        base = self.base_offset
+        return [(t, base + r) for t, r in zip(self._timestamps, self._offsets)]
+
+    def is_full(self) -> bool:
+        return len(self._offsets) >= self.max_entries
+
+    @property
+    def last_entry(self) -> tuple[int, int]:
+        """Kafka's ``lastEntry``: ``(NO_TIMESTAMP, base_offset)`` when empty."""
+        if not self._offsets:
+            return -1, self.base_offset
+        return self._timestamps[-1], self.base_offset + self._offsets[-1]
+
+    def sanity_check(self, next_offset: int) -> str | None:
+        prev_ts, prev_rel = -1, -1
+        for ts, rel in zip(self._timestamps, self._offsets):
+            if ts < prev_ts or rel < prev_rel:
+                return f"entries not in order (timestamp {ts}, offset {self.base_offset + rel})"
+            if self.base_offset + rel >= next_offset:
+                return f"offset {self.base_offset + rel} beyond the log end {next_offset}"
+            prev_ts, prev_rel = ts, rel
+        return None
+
+    def maybe_append(self, timestamp: int, offset: int) -> None:
+        """Append when ``timestamp`` is larger than the last entry's (Kafka's rule)."""
+        last_ts, last_offset = self.last_entry
+        if self._offsets and offset < last_offset:
+            raise CorruptIndexError(f"time index append of offset {offset} before {last_offset}")
+        if timestamp <= last_ts:
+            return
+        rel = offset - self.base_offset
+        if self._fd is not None:
+            pwrite_all(self._fd, _TIME_ENTRY.pack(timestamp, rel), len(self._offsets) * self.ENTRY_SIZE)
+        self._timestamps.append(timestamp)
+        self._offsets.append(rel)
+
+    def lookup(self, timestamp: int) -> tuple[int, int]:
+        """The largest entry with timestamp <= ``timestamp``: ``(timestamp, offset)``."""
+        i = bisect.bisect_right(self._timestamps, timestamp) - 1
+        if i < 0:
+            return -1, self.base_offset
+        return self._timestamps[i], self.base_offset + self._offsets[i]
+
+    def truncate_to(self, offset: int) -> None:
+        """Drop entries whose offset is >= ``offset``."""
+        keep = bisect.bisect_left(self._offsets, offset - self.base_offset)
+        if keep >= len(self._offsets):
+            return
+        del self._timestamps[keep:]
+        del self._offsets[keep:]
+        if self._fd is not None:
+            os.ftruncate(self._fd, keep * self.ENTRY_SIZE)
+
+    def reset(self) -> None:
+        self.truncate_to(self.base_offset)

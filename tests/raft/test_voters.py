@@ -1,0 +1,58 @@
+"""VoterSet: majority math and static quorum parsing (KIP-595, KIP-853 voter keys)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from kraft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
+
+
+@pytest.mark.parametrize(("size", "majority"), [(1, 1), (2, 2), (3, 2), (4, 3), (5, 3), (7, 4)])
+def test_majority_is_more_than_half_of_the_voters(size: int, majority: int) -> None:
+    assert VoterSet.from_ids(range(1, size + 1)).majority_size == majority
+
+
+def test_parses_controller_quorum_voters() -> None:
+    voters = VoterSet.parse_quorum_voters("1@localhost:9093, 2@host-2:19093,3@[::1]:9094")
+    assert voters.voter_ids == (1, 2, 3)
+    assert voters.endpoints(2) == (Endpoint("CONTROLLER", "host-2", 19093),)
+    assert voters.endpoints(3) == (Endpoint("CONTROLLER", "::1", 9094),)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "",
+        "1@localhost",
+        "x@localhost:9093",
+        "1@localhost:0",
+        "1@localhost:9093,1@other:9093",
+        "1:localhost:9093",
+    ],
+)
+def test_rejects_malformed_controller_quorum_voters(value: str) -> None:
+    with pytest.raises(ValueError):
+        VoterSet.parse_quorum_voters(value)
+
+
+def test_a_static_voter_matches_any_directory_id() -> None:
+    """KIP-853: a voter configured without a directory id is identified by its id."""
+    voters = VoterSet.from_ids([1, 2, 3])
+    assert voters.is_voter(ReplicaKey(2, uuid.uuid4()))
+    assert not voters.is_voter(ReplicaKey(4))
+
+
+def test_a_voter_with_a_directory_id_rejects_a_reformatted_replica() -> None:
+    """KIP-853: same node id, new log directory => not the same voter."""
+    directory = uuid.uuid4()
+    voters = VoterSet.of([VoterNode(ReplicaKey(1, directory))])
+    assert voters.is_voter(ReplicaKey(1, directory))
+    assert not voters.is_voter(ReplicaKey(1, uuid.uuid4()))
+    assert voters.is_only_voter(ReplicaKey(1, directory))
+
+
+def test_a_voter_set_is_never_empty() -> None:
+    with pytest.raises(ValueError):
+        VoterSet({})

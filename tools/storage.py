@@ -1,0 +1,382 @@
+"""``kraft storage``: Kafka's ``kafka-storage.sh`` (``StorageTool`` + ``Formatter``).
+
+- ``format``: write ``meta.properties`` (version 1, cluster.id, node.id,
+  directory.id) and ``bootstrap.checkpoint`` into every log directory, and for
+  a dynamic quorum (``--standalone`` / ``--initial-controllers``) the KIP-853
+  bootstrap snapshot ``__cluster_metadata-0/00000000000000000000-0000000000.checkpoint``.
+- ``random-uuid``: a new Kafka uuid (for ``--cluster-id``).
+- ``info``: what the log directories hold.
+
+Directories come from ``--config`` (Kafka's ``server.properties``:
+``log.dirs`` and ``metadata.log.dir``) and/or ``--metadata-log-dir`` /
+``--log-dir``. Messages and exit codes follow Kafka's tool.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import click
+
+from kraft.records.bootstrap import (
+    KRAFT_VERSION_FEATURE,
+    LATEST_PRODUCTION,
+    METADATA_VERSION_FEATURE,
+    DynamicVoter,
+    FormatError,
+    bootstrap_records,
+    default_feature_levels,
+    describe_bootstrap,
+    feature_level,
+    parse_dynamic_voters,
+    parse_release_version,
+    write_bootstrap_checkpoint,
+    write_bootstrap_snapshot,
+)
+from kraft.records.errors import StateFileError
+from kraft.records.state_files import (
+    META_PROPERTIES_FILE,
+    MetaProperties,
+    parse_java_properties,
+    random_kafka_uuid,
+    uuid_to_kafka,
+)
+
+DEFAULT_CONTROLLER_LISTENER = "CONTROLLER"
+
+
+@dataclass
+class FormatRequest:
+    cluster_id: str
+    node_id: int
+    metadata_log_dir: str
+    log_dirs: list[str]
+    release_version: str = LATEST_PRODUCTION
+    features: dict[str, int] | None = None
+    initial_controllers: list[DynamicVoter] | None = None
+    controller_listener: str = DEFAULT_CONTROLLER_LISTENER
+    ignore_formatted: bool = False
+
+
+def _directory_type(directory: str, request: FormatRequest) -> str:
+    if directory != request.metadata_log_dir:
+        return "data directory"
+    if request.initial_controllers is None:
+        return "metadata directory"
+    if any(v.node_id == request.node_id for v in request.initial_controllers):
+        return "dynamic metadata voter directory"
+    return "dynamic metadata directory"
+
+
+def run_format(request: FormatRequest, out: IO[str] | None = None) -> None:
+    """Kafka's ``Formatter.run``; raises :class:`FormatError` with Kafka's message."""
+    echo = (lambda s: click.echo(s, file=out)) if out is not None else click.echo
+    if request.node_id < 0:
+        raise FormatError("You must specify a valid non-negative node ID.")
+    if not request.cluster_id:
+        raise FormatError("You must specify the cluster id.")
+    directories = sorted(set(request.log_dirs) | {request.metadata_log_dir})
+    if not directories:
+        raise FormatError("You must specify at least one directory to format")
+    release = request.release_version
+    features = dict(default_feature_levels(release))
+    dynamic = request.initial_controllers is not None
+    for name, level in (request.features or {}).items():
+        if name == METADATA_VERSION_FEATURE:
+            raise FormatError(f"Use --release-version instead of --feature {METADATA_VERSION_FEATURE}=X to avoid ambiguity.")
+        if name != KRAFT_VERSION_FEATURE and name not in features:
+            supported = ", ".join(sorted([KRAFT_VERSION_FEATURE, *features]))
+            raise FormatError(f"Unsupported feature: {name}. Supported features are: {supported}")
+        features[name] = level
+    kraft_version = features.get(KRAFT_VERSION_FEATURE)
+    if kraft_version is None:
+        kraft_version = 1 if dynamic else 0
+    elif kraft_version == 0 and dynamic:
+        raise FormatError(
+            "Cannot set kraft.version to 0 if one of the flags --standalone or --initial-controllers is used."
+        )
+    elif kraft_version > 0 and not dynamic:
+        raise FormatError(
+            f"Cannot set kraft.version to {kraft_version} unless one of the flags --standalone or "
+            "--initial-controllers is used."
+        )
+    features[KRAFT_VERSION_FEATURE] = kraft_version
+
+    # MetaPropertiesEnsemble: what is already there must agree.
+    formatted: list[str] = []
+    empty: list[str] = []
+    for directory in directories:
+        meta_path = Path(directory) / META_PROPERTIES_FILE
+        if not meta_path.exists():
+            empty.append(directory)
+            continue
+        try:
+            props = MetaProperties.read(meta_path)
+        except StateFileError as exc:
+            raise FormatError(f"Error loading {meta_path}: {exc.reason}") from None
+        if props.cluster_id != request.cluster_id:
+            raise FormatError(
+                f"Invalid cluster.id in: {meta_path}. Expected {request.cluster_id}, but read {props.cluster_id}"
+            )
+        if props.node_id != request.node_id:
+            raise FormatError(f"Stored node id {props.node_id} doesn't match previous node id {request.node_id} in {meta_path}.")
+        formatted.append(directory)
+    if formatted and not request.ignore_formatted:
+        raise FormatError(
+            f"Log directory {formatted[0]} is already formatted. "
+            "Use --ignore-formatted to ignore this directory and format the others."
+        )
+    if not empty:
+        echo("All of the log directories are already formatted.")
+        return
+    records = bootstrap_records(release, features)
+    echo(f"Bootstrap metadata: {describe_bootstrap(records, release)}")
+    now_ms = int(time.time() * 1000)
+    for directory in empty:
+        dtype = _directory_type(directory, request)
+        voter = next((v for v in request.initial_controllers or [] if v.node_id == request.node_id), None)
+        directory_id = voter.directory_id if dtype == "dynamic metadata voter directory" and voter else random_kafka_uuid()
+        echo(f"Formatting {dtype} {directory} with {METADATA_VERSION_FEATURE} {release}.")
+        path = Path(directory)
+        path.mkdir(parents=True, exist_ok=True)
+        write_bootstrap_checkpoint(path, records, timestamp_ms=now_ms)
+        if dtype.startswith("dynamic"):
+            assert request.initial_controllers is not None
+            write_bootstrap_snapshot(
+                path,
+                request.initial_controllers,
+                request.controller_listener,
+                kraft_version=kraft_version,
+                timestamp_ms=now_ms,
+            )
+        MetaProperties(1, request.cluster_id, request.node_id, directory_id).write(path / META_PROPERTIES_FILE)
+
+
+def run_info(directories: list[str], echo: IO[str] | None = None) -> int:
+    """Kafka's ``StorageTool.infoCommand``; returns the exit code."""
+    say = (lambda s: click.echo(s, file=echo)) if echo is not None else click.echo
+    problems: list[str] = []
+    found: list[str] = []
+    previous: MetaProperties | None = None
+    for directory in sorted(directories):
+        path = Path(directory)
+        if not path.is_dir():
+            problems.append(f"{directory} does not exist" if not path.exists() else f"{directory} is not a directory")
+            continue
+        found.append(directory)
+        meta_path = path / META_PROPERTIES_FILE
+        if not meta_path.exists():
+            problems.append(f"{directory} is not formatted.")
+            continue
+        try:
+            current = MetaProperties.read(meta_path)
+        except StateFileError as exc:
+            problems.append(f"Error loading {meta_path}: {exc.reason}")
+            continue
+        if previous is None:
+            previous = current
+        elif previous.cluster_id != current.cluster_id:
+            problems.append("Mismatched cluster IDs between storage directories.")
+        elif previous.node_id != current.node_id:
+            problems.append("Mismatched node IDs between storage directories.")
+    if previous is not None and previous.version == 0:
+        problems.append(
+            "The kafka configuration file appears to be for a cluster in KRaft mode, but "
+            "the directories are formatted for legacy mode."
+        )
+    if not directories:
+        say("No directories specified.")
+        return 0
+    if found:
+        say("Found log directory:" if len(found) == 1 else "Found log directories:")
+        for d in found:
+            say(f"  {d}")
+        say("")
+    if previous is not None:
+        props = previous.to_properties()
+        say("Found metadata: {" + ", ".join(f"{k}={props[k]}" for k in sorted(props)) + "}")
+        say("")
+    if problems:
+        say("Found problem:" if len(problems) == 1 else "Found problems:")
+        for p in problems:
+            say(f"  {p}")
+        say("")
+        return 1
+    return 0
+
+
+@dataclass
+class _ConfigDirs:
+    node_id: int | None
+    metadata_log_dir: str | None
+    log_dirs: list[str]
+    controller_listener: str | None
+    controller_endpoint: tuple[str, int] | None
+    static_voters: bool
+    is_controller: bool
+
+
+def _read_config(path: str) -> _ConfigDirs:
+    """The few server.properties keys formatting needs (Kafka's names)."""
+    try:
+        text = Path(path).read_text(encoding="latin-1")
+    except OSError as exc:
+        raise FormatError(f"Unable to read {path}: {exc.strerror or exc}") from None
+    props = parse_java_properties(text)
+    log_dirs = [d.strip() for d in (props.get("log.dirs") or props.get("log.dir") or "").split(",") if d.strip()]
+    metadata_dir = props.get("metadata.log.dir", "").strip() or (log_dirs[0] if log_dirs else None)
+    node_id = None
+    if props.get("node.id", "").strip():
+        try:
+            node_id = int(props["node.id"])
+        except ValueError:
+            raise FormatError(f"Invalid node.id {props['node.id']!r} in {path}") from None
+    names = [n.strip().upper() for n in props.get("controller.listener.names", "").split(",") if n.strip()]
+    listener = names[0] if names else None
+    endpoint = None
+    if listener:
+        for item in props.get("listeners", "").split(","):
+            name, sep, rest = item.strip().partition("://")
+            if sep and name.strip().upper() == listener:
+                host, _, port = rest.rpartition(":")
+                try:
+                    endpoint = (host.strip("[]") or "localhost", int(port))
+                except ValueError:
+                    raise FormatError(f"Invalid listener {item!r} in {path}") from None
+    roles = {r.strip() for r in props.get("process.roles", "").split(",") if r.strip()}
+    return _ConfigDirs(
+        node_id,
+        metadata_dir,
+        log_dirs,
+        listener,
+        endpoint,
+        bool(props.get("controller.quorum.voters", "").strip()),
+        "controller" in roles,
+    )
+
+
+def _parse_host_port(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit():
+        raise click.BadParameter(f"expected HOST:PORT, got {text!r}")
+    return host.strip("[]"), int(port)
+
+
+@click.group("storage")
+def storage_group() -> None:
+    """The Kafka storage tool (kafka-storage.sh)."""
+
+
+@storage_group.command("random-uuid")
+def random_uuid_command() -> None:
+    """Print a random UUID."""
+    click.echo(uuid_to_kafka(random_kafka_uuid()))
+
+
+@storage_group.command("format")
+@click.option("--config", "-c", "config_path", help="The Kafka configuration file to use.")
+@click.option("--cluster-id", "-t", required=True, help="The cluster ID to use.")
+@click.option("--node-id", type=int, help="The node id (default: node.id from --config).")
+@click.option("--metadata-log-dir", help="metadata.log.dir (default: from --config).")
+@click.option("--log-dir", "log_dirs", multiple=True, help="A data log directory to format too (repeatable).")
+@click.option("--release-version", "-r", help=f"The release version for the initial feature settings (default {LATEST_PRODUCTION}).")
+@click.option("--feature", "-f", "features", multiple=True, help="A feature=level setting, e.g. kraft.version=1.")
+@click.option("--ignore-formatted", "-g", is_flag=True, help="Skip directories that are already formatted.")
+@click.option("--standalone", "-s", is_flag=True, help="Initialize a single-node dynamic controller quorum.")
+@click.option("--initial-controllers", "-I", help="Initial dynamic voters: id@host:port:directoryId,...")
+@click.option("--controller-listener", default=None, help="Controller listener name (default: from --config, else CONTROLLER).")
+@click.option("--controller-endpoint", default=None, help="HOST:PORT of this controller for --standalone (default: from --config).")
+def format_command(
+    config_path: str | None,
+    cluster_id: str,
+    node_id: int | None,
+    metadata_log_dir: str | None,
+    log_dirs: tuple[str, ...],
+    release_version: str | None,
+    features: tuple[str, ...],
+    ignore_formatted: bool,
+    standalone: bool,
+    initial_controllers: str | None,
+    controller_listener: str | None,
+    controller_endpoint: str | None,
+) -> None:
+    """Format the metadata (and data) log directories of this node."""
+    try:
+        if standalone and initial_controllers:
+            raise FormatError("argument --initial-controllers/-I: not allowed with argument --standalone/-s")
+        conf = _read_config(config_path) if config_path else None
+        node = node_id if node_id is not None else (conf.node_id if conf else None)
+        if node is None:
+            raise FormatError("You must specify a valid non-negative node ID (--node-id or node.id in --config).")
+        meta_dir = metadata_log_dir or (conf.metadata_log_dir if conf else None)
+        if not meta_dir:
+            raise FormatError("You must specify the metadata log directory (--metadata-log-dir or --config).")
+        dirs = list(log_dirs) + (conf.log_dirs if conf else [])
+        listener = controller_listener or (conf.controller_listener if conf else None) or DEFAULT_CONTROLLER_LISTENER
+        release = parse_release_version(release_version) if release_version else LATEST_PRODUCTION
+        feature_levels: dict[str, int] = {}
+        for item in features:
+            name, sep, level = item.partition("=")
+            if not sep or not level.strip().lstrip("-").isdigit():
+                raise FormatError(f"Can't parse feature={item!r}. The format must be feature=level.")
+            feature_levels[name.strip()] = int(level)
+        voters = None
+        if (standalone or initial_controllers) and conf is not None and conf.static_voters:
+            raise FormatError(
+                "You cannot specify controller.quorum.voters and format the node with --initial-controllers "
+                "or --standalone. If you want to use dynamic quorum, please remove controller.quorum.voters and "
+                "specify controller.quorum.bootstrap.servers instead."
+            )
+        if standalone:
+            if conf is not None and not conf.is_controller:
+                raise FormatError("You cannot use --standalone on a broker node.")
+            endpoint = _parse_host_port(controller_endpoint) if controller_endpoint else (conf.controller_endpoint if conf else None)
+            if endpoint is None:
+                raise FormatError("No controller listeners found: give --controller-endpoint HOST:PORT or a --config with one.")
+            voters = [DynamicVoter(node, endpoint[0], endpoint[1], random_kafka_uuid())]
+        elif initial_controllers:
+            voters = parse_dynamic_voters(initial_controllers)
+        run_format(
+            FormatRequest(
+                cluster_id=cluster_id,
+                node_id=node,
+                metadata_log_dir=meta_dir,
+                log_dirs=dirs,
+                release_version=release,
+                features=feature_levels,
+                initial_controllers=voters,
+                controller_listener=listener,
+                ignore_formatted=ignore_formatted,
+            )
+        )
+    except FormatError as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(1)
+    except StateFileError as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(1)
+
+
+@storage_group.command("info")
+@click.option("--config", "-c", "config_path", help="The Kafka configuration file to use.")
+@click.option("--directory", "-d", "directories", multiple=True, help="A log directory to inspect (repeatable).")
+def info_command(config_path: str | None, directories: tuple[str, ...]) -> None:
+    """Get information about the Kafka log directories on this node."""
+    dirs = set(directories)
+    if config_path:
+        try:
+            conf = _read_config(config_path)
+        except FormatError as exc:
+            click.echo(str(exc), err=True)
+            sys.exit(1)
+        dirs.update(conf.log_dirs)
+        if conf.metadata_log_dir:
+            dirs.add(conf.metadata_log_dir)
+    sys.exit(run_info(sorted(dirs)))
+
+
+__all__ = ["FormatRequest", "run_format", "run_info", "storage_group", "feature_level"]
