@@ -30,3 +30,14 @@ main.add_command(codec_group)
 from kraft.tools.bench_codec import codec_bench_command  # noqa: E402
 
 bench_group.add_command(codec_bench_command)
+
+from kraft.tools.node import node_group  # noqa: E402
+
+main.add_command(node_group)
+
+from kraft.tools.quickstart import quickstart_command  # noqa: E402
+
+main.add_command(quickstart_command)
+
+if __name__ == "__main__":
+    main()

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kraft.quorum_config import QuorumConfig
+from kraft.records.state_files import parse_java_properties
 
 log = logging.getLogger("kraft.config")
 
@@ -104,41 +105,9 @@ _IGNORED_PREFIXES = (
 
 
 def parse_properties(text: str) -> dict[str, str]:
-    """Java ``.properties`` syntax: ``key=value``, ``key: value`` or
-    ``key value``; ``#``/``!`` comments; backslash line continuations and
-    escapes (``\\uXXXX`` included)."""
-    props: dict[str, str] = {}
-    logical: list[str] = []
-    pending = ""
-    for raw in text.splitlines():
-        line = raw.lstrip() if not pending else raw.lstrip()
-        if not pending and (not line or line[0] in "#!"):
-            continue
-        # An odd number of trailing backslashes continues the line.
-        trailing = len(line) - len(line.rstrip("\\"))
-        if trailing % 2 == 1:
-            pending += line[:-1]
-            continue
-        logical.append(pending + line)
-        pending = ""
-    if pending:
-        logical.append(pending)
-    for line in logical:
-        m = re.match(r"((?:\\.|[^=:\s\\])*)\s*[=:\s]?\s*(.*)$", line, re.S)
-        if not m:
-            continue
-        props[_unescape(m.group(1))] = _unescape(m.group(2))
-    return props
-
-
-def _unescape(s: str) -> str:
-    def repl(m: re.Match[str]) -> str:
-        c = m.group(1)
-        if c.startswith("u"):
-            return chr(int(c[1:], 16))
-        return {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}.get(c, c)
-
-    return re.sub(r"\\(u[0-9a-fA-F]{4}|.)", repl, s)
+    """Java ``.properties`` syntax (``key=value``, ``key: value``, ``key value``,
+    comments, continuations, escapes), as Kafka reads server.properties."""
+    return parse_java_properties(text)
 
 
 def load_properties(path: Path) -> dict[str, str]:

@@ -1,0 +1,56 @@
+"""Helpers to build real node configs and formatted directories for tests."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from kraft.config import NodeConfig
+
+
+def free_ports(n: int) -> list[int]:
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qk"
+
+
+def make_configs(root: Path, voters: list[int], observers: list[int] = (), extra: dict[str, str] | None = None,
+                 cluster_id: str = CLUSTER_ID) -> dict[int, Path]:
+    """Write server.properties for each node and format its directory with
+    the real `kraft storage format` command."""
+    ids = list(voters) + list(observers)
+    ports = dict(zip(ids, free_ports(len(ids))))
+    quorum = ",".join(f"{v}@127.0.0.1:{ports[v]}" for v in voters)
+    paths = {}
+    for node_id in ids:
+        props = {
+            "process.roles": "controller",
+            "node.id": str(node_id),
+            "listeners": f"CONTROLLER://127.0.0.1:{ports[node_id]}",
+            "controller.listener.names": "CONTROLLER",
+            "controller.quorum.voters": quorum,
+            "metadata.log.dir": str(root / f"node-{node_id}"),
+            **(extra or {}),
+        }
+        path = root / f"server-{node_id}.properties"
+        path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        subprocess.run([sys.executable, "-m", "kraft.cli", "storage", "format", "--config", str(path),
+                        "--cluster-id", cluster_id], check=True, capture_output=True)
+        paths[node_id] = path
+    return paths
+
+
+def load(path: Path) -> NodeConfig:
+    return NodeConfig.load(path)

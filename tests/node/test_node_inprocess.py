@@ -1,0 +1,61 @@
+"""Three real nodes in one trio process, talking over TCP on 127.0.0.1:
+election, replication and commit through the real wire, log and shell."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import trio
+
+from kraft.errors import NotLeaderError
+from kraft.node.node import KraftNode, NodeStartError
+from tests.node.cluster import load, make_configs
+
+
+async def _start(nursery: trio.Nursery, paths: dict[int, Path]) -> dict[int, KraftNode]:
+    nodes = {i: KraftNode(load(p)) for i, p in paths.items()}
+    for node in nodes.values():
+        await nursery.start(node.run)
+    return nodes
+
+
+async def _leader(nodes: dict[int, KraftNode]) -> KraftNode:
+    while True:
+        for node in nodes.values():
+            if node.shell is not None and node.role == "leader":
+                return node
+        await trio.sleep(0.01)
+
+
+async def test_three_voters_elect_and_replicate(tmp_path: Path) -> None:
+    paths = make_configs(tmp_path, [1, 2, 3], observers=[9])
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            nodes = await _start(nursery, paths)
+            leader = await _leader(nodes)
+            offsets = [await leader.append([f"r{i}".encode()]) for i in range(20)]
+            assert offsets == sorted(offsets)
+            follower = next(n for i, n in nodes.items() if n is not leader and i != 9)
+            with pytest.raises(NotLeaderError):
+                await follower.append([b"x"])
+            # Every node, the observer included, sees the same committed records.
+            for node in nodes.values():
+                seen: list[bytes] = []
+                async for batch in node.committed_batches():
+                    if not batch.is_control:
+                        seen.extend(batch.records)
+                    if batch.last_offset >= offsets[-1]:
+                        break
+                assert seen == [f"r{i}".encode() for i in range(20)]
+            assert nodes[9].role in ("follower", "unattached")
+            for node in nodes.values():
+                await node.shutdown()
+
+
+async def test_unformatted_directory_is_refused(tmp_path: Path) -> None:
+    paths = make_configs(tmp_path, [1])
+    (tmp_path / "node-1" / "meta.properties").unlink()
+    node = KraftNode(load(paths[1]))
+    with pytest.raises(NodeStartError, match="kraft storage format"):
+        await node.run()

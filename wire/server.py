@@ -1,0 +1,300 @@
+"""The listening side of the node: accept TCP connections and answer Kafka
+requests on them, with the semantics of Kafka's ``SocketServer``.
+
+One task group per connection: a reader task feeds a
+:class:`~kraft.wire.framing.FrameReader` and decodes requests, a task per
+request runs the handler, and a writer task sends the responses strictly in
+request order (Kafka's guarantee to clients: one connection, responses in
+the order of the requests). Handler calls for one connection begin in
+request order and may overlap up to ``max_in_flight_per_connection``
+(with 1, requests are processed one at a time as Kafka's processor does
+it); when that many are unanswered, the reader stops reading and TCP pushes
+back on the client.
+
+What closes a connection (only that one; every other keeps being served),
+each with one log line on ``kraft.wire``:
+
+* a size prefix that is negative or above ``max_frame_size`` (checked
+  before anything is allocated; Kafka's ``InvalidReceiveException``);
+* a request header that cannot be parsed, an api key kraft has no codecs
+  for, or a known api at a version outside our range (Kafka's
+  ``SocketServer`` rejects these with ``InvalidRequestException`` and
+  closes) -- except ApiVersions, which is answered in that case with a v0
+  ``UNSUPPORTED_VERSION`` response listing ApiVersions' own range (KIP-511)
+  so the client can retry at a version we speak;
+* a request body that fails to decode;
+* the handler raising (logged with its traceback) or raising
+  :class:`CloseConnection` (logged without one).
+
+The peer closing its side ends reading; requests already read are still
+answered before the connection is closed (a half-closed peer gets its
+answers). A reset, or end of stream inside a frame, is logged at DEBUG only.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from dataclasses import dataclass
+from typing import Any, NoReturn, Protocol
+
+import trio
+
+from kraft.messages.errors import DecodeError, KraftProtocolError
+from kraft.wire.api_versions import unsupported_version_response
+from kraft.wire.apis import ApiKey
+from kraft.wire.codec import DecodedRequest, api_of, decode_request, encode_response
+from kraft.wire.errors import ErrorCode, FrameSizeError, UnsupportedApiError
+from kraft.wire.framing import DEFAULT_MAX_FRAME_SIZE, FrameReader
+from kraft.wire.headers import peek_request_header
+
+__all__ = [
+    "ConnectionInfo",
+    "Response",
+    "RequestHandler",
+    "CloseConnection",
+    "serve_listener",
+]
+
+log = logging.getLogger("kraft.wire")
+
+# Socket reads: at least this much (several small requests per read), at
+# most this much (a 100 MiB frame is read in pieces, never one huge recv).
+_MIN_READ = 64 * 1024
+_MAX_READ = 1024 * 1024
+
+_DISCONNECTED = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
+
+
+@dataclass(frozen=True)
+class ConnectionInfo:
+    """Who is on the other end of a connection, and where it came in."""
+
+    peer_host: str
+    peer_port: int
+    listener: str
+    connection_id: int
+
+    def __str__(self) -> str:
+        return f"{self.peer_host}:{self.peer_port} (connection {self.connection_id} on {self.listener})"
+
+
+@dataclass(frozen=True)
+class Response:
+    """A handler's answer: a generated response message and the version to
+    write it in (the request's version; Kafka answers in the version asked)."""
+
+    body: Any
+    api_version: int
+
+
+class RequestHandler(Protocol):
+    async def handle(self, request: DecodedRequest, conn: ConnectionInfo) -> Response | None:
+        """Answer ``request``; None sends nothing back."""
+        ...
+
+
+class CloseConnection(Exception):
+    """Raise from a handler to close the connection with one log line and
+    no traceback (what Kafka does with a request it refuses outright, e.g.
+    an api that the listener does not serve)."""
+
+
+async def serve_listener(
+    handler: RequestHandler,
+    host: str,
+    port: int,
+    *,
+    listener: str = "CONTROLLER",
+    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+    max_in_flight_per_connection: int = 100,
+    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+) -> NoReturn:
+    """Listen on ``host``:``port`` and serve every connection until
+    cancelled. ``task_status.started`` gets the bound port (use port 0 and
+    ``nursery.start`` to listen on a free one). With a wildcard host and
+    port 0, each address family may get its own port; the first is reported.
+    """
+    if max_in_flight_per_connection < 1:
+        raise ValueError(f"max_in_flight_per_connection must be at least 1, got {max_in_flight_per_connection}")
+    FrameReader(max_frame_size)  # validates the bound before anything is bound
+    listeners = await trio.open_tcp_listeners(port, host=host or None)
+    bound_port = int(listeners[0].socket.getsockname()[1])
+    connection_ids = itertools.count(1)
+
+    async def serve_one(stream: trio.SocketStream) -> None:
+        info = _connection_info(stream, listener, next(connection_ids))
+        connection = _ServerConnection(stream, handler, info, max_frame_size, max_in_flight_per_connection)
+        await connection.run()
+
+    log.info("listening for %s on %s:%d", listener, host, bound_port)
+    task_status.started(bound_port)
+    await trio.serve_listeners(serve_one, listeners)
+    raise AssertionError("trio.serve_listeners returned")  # it only ever raises
+
+
+def _connection_info(stream: trio.SocketStream, listener: str, connection_id: int) -> ConnectionInfo:
+    try:
+        peer = stream.socket.getpeername()
+        host, port = str(peer[0]), int(peer[1])
+    except OSError:  # already reset by the peer
+        host, port = "unknown", -1
+    return ConnectionInfo(peer_host=host, peer_port=port, listener=listener, connection_id=connection_id)
+
+
+class _Slot:
+    """One request's place in the response order; ``frame`` stays None when
+    the handler answers nothing."""
+
+    __slots__ = ("done", "frame")
+
+    def __init__(self) -> None:
+        self.done = trio.Event()
+        self.frame: bytes | None = None
+
+    def complete(self, frame: bytes | None) -> None:
+        self.frame = frame
+        self.done.set()
+
+
+class _ServerConnection:
+    def __init__(self, stream: trio.SocketStream, handler: RequestHandler, info: ConnectionInfo,
+                 max_frame_size: int, max_in_flight: int) -> None:
+        self._stream = stream
+        self._handler = handler
+        self._info = info
+        self._max_frame_size = max_frame_size
+        # The writer holds one slot while it waits for it; the buffer holds
+        # the rest: at most max_in_flight requests read and not answered.
+        self._slots_in, self._slots_out = trio.open_memory_channel[_Slot](max_in_flight - 1)
+        self._cancel_scope: trio.CancelScope | None = None
+        self._closing = False
+
+    async def run(self) -> None:
+        """Serve until the peer goes away or a fault closes the connection.
+        Never raises (but Cancelled): trio.serve_listeners would stop
+        accepting if a connection task raised."""
+        try:
+            async with trio.open_nursery() as nursery:
+                self._cancel_scope = nursery.cancel_scope
+                nursery.start_soon(self._write_loop)
+                async with self._slots_in:
+                    await self._read_loop(nursery)
+                # Falling out here: end of stream or a fault. The writer
+                # drains what is queued (unless a fault cancelled it).
+        except Exception:
+            log.exception("closing connection from %s: unexpected error in the connection task", self._info)
+        finally:
+            await trio.aclose_forcefully(self._stream)
+
+    def _close(self, level: int, message: str, *args: Any, exc_info: bool = False) -> None:
+        """Log once and stop everything on this connection."""
+        if self._closing:
+            return
+        self._closing = True
+        log.log(level, "closing connection from %s: " + message, self._info, *args, exc_info=exc_info)
+        assert self._cancel_scope is not None
+        self._cancel_scope.cancel()
+
+    async def _read_loop(self, nursery: trio.Nursery) -> None:
+        reader = FrameReader(self._max_frame_size)
+        while True:
+            try:
+                frame = reader.next_frame()
+            except FrameSizeError as e:
+                # Checked on the 4-byte prefix alone: nothing of that size
+                # was allocated, and the stream cannot be resynchronised.
+                self._close(logging.WARNING, "%s", e.reason)
+                return
+            if frame is not None:
+                if not await self._dispatch(frame, nursery):
+                    return
+                continue
+            try:
+                data = await self._stream.receive_some(min(max(reader.bytes_wanted(), _MIN_READ), _MAX_READ))
+            except _DISCONNECTED as e:
+                self._close(logging.DEBUG, "read failed: %r", e)
+                return
+            if not data:
+                if reader.buffered:
+                    log.debug("connection from %s ended inside a frame (%d bytes of it received)",
+                              self._info, reader.buffered)
+                return
+            reader.feed(data)
+
+    async def _dispatch(self, frame: bytes, nursery: trio.Nursery) -> bool:
+        """Queue ``frame``'s request for an answer; False when the
+        connection is being closed instead."""
+        try:
+            request = decode_request(frame)
+        except UnsupportedApiError as e:
+            if e.api_key == ApiKey.API_VERSIONS and e.error_code == ErrorCode.UNSUPPORTED_VERSION:
+                log.debug("ApiVersions v%d from %s is not supported: answering with v0", e.api_version, self._info)
+                slot = _Slot()
+                slot.complete(b"".join(encode_response(unsupported_version_response(), 0, e.correlation_id)))
+                await self._slots_in.send(slot)
+                return True
+            self._close(logging.WARNING, "%s (api key %d, version %d, correlation id %d)",
+                        e.reason, e.api_key, e.api_version, e.correlation_id)
+            return False
+        except DecodeError as e:
+            self._close(logging.WARNING, "cannot decode %s: %s", _describe(frame), e)
+            return False
+        slot = _Slot()
+        await self._slots_in.send(slot)
+        # start() returns once the handler task is running, so handler calls
+        # begin in request order.
+        await nursery.start(self._handle, request, slot)
+        return True
+
+    async def _handle(self, request: DecodedRequest, slot: _Slot,
+                      task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()
+        try:
+            response = await self._handler.handle(request, self._info)
+            frame = None if response is None else self._encode(request, response)
+        except CloseConnection as e:
+            self._close(logging.INFO, "handler refused %s v%d: %s", request.api_key.name, request.api_version, e)
+            return
+        except Exception:
+            self._close(logging.ERROR, "handler failed on %s v%d (correlation id %d)", request.api_key.name,
+                        request.api_version, request.header.correlation_id, exc_info=True)
+            return
+        slot.complete(frame)
+
+    @staticmethod
+    def _encode(request: DecodedRequest, response: Response) -> bytes:
+        api = api_of(response.body)
+        if api != request.api_key or response.api_version != request.api_version:
+            raise ValueError(
+                f"response {type(response.body).__name__} v{response.api_version} does not answer "
+                f"{request.api_key.name} v{request.api_version}")
+        # One write per response: the header and body parts (records fields
+        # are still the caller's buffers until here) joined once.
+        return b"".join(encode_response(response.body, response.api_version, request.header.correlation_id))
+
+    async def _write_loop(self) -> None:
+        async with self._slots_out:
+            async for slot in self._slots_out:
+                await slot.done.wait()
+                if slot.frame is None:
+                    continue
+                try:
+                    await self._stream.send_all(slot.frame)
+                except _DISCONNECTED as e:
+                    self._close(logging.DEBUG, "write failed: %r", e)
+                    return
+
+
+def _describe(frame: bytes) -> str:
+    """``Vote v1 (correlation id 7)`` from the header prefix, for log lines
+    about a request that could not be decoded."""
+    try:
+        api_key, api_version, correlation_id = peek_request_header(frame)
+    except KraftProtocolError:
+        return f"a {len(frame)}-byte request"
+    try:
+        name = ApiKey(api_key).display_name
+    except ValueError:
+        name = f"api key {api_key}"
+    return f"{name} v{api_version} request (correlation id {correlation_id})"
