@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 from kraft.logops import Batch, ControlRecord
 
+_BYTES_LIKE = (bytes, bytearray, memoryview)
+
 
 class BatchAccumulator:
     __slots__ = (
@@ -47,26 +49,35 @@ class BatchAccumulator:
         if not records:
             raise ValueError("append needs at least one record")
         for value in records:
-            if not isinstance(value, bytes | bytearray | memoryview):
-                raise TypeError(f"records are bytes, got {type(value).__name__}")
-            if self._open and self._open_bytes + len(value) > self._max_batch_bytes:
-                self._complete_open(now_ms)
-            if not self._open:
+            if type(value) is not bytes:  # the common case costs one check
+                if not isinstance(value, _BYTES_LIKE):
+                    raise TypeError(f"records are bytes, got {type(value).__name__}")
+                value = bytes(value)
+            size = len(value)
+            if self._open:
+                if self._open_bytes + size > self._max_batch_bytes:
+                    self._complete_open(now_ms)
+                    self._open_base = self.next_offset
+                    self._open_since_ms = now_ms
+            else:
                 self._open_base = self.next_offset
                 self._open_since_ms = now_ms
-            self._open.append(bytes(value))
-            self._open_bytes += len(value)
+            self._open.append(value)
+            self._open_bytes += size
             self.next_offset += 1
         return self.next_offset - 1
 
-    def append_control(self, now_ms: int, control: ControlRecord) -> int:
-        """Close the open batch and queue a control batch; it is written on the
-        next drain, without lingering."""
+    def append_control(self, now_ms: int, *controls: ControlRecord) -> int:
+        """Close the open batch and queue one control batch holding
+        ``controls``; it is written on the next drain, without lingering.
+        Returns the offset of the last control record."""
+        if not controls:
+            raise ValueError("append_control needs at least one control record")
         self._complete_open(now_ms)
         offset = self.next_offset
-        self._completed.append(Batch(offset, self.epoch, control=control, append_time_ms=now_ms))
-        self.next_offset += 1
-        return offset
+        self._completed.append(Batch(offset, self.epoch, controls=tuple(controls), append_time_ms=now_ms))
+        self.next_offset += len(controls)
+        return self.next_offset - 1
 
     def time_until_drain(self, now_ms: int) -> int | None:
         """0 when a batch is ready; the remaining linger otherwise; ``None``

@@ -31,6 +31,10 @@ from kraft.tools.bench_codec import codec_bench_command  # noqa: E402
 
 bench_group.add_command(codec_bench_command)
 
+from kraft.tools.bench_quorum import quorum_bench_command  # noqa: E402
+
+bench_group.add_command(quorum_bench_command)
+
 from kraft.tools.node import node_group  # noqa: E402
 
 main.add_command(node_group)
@@ -38,6 +42,26 @@ main.add_command(node_group)
 from kraft.tools.quickstart import quickstart_command  # noqa: E402
 
 main.add_command(quickstart_command)
+
+from kraft.tools.quorum import quorum_group  # noqa: E402
+
+main.add_command(quorum_group)
+
+from kraft.tools.observe import observe_command  # noqa: E402
+
+main.add_command(observe_command)
+
+from kraft.tools.shell import shell_command  # noqa: E402
+
+main.add_command(shell_command)
+
+from kraft.tools.spark_cli import spark_group  # noqa: E402
+
+main.add_command(spark_group)
+
+from kraft.tools.spark_bench import spark_bench_command  # noqa: E402
+
+bench_group.add_command(spark_bench_command)
 
 if __name__ == "__main__":
     main()

@@ -24,8 +24,12 @@ before calling the core again:
    download and install, ``Flush`` = fsync). The core reads the log only
    through :class:`~kraft.records.view.LogView`; it sees the effect of these
    operations on its next call, and counts the leader's own appended records
-   towards the high watermark only then — i.e. after the ``Flush`` covering
-   them has completed.
+   towards the high watermark only after the ``Flush`` covering them has
+   completed. A leader spreads a write over three Readys, as Kafka's
+   ``flushLeaderLog`` moves the end offset before it flushes "so that parked
+   fetches can return sooner": the batches (no fsync); the parked fetches
+   answered with them; then the ``Flush``, while the followers write the
+   same records -- the two fsyncs overlap instead of adding up.
 3. ``send`` — the outbound requests and responses.
 4. ``committed`` — if set, the new high watermark: records below it are
    committed; hand them to listeners (read them from the log).
@@ -38,6 +42,18 @@ before calling the core again:
 ``violations`` lists things a peer sent that a correct replica never sends;
 the core refused them. ``shutdown`` reports the end of a graceful shutdown.
 
+The voter set comes from the log (KIP-853): every call first picks up the
+latest ``VotersRecord`` and ``KRaftVersionRecord`` of the log
+(``LogView.kraft_control_state``, uncommitted records included, reverted
+by truncation); without one the static ``voters`` apply (kraft.version 0).
+The leader handles AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter as
+Kafka's handlers do (:mod:`kraft.voter_changes`): one change at a time,
+only once its epoch is committed, a new voter checked with ApiVersions and
+its fetch position, the answer once the new set committed the change; a
+leader removed from the set keeps serving fetches without counting itself
+and resigns once the removal commits. Followers send UpdateRaftVoter when
+their listeners changed, observers with ``auto_join`` AddRaftVoter.
+
 Epochs are checked once, at the top of ``step``, for every inbound message
 (:meth:`RaftCore._validate_request` and :meth:`RaftCore._gate_response`): a
 stale epoch is fenced (FENCED_LEADER_EPOCH), a newer one moves this replica
@@ -49,6 +65,7 @@ work in the receiver's current epoch.
 
 from __future__ import annotations
 
+import enum
 import random
 import uuid
 from collections.abc import Callable, Sequence
@@ -67,6 +84,10 @@ from kraft.errors import (
 from kraft.events import (
     METADATA_PARTITION,
     NO_LEADER,
+    AddRaftVoterRequest,
+    AddRaftVoterResponse,
+    ApiVersionsRequest,
+    ApiVersionsResponse,
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
     EndQuorumEpochRequest,
@@ -83,24 +104,31 @@ from kraft.events import (
     OutboundResponse,
     RaftRequest,
     RaftResponse,
+    RemoveRaftVoterRequest,
+    RemoveRaftVoterResponse,
     RequestFailed,
     TopicPartition,
+    UpdateRaftVoterRequest,
+    UpdateRaftVoterResponse,
     VoteRequest,
     VoteResponse,
 )
+from kraft.leader_progress import QuorumDescription
 from kraft.logops import (
     AppendAsFollower,
     AppendAsLeader,
     Flush,
     InstallSnapshot,
+    KRaftVersionControl,
     LeaderChangeMessage,
     LogOp,
     SnapshotChunk,
     TruncateTo,
+    VotersControl,
 )
 from kraft.quorum import QuorumState
 from kraft.quorum_config import QuorumConfig
-from kraft.records.view import LogView, OffsetAndEpoch
+from kraft.records.view import KRaftControlState, LogView, OffsetAndEpoch
 from kraft.replication import (
     BOOTSTRAP_SNAPSHOT_ID,
     FetchValidity,
@@ -122,11 +150,30 @@ from kraft.roles import (
     Unattached,
     log_up_to_date,
 )
-from kraft.voters import Endpoints, ReplicaKey, VoterSet
+from kraft.voter_changes import PendingVoterChange, Refusal, admission_refusal
+from kraft.voters import (
+    DEFAULT_CONTROLLER_LISTENER,
+    Endpoints,
+    KRaftVersionRange,
+    ReplicaKey,
+    VoterNode,
+    VoterSet,
+)
 
 #: A poll loop iteration that keeps asking to run again immediately is cut
 #: after this many rounds (each round changes the role, so this is generous).
 _MAX_POLL_ROUNDS = 16
+
+
+class _LeaderWrite(enum.Enum):
+    """Where the leader's latest batches are (see the module docstring)."""
+
+    #: AppendAsLeader in the Ready being executed.
+    WRITTEN = "written"
+    #: In the log, being sent to the parked fetches; the Flush comes next.
+    SERVED = "served"
+    #: The Flush is in the Ready being executed.
+    FLUSHING = "flushing"
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,22 +242,63 @@ class RaftCore:
         cluster_id: str | None = None,
         topic_partition: TopicPartition = METADATA_PARTITION,
         election_state: ElectionState | None = None,
+        local_endpoints: Endpoints = (),
+        supported_kraft_versions: KRaftVersionRange = (0, 1),
+        bootstrap_ids: Sequence[int] | None = None,
+        auto_join: bool = False,
+        followers_always_flush: bool = False,
     ) -> None:
         """``node_id`` ``None`` makes a pure observer. ``election_state`` is
-        what ``quorum-state`` held at start-up (``None`` if absent)."""
+        what ``quorum-state`` held at start-up (``None`` if absent).
+
+        ``voters`` is the static voter set (``controller.quorum.voters``,
+        kraft.version 0; empty for a dynamic quorum): a ``VotersRecord`` in
+        the log's snapshot or records replaces it (KIP-853). KIP-853 settings:
+        ``local_endpoints`` are this replica's controller listeners (the first
+        one's name is the default listener a voter must have);
+        ``supported_kraft_versions`` what it reports in voter records;
+        ``bootstrap_ids`` the peers (``controller.quorum.bootstrap.servers``,
+        ids -1, -2, ...) asked to find the leader besides the known voters;
+        ``auto_join`` makes an observer add itself as a voter
+        (``controller.quorum.auto.join.enable``); ``followers_always_flush``
+        makes an observer fsync like a voter before its next Fetch, so it
+        can be counted the moment it is added (Kafka flushes on every
+        controller)."""
         self.config = config or QuorumConfig()
         self.voters = voters
         self.cluster_id = cluster_id
         self.topic_partition = topic_partition
         self.local_key = None if node_id is None else ReplicaKey(node_id, directory_id)
         self._log = log
-        self.quorum = QuorumState(local_key=self.local_key, voters=voters, config=self.config, rng=rng)
+        self.quorum = QuorumState(
+            local_key=self.local_key, voters=voters, config=self.config, rng=rng, local_endpoints=local_endpoints
+        )
         self._requests = RequestManager(self.config.retry_backoff_ms, self.config.request_timeout_ms, rng)
         self._election_state = election_state
-        # Peers a replica without a known leader fetches from to discover one.
-        self._bootstrap = tuple(v for v in voters.voter_ids if v != node_id)
+        self._static_voters = voters
+        self._local_endpoints = tuple(local_endpoints)
+        self._supported_kraft_versions = supported_kraft_versions
+        self._listener = local_endpoints[0].listener if local_endpoints else DEFAULT_CONTROLLER_LISTENER
+        self._bootstrap_ids = tuple(bootstrap_ids) if bootstrap_ids is not None else ()
+        self._auto_join = auto_join
+        self._followers_always_flush = followers_always_flush
+        #: The finalized kraft.version and the offset of the VotersRecord of
+        #: the current voter set (None: the static set), from the log.
+        self.kraft_version = 0
+        self.voters_offset: int | None = None
+        self._control_state: KRaftControlState | None = None
+        #: The leader's add or remove in flight (KIP-853: one at a time).
+        self._voter_change: PendingVoterChange | None = None
+        #: kraft.version 0 leader: the static voters with the directory ids and
+        #: listeners learned from UpdateRaftVoter (Kafka's KRaftVersionUpgrade.Voters).
+        self._upgrade_voters: VoterSet | None = None
+        #: Follower: the leader epoch whose leader has our current listeners
+        #: (UpdateRaftVoter answered), and when to try again otherwise.
+        self._updated_voter_epoch = -1
+        self._membership_retry_ms = 0
         self._accumulator: BatchAccumulator | None = None
         self._parked: list[_ParkedFetch] = []
+        self._leader_write: _LeaderWrite | None = None
         self._out: Ready | None = None
         self._poll_timeout: int | None = None
         self._committed: int | None = None
@@ -249,12 +337,25 @@ class RaftCore:
     def is_leader(self) -> bool:
         return isinstance(self.quorum.role, Leader)
 
+    def describe_quorum(self, now_ms: int) -> QuorumDescription | None:
+        """The leader's view of its voters and observers for DescribeQuorum
+        (Kafka's ``LeaderState.describeQuorum``); None unless this replica is
+        the leader. Read-only: it changes no state and may be called between
+        any two calls of the core. ``now_ms`` is in the clock the core is
+        driven with (the node's is wall-clock ms, as DescribeQuorum reports)."""
+        role = self.quorum.role
+        if not self._initialized or not isinstance(role, Leader):
+            return None
+        return role.progress.describe(now_ms, role.epoch, self.quorum.voters)
+
     def initialize(self, now_ms: int) -> Ready:
         """Choose the start-up role (Kafka's ``KafkaRaftClient.initialize``): a
         sole voter elects itself at once."""
         if self._initialized:
             raise LocalRaftError("RaftCore is already initialized")
         self._begin(now_ms, sync=False)
+        # The voter set of the log (KIP-853) decides whether we are a voter.
+        self._refresh_voters(now_ms)
         self.quorum.initialize(self._election_state, log_end(self._log), now_ms)
         self._initialized = True
         role = self.quorum.role
@@ -279,6 +380,7 @@ class RaftCore:
                     self._handle_response(now_ms, inbound)
                 case RequestFailed(destination=dest, correlation_id=cid):
                     self._requests.on_response(dest, cid, False, now_ms)
+                    self._on_request_failed(dest, cid)
                 case _:
                     raise TypeError(f"not an inbound message: {inbound!r}")
             self._run_poll(now_ms)
@@ -296,6 +398,16 @@ class RaftCore:
         afterwards (at the latest by its ``next_deadline_ms``). An offset is
         committed once the high watermark passes it *in this epoch*; if the
         leadership ends first the records may never be written."""
+        accumulator = self._accumulator
+        if (
+            accumulator is not None
+            and epoch is None
+            and self._shutdown is None
+            and self._resign_epoch != accumulator.epoch
+        ):
+            # A busy leader's every append (only a leader has an accumulator,
+            # of its own epoch): the checks below, in short.
+            return accumulator.append(now_ms, records)
         self._check_initialized()
         role = self.quorum.role
         if not isinstance(role, Leader) or self._accumulator is None:
@@ -383,9 +495,10 @@ class RaftCore:
         out.persist = self.quorum.take_pending_persist()
         if self._shutdown is not None and self._shutdown.outcome is not None:
             out.next_deadline_ms = None
-        elif out.log:
+        elif out.log or self._leader_write is _LeaderWrite.SERVED:
             # The log changes when the shell executes this Ready; come back
-            # right after to see it (count the flushed end, send the next Fetch).
+            # right after to see it (count the flushed end, send the next Fetch;
+            # a leader flushes what it just served).
             out.next_deadline_ms = now_ms
         else:
             out.next_deadline_ms = None if self._poll_timeout is None else now_ms + self._poll_timeout
@@ -403,11 +516,21 @@ class RaftCore:
 
     def _sync_with_log(self, now_ms: int) -> None:
         """Pick up what the shell wrote while executing the previous Ready."""
+        self._refresh_voters(now_ms)
         role = self.quorum.role
         if isinstance(role, Leader):
             end = self._log.end_offset
-            if role.progress.update_local_end_offset(end):
-                self._on_leader_high_watermark(now_ms)
+            stage = self._leader_write
+            if stage is _LeaderWrite.WRITTEN:
+                # Written, not durable: served now, counted once flushed.
+                self._leader_write = _LeaderWrite.SERVED
+            elif stage is _LeaderWrite.SERVED:
+                self._ready.log.append(Flush())
+                self._leader_write = _LeaderWrite.FLUSHING
+            else:
+                self._leader_write = None
+                if role.progress.update_local_end_offset(end):
+                    self._on_leader_high_watermark(now_ms)
             self._complete_parked(now_ms, lambda p: p.fetch.fetch_offset < end)
         elif isinstance(role, Follower):
             self._maybe_update_follower_high_watermark()
@@ -417,15 +540,106 @@ class RaftCore:
             self._committed = high_watermark
             self._ready.committed = high_watermark
 
+    # --- the voter set (KIP-853) -----------------------------------------------
+
+    def _refresh_voters(self, now_ms: int) -> None:
+        """Adopt the latest voter set and kraft.version of the log (snapshot and
+        records, uncommitted ones too; reverted by truncation), as Kafka's
+        ``KRaftControlRecordStateMachine`` feeds ``QuorumState``. Without any
+        VotersRecord the static voters apply."""
+        state = self._log.kraft_control_state()
+        if state is self._control_state:
+            return
+        self._control_state = state
+        self.kraft_version = state.kraft_version
+        if state.voters is None:
+            voters, offset = self._static_voters, None
+        else:
+            voters, offset = VoterSet.from_entries(state.voters.voters), state.voters.offset
+        self.voters_offset = offset
+        if voters != self.voters:
+            self._set_voters(now_ms, voters)
+
+    def _set_voters(self, now_ms: int, voters: VoterSet) -> None:
+        self.voters = voters
+        self.quorum.update_voters(voters, now_ms)
+        if not self._initialized:
+            return
+        role = self.quorum.role
+        if isinstance(role, Leader) and self._out is not None:
+            # The new majority may commit more (a lagging voter removed).
+            if role.progress.update_voters(voters):
+                self._on_leader_high_watermark(now_ms)
+
+    def _update_removal_pending(self, now_ms: int) -> None:
+        """Raft's rule for a replica its latest voter set removed: until that
+        record is committed it still campaigns (not counting its own vote),
+        since a majority of the new set may need it to elect a leader."""
+        key = self.local_key
+        pending = False
+        if key is not None and not self.quorum.is_voter and self.voters_offset is not None:
+            previous = self._control_state.previous_voters if self._control_state is not None else None
+            hwm = self.quorum.high_watermark
+            pending = (
+                previous is not None
+                and VoterSet.from_entries(previous.voters).is_voter(key)
+                and (hwm is None or self.voters_offset >= hwm)
+            )
+        self.quorum.set_removal_pending(pending, now_ms)
+
+    def _bootstrap_nodes(self) -> tuple[int, ...]:
+        """Who a replica without a known leader asks: the known voters and the
+        ``controller.quorum.bootstrap.servers`` (negative ids)."""
+        local = self.quorum.local_id
+        known = tuple(v for v in self.voters.voter_ids if v != local)
+        return known + tuple(b for b in self._bootstrap_ids if b not in known)
+
+    def _local_voter_node(self) -> VoterNode:
+        assert self.local_key is not None
+        return VoterNode(self.local_key, self._local_endpoints, self._supported_kraft_versions)
+
+    def _start_of_epoch_voters(self) -> list[KRaftVersionControl | VotersControl]:
+        """KRaftVersion and Voters records a new leader writes with its
+        LeaderChange (Kafka's ``appendStartOfEpochControlRecords``): the voter
+        set read from the bootstrap checkpoint is not replicated, so the first
+        leader writes it to the log; a leader whose listeners changed records
+        the new ones."""
+        if self.kraft_version < 1 or self.voters_offset is None or not self._local_endpoints:
+            return []
+        local = self._local_voter_node()
+        if self.voters_offset != -1 and not self.voters.voter_node_needs_update(local):
+            return []
+        updated = self.voters.update_voter(local) or self.voters
+        return [KRaftVersionControl(self.kraft_version), VotersControl(updated.to_entries())]
+
+    def _finish_voter_change(self, error: Errors, message: str | None = None) -> None:
+        """Answer the pending AddRaftVoter/RemoveRaftVoter and forget it."""
+        pending, self._voter_change = self._voter_change, None
+        if pending is None:
+            return
+        if message is None and error is not Errors.NONE:
+            message = f"{pending.describe()} failed: {error.name}"
+        if pending.kind == "add":
+            self._respond(pending.request, AddRaftVoterResponse(error=error, error_message=message))
+        else:
+            self._respond(pending.request, RemoveRaftVoterResponse(error=error, error_message=message))
+
     # --- transitions (QuorumState does the checking and persisting) -----------
 
     def _after_transition(self, now_ms: int, *, left_leader: bool) -> None:
         # Answers to requests sent in the old role are meaningless now.
         self._requests.reset_all()
         if left_leader:
+            if self._leader_write in (_LeaderWrite.WRITTEN, _LeaderWrite.SERVED):
+                # Its next Fetch will tell the new leader these offsets are
+                # here: they must be durable by then.
+                self._ready.log.append(Flush())
+            self._leader_write = None
             self._accumulator = None
             self._resign_epoch = None
+            self._upgrade_voters = None
             self._complete_parked(now_ms, lambda p: True, error=Errors.NOT_LEADER_OR_FOLLOWER)
+            self._finish_voter_change(Errors.NOT_LEADER_OR_FOLLOWER, "The leader changed before the voter change completed")
         lae = self.quorum.leader_and_epoch
         if lae != self._last_leader:
             self._last_leader = lae
@@ -462,13 +676,16 @@ class RaftCore:
         )
         # The high watermark only moves once a record of this epoch is
         # committed; write one right away (KIP-595's LeaderChangeMessage).
-        self._accumulator.append_control(
-            now_ms,
-            LeaderChangeMessage(
-                leader.leader_id, self.voters.voter_ids, tuple(sorted(leader.granting_voters))
-            ),
-        )
+        controls: list[LeaderChangeMessage | KRaftVersionControl | VotersControl] = [
+            LeaderChangeMessage(leader.leader_id, self.voters.voter_ids, tuple(sorted(leader.granting_voters)))
+        ]
+        controls += self._start_of_epoch_voters()
+        self._accumulator.append_control(now_ms, *controls)
         leader.progress.update_local_end_offset(epoch_start)
+        if self.kraft_version == 0 and self.local_key is not None:
+            # Learned from UpdateRaftVoter, for a later kraft.version upgrade.
+            local = self._local_voter_node()
+            self._upgrade_voters = self.voters.update_voter_ignoring_directory_id(local) or self.voters
 
     def _become_resigned(self, now_ms: int, successors: tuple[ReplicaKey, ...]) -> None:
         self.quorum.transition_to_resigned(successors, now_ms)
@@ -492,6 +709,18 @@ class RaftCore:
         else:
             self._become_unattached(now_ms, role.epoch, role.leader_id)
 
+    def _is_former_self(self, leader_id: int | None, epoch: int) -> bool:
+        """A peer names our id as the leader of an epoch we did not lead. With
+        directory ids (KIP-853) that is another replica with our id -- the one
+        whose disk we replaced -- not us: treat its epoch as leaderless."""
+        return (
+            leader_id is not None
+            and self.local_key is not None
+            and leader_id == self.local_key.id
+            and self.local_key.directory_id is not None
+            and not (epoch == self.quorum.epoch and isinstance(self.quorum.role, (Leader, Resigned)))
+        )
+
     def _has_consistent_leader(self, epoch: int, leader_id: int | None) -> bool:
         """False if ``leader_id`` contradicts what we know about ``epoch``: two
         leaders in one epoch, which no correct cluster produces."""
@@ -509,6 +738,8 @@ class RaftCore:
     ) -> bool:
         """Adopt what a peer told us about ``epoch`` (Kafka's ``maybeTransition``).
         Returns False (and records a violation) on a contradiction."""
+        if self._is_former_self(leader_id, epoch):
+            leader_id, endpoints = None, ()
         if not self._has_consistent_leader(epoch, leader_id):
             self._violation(
                 source,
@@ -579,13 +810,21 @@ class RaftCore:
         raise TypeError(f"not a request: {request!r}")
 
     def _validate_voter_only(self, remote: ReplicaKey, epoch: int) -> Errors | None:
-        """Vote, BeginQuorumEpoch, EndQuorumEpoch: only voters take part."""
+        """Vote, BeginQuorumEpoch, EndQuorumEpoch (Kafka's
+        ``validateVoterOnlyRequest``).
+
+        A static quorum (kraft.version 0) has one fixed voter set, so both
+        ends must be in it (INCONSISTENT_VOTER_SET): an outsider cannot
+        disrupt the quorum with a high epoch. A dynamic quorum (kraft.version
+        1) does not check membership, as Kafka 4.x does not: the two ends may
+        disagree for a while -- a voter just added may not have its
+        VotersRecord yet and must still vote and follow -- and a candidate
+        only counts the votes of its own voters."""
         if epoch < self.quorum.epoch:
             return Errors.FENCED_LEADER_EPOCH
         if remote.id < 0 or remote.id == self.quorum.local_id:
             return Errors.INVALID_REQUEST
-        if not self.quorum.is_voter or not self.voters.is_voter(remote):
-            # Static quorum (kraft.version 0): both ends must be voters.
+        if self.kraft_version < 1 and (not self.quorum.is_voter or not self.voters.is_voter(remote)):
             return Errors.INCONSISTENT_VOTER_SET
         return None
 
@@ -666,6 +905,11 @@ class RaftCore:
 
     def _handle_request(self, now_ms: int, env: InboundRequest) -> None:
         msg = env.message
+        if isinstance(msg, (AddRaftVoterRequest, RemoveRaftVoterRequest, UpdateRaftVoterRequest)):
+            self._handle_voter_change_request(now_ms, env)
+            return
+        if isinstance(msg, ApiVersionsRequest):
+            raise TypeError("ApiVersions requests are answered by the shell, not the raft core")
         response = self._validate_request(now_ms, env.source, msg)
         if response is None:
             match msg:
@@ -692,7 +936,10 @@ class RaftCore:
         role = self.quorum.role
         candidate_end = OffsetAndEpoch(msg.last_offset, msg.last_offset_epoch)
         up_to_date = log_up_to_date(candidate_end, log_end(self._log))
-        granted = role.can_grant_vote(msg.candidate_key, up_to_date, msg.pre_vote)
+        # KIP-853: a replica votes whether or not its own log lists it as a
+        # voter yet (a voter just added may not have the record), but only a
+        # replica with an id can record a vote.
+        granted = self.local_key is not None and role.can_grant_vote(msg.candidate_key, up_to_date, msg.pre_vote)
         if granted and not msg.pre_vote:
             # The vote binds only once it is durable: the Ready carrying this
             # response persists the new election state first.
@@ -783,6 +1030,7 @@ class RaftCore:
         assert isinstance(leader, Leader)
         if leader.progress.high_watermark is not None:
             self._note_committed(leader.progress.high_watermark)
+        self._maybe_complete_voter_change(leader)
         # Parked fetches learn the new high watermark now.
         self._complete_parked(now_ms, lambda p: True)
 
@@ -839,6 +1087,348 @@ class RaftCore:
             **common,
         )
 
+    # --- KIP-853 voter changes at the leader ------------------------------------
+
+    def _voter_change_answer(self, msg: RaftRequest, error: Errors, message: str | None) -> RaftResponse:
+        match msg:
+            case AddRaftVoterRequest():
+                return AddRaftVoterResponse(error=error, error_message=message)
+            case RemoveRaftVoterRequest():
+                return RemoveRaftVoterResponse(error=error, error_message=message)
+            case UpdateRaftVoterRequest():
+                return UpdateRaftVoterResponse(error=error, **self._response_common())
+        raise TypeError(f"not a voter change request: {msg!r}")
+
+    def _handle_voter_change_request(self, now_ms: int, env: InboundRequest) -> None:
+        """AddRaftVoter, RemoveRaftVoter, UpdateRaftVoter: the checks Kafka's
+        ``KafkaRaftClient`` makes before handing them to the handlers
+        (cluster id, leader of the epoch, a voter key with a directory id, an
+        endpoint on the default listener)."""
+        msg = env.message
+        assert isinstance(msg, (AddRaftVoterRequest, RemoveRaftVoterRequest, UpdateRaftVoterRequest))
+
+        def refuse(error: Errors, message: str | None = None) -> None:
+            self._respond(env, self._voter_change_answer(msg, error, message))
+
+        if msg.cluster_id is not None and self.cluster_id is not None and msg.cluster_id != self.cluster_id:
+            return refuse(
+                Errors.INCONSISTENT_CLUSTER_ID,
+                f'The given id "{msg.cluster_id}" doesn\'t match the cluster id "{self.cluster_id}"',
+            )
+        epoch = msg.current_leader_epoch if isinstance(msg, UpdateRaftVoterRequest) else self.quorum.epoch
+        error = self._validate_leader_only(epoch)
+        if error is not None:
+            return refuse(error)
+        key = msg.voter_key
+        if key.id < 0 or key.directory_id is None:
+            return refuse(Errors.INVALID_REQUEST, f"The request didn't include a valid voter: {key}")
+        if not isinstance(msg, RemoveRaftVoterRequest) and not any(e.listener == self._listener for e in msg.listeners):
+            return refuse(
+                Errors.INVALID_REQUEST,
+                f"The request didn't include the endpoint ({', '.join(f'{e.listener}://{e.host}:{e.port}' for e in msg.listeners)}) "
+                f"for the default listener {self._listener}",
+            )
+        leader = self.quorum.role
+        assert isinstance(leader, Leader) and self._accumulator is not None
+        match msg:
+            case AddRaftVoterRequest():
+                self._handle_add_raft_voter_request(now_ms, env, msg, leader)
+            case RemoveRaftVoterRequest():
+                self._handle_remove_raft_voter_request(now_ms, env, msg, leader)
+            case UpdateRaftVoterRequest():
+                self._handle_update_raft_voter_request(now_ms, env, msg, leader)
+
+    def _admission_refusal(self, leader: Leader, action: str) -> Refusal | None:
+        return admission_refusal(
+            pending=self._voter_change,
+            high_watermark=leader.progress.high_watermark,
+            kraft_version=self.kraft_version,
+            voters_offset=self.voters_offset,
+            action=action,
+        )
+
+    def _handle_add_raft_voter_request(
+        self, now_ms: int, env: InboundRequest, msg: AddRaftVoterRequest, leader: Leader
+    ) -> None:
+        """Kafka's ``AddVoterHandler``: admission, then ApiVersions to the new
+        voter; the rest happens when it answers."""
+        key = msg.voter_key
+        refusal = self._admission_refusal(leader, "adding voter")
+        if refusal is None and key.id in self.voters:
+            refusal = Refusal(
+                Errors.DUPLICATE_VOTER, f"The voter id for {key} is already part of the set of voters {self.voters}."
+            )
+        if refusal is None:
+            correlation = self._send_request_now(now_ms, key.id, ApiVersionsRequest(endpoints=msg.listeners))
+            if correlation is None:
+                refusal = Refusal(Errors.REQUEST_TIMED_OUT, f"New voter {key} is not ready to receive requests")
+            else:
+                self._voter_change = PendingVoterChange(
+                    "add",
+                    env,
+                    VoterNode(key, msg.listeners),
+                    now_ms + self.config.request_timeout_ms,
+                    ack_when_committed=msg.ack_when_committed,
+                    api_versions_correlation=correlation,
+                )
+                return
+        self._respond(env, AddRaftVoterResponse(error=refusal.error, error_message=refusal.message))
+
+    def _handle_api_versions_response(self, now_ms: int, correlation_id: int, msg: ApiVersionsResponse) -> bool:
+        """The would-be voter answered: it must support the finalized
+        kraft.version and have caught up with our log end recently; then the
+        new voter set is appended (it takes effect once in our log)."""
+        pending = self._voter_change
+        leader = self.quorum.role
+        if (
+            not isinstance(leader, Leader)
+            or pending is None
+            or pending.kind != "add"
+            or pending.api_versions_correlation != correlation_id
+            or self._accumulator is None
+        ):
+            return True  # nothing is waiting for it any more
+        pending.api_versions_correlation = None
+        key = pending.voter.key
+        if msg.error is not Errors.NONE:
+            self._finish_voter_change(
+                Errors.REQUEST_TIMED_OUT,
+                f"Aborted add voter operation for {key} since API_VERSIONS returned an error {msg.error.name}",
+            )
+            return False
+        versions = msg.supported_kraft_versions
+        if versions is None or not versions[0] <= self.kraft_version <= versions[1]:
+            shown = "(min: 0, max: 0)" if versions is None else f"(min: {versions[0]}, max: {versions[1]})"
+            self._finish_voter_change(
+                Errors.INVALID_REQUEST,
+                f"Aborted add voter operation for {key} since the kraft.version range {shown} doesn't "
+                f"support the finalized version {self.kraft_version}",
+            )
+            return True
+        if not leader.progress.is_replica_caught_up(key, now_ms, self.config.fetch_timeout_ms):
+            self._finish_voter_change(
+                Errors.REQUEST_TIMED_OUT,
+                f"Aborted add voter operation for {key} since it is lagging behind: it has not fetched "
+                f"up to the leader's log end offset in the last {self.config.fetch_timeout_ms} ms",
+            )
+            return True
+        node = VoterNode(key, pending.voter.endpoints, versions)
+        new_voters = self.voters.add_voter(node)
+        if new_voters is None:
+            self._finish_voter_change(
+                Errors.DUPLICATE_VOTER, f"The voter id for {key} is already part of the set of voters {self.voters}."
+            )
+            return True
+        pending.voter = node
+        pending.last_offset = self._accumulator.append_control(now_ms, VotersControl(new_voters.to_entries()))
+        if not pending.ack_when_committed:
+            self._finish_voter_change(Errors.NONE)
+        return True
+
+    def _handle_remove_raft_voter_request(
+        self, now_ms: int, env: InboundRequest, msg: RemoveRaftVoterRequest, leader: Leader
+    ) -> None:
+        """Kafka's ``RemoveVoterHandler``: append the smaller set; answer once
+        it is committed (the leader, if removed, then resigns)."""
+        assert self._accumulator is not None
+        key = msg.voter_key
+        refusal = self._admission_refusal(leader, "removing voter")
+        node = self.voters.node(key.id)
+        if refusal is None and (node is None or node.key != key):
+            refusal = Refusal(Errors.VOTER_NOT_FOUND, f"Cannot remove voter {key} from the set of voters {self.voters}")
+        if refusal is None and len(self.voters) == 1:
+            refusal = Refusal(
+                Errors.INVALID_REQUEST, f"Cannot remove voter {key}: it is the only voter of the set {self.voters}"
+            )
+        new_voters = self.voters.remove_voter(key) if refusal is None else None
+        if refusal is not None or new_voters is None or node is None:
+            refusal = refusal or Refusal(Errors.VOTER_NOT_FOUND, f"Cannot remove voter {key}")
+            self._respond(env, RemoveRaftVoterResponse(error=refusal.error, error_message=refusal.message))
+            return
+        offset = self._accumulator.append_control(now_ms, VotersControl(new_voters.to_entries()))
+        self._voter_change = PendingVoterChange(
+            "remove", env, node, now_ms + self.config.request_timeout_ms, last_offset=offset
+        )
+
+    def _handle_update_raft_voter_request(
+        self, now_ms: int, env: InboundRequest, msg: UpdateRaftVoterRequest, leader: Leader
+    ) -> None:
+        """Kafka's ``UpdateVoterHandler``: a voter's new listeners or supported
+        versions. Under kraft.version 0 the leader only remembers them for an
+        upgrade; under 1 it appends the updated set and answers at once."""
+        assert self._accumulator is not None
+        low, high = msg.supported_kraft_versions
+        node = VoterNode(msg.voter_key, msg.listeners, (low, high))
+
+        def answer(error: Errors) -> None:
+            self._respond(env, UpdateRaftVoterResponse(error=error, **self._response_common()))
+
+        if low < 0 or high < 0 or high < low:
+            return answer(Errors.INVALID_REQUEST)
+        if self._voter_change is not None or leader.progress.high_watermark is None:
+            return answer(Errors.REQUEST_TIMED_OUT)
+        if self.kraft_version < 1:
+            upgrade = self._upgrade_voters
+            if upgrade is None or msg.voter_key.id not in upgrade:
+                return answer(Errors.VOTER_NOT_FOUND)
+            self._upgrade_voters = upgrade.update_voter_ignoring_directory_id(node) or upgrade
+            return answer(Errors.NONE)
+        if self.voters_offset is None or self.voters_offset >= leader.progress.high_watermark:
+            return answer(Errors.REQUEST_TIMED_OUT)
+        if not node.supports(self.kraft_version):
+            return answer(Errors.INVALID_REQUEST)
+        updated = self.voters.update_voter(node)
+        if updated is None:
+            return answer(Errors.VOTER_NOT_FOUND)
+        if updated != self.voters:
+            self._accumulator.append_control(now_ms, VotersControl(updated.to_entries()))
+        answer(Errors.NONE)
+
+    def upgrade_kraft_version(self, now_ms: int, kraft_version: int, *, validate_only: bool = False) -> bool:
+        """Finalize ``kraft_version`` (Kafka's ``upgradeKRaftVersion`` /
+        ``LeaderState.maybeAppendUpgradedKRaftVersion``): only 0 -> 1, on the
+        leader, once every static voter told it its directory id
+        (UpdateRaftVoter) and supports version 1. Appends one control batch
+        with the KRaftVersion record and the voter set; call :meth:`poll`
+        afterwards. Returns False if the version is already finalized.
+        Raises :class:`~kraft.errors.NotLeaderError` off the leader and
+        :class:`~kraft.errors.LocalRaftError` when the upgrade is not allowed."""
+        self._check_initialized()
+        leader = self.quorum.role
+        if not isinstance(leader, Leader) or self._accumulator is None or self._resign_epoch is not None:
+            raise NotLeaderError("kraft.version upgrade failed: this replica is not the leader")
+        if kraft_version == self.kraft_version:
+            return False
+        if kraft_version < self.kraft_version:
+            raise LocalRaftError(
+                f"Invalid upgrade of kraft.version from version {self.kraft_version} to {kraft_version} "
+                "because the new version is a downgrade"
+            )
+        if kraft_version != 1:
+            raise LocalRaftError(f"Invalid upgrade of kraft.version from version {self.kraft_version} to {kraft_version}")
+        voters = self._upgrade_voters
+        if voters is None or voters.voter_ids != self.voters.voter_ids:
+            raise LocalRaftError(f"Unable to update kraft.version to {kraft_version}: the voter set changed")
+        if not voters.supports_version(kraft_version):
+            raise LocalRaftError(
+                f"Invalid upgrade of kraft.version to {kraft_version} because not all of the voters support it: {voters}"
+            )
+        missing = [k for k in voters.voter_keys if k.directory_id is None]
+        if missing:
+            raise LocalRaftError(
+                f"Directory id must be known for all of the voters (missing for {', '.join(str(k.id) for k in missing)}); "
+                "they send it with UpdateRaftVoter"
+            )
+        if self._voter_change is not None:
+            raise LocalRaftError(f"Invalid upgrade of kraft.version while a voter change is pending ({self._voter_change.describe()})")
+        if not validate_only:
+            self._accumulator.append_control(
+                now_ms, KRaftVersionControl(kraft_version), VotersControl(voters.to_entries())
+            )
+        return True
+
+    def _maybe_complete_voter_change(self, leader: Leader) -> None:
+        """Kafka's ``highWatermarkUpdated``: the pending change's VotersRecord
+        is committed under the new voter set."""
+        pending = self._voter_change
+        hwm = leader.progress.high_watermark
+        if pending is not None and pending.last_offset is not None and hwm is not None and hwm > pending.last_offset:
+            self._finish_voter_change(Errors.NONE)
+
+    def _removed_leader_must_resign(self, leader: Leader) -> bool:
+        """A leader not in the committed voter set hands over (KIP-853: it
+        kept serving fetches until the removal committed)."""
+        hwm = leader.progress.high_watermark
+        return (
+            self.voters_offset is not None
+            and hwm is not None
+            and hwm > self.voters_offset
+            and self.local_key is not None
+            and not self.voters.is_voter(self.local_key)
+        )
+
+    def _on_request_failed(self, destination: int, correlation_id: int) -> None:
+        pending = self._voter_change
+        if pending is not None and pending.api_versions_correlation == correlation_id:
+            self._finish_voter_change(
+                Errors.REQUEST_TIMED_OUT, f"Aborted add voter operation for {pending.voter.key}: it could not be reached"
+            )
+
+    def _send_request_now(self, now_ms: int, destination: int, request: RaftRequest) -> int | None:
+        """Send ``request`` if the connection is free; its correlation id, or
+        ``None`` if it could not go now."""
+        if not self._requests.is_ready(destination, now_ms):
+            return None
+        correlation_id = self._requests.next_correlation_id()
+        self._requests.on_request_sent(destination, correlation_id, now_ms, type(request).__name__)
+        self._ready.send.append(OutboundRequest(destination, correlation_id, request))
+        return correlation_id
+
+    # --- KIP-853 membership requests of followers and observers ---------------------
+
+    def _membership_request(self, now_ms: int, role: Follower) -> RaftRequest | None:
+        """UpdateRaftVoter from a voter whose recorded listeners or supported
+        versions are stale (under kraft.version 0: once per leader epoch, so a
+        leader learns the directory ids an upgrade needs); AddRaftVoter from an
+        observer with ``controller.quorum.auto.join.enable`` that has caught up
+        -- after RemoveRaftVoter of a stale voter with its id."""
+        key = self.local_key
+        if key is None or key.directory_id is None or not self._local_endpoints or now_ms < self._membership_retry_ms:
+            return None
+        local = self._local_voter_node()
+        if self.quorum.is_voter:
+            if role.epoch == self._updated_voter_epoch:
+                return None
+            if self.kraft_version >= 1 and not self.voters.voter_node_needs_update(local):
+                return None
+            self._membership_retry_ms = now_ms + self.config.fetch_timeout_ms
+            return UpdateRaftVoterRequest(
+                cluster_id=self.cluster_id,
+                current_leader_epoch=role.epoch,
+                voter_key=key,
+                listeners=self._local_endpoints,
+                supported_kraft_versions=self._supported_kraft_versions,
+            )
+        hwm = role.high_watermark
+        if (
+            not self._auto_join
+            or self.kraft_version < 1
+            or not role.has_fetched_from_leader
+            or hwm is None
+            or self._log.end_offset < hwm
+        ):
+            return None
+        self._membership_retry_ms = now_ms + self.config.fetch_timeout_ms
+        stale = self.voters.key(key.id)
+        if stale is not None:
+            # Our id is a voter with another directory id: a disk we replaced.
+            return RemoveRaftVoterRequest(cluster_id=self.cluster_id, voter_key=stale)
+        return AddRaftVoterRequest(
+            cluster_id=self.cluster_id,
+            timeout_ms=self.config.request_timeout_ms,
+            voter_key=key,
+            listeners=self._local_endpoints,
+            ack_when_committed=False,
+        )
+
+    def _handle_join_response(self, now_ms: int, msg: AddRaftVoterResponse | RemoveRaftVoterResponse) -> bool:
+        if isinstance(msg, RemoveRaftVoterResponse) and msg.error is Errors.NONE:
+            # The stale entry is gone: join as soon as the removal commits.
+            self._membership_retry_ms = now_ms + self.config.retry_backoff_ms
+        return True
+
+    def _handle_update_raft_voter_response(self, now_ms: int, source: int, msg: UpdateRaftVoterResponse) -> bool:
+        if msg.error in (Errors.NONE, Errors.INVALID_REQUEST, Errors.VOTER_NOT_FOUND, Errors.UNSUPPORTED_VERSION):
+            # Done for this leader: told it, or it will not take it.
+            self._updated_voter_epoch = self.quorum.epoch
+        leader_id = None if msg.leader_id < 0 else msg.leader_id
+        if msg.leader_epoch >= 0:
+            error = msg.error if msg.error in (Errors.FENCED_LEADER_EPOCH, Errors.NOT_LEADER_OR_FOLLOWER) else Errors.NONE
+            gate = self._gate_response(now_ms, source, error, leader_id, msg.leader_epoch, msg.leader_endpoints)
+            if gate is not None:
+                return gate
+        return True
+
     # --- responses --------------------------------------------------------------
 
     def _handle_response(self, now_ms: int, env: InboundResponse) -> None:
@@ -850,11 +1440,20 @@ class RaftCore:
             self._violation(env.source, f"answered a {sent} with a {answer}")
             self._requests.on_response(env.source, env.correlation_id, False, now_ms)
             return
-        handled = self._handle_response_message(now_ms, env.source, env.message)
+        message = env.message
+        if isinstance(message, ApiVersionsResponse):
+            handled = self._handle_api_versions_response(now_ms, env.correlation_id, message)
+        else:
+            handled = self._handle_response_message(now_ms, env.source, message)
         self._requests.on_response(env.source, env.correlation_id, handled, now_ms)
 
     def _handle_response_message(self, now_ms: int, source: int, msg: RaftResponse) -> bool:
         """Returns whether the response was handled (False: back off from ``source``)."""
+        match msg:
+            case AddRaftVoterResponse() | RemoveRaftVoterResponse():
+                return self._handle_join_response(now_ms, msg)
+            case UpdateRaftVoterResponse():
+                return self._handle_update_raft_voter_response(now_ms, source, msg)
         if msg.error is not Errors.NONE:
             if (
                 msg.error is Errors.UNSUPPORTED_VERSION
@@ -897,6 +1496,8 @@ class RaftCore:
         """The epoch gate for responses (Kafka's ``maybeHandleCommonResponse``).
         Returns the outcome if the response is dealt with here, ``None`` to
         pass it to its handler (then its epoch equals ours)."""
+        if self._is_former_self(leader_id, epoch):
+            leader_id, endpoints = None, ()
         if leader_id is not None and not endpoints:
             endpoints = self.voters.endpoints(leader_id)
         if epoch < self.quorum.epoch or error is Errors.UNKNOWN_LEADER_EPOCH:
@@ -921,7 +1522,9 @@ class RaftCore:
         if error is Errors.INVALID_VOTER_KEY:
             return True
         if error is Errors.INVALID_REQUEST:
-            self._violation(source, "peer rejected our request as invalid")
+            if source >= 0:
+                # A bootstrap server (negative id) may turn out to be ourselves.
+                self._violation(source, "peer rejected our request as invalid")
             return False
         return None
 
@@ -992,9 +1595,10 @@ class RaftCore:
         else:
             if msg.records:
                 out.log.append(AppendAsFollower(msg.records))
-                if self.quorum.is_voter:
+                if self.quorum.is_voter or self._followers_always_flush:
                     # Voters fsync before their next Fetch tells the leader they
-                    # have these offsets; observers are never counted.
+                    # have these offsets. Observers are not counted -- unless
+                    # added meanwhile (KIP-853), so controllers flush anyway.
                     out.log.append(Flush())
             if msg.high_watermark >= 0:
                 self.quorum.set_leader_high_watermark(msg.high_watermark)
@@ -1057,6 +1661,7 @@ class RaftCore:
     # --- polling ----------------------------------------------------------------
 
     def _run_poll(self, now_ms: int) -> None:
+        self._update_removal_pending(now_ms)
         timeout: int | None = 0
         for _ in range(_MAX_POLL_ROUNDS):
             if self._maybe_complete_shutdown(now_ms):
@@ -1118,10 +1723,18 @@ class RaftCore:
             self._shutdown is not None
             or self._resign_epoch == leader.epoch
             or progress.check_quorum_expired(now_ms)
+            or self._removed_leader_must_resign(leader)
         ):
             self._become_resigned(now_ms, progress.non_leader_voters_by_descending_fetch_offset())
             return 0
         self._complete_parked(now_ms, lambda p: p.deadline_ms <= now_ms, expired=True)
+        pending = self._voter_change
+        if pending is not None and now_ms >= pending.deadline_ms:
+            stage = "commit" if pending.last_offset is not None else "be admitted"
+            self._finish_voter_change(
+                Errors.REQUEST_TIMED_OUT, f"Request timed out waiting for {pending.describe()} to {stage}"
+            )
+            pending = None
         flush_timeout = self._maybe_append_batches(now_ms)
         begin_timeout = self._maybe_send_begin_quorum_epoch(now_ms, leader)
         check_quorum = progress.check_quorum_deadline()
@@ -1131,18 +1744,23 @@ class RaftCore:
             begin_timeout,
             None if check_quorum is None else check_quorum - now_ms,
             None if parked is None else parked - now_ms,
+            None if pending is None else pending.deadline_ms - now_ms,
         )
 
     def _maybe_append_batches(self, now_ms: int) -> int | None:
         accumulator = self._accumulator
         if accumulator is None:
             return None
+        if self._leader_write is not None:
+            # The previous batches are still being served and flushed; what
+            # accumulates meanwhile goes out in one batch after that.
+            return None
         if accumulator.time_until_drain(now_ms) == 0:
             batches = accumulator.drain(now_ms)
             for batch in batches:
                 self._ready.log.append(AppendAsLeader(batch))
             if batches:
-                self._ready.log.append(Flush())
+                self._leader_write = _LeaderWrite.WRITTEN
         return accumulator.time_until_drain(now_ms)
 
     def _maybe_send_begin_quorum_epoch(self, now_ms: int, leader: Leader) -> int:
@@ -1162,7 +1780,7 @@ class RaftCore:
             voter_key=voter,
             leader_id=leader.leader_id,
             leader_epoch=leader.epoch,
-            leader_endpoints=self.voters.endpoints(leader.leader_id),
+            leader_endpoints=self.quorum.leader_endpoints,
         )
 
     def _vote_request(self, role: Prospective | Candidate, voter: int) -> VoteRequest:
@@ -1217,7 +1835,7 @@ class RaftCore:
         assert isinstance(role, Follower)
         if self._shutdown is not None:
             return 0
-        if self.quorum.is_voter:
+        if self.quorum.may_campaign:
             assert role.fetch_deadline_ms is not None
             if now_ms >= role.fetch_deadline_ms:
                 self._become_prospective(now_ms)
@@ -1241,6 +1859,13 @@ class RaftCore:
         if requests.is_backing_off(leader, now_ms):
             return self._maybe_send_fetch_to_any_bootstrap(now_ms)
         if not requests.has_any_inflight(now_ms):
+            membership = self._membership_request(now_ms, role)
+            if membership is not None:
+                # KIP-853: between two fetches (one request in flight at a time).
+                return _min_opt(
+                    self._maybe_send_request(now_ms, leader, lambda: membership),
+                    self._membership_retry_ms - now_ms,
+                )
             # One fetch in flight at a time: two could append the same offsets.
             download = role.fetching_snapshot
             if download is not None:
@@ -1256,15 +1881,15 @@ class RaftCore:
             else:
                 build = self._build_fetch_request
             return self._maybe_send_request(now_ms, leader, build)
-        return requests.backoff_before_available(now_ms, self._bootstrap)
+        return requests.backoff_before_available(now_ms, self._bootstrap_nodes())
 
     def _maybe_send_fetch_to_any_bootstrap(self, now_ms: int) -> int | None:
         if self._ready.log:
             return 0
-        node = self._requests.find_ready_bootstrap(now_ms, self._bootstrap)
+        node = self._requests.find_ready_bootstrap(now_ms, self._bootstrap_nodes())
         if node is not None:
             return self._maybe_send_request(now_ms, node, self._build_fetch_request)
-        return self._requests.backoff_before_available(now_ms, self._bootstrap)
+        return self._requests.backoff_before_available(now_ms, self._bootstrap_nodes())
 
     def _build_fetch_request(self) -> FetchRequest:
         hwm = self.quorum.high_watermark
@@ -1284,12 +1909,14 @@ class RaftCore:
         role = self.quorum.role
         assert isinstance(role, Unattached)
         deadline = role.election_deadline_ms
-        if self.quorum.is_voter:
+        if self.quorum.may_campaign:
             if self._shutdown is not None:
                 return self._shutdown_remaining(now_ms)
             if deadline is not None and now_ms >= deadline:
                 self._become_prospective(now_ms)
                 return 0
+        else:
+            deadline = None  # an observer (or a removed voter) never campaigns
         fetch_timeout = self._maybe_send_fetch_to_any_bootstrap(now_ms)
         return _min_opt(fetch_timeout, None if deadline is None else deadline - now_ms)
 
@@ -1303,7 +1930,7 @@ class RaftCore:
             leader_id=role.local_id,
             leader_epoch=role.epoch,
             preferred_candidates=role.preferred_successors,
-            leader_endpoints=self.voters.endpoints(role.local_id),
+            leader_endpoints=self.quorum.leader_endpoints,
         )
         for voter in sorted(role.unacked_voters):
             timeout = _min_opt(timeout, self._maybe_send_request(now_ms, voter, lambda: request))

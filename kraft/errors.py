@@ -17,29 +17,12 @@ they go on the wire unchanged.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import IntEnum
+from kraft.wire.errors import ErrorCode
 
 
-class Errors(IntEnum):
-    """The subset of Kafka's error codes the KRaft RPCs use."""
-
-    UNKNOWN_SERVER_ERROR = -1
-    NONE = 0
-    OFFSET_OUT_OF_RANGE = 1
-    UNKNOWN_TOPIC_OR_PARTITION = 3
-    NOT_LEADER_OR_FOLLOWER = 6
-    REQUEST_TIMED_OUT = 7
-    BROKER_NOT_AVAILABLE = 8
-    CLUSTER_AUTHORIZATION_FAILED = 31
-    UNSUPPORTED_VERSION = 35
-    INVALID_REQUEST = 42
-    FENCED_LEADER_EPOCH = 74
-    UNKNOWN_LEADER_EPOCH = 75
-    INCONSISTENT_VOTER_SET = 94
-    SNAPSHOT_NOT_FOUND = 98
-    POSITION_OUT_OF_RANGE = 99
-    INCONSISTENT_CLUSTER_ID = 104
-    INVALID_VOTER_KEY = 125
+#: Kafka's error codes (``org.apache.kafka.common.protocol.Errors``); one
+#: table for the whole project, defined beside the wire codecs.
+Errors = ErrorCode
 
 
 class RaftError(Exception):

@@ -17,6 +17,11 @@ Envelopes tie a message to a peer:
   the shell resolves ``destination`` to an address through the voter set) and
   :class:`OutboundResponse`.
 
+KIP-853's voter changes (AddRaftVoter, RemoveRaftVoter, UpdateRaftVoter)
+are requests like the others: an admin client's arrive with a source id the
+core does not use (answers go back by correlation id), and the leader's
+ApiVersions to a would-be voter names the endpoints to dial.
+
 Records travel as opaque bytes (``FetchResponse.records``,
 ``FetchSnapshotResponse.unaligned_records``): the core never parses them.
 """
@@ -193,11 +198,106 @@ class FetchSnapshotResponse:
     leader_endpoints: Endpoints = ()
 
 
+# --- KIP-853 voter changes --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddRaftVoterRequest:
+    """AddRaftVoter (api key 80): add ``voter_key`` (which must carry a
+    directory id) reachable on ``listeners``. Sent by an admin client, or by
+    an observer that joins by itself (``controller.quorum.auto.join.enable``)."""
+
+    cluster_id: str | None
+    timeout_ms: int = 30_000
+    voter_key: ReplicaKey
+    listeners: Endpoints
+    #: v1 (Kafka 4.2): False answers once the leader has appended the new voter
+    #: set, without waiting for it to commit (what auto-join sends).
+    ack_when_committed: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddRaftVoterResponse:
+    error: Errors = Errors.NONE
+    error_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoveRaftVoterRequest:
+    """RemoveRaftVoter (api key 81): remove the voter ``voter_key`` (id and
+    directory id)."""
+
+    cluster_id: str | None
+    voter_key: ReplicaKey
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoveRaftVoterResponse:
+    error: Errors = Errors.NONE
+    error_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateRaftVoterRequest:
+    """UpdateRaftVoter (api key 82): a voter telling the leader its current
+    listeners and supported ``kraft.version`` range."""
+
+    cluster_id: str | None
+    current_leader_epoch: int
+    voter_key: ReplicaKey
+    listeners: Endpoints
+    supported_kraft_versions: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateRaftVoterResponse:
+    error: Errors = Errors.NONE
+    leader_id: int = NO_LEADER
+    leader_epoch: int = -1
+    leader_endpoints: Endpoints = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiVersionsRequest:
+    """ApiVersions (api key 18), as the leader sends it to a would-be voter
+    before adding it (Kafka's ``AddVoterHandler``): to learn the
+    ``kraft.version`` range it supports. ``endpoints`` says where to reach it
+    (it is not a voter yet, so the shell cannot look it up)."""
+
+    endpoints: Endpoints
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiVersionsResponse:
+    error: Errors = Errors.NONE
+    #: The ``kraft.version`` entry of SupportedFeatures; ``None`` if absent.
+    supported_kraft_versions: tuple[int, int] | None = None
+
+
+VoterChangeRequest = AddRaftVoterRequest | RemoveRaftVoterRequest | UpdateRaftVoterRequest
+VoterChangeResponse = AddRaftVoterResponse | RemoveRaftVoterResponse | UpdateRaftVoterResponse
+
 RaftRequest = (
-    VoteRequest | BeginQuorumEpochRequest | EndQuorumEpochRequest | FetchRequest | FetchSnapshotRequest
+    VoteRequest
+    | BeginQuorumEpochRequest
+    | EndQuorumEpochRequest
+    | FetchRequest
+    | FetchSnapshotRequest
+    | AddRaftVoterRequest
+    | RemoveRaftVoterRequest
+    | UpdateRaftVoterRequest
+    | ApiVersionsRequest
 )
 RaftResponse = (
-    VoteResponse | BeginQuorumEpochResponse | EndQuorumEpochResponse | FetchResponse | FetchSnapshotResponse
+    VoteResponse
+    | BeginQuorumEpochResponse
+    | EndQuorumEpochResponse
+    | FetchResponse
+    | FetchSnapshotResponse
+    | AddRaftVoterResponse
+    | RemoveRaftVoterResponse
+    | UpdateRaftVoterResponse
+    | ApiVersionsResponse
 )
 
 

@@ -12,7 +12,11 @@ because it changes on every fetch:
   without fetches from a majority of voters;
 * BeginQuorumEpoch: re-sent every ``fetch.timeout.ms / 2`` to voters that
   have not fetched in that time (which covers "until each voter
-  acknowledges": a voter acknowledges by fetching).
+  acknowledges": a voter acknowledges by fetching);
+* voter-set changes (KIP-853, :meth:`LeaderProgress.update_voters`):
+  replicas move between voters and observers keeping what is known of
+  them; a leader removed from the set tracks itself as an observer and is
+  not counted; and whether an observer is caught up enough to be added.
 """
 
 from __future__ import annotations
@@ -20,7 +24,37 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kraft.errors import LocalRaftError
-from kraft.voters import ReplicaKey, VoterSet
+from kraft.voters import Endpoints, ReplicaKey, VoterSet
+
+#: Kafka's ``LeaderState.OBSERVER_SESSION_TIMEOUT_MS``: an observer that has
+#: not fetched for this long is left out of the leader's description.
+OBSERVER_SESSION_TIMEOUT_MS = 300_000
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaDescription:
+    """One replica as the leader sees it (DescribeQuorum's ``ReplicaState``).
+    -1 means unknown: no log end offset yet, never fetched, never caught up."""
+
+    key: ReplicaKey
+    log_end_offset: int
+    last_fetch_ms: int
+    last_caught_up_ms: int
+    #: The voter's listeners (observers have none: Kafka learns no observer
+    #: endpoints).
+    endpoints: Endpoints = ()
+
+
+@dataclass(frozen=True, slots=True)
+class QuorumDescription:
+    """The leader's view of the quorum (Kafka's ``LeaderState.describeQuorum``)."""
+
+    leader_id: int
+    leader_epoch: int
+    #: -1 until the new leader has committed a record of its epoch.
+    high_watermark: int
+    voters: tuple[ReplicaDescription, ...]
+    observers: tuple[ReplicaDescription, ...]
 
 
 @dataclass(slots=True)
@@ -98,10 +132,53 @@ class LeaderProgress:
             obs = self.observers[key] = ReplicaProgress(key)
         return obs
 
+    def _local(self) -> ReplicaProgress:
+        """The leader's own progress: a voter's, or an observer's once the
+        leader removed itself (KIP-853; it is then not counted)."""
+        p = self.voters.get(self.local_key.id)
+        if p is not None and p.key.matches(self.local_key):
+            return p
+        return self.progress_of(self.local_key)
+
+    def update_voters(self, voter_set: VoterSet) -> bool:
+        """The voter set changed (a VotersRecord in the leader's log, KIP-853):
+        move replicas between voters and observers, keeping what is known of
+        them (Kafka's ``updateVoterAndObserverStates``). Returns True if the
+        high watermark advanced under the new majority."""
+        old_voters = dict(self.voters)
+        new_voters: dict[int, ReplicaProgress] = {}
+        for key in voter_set.voter_keys:
+            p = old_voters.get(key.id)
+            if p is not None and p.key.matches(key):
+                del old_voters[key.id]
+            else:
+                p = self.observers.pop(key, None) or ReplicaProgress(key)
+            p.key = key
+            new_voters[key.id] = p
+        self.voters = new_voters
+        for p in old_voters.values():
+            self.observers.setdefault(p.key, p)
+        self._fetched_voters &= set(new_voters)
+        return self._maybe_update_high_watermark()
+
+    def is_replica_caught_up(self, key: ReplicaKey, now_ms: int, max_lag_ms: int) -> bool:
+        """An observer that may be added as a voter (Kafka's
+        ``isReplicaCaughtUp``): it fetched and was caught up with the
+        leader's log end within ``max_lag_ms`` -- stricter than Kafka's hour,
+        so a replica that went away is never added (that would cost the
+        quorum its availability)."""
+        p = self.observers.get(key)
+        return (
+            p is not None
+            and p.last_caught_up_ms > 0
+            and p.last_fetch_ms >= now_ms - max_lag_ms
+            and p.last_caught_up_ms >= now_ms - max_lag_ms
+        )
+
     def update_local_end_offset(self, end_offset: int) -> bool:
         """The leader's own flushed log end offset. Returns True if the high
         watermark advanced."""
-        me = self.voters[self.local_key.id]
+        me = self._local()
         if me.end_offset is not None and end_offset < me.end_offset:
             # The shell rewound the leader's log under it.
             raise LocalRaftError(f"non-monotonic leader end offset {me.end_offset} -> {end_offset}")
@@ -115,7 +192,7 @@ class LeaderProgress:
         if key.id < 0:
             return False
         p = self.progress_of(key)
-        leader_end = self.voters[self.local_key.id].end_offset
+        leader_end = self._local().end_offset
         if leader_end is not None:
             if fetch_offset >= leader_end:
                 p.last_caught_up_ms = max(p.last_caught_up_ms, now_ms)
@@ -149,6 +226,28 @@ class LeaderProgress:
         return tuple(
             p.key for p in sorted(self.voters.values(), key=_sort_key) if p.key.id != self.local_key.id
         )
+
+    def describe(self, now_ms: int, leader_epoch: int, voter_set: VoterSet) -> QuorumDescription:
+        """What DescribeQuorum reports, read-only: every voter (sorted by id),
+        and the observers that fetched within :data:`OBSERVER_SESSION_TIMEOUT_MS`
+        (Kafka drops the others from its map here; we only skip them). The
+        leader reports itself as fetching and caught up at ``now_ms``."""
+        local = self.local_key
+
+        def describe_one(p: ReplicaProgress, endpoints: Endpoints) -> ReplicaDescription:
+            end = -1 if p.end_offset is None else p.end_offset
+            if p.key.matches(local):
+                return ReplicaDescription(p.key, end, now_ms, now_ms, endpoints)
+            return ReplicaDescription(p.key, end, p.last_fetch_ms, p.last_caught_up_ms, endpoints)
+
+        voters = tuple(describe_one(self.voters[i], voter_set.endpoints(i)) for i in sorted(self.voters))
+        observers = tuple(
+            describe_one(p, ())
+            for p in sorted(self.observers.values(), key=lambda p: (p.key.id, str(p.key.directory_id)))
+            if p.key.matches(local) or now_ms - p.last_fetch_ms < OBSERVER_SESSION_TIMEOUT_MS
+        )
+        hwm = -1 if self.high_watermark is None else self.high_watermark
+        return QuorumDescription(local.id, leader_epoch, hwm, voters, observers)
 
     # --- check quorum ------------------------------------------------------
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kraft.records.view import OffsetAndEpoch
+from kraft.records.view import OffsetAndEpoch, VoterEntry
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +30,24 @@ class LeaderChangeMessage:
     granting_voters: tuple[int, ...]
 
 
-ControlRecord = LeaderChangeMessage
+@dataclass(frozen=True, slots=True)
+class KRaftVersionControl:
+    """Kafka's ``KRaftVersionRecord`` control record (control type 5): the
+    finalized ``kraft.version`` from this offset on (KIP-853)."""
+
+    kraft_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class VotersControl:
+    """Kafka's ``VotersRecord`` control record (control type 6): the whole
+    voter set from this offset on, read by every replica as soon as it is in
+    its log, committed or not (KIP-853)."""
+
+    voters: tuple[VoterEntry, ...]
+
+
+ControlRecord = LeaderChangeMessage | KRaftVersionControl | VotersControl
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,26 +55,33 @@ class Batch:
     """One record batch to append as leader.
 
     A data batch holds ``records`` (opaque values, one offset each); a control
-    batch holds exactly one ``control`` record and no data records.
+    batch holds one or more ``controls`` records (one offset each) and no
+    data records -- a new leader's LeaderChange, say, followed by the
+    KRaftVersion and Voters records of a bootstrapped voter set.
     """
 
     base_offset: int
     epoch: int
     records: tuple[bytes, ...] = ()
-    control: ControlRecord | None = None
+    controls: tuple[ControlRecord, ...] = ()
     #: Wall-clock time of the append as given to the core (the batch's
     #: ``maxTimestamp``/``baseTimestamp`` on disk).
     append_time_ms: int = 0
 
     def __post_init__(self) -> None:
-        if (self.control is None) == (not self.records):
-            raise ValueError("a batch holds either data records or one control record")
+        if bool(self.controls) == bool(self.records):
+            raise ValueError("a batch holds either data records or control records")
         if self.base_offset < 0 or self.epoch < 0:
             raise ValueError(f"invalid batch position ({self.base_offset}, {self.epoch})")
 
     @property
+    def control(self) -> ControlRecord | None:
+        """The first control record of a control batch, ``None`` for data."""
+        return self.controls[0] if self.controls else None
+
+    @property
     def record_count(self) -> int:
-        return 1 if self.control is not None else len(self.records)
+        return len(self.controls) if self.controls else len(self.records)
 
     @property
     def last_offset(self) -> int:
@@ -66,7 +90,7 @@ class Batch:
     @property
     def size_in_bytes(self) -> int:
         """Approximate payload size, for batch sizing and fetch limits."""
-        return sum(len(r) for r in self.records) + (16 if self.control is not None else 0)
+        return sum(len(r) for r in self.records) + 16 * len(self.controls)
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,16 @@ Voters::
 Observers (no id, or an id outside the voter set) only move between
 Unattached and Follower, on the same triggers.
 
+The voter set is the latest one in the log (KIP-853: a ``VotersRecord``,
+committed or not; the static ``controller.quorum.voters`` without one), so
+a replica becomes a voter or an observer as records arrive or are truncated
+(:meth:`QuorumState.update_voters`). Two rules of dynamic quorums: a replica
+with an id grants votes whether or not its own log lists it yet (a voter
+just added may lack the record); and a replica whose removal is not yet
+committed may still campaign (``removal_pending``, Raft's "a server not in
+its latest configuration still starts elections"), counting the votes of
+its latest voter set only -- not its own.
+
 Every transition checks its preconditions first and raises
 :class:`~kraft.errors.IllegalTransitionError` without changing anything when
 they do not hold. Durable transitions (all but ``transition_to_prospective``
@@ -89,9 +99,16 @@ class QuorumState:
         voters: VoterSet,
         config: QuorumConfig,
         rng: random.Random,
+        local_endpoints: Endpoints = (),
     ) -> None:
         self.local_key = local_key
         self.voters = voters
+        #: Our own listeners: what a Leader or Resigned role advertises (the
+        #: leader may not be in the voter set it works from, KIP-853).
+        self.local_endpoints = local_endpoints
+        #: Not in the latest voter set, but removed by a record that is not
+        #: committed yet: may still campaign (without counting its own vote).
+        self.removal_pending = False
         self._config = config
         self._rng = rng
         self._role: Role | None = None
@@ -105,6 +122,10 @@ class QuorumState:
         if self._role is None:
             raise IllegalTransitionError("QuorumState is not initialized")
         return self._role
+
+    @property
+    def initialized(self) -> bool:
+        return self._role is not None
 
     @property
     def local_id(self) -> int | None:
@@ -148,7 +169,7 @@ class QuorumState:
             case Follower(leader_endpoints=e) | Prospective(leader_endpoints=e):
                 return e
             case Leader() | Resigned():
-                return self.voters.endpoints(self.role.leader_id)
+                return self.local_endpoints or self.voters.endpoints(self.role.leader_id)
             case _:
                 return ()
 
@@ -159,6 +180,21 @@ class QuorumState:
     @property
     def is_observer(self) -> bool:
         return not self.is_voter
+
+    @property
+    def may_campaign(self) -> bool:
+        """A voter, or a replica whose removal is not committed (Raft: a
+        server not in its latest configuration still starts elections, as it
+        may be needed to commit that configuration)."""
+        return self.local_key is not None and (self.is_voter or self.removal_pending)
+
+    def set_removal_pending(self, pending: bool, now_ms: int) -> None:
+        if pending == self.removal_pending:
+            return
+        self.removal_pending = pending
+        current = self._role
+        if pending and isinstance(current, Unattached) and current.election_deadline_ms is None:
+            self._update(replace(current, election_deadline_ms=now_ms + self.random_election_timeout_ms()))
 
     @property
     def is_only_voter(self) -> bool:
@@ -194,10 +230,11 @@ class QuorumState:
             # The state file is older than the log (e.g. lost): start at the
             # log's epoch with no leader and no vote.
             role = Unattached(log_end.epoch, election_deadline_ms=deadline)
-        elif self.local_id is not None and election.leader_id == self.local_id and self.is_voter:
+        elif self.local_id is not None and election.leader_id == self.local_id:
             # A restarted leader starts Resigned in its epoch: it can neither
             # vote for someone else in that epoch nor reuse an (offset, epoch)
-            # that unflushed data lost in the crash once had.
+            # that unflushed data lost in the crash once had. (Also when the
+            # log no longer lists it as a voter: it may have been removed.)
             role = Resigned(
                 election.epoch,
                 self.local_id,
@@ -244,7 +281,7 @@ class QuorumState:
                 f"cannot become Unattached in epoch {epoch} from {current.name} in epoch {current.epoch}"
             )
         deadline: int | None
-        if self.is_observer:
+        if not self.may_campaign:
             deadline = None
         elif isinstance(current, (Candidate, Resigned)) or (
             isinstance(current, Unattached) and current.election_deadline_ms is not None
@@ -326,7 +363,7 @@ class QuorumState:
         """Start a pre-vote (KIP-996) in the current epoch. Memory only: the
         stored election state does not change."""
         current = self.role
-        if self.is_observer or self.local_key is None:
+        if not self.may_campaign or self.local_key is None:
             raise IllegalTransitionError("an observer cannot become Prospective")
         if isinstance(current, (Leader, Prospective)):
             raise IllegalTransitionError(f"cannot become Prospective from {current.name}")
@@ -349,7 +386,7 @@ class QuorumState:
     def transition_to_candidate(self, now_ms: int) -> None:
         """Bump the epoch by exactly one and vote for ourselves."""
         current = self.role
-        if self.is_observer or self.local_key is None:
+        if not self.may_campaign or self.local_key is None:
             raise IllegalTransitionError("an observer cannot become Candidate")
         if not isinstance(current, Prospective):
             raise IllegalTransitionError(f"only a Prospective becomes Candidate, not {current.name}")
@@ -369,7 +406,7 @@ class QuorumState:
         watermark: it must see a majority past ``epoch_start_offset`` first,
         which keeps the exposed high watermark monotonic."""
         current = self.role
-        if self.is_observer or self.local_key is None:
+        if not self.may_campaign or self.local_key is None:
             raise IllegalTransitionError("an observer cannot become Leader")
         if not isinstance(current, Candidate):
             raise IllegalTransitionError(f"only a Candidate becomes Leader, not {current.name}")
@@ -409,6 +446,25 @@ class QuorumState:
         )
 
     # --- in-role updates -----------------------------------------------------
+
+    def update_voters(self, voters: VoterSet, now_ms: int) -> None:
+        """The log's voter set changed (KIP-853: a VotersRecord appended or
+        truncated, a snapshot installed). Roles stay; what depends on
+        membership follows: a replica that became a voter while Unattached
+        starts its election timer; a vote being canvassed counts the new
+        voters."""
+        self.voters = voters
+        current = self._role
+        if current is None:
+            return
+        if isinstance(current, Unattached) and current.election_deadline_ms is None and self.is_voter:
+            self._update(replace(current, election_deadline_ms=now_ms + self.random_election_timeout_ms()))
+        elif isinstance(current, (Prospective, Candidate)):
+            ids = voters.voter_ids
+            votes = current.votes
+            granted = frozenset(v for v in votes.granted if v in ids)
+            rejected = frozenset(v for v in votes.rejected if v in ids)
+            self._update(replace(current, votes=EpochElection(ids, granted, rejected)))
 
     def record_vote(self, voter_id: int, granted: bool) -> None:
         current = self.role
@@ -457,11 +513,14 @@ class QuorumState:
     # --- internals -----------------------------------------------------------
 
     def _election_deadline(self, now_ms: int) -> int | None:
-        return None if self.is_observer else now_ms + self.random_election_timeout_ms()
+        return None if not self.may_campaign else now_ms + self.random_election_timeout_ms()
 
     def _check_can_vote_for(self, candidate: ReplicaKey, epoch: int) -> None:
-        if self.local_key is None or not self.is_voter:
-            raise IllegalTransitionError("only a voter grants votes")
+        # KIP-853: a replica whose log does not (yet) list it as a voter still
+        # votes -- it may have been added and not have the record -- but it
+        # needs an id to record the vote under.
+        if self.local_key is None:
+            raise IllegalTransitionError("a replica without an id grants no votes")
         if candidate.id == self.local_key.id:
             raise IllegalTransitionError("a replica does not grant a vote to itself")
         if epoch != self.role.epoch:

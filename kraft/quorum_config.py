@@ -34,7 +34,7 @@ class QuorumConfig:
     #: ``controller.quorum.retry.backoff.ms``: pause after a failed request.
     retry_backoff_ms: int = 20
     #: ``controller.quorum.fetch.max.bytes``.
-    fetch_max_bytes: int = 1_048_576
+    fetch_max_bytes: int = 8 * 1024 * 1024  # KafkaRaftClient.MAX_FETCH_SIZE_BYTES
     #: ``controller.quorum.fetch.snapshot.max.bytes``.
     fetch_snapshot_max_bytes: int = 1_048_576
     #: Long-poll time of a follower's Fetch (Kafka's constant

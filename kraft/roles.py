@@ -57,7 +57,7 @@ class LeaderAndEpoch:
 class EpochElection:
     """The vote tally of a Prospective or Candidate (Kafka's ``EpochElection``).
 
-    ``granted`` always contains the nominee itself."""
+    ``granted`` contains the nominee itself when it is one of ``voter_ids``."""
 
     voter_ids: tuple[int, ...]
     granted: frozenset[int]
@@ -65,7 +65,9 @@ class EpochElection:
 
     @classmethod
     def start(cls, voter_ids: tuple[int, ...], local_id: int) -> EpochElection:
-        return cls(voter_ids, frozenset({local_id}))
+        # A replica campaigning while its removal is uncommitted (KIP-853) does
+        # not count its own vote: it is not in its latest voter set.
+        return cls(voter_ids, frozenset({local_id}) if local_id in voter_ids else frozenset())
 
     @property
     def majority_size(self) -> int:

@@ -18,6 +18,7 @@ repaired in :attr:`MetadataLog.recovery_report`.
 
 from __future__ import annotations
 
+import os
 import struct
 import time
 from collections.abc import Callable
@@ -27,7 +28,14 @@ from typing import Any
 
 from kraft.records.batch import PARTITION_LEADER_EPOCH_OFFSET, RecordBatch, iter_batches
 from kraft.records.epoch_cache import LEADER_EPOCH_CHECKPOINT_FILE, EpochEntry, LeaderEpochCache
-from kraft.records.errors import CorruptLogError, CorruptRecordError, CorruptSnapshotError, LogOffsetError, StateFileError
+from kraft.records.errors import (
+    CorruptLogError,
+    CorruptRecordError,
+    CorruptSnapshotError,
+    LogOffsetError,
+    RecordsError,
+    StateFileError,
+)
 from kraft.records.fileutil import fsync_dir
 from kraft.records.log_config import LogConfig
 from kraft.records.recovery import RecoveryReport, leftover_files, orphaned_indexes, quick_check_segment, recover_segment
@@ -50,7 +58,13 @@ from kraft.records.state_files import (
     read_partition_metadata,
     write_partition_metadata,
 )
-from kraft.records.view import OffsetAndEpoch, SnapshotSlice
+from kraft.records.kraft_control import (
+    KRaftControlHistory,
+    control_entries,
+    voter_entries,
+    voters_record_of,
+)
+from kraft.records.view import KRaftControlState, OffsetAndEpoch, SnapshotSlice
 
 _BASE_OFFSET = struct.Struct(">q")
 _EPOCH = struct.Struct(">i")
@@ -98,6 +112,9 @@ class MetadataLog:
         self.recovery_report = report
         self._closed = False
         self._downloads: dict[OffsetAndEpoch, RawSnapshotWriter] = {}
+        #: KIP-853 voter sets and kraft.version levels of the latest snapshot
+        #: and the log, uncommitted ones included.
+        self._control = KRaftControlHistory()
 
     # ==== opening & recovery ==========================================================
 
@@ -185,6 +202,11 @@ class MetadataLog:
         log = cls(directory, config, clock_ms, segments, epoch_cache, snapshots, report, log_start)
         if log.truncate_to_latest_snapshot():
             report.add(directory, None, "truncated fully", f"latest snapshot {log.latest_snapshot_id()} is past the log end")
+        try:
+            log._load_kraft_control()
+        except BaseException:
+            log.close()
+            raise
         report.log_start_offset = log.start_offset
         report.log_end_offset = log.end_offset
         return log
@@ -406,13 +428,20 @@ class MetadataLog:
         data = bytearray(records)
         offset = self.end_offset
         headers = []
+        control: list[tuple[int, Any]] = []
         for b in batches:
+            if b.is_control:
+                # Read before the append: a control record that does not
+                # decode fails the append instead of being half-applied.
+                control += [(o - b.base_offset + offset, v) for o, v in self._control_entries(b)]
             _BASE_OFFSET.pack_into(data, b.position, offset)
             _EPOCH.pack_into(data, b.position + PARTITION_LEADER_EPOCH_OFFSET, epoch)
             last = offset + b.last_offset_delta
             headers.append(BatchHeader(b.position, offset, last, b.size_in_bytes, epoch, b.max_timestamp))
             offset = last + 1
-        return self._append(bytes(data), headers)
+        info = self._append(bytes(data), headers)
+        self._control.apply(control)
+        return info
 
     def append_as_follower(self, records: bytes | memoryview) -> AppendInfo:
         """Append batches as fetched from the leader: they must start exactly
@@ -421,7 +450,10 @@ class MetadataLog:
         expected = self.end_offset
         latest_epoch = self._epochs.latest_epoch
         headers = []
+        control: list[tuple[int, Any]] = []
         for b in batches:
+            if b.is_control:
+                control += self._control_entries(b)
             if b.base_offset != expected:
                 raise LogOffsetError(f"batch at offset {b.base_offset} does not continue the log at {expected}")
             if latest_epoch is not None and b.partition_leader_epoch < latest_epoch:
@@ -434,7 +466,16 @@ class MetadataLog:
                 BatchHeader(b.position, b.base_offset, b.last_offset, b.size_in_bytes, b.partition_leader_epoch, b.max_timestamp)
             )
             expected = b.next_offset
-        return self._append(bytes(records), headers)
+        info = self._append(bytes(records), headers)
+        self._control.apply(control)
+        return info
+
+    @staticmethod
+    def _control_entries(batch: RecordBatch) -> list[tuple[int, Any]]:
+        try:
+            return list(control_entries(batch))
+        except (RecordsError, ValueError) as exc:
+            raise CorruptRecordError(f"unreadable KRaft control record: {exc}", position=batch.position) from None
 
     def _validated_batches(self, records: bytes | memoryview) -> list[RecordBatch]:
         if not len(records):
@@ -453,14 +494,34 @@ class MetadataLog:
         max_ts = max(h.max_timestamp for h in headers)
         if active.size > 0 and active.should_roll(len(data), max_ts, headers[-1].last_offset, self._clock_ms()):
             active = self.roll()
-        active.append(data, headers)
-        if self.config.flush_on_append:
-            active.flush()
+        position = active.size
+        try:
+            active.append(data, headers)
+            if self.config.flush_on_append:
+                active.flush()
+        except OSError:
+            # Disk full or an I/O error part-way: part of the batches (or an
+            # index entry) may be in the files already. Cut back to where this
+            # append began so the files and the in-memory state say the same
+            # and the next append goes where this one should have.
+            self._rollback_append(active, position)
+            raise
+        changed = False
         for h in headers:
             latest = self._epochs.latest_epoch
             if h.partition_leader_epoch >= 0 and (latest is None or h.partition_leader_epoch > latest):
-                self._epochs.assign(h.partition_leader_epoch, h.base_offset)
+                changed |= self._epochs.assign(h.partition_leader_epoch, h.base_offset, flush=False)
+        if changed:
+            # In memory first: if the checkpoint cannot be written the cache
+            # still matches the log (and recovery rebuilds the file from it).
+            self._epochs.flush()
         return AppendInfo(headers[0].base_offset, headers[-1].last_offset)
+
+    @staticmethod
+    def _rollback_append(segment: LogSegment, position: int) -> None:
+        # The file may hold bytes past ``size`` (a partial write never counted).
+        segment.size = max(segment.size, os.fstat(segment.fd).st_size)
+        segment.truncate_to_position(position)
 
     def roll(self) -> LogSegment:
         """Seal the active segment and start a new one at the log end."""
@@ -507,6 +568,8 @@ class MetadataLog:
         active.open_indexes_for_append()
         active.flush(indexes=True)
         self._epochs.truncate_from_end(self.end_offset)
+        # Uncommitted voter changes that were truncated are reverted (KIP-853).
+        self._control.truncate_from(self.end_offset)
         return self.end_offset
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
@@ -528,11 +591,22 @@ class MetadataLog:
         snapshot_id: OffsetAndEpoch,
         *,
         last_contained_log_timestamp: int,
-        kraft_version: int = 0,
+        kraft_version: int | None = None,
         voters_record: Any = None,
     ) -> SnapshotWriter:
         """A writer for a snapshot of the state up to ``snapshot_id.offset``
-        (exclusive). It becomes visible to :meth:`latest_snapshot_id` when frozen."""
+        (exclusive). It becomes visible to :meth:`latest_snapshot_id` when frozen.
+
+        Unless given, ``kraft_version`` and the ``VotersRecord`` are those in
+        effect at ``snapshot_id.offset - 1`` (Kafka's ``voterSetAtOffset`` and
+        ``kraftVersionAtOffset``): a kraft.version 1 snapshot carries the voter
+        set, so a replica that installs it knows the quorum."""
+        if kraft_version is None:
+            kraft_version = self._control.kraft_version_at(snapshot_id.offset - 1)
+            if voters_record is None and kraft_version > 0:
+                voters = self._control.voters_at(snapshot_id.offset - 1)
+                if voters is not None:
+                    voters_record = voters_record_of(voters.voters)
         latest = self.latest_snapshot_id()
         if latest is not None and (latest.epoch > snapshot_id.epoch or latest.offset > snapshot_id.offset):
             raise ValueError(f"Attempting to create a snapshot ({snapshot_id}) that is not greater than the latest snapshot ({latest})")
@@ -587,6 +661,7 @@ class MetadataLog:
             raise LogOffsetError(f"no snapshot {snapshot_id} to install")
         self.truncate_fully_and_start_at(snapshot_id.offset)
         self._remove_snapshots_before(snapshot_id)
+        self._load_kraft_control()
 
     def _on_snapshot_frozen(self, snapshot_id: OffsetAndEpoch, path: Path) -> None:
         self._snapshots[snapshot_id] = path
@@ -619,6 +694,7 @@ class MetadataLog:
             self._segments.pop(0).delete()
         self._epochs.truncate_from_start(self._log_start_offset)
         self._remove_snapshots_before(snapshot_id)
+        self._control.truncate_before(self._log_start_offset)
         return True
 
     def truncate_to_latest_snapshot(self) -> bool:
@@ -631,8 +707,45 @@ class MetadataLog:
         if latest.epoch > log_epoch or (latest.epoch == log_epoch and latest.offset > self.end_offset):
             self.truncate_fully_and_start_at(latest.offset)
             self._remove_snapshots_before(latest)
+            self._load_kraft_control()
             return True
         return False
+
+    # ==== KIP-853 control records =======================================================
+
+    def kraft_control_state(self) -> KRaftControlState:
+        """The latest voter set and kraft.version of the latest snapshot and
+        the log, uncommitted records included (``LogView``)."""
+        return self._control.state()
+
+    @property
+    def kraft_control(self) -> KRaftControlHistory:
+        """The whole history (read-only use: voter set at an offset)."""
+        return self._control
+
+    def _load_kraft_control(self) -> None:
+        """Rebuild the history as Kafka's ``KRaftControlRecordStateMachine``
+        does at start-up: the latest snapshot's records (at its end offset - 1),
+        then every control batch of the log after it."""
+        self._control.clear()
+        start = self._log_start_offset
+        latest = self.latest_snapshot_id()
+        if latest is not None:
+            reader = self.open_snapshot(latest)
+            if reader is not None:
+                with reader:
+                    contents = reader.contents()
+                at = latest.offset - 1
+                if contents.kraft_version is not None:
+                    self._control.add_kraft_version(at, int(contents.kraft_version.k_raft_version))
+                if contents.voters is not None:
+                    self._control.add_voters(at, voter_entries(contents.voters))
+                start = max(start, latest.offset)
+        for batch in self.iter_batches(start):
+            if batch.is_control and batch.next_offset > start:
+                self._control.apply(
+                    (o, v) for o, v in self._control_entries(batch) if o >= start
+                )
 
     def _remove_snapshots_before(self, snapshot_id: OffsetAndEpoch) -> None:
         for sid in [s for s in self._snapshots if s < snapshot_id]:

@@ -76,8 +76,14 @@ class ScanResult:
     problem: str | None = None
 
 
-def _check_batch(buf: memoryview, pos: int, expected_offset: int) -> tuple[BatchHeader | None, str | None]:
-    """Validate the batch at ``pos``; returns its header or why it is bad."""
+def _check_batch(buf: memoryview, pos: int, expected_offset: int,
+                 segment_base: int | None = None) -> tuple[BatchHeader | None, str | None]:
+    """Validate the batch at ``pos``; returns its header or why it is bad.
+
+    The base offset is not covered by the CRC, so a damaged one is caught by
+    range checks only: never below the expected next offset, and (Kafka's
+    ``LogSegment.ensureOffsetInRange``) within an int32 of the segment's base
+    offset, as the indexes store relative offsets."""
     end = len(buf)
     if end - pos < LOG_OVERHEAD:
         return None, f"torn batch: {end - pos} bytes left, fewer than a batch prefix"
@@ -99,6 +105,8 @@ def _check_batch(buf: memoryview, pos: int, expected_offset: int) -> tuple[Batch
         return header, f"negative last offset delta {fields[6]}"
     if base_offset < expected_offset:
         return header, f"batch base offset {base_offset} is below the expected {expected_offset}"
+    if segment_base is not None and last_offset - segment_base > 0x7FFFFFFF:
+        return header, f"batch last offset {last_offset} is out of range for a segment based at {segment_base}"
     return header, None
 
 
@@ -109,7 +117,7 @@ def scan(buf: memoryview, first_offset: int) -> ScanResult:
     expected = first_offset
     end = len(buf)
     while pos < end:
-        header, problem = _check_batch(buf, pos, expected)
+        header, problem = _check_batch(buf, pos, expected, first_offset)
         if problem is not None:
             return ScanResult(headers, pos, problem)
         assert header is not None

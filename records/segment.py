@@ -212,20 +212,21 @@ class LogSegment:
         position = self.size
         pwrite_all(self._fd, data, position)
         self.size += len(data)
-        largest_ts, largest_ts_offset = -1, -1
-        for h in headers:
-            if h.max_timestamp > largest_ts:
-                largest_ts, largest_ts_offset = h.max_timestamp, h.last_offset
         if self.rolling_based_timestamp is None and headers:
             self.rolling_based_timestamp = headers[0].max_timestamp
-        if largest_ts > self.max_timestamp_so_far:
-            self.max_timestamp_so_far = largest_ts
-            self.offset_of_max_timestamp = largest_ts_offset
-        if self.bytes_since_last_index_entry > self.config.index_interval_bytes:
-            self.index.append(headers[-1].last_offset, position)
-            self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp)
-            self.bytes_since_last_index_entry = 0
-        self.bytes_since_last_index_entry += len(data)
+        # Per batch, as Kafka's LogSegment.append: an index entry is (last
+        # offset of a batch, position of that batch), which is what recovery
+        # checks (one entry for a multi-batch append would name the last
+        # batch's offset at the first batch's position).
+        for h in headers:
+            if h.max_timestamp > self.max_timestamp_so_far:
+                self.max_timestamp_so_far = h.max_timestamp
+                self.offset_of_max_timestamp = h.last_offset
+            if self.bytes_since_last_index_entry > self.config.index_interval_bytes:
+                self.index.append(h.last_offset, position + h.position)
+                self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp)
+                self.bytes_since_last_index_entry = 0
+            self.bytes_since_last_index_entry += h.size
         self.next_offset = headers[-1].next_offset
         self.last_epoch = headers[-1].partition_leader_epoch
         return position

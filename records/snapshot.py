@@ -179,7 +179,13 @@ class SnapshotWriter:
             if voters_record is None:
                 raise ValueError("kraft.version >= 1 snapshots must carry a VotersRecord")
             messages.append(voters_record)
-        self._append_control(messages)
+        try:
+            self._append_control(messages)
+        except BaseException:
+            # The .part file exists already: a failed header write (disk
+            # full) must not leave it, or its descriptor, behind.
+            self._raw.abort()
+            raise
 
     @property
     def path(self) -> Path:

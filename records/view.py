@@ -12,6 +12,7 @@ forward by snapshots.
 
 from __future__ import annotations
 
+import uuid
 from typing import NamedTuple, Protocol
 
 
@@ -33,6 +34,43 @@ class SnapshotSlice(NamedTuple):
     size: int
     #: The requested bytes (empty when the position is at or past the end).
     data: bytes
+
+
+class VoterEntry(NamedTuple):
+    """One voter of a ``VotersRecord`` as the log read it (KIP-853): the id,
+    the directory id (``None`` for Kafka's zero uuid), the endpoints as
+    (listener, host, port), and the supported ``kraft.version`` range."""
+
+    voter_id: int
+    directory_id: uuid.UUID | None
+    endpoints: tuple[tuple[str, str, int], ...] = ()
+    min_kraft_version: int = 0
+    max_kraft_version: int = 0
+
+
+class VotersAt(NamedTuple):
+    """A voter set and the offset of the ``VotersRecord`` that set it; a
+    snapshot's voters sit at its end offset - 1 (so -1 for the bootstrap
+    checkpoint ``00000000000000000000-0000000000``), as in Kafka's
+    ``KRaftControlRecordStateMachine``."""
+
+    offset: int
+    voters: tuple[VoterEntry, ...]
+
+
+class KRaftControlState(NamedTuple):
+    """What the KRaft control records of the latest snapshot and the whole log
+    (committed or not) say at the log end: the latest voter set (``None`` if
+    no ``VotersRecord`` was ever read: a static quorum, or an observer that
+    has not fetched one yet) and the latest finalized ``kraft.version``."""
+
+    voters: VotersAt | None = None
+    kraft_version: int = 0
+    #: The voter set before ``voters`` (if the history still has it): a
+    #: replica removed by an uncommitted record may still be needed to elect
+    #: a leader (Raft's "a server not in its latest configuration still starts
+    #: elections").
+    previous_voters: VotersAt | None = None
 
 
 class LogView(Protocol):
@@ -84,4 +122,14 @@ class LogView(Protocol):
         """Up to ``max_bytes`` of the complete snapshot ``snapshot_id`` from byte
         ``position`` (not aligned to record batches), with the snapshot's total
         size; ``None`` if no such complete snapshot exists."""
+        ...
+
+    def kraft_control_state(self) -> KRaftControlState:
+        """The latest voter set and ``kraft.version`` from the KRaft control
+        records (``VotersRecord``, ``KRaftVersionRecord``) of the latest
+        snapshot and every log batch up to the log end, uncommitted ones
+        included; reverted when the log is truncated below them (Kafka's
+        ``KRaftControlRecordStateMachine``). Cheap: the log maintains it as it
+        appends, truncates and installs snapshots, and returns the same
+        object until it changes."""
         ...

@@ -16,8 +16,6 @@ stderr naming the file and position; a torn tail ends the file with Kafka's
 
 from __future__ import annotations
 
-import base64
-import json
 import struct
 import sys
 from pathlib import Path
@@ -25,13 +23,17 @@ from typing import IO, Any
 
 import click
 
-from kraft.records.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC_V2, MIN_BATCH_LENGTH, Record, RecordBatch
+from kraft.records.batch import Record, RecordBatch
 from kraft.records.control import ControlRecordType, decode_control_record
+from kraft.records.describe import codec_name as _codec_name
+from kraft.records.describe import java_json
+from kraft.records.describe import message_json as _message_json
+from kraft.records.describe import read_file_batches as _read_batches
+from kraft.records.describe import record_json as _record_json
 from kraft.records.errors import RecordsError
 from kraft.records.snapshot import BOOTSTRAP_FILE_NAME, parse_snapshot_path
 
 RECORD_INDENT = "|"
-_PREFIX = struct.Struct(">qi")
 
 _CONTROL_LABELS = {
     ControlRecordType.LEADER_CHANGE: " LeaderChange: ",
@@ -42,47 +44,8 @@ _CONTROL_LABELS = {
 }
 
 
-def java_json(value: Any) -> str:
-    """JSON as Jackson's ``JsonNode.toString`` writes it: compact, no ASCII escaping."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
 def _bool(value: bool) -> str:
     return "true" if value else "false"
-
-
-def _message_json(message: Any) -> dict[str, Any]:
-    """A control message in Kafka's JSON form, at the version it declares."""
-    from kraft.messages.json_form import to_json
-
-    cls = type(message)
-    version = min(max(getattr(message, "version", 0), cls.LOWEST_VERSION), cls.HIGHEST_VERSION)
-    return to_json(message, version)
-
-
-def _read_batches(data: bytes) -> tuple[list[RecordBatch], int, str | None]:
-    """Batches as Kafka's ``FileLogInputStream`` finds them: stop at a batch
-    that does not fit in the file (torn tail); a batch too short or of an
-    unknown magic is corruption. Returns the batches, the valid byte count,
-    and the corruption found (if any)."""
-    batches: list[RecordBatch] = []
-    pos = 0
-    end = len(data)
-    while end - pos >= LOG_OVERHEAD + 5:  # Kafka's HEADER_SIZE_UP_TO_MAGIC
-        _, length = _PREFIX.unpack_from(data, pos)
-        size = length + LOG_OVERHEAD
-        if length < 14:  # LegacyRecord.RECORD_OVERHEAD_V0
-            return batches, pos, f"Found record size {length} smaller than minimum record overhead (14)"
-        if pos + size > end:
-            break
-        magic = data[pos + 16]
-        if magic != MAGIC_V2:
-            return batches, pos, f"unsupported magic {magic} (only v2 batches are dumped)"
-        if length < MIN_BATCH_LENGTH or size < HEADER_SIZE:
-            return batches, pos, f"batch length {length} is below the v2 minimum {MIN_BATCH_LENGTH}"
-        batches.append(RecordBatch(HEADER.unpack_from(data, pos), data, pos))
-        pos += size
-    return batches, pos, None
 
 
 class _Dumper:
@@ -245,44 +208,7 @@ class _Dumper:
         return key, value
 
     def record_json(self, batch: RecordBatch, record: Record, arg: str) -> dict[str, Any]:
-        node: dict[str, Any] = {
-            "file": arg,
-            "position": batch.position,
-            "baseOffset": batch.base_offset,
-            "lastOffset": batch.last_offset,
-            "partitionLeaderEpoch": batch.partition_leader_epoch,
-            "isControl": batch.is_control,
-            "isTransactional": batch.is_transactional,
-            "compresscodec": _codec_name(batch),
-            "crcValid": batch.is_valid(),
-            "offset": record.offset,
-            "timestampType": str(batch.timestamp_type),
-            "timestamp": record.timestamp,
-            "keySize": record.key_size,
-            "valueSize": record.value_size,
-            "headerKeys": [k for k, _ in record.headers],
-        }
-        if batch.is_control:
-            try:
-                control = decode_control_record(record)
-                node["controlType"] = control.type.name
-                if control.type in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
-                    node["control"] = {"version": control.message.version, "coordinatorEpoch": control.message.coordinator_epoch}
-                elif control.message is not None:
-                    node["control"] = _message_json(control.message)
-            except Exception as exc:  # noqa: BLE001
-                node["error"] = str(exc)
-        elif self.metadata_decoder:
-            from kraft.records.metadata import metadata_payload_json
-
-            try:
-                node["payload"] = metadata_payload_json(record.value)
-            except Exception as exc:  # noqa: BLE001
-                node["error"] = f"Error at {record.offset}, skipping. {exc}"
-        else:
-            node["key"] = None if record.key is None else base64.b64encode(bytes(record.key)).decode("ascii")
-            node["value"] = None if record.value is None else base64.b64encode(bytes(record.value)).decode("ascii")
-        return node
+        return _record_json(batch, record, arg, metadata_decoder=self.metadata_decoder)
 
     # --- indexes ------------------------------------------------------------------
 
@@ -316,13 +242,6 @@ class _Dumper:
             self.err.write(f"Non-consecutive offsets in {name}\n")
             for first, second in pairs:
                 self.err.write(f"  {first} is followed by {second}\n")
-
-
-def _codec_name(batch: RecordBatch) -> str:
-    try:
-        return batch.compression.kafka_name
-    except RecordsError:
-        return f"unknown({batch.attributes & 0x07})"
 
 
 def run_dump(

@@ -7,8 +7,11 @@ Python API::
     async with trio.open_nursery() as nursery:
         await nursery.start(node.run)
         offset = await node.append([b"record"])     # leader only; waits for commit
-        async for batch in node.committed_batches(): # every committed batch, in order
-            ...
+        position = node.append_nowait([b"r"])        # pipelined: many outstanding
+        await node.wait_committed(position)
+        async for item in node.committed_batches(): # the latest snapshot (SnapshotLoaded),
+            ...                                      # then every committed batch, in order
+        await node.create_snapshot(offset, state)    # your state as of a committed offset
         await node.shutdown()                        # a leader hands over first
 """
 
@@ -18,7 +21,7 @@ import logging
 import random
 import time
 from functools import partial
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,25 +31,27 @@ import trio
 from kraft import events as ev
 from kraft.config import NodeConfig
 from kraft.core import RaftCore
-from kraft.errors import Errors
-from kraft.node import rpc
+from kraft.errors import Errors, NotLeaderError
+from kraft.node import admin, rpc
+from kraft.node import snapshots
 from kraft.node.shell import ElectionStateStore, RaftShell
+from kraft.node.snapshots import SnapshotLoaded
 from kraft.records.batch import RecordBatch
 from kraft.records.control import decode_control_record
 from kraft.records.errors import StateFileError
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.log_config import LogConfig
 from kraft.records.state_files import MetaProperties, QuorumStateFile
+from kraft.records.view import OffsetAndEpoch
 from kraft.roles import LeaderAndEpoch
 from kraft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
-from kraft.wire.api_versions import api_versions_response
 from kraft.wire.apis import ApiKey
-from kraft.wire.client import ClientPool, ConnectionFailed, NoCommonVersion, RequestTimedOut
+from kraft.wire.client import ClientPool, ConnectionFailed, NoCommonVersion, PeerClient, RequestTimedOut
 from kraft.wire.server import CloseConnection, ConnectionInfo, Response, serve_listener
 
 log = logging.getLogger("kraft.node")
 
-__all__ = ["KraftNode", "NodeStartError", "CommittedBatch"]
+__all__ = ["KraftNode", "NodeStartError", "CommittedBatch", "SnapshotLoaded"]
 
 #: The APIs a kraft controller listener answers, with the versions we speak.
 SUPPORTED_APIS: dict[ApiKey, tuple[int, int]] = {
@@ -56,6 +61,14 @@ SUPPORTED_APIS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.BEGIN_QUORUM_EPOCH: (0, 1),
     ApiKey.END_QUORUM_EPOCH: (0, 1),
     ApiKey.FETCH_SNAPSHOT: (0, 1),
+    # The admin surface (kraft/node/admin.py).
+    ApiKey.METADATA: (0, 13),
+    ApiKey.DESCRIBE_QUORUM: (0, 2),
+    ApiKey.DESCRIBE_CLUSTER: (0, 2),
+    # KIP-853 voter changes (answered by the raft core of the leader).
+    ApiKey.ADD_RAFT_VOTER: (0, 1),
+    ApiKey.REMOVE_RAFT_VOTER: (0, 0),
+    ApiKey.UPDATE_RAFT_VOTER: (0, 0),
 }
 
 
@@ -73,6 +86,8 @@ class CommittedBatch:
     append_time_ms: int
     is_control: bool
     records: tuple[bytes, ...]  # values; for a control batch, the raw control values
+    #: The batch's size in the log (what Kafka's snapshot policy counts).
+    size_in_bytes: int = 0
 
 
 class _PreVoteNeedsV2(Exception):
@@ -93,6 +108,14 @@ class KraftNode:
         self._nursery: trio.Nursery | None = None
         self.ports: dict[str, int] = {}
         self._endpoints: dict[int, tuple[str, int]] = {v.node_id: (v.host, v.port) for v in config.voters}
+        # controller.quorum.bootstrap.servers get ids -1, -2, ... (Kafka's
+        # QuorumConfig.parseBootstrapServers); KIP-853 dynamic quorums.
+        # Our own address in that list is left out: a node never fetches
+        # from itself.
+        own = {(e.host, e.port) for e in (*config.listeners, *config.advertised_listeners)}
+        self._bootstrap: dict[int, tuple[str, int]] = {
+            -(i + 1): address for i, address in enumerate(config.bootstrap_servers) if address not in own
+        }
 
     # ------------------------------------------------------------ start
 
@@ -113,11 +136,28 @@ class KraftNode:
         mlog = MetadataLog.open(
             metadata_partition_dir(log_dir),
             LogConfig(segment_bytes=c.segment_bytes, segment_ms=c.segment_ms,
-                      retention_bytes=c.retention_bytes, retention_ms=c.retention_ms),
+                      retention_bytes=c.retention_bytes, retention_ms=c.retention_ms,
+                      # The core asks for every fsync (Flush), as KafkaRaftClient
+                      # flushes once per leader write and per voter fetch.
+                      flush_on_append=False),
         )
         if mlog.recovery_report.repairs:
             log.warning("recovered %s: %s", mlog.recovery_report.directory, mlog.recovery_report)
         return mlog, meta
+
+    def local_endpoints(self) -> tuple[Endpoint, ...]:
+        """This node's controller listeners as peers reach them (advertised,
+        else bound), in ``controller.listener.names`` order: what it records
+        in VotersRecord / sends with AddRaftVoter and UpdateRaftVoter."""
+        out = []
+        listeners = {e.name: e for e in self.config.listeners}
+        advertised = {e.name: e for e in self.config.advertised_listeners}
+        for name in self.config.controller_listener_names:
+            e = advertised.get(name) or listeners.get(name)
+            if e is not None:
+                host = e.host or "localhost"
+                out.append(Endpoint(name, host, e.port or self.ports.get(name, 0)))
+        return tuple(out)
 
     def _voter_set(self) -> VoterSet:
         listener = self.config.controller_listener_names[0]
@@ -145,6 +185,13 @@ class KraftNode:
             directory_id=meta.directory_id,
             cluster_id=meta.cluster_id,
             election_state=store.read(),
+            local_endpoints=self.local_endpoints(),
+            supported_kraft_versions=admin.SUPPORTED_FEATURES["kraft.version"],
+            bootstrap_ids=tuple(self._bootstrap),
+            auto_join=c.auto_join,
+            # A controller may be added as a voter at any time (KIP-853):
+            # it fsyncs before telling the leader its fetch position.
+            followers_always_flush=True,
         )
         self.shell = shell = RaftShell(core, mlog, store, send_request=self._send_request,
                                        send_response=self._send_response)
@@ -161,10 +208,14 @@ class KraftNode:
                          c.node_id, role, meta.cluster_id,
                          ", ".join(f"{n}:{p}" for n, p in self.ports.items()), mlog.end_offset)
                 nursery.start_soon(self._run_shell, nursery)
+                nursery.start_soon(snapshots.run_log_cleaner, self)
                 task_status.started()
         finally:
-            await self._pool.aclose()
+            # Close the log first: closing the pool awaits, and under
+            # cancellation that await raises before anything after it runs.
             mlog.close()
+            with trio.CancelScope(shield=True):
+                await self._pool.aclose()
 
     async def _run_shell(self, nursery: trio.Nursery) -> None:
         assert self.shell is not None
@@ -197,6 +248,22 @@ class KraftNode:
         assert self.shell is not None
         return await self.shell.append(records)
 
+    def append_nowait(self, records: Sequence[bytes], *, epoch: int | None = None) -> OffsetAndEpoch:
+        """Pipelined append as leader: queue ``records`` and return at once
+        with (offset of the last record, leader epoch); many may be
+        outstanding. Raises :class:`kraft.errors.NotLeaderError` on a
+        non-leader."""
+        if self.shell is None:
+            raise NotLeaderError("append failed: the node is not running")
+        return self.shell.append_nowait(records, epoch=epoch)
+
+    async def wait_committed(self, position: OffsetAndEpoch) -> None:
+        """Wait until an :meth:`append_nowait` result is committed; raises
+        :class:`kraft.errors.NotLeaderError` if its leader epoch ends first
+        (the record may or may not survive)."""
+        assert self.shell is not None
+        await self.shell.wait_committed(position)
+
     async def shutdown(self, timeout_ms: int = 5000) -> None:
         """Graceful stop: a leader resigns with EndQuorumEpoch first."""
         if self.shell is not None:
@@ -212,21 +279,27 @@ class KraftNode:
                 await self.shell.leader_changed.wait()
         return self.shell.leader
 
-    async def committed_batches(self, start_offset: int = 0) -> AsyncIterator[CommittedBatch]:
-        """Every committed batch from ``start_offset`` on, as it commits."""
-        assert self.shell is not None and self.log is not None
-        shell, mlog = self.shell, self.log
-        offset = max(start_offset, mlog.start_offset)
-        while True:
-            async with shell.committed:
-                while shell.high_watermark <= offset:
-                    await shell.committed.wait()
-                hwm = shell.high_watermark
-            async with shell.log_lock:
-                batches = self._read_committed(offset, hwm)
-            for batch in batches:
-                yield batch
-                offset = batch.last_offset + 1
+    async def committed_batches(
+        self, start_offset: int | None = None
+    ) -> AsyncIterator[CommittedBatch | SnapshotLoaded]:
+        """What a Kafka ``RaftClient.Listener`` gets: the latest snapshot
+        first (a :class:`SnapshotLoaded`) if there is one, then every committed
+        batch after it, as it commits. With ``start_offset``, resume there (a
+        snapshot only if it is below the log start). A listener that falls
+        below the log start later (a snapshot was installed, retention moved
+        the start) gets the latest snapshot again, then the batches after it."""
+        async for item in snapshots.committed_items(self, start_offset):
+            yield item
+
+    async def create_snapshot(self, at: OffsetAndEpoch | int, records: Iterable[bytes]) -> OffsetAndEpoch:
+        """Write a snapshot of your state (``records``) as of ``at``: a
+        committed offset (its epoch comes from the log) or a snapshot id. The
+        log start then moves by retention (``metadata.max.retention.bytes`` /
+        ``.ms``); followers behind it catch up with FetchSnapshot. Raises
+        :class:`kraft.errors.InvalidSnapshotIdError` for an id that is not
+        committed, not on a batch boundary, or not newer than the latest
+        snapshot. See :mod:`kraft.node.snapshots`."""
+        return await snapshots.create_snapshot(self, at, records)
 
     def _read_committed(self, offset: int, hwm: int) -> list[CommittedBatch]:
         assert self.log is not None
@@ -239,7 +312,8 @@ class KraftNode:
                 continue
             recs = b.records()
             out.append(CommittedBatch(b.base_offset, last, b.partition_leader_epoch, b.max_timestamp,
-                                      b.is_control, tuple(bytes(r.value or b"") for r in recs)))
+                                      b.is_control, tuple(bytes(r.value or b"") for r in recs),
+                                      b.size_in_bytes))
         return out
 
     # ------------------------------------------------------------ server side
@@ -248,9 +322,12 @@ class KraftNode:
         key = request.api_key
         version = request.api_version
         if key == ApiKey.API_VERSIONS:
-            return Response(api_versions_response(version, SUPPORTED_APIS, request=request.body,
-                                                  supported_features={"kraft.version": (0, 1)}), version)
-        if key in rpc.RAFT_API_KEYS:
+            shell = self.shell
+            finalized = {"kraft.version": shell.core.kraft_version} if shell is not None and shell.initialized else None
+            return admin.api_versions(version, request.body, SUPPORTED_APIS, finalized)
+        if key in admin.ADMIN_API_KEYS:
+            return await admin.handle(self, request, conn)
+        if key in rpc.RAFT_API_KEYS or key in rpc.VOTER_CHANGE_API_KEYS:
             return await self._handle_raft(key, version, request.body, conn)
         raise CloseConnection(f"api {ApiKey(key).name} is not served by a kraft controller")
 
@@ -270,6 +347,10 @@ class KraftNode:
             wait_ms = self.config.quorum.request_timeout_ms
             if isinstance(event, ev.FetchRequest):
                 wait_ms += event.max_wait_ms
+            elif key in rpc.VOTER_CHANGE_API_KEYS:
+                # The core answers within request.timeout.ms of admitting the
+                # change (Kafka's handler timer); allow for the admission.
+                wait_ms = 2 * wait_ms + 1000
             with trio.move_on_after(wait_ms / 1000):
                 await done.wait()
         finally:
@@ -297,17 +378,14 @@ class KraftNode:
     async def _request(self, out: ev.OutboundRequest) -> None:
         shell = self.shell
         assert shell is not None
-        address = self._endpoints.get(out.destination)
+        message = out.message
+        listener = self.config.controller_listener_names[0]
+        address = self._address_of(out.destination, message, listener)
         if address is None:
             shell.deliver(ev.RequestFailed(out.destination, out.correlation_id, "no known address"))
             return
-        message = out.message
-        key = {ev.VoteRequest: rpc.VOTE, ev.BeginQuorumEpochRequest: rpc.BEGIN_QUORUM_EPOCH,
-               ev.EndQuorumEpochRequest: rpc.END_QUORUM_EPOCH, ev.FetchRequest: rpc.FETCH,
-               ev.FetchSnapshotRequest: rpc.FETCH_SNAPSHOT}[type(message)]
-        listener = self.config.controller_listener_names[0]
-        endpoints = self._voter_set().nodes[self.config.node_id].endpoints \
-            if self.config.node_id in self._voter_set().nodes else ()
+        key = rpc.REQUEST_API_KEYS[type(message)]
+        endpoints = self.local_endpoints()
 
         def build(version: int) -> Any:
             if isinstance(message, ev.VoteRequest) and message.pre_vote and version < 2:
@@ -317,6 +395,11 @@ class KraftNode:
         timeout = self.config.quorum.request_timeout_ms
         if isinstance(message, ev.FetchRequest):
             timeout += message.max_wait_ms
+        if isinstance(message, ev.ApiVersionsRequest):
+            # A would-be voter, dialled on the endpoint it asked to be added
+            # with; not pooled under its id (it may not be reachable there).
+            await self._api_versions(out, address)
+            return
         client = self._pool.get(out.destination, *address)
         try:
             version, body = await client.request(ApiKey(key), build, timeout_ms=timeout,
@@ -336,6 +419,46 @@ class KraftNode:
                                          rpc.response_from_wire(key, version, body, listener)))
 
 
+    def _address_of(self, node_id: int, message: Any, listener: str) -> tuple[str, int] | None:
+        """Where to send one of the core's requests: the endpoints an
+        ApiVersions names; a bootstrap server (negative id); the current voter
+        set's listener (KIP-853: it changes with the log); the leader's
+        advertised endpoint; the static configuration."""
+        if isinstance(message, ev.ApiVersionsRequest):
+            e = next((e for e in message.endpoints if e.listener == listener), None)
+            return None if e is None else (e.host, e.port)
+        if node_id < 0:
+            return self._bootstrap.get(node_id)
+        shell = self.shell
+        if shell is not None:
+            core = shell.core
+            e = next((e for e in core.voters.endpoints(node_id) if e.listener == listener), None)
+            if e is not None:
+                return (e.host, e.port)
+            if core.quorum.initialized and core.quorum.leader_id == node_id:
+                e = next((e for e in core.quorum.leader_endpoints if e.listener == listener), None)
+                if e is not None:
+                    return (e.host, e.port)
+        return self._endpoints.get(node_id)
+
+    async def _api_versions(self, out: ev.OutboundRequest, address: tuple[str, int]) -> None:
+        shell = self.shell
+        assert shell is not None
+        client = PeerClient(address[0], address[1], client_id=self._pool.client_id,
+                            request_timeout_ms=self.config.quorum.request_timeout_ms)
+        try:
+            version, body = await client.request(
+                ApiKey.API_VERSIONS, lambda v: rpc.request_to_wire(out.message, v)[1],
+                max_version=SUPPORTED_APIS[ApiKey.API_VERSIONS][1])
+        except (ConnectionFailed, RequestTimedOut, NoCommonVersion) as e:
+            shell.deliver(ev.RequestFailed(out.destination, out.correlation_id, str(e)))
+            return
+        finally:
+            await client.aclose()
+        shell.deliver(ev.InboundResponse(out.destination, out.correlation_id,
+                                         rpc.response_from_wire(rpc.API_VERSIONS, version, body)))
+
+
 def _source_of(event: ev.RaftRequest) -> int:
     match event:
         case ev.VoteRequest():
@@ -344,6 +467,8 @@ def _source_of(event: ev.RaftRequest) -> int:
             return event.leader_id
         case ev.FetchRequest() | ev.FetchSnapshotRequest():
             return event.replica_key.id
+        case ev.UpdateRaftVoterRequest():
+            return event.voter_key.id
     return -1
 
 

@@ -4,8 +4,11 @@ the raft core's flat events (``kraft.events``).
 Kafka's raft RPCs carry one topic with one partition (``__cluster_metadata``,
 partition 0; Fetch addresses it by topic id since v13). Requests for any
 other partition never reach the core: :func:`request_from_wire` returns the
-response to send instead (UNKNOWN_TOPIC_OR_PARTITION for a partition-level
-miss, INVALID_REQUEST for a malformed shape), as Kafka's ``RaftUtil`` does.
+response to send instead, as Kafka's ``KafkaRaftClient`` answers them: a
+top-level INVALID_REQUEST for Vote, BeginQuorumEpoch, EndQuorumEpoch and
+Fetch ("until we support multi-raft, we treat topic partition mismatches as
+invalid requests"), and UNKNOWN_TOPIC_OR_PARTITION for the partition of a
+FetchSnapshot; INVALID_REQUEST for a malformed shape.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ from typing import Any
 from kraft import events as ev
 from kraft.errors import Errors
 from kraft.messages.generated import (
+    add_raft_voter_request as add_req,
+    add_raft_voter_response as add_resp,
+    api_versions_request as av_req,
     begin_quorum_epoch_request as bqe_req,
     begin_quorum_epoch_response as bqe_resp,
     end_quorum_epoch_request as eqe_req,
@@ -24,16 +30,22 @@ from kraft.messages.generated import (
     fetch_response as fetch_resp,
     fetch_snapshot_request as fs_req,
     fetch_snapshot_response as fs_resp,
+    remove_raft_voter_request as remove_req,
+    remove_raft_voter_response as remove_resp,
+    update_raft_voter_request as update_req,
+    update_raft_voter_response as update_resp,
     vote_request as vote_req,
     vote_response as vote_resp,
 )
 from kraft.records.view import OffsetAndEpoch
+from kraft.wire.client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION
 from kraft.voters import Endpoint, Endpoints, ReplicaKey
 
 __all__ = [
     "METADATA_TOPIC",
     "METADATA_TOPIC_ID",
     "RAFT_API_KEYS",
+    "VOTER_CHANGE_API_KEYS",
     "request_from_wire",
     "request_to_wire",
     "response_from_wire",
@@ -49,6 +61,21 @@ ZERO = uuid.UUID(int=0)
 
 VOTE, BEGIN_QUORUM_EPOCH, END_QUORUM_EPOCH, FETCH, FETCH_SNAPSHOT = 52, 53, 54, 1, 59
 RAFT_API_KEYS = frozenset({VOTE, BEGIN_QUORUM_EPOCH, END_QUORUM_EPOCH, FETCH, FETCH_SNAPSHOT})
+API_VERSIONS, ADD_RAFT_VOTER, REMOVE_RAFT_VOTER, UPDATE_RAFT_VOTER = 18, 80, 81, 82
+#: KIP-853's voter changes, answered by the raft core's leader.
+VOTER_CHANGE_API_KEYS = frozenset({ADD_RAFT_VOTER, REMOVE_RAFT_VOTER, UPDATE_RAFT_VOTER})
+#: The wire api key of each request the core sends.
+REQUEST_API_KEYS: dict[type, int] = {
+    ev.VoteRequest: VOTE,
+    ev.BeginQuorumEpochRequest: BEGIN_QUORUM_EPOCH,
+    ev.EndQuorumEpochRequest: END_QUORUM_EPOCH,
+    ev.FetchRequest: FETCH,
+    ev.FetchSnapshotRequest: FETCH_SNAPSHOT,
+    ev.ApiVersionsRequest: API_VERSIONS,
+    ev.AddRaftVoterRequest: ADD_RAFT_VOTER,
+    ev.RemoveRaftVoterRequest: REMOVE_RAFT_VOTER,
+    ev.UpdateRaftVoterRequest: UPDATE_RAFT_VOTER,
+}
 
 
 def _dir(u: uuid.UUID) -> uuid.UUID | None:
@@ -84,7 +111,7 @@ def _one_partition(topics: list[Any], name_attr: str = "topic_name", index_attr:
     topic = topics[0]
     part = topic.partitions[0]
     if getattr(topic, name_attr) != METADATA_TOPIC or getattr(part, index_attr) != 0:
-        raise _Reject(Errors.UNKNOWN_TOPIC_OR_PARTITION, partition_level=True)
+        raise _Reject(Errors.INVALID_REQUEST)
     return part
 
 
@@ -100,7 +127,32 @@ def request_from_wire(api_key: int, version: int, msg: Any) -> ev.RaftRequest | 
         return error_response(api_key, r.error, partition_level=r.partition_level)
 
 
+def _listeners(items: list[Any]) -> Endpoints:
+    return tuple(Endpoint(e.name, e.host, e.port) for e in items)
+
+
 def _request_from_wire(api_key: int, version: int, msg: Any) -> ev.RaftRequest:
+    if api_key == ADD_RAFT_VOTER:
+        return ev.AddRaftVoterRequest(
+            cluster_id=msg.cluster_id,
+            timeout_ms=msg.timeout_ms,
+            voter_key=_key(msg.voter_id, msg.voter_directory_id),
+            listeners=_listeners(msg.listeners),
+            ack_when_committed=msg.ack_when_committed if version >= 1 else True,
+        )
+    if api_key == REMOVE_RAFT_VOTER:
+        return ev.RemoveRaftVoterRequest(
+            cluster_id=msg.cluster_id, voter_key=_key(msg.voter_id, msg.voter_directory_id)
+        )
+    if api_key == UPDATE_RAFT_VOTER:
+        feature = msg.k_raft_version_feature
+        return ev.UpdateRaftVoterRequest(
+            cluster_id=msg.cluster_id,
+            current_leader_epoch=msg.current_leader_epoch,
+            voter_key=_key(msg.voter_id, msg.voter_directory_id),
+            listeners=_listeners(msg.listeners),
+            supported_kraft_versions=(feature.min_supported_version, feature.max_supported_version),
+        )
     if api_key == VOTE:
         p = _one_partition(msg.topics)
         return ev.VoteRequest(
@@ -141,8 +193,7 @@ def _request_from_wire(api_key: int, version: int, msg: Any) -> ev.RaftRequest:
         p = topic.partitions[0]
         known = topic.topic_id == METADATA_TOPIC_ID if version >= 13 else topic.topic == METADATA_TOPIC
         if not known or p.partition != 0:
-            raise _Reject(Errors.UNKNOWN_TOPIC_ID if version >= 13 else Errors.UNKNOWN_TOPIC_OR_PARTITION,
-                          partition_level=True)
+            raise _Reject(Errors.INVALID_REQUEST)
         replica_id = msg.replica_state.replica_id if version >= 15 else msg.replica_id
         hwm = p.high_watermark if version >= 18 and p.high_watermark != (1 << 63) - 1 else -1
         return ev.FetchRequest(
@@ -250,6 +301,37 @@ def request_to_wire(req: ev.RaftRequest, version: int, endpoints: Endpoints = ()
             else:
                 msg.replica_id = req.replica_key.id
             return FETCH, msg
+        case ev.AddRaftVoterRequest():
+            return ADD_RAFT_VOTER, add_req.AddRaftVoterRequest(
+                cluster_id=req.cluster_id,
+                timeout_ms=req.timeout_ms,
+                voter_id=req.voter_key.id,
+                voter_directory_id=_wire_dir(req.voter_key.directory_id),
+                listeners=[add_req.Listener(name=e.listener, host=e.host, port=e.port) for e in req.listeners],
+                ack_when_committed=req.ack_when_committed,
+            )
+        case ev.RemoveRaftVoterRequest():
+            return REMOVE_RAFT_VOTER, remove_req.RemoveRaftVoterRequest(
+                cluster_id=req.cluster_id,
+                voter_id=req.voter_key.id,
+                voter_directory_id=_wire_dir(req.voter_key.directory_id),
+            )
+        case ev.UpdateRaftVoterRequest():
+            low, high = req.supported_kraft_versions
+            return UPDATE_RAFT_VOTER, update_req.UpdateRaftVoterRequest(
+                cluster_id=req.cluster_id,
+                current_leader_epoch=req.current_leader_epoch,
+                voter_id=req.voter_key.id,
+                voter_directory_id=_wire_dir(req.voter_key.directory_id),
+                listeners=[update_req.Listener(name=e.listener, host=e.host, port=e.port) for e in req.listeners],
+                k_raft_version_feature=update_req.KRaftVersionFeature(
+                    min_supported_version=low, max_supported_version=high
+                ),
+            )
+        case ev.ApiVersionsRequest():
+            return API_VERSIONS, av_req.ApiVersionsRequest(
+                client_software_name=CLIENT_SOFTWARE_NAME, client_software_version=CLIENT_SOFTWARE_VERSION
+            )
         case ev.FetchSnapshotRequest():
             part = fs_req.PartitionSnapshot(
                 partition=0,
@@ -281,6 +363,23 @@ def response_to_wire(api_key: int, resp: ev.RaftResponse, version: int, listener
     listener the request arrived on: NodeEndpoints carry the leader's endpoint
     for that listener, as Kafka does."""
     match resp:
+        case ev.AddRaftVoterResponse():
+            return add_resp.AddRaftVoterResponse(error_code=int(resp.error), error_message=resp.error_message)
+        case ev.RemoveRaftVoterResponse():
+            return remove_resp.RemoveRaftVoterResponse(error_code=int(resp.error), error_message=resp.error_message)
+        case ev.UpdateRaftVoterResponse():
+            # Kafka's RaftUtil.updateVoterResponse: the leader's endpoint on
+            # the listener the request came in on.
+            endpoint = next((e for e in resp.leader_endpoints if e.listener == listener), None)
+            return update_resp.UpdateRaftVoterResponse(
+                error_code=int(resp.error),
+                current_leader=update_resp.CurrentLeader(
+                    leader_id=resp.leader_id,
+                    leader_epoch=resp.leader_epoch,
+                    host="" if endpoint is None else endpoint.host,
+                    port=-1 if endpoint is None else endpoint.port,
+                ),
+            )
         case ev.VoteResponse():
             return vote_resp.VoteResponse(
                 error_code=int(resp.error),
@@ -355,6 +454,12 @@ def response_to_wire(api_key: int, resp: ev.RaftResponse, version: int, listener
 
 def error_response(api_key: int, error: Errors, partition_level: bool = False) -> ev.RaftResponse:
     """A response carrying only an error (top-level, or for the partition)."""
+    if api_key == ADD_RAFT_VOTER:
+        return ev.AddRaftVoterResponse(error=error)
+    if api_key == REMOVE_RAFT_VOTER:
+        return ev.RemoveRaftVoterResponse(error=error)
+    if api_key == UPDATE_RAFT_VOTER:
+        return ev.UpdateRaftVoterResponse(error=error)
     top, part = (Errors.NONE, error) if partition_level else (error, Errors.NONE)
     cls = {
         VOTE: ev.VoteResponse,
@@ -377,6 +482,21 @@ def response_from_wire(api_key: int, version: int, msg: Any, listener: str = "CO
     """The core's response for a decoded wire response. A response whose
     shape is wrong (no partition) becomes a top-level error."""
     top = _errors(msg.error_code)
+    if api_key == API_VERSIONS:
+        kraft = next((f for f in msg.supported_features if f.name == "kraft.version"), None)
+        return ev.ApiVersionsResponse(
+            error=top, supported_kraft_versions=None if kraft is None else (kraft.min_version, kraft.max_version)
+        )
+    if api_key == ADD_RAFT_VOTER:
+        return ev.AddRaftVoterResponse(error=top, error_message=msg.error_message)
+    if api_key == REMOVE_RAFT_VOTER:
+        return ev.RemoveRaftVoterResponse(error=top, error_message=msg.error_message)
+    if api_key == UPDATE_RAFT_VOTER:
+        leader = msg.current_leader
+        endpoints = (Endpoint(listener, leader.host, leader.port),) if leader.host and leader.port > 0 else ()
+        return ev.UpdateRaftVoterResponse(
+            error=top, leader_id=leader.leader_id, leader_epoch=leader.leader_epoch, leader_endpoints=endpoints
+        )
     try:
         if api_key == FETCH:
             if len(msg.responses) != 1 or len(msg.responses[0].partitions) != 1:

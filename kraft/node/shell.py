@@ -5,16 +5,34 @@ the :class:`~kraft.records.log.MetadataLog`; everything else talks to it
 through a memory channel. It sleeps until the core's next deadline or the
 next message, steps the core, and executes the returned ``Ready`` in the
 order the core documents: persist the election state, run the log
-operations (in a worker thread: they fsync), then send, then tell listeners.
+operations (in a worker thread when they may fsync; a leader's batch writes
+in the task), then send, then tell listeners.
+
+Leaders append without waiting: :meth:`RaftShell.append_nowait` hands the
+records to the core's accumulator at once and returns their offset, many
+appends may be outstanding, and :meth:`RaftShell.wait_committed` waits for
+one (failing if the leadership ends first).
 
 The shell is also where bytes meet the core's abstractions: batches the core
 asks to append become Kafka record batches here, and fetched bytes that fail
 validation are refused (the core sees a failed fetch, as Kafka's
 ``KafkaRaftClient`` does when ``appendAsFollower`` throws).
+
+And where the disk fails (``ENOSPC``, ``EIO``): a log write that fails is
+rolled back by the log; a leader resigns (Kafka's controller treats a failed
+append as fatal for its leadership) and appends are refused with
+:class:`StorageError` until a write works again, while listeners keep
+reading; a follower fetches the same records again after a backoff; an
+election state that cannot be persisted is retried until it is, since
+nothing may depend on it before (see :meth:`RaftShell._on_storage_fault`).
+Other work on the log (snapshots, retention) comes in through
+:meth:`RaftShell.run_on_log` and runs between two calls of the core.
 """
 
 from __future__ import annotations
 
+import errno
+import heapq
 import itertools
 import logging
 import time
@@ -38,26 +56,64 @@ from kraft.logops import (
     TruncateTo,
 )
 from kraft.records.batch import build_data_batch
-from kraft.records.control import leader_change_batch
-from kraft.records.errors import CorruptRecordError
+from kraft.node.control_records import encode_control_batch
+from kraft.records.errors import CorruptRecordError, CorruptSnapshotError, LogOffsetError
 from kraft.records.log import MetadataLog
+from kraft.records.view import OffsetAndEpoch
 from kraft.roles import ElectionState, LeaderAndEpoch
 from kraft.records.state_files import QuorumStateFile, QuorumStateFileData
 
 log = logging.getLogger("kraft.node")
 
-__all__ = ["RaftShell", "Append", "Shutdown", "ElectionStateStore"]
+__all__ = ["RaftShell", "Shutdown", "ElectionStateStore", "StorageError"]
+
+#: Errors of the disk, not of the program: the shell survives them (see
+#: :meth:`RaftShell._on_storage_fault`). Anything else from a log operation
+#: is a bug and stops the node.
+STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
+
+
+class StorageError(NotLeaderError):
+    """An append refused because the metadata log cannot be written (disk
+    full, I/O error): the node gave up its leadership and keeps serving
+    reads until a write succeeds again."""
+
+
+@dataclass(frozen=True, slots=True)
+class _StorageFault:
+    op: LogOp
+    error: OSError
 
 
 @dataclass(slots=True)
-class Append:
-    """A command: append ``records`` as leader; ``result`` gets the offset of
-    the last record, or the exception."""
+class _LogTask:
+    """Run ``fn(log)`` in the shell task between two calls of the core."""
 
-    records: Sequence[bytes]
+    fn: Callable[[MetadataLog], Any]
+    in_thread: bool
     done: trio.Event = field(default_factory=trio.Event)
-    offset: int | None = None
+    result: Any = None
     error: BaseException | None = None
+
+
+class _Poll:
+    """Inbox token: poll the core now (records were appended while it slept)."""
+
+
+_POLL = _Poll()
+
+
+@dataclass(slots=True)
+class _CommitWaiter:
+    """Someone waiting for ``offset`` to commit in leader epoch ``epoch``."""
+
+    offset: int
+    epoch: int
+    done: trio.Event = field(default_factory=trio.Event)
+    error: BaseException | None = None
+
+    def __lt__(self, other: _CommitWaiter) -> bool:  # heap order
+        return self.offset < other.offset
 
 
 @dataclass(slots=True)
@@ -107,6 +163,10 @@ class ElectionStateStore:
         self.file.write(data)
 
 
+_FAULT_BACKOFF_MIN_S = 0.05
+_FAULT_BACKOFF_MAX_S = 0.5
+_FAULT_QUIET_MS = 10_000
+
 Sender = Callable[[ev.OutboundRequest], Any]
 Responder = Callable[[ev.OutboundResponse], Any]
 
@@ -132,7 +192,10 @@ class RaftShell:
         self._clock_ms = clock_ms
         self._inbox_send, self._inbox = trio.open_memory_channel[Any](1024)
         self._deadline_ms: int | None = None
-        self._pending: list[Append] = []
+        self._poll_requested = False
+        #: Min-heap by offset; all in epoch ``_waiters_epoch`` once checked.
+        self._commit_waiters: list[_CommitWaiter] = []
+        self._waiters_epoch = -1
         self.high_watermark = -1
         self.committed = trio.Condition()
         self.leader = LeaderAndEpoch(None, 0)  # known after initialize
@@ -144,6 +207,13 @@ class RaftShell:
         #: Held while a worker thread writes the log; readers outside the
         #: shell task (listeners) take it too.
         self.log_lock = trio.Lock()
+        #: The last disk error of a log write or quorum-state write, until a
+        #: write succeeds again; appends are refused meanwhile.
+        self.storage_error: OSError | None = None
+        self._fault_backoff_s = _FAULT_BACKOFF_MIN_S
+        self._last_fault_ms = 0
+        #: Set by the log worker when an operation really wrote new data.
+        self._wrote = False
 
     # ------------------------------------------------------------ inputs
 
@@ -159,16 +229,53 @@ class RaftShell:
 
     async def append(self, records: Sequence[bytes]) -> int:
         """Append as leader; returns the last offset once it is committed."""
-        cmd = Append(list(records))
-        await self._inbox_send.send(cmd)
-        await cmd.done.wait()
-        if cmd.error is not None:
-            raise cmd.error
-        assert cmd.offset is not None
-        async with self.committed:
-            while self.high_watermark <= cmd.offset:
-                await self.committed.wait()
-        return cmd.offset
+        position = self.append_nowait(records)
+        await self.wait_committed(position)
+        return position.offset
+
+    def append_nowait(self, records: Sequence[bytes], *, epoch: int | None = None) -> OffsetAndEpoch:
+        """Queue records as leader without waiting (many appends may be
+        outstanding; the core's accumulator batches them). Returns the offset
+        of the last record and the leader epoch it was appended in; pass that
+        to :meth:`wait_committed`. Raises :class:`NotLeaderError` on a
+        non-leader (or for ``epoch`` other than the current leader epoch)."""
+        if not self.initialized or self.stopped.is_set():
+            raise NotLeaderError("append failed: the node is not running")
+        if self.storage_error is not None:
+            raise StorageError(f"append refused: the metadata log cannot be written ({self.storage_error})")
+        core = self.core
+        # The core is between calls whenever another task runs (the shell
+        # task only yields between whole core calls), so appending here is
+        # the same as appending from the shell task; the accumulator does
+        # not depend on the log the shell may be writing meanwhile.
+        offset = core.append(self._clock_ms(), records, epoch=epoch)
+        if not self._poll_requested:
+            # The first record since the leader last wrote a batch starts the
+            # linger timer: wake the shell so the core's next deadline counts
+            # it (later ones change nothing until the next write). A full
+            # inbox needs no token: the shell steps (and so re-reads the
+            # deadline) for every item anyway.
+            self._poll_requested = True
+            try:
+                self._inbox_send.send_nowait(_POLL)
+            except trio.WouldBlock:
+                self._poll_requested = False
+        return OffsetAndEpoch(offset, core.epoch)
+
+    async def wait_committed(self, position: OffsetAndEpoch) -> None:
+        """Return once the record at ``position.offset``, appended by this
+        leader in epoch ``position.epoch``, is committed. Raises
+        :class:`NotLeaderError` if that epoch ends first: the record's fate is
+        then unknown (a later leader may keep or truncate it)."""
+        if position.epoch != self.core.epoch or self.stopped.is_set():
+            raise NotLeaderError(f"leader epoch {position.epoch} ended before offset {position.offset} committed")
+        if self.high_watermark > position.offset:
+            return
+        waiter = _CommitWaiter(position.offset, position.epoch)
+        heapq.heappush(self._commit_waiters, waiter)
+        await waiter.done.wait()
+        if waiter.error is not None:
+            raise waiter.error
 
     async def shutdown(self, timeout_ms: int = 5000) -> None:
         cmd = Shutdown(timeout_ms)
@@ -180,6 +287,36 @@ class RaftShell:
 
     def next_correlation_id(self) -> int:
         return next(self._correlation)
+
+    async def run_on_log(self, fn: Callable[[MetadataLog], Any], *, in_thread: bool = True) -> Any:
+        """Run ``fn(log)`` in the shell task, between two calls of the core,
+        holding :attr:`log_lock`: neither the core nor a log operation sees
+        the log half-changed. ``fn`` runs in a worker thread, or (``in_thread``
+        False, for quick work that consults the core, such as
+        ``RaftCore.validate_snapshot_id``) on the trio thread. Returns what
+        ``fn`` returns; raises what it raises."""
+        if not self.initialized or self.stopped.is_set():
+            raise LocalRaftError("the node is not running")
+        task = _LogTask(fn, in_thread)
+        await self._inbox_send.send(task)
+        # Once queued the shell runs it whatever happens to the caller: wait
+        # for the outcome (so a caller never cleans up under a running task),
+        # or for the shell to stop.
+        with trio.CancelScope(shield=True):
+            async with trio.open_nursery() as nursery:
+                async def stopped() -> None:
+                    await self.stopped.wait()
+                    nursery.cancel_scope.cancel()
+
+                nursery.start_soon(stopped)
+                await task.done.wait()
+                nursery.cancel_scope.cancel()
+        await trio.lowlevel.checkpoint_if_cancelled()
+        if not task.done.is_set():
+            raise LocalRaftError("the node stopped")
+        if task.error is not None:
+            raise task.error
+        return task.result
 
     # ------------------------------------------------------------ loop
 
@@ -211,24 +348,29 @@ class RaftShell:
                         break
                     await self._handle(self._clock_ms(), item)
         finally:
-            for cmd in self._pending:
-                if not cmd.done.is_set():
-                    cmd.error = NotLeaderError("the node stopped")
-                    cmd.done.set()
             self.stopped.set()
+            for waiter in self._commit_waiters:
+                waiter.error = NotLeaderError("the node stopped")
+                waiter.done.set()
+            self._commit_waiters = []
 
     async def _handle(self, now: int, item: Any) -> None:
         match item:
-            case Append():
-                try:
-                    item.offset = self.core.append(now, item.records)
-                except LocalRaftError as e:
-                    item.error = e
-                item.done.set()
+            case _Poll():
                 await self._execute(self.core.poll(now))
             case Shutdown():
                 self._shutdown = item
                 await self._execute(self.core.begin_shutdown(now, item.timeout_ms))
+            case _LogTask():
+                async with self.log_lock:
+                    try:
+                        if item.in_thread:
+                            item.result = await trio.to_thread.run_sync(item.fn, self.log)
+                        else:
+                            item.result = item.fn(self.log)
+                    except Exception as e:
+                        item.error = e
+                item.done.set()
             case _:
                 await self._execute(self.core.step(now, item))
 
@@ -238,11 +380,26 @@ class RaftShell:
         for v in ready.violations:
             log.warning("refused a protocol violation from node %s: %s", v.source, v.description)
         if ready.persist is not None:
-            state = ready.persist
-            await trio.to_thread.run_sync(self.store.write, state)
+            await self._persist(ready.persist)
+        fault = None
         if ready.log:
+            self._wrote = False
             async with self.log_lock:
-                await trio.to_thread.run_sync(self._apply_log_ops, ready.log)
+                if all(type(op) is AppendAsLeader for op in ready.log):
+                    # A leader's write is a copy into the page cache (its fsync
+                    # is a Flush of a later Ready): cheaper than a thread hop.
+                    fault = self._apply_log_ops(ready.log)
+                else:
+                    fault = await trio.to_thread.run_sync(self._apply_log_ops, ready.log)
+            if fault is None and self.storage_error is not None and self._wrote:
+                self._storage_recovered()
+        if self._poll_requested and (
+            ready.leader_change is not None or any(type(op) is AppendAsLeader for op in ready.log)
+        ):
+            # The accumulator was drained (or belongs to another leadership
+            # now): the next append needs to wake the shell again. This Ready
+            # asks for a poll right after, which sees anything appended since.
+            self._poll_requested = False
         for message in ready.send:
             if isinstance(message, ev.OutboundRequest):
                 self._send_request(message)
@@ -252,6 +409,8 @@ class RaftShell:
             async with self.committed:
                 self.high_watermark = ready.committed
                 self.committed.notify_all()
+        if self._commit_waiters:
+            self._wake_commit_waiters()
         if ready.leader_change is not None and ready.leader_change != self.leader:
             old = self.leader
             self.leader = ready.leader_change
@@ -259,41 +418,143 @@ class RaftShell:
                      self.leader.epoch, self.leader.leader_id, old.epoch, old.leader_id, self.core.role.name)
             async with self.leader_changed:
                 self.leader_changed.notify_all()
+        if fault is not None:
+            await self._on_storage_fault(fault)
         self._deadline_ms = ready.next_deadline_ms
         if ready.shutdown is not None and self._shutdown is not None:
             log.info("shutdown %s", "completed" if ready.shutdown.completed else "timed out")
             self._shutdown.done.set()
 
-    def _apply_log_ops(self, ops: list[LogOp]) -> None:
-        """Runs in a worker thread: only this thread touches the log meanwhile
-        (the shell task is awaiting it and nothing else uses the log)."""
+    def _wake_commit_waiters(self) -> None:
+        epoch = self.core.epoch
+        if epoch != self._waiters_epoch:
+            # Waiters start in the epoch current at the time, and epochs only
+            # grow: those of an earlier epoch have lost their leadership.
+            self._waiters_epoch = epoch
+            for waiter in self._commit_waiters:
+                if waiter.epoch != epoch:
+                    waiter.error = NotLeaderError(
+                        f"leader epoch {waiter.epoch} ended before offset {waiter.offset} committed")
+                    waiter.done.set()
+            self._commit_waiters = [w for w in self._commit_waiters if w.epoch == epoch]
+            heapq.heapify(self._commit_waiters)
+        waiters = self._commit_waiters
+        hwm = self.high_watermark
+        while waiters and waiters[0].offset < hwm:
+            heapq.heappop(waiters).done.set()
+
+    def _apply_log_ops(self, ops: list[LogOp]) -> _StorageFault | None:
+        """Runs in a worker thread (a leader's writes: in the shell task); only
+        this thread touches the log meanwhile (the shell task is awaiting it
+        and nothing else uses the log). Stops
+        at the first operation the disk refuses and returns it (the log rolls
+        a failed append back itself)."""
         for op in ops:
-            match op:
-                case AppendAsLeader(batch=batch):
-                    self.log.append_as_leader(self._encode(batch), batch.epoch)
-                case AppendAsFollower(records=records):
-                    if records:
-                        try:
-                            self.log.append_as_follower(records)
-                        except CorruptRecordError as e:
-                            # Kafka's KafkaRaftClient fails the fetch; the next
-                            # one starts again from our (unchanged) log end.
-                            log.warning("refused fetched records: %s", e)
-                case TruncateTo(offset=offset):
-                    self.log.truncate_to(offset)
-                case Flush():
-                    self.log.flush()
-                case SnapshotChunk(snapshot_id=sid, position=position, data=data):
+            try:
+                self._apply_log_op(op)
+            except OSError as e:
+                if e.errno not in STORAGE_ERRNOS:
+                    raise
+                return _StorageFault(op, e)
+        return None
+
+    def _apply_log_op(self, op: LogOp) -> None:
+        match op:
+            case AppendAsLeader(batch=batch):
+                self.log.append_as_leader(self._encode(batch), batch.epoch)
+                self._wrote = True
+            case AppendAsFollower(records=records):
+                if records:
+                    try:
+                        self.log.append_as_follower(records)
+                        self._wrote = True
+                    except (CorruptRecordError, LogOffsetError) as e:
+                        # Kafka's KafkaRaftClient fails the fetch; the next
+                        # one starts again from our (unchanged) log end.
+                        log.warning("refused fetched records: %s", e)
+            case TruncateTo(offset=offset):
+                self.log.truncate_to(offset)
+            case Flush():
+                self.log.flush()
+            case SnapshotChunk(snapshot_id=sid, position=position, data=data):
+                try:
                     self.log.write_snapshot_chunk(sid, position, data)
-                case InstallSnapshot(snapshot_id=sid):
+                    self._wrote = True
+                except LogOffsetError as e:
+                    # An earlier chunk was lost (disk error): the install
+                    # fails too, and the next Fetch starts the download over.
+                    log.warning("dropped a snapshot chunk: %s", e)
+            case InstallSnapshot(snapshot_id=sid):
+                try:
                     self.log.install_snapshot(sid)
+                except (LogOffsetError, CorruptSnapshotError) as e:
+                    # The log is unchanged; the leader answers our next Fetch
+                    # (still below its log start) with the snapshot id again.
+                    log.warning("snapshot %s not installed, it will be fetched again: %s", sid, e)
+                else:
+                    self._wrote = True
+                    log.info("installed snapshot %d-%d from the leader: the log restarts at offset %d",
+                             sid.offset, sid.epoch, sid.offset)
+
+    # ------------------------------------------------------------ disk faults
+
+    async def _persist(self, state: ElectionState) -> None:
+        """Write the election state; on a disk error, retry until it works:
+        nothing the core decided after this state may happen before it is
+        durable (a vote must never be forgotten), so the shell waits."""
+        delay = _FAULT_BACKOFF_MIN_S
+        while True:
+            try:
+                await trio.to_thread.run_sync(self.store.write, state)
+            except OSError as e:
+                if e.errno not in STORAGE_ERRNOS:
+                    raise
+                if delay == _FAULT_BACKOFF_MIN_S:
+                    log.error("cannot write quorum-state (%s); nothing moves until it is written", e)
+                self.storage_error = e
+                await trio.sleep(delay)
+                delay = min(delay * 2, _FAULT_BACKOFF_MAX_S)
+                continue
+            return
+
+    async def _on_storage_fault(self, fault: _StorageFault) -> None:
+        """A log write failed. As Kafka's controller treats a failed append as
+        fatal for its leadership, a leader resigns (EndQuorumEpoch; a voter
+        with a working disk takes over) and its outstanding appends fail;
+        appends are refused until a write works again. Reads (listeners) go
+        on. A follower just fetches the same records again, after a backoff
+        so a full disk does not turn into a busy loop."""
+        if self.storage_error is None:
+            log.error("metadata log write failed (%s): %s; appends are refused until it recovers",
+                      type(fault.op).__name__, fault.error)
+        self.storage_error = fault.error
+        if self.core.is_leader:
+            epoch = self.core.epoch
+            log.error("resigning leadership of epoch %d: the log cannot be written", epoch)
+            self.core.resign(epoch)
+            error = StorageError(f"append failed: the metadata log cannot be written ({fault.error})")
+            for waiter in self._commit_waiters:
+                waiter.error = error
+                waiter.done.set()
+            self._commit_waiters = []
+        # The backoff grows while faults keep coming (on a nearly full disk
+        # some writes work now and then) and starts small again after a
+        # quiet spell.
+        now = self._clock_ms()
+        if now - self._last_fault_ms > _FAULT_QUIET_MS:
+            self._fault_backoff_s = _FAULT_BACKOFF_MIN_S
+        self._last_fault_ms = now
+        await trio.sleep(self._fault_backoff_s)
+        self._fault_backoff_s = min(self._fault_backoff_s * 2, _FAULT_BACKOFF_MAX_S)
+
+    def _storage_recovered(self) -> None:
+        log.warning("metadata log writes work again (after %s)", self.storage_error)
+        self.storage_error = None
 
     @staticmethod
     def _encode(batch: Batch) -> bytes:
-        if batch.control is not None:
-            c = batch.control
-            return leader_change_batch(
-                base_offset=batch.base_offset, epoch=batch.epoch, leader_id=c.leader_id,
-                voters=c.voters, granting_voters=c.granting_voters, timestamp=batch.append_time_ms)
+        if batch.controls:
+            # LeaderChange, KRaftVersion, Voters (KIP-853): kraft/node/control_records.py
+            return encode_control_batch(batch)
         return build_data_batch(list(batch.records), base_offset=batch.base_offset, epoch=batch.epoch,
                                 timestamp=batch.append_time_ms)

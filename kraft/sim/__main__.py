@@ -22,6 +22,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="voters answering pre-votes with UNSUPPORTED_VERSION (default: seed decides)",
     )
+    parser.add_argument("--dynamic", action="store_true", help="a KIP-853 dynamic quorum (kraft.version 1)")
+    parser.add_argument("--reconfig", action="store_true", help="inject voter changes (implies --dynamic)")
+    parser.add_argument(
+        "--auto-join", action=argparse.BooleanOptionalAction, default=None,
+        help="observers add themselves as voters (default: the seed decides in --reconfig runs)",
+    )
     parser.add_argument("--stats", action="store_true", help="print coverage counters")
     args = parser.parse_args(argv)
     failures = 0
@@ -34,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
                 observers=args.observers,
                 chaos_ms=args.chaos_ms,
                 legacy_voters=args.legacy_voters,
+                dynamic=args.dynamic,
+                reconfig=args.reconfig,
+                auto_join=args.auto_join,
             )
         except SimulationFailure as failure:
             failures += 1

@@ -20,6 +20,7 @@ leader epoch, current leader epoch).
 from __future__ import annotations
 
 import random
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from typing import Any, TypeVar
@@ -28,6 +29,8 @@ from kraft.core import RaftCore, Ready
 from kraft.errors import Errors
 from kraft.events import (
     METADATA_PARTITION,
+    AddRaftVoterRequest,
+    ApiVersionsResponse,
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
     EndQuorumEpochRequest,
@@ -43,16 +46,18 @@ from kraft.events import (
     OutboundResponse,
     RaftRequest,
     RaftResponse,
+    RemoveRaftVoterRequest,
     RequestFailed,
+    UpdateRaftVoterRequest,
     VoteRequest,
     VoteResponse,
 )
-from kraft.logops import Batch
+from kraft.logops import Batch, KRaftVersionControl, VotersControl
 from kraft.quorum_config import QuorumConfig
 from kraft.records.view import OffsetAndEpoch
 from kraft.roles import ElectionState, Leader, Role
 from kraft.sim.memlog import MemBatch, MemLog, encode_batches
-from kraft.voters import ReplicaKey, VoterSet
+from kraft.voters import Endpoint, Endpoints, ReplicaKey, VoterNode, VoterSet
 
 M = TypeVar("M")
 
@@ -72,8 +77,21 @@ class RaftTestContext:
         config: QuorumConfig | None = None,
         seed: int = 0,
         election_state: ElectionState | None = None,
+        dynamic: bool = False,
+        auto_join: bool = False,
     ) -> None:
-        self.voters = VoterSet.from_ids(voters)
+        """``dynamic``: a KIP-853 quorum (kraft.version 1) formatted with
+        ``voters`` as its initial controllers: every replica has the directory
+        id :meth:`directory_id` and listeners :meth:`endpoints`, and the
+        voter set is in the log's bootstrap checkpoint (offset -1)."""
+        self.dynamic = dynamic
+        self.auto_join = auto_join
+        if dynamic:
+            self.voters = VoterSet.of(
+                VoterNode(self.key(i), self.endpoints(i), (0, 1)) for i in voters
+            )
+        else:
+            self.voters = VoterSet.from_ids(voters)
         self.local_id = local_id
         self.config = config or QuorumConfig()
         self.log = MemLog()
@@ -86,6 +104,22 @@ class RaftTestContext:
         self._next_deadline: int | None = None
         self._next_correlation_id = 1000
         self.core: RaftCore | None = None
+        if dynamic:
+            self.log.bootstrap(self.voters.to_entries())
+
+    # --- KIP-853 identities ------------------------------------------------------
+
+    @staticmethod
+    def directory_id(node_id: int, disk: int = 0) -> uuid.UUID:
+        """A deterministic directory id; ``disk`` > 0 for a reformatted disk."""
+        return uuid.UUID(int=(disk << 32) + node_id + 1)
+
+    def key(self, node_id: int, disk: int = 0) -> ReplicaKey:
+        return ReplicaKey(node_id, self.directory_id(node_id, disk) if self.dynamic else None)
+
+    @staticmethod
+    def endpoints(node_id: int, port: int = 9093) -> Endpoints:
+        return (Endpoint("CONTROLLER", f"node-{node_id}", port),)
 
     # --- set-up ------------------------------------------------------------------
 
@@ -117,6 +151,10 @@ class RaftTestContext:
             config=self.config,
             cluster_id=CLUSTER_ID,
             election_state=self.persisted,
+            directory_id=self.directory_id(self.local_id) if self.dynamic and self.local_id is not None else None,
+            local_endpoints=self.endpoints(self.local_id) if self.dynamic and self.local_id is not None else (),
+            auto_join=self.auto_join,
+            followers_always_flush=self.dynamic,
         )
         self._apply(self.core.initialize(self.now_ms))
         return self
@@ -186,7 +224,8 @@ class RaftTestContext:
 
     def _apply(self, ready: Ready) -> None:
         """Execute a Ready like the shell: persist, log, send; then re-poll at
-        once if the core asked to see its writes."""
+        once if the core asks to run again now (to see its writes, or as a
+        leader to flush what it just sent)."""
         for _ in range(50):
             self.readies.append(ready)
             if ready.persist is not None:
@@ -197,7 +236,7 @@ class RaftTestContext:
             if ready.committed is not None:
                 self.committed = ready.committed
             self._next_deadline = ready.next_deadline_ms
-            if ready.next_deadline_ms != self.now_ms or not ready.log:
+            if ready.next_deadline_ms != self.now_ms:
                 return
             ready = self.raft.poll(self.now_ms)
         raise AssertionError("the core keeps asking to be polled at the same instant")
@@ -387,6 +426,76 @@ class RaftTestContext:
             leader_id=leader,
             leader_epoch=epoch,
         )
+
+    # --- KIP-853 builders --------------------------------------------------------------
+
+    def add_voter_request(
+        self, node_id: int, *, disk: int = 0, listeners: Endpoints | None = None, cluster_id: str = CLUSTER_ID
+    ) -> AddRaftVoterRequest:
+        return AddRaftVoterRequest(
+            cluster_id=cluster_id,
+            voter_key=self.key(node_id, disk),
+            listeners=self.endpoints(node_id) if listeners is None else listeners,
+        )
+
+    def remove_voter_request(self, node_id: int, *, disk: int = 0, cluster_id: str = CLUSTER_ID) -> RemoveRaftVoterRequest:
+        return RemoveRaftVoterRequest(cluster_id=cluster_id, voter_key=self.key(node_id, disk))
+
+    def update_voter_request(
+        self, node_id: int, *, epoch: int | None = None, port: int = 9093, versions: tuple[int, int] = (0, 1)
+    ) -> UpdateRaftVoterRequest:
+        return UpdateRaftVoterRequest(
+            cluster_id=CLUSTER_ID,
+            current_leader_epoch=self.epoch if epoch is None else epoch,
+            voter_key=self.key(node_id),
+            listeners=self.endpoints(node_id, port),
+            supported_kraft_versions=versions,
+        )
+
+    @staticmethod
+    def api_versions_response(versions: tuple[int, int] | None = (0, 1), error: Errors = Errors.NONE) -> ApiVersionsResponse:
+        return ApiVersionsResponse(error=error, supported_kraft_versions=versions)
+
+    def voters_batch(self, base: int, epoch: int, voters: VoterSet, kraft_version: int | None = None) -> MemBatch:
+        """A control batch with a VotersRecord (and a KRaftVersion record
+        first, if given), as a leader's log would send it."""
+        from kraft.sim.memlog import encode_control
+
+        controls: list[Any] = []
+        if kraft_version is not None:
+            controls.append(KRaftVersionControl(kraft_version))
+        controls.append(VotersControl(voters.to_entries()))
+        return MemBatch(base, epoch, tuple(encode_control(c) for c in controls), control=True)
+
+    def fetch_response_with(
+        self, *, leader: int, epoch: int, batches: Sequence[MemBatch], high_watermark: int = -1
+    ) -> FetchResponse:
+        return FetchResponse(
+            high_watermark=high_watermark,
+            log_start_offset=0,
+            records=encode_batches(list(batches)),
+            leader_id=leader,
+            leader_epoch=epoch,
+            leader_endpoints=self.voters.endpoints(leader) or self.endpoints(leader),
+        )
+
+    def catch_up(self, replica: int, *, disk: int = 0) -> FetchResponse:
+        """``replica`` fetches at our log end (a caught-up follower or observer)."""
+        ready = self.deliver(
+            FetchRequest(
+                cluster_id=CLUSTER_ID,
+                replica_key=self.key(replica, disk),
+                current_leader_epoch=self.epoch,
+                fetch_offset=self.log.end_offset,
+                last_fetched_epoch=self.log.last_epoch,
+                max_wait_ms=0,
+                max_bytes=self.config.fetch_max_bytes,
+            ),
+            source=replica,
+        )
+        [answer] = [m.message for m in ready.send if isinstance(m.message, FetchResponse)] or [None]
+        assert answer is not None, f"no fetch answer in {ready}"
+        return answer
 
     # --- whole scenarios -----------------------------------------------------------------
 

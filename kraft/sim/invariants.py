@@ -16,7 +16,15 @@ Each checker keeps the little history it needs and raises
   whatever crashes next;
 * :class:`MonotonicHighWatermark` — a replica's high watermark never moves
   back (per incarnation: it is in memory only), and its durable epoch never
-  decreases.
+  decreases;
+* :class:`VoterChangesOneAtATime` — (dynamic quorums, KIP-853) consecutive
+  voter sets in any log differ by one voter at most, and a leader never has
+  more than one membership change above its high watermark.
+
+With dynamic quorums a replica is identified by its id *and* directory id
+(a wiped disk is a new replica): the per-replica checkers key their history
+by both, and "a majority of voters" is a majority of the voter set the
+leader committed the record under.
 
 The checkers read the simulation's nodes through the small
 :class:`ClusterView` protocol, so tests can plant violations in fakes.
@@ -30,7 +38,16 @@ from typing import Protocol
 
 from kraft.roles import ElectionState, Follower, Leader, Role
 from kraft.sim.memlog import MemLog
-from kraft.voters import ReplicaKey
+from kraft.voters import ReplicaKey, VoterSet
+
+
+def _replica(node: object) -> tuple[int, int]:
+    """(node id, disk generation): a reformatted disk is another replica."""
+    return (node.node_id, getattr(node, "disk", 0))  # type: ignore[attr-defined]
+
+
+def _key(node: object) -> ReplicaKey:
+    return getattr(node, "replica_key", None) or ReplicaKey(node.node_id)  # type: ignore[attr-defined]
 
 
 class InvariantViolation(AssertionError):
@@ -101,14 +118,14 @@ class OneVotePerEpoch:
     name = "one vote per epoch"
 
     def __init__(self) -> None:
-        self.votes: dict[tuple[int, int], ReplicaKey] = {}
+        self.votes: dict[tuple[tuple[int, int], int], ReplicaKey] = {}
 
     def check(self, cluster: ClusterView) -> None:
         for node in cluster.nodes:
             durable = node.durable_election
             if durable is None or durable.voted_key is None:
                 continue
-            key = (node.node_id, durable.epoch)
+            key = (_replica(node), durable.epoch)
             known = self.votes.setdefault(key, durable.voted_key)
             if known != durable.voted_key:
                 raise InvariantViolation(
@@ -179,15 +196,22 @@ class CommittedRecordsStable:
 class CommittedRecordsDurable:
     name = "committed records are never lost"
 
-    def check(self, cluster: ClusterView, committed: dict[int, tuple[int, bytes]]) -> None:
+    @staticmethod
+    def holders(
+        cluster: ClusterView, committed: dict[int, tuple[int, bytes]], voters: VoterSet | None = None
+    ) -> list[int]:
+        """The voters (of ``voters``, or the static ones) that durably hold the
+        last committed record: flushed, or in a snapshot."""
         end = len(committed)
         if end == 0:
-            return
+            return []
         last = end - 1
         epoch = committed[last][0]
         holders = []
         for node in cluster.nodes:
-            if not node.is_voter:
+            if voters is None and not node.is_voter:
+                continue
+            if voters is not None and not voters.is_voter(_key(node)):
                 continue
             log = node.log
             if last < log.start_offset:
@@ -196,7 +220,20 @@ class CommittedRecordsDurable:
                 entry = log.entry_at(last)
                 if entry is not None and entry[0] == epoch:
                     holders.append(node.node_id)
-        majority = cluster.voter_count // 2 + 1
+        return holders
+
+    def check(
+        self, cluster: ClusterView, committed: dict[int, tuple[int, bytes]], voters: VoterSet | None = None
+    ) -> None:
+        """``voters``: the voter set the last record was committed under
+        (default: the static voters)."""
+        end = len(committed)
+        if end == 0:
+            return
+        last = end - 1
+        epoch = committed[last][0]
+        holders = self.holders(cluster, committed, voters)
+        majority = (cluster.voter_count if voters is None else len(voters)) // 2 + 1
         if len(holders) < majority:
             raise InvariantViolation(
                 self.name,
@@ -223,7 +260,7 @@ class MonotonicHighWatermark:
             hwm = node.high_watermark if node.is_up else None
             durable = node.durable_election
             epoch = durable.epoch if durable is not None else 0
-            prev = self.seen.get(node.node_id)
+            prev = self.seen.get(_replica(node))
             if prev is not None:
                 if epoch < prev.durable_epoch:
                     raise InvariantViolation(
@@ -242,22 +279,81 @@ class MonotonicHighWatermark:
                     )
                 if prev.incarnation == node.incarnation and hwm is None:
                     hwm = prev.high_watermark  # unknown for a while after an election
-            self.seen[node.node_id] = _Seen(node.incarnation, hwm, epoch)
+            self.seen[_replica(node)] = _Seen(node.incarnation, hwm, epoch)
+
+
+class VoterChangesOneAtATime:
+    """KIP-853's safety rule for dynamic quorums: the voter set changes one
+    voter at a time, so a majority of the old set and a majority of the new
+    one always share a voter; and a leader admits a change only once the
+    previous one is committed."""
+
+    name = "voter changes are one voter at a time"
+
+    def __init__(self) -> None:
+        self._checked: dict[tuple[int, int], tuple[int, int]] = {}
+
+    @staticmethod
+    def _members(entries: Iterable[object]) -> frozenset[tuple[int, object]]:
+        return frozenset((e.voter_id, e.directory_id) for e in entries)  # type: ignore[attr-defined]
+
+    def check(self, cluster: ClusterView) -> None:
+        for node in cluster.nodes:
+            history = node.log.kraft_control.voter_history()
+            token = (node.log.generation, len(history))
+            if self._checked.get(_replica(node)) == token:
+                continue
+            self._checked[_replica(node)] = token
+            for before, after in zip(history, history[1:]):
+                old, new = self._members(before.voters), self._members(after.voters)
+                if len(old ^ new) > 1:
+                    raise InvariantViolation(
+                        self.name,
+                        f"node {node.node_id}'s log changes the voters from {sorted(old)} to {sorted(new)} "
+                        f"at offset {after.offset}",
+                    )
+            role = node.role
+            hwm = node.high_watermark
+            if node.is_up and isinstance(role, Leader) and hwm is not None:
+                above = [h for h in history if h.offset >= hwm]
+                changes = sum(
+                    1
+                    for before, after in zip(history, history[1:])
+                    if after.offset >= hwm and self._members(before.voters) != self._members(after.voters)
+                )
+                if changes > 1:
+                    raise InvariantViolation(
+                        self.name,
+                        f"leader {node.node_id} has {changes} uncommitted voter changes above its high "
+                        f"watermark {hwm}: {above}",
+                    )
 
 
 class Invariants:
-    """All checkers, run together after every event."""
+    """All checkers, run together after every event. ``dynamic``: a KIP-853
+    quorum; the cluster then names the voter set each commit was made under
+    (``commit_voter_set``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, dynamic: bool = False) -> None:
         self.single_leader = SingleLeaderPerEpoch()
         self.one_vote = OneVotePerEpoch()
         self.stable = CommittedRecordsStable()
         self.durable = CommittedRecordsDurable()
         self.monotonic = MonotonicHighWatermark()
+        self.voter_changes = VoterChangesOneAtATime() if dynamic else None
+        #: The voter set the last committed record was committed under.
+        self.commit_voters: VoterSet | None = None
 
     def check(self, cluster: ClusterView) -> None:
         self.single_leader.check(cluster)
         self.one_vote.check(cluster)
+        end = self.stable.committed_end
         self.stable.check(cluster)
-        self.durable.check(cluster, self.stable.committed)
+        if self.voter_changes is not None:
+            if self.stable.committed_end > end or self.commit_voters is None:
+                voters = cluster.commit_voter_set()  # type: ignore[attr-defined]
+                if voters is not None:
+                    self.commit_voters = voters
+            self.voter_changes.check(cluster)
+        self.durable.check(cluster, self.stable.committed, self.commit_voters)
         self.monotonic.check(cluster)

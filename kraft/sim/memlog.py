@@ -15,14 +15,24 @@ carries real Kafka record batches.
 
 A snapshot holds the records below its end offset in the same encoding, so
 the invariant checkers can compare snapshot contents with the log.
+
+KIP-853 control records (KRaftVersion, Voters) are readable text records
+too; the log keeps their history (:class:`~kraft.records.kraft_control.KRaftControlHistory`)
+as it appends, truncates, installs snapshots and crashes, like the on-disk
+log. :meth:`MemLog.bootstrap` plays ``kafka-storage format
+--initial-controllers``: a voter set at offset -1 that is never replicated.
 """
 
 from __future__ import annotations
 
 import bisect
+import json
 import random
 import struct
+import uuid
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kraft.logops import (
     AppendAsFollower,
@@ -30,11 +40,15 @@ from kraft.logops import (
     Batch,
     Flush,
     InstallSnapshot,
+    KRaftVersionControl,
+    LeaderChangeMessage,
     LogOp,
     SnapshotChunk,
     TruncateTo,
+    VotersControl,
 )
-from kraft.records.view import OffsetAndEpoch, SnapshotSlice
+from kraft.records.kraft_control import KRaftControlHistory
+from kraft.records.view import KRaftControlState, OffsetAndEpoch, SnapshotSlice, VoterEntry
 
 _BATCH_HEADER = struct.Struct(">qiBi")  # base offset, epoch, control flag, record count
 _RECORD_LEN = struct.Struct(">i")
@@ -90,12 +104,42 @@ def decode_batches(data: bytes) -> list[MemBatch]:
     return batches
 
 
-def _encode_control(batch: Batch) -> bytes:
-    c = batch.control
-    assert c is not None
-    return (
-        f"LeaderChange(leader={c.leader_id},voters={list(c.voters)},granting={list(c.granting_voters)})"
-    ).encode()
+def encode_control(c: Any) -> bytes:
+    """One control record in the simulation's text form."""
+    match c:
+        case LeaderChangeMessage():
+            return (
+                f"LeaderChange(leader={c.leader_id},voters={list(c.voters)},granting={list(c.granting_voters)})"
+            ).encode()
+        case KRaftVersionControl():
+            return f"KRaftVersion({c.kraft_version})".encode()
+        case VotersControl():
+            voters = [
+                [v.voter_id, None if v.directory_id is None else v.directory_id.hex, [list(e) for e in v.endpoints],
+                 v.min_kraft_version, v.max_kraft_version]
+                for v in c.voters
+            ]
+            return b"Voters(" + json.dumps(voters, separators=(",", ":")).encode() + b")"
+    raise MemLogError(f"unknown control record {c!r}")
+
+
+def decode_voters(record: bytes) -> tuple[VoterEntry, ...]:
+    items = json.loads(record[len(b"Voters(") : -1])
+    return tuple(
+        VoterEntry(v[0], None if v[1] is None else uuid.UUID(hex=v[1]), tuple(tuple(e) for e in v[2]), v[3], v[4])
+        for v in items
+    )
+
+
+def control_entries(batch: MemBatch) -> Iterator[tuple[int, Any]]:
+    """(offset, kraft.version) and (offset, voters) of a control batch."""
+    if not batch.control:
+        return
+    for i, record in enumerate(batch.records):
+        if record.startswith(b"KRaftVersion("):
+            yield batch.base_offset + i, int(record[len(b"KRaftVersion(") : -1])
+        elif record.startswith(b"Voters("):
+            yield batch.base_offset + i, decode_voters(record)
 
 
 class MemLog:
@@ -113,6 +157,39 @@ class MemLog:
         #: Bumped whenever existing records are removed or replaced; lets
         #: invariant checkers cache what they verified.
         self.generation = 0
+        #: KIP-853 control-record history, and the bootstrap voter set
+        #: (``kafka-storage format --initial-controllers``) at offset -1.
+        self._control = KRaftControlHistory()
+        self._bootstrap: tuple[tuple[VoterEntry, ...], int] | None = None
+
+    def bootstrap(self, voters: Sequence[VoterEntry], kraft_version: int = 1) -> None:
+        """Format as a dynamic quorum: ``voters`` and ``kraft_version`` in
+        effect from offset -1 (Kafka's bootstrap checkpoint ``0-0``, never
+        replicated). An empty ``voters`` formats a replica that will learn the
+        voters from the leader (``--no-initial-controllers``)."""
+        self._bootstrap = (tuple(voters), kraft_version)
+        self._rebuild_control()
+
+    def kraft_control_state(self) -> KRaftControlState:
+        return self._control.state()
+
+    @property
+    def kraft_control(self) -> KRaftControlHistory:
+        """The control-record history (read it, do not change it)."""
+        return self._control
+
+    def _rebuild_control(self) -> None:
+        control = self._control
+        control.clear()
+        if self._bootstrap is not None:
+            voters, version = self._bootstrap
+            control.add_kraft_version(-1, version)
+            if voters:
+                control.add_voters(-1, voters)
+        for b in self.snapshot_batches(self.earliest_snapshot_id()):
+            control.apply(control_entries(b))
+        for b in self._batches:
+            control.apply(control_entries(b))
 
     # --- LogView ------------------------------------------------------------------
 
@@ -202,8 +279,11 @@ class MemLog:
                 raise MemLogError(f"unknown log operation {op!r}")
 
     def append_as_leader(self, batch: Batch) -> None:
-        records = (_encode_control(batch),) if batch.control is not None else batch.records
-        self._append(MemBatch(batch.base_offset, batch.epoch, records, batch.control is not None))
+        if batch.controls:
+            records = tuple(encode_control(c) for c in batch.controls)
+        else:
+            records = batch.records
+        self._append(MemBatch(batch.base_offset, batch.epoch, records, bool(batch.controls)))
 
     def append_as_follower(self, data: bytes) -> None:
         batches = decode_batches(data)
@@ -219,10 +299,12 @@ class MemLog:
             )
         if batch.epoch < self.last_epoch:
             raise MemLogError(f"batch epoch {batch.epoch} is below the last epoch {self.last_epoch}")
+        entries = list(control_entries(batch))
         if not self._epochs or self._epochs[-1][0] != batch.epoch:
             self._epochs.append((batch.epoch, batch.base_offset))
         self._batches.append(batch)
         self._bases.append(batch.base_offset)
+        self._control.apply(entries)
 
     def truncate_to(self, offset: int) -> None:
         if offset < self._start:
@@ -239,6 +321,7 @@ class MemLog:
         del self._bases[i:]
         self._epochs = [(e, s) for e, s in self._epochs if s < offset]
         self._flushed_end = min(self._flushed_end, offset)
+        self._control.truncate_from(offset)
         self.generation += 1
 
     def flush(self) -> None:
@@ -269,6 +352,7 @@ class MemLog:
         self._start = snapshot_id.offset
         self._flushed_end = snapshot_id.offset
         self._drop_snapshots_before(snapshot_id)
+        self._rebuild_control()
         self.generation += 1
 
     def create_snapshot(self, snapshot_id: OffsetAndEpoch) -> None:
@@ -302,6 +386,7 @@ class MemLog:
             kept.insert(0, (older[-1][0], self._start))
         self._epochs = kept
         self._drop_snapshots_before(snapshot_id)
+        self._control.truncate_before(self._start)
         self.generation += 1
 
     def _drop_snapshots_before(self, snapshot_id: OffsetAndEpoch) -> None:
@@ -321,6 +406,8 @@ class MemLog:
             keep += unflushed[: rng.randrange(len(unflushed) + 1)]
         copy._start = self._start
         copy._snapshots = dict(self._snapshots)
+        copy._bootstrap = self._bootstrap
+        copy._rebuild_control()
         for b in keep:
             copy._append(b)
         copy._flushed_end = copy.end_offset

@@ -20,6 +20,19 @@ real shell must (persist, log operations, sends) — and a crash may strike in
 the middle of that sequence, losing unflushed log data and any unsent
 message. A restarted replica is rebuilt from its durable election state and
 what its log held at the last fsync.
+
+With ``dynamic=True`` the cluster is a KIP-853 quorum: the ``voters``
+initial controllers are formatted with their voter set (``--initial-controllers``),
+the observers without (they learn it from the log), every replica has a
+directory id and listeners. ``reconfig=True`` adds membership changes to
+the faults: an admin client sends AddRaftVoter / RemoveRaftVoter (mostly to
+the leader, sometimes to another node), a replica's disk is wiped and it
+comes back with a new directory id (the KIP-853 disk-failure case), a
+replica moves to another port (UpdateRaftVoter), and observers may join by
+themselves (``controller.quorum.auto.join.enable``). Faults that would make
+the quorum lose a committed record or its availability for good -- wiping
+the disks of a majority, removing live voters until the stale ones are a
+majority -- are not injected: no protocol survives those.
 """
 
 from __future__ import annotations
@@ -27,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import random
+import uuid
 from collections import Counter, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -35,6 +49,9 @@ from typing import Any
 from kraft.core import RaftCore, Ready
 from kraft.errors import Errors, LocalRaftError
 from kraft.events import (
+    AddRaftVoterRequest,
+    ApiVersionsRequest,
+    ApiVersionsResponse,
     EndQuorumEpochRequest,
     FetchResponse,
     FetchSnapshotRequest,
@@ -44,7 +61,9 @@ from kraft.events import (
     Outbound,
     OutboundRequest,
     OutboundResponse,
+    RemoveRaftVoterRequest,
     RequestFailed,
+    UpdateRaftVoterRequest,
     VoteRequest,
     VoteResponse,
 )
@@ -54,9 +73,12 @@ from kraft.records.view import OffsetAndEpoch
 from kraft.roles import ElectionState, Leader, Role
 from kraft.sim.invariants import Invariants, InvariantViolation
 from kraft.sim.memlog import MemLog, MemLogError
-from kraft.voters import VoterSet
+from kraft.voters import Endpoint, Endpoints, ReplicaKey, VoterNode, VoterSet
 
 CLUSTER_ID = "sim-cluster-AAAAAAAAAA"
+#: The source id of admin requests (AddRaftVoter, RemoveRaftVoter); node ids
+#: start at 1.
+ADMIN_ID = 0
 DEFAULT_CHAOS_MS = 12_000
 DEFAULT_HEAL_MS = 40_000
 
@@ -84,6 +106,16 @@ class SimulationConfig:
     legacy_voters: int | None = None
     #: Record every event in the trace kept for failure reports.
     trace_limit: int = 60
+    #: A KIP-853 dynamic quorum (kraft.version 1), ``voters`` initial controllers.
+    dynamic: bool = False
+    #: Inject membership changes (implies ``dynamic``).
+    reconfig: bool = False
+    #: Observers add themselves as voters; ``None``: the seed decides (reconfig runs).
+    auto_join: bool | None = None
+
+    @property
+    def is_dynamic(self) -> bool:
+        return self.dynamic or self.reconfig
 
     def replay_command(self) -> str:
         parts = [
@@ -93,6 +125,12 @@ class SimulationConfig:
             parts.append(f"--chaos-ms {self.chaos_ms}")
         if self.legacy_voters is not None:
             parts.append(f"--legacy-voters {self.legacy_voters}")
+        if self.reconfig:
+            parts.append("--reconfig")
+        elif self.dynamic:
+            parts.append("--dynamic")
+        if self.auto_join is not None:
+            parts.append("--auto-join" if self.auto_join else "--no-auto-join")
         return " ".join(parts)
 
 
@@ -138,13 +176,31 @@ class SimulationResult:
 class SimNode:
     """One replica: a core, its log and its durable quorum-state."""
 
-    def __init__(self, node_id: int, voters: VoterSet, config: SimulationConfig, legacy: bool) -> None:
+    def __init__(
+        self,
+        node_id: int,
+        voters: VoterSet,
+        config: SimulationConfig,
+        legacy: bool,
+        *,
+        peers: tuple[int, ...] = (),
+        auto_join: bool = False,
+    ) -> None:
         self.node_id = node_id
-        self.is_voter = node_id in voters
+        self._static_voter = node_id in voters
         self.legacy = legacy
         self._voters = voters
         self._config = config
+        self.dynamic = config.is_dynamic
+        self.peers = peers
+        self.auto_join = auto_join
+        #: Bumped when the disk is wiped: a new directory id, a new replica.
+        self.disk = 0
+        self.port = 9093
         self.log = MemLog()
+        if self.dynamic and node_id in voters:
+            # kafka-storage format --initial-controllers
+            self.log.bootstrap(voters.to_entries())
         self.durable_election: ElectionState | None = None
         self.incarnation = 0
         self.core: RaftCore | None = None
@@ -158,6 +214,34 @@ class SimNode:
     @property
     def is_up(self) -> bool:
         return self.core is not None
+
+    @property
+    def directory_id(self) -> uuid.UUID | None:
+        return directory_id(self.node_id, self.disk) if self.dynamic else None
+
+    @property
+    def replica_key(self) -> ReplicaKey:
+        return ReplicaKey(self.node_id, self.directory_id)
+
+    @property
+    def endpoints(self) -> Endpoints:
+        return (Endpoint("CONTROLLER", f"node-{self.node_id}", self.port),)
+
+    @property
+    def voters(self) -> VoterSet:
+        """The voter set this replica's log says (static: the configured one)."""
+        if self.core is not None:
+            return self.core.voters
+        state = self.log.kraft_control_state()
+        if state.voters is None:
+            return self._voters if not self.dynamic else VoterSet.empty()
+        return VoterSet.from_entries(state.voters.voters)
+
+    @property
+    def is_voter(self) -> bool:
+        if not self.dynamic:
+            return self._static_voter
+        return self.voters.is_voter(self.replica_key)
 
     @property
     def role(self) -> Role | None:
@@ -175,6 +259,22 @@ class SimNode:
         self.incarnation += 1
         self.shutting_down = False
         self.crash_armed = False
+        if self.dynamic:
+            self.core = RaftCore(
+                node_id=self.node_id,
+                voters=VoterSet.empty(),
+                log=self.log,
+                rng=random.Random(seed),
+                config=self._config.quorum,
+                cluster_id=CLUSTER_ID,
+                election_state=self.durable_election,
+                directory_id=self.directory_id,
+                local_endpoints=self.endpoints,
+                bootstrap_ids=self.peers,
+                auto_join=self.auto_join,
+                followers_always_flush=True,
+            )
+            return
         self.core = RaftCore(
             node_id=self.node_id,
             voters=self._voters,
@@ -191,6 +291,21 @@ class SimNode:
         self.log = self.log.crash_copy(rng)
         self.timer_token += 1
 
+    def wipe_disk(self) -> None:
+        """The disk is replaced and formatted without initial controllers
+        (``--no-initial-controllers``): an empty log, no quorum-state, a new
+        directory id. The replica is down until restarted."""
+        self.core = None
+        self.timer_token += 1
+        self.log = MemLog()
+        self.durable_election = None
+        self.disk += 1
+
+
+def directory_id(node_id: int, disk: int) -> uuid.UUID:
+    """A deterministic directory id per (node, disk) (``meta.properties``)."""
+    return uuid.UUID(int=(disk << 32) + node_id + 1)
+
 
 @dataclass(order=True, slots=True)
 class _Event:
@@ -206,13 +321,30 @@ class Simulation:
             raise ValueError("need at least one voter and no negative observer count")
         self.config = config
         self.rng = random.Random(config.seed)
-        self.voter_set = VoterSet.from_ids(range(1, config.voters + 1))
-        legacy_count = config.legacy_voters
-        if legacy_count is None:
-            legacy_count = 1 if config.voters > 1 and self.rng.random() < 0.25 else 0
-        legacy = set(self.rng.sample(range(1, config.voters + 1), min(legacy_count, config.voters)))
         ids = range(1, config.voters + config.observers + 1)
-        self._nodes = {i: SimNode(i, self.voter_set, config, i in legacy) for i in ids}
+        if config.is_dynamic:
+            self.voter_set = VoterSet.of(
+                VoterNode(
+                    ReplicaKey(i, directory_id(i, 0)), (Endpoint("CONTROLLER", f"node-{i}", 9093),), (0, 1)
+                )
+                for i in range(1, config.voters + 1)
+            )
+            auto_join = config.auto_join
+            if auto_join is None:
+                auto_join = config.reconfig and self.rng.random() < 0.3
+            self._nodes = {
+                i: SimNode(
+                    i, self.voter_set, config, False, peers=tuple(j for j in ids if j != i), auto_join=auto_join
+                )
+                for i in ids
+            }
+        else:
+            self.voter_set = VoterSet.from_ids(range(1, config.voters + 1))
+            legacy_count = config.legacy_voters
+            if legacy_count is None:
+                legacy_count = 1 if config.voters > 1 and self.rng.random() < 0.25 else 0
+            legacy = set(self.rng.sample(range(1, config.voters + 1), min(legacy_count, config.voters)))
+            self._nodes = {i: SimNode(i, self.voter_set, config, i in legacy) for i in ids}
         self.now_ms = 0
         self._queue: list[_Event] = []
         self._seq = 0
@@ -220,7 +352,7 @@ class Simulation:
         self.stats: Counter[str] = Counter()
         self.trace: deque[str] = deque(maxlen=config.trace_limit)
         self._digest = hashlib.blake2b(digest_size=16)
-        self.invariants = Invariants()
+        self.invariants = Invariants(dynamic=config.is_dynamic)
         self._blocked: set[tuple[int, int]] = set()
         self._drop_rate = self.rng.choice([0.0, 0.01, 0.05, 0.1])
         self._faults = True
@@ -240,6 +372,19 @@ class Simulation:
 
     def node(self, node_id: int) -> SimNode:
         return self._nodes[node_id]
+
+    def commit_voter_set(self) -> VoterSet | None:
+        """The voter set of the leader that exposes the highest high
+        watermark: what the last commit was counted against."""
+        if not self.config.is_dynamic:
+            return self.voter_set
+        leaders = [
+            n for n in self._nodes.values() if n.core is not None and isinstance(n.role, Leader)
+            and n.high_watermark is not None
+        ]
+        if not leaders:
+            return None
+        return max(leaders, key=lambda n: n.high_watermark or 0).voters
 
     # --- scheduling ------------------------------------------------------------------
 
@@ -324,6 +469,14 @@ class Simulation:
                 self._maybe_snapshot()
                 if self._faults:
                     self._schedule(self.now_ms + self.rng.randint(500, 2500), "snapshot")
+            case "admin":
+                target_id, incarnation, correlation_id, request = event.data
+                target = self._nodes[target_id]
+                if target.core is None or target.incarnation != incarnation:
+                    self.stats["admin-requests-lost"] += 1
+                    return
+                self._note(f"admin->{target_id} #{correlation_id} {_describe(request)}")
+                self._execute(target, target.core.step(self.now_ms, InboundRequest(ADMIN_ID, correlation_id, request)))
             case _:
                 raise AssertionError(f"unknown event {event.kind}")
 
@@ -413,6 +566,9 @@ class Simulation:
             if payload.vote_granted and payload.leader_epoch >= 0:
                 self._check_vote_durable(node, message)
         self._count_message(payload)
+        if message.destination == ADMIN_ID and isinstance(message, OutboundResponse):
+            self._admin_answer(node, message)
+            return
         dst = self._nodes[message.destination]
         lost = (
             (node.node_id, dst.node_id) in self._blocked
@@ -463,6 +619,10 @@ class Simulation:
                 self.stats["end-quorum-epoch-requests"] += 1
             case FetchSnapshotRequest():
                 self.stats["fetch-snapshot-requests"] += 1
+            case UpdateRaftVoterRequest():
+                self.stats["update-voter-requests"] += 1
+            case AddRaftVoterRequest() | RemoveRaftVoterRequest():
+                self.stats[f"auto-join-{type(payload).__name__}"] += 1
             case FetchResponse(diverging_epoch=d) if d is not None:
                 self.stats["diverging-epoch-responses"] += 1
             case FetchResponse(snapshot_id=s) if s is not None:
@@ -498,6 +658,12 @@ class Simulation:
             return
         if isinstance(message, OutboundRequest):
             request = message.message
+            if isinstance(request, ApiVersionsRequest):
+                # Answered by the node's listener, not its raft core.
+                self.stats["api-versions-requests"] += 1
+                answer = ApiVersionsResponse(supported_kraft_versions=(0, 1))
+                self._send(dst, OutboundResponse(src_id, message.correlation_id, answer))
+                return
             if isinstance(request, VoteRequest) and request.pre_vote:
                 if dst.legacy:
                     # A Vote v0/v1 peer cannot parse PreVote.
@@ -524,19 +690,24 @@ class Simulation:
         self._schedule(self.rng.randint(1000, 3000), "snapshot")
 
     def _inject_fault(self) -> None:
-        kind = self.rng.choices(
-            [
-                "partition",
-                "isolate",
-                "crash",
-                "crash-mid-ready",
-                "shutdown-leader",
-                "resign",
-                "drop-burst",
-                "nothing",
-            ],
-            weights=[3, 3, 3, 3, 1, 1, 1, 2],
-        )[0]
+        kinds = [
+            "partition",
+            "isolate",
+            "crash",
+            "crash-mid-ready",
+            "shutdown-leader",
+            "resign",
+            "drop-burst",
+            "nothing",
+        ]
+        weights = [3, 3, 3, 3, 1, 1, 1, 2]
+        if self.config.reconfig:
+            kinds += ["add-voter", "remove-voter", "replace-disk", "move-endpoint"]
+            weights += [5, 4, 2, 1]
+        kind = self.rng.choices(kinds, weights=weights)[0]
+        if kind in ("add-voter", "remove-voter", "replace-disk", "move-endpoint"):
+            self._inject_membership_fault(kind)
+            return
         up = [n for n in self._nodes.values() if n.core is not None]
         all_ids = list(self._nodes)
         match kind:
@@ -600,6 +771,98 @@ class Simulation:
                 self._schedule(self.now_ms + self.rng.randint(200, 2000), "fault-restore-drop", old)
             case _:
                 pass
+
+    # --- membership changes (reconfig runs) ---------------------------------------------------
+
+    def _leader(self) -> SimNode | None:
+        leaders = [n for n in self._nodes.values() if n.core is not None and isinstance(n.role, Leader)]
+        return max(leaders, key=lambda n: n.core.epoch if n.core else -1) if leaders else None
+
+    def _live(self, voters: VoterSet) -> int:
+        """Voters whose replica still exists (its disk was not wiped since)."""
+        return sum(1 for key in voters.voter_keys if self._nodes[key.id].replica_key == key)
+
+    def _voter_sets_in_play(self) -> list[VoterSet]:
+        """Every voter set some replica's log holds now (they differ while a
+        change is uncommitted)."""
+        sets: list[VoterSet] = []
+        for node in self._nodes.values():
+            voters = node.voters
+            if len(voters) and voters not in sets:
+                sets.append(voters)
+        return sets
+
+    def _inject_membership_fault(self, kind: str) -> None:
+        up = [n for n in self._nodes.values() if n.core is not None]
+        leader = self._leader()
+        match kind:
+            case "add-voter" if leader is not None:
+                voters = leader.voters
+                candidates = [n for n in up if not voters.is_voter(n.replica_key) and n.replica_key.id not in voters]
+                if not candidates:
+                    return
+                new = self.rng.choice(candidates)
+                request = AddRaftVoterRequest(
+                    cluster_id=CLUSTER_ID, voter_key=new.replica_key, listeners=new.endpoints
+                )
+                self._admin_send(leader if self.rng.random() < 0.85 else self.rng.choice(up), request)
+            case "remove-voter" if leader is not None:
+                voters = leader.voters
+                if len(voters) < 2:
+                    return
+                # Stale keys (wiped disks) first; never leave the live voters a minority.
+                stale = [k for k in voters.voter_keys if self._nodes[k.id].replica_key != k]
+                keys = stale if stale and self.rng.random() < 0.7 else list(voters.voter_keys)
+                key = self.rng.choice(keys)
+                remaining = voters.remove_voter(key)
+                if remaining is None or self._live(remaining) < remaining.majority_size:
+                    return
+                request = RemoveRaftVoterRequest(cluster_id=CLUSTER_ID, voter_key=key)
+                self._admin_send(leader if self.rng.random() < 0.85 else self.rng.choice(up), request)
+            case "replace-disk":
+                # A leader still counts what the lost disk fetched; only a disk
+                # holding nothing uncommitted can go without a later commit
+                # being counted on a copy that no longer exists (the disk-loss
+                # hazard KIP-853 cannot remove: it is beyond the crash model).
+                committed_end = self.invariants.stable.committed_end
+                spare = [n for n in self._nodes.values() if n.log.end_offset <= committed_end]
+                if not spare:
+                    return
+                victim = self.rng.choice(spare)
+                key = victim.replica_key
+                for voters in self._voter_sets_in_play():
+                    if voters.is_voter(key) and self._live(voters) - 1 < voters.majority_size:
+                        return  # it would leave a voter set without a live majority
+                commit_voters = self.invariants.commit_voters
+                if commit_voters is not None and commit_voters.is_voter(key):
+                    holders = self.invariants.durable.holders(self, self.invariants.stable.committed, commit_voters)
+                    if len([h for h in holders if h != victim.node_id]) < commit_voters.majority_size:
+                        return  # it would lose a committed record
+                self._note(f"disk of node {victim.node_id} replaced (directory {key.directory_id} is gone)")
+                self.stats["disks-replaced"] += 1
+                victim.wipe_disk()
+                self._schedule(self.now_ms + self.rng.randint(200, 3000), "restart", victim.node_id)
+            case "move-endpoint" if up:
+                victim = self.rng.choice(up)
+                self._crash(victim, "moving to another port")
+                victim.port += 1
+                self.stats["endpoint-moves"] += 1
+            case _:
+                pass
+
+    def _admin_send(self, target: SimNode, request: object) -> None:
+        self._payloads += 1
+        correlation_id = 10_000_000 + self._payloads
+        self.stats[f"admin-{type(request).__name__}"] += 1
+        delay = self.rng.randint(self.config.min_delay_ms, self.config.max_delay_ms)
+        self._schedule(self.now_ms + delay, "admin", target.node_id, target.incarnation, correlation_id, request)
+
+    def _admin_answer(self, node: SimNode, message: OutboundResponse) -> None:
+        answer = message.message
+        error = getattr(answer, "error", Errors.NONE)
+        self.stats[f"admin-{type(answer).__name__}-{error.name}"] += 1
+        detail = getattr(answer, "error_message", None)
+        self._note(f"node {node.node_id}->admin #{message.correlation_id} {type(answer).__name__} {error.name} {detail or ''}")
 
     def _pick_leader_or_any(self, up: list[SimNode]) -> SimNode:
         leaders = [n for n in up if isinstance(n.role, Leader)]

@@ -46,9 +46,16 @@ def make_configs(root: Path, voters: list[int], observers: list[int] = (), extra
         }
         path = root / f"server-{node_id}.properties"
         path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-        subprocess.run([sys.executable, "-m", "kraft.cli", "storage", "format", "--config", str(path),
-                        "--cluster-id", cluster_id], check=True, capture_output=True)
         paths[node_id] = path
+    # One `kraft storage format` process per node, all at once (each spends
+    # most of its second starting Python).
+    formats = {node_id: subprocess.Popen(
+        [sys.executable, "-m", "kraft.cli", "storage", "format", "--config", str(path), "--cluster-id", cluster_id],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for node_id, path in paths.items()}
+    for node_id, proc in formats.items():
+        output, _ = proc.communicate()
+        if proc.returncode != 0:
+            raise RuntimeError(f"kraft storage format failed for node {node_id}: {output.decode(errors='replace')}")
     return paths
 
 

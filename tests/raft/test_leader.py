@@ -192,17 +192,59 @@ def test_appends_linger_and_are_batched() -> None:
 
 
 def test_the_leader_counts_its_records_only_after_they_are_flushed() -> None:
-    """Records are appended and fsynced by the shell; the leader's own end
-    offset moves (and with it, for a sole voter, the high watermark) only on
-    the next call, after the Flush was executed."""
+    """Records are written, served, then fsynced (three Readys, each asking to
+    be polled again at once); the leader's own end offset moves (and with it,
+    for a sole voter, the high watermark) only on the call after the Flush."""
     ctx = leader([1])
     offset = ctx.raft.append(ctx.now_ms, [b"a"])
     ctx.poll()  # the shell polls after appending: the linger timer is armed
     ctx.advance(ctx.config.append_linger_ms)
-    write = [r for r in ctx.readies if any(isinstance(op, AppendAsLeader) for op in r.log)][-1]
-    assert isinstance(write.log[-1], Flush)
-    assert write.committed is None and write.next_deadline_ms == ctx.now_ms
-    assert ctx.committed == offset + 1
+    i = max(i for i, r in enumerate(ctx.readies) if any(isinstance(op, AppendAsLeader) for op in r.log))
+    write, serve, flush, count = ctx.readies[i:i + 4]
+    assert not any(isinstance(op, Flush) for op in write.log)
+    assert serve.log == [] and flush.log == [Flush()]
+    for ready in (write, serve, flush):
+        assert ready.committed is None and ready.next_deadline_ms == ctx.now_ms
+    assert count.committed == offset + 1 and ctx.committed == offset + 1
+
+
+def test_parked_fetches_get_new_records_before_the_leader_flushes() -> None:
+    """Kafka's flushLeaderLog moves the end offset before the fsync "so that
+    parked fetches can return sooner": the records go out in the Ready after
+    the write, the Flush comes in the one after that, and the leader's own
+    copy counts towards the high watermark only once it is flushed."""
+    ctx = leader()
+    epoch = ctx.epoch
+    fetch(ctx, 2, 4, epoch)  # high watermark 4
+    assert fetch(ctx, 2, 4, epoch, max_wait_ms=500, high_watermark=4) is None  # parked
+    ctx.raft.append(ctx.now_ms, [b"x"])
+    ctx.poll()
+    ctx.advance(ctx.config.append_linger_ms)
+    i = max(i for i, r in enumerate(ctx.readies) if any(isinstance(op, AppendAsLeader) for op in r.log))
+    serve, flush = ctx.readies[i + 1], ctx.readies[i + 2]
+    [answer] = [m.message for m in serve.send if isinstance(m.message, FetchResponse)]
+    assert decode_batches(answer.records)[0].records == (b"x",)
+    assert flush.log == [Flush()] and not flush.send
+    # Voter 2 has it durably; with the leader's flushed copy that is a majority.
+    assert fetch(ctx, 2, 5, epoch).high_watermark == 5
+
+
+def test_a_leader_with_unflushed_records_flushes_them_when_it_steps_down() -> None:
+    """A former leader's next Fetch tells the new leader its log end, so the
+    records it wrote but had not flushed yet must be fsynced first."""
+    ctx = leader()
+    epoch = ctx.epoch
+    ctx.raft.append(ctx.now_ms, [b"x"])
+    ctx.poll()
+    ctx.now_ms += ctx.config.append_linger_ms
+    write = ctx.raft.poll(ctx.now_ms)
+    assert any(isinstance(op, AppendAsLeader) for op in write.log) and Flush() not in write.log
+    for op in write.log:
+        ctx.log.apply(op)
+    ready = ctx.deliver(ctx.vote_request(candidate=2, epoch=epoch + 1, last_offset=5, last_epoch=epoch),
+                        source=2)
+    assert not isinstance(ctx.role, Leader)
+    assert Flush() in ready.log
 
 
 def test_only_the_leader_accepts_appends() -> None:

@@ -29,8 +29,8 @@ OTHER_PARTITION = TopicPartition("__cluster_metadata", 1)
 
 
 def test_error_codes_are_kafkas() -> None:
-    """org.apache.kafka.common.protocol.Errors."""
-    assert {e.name: e.value for e in Errors} == {
+    """org.apache.kafka.common.protocol.Errors: the codes the KRaft RPCs use."""
+    used = {
         "UNKNOWN_SERVER_ERROR": -1,
         "NONE": 0,
         "OFFSET_OUT_OF_RANGE": 1,
@@ -48,7 +48,10 @@ def test_error_codes_are_kafkas() -> None:
         "POSITION_OUT_OF_RANGE": 99,
         "INCONSISTENT_CLUSTER_ID": 104,
         "INVALID_VOTER_KEY": 125,
+        "DUPLICATE_VOTER": 126,
+        "VOTER_NOT_FOUND": 127,
     }
+    assert {name: Errors[name].value for name in used} == used
 
 
 def at_epoch(epoch: int = 5) -> RaftTestContext:

@@ -53,6 +53,9 @@ def test_a_voter_with_a_directory_id_rejects_a_reformatted_replica() -> None:
     assert voters.is_only_voter(ReplicaKey(1, directory))
 
 
-def test_a_voter_set_is_never_empty() -> None:
-    with pytest.raises(ValueError):
-        VoterSet({})
+def test_an_empty_voter_set_is_a_replica_that_has_not_read_any_voters_yet() -> None:
+    """KIP-853: an observer formatted without --initial-controllers knows no
+    voters until it fetches a VotersRecord; it is a voter of nothing."""
+    empty = VoterSet.empty()
+    assert len(empty) == 0 and not empty.is_voter(ReplicaKey(1))
+    assert VoterSet.from_ids([1]).remove_voter(ReplicaKey(1)) is None

@@ -1,0 +1,16 @@
+"""The metadata image: committed ``__cluster_metadata`` records folded into
+the state a Kafka broker holds (pure Python, no I/O).
+
+* :mod:`kraft.image.model` -- :class:`MetadataImage` and its parts;
+* :mod:`kraft.image.builder` -- :class:`ImageBuilder`, the replay rules;
+* :mod:`kraft.image.changes` -- log items (batches, snapshots) and the change stream;
+* :mod:`kraft.image.tree` -- the image as ``kafka-metadata-shell.sh``'s file tree;
+* :mod:`kraft.image.session` -- that shell's commands over the tree.
+"""
+
+from kraft.image.builder import ImageBuilder, ReplayError
+from kraft.image.changes import Change, LogBatch, LogSnapshot, SnapshotChange, apply_item, changes_of
+from kraft.image.model import MetadataImage
+
+__all__ = ["ImageBuilder", "ReplayError", "MetadataImage", "Change", "SnapshotChange", "LogBatch",
+           "LogSnapshot", "apply_item", "changes_of"]

@@ -1,0 +1,531 @@
+"""Fold committed metadata records into :class:`~kraft.image.model.MetadataImage`.
+
+Replay rules follow Kafka's ``MetadataDelta`` and the per-area deltas
+(``FeaturesDelta``, ``ClusterDelta``, ``TopicsDelta``/``TopicDelta``,
+``ConfigurationsDelta``, ``ClientQuotasDelta``, ``ScramDelta``,
+``AclsDelta``, ``ProducerIdsDelta``, ``DelegationTokenDelta``):
+
+* ``PartitionChangeRecord`` merges into the partition as
+  ``PartitionRegistration.merge`` does: a null list leaves the field alone;
+  ``leader == -2`` leaves the leader (and epoch) alone, any other value sets
+  it and bumps the leader epoch; ``leaderRecoveryState == -1`` leaves it
+  alone; the partition epoch always goes up by one; replicas given without
+  directories (or with only unknown ones) get ``DirectoryId.MIGRATING``.
+* ``RemoveTopicRecord`` removes the topic and its topic configs.
+* ``ClearElrRecord`` empties ELR and last-known ELR of a topic's partitions
+  (all topics when the name is empty), as a partition change.
+* ``ConfigRecord`` with a null value deletes the key; a resource left with no
+  keys disappears. ``ClientQuotaRecord`` with ``remove`` likewise.
+* ``FeatureLevelRecord`` level 0 removes a feature (``metadata.version``
+  excepted, which is kept apart).
+* ``BeginTransactionRecord`` .. ``EndTransactionRecord``: the records in
+  between are applied together at the end; ``AbortTransactionRecord`` drops
+  them (KIP-868). While a transaction is open, the image stays at the
+  offset before it began.
+
+A record that cannot be applied (a change to a partition that does not
+exist, say) is logged and skipped; the image is left as it was. Records of
+a type or version newer than ours are skipped with one warning per
+(type, version).
+
+Images are snapshot-consistent: :attr:`ImageBuilder.image` is the state as
+of :attr:`MetadataImage.offset`, and never changes afterwards (sections are
+copied on the first write after an image was handed out).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kraft.image.decode import UnknownRecord, decode_metadata_value
+from kraft.image.model import (
+    METADATA_VERSION,
+    BrokerRegistration,
+    ClientQuotaEntity,
+    ConfigResource,
+    ConfigResourceType,
+    ControllerRegistration,
+    DelegationToken,
+    FeaturesImage,
+    Listener,
+    MetadataImage,
+    PartitionRegistration,
+    ProducerIdsImage,
+    Provenance,
+    ScramCredential,
+    StandardAcl,
+    TopicImage,
+    VersionRange,
+    frozen_mapping,
+)
+from kraft.records.metadata import MetadataRecord, metadata_type_name
+from kraft.records.view import OffsetAndEpoch
+
+log = logging.getLogger("kraft.image")
+
+__all__ = ["ImageBuilder", "ReplayError", "MIGRATING_DIRECTORY", "UNASSIGNED_DIRECTORY", "LOST_DIRECTORY"]
+
+#: Kafka's ``DirectoryId`` constants.
+UNASSIGNED_DIRECTORY = uuid.UUID(int=0)
+LOST_DIRECTORY = uuid.UUID(int=1)
+MIGRATING_DIRECTORY = uuid.UUID(int=2)
+
+NO_LEADER_CHANGE = -2
+NO_RECOVERY_STATE_CHANGE = -1
+_MAX_WARNINGS = 100
+
+# Record type ids (Kafka's MetadataRecordType) the builder names.
+FENCE_BROKER = 7
+BEGIN_TRANSACTION, END_TRANSACTION, ABORT_TRANSACTION = 23, 24, 25
+
+
+class ReplayError(ValueError):
+    """A record that does not apply to the current image (Kafka would fault)."""
+
+
+@dataclass(slots=True)
+class _Pending:
+    offset: int
+    epoch: int
+    timestamp_ms: int
+    record: MetadataRecord
+
+
+class ImageBuilder:
+    """Replays records in offset order. Feed it with :meth:`apply` (one
+    record), :meth:`apply_batch` (a committed batch) and :meth:`load_snapshot`
+    (reset to a snapshot's records); read :attr:`image`."""
+
+    def __init__(self, image: MetadataImage | None = None) -> None:
+        self._image = image or MetadataImage()
+        self._reset_working()
+        self._provenance = self._image.provenance
+        self._last_offset = self._provenance.offset
+        self._transaction: list[_Pending] | None = None
+        self._transaction_start = -1
+        self._warned: set[tuple[int | None, int | None]] = set()
+        #: The most recent problems (skipped records), newest last.
+        self.warnings: list[str] = []
+        #: Records skipped because a newer Kafka wrote them (type, version) -> count.
+        self.skipped_newer: dict[tuple[int | None, int | None], int] = {}
+        self.records_applied = 0
+
+    # ------------------------------------------------------------ reading
+
+    @property
+    def image(self) -> MetadataImage:
+        """The image as of the last applied record outside a transaction."""
+        if self._owned or self._owned_topics or self._features is not None or self._producer_ids is not None \
+                or self._provenance != self._image.provenance:
+            self._publish()
+        return self._image
+
+    @property
+    def offset(self) -> int:
+        """The offset :attr:`image` is at."""
+        return self._provenance.offset
+
+    @property
+    def last_offset(self) -> int:
+        """The last offset fed, inside a transaction or not (the image may be
+        behind it while a transaction is open)."""
+        return self._last_offset
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._transaction is not None
+
+    # ------------------------------------------------------------ feeding
+
+    def reset(self) -> None:
+        """Forget everything (a snapshot load starts here)."""
+        self._image = MetadataImage()
+        self._reset_working()
+        self._provenance = Provenance()
+        self._last_offset = -1
+        self._transaction = None
+
+    def load_snapshot(self, snapshot_id: OffsetAndEpoch, values: Iterable[bytes | MetadataRecord | UnknownRecord],
+                      timestamp_ms: int = -1) -> MetadataImage:
+        """Replace the state with a snapshot's records (Kafka loads a snapshot
+        into an empty image). The image is then at ``snapshot_id.offset - 1``."""
+        self.reset()
+        for value in values:
+            record = value if isinstance(value, (MetadataRecord, UnknownRecord)) else decode_metadata_value(value)
+            self._apply_one(snapshot_id.offset - 1, snapshot_id.epoch, timestamp_ms, record, advance=False)
+        if self._transaction is not None:
+            self._warn(None, f"snapshot {snapshot_id} ends inside a metadata transaction; dropping it")
+            self._transaction = None
+        self._provenance = Provenance(snapshot_id.offset - 1, snapshot_id.epoch, timestamp_ms)
+        self._last_offset = snapshot_id.offset - 1
+        return self.image
+
+    def apply(self, offset: int, record: bytes | MetadataRecord | UnknownRecord, *, epoch: int = -1,
+              timestamp_ms: int = -1) -> None:
+        """Apply one committed record (a raw value or a decoded record)."""
+        if not isinstance(record, (MetadataRecord, UnknownRecord)):
+            record = decode_metadata_value(record)
+        self._apply_one(offset, epoch, timestamp_ms, record, advance=True)
+
+    def apply_batch(self, base_offset: int, epoch: int, timestamp_ms: int, values: Iterable[bytes],
+                    *, is_control: bool = False, last_offset: int | None = None) -> None:
+        """Apply one committed batch. Control batches change no metadata but
+        move the image's offset past them."""
+        if is_control:
+            values = list(values)
+            end = last_offset if last_offset is not None else base_offset + max(len(values), 1) - 1
+            self._last_offset = max(self._last_offset, end)
+            if self._transaction is None:
+                self._provenance = Provenance(end, epoch, timestamp_ms)
+            return
+        for i, value in enumerate(values):
+            self.apply(base_offset + i, value, epoch=epoch, timestamp_ms=timestamp_ms)
+
+    # ------------------------------------------------------------ internals
+
+    def _reset_working(self) -> None:
+        self._owned: dict[str, dict[Any, Any]] = {}
+        self._owned_topics: dict[uuid.UUID, dict[int, PartitionRegistration]] = {}
+        self._features: FeaturesImage | None = None
+        self._producer_ids: ProducerIdsImage | None = None
+
+    def _warn(self, key: tuple[int | None, int | None] | None, message: str) -> None:
+        if key is not None:
+            if key in self._warned:
+                return
+            self._warned.add(key)
+        log.warning("%s", message)
+        self.warnings.append(message)
+        del self.warnings[:-_MAX_WARNINGS]
+
+    def _apply_one(self, offset: int, epoch: int, timestamp_ms: int, record: MetadataRecord | UnknownRecord,
+                   *, advance: bool) -> None:
+        if isinstance(record, UnknownRecord):
+            key = (record.api_key, record.version)
+            self.skipped_newer[key] = self.skipped_newer.get(key, 0) + 1
+            what = "a newer Kafka's record" if record.newer else "an undecodable record"
+            self._warn(key, f"skipping {what} at offset {offset}: {record.reason} (shown raw; the image ignores it)")
+        else:
+            key_type = record.api_key
+            if key_type == BEGIN_TRANSACTION:
+                if self._transaction is not None:
+                    self._warn(None, f"BeginTransactionRecord at offset {offset} inside the transaction begun at "
+                                     f"{self._transaction_start}; continuing that transaction")
+                else:
+                    self._transaction = []
+                    self._transaction_start = offset
+            elif key_type == END_TRANSACTION:
+                if self._transaction is None:
+                    self._warn(None, f"EndTransactionRecord at offset {offset} without a transaction; ignored")
+                else:
+                    pending, self._transaction = self._transaction, None
+                    for p in pending:
+                        self._replay_logged(p.offset, p.record)
+            elif key_type == ABORT_TRANSACTION:
+                if self._transaction is None:
+                    self._warn(None, f"AbortTransactionRecord at offset {offset} without a transaction; ignored")
+                else:
+                    log.info("metadata transaction begun at offset %d aborted at %d: %d records dropped",
+                             self._transaction_start, offset, len(self._transaction))
+                    self._transaction = None
+            elif self._transaction is not None:
+                self._transaction.append(_Pending(offset, epoch, timestamp_ms, record))
+            else:
+                self._replay_logged(offset, record)
+        if advance:
+            self._last_offset = max(self._last_offset, offset)
+            if self._transaction is None:
+                self._provenance = Provenance(offset, epoch, timestamp_ms)
+
+    def _replay_logged(self, offset: int, record: MetadataRecord) -> None:
+        try:
+            self._replay(record)
+            self.records_applied += 1
+        except ReplayError as e:
+            self._warn(None, f"cannot apply {metadata_type_name(record.api_key)} at offset {offset}: {e}; skipped")
+
+    def _publish(self) -> None:
+        image = self._image
+        changes: dict[str, Any] = {}
+        if self._owned_topics:
+            topics = self._section("topics")
+            for topic_id, parts in self._owned_topics.items():
+                topic = topics.get(topic_id)
+                if topic is not None:
+                    topics[topic_id] = replace(topic, partitions=frozen_mapping(parts))
+        for name, d in self._owned.items():
+            changes[name] = frozen_mapping(d)
+        if self._features is not None:
+            changes["features"] = self._features
+        if self._producer_ids is not None:
+            changes["producer_ids"] = self._producer_ids
+        changes["provenance"] = self._provenance
+        self._image = replace(image, **changes)
+        self._reset_working()
+
+    def _section(self, name: str) -> dict[Any, Any]:
+        """The working copy of a section (copied from the image on first write)."""
+        d = self._owned.get(name)
+        if d is None:
+            d = self._owned[name] = dict(getattr(self._image, name))
+        return d
+
+    def _topic_partitions(self, topic_id: uuid.UUID) -> dict[int, PartitionRegistration]:
+        parts = self._owned_topics.get(topic_id)
+        if parts is None:
+            topic = self._section("topics").get(topic_id)
+            if topic is None:
+                raise ReplayError(f"no topic with id {_kuuid(topic_id)}")
+            parts = self._owned_topics[topic_id] = dict(topic.partitions)
+        return parts
+
+    @property
+    def _cur_features(self) -> FeaturesImage:
+        return self._features if self._features is not None else self._image.features
+
+    # ------------------------------------------------------------ replay
+
+    def _replay(self, record: MetadataRecord) -> None:  # noqa: C901 - one arm per record type
+        m = record.message
+        match record.api_key:
+            case 0:  # RegisterBrokerRecord
+                self._section("brokers")[m.broker_id] = BrokerRegistration(
+                    id=m.broker_id, epoch=m.broker_epoch, incarnation_id=m.incarnation_id,
+                    listeners=tuple(Listener(e.name, e.host, e.port, e.security_protocol) for e in m.end_points),
+                    supported_features=tuple(VersionRange(f.name, f.min_supported_version, f.max_supported_version)
+                                             for f in m.features),
+                    rack=m.rack, fenced=bool(m.fenced), in_controlled_shutdown=bool(m.in_controlled_shutdown),
+                    is_migrating_zk_broker=bool(m.is_migrating_zk_broker),
+                    directories=tuple(m.log_dirs or ()),
+                    cordoned_directories=None if m.cordoned_log_dirs is None else tuple(m.cordoned_log_dirs),
+                )
+            case 1:  # UnregisterBrokerRecord
+                self._section("brokers").pop(m.broker_id, None)
+            case 7 | 8:  # FenceBrokerRecord / UnfenceBrokerRecord
+                brokers = self._section("brokers")
+                broker = brokers.get(m.id)
+                if broker is None:
+                    raise ReplayError(f"broker {m.id} is not registered")
+                brokers[m.id] = replace(broker, fenced=record.api_key == FENCE_BROKER)
+            case 17:  # BrokerRegistrationChangeRecord
+                self._broker_change(m)
+            case 27:  # RegisterControllerRecord
+                self._section("controllers")[m.controller_id] = ControllerRegistration(
+                    id=m.controller_id, incarnation_id=m.incarnation_id, zk_migration_ready=bool(m.zk_migration_ready),
+                    listeners=tuple(Listener(e.name, e.host, e.port, e.security_protocol) for e in m.end_points),
+                    supported_features=tuple(VersionRange(f.name, f.min_supported_version, f.max_supported_version)
+                                             for f in m.features),
+                )
+            case 29:  # UnregisterControllerRecord
+                self._section("controllers").pop(m.controller_id, None)
+            case 2:  # TopicRecord
+                topics = self._section("topics")
+                topics[m.topic_id] = TopicImage(m.name, m.topic_id)
+                self._owned_topics.pop(m.topic_id, None)
+                self._section("topic_ids_by_name")[m.name] = m.topic_id
+            case 3:  # PartitionRecord
+                self._partition(m)
+            case 5:  # PartitionChangeRecord
+                parts = self._topic_partitions(m.topic_id)
+                current = parts.get(m.partition_id)
+                if current is None:
+                    raise ReplayError(f"unable to find partition {_kuuid(m.topic_id)}:{m.partition_id}")
+                parts[m.partition_id] = _merge(current, m)
+            case 9:  # RemoveTopicRecord
+                topics = self._section("topics")
+                topic = topics.pop(m.topic_id, None)
+                if topic is None:
+                    raise ReplayError(f"no topic with id {_kuuid(m.topic_id)} to remove")
+                self._owned_topics.pop(m.topic_id, None)
+                names = self._section("topic_ids_by_name")
+                if names.get(topic.name) == m.topic_id:
+                    del names[topic.name]
+                self._delete_config(ConfigResource(ConfigResourceType.TOPIC, topic.name))
+            case 28:  # ClearElrRecord
+                self._clear_elr(m.topic_name)
+            case 4:  # ConfigRecord
+                self._config(m)
+            case 12:  # FeatureLevelRecord
+                f = self._cur_features
+                if m.name == METADATA_VERSION:
+                    self._features = replace(f, metadata_version=m.feature_level)
+                else:
+                    finalized = dict(f.finalized)
+                    if m.feature_level == 0:
+                        finalized.pop(m.name, None)
+                    else:
+                        finalized[m.name] = m.feature_level
+                    self._features = replace(f, finalized=frozen_mapping(dict(sorted(finalized.items()))))
+            case 21:  # ZkMigrationStateRecord
+                self._features = replace(self._cur_features, zk_migration_state=m.zk_migration_state)
+            case 14:  # ClientQuotaRecord
+                entity = ClientQuotaEntity.of([(e.entity_type, e.entity_name) for e in m.entity])
+                quotas = self._section("client_quotas")
+                values = dict(quotas.get(entity, {}))
+                if m.remove:
+                    values.pop(m.key, None)
+                else:
+                    values[m.key] = m.value
+                if values:
+                    quotas[entity] = frozen_mapping(values)
+                else:
+                    quotas.pop(entity, None)
+            case 11:  # UserScramCredentialRecord (the secrets stay out)
+                scram = self._section("scram")
+                users = dict(scram.get(m.mechanism, {}))
+                users[m.name] = ScramCredential(m.name, m.mechanism, m.iterations)
+                scram[m.mechanism] = frozen_mapping(users)
+            case 22:  # RemoveUserScramCredentialRecord
+                scram = self._section("scram")
+                users = dict(scram.get(m.mechanism, {}))
+                users.pop(m.name, None)
+                if users:
+                    scram[m.mechanism] = frozen_mapping(users)
+                else:
+                    scram.pop(m.mechanism, None)
+            case 18:  # AccessControlEntryRecord
+                self._section("acls")[m.id] = StandardAcl(
+                    m.resource_type, m.resource_name, m.pattern_type, m.principal, m.host, m.operation,
+                    m.permission_type)
+            case 19:  # RemoveAccessControlEntryRecord
+                if self._section("acls").pop(m.id, None) is None:
+                    raise ReplayError(f"no ACL with id {_kuuid(m.id)} to remove")
+            case 15:  # ProducerIdsRecord
+                self._producer_ids = ProducerIdsImage(m.next_producer_id)
+            case 10:  # DelegationTokenRecord
+                self._section("delegation_tokens")[m.token_id] = DelegationToken(
+                    m.token_id, m.owner, m.requester, tuple(m.renewers), m.issue_timestamp, m.max_timestamp,
+                    m.expiration_timestamp)
+            case 26:  # RemoveDelegationTokenRecord
+                self._section("delegation_tokens").pop(m.token_id, None)
+            case 20:  # NoOpRecord
+                pass
+            case _:
+                raise ReplayError(f"record type {record.api_key} has no replay rule")
+
+    def _broker_change(self, m: Any) -> None:
+        brokers = self._section("brokers")
+        broker = brokers.get(m.broker_id)
+        if broker is None:
+            raise ReplayError(f"broker {m.broker_id} is not registered")
+        # BrokerRegistrationFencingChange: -1 unfence, 0 none, 1 fence.
+        if m.fenced not in (-1, 0, 1):
+            raise ReplayError(f"invalid fencing change {m.fenced} for broker {m.broker_id}")
+        # BrokerRegistrationInControlledShutdownChange: 0 none, 1 in controlled shutdown.
+        if m.in_controlled_shutdown not in (0, 1):
+            raise ReplayError(f"invalid controlled shutdown change {m.in_controlled_shutdown} for broker {m.broker_id}")
+        changes: dict[str, Any] = {}
+        if m.fenced != 0:
+            changes["fenced"] = m.fenced == 1
+        if m.in_controlled_shutdown == 1:
+            changes["in_controlled_shutdown"] = True
+        if m.log_dirs:
+            changes["directories"] = tuple(m.log_dirs)
+        if m.cordoned_log_dirs is not None:
+            changes["cordoned_directories"] = tuple(m.cordoned_log_dirs)
+        brokers[m.broker_id] = replace(broker, **changes)
+
+    def _partition(self, m: Any) -> None:
+        directories = list(m.directories or ())
+        if directories and len(directories) != len(m.replicas):
+            raise ReplayError(f"partition {_kuuid(m.topic_id)}:{m.partition_id} has {len(m.replicas)} replicas "
+                              f"but {len(directories)} directories")
+        parts = self._topic_partitions(m.topic_id)
+        parts[m.partition_id] = PartitionRegistration(
+            replicas=tuple(m.replicas),
+            directories=_default_to_migrating(directories, len(m.replicas)),
+            isr=tuple(m.isr),
+            removing_replicas=tuple(m.removing_replicas),
+            adding_replicas=tuple(m.adding_replicas),
+            leader=m.leader,
+            leader_recovery_state=m.leader_recovery_state,
+            leader_epoch=m.leader_epoch,
+            partition_epoch=m.partition_epoch,
+            elr=tuple(m.eligible_leader_replicas or ()),
+            last_known_elr=tuple(m.last_known_elr or ()),
+        )
+
+    def _clear_elr(self, topic_name: str) -> None:
+        topics = self._section("topics")
+        if topic_name:
+            topic_id = self._section("topic_ids_by_name").get(topic_name)
+            if topic_id is None:
+                raise ReplayError(f"unable to clear elr for topic with name {topic_name}: no such topic found")
+            targets = [topic_id]
+        else:
+            targets = list(topics)
+        for topic_id in targets:
+            parts = self._topic_partitions(topic_id)
+            for pid, part in list(parts.items()):
+                if part.elr or part.last_known_elr:
+                    parts[pid] = replace(part, elr=(), last_known_elr=(), partition_epoch=part.partition_epoch + 1)
+
+    def _config(self, m: Any) -> None:
+        resource = ConfigResource(m.resource_type, m.resource_name)
+        configs = self._section("configs")
+        values = dict(configs.get(resource, {}))
+        if m.value is None:
+            values.pop(m.name, None)
+        else:
+            values[m.name] = m.value
+        if values:
+            configs[resource] = frozen_mapping(values)
+        else:
+            configs.pop(resource, None)
+
+    def _delete_config(self, resource: ConfigResource) -> None:
+        if resource in self._image.configs or resource in self._owned.get("configs", {}):
+            self._section("configs").pop(resource, None)
+
+
+def _kuuid(u: uuid.UUID) -> str:
+    from kraft.messages.json_form import uuid_to_kafka
+
+    return uuid_to_kafka(u)
+
+
+def _default_to_migrating(directories: list[uuid.UUID] | tuple[uuid.UUID, ...], replicas: int) -> tuple[uuid.UUID, ...]:
+    """Kafka's ``PartitionRegistration.defaultToMigrating``: no directories,
+    or only MIGRATING ones, mean every replica is MIGRATING."""
+    if not directories or all(d == MIGRATING_DIRECTORY for d in directories):
+        return (MIGRATING_DIRECTORY,) * replicas
+    return tuple(directories)
+
+
+def _merge(p: PartitionRegistration, m: Any) -> PartitionRegistration:
+    """``PartitionRegistration.merge(PartitionChangeRecord)``."""
+    replicas = p.replicas if m.replicas is None else tuple(m.replicas)
+    if m.directories is None:
+        directories: tuple[uuid.UUID, ...] = p.directories
+    else:
+        if m.replicas is not None and m.directories and len(m.replicas) != len(m.directories):
+            raise ReplayError(f"partition change {_kuuid(m.topic_id)}:{m.partition_id} has {len(m.replicas)} "
+                              f"replicas but {len(m.directories)} directories")
+        directories = tuple(m.directories)
+    directories = _default_to_migrating(directories, len(replicas))
+    if len(directories) != len(replicas):
+        raise ReplayError(f"partition change {_kuuid(m.topic_id)}:{m.partition_id} leaves {len(replicas)} "
+                          f"replicas with {len(directories)} directories")
+    if m.leader == NO_LEADER_CHANGE:
+        leader, leader_epoch = p.leader, p.leader_epoch
+    else:
+        leader, leader_epoch = m.leader, p.leader_epoch + 1
+    recovery = p.leader_recovery_state if m.leader_recovery_state == NO_RECOVERY_STATE_CHANGE \
+        else m.leader_recovery_state
+    return PartitionRegistration(
+        replicas=replicas,
+        directories=directories,
+        isr=p.isr if m.isr is None else tuple(m.isr),
+        removing_replicas=p.removing_replicas if m.removing_replicas is None else tuple(m.removing_replicas),
+        adding_replicas=p.adding_replicas if m.adding_replicas is None else tuple(m.adding_replicas),
+        leader=leader,
+        leader_recovery_state=recovery,
+        leader_epoch=leader_epoch,
+        partition_epoch=p.partition_epoch + 1,
+        elr=p.elr if m.eligible_leader_replicas is None else tuple(m.eligible_leader_replicas),
+        last_known_elr=p.last_known_elr if m.last_known_elr is None else tuple(m.last_known_elr),
+    )

@@ -1,0 +1,628 @@
+"""Observe a running KRaft quorum (Kafka's or ours) from outside: join as an
+observer, replicate ``__cluster_metadata`` into a local directory in Kafka's
+layout, and keep the metadata image of what is committed.
+
+Discovery, as ``kafka-metadata-quorum.sh --bootstrap-controller`` does it
+(Kafka's admin client with bootstrap controllers), trying each bootstrap
+server in turn:
+
+1. **DescribeCluster** v1-v2 with ``EndpointType`` 2 (controllers): the
+   cluster id, the active controller (``ControllerId``, the raft leader) and
+   every controller's endpoint on the listener we connected to;
+2. **DescribeQuorum** v0-v2 to the active controller (or, when that is not
+   known, the server itself): the voters (ids, directory ids), leader, epoch,
+   high watermark and, in v2, every voter's listeners. An error answer
+   (NOT_LEADER_OR_FOLLOWER while the leader moves) sends us on to the next
+   server; rounds over all of them are retried while a quorum starts or
+   elects.
+
+A controller answers a request with a foreign cluster id with
+INCONSISTENT_CLUSTER_ID, so the cluster id must be right before fetching: a
+``--cluster-id`` that differs from the one the cluster reports stops the
+observer with a clear message, as does a data directory formatted for
+another cluster.
+
+Then a :class:`~kraft.node.node.KraftNode` runs with a node id that is not
+a voter: the raft core stays Unattached/Follower and fetches (Fetch v13+ by
+topic id ``AAAAAAAAAAAAAAAAAAAAAQ`` with ``ReplicaState``/``ReplicaDirectoryId``;
+FetchSnapshot when it is behind the leader's log start), never votes, and
+shows up in the leader's DescribeQuorum observers. Where it looks for the
+leader depends on the quorum, as for a Kafka broker: a static quorum
+(``kraft.version`` 0, voters without directory ids) gives the discovered
+voters as ``controller.quorum.voters``; a dynamic one (KIP-853) gives their
+endpoints and the bootstrap servers as ``controller.quorum.bootstrap.servers``
+-- the core asks them until a Fetch answer names the leader
+(NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH with the leader's id, epoch and
+endpoint), then follows the voter set in the log through reconfigurations.
+The node serves no listener. Its directory is formatted on first use
+(``meta.properties`` with the cluster id, the node id and a random directory
+id), so a restart resumes from the local copy. The core keeps that copy a
+valid prefix of the leader's log (it truncates on divergence).
+
+Python API::
+
+    async with open_observer(["127.0.0.1:9093"], data_dir=path) as observer:
+        image = await observer.catch_up()           # at the leader's high watermark
+        async for change in observer.changes(start_offset=0):
+            print(change.to_json())
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from kraft.config import ConfigError, NodeConfig
+from kraft.image.builder import ImageBuilder
+from kraft.image.changes import Change, LogBatch, LogItem, LogSnapshot, SnapshotChange, apply_item, changes_of
+from kraft.image.model import MetadataImage
+from kraft.messages.generated import (
+    describe_cluster_request as dc_req,
+    describe_quorum_request as dq_req,
+)
+from kraft.messages.json_form import uuid_to_kafka
+from kraft.records.batch import iter_batches
+from kraft.records.control import parse_control_type_id
+from kraft.records.errors import RecordsError, StateFileError
+from kraft.records.state_files import MetaProperties, random_kafka_uuid
+from kraft.wire.apis import ApiKey
+from kraft.wire.client import ConnectionFailed, NoCommonVersion, PeerClient, PeerClientError, RequestTimedOut
+from kraft.wire.errors import ErrorCode
+
+log = logging.getLogger("kraft.observer")
+
+__all__ = [
+    "ObserverError",
+    "ClusterIdMismatch",
+    "DiscoveryError",
+    "VoterInfo",
+    "ClusterView",
+    "parse_bootstrap",
+    "discover",
+    "prepare_data_dir",
+    "observer_config",
+    "Observer",
+    "open_observer",
+    "default_data_dir",
+    "REQUEST_VERSIONS",
+    "to_log_item",
+]
+
+#: What the observer sends to a Kafka controller, api -> versions we offer
+#: (the highest both sides speak is used). Fetch and FetchSnapshot are sent by
+#: the raft core through the node (kraft/node/rpc.py); see the README.
+REQUEST_VERSIONS: Mapping[str, tuple[int, int]] = {
+    "ApiVersions": (0, 4),
+    "DescribeCluster": (1, 2),
+    "DescribeQuorum": (0, 2),
+    "Fetch": (13, 18),
+    "FetchSnapshot": (0, 1),
+}
+
+METADATA_TOPIC = "__cluster_metadata"
+CONTROLLER_ENDPOINT_TYPE = 2  # Kafka's EndpointType.CONTROLLER (KIP-919)
+_DISCOVERY_CLIENT_ID = "kraft-observer"
+
+
+class ObserverError(Exception):
+    """The observer cannot start or had to stop; the message says why."""
+
+
+class DiscoveryError(ObserverError):
+    """No bootstrap server told us who the voters are."""
+
+
+class ClusterIdMismatch(ObserverError):
+    """The cluster is not the one we were told (or formatted) to observe."""
+
+
+@dataclass(frozen=True, slots=True)
+class VoterInfo:
+    node_id: int
+    directory_id: str | None  # Kafka's base64 form; None when the quorum has none (static)
+    host: str | None
+    port: int | None
+    listener: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterView:
+    """What discovery learned."""
+
+    cluster_id: str | None
+    leader_id: int | None
+    leader_epoch: int
+    high_watermark: int
+    voters: tuple[VoterInfo, ...]
+    observers: tuple[int, ...]
+    answered_by: tuple[str, int]
+    describe_quorum_version: int
+
+    @property
+    def listener(self) -> str:
+        """The controller listener name the voters are reached on."""
+        for v in self.voters:
+            if v.listener:
+                return v.listener
+        return "CONTROLLER"
+
+    @property
+    def is_dynamic(self) -> bool:
+        """A KIP-853 quorum: its voters have directory ids (``kraft.version`` 1)."""
+        return any(v.directory_id is not None for v in self.voters)
+
+    def reachable_voters(self) -> list[VoterInfo]:
+        return [v for v in self.voters if v.host is not None and v.port is not None]
+
+
+def parse_bootstrap(text: str | Sequence[str]) -> list[tuple[str, int]]:
+    """``host:port[,host:port...]`` (``controller.quorum.bootstrap.servers``
+    syntax; ``[::1]:9093`` for IPv6)."""
+    from kraft.config import parse_bootstrap_servers
+
+    items = [text] if isinstance(text, str) else list(text)
+    out: list[tuple[str, int]] = []
+    for item in items:
+        try:
+            out += parse_bootstrap_servers(item)
+        except ConfigError as e:
+            raise ObserverError(str(e).replace("controller.quorum.bootstrap.servers", "--bootstrap-controller")) \
+                from None
+    if not out:
+        raise ObserverError("--bootstrap-controller: at least one host:port is needed")
+    return out
+
+
+# ---------------------------------------------------------------- discovery
+
+
+class _VersionTooLow(Exception):
+    pass
+
+
+async def _describe_cluster(client: PeerClient, timeout_ms: int) -> Any:
+    def build(version: int) -> Any:
+        if version < 1:
+            raise _VersionTooLow()  # v0 cannot ask for controllers
+        return dc_req.DescribeClusterRequest(include_cluster_authorized_operations=False,
+                                             endpoint_type=CONTROLLER_ENDPOINT_TYPE)
+
+    _, body = await client.request(ApiKey.DESCRIBE_CLUSTER, build, timeout_ms=timeout_ms,
+                                   max_version=REQUEST_VERSIONS["DescribeCluster"][1])
+    return body
+
+
+async def _describe_quorum(client: PeerClient, timeout_ms: int) -> tuple[int, Any]:
+    def build(version: int) -> Any:
+        return dq_req.DescribeQuorumRequest(topics=[dq_req.TopicData(
+            topic_name=METADATA_TOPIC, partitions=[dq_req.PartitionData(partition_index=0)])])
+
+    return await client.request(ApiKey.DESCRIBE_QUORUM, build, timeout_ms=timeout_ms,
+                                max_version=REQUEST_VERSIONS["DescribeQuorum"][1])
+
+
+def _error_name(code: int) -> str:
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return f"error {code}"
+
+
+async def discover(bootstrap: Sequence[tuple[str, int]], *, expected_cluster_id: str | None = None,
+                   timeout_ms: int = 5000, retry_for_ms: int = 15000) -> ClusterView:
+    """Ask the bootstrap servers for the cluster id and the quorum (module
+    docstring), each request bounded by ``timeout_ms``; rounds over all of
+    them are retried (a quorum still starting, or electing) for
+    ``retry_for_ms``. Raises :class:`ClusterIdMismatch` or :class:`DiscoveryError`."""
+    problems: list[str] = []
+    clients: dict[tuple[str, int], PeerClient] = {}
+
+    def client_for(host: str, port: int) -> PeerClient:
+        c = clients.get((host, port))
+        if c is None:
+            c = clients[(host, port)] = PeerClient(host, port, client_id=_DISCOVERY_CLIENT_ID,
+                                                   request_timeout_ms=timeout_ms)
+        return c
+
+    deadline = trio.current_time() + retry_for_ms / 1000
+    try:
+        round_ = 0
+        while True:
+            for host, port in bootstrap:
+                try:
+                    view = await _discover_from(client_for, host, port, timeout_ms, problems)
+                except PeerClientError as e:
+                    problems.append(str(e))
+                    continue
+                if view is None:
+                    continue
+                if expected_cluster_id is not None and view.cluster_id is not None \
+                        and view.cluster_id != expected_cluster_id:
+                    raise ClusterIdMismatch(
+                        f"the cluster at {host}:{port} has cluster id {view.cluster_id}, "
+                        f"not {expected_cluster_id} (--cluster-id)")
+                return view
+            if trio.current_time() >= deadline:
+                break
+            await trio.sleep(min(0.1 * 2 ** round_, 1.0, max(deadline - trio.current_time(), 0)))
+            round_ += 1
+    finally:
+        for c in clients.values():
+            await c.aclose()
+    seen: list[str] = []
+    for p in problems:
+        if p not in seen:
+            seen.append(p)
+    raise DiscoveryError("no bootstrap controller described the quorum: " + "; ".join(seen[-6:]))
+
+
+async def _discover_from(client_for: Any, host: str, port: int, timeout_ms: int,
+                         problems: list[str]) -> ClusterView | None:
+    client = client_for(host, port)
+    cluster_id: str | None = None
+    controller_id = -1
+    controllers: dict[int, tuple[str, int]] = {}
+    try:
+        dc = await _describe_cluster(client, timeout_ms)
+    except (NoCommonVersion, _VersionTooLow):
+        dc = None  # an old controller: DescribeQuorum alone
+    if dc is not None:
+        if dc.error_code != 0:
+            hint = " (is this a broker listener? use the controller listener)" \
+                if dc.error_code == ErrorCode.MISMATCHED_ENDPOINT_TYPE else ""
+            problems.append(f"{host}:{port}: DescribeCluster: {_error_name(dc.error_code)}"
+                            f"{': ' + dc.error_message if dc.error_message else ''}{hint}")
+            return None
+        cluster_id = dc.cluster_id
+        controller_id = dc.controller_id
+        controllers = {b.broker_id: (b.host, b.port) for b in dc.brokers}
+    targets: list[tuple[str, int]] = []
+    if controller_id >= 0 and controller_id in controllers:
+        targets.append(controllers[controller_id])
+    if (host, port) not in targets:
+        targets.append((host, port))
+    for t_host, t_port in targets:
+        try:
+            version, dq = await _describe_quorum(client_for(t_host, t_port), timeout_ms)
+        except NoCommonVersion as e:
+            problems.append(str(e))
+            continue
+        except (ConnectionFailed, RequestTimedOut) as e:
+            problems.append(str(e))
+            continue
+        if dq.error_code != 0:
+            problems.append(f"{t_host}:{t_port}: DescribeQuorum: {_error_name(dq.error_code)}")
+            continue
+        if len(dq.topics) != 1 or len(dq.topics[0].partitions) != 1:
+            problems.append(f"{t_host}:{t_port}: DescribeQuorum answered for no partition")
+            continue
+        p = dq.topics[0].partitions[0]
+        if p.error_code != 0:
+            problems.append(f"{t_host}:{t_port}: DescribeQuorum: {_error_name(p.error_code)}")
+            continue
+        return _view(dq, p, version, controllers, cluster_id, (t_host, t_port))
+    return None
+
+
+def _view(dq: Any, p: Any, version: int, controllers: Mapping[int, tuple[str, int]], cluster_id: str | None,
+          answered_by: tuple[str, int]) -> ClusterView:
+    node_listeners: dict[int, list[Any]] = {n.node_id: list(n.listeners) for n in getattr(dq, "nodes", []) or []}
+    # The listener name of the address that answered: the one to use for all.
+    listener_name = None
+    for listeners in node_listeners.values():
+        for lst in listeners:
+            if (lst.host, lst.port) == answered_by:
+                listener_name = lst.name
+    voters = []
+    for v in p.current_voters:
+        host = port = name = None
+        listeners = node_listeners.get(v.replica_id, [])
+        chosen = next((x for x in listeners if x.name == listener_name), listeners[0] if listeners else None)
+        if chosen is not None:
+            host, port, name = chosen.host, chosen.port, chosen.name
+        elif v.replica_id in controllers:
+            host, port = controllers[v.replica_id]
+        elif v.replica_id == p.leader_id:
+            host, port = answered_by
+        directory = getattr(v, "replica_directory_id", None)
+        voters.append(VoterInfo(v.replica_id, uuid_to_kafka(directory) if directory is not None and directory.int
+                                else None, host, port, name or listener_name))
+    return ClusterView(
+        cluster_id=cluster_id,
+        leader_id=p.leader_id if p.leader_id >= 0 else None,
+        leader_epoch=p.leader_epoch,
+        high_watermark=p.high_watermark,
+        voters=tuple(voters),
+        observers=tuple(o.replica_id for o in p.observers),
+        answered_by=answered_by,
+        describe_quorum_version=version,
+    )
+
+
+# ---------------------------------------------------------------- local directory
+
+
+def prepare_data_dir(data_dir: Path, cluster_id: str, node_id: int | None) -> MetaProperties:
+    """Format ``data_dir`` on first use; on later runs check it belongs to
+    this cluster. Returns its ``meta.properties``."""
+    data_dir = Path(data_dir)
+    meta_path = data_dir / "meta.properties"
+    if meta_path.exists():
+        try:
+            meta = MetaProperties.read(meta_path)
+        except StateFileError as e:
+            raise ObserverError(f"cannot use {data_dir}: {e}") from None
+        if meta.cluster_id != cluster_id:
+            raise ClusterIdMismatch(
+                f"{data_dir} holds a copy of cluster {meta.cluster_id}, but the cluster observed is {cluster_id}: "
+                "use another --data-dir")
+        if node_id is not None and meta.node_id != node_id:
+            raise ObserverError(f"{data_dir} was formatted for node id {meta.node_id}, not {node_id}")
+        if meta.directory_id is None:
+            raise ObserverError(f"{meta_path} has no directory.id")
+        return meta
+    if data_dir.exists() and any(data_dir.iterdir()):
+        raise ObserverError(f"{data_dir} is not empty and has no meta.properties: refusing to use it")
+    data_dir.mkdir(parents=True, exist_ok=True)
+    if node_id is None:
+        # Far above the ids people give brokers and controllers.
+        node_id = random.randint(1_000_000_000, 2**31 - 1)
+    meta = MetaProperties(1, cluster_id, node_id, random_kafka_uuid())
+    meta.write(meta_path)
+    log.info("formatted %s for cluster %s as observer node %d", data_dir, cluster_id, node_id)
+    return meta
+
+
+def observer_config(view: ClusterView, data_dir: Path, node_id: int,
+                    properties: Mapping[str, str] | None = None,
+                    bootstrap: Sequence[tuple[str, int]] = ()) -> NodeConfig:
+    """A node config for an observer of ``view``'s quorum (no listeners).
+
+    A static quorum (``kraft.version`` 0: voters without directory ids) gets
+    its voters as ``controller.quorum.voters``, as a Kafka 3.7+ broker has
+    them. A dynamic one (KIP-853) gets ``controller.quorum.bootstrap.servers``
+    -- the voters' endpoints and the given bootstrap servers -- and reads the
+    voter set from the log as it changes, as a Kafka 3.9+ broker does."""
+    voters = view.reachable_voters()
+    if not voters:
+        raise DiscoveryError("the quorum's voters have no known endpoints")
+    if any(v.node_id == node_id for v in view.voters):
+        raise ObserverError(f"node id {node_id} is a voter of the cluster: an observer needs an id that is not")
+    listener = view.listener
+    host = lambda h: f"[{h}]" if ":" in h else h  # noqa: E731
+    props = {
+        "process.roles": "controller",
+        "node.id": str(node_id),
+        "listeners": f"{listener}://127.0.0.1:0",
+        "controller.listener.names": listener,
+        "listener.security.protocol.map": f"{listener}:PLAINTEXT",
+        "metadata.log.dir": str(data_dir),
+        # An observer never asks to join the voters (KIP-853 auto-join).
+        "controller.quorum.auto.join.enable": "false",
+    }
+    if view.is_dynamic:
+        servers: list[tuple[str, int]] = []
+        for address in [(v.host, v.port) for v in voters] + list(bootstrap):
+            if address not in servers:
+                servers.append(address)  # type: ignore[arg-type]
+        props["controller.quorum.bootstrap.servers"] = ",".join(f"{host(h)}:{p}" for h, p in servers)
+    else:
+        props["controller.quorum.voters"] = ",".join(f"{v.node_id}@{host(v.host)}:{v.port}" for v in voters)
+    props.update(properties or {})
+    try:
+        config = NodeConfig.from_properties(props)
+    except ConfigError as e:
+        raise ObserverError(str(e)) from None
+    # An observer answers nobody: it fetches and that is all.
+    return replace(config, listeners=())
+
+
+# ---------------------------------------------------------------- the observer
+
+
+def to_log_item(item: Any) -> LogItem:
+    """The node's listener items as the image's log items."""
+    if hasattr(item, "snapshot_id"):
+        return LogSnapshot(item.snapshot_id, tuple(item.records), getattr(item, "last_contained_log_timestamp", -1))
+    return LogBatch(item.base_offset, item.last_offset, item.epoch, item.append_time_ms, item.is_control,
+                    tuple(item.records))
+
+
+class Observer:
+    """One observer of one cluster. :meth:`run` (in a nursery, with
+    ``nursery.start``) discovers, prepares the directory and follows."""
+
+    def __init__(self, bootstrap: str | Sequence[str] | Sequence[tuple[str, int]], *, data_dir: Path | None = None,
+                 cluster_id: str | None = None,
+                 node_id: int | None = None, properties: Mapping[str, str] | None = None,
+                 discovery_timeout_ms: int = 5000, discovery_retry_ms: int = 15000) -> None:
+        if isinstance(bootstrap, str) or any(isinstance(b, str) for b in bootstrap):
+            self.bootstrap = parse_bootstrap(bootstrap)  # type: ignore[arg-type]
+        else:
+            self.bootstrap = [(str(h), int(p)) for h, p in bootstrap]
+        #: ``None``: :func:`default_data_dir` of the cluster, once its id is known.
+        self.data_dir = None if data_dir is None else Path(data_dir)
+        self.expected_cluster_id = cluster_id
+        self.requested_node_id = node_id
+        self.properties = dict(properties or {})
+        self.discovery_timeout_ms = discovery_timeout_ms
+        self.discovery_retry_ms = discovery_retry_ms
+        self.view: ClusterView | None = None
+        self.cluster_id: str | None = None
+        self.node_id: int | None = None
+        self.node: Any = None  # KraftNode once started
+        self.builder = ImageBuilder()
+        #: The latest image, safe to read from another thread (replaced, never changed).
+        self.published: MetadataImage = self.builder.image
+        self.image_changed = trio.Condition()
+        self.stopped = trio.Event()
+        self._nursery: trio.Nursery | None = None
+        self._config: NodeConfig | None = None
+
+    @property
+    def image(self) -> MetadataImage:
+        """The image as of the last committed record applied."""
+        return self.builder.image
+
+    # ------------------------------------------------------------ running
+
+    async def prepare(self) -> NodeConfig:
+        """Discover the quorum, check the cluster id, format or check the
+        data directory; the node config to run with. :meth:`run` calls it
+        if it was not called before (call it first to get its errors
+        outside any nursery)."""
+        if self._config is not None:
+            return self._config
+        self.view = view = await discover(self.bootstrap, expected_cluster_id=self.expected_cluster_id,
+                                          timeout_ms=self.discovery_timeout_ms,
+                                          retry_for_ms=self.discovery_retry_ms)
+        cluster_id = view.cluster_id or self.expected_cluster_id
+        if cluster_id is None:
+            raise ObserverError("the cluster did not report its cluster id (DescribeCluster is not supported): "
+                                "pass --cluster-id")
+        if self.requested_node_id is not None and any(v.node_id == self.requested_node_id for v in view.voters):
+            raise ObserverError(f"node id {self.requested_node_id} is a voter of the cluster: "
+                                "an observer needs an id that is not")
+        self.cluster_id = cluster_id
+        if self.data_dir is None:
+            self.data_dir = default_data_dir(cluster_id)
+        meta = await trio.to_thread.run_sync(prepare_data_dir, self.data_dir, cluster_id, self.requested_node_id)
+        assert meta.node_id is not None
+        self.node_id = meta.node_id
+        self._config = observer_config(view, self.data_dir, meta.node_id, self.properties, self.bootstrap)
+        log.info("observing cluster %s as node %d: voters %s, leader %s in epoch %d, high watermark %d",
+                 cluster_id, meta.node_id, ", ".join(f"{v.node_id}@{v.host}:{v.port}" for v in view.voters),
+                 view.leader_id, view.leader_epoch, view.high_watermark)
+        return self._config
+
+    async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        from kraft.node.node import KraftNode
+
+        config = await self.prepare()
+        self.node = node = KraftNode(config)
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                await nursery.start(node.run)
+                nursery.start_soon(self._follow, nursery)
+                task_status.started()
+        finally:
+            self.stopped.set()
+
+    async def _follow(self, nursery: trio.Nursery) -> None:
+        """Fold every committed item into the image."""
+        try:
+            async for item in self.node.committed_batches():
+                apply_item(self.builder, to_log_item(item))
+                self.published = self.builder.image
+                async with self.image_changed:
+                    self.image_changed.notify_all()
+        finally:
+            nursery.cancel_scope.cancel()
+
+    async def shutdown(self) -> None:
+        if self.node is not None:
+            await self.node.shutdown()
+        if self._nursery is not None:
+            self._nursery.cancel_scope.cancel()
+
+    # ------------------------------------------------------------ reading
+
+    @property
+    def high_watermark(self) -> int:
+        return -1 if self.node is None or self.node.shell is None else self.node.high_watermark
+
+    async def wait_for_offset(self, offset: int) -> MetadataImage:
+        """The image once it contains ``offset`` (or a later one)."""
+        async with self.image_changed:
+            while self.builder.offset < offset:
+                await self.image_changed.wait()
+        return self.image
+
+    async def catch_up(self) -> MetadataImage:
+        """The image once it reaches the leader's high watermark as it was at
+        discovery (everything committed before we started)."""
+        assert self.view is not None
+        target = self.view.high_watermark - 1
+        if target < 0:
+            await self._wait_high_watermark()
+            target = self.high_watermark - 1
+        return await self.wait_for_offset(target)
+
+    async def _wait_high_watermark(self) -> None:
+        while self.node is None or self.node.shell is None:
+            await trio.sleep(0.01)
+        shell = self.node.shell
+        async with shell.committed:
+            while shell.high_watermark < 0:
+                await shell.committed.wait()
+
+    async def latest_offset(self) -> int:
+        """The first offset not committed when we started (``--from-latest``)."""
+        assert self.view is not None
+        if self.view.high_watermark >= 0:
+            return self.view.high_watermark
+        await self._wait_high_watermark()
+        return self.high_watermark
+
+    async def changes(self, start_offset: int | None = 0) -> AsyncIterator[Change | SnapshotChange]:
+        """Every committed record from ``start_offset`` on, as it commits
+        (``None``: a new listener, the latest snapshot first). A start below
+        the local log start begins with a snapshot load."""
+        while self.node is None or self.node.shell is None:
+            await trio.sleep(0.01)
+        node = self.node
+        source = node.committed_batches() if start_offset is None else node.committed_batches(start_offset)
+        async for item in source:
+            log_item = to_log_item(item)
+            if isinstance(log_item, LogBatch) and log_item.is_control:
+                log_item = await self._with_control_types(log_item)
+            for change in changes_of(log_item):
+                if isinstance(change, Change) and start_offset is not None and change.offset < start_offset:
+                    continue
+                yield change
+
+    async def _with_control_types(self, batch: LogBatch) -> LogBatch:
+        """Listeners get control values without their keys; read the types
+        from the local log (best effort: retention may have removed it)."""
+        node = self.node
+        try:
+            async with node.shell.log_lock:
+                data = node.log.read(batch.base_offset, 1 << 16)
+            raw = next(iter_batches(data), None)
+            if raw is None or raw.base_offset != batch.base_offset:
+                return batch
+            types = tuple(parse_control_type_id(r.key) for r in raw.records())
+        except (RecordsError, OSError, ValueError):
+            return batch
+        return replace(batch, control_types=types)
+
+
+def default_data_dir(cluster_id: str) -> Path:
+    """``$XDG_STATE_HOME/kraft/observer/<cluster id>`` (``~/.local/state`` by default)."""
+    import os
+
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "kraft" / "observer" / cluster_id
+
+
+@asynccontextmanager
+async def open_observer(bootstrap: str | Sequence[str] | Sequence[tuple[str, int]], *, data_dir: Path | None = None,
+                        **options: Any) -> AsyncIterator[Observer]:
+    """Start an :class:`Observer` in a nursery of its own; stops it on exit."""
+    observer = Observer(bootstrap, data_dir=data_dir, **options)
+    await observer.prepare()  # its errors reach the caller as they are
+    async with trio.open_nursery() as nursery:
+        await nursery.start(observer.run)
+        try:
+            yield observer
+        finally:
+            await observer.shutdown()
+            nursery.cancel_scope.cancel()

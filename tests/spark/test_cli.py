@@ -1,0 +1,119 @@
+"""``kraft spark export`` / ``kraft spark report`` / ``kraft bench spark``.
+
+In-process runs reuse the test session's Spark (the commands use an active
+session and leave it running); the slow tests run the real CLI in a
+subprocess with its own JVM."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from kraft.cli import main
+from tests.spark.agree import dump_log_records
+from tests.spark.conftest import copy_scenario
+from tests.spark.synth import Scenario
+
+
+def run(*args: str) -> Any:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result
+
+
+@pytest.fixture(scope="module")
+def damaged(scenario: Scenario, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The scenario with a torn tail on its last segment."""
+    log_dir = copy_scenario(scenario, tmp_path_factory.mktemp("cli") / "node1")
+    seg = log_dir / "__cluster_metadata-0" / "00000000000000000946.log"
+    os.truncate(seg, seg.stat().st_size - 5)
+    return log_dir
+
+
+def test_export_parquet_partitioned_with_problem_summary(spark: Any, damaged: Path, scenario: Scenario, tmp_path: Path) -> None:
+    out = tmp_path / "export"
+    result = run("spark", "export", "--input", str(damaged), "--output", str(out))
+    assert result.exit_code == 0, result.output
+    records = len(dump_log_records([damaged / f.relative_to(scenario.log_dir) for f in scenario.files]))
+    assert f"wrote {records + 1:,} rows ({records:,} records, 1 clusters" in result.output
+    assert "problems: torn_tail: 1" in result.output
+    assert (out / f"cluster_id={scenario.cluster_id}" / "record_type=TOPIC_RECORD").is_dir()
+    back = spark.read.parquet(str(out))
+    assert back.where("record_type = 'PARTITION_CHANGE_RECORD' and file_kind = 'segment'").count() == 3
+    again = run("spark", "export", "--input", str(damaged), "--output", str(out))
+    assert again.exit_code == 1 and "already exists" in again.output
+
+
+@pytest.mark.slow
+def test_export_json_and_report_from_it(spark: Any, scenario: Scenario, tmp_path: Path) -> None:
+    out = tmp_path / "json"
+    assert run("spark", "export", "--input", str(scenario.log_dir), "--output", str(out), "--format", "json").exit_code == 0
+    assert list(out.rglob("part-*.json"))
+    result = run("spark", "report", "--from-export", str(out), "--export-format", "json", "--section", "topic_events")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert any("orders" in line and "partitions_added" in line and "[3,4]" in line for line in lines)
+    assert any("payments" in line and "deleted" in line for line in lines)
+
+
+@pytest.mark.slow
+def test_report_prints_every_section_and_writes_csv(spark: Any, scenario: Scenario, tmp_path: Path) -> None:
+    csv = tmp_path / "csv"
+    result = run("spark", "report", "--input", str(scenario.log_dir), "--csv-dir", str(csv), "--limit", "5")
+    assert result.exit_code == 0, result.output
+    out = result.output
+    for title in ("topic lifecycle", "topic events", "leadership over time", "partition churn", "broker events",
+                  "config changes", "feature changes", "snapshot coverage", "problems"):
+        assert f"== {title}" in out
+    assert "leader changes per 1 hour" in out and "#" in out
+    assert "retention.ms" in out and "deleted" in out
+    assert "(none)" in out  # no problems in an undamaged log
+    assert "first 5" in out  # broker events are more than the limit
+    assert sorted(p.name for p in csv.iterdir()) == sorted(
+        ["topic_lifecycle", "topic_events", "leadership_over_time", "partition_churn", "broker_events",
+         "config_changes", "feature_changes", "snapshot_coverage", "problems"]
+    )
+    topic_csv = next((csv / "topic_events").glob("part-*.csv")).read_text()
+    assert topic_csv.splitlines()[0].startswith("cluster,topic_name,topic_id,event")
+
+
+def test_report_usage_errors(spark: Any, scenario: Scenario) -> None:
+    result = run("spark", "report")
+    assert result.exit_code == 2 and "either --input" in result.output
+    result = run("spark", "report", "--input", str(scenario.log_dir), "--section", "weather")
+    assert result.exit_code == 2 and "unknown section(s) weather" in result.output
+
+
+def test_failfast_export_fails_cleanly(spark: Any, damaged: Path, tmp_path: Path) -> None:
+    result = run("spark", "export", "--input", str(damaged), "--output", str(tmp_path / "x"), "--failfast")
+    assert result.exit_code == 1
+    assert "KraftReadError: torn_tail" in result.output
+
+
+def _kraft(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kraft.cli", *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.slow
+def test_real_cli_export_with_progress(scenario: Scenario, tmp_path: Path, spark_installed: None) -> None:
+    done = _kraft("spark", "export", "--input", str(scenario.log_dir), "--output", str(tmp_path / "out"),
+                  "--master", "local[2]", "--max-partition-bytes", "1m")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "spark " in done.stderr and "started (local[2]" in done.stderr
+    assert "[export]" in done.stderr and "input partitions" in done.stderr
+    assert f"rows ({len(dump_log_records(scenario.files)):,} records" in done.stdout
+
+
+@pytest.mark.slow
+def test_bench_spark_smoke(tmp_path: Path, spark_installed: None) -> None:
+    done = _kraft("bench", "spark", "--size-gb", "0.004", "--segment-mb", "1", "--dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout
+    assert "segments, 1 snapshots" in out  # one copy of the template, one snapshot after it
+    assert "single process :" in out and "spark local[2]" in out and "ratio (spark / single process)" in out
+    assert not list(tmp_path.iterdir())  # the data set is removed

@@ -1,0 +1,59 @@
+"""Smoke test of ``kraft bench quorum`` with tiny phases: it runs three real
+voter processes, prints every figure, and cleans up. The figures themselves
+are not asserted (no timing assertions in tests); only that they exist and
+are consistent."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kraft.tools.bench_load import percentile
+from kraft.tools.bench_quorum import TARGETS, format_report
+
+
+@pytest.mark.slow
+def test_bench_quorum_runs_all_three_phases() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "kraft.cli", "bench", "quorum", "--duration", "0.5", "--warmup", "0.2",
+         "--failovers", "1", "--json"],
+        capture_output=True, text=True, timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["voters"] == 3 and result["record_size"] == 100 and result["targets"] == TARGETS
+    throughput = result["throughput"]
+    assert throughput["records_per_s"] > 0
+    latency = result["latency"]
+    assert latency["rate"] == pytest.approx(throughput["records_per_s"] / 2)
+    assert result["latency_at_target"]["rate"] == TARGETS["records_per_s"] / 2
+    for phase in (latency, result["latency_at_target"]):
+        assert 0 < phase["p50_ms"] <= phase["p99_ms"] <= phase["max_ms"]
+    [run] = result["failover"]["runs"]
+    assert run["new_epoch"] > run["old_epoch"]
+    # The new leader is elected before it commits, and both after the kill.
+    assert 0 < run["election_s"] <= run["failover_s"] == result["failover"]["median_s"]
+    report = format_report(result)
+    for label in ("max committed throughput", "p99", "failover", "ratio"):
+        assert label in report
+    assert "kill -9" in proc.stderr  # the progress lines go to stderr with --json
+
+
+def test_the_voters_reject_a_bench_load_of_zero_bytes(tmp_path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "kraft.cli", "node", "start", "--config", str(tmp_path / "none.properties"),
+         "--bench-load", "0"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 2 and "--bench-load" in proc.stderr
+
+
+def test_weighted_percentiles() -> None:
+    samples = [(5.0, 98), (50.0, 1), (100.0, 1)]
+    assert percentile(samples, 0.5) == 5.0
+    assert percentile(samples, 0.99) == 50.0
+    assert percentile(samples, 1.0) == 100.0
+    assert percentile([], 0.5) is None

@@ -1,0 +1,217 @@
+"""``kraft observe``: follow a running KRaft cluster as an observer.
+
+Without ``--follow``: catch up to the leader's high watermark, print the
+metadata image (``--format table``, the default, a summary; ``json`` the
+whole image) and exit. With ``--follow``: print every committed record as
+it commits, from ``--from-offset`` (default 0) or ``--from-latest``, one
+JSON object per line (``--format jsonl``) or a readable table, until
+Ctrl-C / SIGTERM.
+
+The local copy (``--data-dir``, default
+``$XDG_STATE_HOME/kraft/observer/<cluster id>``) is in Kafka's layout and
+survives restarts: a second run resumes from it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import IO
+
+import click
+import trio
+
+from kraft.image.changes import TABLE_HEADER, format_jsonl, format_table
+from kraft.image.model import ConfigResourceType, MetadataImage
+from kraft.messages.json_form import uuid_to_kafka
+from kraft.node.observer import Observer, ObserverError, parse_bootstrap
+
+log = logging.getLogger("kraft.observer")
+
+__all__ = ["observe_command", "image_summary", "exit_status"]
+
+
+def _setup_logging(level: str) -> None:
+    logging.basicConfig(level=getattr(logging, level.upper(), logging.WARNING),
+                        format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)", stream=sys.stderr)
+
+
+def image_summary(image: MetadataImage, *, cluster_id: str | None = None, leader: str | None = None) -> str:
+    """The image as a few readable tables."""
+    lines: list[str] = []
+    p = image.provenance
+    head = f"offset {p.offset} (epoch {p.epoch})"
+    if cluster_id:
+        head = f"cluster {cluster_id}, " + head
+    if leader:
+        head += f", leader {leader}"
+    lines.append(head)
+    levels = image.features.levels()
+    lines.append("features: " + (", ".join(f"{k}={v}" for k, v in levels.items()) or "(none)"))
+    lines.append("")
+    lines.append(f"{'BROKER':>6}  {'EPOCH':>8}  {'FENCED':<6}  {'RACK':<10}  LISTENERS")
+    for b in sorted(image.brokers.values(), key=lambda b: b.id):
+        listeners = ",".join(f"{e.name}://{e.host}:{e.port}" for e in b.listeners)
+        lines.append(f"{b.id:>6}  {b.epoch:>8}  {str(b.fenced).lower():<6}  {b.rack or '-':<10}  {listeners}")
+    if image.controllers:
+        lines.append("")
+        lines.append(f"{'CONTROLLER':>10}  LISTENERS")
+        for c in sorted(image.controllers.values(), key=lambda c: c.id):
+            lines.append(f"{c.id:>10}  " + ",".join(f"{e.name}://{e.host}:{e.port}" for e in c.listeners))
+    lines.append("")
+    lines.append(f"{'TOPIC':<40}  {'ID':<22}  {'PARTITIONS':>10}  {'RF':>3}")
+    for t in sorted(image.topics.values(), key=lambda t: t.name):
+        rf = max((len(p.replicas) for p in t.partitions.values()), default=0)
+        lines.append(f"{t.name:<40}  {uuid_to_kafka(t.id):<22}  {len(t.partitions):>10}  {rf:>3}")
+    if image.configs:
+        lines.append("")
+        lines.append("CONFIGS")
+        for resource, values in sorted(image.configs.items()):
+            name = resource.name or "<default>"
+            for key, value in sorted(values.items()):
+                lines.append(f"  {ConfigResourceType.name_of(resource.type).lower()} {name}: {key}={value}")
+    extra = []
+    if image.client_quotas:
+        extra.append(f"{len(image.client_quotas)} client quota entities")
+    if image.scram:
+        extra.append(f"{sum(len(u) for u in image.scram.values())} SCRAM credentials")
+    if image.acls:
+        extra.append(f"{len(image.acls)} ACLs")
+    if image.delegation_tokens:
+        extra.append(f"{len(image.delegation_tokens)} delegation tokens")
+    if image.producer_ids.next_producer_id >= 0:
+        extra.append(f"next producer id {image.producer_ids.next_producer_id}")
+    if extra:
+        lines.append("")
+        lines.append("; ".join(extra))
+    return "\n".join(lines)
+
+
+def _leader_text(observer: Observer) -> str | None:
+    node = observer.node
+    if node is None or node.shell is None:
+        return None
+    leader = node.leader
+    return None if leader.leader_id is None else f"{leader.leader_id} (epoch {leader.epoch})"
+
+
+async def _run(observer: Observer, *, follow: bool, fmt: str, from_offset: int, from_latest: bool,
+               timeout_s: float | None, out: IO[str]) -> int:
+    status = 0
+    async with trio.open_nursery() as nursery:
+        async def on_signal() -> None:
+            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    nursery.cancel_scope.cancel()
+                    return
+
+        nursery.start_soon(on_signal)
+        await nursery.start(observer.run)
+        if not follow:
+            with trio.move_on_after(timeout_s if timeout_s is not None else float("inf")) as scope:
+                image = await observer.catch_up()
+            if scope.cancelled_caught:
+                click.echo(f"kraft observe: not caught up after {timeout_s:g} s (image at offset "
+                           f"{observer.published.offset}, leader high watermark "
+                           f"{observer.view.high_watermark if observer.view else -1})", err=True)
+                status = 1
+                image = observer.published
+            if fmt == "table":
+                out.write(image_summary(image, cluster_id=observer.cluster_id, leader=_leader_text(observer)) + "\n")
+            else:
+                out.write(json.dumps({"clusterId": observer.cluster_id, **image.to_json()}, indent=2,
+                                     ensure_ascii=False) + "\n")
+            out.flush()
+        else:
+            start = await observer.latest_offset() if from_latest else from_offset
+            if fmt == "table":
+                out.write(TABLE_HEADER + "\n")
+            async for change in observer.changes(start):
+                out.write((format_table(change) if fmt == "table" else format_jsonl(change)) + "\n")
+                out.flush()
+        await observer.shutdown()
+        nursery.cancel_scope.cancel()
+    return status
+
+
+@click.command("observe")
+@click.option("--bootstrap-controller", "bootstrap", required=True, metavar="HOST:PORT[,HOST:PORT...]",
+              help="Controller endpoints to discover the quorum from (controller.quorum.bootstrap.servers).")
+@click.option("--cluster-id", default=None, help="Expected cluster id (learned with DescribeCluster if omitted).")
+@click.option("--node-id", type=int, default=None,
+              help="The observer's node id (must not be a voter; default: the one in --data-dir, or random).")
+@click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Local copy of __cluster_metadata (default $XDG_STATE_HOME/kraft/observer/<cluster id>).")
+@click.option("--follow", is_flag=True, help="Print committed records as they commit, until Ctrl-C.")
+@click.option("--format", "fmt", type=click.Choice(["table", "jsonl", "json"]), default=None,
+              help="Output format (default: table; --follow also takes jsonl).")
+@click.option("--from-offset", type=int, default=0, show_default=True, help="With --follow: the first offset.")
+@click.option("--from-latest", is_flag=True, help="With --follow: only records committed from now on.")
+@click.option("--timeout", "timeout_s", type=float, default=None,
+              help="Without --follow: give up catching up after this many seconds.")
+@click.option("--override", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="A node property for the observer (e.g. controller.quorum.request.timeout.ms=5000).")
+@click.option("--log-level", default="WARNING", show_default=True, help="DEBUG, INFO, WARNING or ERROR.")
+def observe_command(bootstrap: str, cluster_id: str | None, node_id: int | None, data_dir: Path | None,
+                    follow: bool, fmt: str | None, from_offset: int, from_latest: bool, timeout_s: float | None,
+                    overrides: tuple[str, ...], log_level: str) -> None:
+    """Join a KRaft quorum as an observer and show its metadata."""
+    _setup_logging(log_level)
+    fmt = fmt or "table"
+    if fmt == "json" and follow:
+        fmt = "jsonl"
+    if from_offset < 0:
+        raise click.BadParameter("must not be negative", param_hint="--from-offset")
+    if node_id is not None and node_id < 0:
+        raise click.BadParameter("must not be negative", param_hint="--node-id")
+    props = {}
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise click.BadParameter(f"expected key=value, got {item!r}", param_hint="--override")
+        props[key.strip()] = value.strip()
+    try:
+        servers = parse_bootstrap(bootstrap)
+    except ObserverError as e:
+        raise click.BadParameter(str(e), param_hint="--bootstrap-controller") from None
+    observer = Observer(servers, data_dir=data_dir, cluster_id=cluster_id, node_id=node_id, properties=props)
+    try:
+        status = trio.run(lambda: _run(observer, follow=follow, fmt=fmt, from_offset=from_offset,
+                                       from_latest=from_latest, timeout_s=timeout_s, out=sys.stdout))
+    except BaseException as e:  # noqa: BLE001 - mapped to an exit status below
+        status = exit_status(e, "the observer stopped")
+    sys.exit(status)
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
+
+
+def exit_status(exc: BaseException, what: str) -> int:
+    """Map what ended a trio run (possibly inside exception groups) to an
+    exit status: Ctrl-C 130, a closed stdout 0, our errors a message and 1."""
+    leaves = _leaves(exc)
+    if any(isinstance(e, KeyboardInterrupt) for e in leaves):
+        return 130
+    if any(isinstance(e, BrokenPipeError) for e in leaves):
+        try:
+            sys.stdout = open("/dev/null", "w")  # nothing more can reach the reader
+        except OSError:
+            pass
+        return 0
+    for e in leaves:
+        if isinstance(e, ObserverError):
+            click.echo(f"Error: {e}", err=True)
+            return 1
+    for e in leaves:
+        if isinstance(e, OSError):
+            click.echo(f"Error: {what}: {e}", err=True)
+            return 1
+    if isinstance(exc, (SystemExit, click.exceptions.Exit)):
+        raise exc
+    raise exc

@@ -1,0 +1,212 @@
+"""``kraft bench spark``: the ``kraft`` data source on Spark against the same
+decoder in one process, on a synthesized multi-GB metadata log.
+
+The data set is written by the real log code: a template of controller
+batches (``kraft bench records``' synthesizer: topics, partitions, partition
+changes, broker registrations, configs, features, NoOps, LeaderChange
+batches) is appended again and again through :class:`MetadataLog` (which
+gives every copy fresh offsets and a new epoch, rolls segments and writes
+their indexes), with snapshots along the way and a ``meta.properties``.
+
+Both sides then produce the same rows (every column, payload JSON included)
+from the same input partitions: the single process by iterating them one
+after the other, Spark by running ``count``/``sum(length(payload))`` over the
+data source at the chosen master (``local[2]`` by default: two cores). The
+two sides take turns over slices of the data set (``--rounds``), so a change
+in what else the machine runs slows both alike; the load average is printed.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from kraft.records.batch import iter_batches
+from kraft.records.log import MetadataLog, metadata_partition_dir
+from kraft.records.log_config import LogConfig
+from kraft.records.state_files import MetaProperties
+from kraft.records.view import OffsetAndEpoch
+
+TEMPLATE_BYTES = 32 * 1024 * 1024
+APPEND_CHUNK_BYTES = 1024 * 1024
+BENCH_CLUSTER_ID = "kraftBenchSparkCluster"
+
+
+@dataclass
+class SynthSet:
+    log_dir: Path
+    bytes: int
+    segments: int
+    snapshots: int
+    records: int
+
+
+def _chunks(template: bytes, size: int) -> list[bytes]:
+    """The template cut at batch boundaries into appends of about ``size`` bytes."""
+    out = []
+    start = 0
+    for batch in iter_batches(template):
+        if batch.end_position - start >= size:
+            out.append(template[start : batch.end_position])
+            start = batch.end_position
+    if start < len(template):
+        out.append(template[start:])
+    return out
+
+
+def synthesize_set(log_dir: Path, target_bytes: int, *, segment_bytes: int = 256 * 1024 * 1024, seed: int = 1,
+                   template_bytes: int = TEMPLATE_BYTES, snapshots: int = 2) -> SynthSet:
+    """A metadata log dir of about ``target_bytes``: segments, indexes, snapshots, meta.properties."""
+    from kraft.tools.bench import synthesize_metadata_log
+
+    log_dir.mkdir(parents=True, exist_ok=True)
+    MetaProperties(1, BENCH_CLUSTER_ID, 1).write(log_dir / "meta.properties")
+    template_path = log_dir.parent / "template.log"
+    synthesize_metadata_log(template_path, min(template_bytes, target_bytes), seed=seed)
+    template = template_path.read_bytes()
+    template_path.unlink()
+    chunks = _chunks(template, APPEND_CHUNK_BYTES)
+    copies = max(1, -(-target_bytes // len(template)))
+    snapshot_every = max(1, copies // max(1, snapshots))
+    config = LogConfig(segment_bytes=segment_bytes, flush_on_append=False, retention_bytes=-1, retention_ms=-1)
+    values = [r.value for b in iter_batches(template) if not b.is_control for r in b.records()][:20_000]
+    made = 0
+    with MetadataLog.open(metadata_partition_dir(log_dir), config) as log:
+        for copy in range(copies):
+            epoch = copy + 1
+            for chunk in chunks:
+                log.append_as_leader(chunk, epoch)
+            if (copy + 1) % snapshot_every == 0 and made < snapshots:
+                with log.create_snapshot(
+                    OffsetAndEpoch(log.end_offset, epoch), last_contained_log_timestamp=1_700_000_000_000 + copy
+                ) as writer:
+                    writer.append(values)
+                    writer.freeze()
+                made += 1
+        log.flush()
+        records = log.end_offset + made * (len(values) + 2)
+        segments = len(log.segments)
+        size = log.size_in_bytes
+    return SynthSet(log_dir, size, segments, made, records)
+
+
+def run_single_process(paths: list[str], min_partitions: int) -> tuple[int, int, float]:
+    """Rows and payload characters, the way the data source's tasks make them, in this process."""
+    import pyarrow.compute as pc
+
+    from kraft.tools.spark_plan import plan
+    from kraft.tools.spark_rows import read_splits
+
+    t0 = time.perf_counter()
+    planned = plan(paths, min_partitions=min_partitions)
+    rows = 0
+    chars = 0
+    for partition in planned.partitions:
+        for batch in read_splits(partition):
+            rows += batch.num_rows
+            chars += pc.sum(pc.utf8_length(batch.column("payload"))).as_py() or 0
+    return rows, chars, time.perf_counter() - t0
+
+
+def run_spark(spark: object, paths: list[str]) -> tuple[int, int, int, float]:
+    from pyspark.sql import functions as F
+
+    from kraft.tools.spark_source import read
+
+    t0 = time.perf_counter()
+    df = read(spark, paths, minPartitions=spark.sparkContext.defaultParallelism)  # type: ignore[attr-defined]
+    partitions = df.rdd.getNumPartitions()
+    row = df.agg(F.count("*").alias("rows"), F.sum(F.length("payload")).alias("chars")).first()
+    return row["rows"], row["chars"] or 0, partitions, time.perf_counter() - t0
+
+
+def interleaved_rounds(log_dir: Path, rounds: int) -> list[list[str]]:
+    """The data set's files in ``rounds`` groups of about equal bytes, in log order."""
+    from kraft.tools.spark_plan import discover
+
+    files = discover([str(log_dir)])
+    target = sum(f.size for f in files) / max(1, rounds)
+    groups: list[list[str]] = [[]]
+    filled = 0
+    for f in files:
+        if groups[-1] and filled >= target * len(groups):
+            groups.append([])
+        groups[-1].append(f.path)
+        filled += f.size
+    return groups
+
+
+@click.command("spark")
+@click.option("--size-gb", type=float, default=2.0, show_default=True, help="Size of the synthesized metadata log.")
+@click.option("--master", default="local[2]", show_default=True, help="Spark master for the Spark side.")
+@click.option("--segment-mb", type=int, default=256, show_default=True, help="Segment size of the synthesized log.")
+@click.option("--rounds", type=int, default=4, show_default=True,
+              help="Interleave the two sides over this many slices of the data, so a change in the machine's load hits both alike.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--dir", "directory", type=click.Path(file_okay=False), default=None,
+              help="Where to write the data set (default: a temp dir, removed after).")
+def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: int, seed: int, directory: str | None) -> None:
+    """Rows/s of the kraft Spark data source vs the same decoder in one process."""
+    from kraft.tools.spark_cli import _need_pyspark
+
+    _need_pyspark()
+    with tempfile.TemporaryDirectory(prefix="kraft-bench-spark-", dir=directory) as tmp:
+        log_dir = Path(tmp) / "logs"
+        t0 = time.perf_counter()
+        synth = synthesize_set(log_dir, int(size_gb * 1024**3), segment_bytes=segment_mb * 1024 * 1024, seed=seed)
+        click.echo(
+            f"synthesized {synth.bytes / 1e6:,.0f} MB in {log_dir}: {synth.segments} segments, {synth.snapshots} snapshots, "
+            f"~{synth.records:,} records ({time.perf_counter() - t0:.0f} s)"
+        )
+        groups = interleaved_rounds(log_dir, rounds)
+
+        from kraft.tools.spark_source import session
+
+        t0 = time.perf_counter()
+        spark = session(master, app_name="kraft-bench", conf={"spark.ui.showConsoleProgress": "false"})
+        spark.sparkContext.setLogLevel("ERROR")
+        started = time.perf_counter() - t0
+        load_before = os.getloadavg()[0]
+        s_rows = s_chars = p_rows = p_chars = partitions = 0
+        s_time = p_time = 0.0
+        try:
+            cores = spark.sparkContext.defaultParallelism
+            # Warm up both sides on the smallest file (Python workers started,
+            # modules imported) before anything is timed.
+            smallest = min((p for g in groups for p in g), key=lambda p: Path(p).stat().st_size)
+            t0 = time.perf_counter()
+            run_spark(spark, [smallest])
+            run_single_process([smallest], cores)
+            warmup = time.perf_counter() - t0
+            for i, paths in enumerate(groups):
+                # Alternate who goes first, so neither side always meets a warmer page cache.
+                order = ("spark", "single") if i % 2 == 0 else ("single", "spark")
+                for side in order:
+                    if side == "spark":
+                        r, c, n, dt = run_spark(spark, paths)
+                        s_rows, s_chars, partitions, s_time = s_rows + r, s_chars + c, partitions + n, s_time + dt
+                    else:
+                        r, c, dt = run_single_process(paths, cores)
+                        p_rows, p_chars, p_time = p_rows + r, p_chars + c, p_time + dt
+                click.echo(f"[round {i + 1}/{len(groups)}] {len(paths)} files: spark {s_time:.0f} s, single process {p_time:.0f} s so far", err=True)
+        finally:
+            spark.stop()
+        load_after = os.getloadavg()[0]
+        click.echo(f"single process : {p_rows:>12,} rows in {p_time:7.1f} s  {p_rows / p_time:>10,.0f} rows/s")
+        click.echo(
+            f"spark {master:<9}: {s_rows:>12,} rows in {s_time:7.1f} s  {s_rows / s_time:>10,.0f} rows/s"
+            f"  ({partitions} input partitions, {cores} cores; session start {started:.1f} s and warm-up {warmup:.1f} s not counted)"
+        )
+        ratio = p_time / s_time
+        click.echo(f"ratio (spark / single process): {ratio:.2f}x " + ("(spark faster)" if ratio > 1 else "(spark NOT faster)"))
+        click.echo(f"{len(groups)} interleaved rounds; machine load average {load_before:.1f} at the start, {load_after:.1f} at the end")
+        if (s_rows, s_chars) != (p_rows, p_chars):
+            raise click.ClickException(
+                f"the two sides disagree: spark {s_rows} rows / {s_chars} payload chars, "
+                f"single process {p_rows} rows / {p_chars} payload chars"
+            )

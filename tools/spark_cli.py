@@ -1,0 +1,334 @@
+"""``kraft spark export`` and ``kraft spark report``: the metadata-log pipeline on Spark.
+
+``export`` reads metadata directories through the ``kraft`` data source and
+writes the rows as Parquet (or JSON lines) partitioned by cluster and record
+type; ``report`` answers the standard questions (see
+:mod:`kraft.tools.spark_report`) from metadata directories or from an export.
+
+pyspark is imported only when a command runs, so ``kraft`` works without it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+PARTITION_COLUMNS = ("cluster_id", "record_type")
+
+
+def _need_pyspark() -> None:
+    try:
+        import pyspark  # noqa: F401
+        import pyarrow  # noqa: F401
+    except ImportError as exc:
+        raise click.ClickException(
+            f"{exc.name} is not installed: pip install 'kraft[spark]' (pyspark>=4.0 with pyarrow) and a Java 17+ runtime"
+        ) from None
+
+
+def _note(message: str) -> None:
+    click.echo(message, err=True)
+
+
+class Progress:
+    """Prints the running stages' task counts to stderr while a job runs."""
+
+    def __init__(self, spark: Any, label: str, interval: float = 1.0) -> None:
+        self.tracker = spark.sparkContext.statusTracker()
+        self.label = label
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"kraft-progress-{label}", daemon=True)
+        self._last = ""
+
+    def _line(self) -> str:
+        parts = []
+        for stage_id in sorted(self.tracker.getActiveStageIds()):
+            info = self.tracker.getStageInfo(stage_id)
+            if info is not None:
+                parts.append(
+                    f"stage {stage_id}: {info.numCompletedTasks}/{info.numTasks} tasks done, {info.numActiveTasks} running"
+                    + (f", {info.numFailedTasks} failed" if info.numFailedTasks else "")
+                )
+        return "; ".join(parts)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            line = self._line()
+            if line and line != self._last:
+                _note(f"[{self.label}] {line}")
+                self._last = line
+
+    def __enter__(self) -> Progress:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+@contextmanager
+def _spark(master: str, conf: tuple[str, ...], ui: bool) -> Iterator[Any]:
+    _need_pyspark()
+    from kraft.tools.spark_source import session
+
+    settings = {"spark.ui.showConsoleProgress": "false"}
+    for item in conf:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--conf")
+        settings[key] = value
+    from pyspark.sql import SparkSession
+
+    # Inside an application that already runs Spark (a notebook, a test, a
+    # spark-submit driver) use its session and leave it running.
+    existing = SparkSession.getActiveSession()
+    t0 = time.perf_counter()
+    spark = session(master, app_name="kraft", conf=settings, ui=ui)
+    if existing is None:
+        spark.sparkContext.setLogLevel("ERROR")
+        _note(f"spark {spark.version} started ({spark.sparkContext.master}, {time.perf_counter() - t0:.1f} s)")
+    try:
+        yield spark
+    finally:
+        if existing is None:
+            spark.stop()
+
+
+def _read_input(spark: Any, inputs: tuple[str, ...], *, failfast: bool, max_partition_bytes: str | None,
+                cluster_id: str | None) -> Any:
+    from kraft.tools.spark_source import read
+
+    return read(
+        spark,
+        list(inputs),
+        mode="FAILFAST" if failfast else "PERMISSIVE",
+        maxPartitionBytes=max_partition_bytes,
+        minPartitions=spark.sparkContext.defaultParallelism,
+        clusterId=cluster_id,
+    )
+
+
+_master_option = click.option(
+    "--master", default="local[*]", show_default=True,
+    help="Spark master: local[N], spark://host:7077, yarn, k8s://... (see the README for clusters).",
+)
+_conf_option = click.option("--conf", multiple=True, metavar="KEY=VALUE", help="Extra Spark configuration (repeatable).")
+_ui_option = click.option("--ui/--no-ui", default=False, show_default=True, help="Start the Spark web UI.")
+_read_options = [
+    click.option("--failfast", is_flag=True, help="Fail on the first damaged file or record instead of reporting it as a row."),
+    click.option("--max-partition-bytes", default=None, help="Largest input partition (default 64m); larger segments are split at batch boundaries."),
+    click.option("--cluster-id", default=None, help="Expected cluster id: files of other clusters become cluster_mismatch rows."),
+]
+
+
+def _with_read_options(fn: Any) -> Any:
+    for option in reversed(_read_options):
+        fn = option(fn)
+    return fn
+
+
+@click.group("spark")
+def spark_group() -> None:
+    """Metadata-log analytics on Spark (needs pyspark and Java 17+)."""
+
+
+@spark_group.command("export")
+@click.option("--input", "inputs", multiple=True, required=True, help="Metadata directory, file or glob (repeatable).")
+@click.option("--output", required=True, type=click.Path(file_okay=False), help="Where to write the rows.")
+@click.option("--format", "fmt", type=click.Choice(["parquet", "json"]), default="parquet", show_default=True)
+@click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists (default: fail).")
+@_with_read_options
+@_master_option
+@_conf_option
+@_ui_option
+def export_command(inputs: tuple[str, ...], output: str, fmt: str, overwrite: bool, failfast: bool,
+                   max_partition_bytes: str | None, cluster_id: str | None, master: str, conf: tuple[str, ...],
+                   ui: bool) -> None:
+    """Write one row per record of INPUT's segments and snapshots, partitioned by cluster_id and record_type."""
+    with _spark(master, conf, ui) as spark:
+        df = _read_input(spark, inputs, failfast=failfast, max_partition_bytes=max_partition_bytes, cluster_id=cluster_id)
+        _note(f"[export] {df.rdd.getNumPartitions()} input partitions")
+        t0 = time.perf_counter()
+        writer = df.write.mode("overwrite" if overwrite else "errorifexists").partitionBy(*PARTITION_COLUMNS)
+        try:
+            with Progress(spark, "export"):
+                writer.format(fmt).save(output)
+        except Exception as exc:  # noqa: BLE001 - Spark wraps everything; show the cause, not a JVM trace
+            raise click.ClickException(_spark_error(exc)) from None
+        elapsed = time.perf_counter() - t0
+        written = _read_back(spark, output, fmt)
+        summary = written.groupBy().agg(*_summary_aggs()).first()
+        click.echo(
+            f"wrote {summary['rows']:,} rows ({summary['records']:,} records, {summary['clusters']} clusters, "
+            f"{summary['files']} files) to {output} as {fmt} in {elapsed:.1f} s"
+        )
+        for row in written.where("error_kind is not null").groupBy("error_kind").count().orderBy("error_kind").collect():
+            click.echo(f"  problems: {row['error_kind']}: {row['count']:,} (see the error column)")
+
+
+def _summary_aggs() -> list[Any]:
+    from pyspark.sql import functions as F
+
+    return [
+        F.count("*").alias("rows"),
+        F.count("offset").alias("records"),
+        F.countDistinct("cluster_id").alias("clusters"),
+        F.countDistinct("file").alias("files"),
+    ]
+
+
+def _read_back(spark: Any, path: str, fmt: str) -> Any:
+    from kraft.tools.spark_source import SCHEMA
+
+    # Partition values are strings: a cluster id like "1234" must stay one.
+    spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+    if fmt == "json":
+        return spark.read.schema(SCHEMA).json(path)
+    return spark.read.parquet(path)
+
+
+def _spark_error(exc: Exception) -> str:
+    text = str(exc)
+    for marker in ("KraftReadError: ", "PlanError: "):
+        if marker in text:
+            return text[text.index(marker):].splitlines()[0]
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+# --- report ----------------------------------------------------------------------------------
+
+
+def _bar_chart(rows: list[Any], label: Any, value: str, width: int = 50) -> list[str]:
+    """A terminal bar chart: one line per row."""
+    peak = max((r[value] or 0 for r in rows), default=0)
+    lines = []
+    for r in rows:
+        v = r[value] or 0
+        bar = "#" * (0 if peak == 0 else max(1 if v else 0, round(v * width / peak)))
+        lines.append(f"  {label(r):<24} {v:>8,} {bar}")
+    return lines
+
+
+def _table(rows: list[Any], columns: list[str]) -> list[str]:
+    def text(v: Any) -> str:
+        if v is None:
+            return "-"
+        if isinstance(v, list):
+            return "[" + ",".join(str(x) for x in v) + "]"
+        return str(v)
+
+    cells = [[text(r[c]) for c in columns] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) if cells else len(c) for i, c in enumerate(columns)]
+    out = ["  " + "  ".join(c.ljust(w) for c, w in zip(columns, widths))]
+    out += ["  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in cells]
+    return out
+
+
+@spark_group.command("report")
+@click.option("--input", "inputs", multiple=True, help="Metadata directory, file or glob (repeatable).")
+@click.option("--from-export", "export_path", type=click.Path(exists=True, file_okay=False), help="Read an export (Parquet or JSON) instead.")
+@click.option("--export-format", type=click.Choice(["parquet", "json"]), default="parquet", show_default=True)
+@click.option("--section", "sections", multiple=True, help="Only these sections (repeatable); default: all.")
+@click.option("--limit", type=int, default=20, show_default=True, help="Rows printed per section.")
+@click.option("--bucket", default="1 hour", show_default=True, help="Time bucket of the leadership chart.")
+@click.option("--topic", default=None, help="Only this topic in the topic and partition sections.")
+@click.option("--csv-dir", type=click.Path(file_okay=False), default=None, help="Also write every section as CSV here (for plotting).")
+@_with_read_options
+@_master_option
+@_conf_option
+@_ui_option
+def report_command(inputs: tuple[str, ...], export_path: str | None, export_format: str, sections: tuple[str, ...],
+                   limit: int, bucket: str, topic: str | None, csv_dir: str | None, failfast: bool,
+                   max_partition_bytes: str | None, cluster_id: str | None, master: str, conf: tuple[str, ...],
+                   ui: bool) -> None:
+    """Topic lifecycle, leader/ISR changes, broker fencing, config and feature changes, snapshot coverage."""
+    if bool(inputs) == bool(export_path):
+        raise click.UsageError("give either --input (metadata directories) or --from-export (an export)")
+    _need_pyspark()
+    from kraft.tools import spark_report as R
+
+    unknown = [s for s in sections if s not in R.SECTIONS]
+    if unknown:
+        raise click.BadParameter(f"unknown section(s) {', '.join(unknown)}; choose from {', '.join(R.SECTIONS)}", param_hint="--section")
+    chosen = list(sections) or list(R.SECTIONS)
+    with _spark(master, conf, ui) as spark:
+        if export_path:
+            df = _read_back(spark, export_path, export_format)
+        else:
+            df = _read_input(spark, inputs, failfast=failfast, max_partition_bytes=max_partition_bytes, cluster_id=cluster_id)
+        df = df.cache()
+        try:
+            with Progress(spark, "report"):
+                _print_report(df, chosen, limit=limit, bucket=bucket, topic=topic, csv_dir=csv_dir)
+        except click.ClickException:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise click.ClickException(_spark_error(exc)) from None
+
+
+_ORDER = {
+    "topic_lifecycle": ["cluster", "created"],
+    "topic_events": ["cluster", "offset"],
+    "partition_churn": ["leader_changes"],
+    "broker_events": ["cluster", "offset"],
+    "config_changes": ["cluster", "offset"],
+    "feature_changes": ["cluster", "source", "offset"],
+    "problems": ["file", "position"],
+}
+
+
+def _print_report(df: Any, sections: list[str], *, limit: int, bucket: str, topic: str | None, csv_dir: str | None) -> None:
+    from pyspark.sql import functions as F
+
+    from kraft.tools import spark_report as R
+
+    for name in sections:
+        fn = R.SECTIONS[name]
+        result = fn(df, bucket) if name == "leadership_over_time" else fn(df)
+        if topic is not None and "topic_name" in result.columns:
+            result = result.where(F.col("topic_name") == topic)
+        if name == "partition_churn":
+            result = result.orderBy(F.desc("leader_changes"), F.desc("isr_changes"))
+        elif name in _ORDER:
+            result = result.orderBy(*_ORDER[name])
+        result = result.cache()  # counted, shown and maybe written: computed once
+        if csv_dir is not None:
+            _write_csv(result, Path(csv_dir) / name)
+        total = result.count()
+        click.echo(f"\n== {name.replace('_', ' ')} ({total:,} rows{', first ' + str(limit) if total > limit else ''})")
+        rows = result.limit(limit).collect() if name != "leadership_over_time" else result.collect()
+        if not rows:
+            click.echo("  (none)")
+            continue
+        if name == "leadership_over_time":
+            shown = rows[-limit:]
+            click.echo(f"  leader changes per {bucket}" + (f" (last {limit} buckets)" if len(rows) > limit else ""))
+            for line in _bar_chart(shown, lambda r: f"{r['start']:%Y-%m-%d %H:%M}", "leader_changes"):
+                click.echo(line)
+            click.echo(f"  ISR changes per {bucket}")
+            for line in _bar_chart(shown, lambda r: f"{r['start']:%Y-%m-%d %H:%M}", "isr_changes"):
+                click.echo(line)
+            continue
+        columns = [c for c in result.columns if c not in ("topic_id",) or name == "topic_lifecycle"]
+        if name != "snapshot_coverage":
+            columns = [c for c in columns if c != "log_dir"]
+        for line in _table(rows, columns):
+            click.echo(line)
+
+
+def _write_csv(result: Any, path: Path) -> None:
+    from pyspark.sql import functions as F
+
+    flat = result.select(
+        *[F.to_json(F.col(f.name)).alias(f.name) if f.dataType.typeName() in ("array", "struct", "map") else F.col(f.name)
+          for f in result.schema.fields]
+    )
+    flat.coalesce(1).write.mode("overwrite").option("header", "true").csv(str(path))

@@ -1,0 +1,367 @@
+"""Rows of the ``kraft`` Spark data source: one per record, as Arrow batches.
+
+Reads the splits that :mod:`kraft.tools.spark_plan` planned and turns every
+record into one row of :data:`COLUMNS`. Needs pyarrow, not pyspark: the
+executors call it through the data source, and ``kraft bench spark`` calls it
+in one process to measure the decoder alone.
+
+Records are found and described by :mod:`kraft.records.describe`, the code
+``kraft dump-log --json`` uses, so both agree record for record; the typed
+columns (``topic_name``, ``leader``, ``isr``, ``config_name``, ...) come from
+the same decoded message.
+
+Nothing bad is skipped silently. What cannot be read becomes a row whose
+``error_kind`` says what happened and ``error`` says where:
+
+- ``unreadable_file``, ``unsupported_file``, ``meta_properties``,
+  ``cluster_mismatch``: the whole file (see :mod:`kraft.tools.spark_plan`);
+- ``torn_tail``: bytes at the end of a file that do not hold a whole batch;
+- ``corrupt_batch``: a batch that does not parse (bad length or magic; the
+  rest of the split is not read) or whose records do not decode;
+- ``crc_mismatch``: the batch's CRC32C does not match; its records are still
+  decoded, as ``kafka-dump-log.sh`` prints them, and every one is flagged;
+- ``unknown_record_type``, ``unsupported_version``, ``bad_record``: a record
+  kept as raw key/value bytes with the type id and version that could be read.
+
+With ``failfast`` the first such problem raises :class:`KraftReadError` instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from kraft.records.batch import RecordBatch
+from kraft.records.describe import UNKNOWN_RECORD_TYPE, codec_name, describe_record, java_json, read_file_batches
+from kraft.tools.spark_plan import FileSplit, SourceFile
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+TORN_TAIL = "torn_tail"
+CORRUPT_BATCH = "corrupt_batch"
+CRC_MISMATCH = "crc_mismatch"
+UNREADABLE_FILE = "unreadable_file"
+
+DEFAULT_BATCH_ROWS = 8192
+
+
+class KraftReadError(ValueError):
+    """A problem in the input when the data source runs with ``mode=FAILFAST``."""
+
+
+#: (column, Arrow type name, what it holds). Every column is nullable.
+COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("cluster_id", "string", "cluster.id of the meta.properties of the file's log directory"),
+    ("node_id", "int32", "node.id of that meta.properties"),
+    ("file", "string", "absolute path of the file"),
+    ("file_kind", "string", "segment, snapshot or bootstrap"),
+    ("snapshot_end_offset", "int64", "a snapshot's end offset (from its name)"),
+    ("snapshot_epoch", "int32", "a snapshot's epoch (from its name)"),
+    ("position", "int64", "file position of the batch (or of the problem)"),
+    ("batch_base_offset", "int64", "baseOffset"),
+    ("batch_last_offset", "int64", "baseOffset + lastOffsetDelta"),
+    ("partition_leader_epoch", "int32", "partitionLeaderEpoch"),
+    ("batch_timestamp", "int64", "the batch's maxTimestamp (ms)"),
+    ("timestamp_type", "string", "CreateTime or LogAppendTime"),
+    ("compression", "string", "none, gzip, snappy, lz4, zstd"),
+    ("is_control", "bool", "control batch"),
+    ("is_transactional", "bool", "transactional batch"),
+    ("crc_valid", "bool", "the batch's CRC32C matches"),
+    ("offset", "int64", "the record's offset (null for problem rows)"),
+    ("timestamp", "int64", "the record's timestamp (ms)"),
+    ("record_type", "string", "LEADER_CHANGE, SNAPSHOT_HEADER, ... or TOPIC_RECORD, PARTITION_CHANGE_RECORD, ..."),
+    ("record_type_id", "int16", "control type id or metadata api key"),
+    ("record_version", "int16", "control message data version or metadata record version"),
+    ("key", "binary", "record key bytes"),
+    ("value", "binary", "record value bytes"),
+    ("payload", "string", "Kafka's JSON of the record (dump-log's payload / control object)"),
+    ("error_kind", "string", "what went wrong (null when nothing did)"),
+    ("error", "string", "what went wrong, and where"),
+    # The typed, flattened view of the common record types.
+    ("topic_id", "string", "TopicRecord, PartitionRecord, PartitionChangeRecord, RemoveTopicRecord (Kafka's base64)"),
+    ("topic_name", "string", "TopicRecord"),
+    ("partition_id", "int32", "PartitionRecord, PartitionChangeRecord"),
+    ("leader", "int32", "PartitionRecord; PartitionChangeRecord (-2: unchanged, -1: none)"),
+    ("leader_epoch", "int32", "PartitionRecord"),
+    ("partition_epoch", "int32", "PartitionRecord"),
+    ("replicas", "list<int32>", "PartitionRecord; PartitionChangeRecord (null: unchanged)"),
+    ("isr", "list<int32>", "PartitionRecord; PartitionChangeRecord (null: unchanged)"),
+    ("broker_id", "int32", "RegisterBroker, UnregisterBroker, Fence/UnfenceBroker, BrokerRegistrationChange records"),
+    ("broker_epoch", "int64", "those records' broker epoch"),
+    ("fenced", "bool", "true fenced, false unfenced, null unchanged"),
+    ("in_controlled_shutdown", "bool", "RegisterBrokerRecord; BrokerRegistrationChangeRecord (null: unchanged)"),
+    ("rack", "string", "RegisterBrokerRecord"),
+    ("resource_type", "int8", "ConfigRecord (2 topic, 4 broker, 8 broker logger, 16 client metrics, 32 group)"),
+    ("resource_name", "string", "ConfigRecord"),
+    ("config_name", "string", "ConfigRecord"),
+    ("config_value", "string", "ConfigRecord (null: the config was deleted)"),
+    ("feature_name", "string", "FeatureLevelRecord"),
+    ("feature_level", "int16", "FeatureLevelRecord"),
+)
+COLUMN_NAMES = tuple(c[0] for c in COLUMNS)
+_TYPED = COLUMN_NAMES[COLUMN_NAMES.index("topic_id") :]
+_TYPED_INDEX = {name: i for i, name in enumerate(_TYPED)}
+_NO_TYPED = (None,) * len(_TYPED)
+_NO_RECORD = (None,) * (COLUMN_NAMES.index("topic_id") - COLUMN_NAMES.index("offset"))
+_NO_BATCH = (None,) * (COLUMN_NAMES.index("offset") - COLUMN_NAMES.index("position") - 1)
+
+
+def arrow_schema() -> pa.Schema:
+    """The Arrow schema of the rows (what Spark derives from the data source schema)."""
+    import pyarrow as pa
+
+    types = {
+        "string": pa.string(),
+        "binary": pa.binary(),
+        "bool": pa.bool_(),
+        "int8": pa.int8(),
+        "int16": pa.int16(),
+        "int32": pa.int32(),
+        "int64": pa.int64(),
+        "list<int32>": pa.list_(pa.field("element", pa.int32())),
+    }
+    return pa.schema([pa.field(name, types[kind]) for name, kind, _ in COLUMNS])
+
+
+# --- the typed view ----------------------------------------------------------------------
+
+
+def _uuid(u: Any) -> str | None:
+    from kraft.messages.json_form import uuid_to_kafka
+
+    return None if u is None else uuid_to_kafka(u)
+
+
+def _typed(**values: Any) -> tuple[Any, ...]:
+    out = list(_NO_TYPED)
+    for name, value in values.items():
+        out[_TYPED_INDEX[name]] = value
+    return tuple(out)
+
+
+def _change_flag(value: int, *, on: int, off: int | None) -> bool | None:
+    """BrokerRegistrationChangeRecord's int8 flags: on -> True, off -> False, 0 -> unchanged."""
+    if value == on:
+        return True
+    if off is not None and value == off:
+        return False
+    return None
+
+
+_TYPED_VIEWS: dict[str, Any] = {
+    "TOPIC_RECORD": lambda m: _typed(topic_id=_uuid(m.topic_id), topic_name=m.name),
+    "REMOVE_TOPIC_RECORD": lambda m: _typed(topic_id=_uuid(m.topic_id)),
+    "PARTITION_RECORD": lambda m: _typed(
+        topic_id=_uuid(m.topic_id),
+        partition_id=m.partition_id,
+        leader=m.leader,
+        leader_epoch=m.leader_epoch,
+        partition_epoch=m.partition_epoch,
+        replicas=list(m.replicas),
+        isr=list(m.isr),
+    ),
+    "PARTITION_CHANGE_RECORD": lambda m: _typed(
+        topic_id=_uuid(m.topic_id),
+        partition_id=m.partition_id,
+        leader=m.leader,
+        replicas=None if m.replicas is None else list(m.replicas),
+        isr=None if m.isr is None else list(m.isr),
+    ),
+    "REGISTER_BROKER_RECORD": lambda m: _typed(
+        broker_id=m.broker_id,
+        broker_epoch=m.broker_epoch,
+        fenced=m.fenced,
+        in_controlled_shutdown=m.in_controlled_shutdown,
+        rack=m.rack,
+    ),
+    "UNREGISTER_BROKER_RECORD": lambda m: _typed(broker_id=m.broker_id, broker_epoch=m.broker_epoch),
+    "FENCE_BROKER_RECORD": lambda m: _typed(broker_id=m.id, broker_epoch=m.epoch, fenced=True),
+    "UNFENCE_BROKER_RECORD": lambda m: _typed(broker_id=m.id, broker_epoch=m.epoch, fenced=False),
+    "BROKER_REGISTRATION_CHANGE_RECORD": lambda m: _typed(
+        broker_id=m.broker_id,
+        broker_epoch=m.broker_epoch,
+        fenced=_change_flag(m.fenced, on=1, off=-1),
+        in_controlled_shutdown=_change_flag(m.in_controlled_shutdown, on=1, off=None),
+    ),
+    "CONFIG_RECORD": lambda m: _typed(
+        resource_type=m.resource_type, resource_name=m.resource_name, config_name=m.name, config_value=m.value
+    ),
+    "FEATURE_LEVEL_RECORD": lambda m: _typed(feature_name=m.name, feature_level=m.feature_level),
+}
+
+
+# --- reading one split ----------------------------------------------------------------------
+
+
+class _SplitReader:
+    """Rows of one split. Problems become rows (or raise, with ``failfast``)."""
+
+    def __init__(self, split: FileSplit, failfast: bool) -> None:
+        self.split = split
+        self.failfast = failfast
+        f: SourceFile = split.file
+        self.file_part = (f.cluster_id, f.node_id, f.path, f.kind, f.snapshot_end_offset, f.snapshot_epoch)
+
+    def problem(self, kind: str, message: str, position: int | None, batch_part: tuple[Any, ...] = _NO_BATCH) -> tuple[Any, ...]:
+        if self.failfast:
+            raise KraftReadError(f"{kind}: {message}")
+        return (*self.file_part, position, *batch_part, *_NO_RECORD[:-2], kind, message, *_NO_TYPED)
+
+    def rows(self) -> Iterator[tuple[Any, ...]]:
+        split = self.split
+        file = split.file
+        if split.first:
+            for p in file.problems:
+                yield self.problem(p.kind, p.message, None)
+        if not file.readable:
+            return
+        try:
+            with open(file.path, "rb") as f:
+                f.seek(split.start)
+                data = f.read(split.length)
+        except OSError as exc:
+            yield self.problem(UNREADABLE_FILE, f"cannot read {file.path}: {exc.strerror or exc}", split.start)
+            return
+        batches, valid, corruption = read_file_batches(data)
+        for batch in batches:
+            yield from self.batch_rows(batch)
+        end = split.start + len(data)
+        at = split.start + valid
+        if corruption is not None:
+            yield self.problem(
+                CORRUPT_BATCH,
+                f"{corruption} in {file.path} at position {at}; {end - at} bytes to position {end} not read",
+                at,
+            )
+        elif valid < len(data):
+            if split.last:
+                yield self.problem(
+                    TORN_TAIL, f"Found {len(data) - valid} invalid bytes at the end of {file.path} (position {at})", at
+                )
+            else:
+                yield self.problem(
+                    CORRUPT_BATCH,
+                    f"the batch at position {at} of {file.path} runs past the split end {end} "
+                    "(did the file change while it was read?)",
+                    at,
+                )
+        if len(data) < split.length:
+            yield self.problem(
+                TORN_TAIL, f"{file.path} shrank while it was read: {split.length - len(data)} bytes missing", end
+            )
+
+    def batch_rows(self, batch: RecordBatch) -> Iterator[tuple[Any, ...]]:
+        position = self.split.start + batch.position
+        is_control = batch.is_control
+        crc_valid = batch.is_valid()
+        batch_part = (
+            batch.base_offset,
+            batch.last_offset,
+            batch.partition_leader_epoch,
+            batch.max_timestamp,
+            str(batch.timestamp_type),
+            codec_name(batch),
+            is_control,
+            batch.is_transactional,
+            crc_valid,
+        )
+        try:
+            records = batch.records()
+        except Exception as exc:  # noqa: BLE001 - any decoding failure is this batch's problem
+            yield self.problem(CORRUPT_BATCH, f"cannot decode the records of the batch at position {position} of "
+                               f"{self.split.file.path}: {exc}", position, batch_part)
+            return
+        crc_error = None
+        if not crc_valid:
+            crc_error = f"CRC mismatch in the batch at position {position}: stored {batch.crc}, computed {batch.compute_crc()}"
+            if self.failfast:
+                raise KraftReadError(f"{CRC_MISMATCH}: {crc_error} of {self.split.file.path}")
+        head = (*self.file_part, position, *batch_part)
+        for record in records:
+            type_name, type_id, version, payload, error_kind, error, typed = _describe(batch, record, is_control)
+            if error is not None and self.failfast:
+                raise KraftReadError(f"{error_kind}: {error} (offset {record.offset} of {self.split.file.path})")
+            if crc_error is not None:
+                error_kind = CRC_MISMATCH
+                error = crc_error if error is None else f"{crc_error}; {error}"
+            yield (
+                *head,
+                record.offset,
+                record.timestamp,
+                type_name,
+                type_id,
+                version,
+                record.key,
+                record.value,
+                payload,
+                error_kind,
+                error,
+                *typed,
+            )
+
+
+#: Small metadata values repeat (NoOpRecord is the same 3 bytes every 500 ms
+#: of a controller's life): their description is kept, keyed by the bytes.
+_MEMO_MAX_VALUE = 32
+_MEMO_MAX_ENTRIES = 4096
+_memo: dict[bytes, tuple[Any, ...]] = {}
+
+
+def _describe(batch: RecordBatch, record: Any, is_control: bool) -> tuple[Any, ...]:
+    """``(type_name, type_id, version, payload, error_kind, error, typed)`` of a record."""
+    value = record.value
+    small = not is_control and value is not None and len(value) <= _MEMO_MAX_VALUE
+    if small:
+        hit = _memo.get(value)
+        if hit is not None:
+            return hit
+    d = describe_record(batch, record)
+    typed = _NO_TYPED
+    if d.message is not None and not is_control:
+        view = _TYPED_VIEWS.get(d.type_name)  # type: ignore[arg-type]
+        if view is not None:
+            typed = view(d.message)
+    error_kind, error = d.error_kind, d.error
+    if is_control and d.type_name == "UNKNOWN":
+        # Kafka reads past control types it does not know; a row says so.
+        error_kind, error = UNKNOWN_RECORD_TYPE, f"unknown control record type {d.type_id} (kept as raw key and value)"
+    out = (d.type_name, d.type_id, d.version, None if d.json is None else java_json(d.json), error_kind, error, typed)
+    if small and d.error is None:
+        if len(_memo) >= _MEMO_MAX_ENTRIES:
+            _memo.clear()
+        _memo[bytes(value)] = out
+    return out
+
+
+def iter_rows(splits: Iterable[FileSplit], *, failfast: bool = False) -> Iterator[tuple[Any, ...]]:
+    """Every row of ``splits`` as a tuple in :data:`COLUMN_NAMES` order."""
+    for split in splits:
+        yield from _SplitReader(split, failfast).rows()
+
+
+def read_splits(
+    splits: Iterable[FileSplit],
+    *,
+    failfast: bool = False,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    schema: pa.Schema | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """The rows of ``splits`` as Arrow record batches of up to ``batch_rows`` rows."""
+    import pyarrow as pa
+
+    schema = schema or arrow_schema()
+    types = [f.type for f in schema]
+    pending: list[tuple[Any, ...]] = []
+    for row in iter_rows(splits, failfast=failfast):
+        pending.append(row)
+        if len(pending) >= batch_rows:
+            yield _to_arrow(pending, schema, types, pa)
+            pending = []
+    if pending:
+        yield _to_arrow(pending, schema, types, pa)
+
+
+def _to_arrow(rows: list[tuple[Any, ...]], schema: pa.Schema, types: list[Any], pa: Any) -> pa.RecordBatch:
+    columns = zip(*rows, strict=True)
+    return pa.RecordBatch.from_arrays([pa.array(col, type=t) for col, t in zip(columns, types, strict=True)], schema=schema)

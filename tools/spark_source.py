@@ -1,0 +1,198 @@
+"""The ``kraft`` PySpark data source (Spark 4's Python Data Source API).
+
+::
+
+    from kraft.tools.spark_source import register
+    register(spark)
+    df = spark.read.format("kraft").load("/data/kafka-logs")          # a log dir, a
+    df = spark.read.format("kraft").load(["/a/*/__cluster_metadata-0",  # glob, files...
+                                          "/b/00000000000000000000.log"])
+
+One row per record of every ``.log`` segment and ``.checkpoint`` snapshot
+found (see :mod:`kraft.tools.spark_plan` for discovery and splitting,
+:mod:`kraft.tools.spark_rows` for the columns and the error rows).
+
+Options (case-insensitive):
+
+- ``mode``: ``PERMISSIVE`` (default; problems become rows with ``error_kind``)
+  or ``FAILFAST`` (the first problem fails the job);
+- ``maxPartitionBytes`` (default ``64m``): largest input partition; larger
+  segments are split at batch boundaries;
+- ``minPartitions`` (default 1): cut splits small enough that at least this
+  many tasks get work (the CLI passes Spark's default parallelism);
+- ``clusterId``: the cluster expected; files whose ``meta.properties`` names
+  another one become one ``cluster_mismatch`` row each;
+- ``batchRows`` (default 8192): rows per Arrow batch handed to Spark.
+
+This module imports pyspark; nothing else in kraft imports it (the CLI loads
+it lazily), so ``import kraft`` never needs Spark.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import warnings
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    BooleanType,
+    ByteType,
+    DataType,
+    IntegerType,
+    LongType,
+    ShortType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+from kraft.tools.spark_plan import DEFAULT_MAX_PARTITION_BYTES, FileSplit, PlanError, parse_size, plan
+from kraft.tools.spark_rows import COLUMNS, DEFAULT_BATCH_ROWS, arrow_schema, read_splits
+
+FORMAT = "kraft"
+
+_SPARK_TYPES: dict[str, DataType] = {
+    "string": StringType(),
+    "binary": BinaryType(),
+    "bool": BooleanType(),
+    "int8": ByteType(),
+    "int16": ShortType(),
+    "int32": IntegerType(),
+    "int64": LongType(),
+    "list<int32>": ArrayType(IntegerType()),
+}
+
+#: The declared schema of the data source (the columns of spark_rows.COLUMNS).
+SCHEMA = StructType(
+    [StructField(name, _SPARK_TYPES[kind], nullable=True, metadata={"comment": doc}) for name, kind, doc in COLUMNS]
+)
+
+
+def _paths(options: Mapping[str, str]) -> list[str]:
+    """``load(path)`` passes ``path``; ``load([p1, p2])`` passes ``paths`` as a JSON list."""
+    out: list[str] = []
+    if options.get("paths"):
+        out.extend(json.loads(options["paths"]))
+    if options.get("path"):
+        out.append(options["path"])
+    return out
+
+
+class KraftPartition(InputPartition):
+    """One task's worth of file splits."""
+
+    def __init__(self, splits: list[FileSplit]) -> None:
+        super().__init__(splits)
+        self.splits = splits
+
+    def __repr__(self) -> str:
+        files = {s.file.path for s in self.splits}
+        size = sum(s.length for s in self.splits)
+        return f"KraftPartition({len(self.splits)} splits of {len(files)} files, {size} bytes)"
+
+
+class KraftReader(DataSourceReader):
+    def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
+        mode = options.get("mode", "PERMISSIVE").upper()
+        if mode not in ("PERMISSIVE", "FAILFAST"):
+            raise PlanError(f"mode must be PERMISSIVE or FAILFAST, got {mode!r}")
+        if schema != SCHEMA:
+            raise PlanError("the kraft data source has a fixed schema: do not pass .schema(...)")
+        self.failfast = mode == "FAILFAST"
+        self.paths = _paths(options)
+        self.max_partition_bytes = parse_size(options.get("maxPartitionBytes", DEFAULT_MAX_PARTITION_BYTES))
+        self.min_partitions = int(options.get("minPartitions", 1))
+        self.cluster_id = options.get("clusterId") or None
+        self.batch_rows = int(options.get("batchRows", DEFAULT_BATCH_ROWS))
+        self.schema = schema
+
+    def partitions(self) -> list[InputPartition]:
+        planned = plan(
+            self.paths,
+            max_partition_bytes=self.max_partition_bytes,
+            min_partitions=self.min_partitions,
+            expected_cluster_id=self.cluster_id,
+        )
+        return [KraftPartition(p) for p in planned.partitions]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        assert isinstance(partition, KraftPartition)
+        yield from read_splits(
+            partition.splits, failfast=self.failfast, batch_rows=self.batch_rows, schema=_expected_arrow_schema(self.schema)
+        )
+
+
+def _expected_arrow_schema(schema: StructType) -> Any:
+    """The Arrow schema this Spark checks batches against (ours if it cannot say)."""
+    try:
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        return to_arrow_schema(schema, timezone="UTC")
+    except (ImportError, TypeError):
+        return arrow_schema()
+
+
+class KraftDataSource(DataSource):
+    """``spark.read.format("kraft")``: Kafka ``__cluster_metadata`` segments and snapshots."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT
+
+    def schema(self) -> StructType:
+        return SCHEMA
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return KraftReader(self.options, schema)
+
+
+def register(spark: SparkSession) -> None:
+    """Make ``spark.read.format("kraft")`` available in this session."""
+    spark.dataSource.register(KraftDataSource)
+
+
+def session(
+    master: str | None = "local[*]",
+    *,
+    app_name: str = "kraft",
+    conf: Mapping[str, str] | None = None,
+    ui: bool = False,
+) -> SparkSession:
+    """A SparkSession with the ``kraft`` format registered.
+
+    In local mode the Python workers run this interpreter (so they import
+    this kraft); on a cluster the executors need kraft installed (see the
+    README). A master of ``None`` keeps what ``spark-submit`` configured.
+    """
+    local = master is not None and master.startswith("local")
+    if local:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # pyspark warns about pandas >= 3 on import of its Arrow helpers; the data
+    # source does not use pandas.
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+    builder = SparkSession.builder.appName(app_name).config("spark.ui.enabled", "true" if ui else "false")
+    if master:
+        builder = builder.master(master)
+    if local:
+        builder = builder.config("spark.sql.shuffle.partitions", "8")
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    register(spark)
+    return spark
+
+
+def read(spark: SparkSession, paths: list[str], **options: Any) -> Any:
+    """``spark.read.format("kraft").options(**options).load(paths)``."""
+    reader = spark.read.format(FORMAT)
+    for key, value in options.items():
+        if value is not None:
+            reader = reader.option(key, str(value))
+    return reader.load(paths if len(paths) != 1 else paths[0])
