@@ -33,7 +33,7 @@ import click
 import trio
 
 from kraft.config import NodeConfig
-from kraft.node.node import KraftNode
+from kraft.node.node import CommittedBatch, KraftNode
 from kraft.records.log import MetadataLog, metadata_partition_dir
 
 VOTERS = (1, 2, 3)
@@ -144,8 +144,9 @@ async def _observe(cluster: Cluster, say) -> dict[int, bytes]:
         await nursery.start(observer.run)
 
         async def follow() -> None:
-            async for batch in observer.committed_batches():
-                if not batch.is_control:
+            # Start at offset 0: a fresh quorum has no snapshot to load first.
+            async for batch in observer.committed_batches(0):
+                if isinstance(batch, CommittedBatch) and not batch.is_control:
                     for i, value in enumerate(batch.records):
                         committed[batch.base_offset + i] = value
 
