@@ -39,6 +39,10 @@ from kraft.tools.node import node_group  # noqa: E402
 
 main.add_command(node_group)
 
+from kraft.tools.node_status import status_command  # noqa: E402
+
+node_group.add_command(status_command)
+
 from kraft.tools.quickstart import quickstart_command  # noqa: E402
 
 main.add_command(quickstart_command)
@@ -46,6 +50,10 @@ main.add_command(quickstart_command)
 from kraft.tools.quorum import quorum_group  # noqa: E402
 
 main.add_command(quorum_group)
+
+from kraft.tools.features import features_group  # noqa: E402
+
+main.add_command(features_group)
 
 from kraft.tools.observe import observe_command  # noqa: E402
 

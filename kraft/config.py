@@ -16,6 +16,17 @@ from pathlib import Path
 
 from kraft.quorum_config import QuorumConfig
 from kraft.records.state_files import parse_java_properties
+from kraft.wire.limits import INT32_MAX, ConnectionLimits
+from kraft.wire.security import (
+    ClientSecurity,
+    ListenerSecurity,
+    ScramCredentialStore,
+    SecurityConfigError,
+    SecurityProtocol,
+    listener_security,
+    node_client_security,
+    parse_super_users,
+)
 
 log = logging.getLogger("kraft.config")
 
@@ -88,7 +99,21 @@ _DEFAULTS: dict[str, str] = {
     "metadata.log.max.snapshot.interval.ms": str(60 * 60 * 1000),
     "metadata.log.flush.interval.messages": str(2**63 - 1),
     "socket.request.max.bytes": str(100 * 1024 * 1024),
+    # Connection limits and security (kraft/wire/limits.py, kraft/wire/security.py).
+    "max.connections": str(INT32_MAX),
+    "max.connections.per.ip": str(INT32_MAX),
+    "max.connections.per.ip.overrides": "",
+    "connections.max.idle.ms": "600000",
+    "sasl.server.max.receive.size": "524288",
+    "sasl.enabled.mechanisms": "GSSAPI",
+    "sasl.mechanism.controller.protocol": "GSSAPI",
+    "super.users": "",
+    # kraft's own: no Kafka equivalent.
+    "kraft.socket.request.receive.timeout.ms": "30000",
+    "kraft.max.in.flight.requests.per.connection": "100",
     "metrics.prometheus.port": "",
+    # Empty: every interface (an orchestrator probes from outside the host).
+    "metrics.prometheus.host": "",
 }
 
 # Kafka settings a kraft node accepts and ignores silently: they matter to
@@ -209,7 +234,22 @@ class NodeConfig:
     max_snapshot_interval_ms: int
     socket_request_max_bytes: int
     prometheus_port: int | None
+    prometheus_host: str = ""
     raw: Mapping[str, str] = field(default_factory=dict, repr=False)
+    connection_limits: ConnectionLimits = field(default_factory=ConnectionLimits)
+    #: Listener name -> how it authenticates clients (PLAINTEXT listeners too).
+    listener_security: Mapping[str, ListenerSecurity] = field(default_factory=dict, repr=False)
+    #: How this node dials the other controllers (None: PLAINTEXT).
+    client_security: ClientSecurity | None = field(default=None, repr=False)
+    super_users: frozenset[str] = frozenset()
+    #: SCRAM accounts every SASL listener checks; the node fills it from
+    #: bootstrap.checkpoint and the committed metadata log.
+    scram_credentials: ScramCredentialStore = field(default_factory=ScramCredentialStore, repr=False, compare=False)
+
+    @property
+    def secured(self) -> bool:
+        """Some listener uses SSL or SASL: quorum changes then need a super user."""
+        return any(s.protocol != SecurityProtocol.PLAINTEXT for s in self.listener_security.values())
 
     @property
     def is_voter_candidate(self) -> bool:
@@ -283,6 +323,7 @@ class NodeConfig:
             retry_backoff_ms=_int(props, "controller.quorum.retry.backoff.ms"),
         )
         port_text = props.get("metrics.prometheus.port", "").strip()
+        security = _security(props, listeners, proto_map, names)
         return cls(
             node_id=node_id,
             process_roles=roles,
@@ -303,8 +344,49 @@ class NodeConfig:
             max_snapshot_interval_ms=_int(props, "metadata.log.max.snapshot.interval.ms"),
             socket_request_max_bytes=_int(props, "socket.request.max.bytes", 1),
             prometheus_port=_int(props, "metrics.prometheus.port") if port_text else None,
+            prometheus_host=props.get("metrics.prometheus.host", "").strip(),
             raw=dict(props),
+            connection_limits=_limits(props),
+            **security,  # type: ignore[arg-type]
         )
+
+
+def _limits(props: Mapping[str, str]) -> ConnectionLimits:
+    overrides: dict[str, int] = {}
+    key = "max.connections.per.ip.overrides"
+    for item in filter(None, (s.strip() for s in props.get(key, "").split(","))):
+        host, sep, count = item.rpartition(":")
+        if not sep or not host or not count.strip().isdigit():
+            raise ConfigError(f"{key}: expected host:count, got {item!r}")
+        overrides[host.strip()] = int(count)
+    return ConnectionLimits(
+        max_connections=_int(props, "max.connections"),
+        max_connections_per_ip=_int(props, "max.connections.per.ip"),
+        max_connections_per_ip_overrides=overrides,
+        idle_timeout_ms=_int(props, "connections.max.idle.ms", 1),
+        request_receive_timeout_ms=_int(props, "kraft.socket.request.receive.timeout.ms", 1),
+        max_in_flight_per_connection=_int(props, "kraft.max.in.flight.requests.per.connection", 1),
+        sasl_max_receive_size=_int(props, "sasl.server.max.receive.size", 1),
+    )
+
+
+def _security(props: Mapping[str, str], listeners: list[Endpoint], proto_map: Mapping[str, str],
+              controller_names: tuple[str, ...]) -> dict[str, object]:
+    """Every listener's security, the node's own client side and the super
+    users, checked now (files readable, keys decrypt, mechanisms known) so
+    a bad setting stops the node at start with the key named."""
+    store = ScramCredentialStore()
+    try:
+        per_listener = {e.name: listener_security(props, e.name, SecurityProtocol(proto_map[e.name]), store)
+                        for e in listeners}
+        controller = controller_names[0]
+        protocol = SecurityProtocol(proto_map.get(controller, "PLAINTEXT"))
+        client = None if protocol == SecurityProtocol.PLAINTEXT else node_client_security(props, controller, protocol)
+        super_users = parse_super_users(props.get("super.users", ""))
+    except SecurityConfigError as e:
+        raise ConfigError(str(e)) from None
+    return {"listener_security": per_listener, "client_security": client, "super_users": super_users,
+            "scram_credentials": store}
 
 
 def _warn_unknown(props: Mapping[str, str]) -> None:

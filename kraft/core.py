@@ -41,6 +41,9 @@ before calling the core again:
 
 ``violations`` lists things a peer sent that a correct replica never sends;
 the core refused them. ``shutdown`` reports the end of a graceful shutdown.
+``role_changes`` lists the role transitions the call made, each with the
+reason it happened (for the operator's log and the metrics; nothing to
+execute).
 
 The voter set comes from the log (KIP-853): every call first picks up the
 latest ``VotersRecord`` and ``KRaftVersionRecord`` of the log
@@ -140,6 +143,7 @@ from kraft.request_manager import RequestManager
 from kraft.roles import (
     Candidate,
     ElectionState,
+    EpochElection,
     Follower,
     Leader,
     LeaderAndEpoch,
@@ -150,6 +154,7 @@ from kraft.roles import (
     Unattached,
     log_up_to_date,
 )
+from kraft import kraft_version as kraft_version_feature
 from kraft.voter_changes import PendingVoterChange, Refusal, admission_refusal
 from kraft.voters import (
     DEFAULT_CONTROLLER_LISTENER,
@@ -184,6 +189,19 @@ class ShutdownOutcome:
     completed: bool
 
 
+@dataclass(frozen=True, slots=True)
+class RoleChange:
+    """One role transition: the roles' names (``previous`` None at start-up),
+    the epoch and leader after it, and why, as a short phrase for an operator
+    ("fetch timeout after 2000 ms", "lost pre-vote: 1 of 3 votes")."""
+
+    previous: str | None
+    role: str
+    epoch: int
+    leader_id: int | None
+    reason: str
+
+
 @dataclass(slots=True)
 class Ready:
     """What the shell must do, in field order (see the module docstring)."""
@@ -196,6 +214,7 @@ class Ready:
     next_deadline_ms: int | None = None
     violations: list[RemoteProtocolViolation] = field(default_factory=list)
     shutdown: ShutdownOutcome | None = None
+    role_changes: list[RoleChange] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -220,6 +239,12 @@ class _LeaderFields(TypedDict):
 class _Shutdown:
     deadline_ms: int
     outcome: ShutdownOutcome | None = None
+
+
+def _peer(node_id: int) -> str:
+    """A peer as a role-change reason names it: bootstrap servers have
+    negative ids (-1, -2, ... in controller.quorum.bootstrap.servers order)."""
+    return f"node {node_id}" if node_id >= 0 else f"bootstrap server {-node_id}"
 
 
 def _min_opt(*values: int | None) -> int | None:
@@ -292,6 +317,10 @@ class RaftCore:
         #: kraft.version 0 leader: the static voters with the directory ids and
         #: listeners learned from UpdateRaftVoter (Kafka's KRaftVersionUpgrade.Voters).
         self._upgrade_voters: VoterSet | None = None
+        #: Leader: the kraft.version level it appended and where (the last
+        #: control record); pending until the log makes it the finalized
+        #: level (Kafka's KRaftVersionUpgrade.Version), kept for this epoch.
+        self._pending_upgrade: tuple[int, OffsetAndEpoch] | None = None
         #: Follower: the leader epoch whose leader has our current listeners
         #: (UpdateRaftVoter answered), and when to try again otherwise.
         self._updated_voter_epoch = -1
@@ -302,11 +331,18 @@ class RaftCore:
         self._out: Ready | None = None
         self._poll_timeout: int | None = None
         self._committed: int | None = None
+        #: A snapshot the shell was asked to install by the last Ready: the
+        #: high watermark moves to its end only once the log shows it
+        #: installed (a failed install -- full disk, corrupt download -- must
+        #: not expose an old, possibly divergent tail as committed).
+        self._installing_snapshot: OffsetAndEpoch | None = None
         self._last_leader: LeaderAndEpoch | None = None
         self._resign_epoch: int | None = None
         self._shutdown: _Shutdown | None = None
         self._now_ms: int | None = None
         self._initialized = False
+        #: Why a follower's fetch timer runs short (for its role-change reason).
+        self._fetch_timeout_cause: str | None = None
 
     # --- public API -------------------------------------------------------------
 
@@ -337,6 +373,12 @@ class RaftCore:
     def is_leader(self) -> bool:
         return isinstance(self.quorum.role, Leader)
 
+    @property
+    def pending_voter_change(self) -> str | None:
+        """The leader's AddRaftVoter/RemoveRaftVoter in flight, described
+        ("add voter ..."); None when there is none."""
+        return None if self._voter_change is None else self._voter_change.describe()
+
     def describe_quorum(self, now_ms: int) -> QuorumDescription | None:
         """The leader's view of its voters and observers for DescribeQuorum
         (Kafka's ``LeaderState.describeQuorum``); None unless this replica is
@@ -359,8 +401,9 @@ class RaftCore:
         self.quorum.initialize(self._election_state, log_end(self._log), now_ms)
         self._initialized = True
         role = self.quorum.role
+        self._note_role_change(None, "start-up")
         if self.quorum.is_only_voter and isinstance(role, (Unattached, Follower, Resigned)):
-            self._become_prospective(now_ms)
+            self._become_prospective(now_ms, "start-up as the only voter")
         elif isinstance(role, Candidate):
             self._after_transition(now_ms, left_leader=False)
             self._maybe_transition_forward(now_ms)
@@ -533,6 +576,11 @@ class RaftCore:
                     self._on_leader_high_watermark(now_ms)
             self._complete_parked(now_ms, lambda p: p.fetch.fetch_offset < end)
         elif isinstance(role, Follower):
+            installing, self._installing_snapshot = self._installing_snapshot, None
+            if installing is not None and self._log.start_offset >= installing.offset:
+                # A snapshot holds only committed records.
+                if self.quorum.update_follower_high_watermark(installing.offset):
+                    self._note_committed(installing.offset)
             self._maybe_update_follower_high_watermark()
 
     def _note_committed(self, high_watermark: int) -> None:
@@ -638,6 +686,7 @@ class RaftCore:
             self._accumulator = None
             self._resign_epoch = None
             self._upgrade_voters = None
+            self._pending_upgrade = None
             self._complete_parked(now_ms, lambda p: True, error=Errors.NOT_LEADER_OR_FOLLOWER)
             self._finish_voter_change(Errors.NOT_LEADER_OR_FOLLOWER, "The leader changed before the voter change completed")
         lae = self.quorum.leader_and_epoch
@@ -645,31 +694,55 @@ class RaftCore:
             self._last_leader = lae
             self._ready.leader_change = lae
 
-    def _become_unattached(self, now_ms: int, epoch: int, leader_id: int | None = None) -> None:
-        was_leader = isinstance(self.quorum.role, Leader)
+    def _reset_fetch_timeout(self, now_ms: int) -> None:
+        self.quorum.reset_fetch_timeout(now_ms)
+        self._fetch_timeout_cause = None
+
+    def _note_role_change(self, previous: Role | None, reason: str) -> None:
+        self._fetch_timeout_cause = None
+        role = self.quorum.role
+        self._ready.role_changes.append(RoleChange(
+            None if previous is None else previous.name, role.name, role.epoch, role.election.leader_id, reason))
+
+    @staticmethod
+    def _tally(votes: EpochElection) -> str:
+        return f"{len(votes.granted)} of {len(votes.voter_ids)} votes"
+
+    def _become_unattached(self, now_ms: int, epoch: int, leader_id: int | None = None, reason: str = "") -> None:
+        previous = self.quorum.role
         self.quorum.transition_to_unattached(epoch, now_ms, leader_id)
-        self._after_transition(now_ms, left_leader=was_leader)
+        self._note_role_change(previous, reason or f"learned epoch {epoch}")
+        self._after_transition(now_ms, left_leader=isinstance(previous, Leader))
 
-    def _become_follower(self, now_ms: int, epoch: int, leader_id: int, endpoints: Endpoints) -> None:
-        was_leader = isinstance(self.quorum.role, Leader)
+    def _become_follower(
+        self, now_ms: int, epoch: int, leader_id: int, endpoints: Endpoints, reason: str = ""
+    ) -> None:
+        previous = self.quorum.role
         self.quorum.transition_to_follower(epoch, leader_id, endpoints, now_ms)
-        self._after_transition(now_ms, left_leader=was_leader)
+        self._note_role_change(previous, reason or f"learned leader {leader_id} of epoch {epoch}")
+        self._after_transition(now_ms, left_leader=isinstance(previous, Leader))
 
-    def _become_prospective(self, now_ms: int) -> None:
+    def _become_prospective(self, now_ms: int, reason: str) -> None:
+        previous = self.quorum.role
         self.quorum.transition_to_prospective(now_ms)
+        self._note_role_change(previous, reason)
         self._after_transition(now_ms, left_leader=False)
         self._maybe_transition_forward(now_ms)
 
-    def _become_candidate(self, now_ms: int) -> None:
+    def _become_candidate(self, now_ms: int, reason: str) -> None:
+        previous = self.quorum.role
         self.quorum.transition_to_candidate(now_ms)
+        self._note_role_change(previous, reason)
         self._after_transition(now_ms, left_leader=False)
         self._maybe_transition_forward(now_ms)
 
-    def _become_leader(self, now_ms: int) -> None:
+    def _become_leader(self, now_ms: int, reason: str) -> None:
         if self._ready.log:
             raise LocalRaftError("cannot become leader with log writes pending")
         epoch_start = self._log.end_offset
+        previous = self.quorum.role
         leader = self.quorum.transition_to_leader(epoch_start, now_ms)
+        self._note_role_change(previous, reason)
         self._after_transition(now_ms, left_leader=False)
         self._accumulator = BatchAccumulator(
             leader.epoch, epoch_start, self.config.append_linger_ms, self.config.max_batch_size_bytes
@@ -687,27 +760,30 @@ class RaftCore:
             local = self._local_voter_node()
             self._upgrade_voters = self.voters.update_voter_ignoring_directory_id(local) or self.voters
 
-    def _become_resigned(self, now_ms: int, successors: tuple[ReplicaKey, ...]) -> None:
+    def _become_resigned(self, now_ms: int, successors: tuple[ReplicaKey, ...], reason: str) -> None:
+        previous = self.quorum.role
         self.quorum.transition_to_resigned(successors, now_ms)
+        self._note_role_change(previous, reason)
         self._after_transition(now_ms, left_leader=True)
 
     def _maybe_transition_forward(self, now_ms: int) -> None:
         """Prospective -> Candidate, or Candidate -> Leader, once a majority granted."""
         role = self.quorum.role
         if isinstance(role, Prospective) and role.votes.is_vote_granted():
-            self._become_candidate(now_ms)
+            self._become_candidate(now_ms, f"won pre-vote: {self._tally(role.votes)}")
         elif isinstance(role, Candidate) and role.votes.is_vote_granted():
-            self._become_leader(now_ms)
+            self._become_leader(now_ms, f"won election: {self._tally(role.votes)}")
 
-    def _prospective_lost(self, now_ms: int) -> None:
+    def _prospective_lost(self, now_ms: int, why: str) -> None:
         """Pre-vote lost or timed out: back to following the last known leader,
         or Unattached in the same epoch."""
         role = self.quorum.role
         assert isinstance(role, Prospective)
+        reason = f"{why}: {self._tally(role.votes)}"
         if role.leader_id is not None and role.leader_endpoints:
-            self._become_follower(now_ms, role.epoch, role.leader_id, role.leader_endpoints)
+            self._become_follower(now_ms, role.epoch, role.leader_id, role.leader_endpoints, reason)
         else:
-            self._become_unattached(now_ms, role.epoch, role.leader_id)
+            self._become_unattached(now_ms, role.epoch, role.leader_id, reason)
 
     def _is_former_self(self, leader_id: int | None, epoch: int) -> bool:
         """A peer names our id as the leader of an epoch we did not lead. With
@@ -751,16 +827,18 @@ class RaftCore:
             endpoints = self.voters.endpoints(leader_id)
         if epoch > self.quorum.epoch:
             if leader_id is not None and endpoints:
-                self._become_follower(now_ms, epoch, leader_id, endpoints)
+                self._become_follower(now_ms, epoch, leader_id, endpoints,
+                                      f"{_peer(source)} named leader {leader_id} of epoch {epoch}")
             else:
-                self._become_unattached(now_ms, epoch, leader_id)
+                self._become_unattached(now_ms, epoch, leader_id, f"{_peer(source)} is in epoch {epoch}")
         elif (
             leader_id is not None
             and leader_id != self.quorum.local_id
             and endpoints
             and (not self.quorum.has_leader or len(endpoints) > len(self.quorum.leader_endpoints))
         ):
-            self._become_follower(now_ms, epoch, leader_id, endpoints)
+            self._become_follower(now_ms, epoch, leader_id, endpoints,
+                                  f"{_peer(source)} named leader {leader_id} of epoch {epoch}")
         return True
 
     # --- the epoch gate for requests --------------------------------------------
@@ -871,7 +949,9 @@ class RaftCore:
                 if error is not None:
                     return self._error_response(msg, error)
                 if msg.candidate_epoch > self.quorum.epoch and not msg.pre_vote:
-                    self._become_unattached(now_ms, msg.candidate_epoch)
+                    self._become_unattached(
+                        now_ms, msg.candidate_epoch,
+                        reason=f"vote request from candidate {msg.candidate_key.id} in epoch {msg.candidate_epoch}")
                 if not self._is_valid_voter_key(msg.voter_key):
                     return self._error_response(msg, Errors.INVALID_VOTER_KEY)
             case BeginQuorumEpochRequest() | EndQuorumEpochRequest():
@@ -961,6 +1041,7 @@ class RaftCore:
             self.quorum.override_fetch_timeout(
                 now_ms, self._end_epoch_election_backoff(msg.preferred_candidates)
             )
+            self._fetch_timeout_cause = f"leader {msg.leader_id} resigned (EndQuorumEpoch)"
         return EndQuorumEpochResponse(**self._response_common())
 
     def _end_epoch_election_backoff(self, preferred: tuple[ReplicaKey, ...]) -> int:
@@ -1286,46 +1367,59 @@ class RaftCore:
 
     def upgrade_kraft_version(self, now_ms: int, kraft_version: int, *, validate_only: bool = False) -> bool:
         """Finalize ``kraft_version`` (Kafka's ``upgradeKRaftVersion`` /
-        ``LeaderState.maybeAppendUpgradedKRaftVersion``): only 0 -> 1, on the
-        leader, once every static voter told it its directory id
-        (UpdateRaftVoter) and supports version 1. Appends one control batch
-        with the KRaftVersion record and the voter set; call :meth:`poll`
-        afterwards. Returns False if the version is already finalized.
-        Raises :class:`~kraft.errors.NotLeaderError` off the leader and
-        :class:`~kraft.errors.LocalRaftError` when the upgrade is not allowed."""
+        ``LeaderState.maybeAppendUpgradedKRaftVersion``; the checks are
+        :func:`kraft.kraft_version.check_upgrade`): only 0 -> 1, on the
+        leader, once every static voter told it its directory id and that it
+        supports version 1 (UpdateRaftVoter). Appends one control batch with
+        the KRaftVersion record and the voter set (see
+        :attr:`pending_kraft_version_upgrade`); call :meth:`poll` afterwards.
+        ``validate_only`` runs the checks and appends nothing. Returns False
+        when there is nothing to do (already finalized, or already appended).
+        Raises :class:`~kraft.errors.NotLeaderError` off the leader,
+        :class:`~kraft.kraft_version.InvalidUpdateVersionError` when the
+        upgrade is refused (Kafka's ``InvalidUpdateVersionException``) and
+        :class:`~kraft.errors.LocalRaftError` for the states Kafka treats as
+        impossible."""
         self._check_initialized()
         leader = self.quorum.role
         if not isinstance(leader, Leader) or self._accumulator is None or self._resign_epoch is not None:
-            raise NotLeaderError("kraft.version upgrade failed: this replica is not the leader")
-        if kraft_version == self.kraft_version:
+            raise NotLeaderError("Upgrade kraft version failed since the replica is not the leader")
+        pending = self._pending_upgrade
+        if not kraft_version_feature.check_upgrade(
+            new_level=kraft_version,
+            finalized_level=self.kraft_version,
+            pending_level=pending[0] if pending is not None and pending[0] > self.kraft_version else None,
+            upgrade_voters=self._upgrade_voters,
+            voters=self.voters,
+        ):
             return False
-        if kraft_version < self.kraft_version:
-            raise LocalRaftError(
-                f"Invalid upgrade of kraft.version from version {self.kraft_version} to {kraft_version} "
-                "because the new version is a downgrade"
-            )
-        if kraft_version != 1:
-            raise LocalRaftError(f"Invalid upgrade of kraft.version from version {self.kraft_version} to {kraft_version}")
         voters = self._upgrade_voters
-        if voters is None or voters.voter_ids != self.voters.voter_ids:
-            raise LocalRaftError(f"Unable to update kraft.version to {kraft_version}: the voter set changed")
-        if not voters.supports_version(kraft_version):
-            raise LocalRaftError(
-                f"Invalid upgrade of kraft.version to {kraft_version} because not all of the voters support it: {voters}"
-            )
-        missing = [k for k in voters.voter_keys if k.directory_id is None]
-        if missing:
-            raise LocalRaftError(
-                f"Directory id must be known for all of the voters (missing for {', '.join(str(k.id) for k in missing)}); "
-                "they send it with UpdateRaftVoter"
-            )
+        assert voters is not None  # check_upgrade refuses an upgrade without them
         if self._voter_change is not None:
-            raise LocalRaftError(f"Invalid upgrade of kraft.version while a voter change is pending ({self._voter_change.describe()})")
+            # Unreachable in Kafka (no voter change under kraft.version 0); kept as a guard.
+            raise LocalRaftError(
+                f"Invalid upgrade of kraft.version while a voter change is pending ({self._voter_change.describe()})"
+            )
         if not validate_only:
-            self._accumulator.append_control(
+            last = self._accumulator.append_control(
                 now_ms, KRaftVersionControl(kraft_version), VotersControl(voters.to_entries())
             )
+            self._pending_upgrade = (kraft_version, OffsetAndEpoch(last, leader.epoch))
         return True
+
+    @property
+    def pending_kraft_version_upgrade(self) -> OffsetAndEpoch | None:
+        """Where this leader appended its kraft.version upgrade (offset of the
+        last control record and the leader epoch; None if it appended none):
+        an UpdateFeatures request is answered once that offset is committed,
+        as Kafka's controller answers once the upgrade's records are."""
+        return None if self._pending_upgrade is None else self._pending_upgrade[1]
+
+    @property
+    def upgrade_voters(self) -> VoterSet | None:
+        """kraft.version 0 leader: the static voters as their UpdateRaftVoter
+        requests described them (directory ids, supported versions)."""
+        return self._upgrade_voters
 
     def _maybe_complete_voter_change(self, leader: Leader) -> None:
         """Kafka's ``highWatermarkUpdated``: the pending change's VotersRecord
@@ -1462,7 +1556,7 @@ class RaftCore:
             ):
                 # A voter that does not know PreVote (Vote v0/v1): skip the
                 # pre-vote and run a real election (KIP-996 compatibility).
-                self._become_candidate(now_ms)
+                self._become_candidate(now_ms, f"node {source} does not support pre-vote")
                 return True
             return False
         leader_id = None if msg.leader_id < 0 else msg.leader_id
@@ -1515,7 +1609,8 @@ class RaftCore:
                 return True
             # Learned the leader of our epoch; handle the answer as its follower
             # (an observer discovers the leader and appends in one Fetch).
-            self._become_follower(now_ms, epoch, leader_id, endpoints)
+            self._become_follower(now_ms, epoch, leader_id, endpoints,
+                                  f"{_peer(source)} named leader {leader_id} of epoch {epoch}")
             return None if error is Errors.NONE else True
         if error is Errors.BROKER_NOT_AVAILABLE:
             return False
@@ -1539,7 +1634,7 @@ class RaftCore:
             else:
                 role = self.quorum.role
                 if isinstance(role, Prospective) and role.votes.is_vote_rejected():
-                    self._prospective_lost(now_ms)
+                    self._prospective_lost(now_ms, "lost pre-vote")
                 # A rejected Candidate waits out its election timeout, then
                 # becomes Prospective again (Kafka 4.x).
         return True
@@ -1603,7 +1698,7 @@ class RaftCore:
             if msg.high_watermark >= 0:
                 self.quorum.set_leader_high_watermark(msg.high_watermark)
             self._maybe_update_follower_high_watermark()
-        self.quorum.reset_fetch_timeout(now_ms)
+        self._reset_fetch_timeout(now_ms)
         return True
 
     def _maybe_update_follower_high_watermark(self) -> None:
@@ -1617,9 +1712,9 @@ class RaftCore:
             self._note_committed(new)
 
     def _snapshot_installed(self, sid: OffsetAndEpoch) -> None:
-        # A snapshot holds only committed records.
-        if self.quorum.update_follower_high_watermark(sid.offset):
-            self._note_committed(sid.offset)
+        # Checked against the log at the next call (_sync_with_log), once
+        # the shell has executed the InstallSnapshot.
+        self._installing_snapshot = sid
 
     def _handle_fetch_snapshot_response(self, now_ms: int, source: int, msg: FetchSnapshotResponse) -> bool:
         role = self.quorum.role
@@ -1629,7 +1724,7 @@ class RaftCore:
         if msg.partition_error is Errors.SNAPSHOT_NOT_FOUND or sid.offset < 0 or sid.epoch < 0:
             # The leader dropped the snapshot before we got it: start over with a Fetch.
             self.quorum.set_fetching_snapshot(None)
-            self.quorum.reset_fetch_timeout(now_ms)
+            self._reset_fetch_timeout(now_ms)
             return True
         if msg.partition_error is not Errors.NONE:
             return False
@@ -1655,7 +1750,7 @@ class RaftCore:
             self._snapshot_installed(sid)
         else:
             self.quorum.set_fetching_snapshot(SnapshotDownload(sid, size))
-        self.quorum.reset_fetch_timeout(now_ms)
+        self._reset_fetch_timeout(now_ms)
         return True
 
     # --- polling ----------------------------------------------------------------
@@ -1719,13 +1814,18 @@ class RaftCore:
         leader = self.quorum.role
         assert isinstance(leader, Leader)
         progress = leader.progress
-        if (
-            self._shutdown is not None
-            or self._resign_epoch == leader.epoch
-            or progress.check_quorum_expired(now_ms)
-            or self._removed_leader_must_resign(leader)
-        ):
-            self._become_resigned(now_ms, progress.non_leader_voters_by_descending_fetch_offset())
+        reason = None
+        if self._shutdown is not None:
+            reason = "graceful shutdown"
+        elif self._resign_epoch == leader.epoch:
+            reason = "asked to resign"
+        elif progress.check_quorum_expired(now_ms):
+            reason = (f"check-quorum: no fetch from a majority of voters in "
+                      f"{self.config.check_quorum_timeout_ms} ms")
+        elif self._removed_leader_must_resign(leader):
+            reason = "its removal from the voter set committed"
+        if reason is not None:
+            self._become_resigned(now_ms, progress.non_leader_voters_by_descending_fetch_offset(), reason)
             return 0
         self._complete_parked(now_ms, lambda p: p.deadline_ms <= now_ms, expired=True)
         pending = self._voter_change
@@ -1816,7 +1916,7 @@ class RaftCore:
             # or the shutdown times out.
             return _min_opt(self._shutdown_remaining(now_ms), self._maybe_send_vote_requests(now_ms))
         if now_ms >= role.election_deadline_ms:
-            self._become_prospective(now_ms)
+            self._become_prospective(now_ms, f"election in epoch {role.epoch} timed out: {self._tally(role.votes)}")
             return 0
         return _min_opt(self._maybe_send_vote_requests(now_ms), role.election_deadline_ms - now_ms)
 
@@ -1826,7 +1926,7 @@ class RaftCore:
         if self._shutdown is not None:
             return _min_opt(self._shutdown_remaining(now_ms), self._maybe_send_vote_requests(now_ms))
         if now_ms >= role.election_deadline_ms:
-            self._prospective_lost(now_ms)
+            self._prospective_lost(now_ms, "pre-vote timed out")
             return 0
         return _min_opt(self._maybe_send_vote_requests(now_ms), role.election_deadline_ms - now_ms)
 
@@ -1838,7 +1938,8 @@ class RaftCore:
         if self.quorum.may_campaign:
             assert role.fetch_deadline_ms is not None
             if now_ms >= role.fetch_deadline_ms:
-                self._become_prospective(now_ms)
+                self._become_prospective(
+                    now_ms, self._fetch_timeout_cause or f"fetch timeout after {self.config.fetch_timeout_ms} ms")
                 return 0
             return _min_opt(
                 self._maybe_send_fetch_to_best_node(now_ms, role), role.fetch_deadline_ms - now_ms
@@ -1913,7 +2014,7 @@ class RaftCore:
             if self._shutdown is not None:
                 return self._shutdown_remaining(now_ms)
             if deadline is not None and now_ms >= deadline:
-                self._become_prospective(now_ms)
+                self._become_prospective(now_ms, f"election timeout with no leader in epoch {role.epoch}")
                 return 0
         else:
             deadline = None  # an observer (or a removed voter) never campaigns
@@ -1939,7 +2040,7 @@ class RaftCore:
             return _min_opt(timeout, self._shutdown_remaining(now_ms))
         if now_ms >= role.election_deadline_ms:
             # A bumped epoch: never fetch from ourselves as the old leader.
-            self._become_unattached(now_ms, role.epoch + 1)
+            self._become_unattached(now_ms, role.epoch + 1, reason="no new leader after resigning")
             return 0
         return _min_opt(timeout, role.election_deadline_ms - now_ms)
 

@@ -559,8 +559,15 @@ class MetadataLog:
         if latest is not None and offset < latest.offset:
             # A snapshot holds committed records only: the log never diverges below it.
             raise LogOffsetError(f"cannot truncate to {offset}, below the latest snapshot {latest}")
+        deleted = False
         while len(self._segments) > 1 and self._segments[-1].base_offset > offset:
             self._segments.pop().delete()
+            deleted = True
+        if deleted:
+            # The removal must be durable before anything is appended in its
+            # place: a crash would otherwise bring the later segments (their
+            # truncated records) back behind a hole in the log.
+            fsync_dir(self.directory)
         active = self._segments[-1]
         active.truncate_to(offset)
         # The segment may have been sealed before: reload its tail state either way.
@@ -637,8 +644,13 @@ class MetadataLog:
         self._ensure_open()
         download = self._downloads.get(snapshot_id)
         if position == 0:
-            if download is not None:
-                download.abort()
+            # One download at a time, as Kafka's follower keeps one: a new
+            # one means the leader dropped the snapshot being fetched
+            # (SNAPSHOT_NOT_FOUND, the follower went back to Fetch), so the
+            # partial files of any other download go now, not at close.
+            for stale in self._downloads.values():
+                stale.abort()
+            self._downloads.clear()
             download = self._downloads[snapshot_id] = _LogRawSnapshotWriter(self, self.directory, snapshot_id)
         if download is None or download.size != position:
             have = None if download is None else download.size
@@ -690,8 +702,12 @@ class MetadataLog:
         ):
             return False
         self._log_start_offset = snapshot_id.offset
+        deleted = False
         while len(self._segments) > 1 and self._segments[1].base_offset <= self._log_start_offset:
             self._segments.pop(0).delete()
+            deleted = True
+        if deleted:
+            fsync_dir(self.directory)  # as in truncate_to: no segment comes back after a crash
         self._epochs.truncate_from_start(self._log_start_offset)
         self._remove_snapshots_before(snapshot_id)
         self._control.truncate_before(self._log_start_offset)
@@ -702,6 +718,10 @@ class MetadataLog:
         snapshot), restart the log at it. Returns True if it did."""
         latest = self.latest_snapshot_id()
         if latest is None:
+            return False
+        if self._log_start_offset == self.end_offset == latest.offset:
+            # Already restarted there (a follower that installed it and has
+            # fetched nothing since): truncating again would change nothing.
             return False
         log_epoch = self._epochs.latest_epoch or 0
         if latest.epoch > log_epoch or (latest.epoch == log_epoch and latest.offset > self.end_offset):

@@ -18,7 +18,7 @@ PACKAGES = {"kraft": REPO / "kraft", "kraft.wire": REPO / "wire", "kraft.message
             "kraft.records": REPO / "records", "kraft.tools": REPO / "tools"}
 # The raft core: pure state transitions, no I/O, no clock, no trio.
 SANS_IO = {"core", "quorum", "roles", "leader_progress", "events", "logops", "replication",
-           "request_manager", "accumulator", "voters", "errors", "quorum_config"}
+           "request_manager", "accumulator", "voters", "errors", "quorum_config", "kraft_version"}
 
 
 def _modules() -> list[tuple[str, Path]]:

@@ -460,11 +460,15 @@ def _first_leaf(group: BaseExceptionGroup) -> BaseException:
               show_default=True, help="Records/s appended during the failovers.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--keep", is_flag=True, help="Keep the temporary directory (configs, node logs, data).")
+@click.option("--metrics-overhead", is_flag=True,
+              help="Instead of the phases: maximum throughput with the raft metrics off and on "
+              "(metrics.prometheus.port, scraped every second), alternating rounds, and the ratio.")
 def quorum_bench_command(duration: float, warmup: float, record_size: int, failovers: int, linger_ms: int,
                          window: int, latency_rate: float | None, failover_rate: float, as_json: bool,
-                         keep: bool) -> None:
+                         keep: bool, metrics_overhead: bool) -> None:
     """Committed records/s, commit latency and failover time of a local
-    3-voter quorum (separate processes, fsync on)."""
+    3-voter quorum (separate processes, fsync on); with --metrics-overhead,
+    what the Prometheus metrics cost."""
     options = QuorumBenchOptions(duration_s=duration, warmup_s=warmup, record_size=record_size,
                                  failovers=failovers, linger_ms=linger_ms, window=window,
                                  latency_rate=latency_rate, failover_rate=failover_rate)
@@ -476,7 +480,12 @@ def quorum_bench_command(duration: float, warmup: float, record_size: int, failo
     ok = False
     try:
         try:
-            result = trio.run(run_quorum_bench, options, root, say)
+            if metrics_overhead:
+                from kraft.tools.bench_metrics import run_metrics_overhead
+
+                result = trio.run(run_metrics_overhead, options, root, say)
+            else:
+                result = trio.run(run_quorum_bench, options, root, say)
         except BaseExceptionGroup as group:
             # A BenchError raised inside the driver's nursery: show it plainly.
             errors = group.subgroup(BenchError)
@@ -489,5 +498,12 @@ def quorum_bench_command(duration: float, warmup: float, record_size: int, failo
             click.echo(f"files kept in {root} (node-N.log has each voter's log)", err=True)
         else:
             shutil.rmtree(root, ignore_errors=True)
-    click.echo(json.dumps(result, indent=2) if as_json else "\n" + format_report(result))
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    elif metrics_overhead:
+        from kraft.tools.bench_metrics import format_overhead
+
+        click.echo("\n" + format_overhead(result))
+    else:
+        click.echo("\n" + format_report(result))
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 import logging
 import signal
-import sys
 from pathlib import Path
 from typing import TextIO
 
@@ -20,12 +19,10 @@ from kraft.node.snapshots import run_record_history_snapshots
 log = logging.getLogger("kraft.node")
 
 
-def setup_logging(level: str) -> None:
-    logging.basicConfig(
-        level=getattr(logging, level.upper(), logging.INFO),
-        format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)",
-        stream=sys.stderr,
-    )
+def setup_logging(level: str, fmt: str = "text") -> None:
+    from kraft.tools.log_format import setup_logging as setup
+
+    setup(level, fmt)
 
 
 @click.group("node")
@@ -48,7 +45,11 @@ def _overrides(items: tuple[str, ...]) -> dict[str, str]:
               help="A Kafka server.properties with process.roles=controller.")
 @click.option("--override", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a property of the config file (repeatable).")
-@click.option("--log-level", default="INFO", show_default=True, help="DEBUG, INFO, WARNING or ERROR.")
+@click.option("--log-level", default="INFO", show_default=True,
+              type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+              help="DEBUG adds per-request detail; INFO logs role changes, voter changes, snapshots, recovery.")
+@click.option("--log-format", default="text", show_default=True, type=click.Choice(["text", "json"]),
+              help="text, or json: one object per line (time, level, logger, message).")
 @click.option("--demo-append-rate", type=float, default=0.0, hidden=True,
               help="While leader, append this many demo records per second (used by `kraft quickstart`).")
 @click.option("--demo-ack-log", type=click.Path(path_type=Path), default=None, hidden=True,
@@ -58,8 +59,8 @@ def _overrides(items: tuple[str, ...]) -> dict[str, str]:
 @click.option("--bench-load", "bench_record_size", type=click.IntRange(min=1), default=None, hidden=True,
               metavar="SIZE", help="Bench mode (used by `kraft bench quorum`): take load commands on stdin, "
               "append SIZE-byte records while leader, report JSON lines on stdout; stop when stdin closes.")
-def start_command(config_path: Path, overrides: tuple[str, ...], log_level: str, demo_append_rate: float,
-                  demo_ack_log: Path | None, bench_record_size: int | None) -> None:
+def start_command(config_path: Path, overrides: tuple[str, ...], log_level: str, log_format: str,
+                  demo_append_rate: float, demo_ack_log: Path | None, bench_record_size: int | None) -> None:
     """Start a node and run until SIGTERM or Ctrl-C (a leader hands over
     leadership with EndQuorumEpoch before it exits).
 
@@ -70,7 +71,7 @@ def start_command(config_path: Path, overrides: tuple[str, ...], log_level: str,
     metadata.log.max.snapshot.interval.ms; retention
     (metadata.max.retention.bytes/.ms) then moves the log start, and a
     replica that fell behind it catches up with FetchSnapshot."""
-    setup_logging(log_level)
+    setup_logging(log_level, log_format)
     try:
         config = NodeConfig.load(config_path, _overrides(overrides))
     except ConfigError as e:

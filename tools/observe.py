@@ -5,7 +5,9 @@ metadata image (``--format table``, the default, a summary; ``json`` the
 whole image) and exit. With ``--follow``: print every committed record as
 it commits, from ``--from-offset`` (default 0) or ``--from-latest``, one
 JSON object per line (``--format jsonl``) or a readable table, until
-Ctrl-C / SIGTERM.
+Ctrl-C / SIGTERM (exit status 0). Ctrl-C before the image is printed
+exits with 130; an error that stops the observer (another cluster, a data
+directory that cannot be used) with a one-line message and 1.
 
 The local copy (``--data-dir``, default
 ``$XDG_STATE_HOME/kraft/observer/<cluster id>``) is in Kafka's layout and
@@ -27,7 +29,9 @@ import trio
 from kraft.image.changes import TABLE_HEADER, format_jsonl, format_table
 from kraft.image.model import ConfigResourceType, MetadataImage
 from kraft.messages.json_form import uuid_to_kafka
+from kraft.config import ConfigError, load_properties
 from kraft.node.observer import Observer, ObserverError, parse_bootstrap
+from kraft.wire.security import ClientSecurity, SecurityConfigError, client_security_from_properties
 
 log = logging.getLogger("kraft.observer")
 
@@ -101,10 +105,13 @@ def _leader_text(observer: Observer) -> str | None:
 async def _run(observer: Observer, *, follow: bool, fmt: str, from_offset: int, from_latest: bool,
                timeout_s: float | None, out: IO[str]) -> int:
     status = 0
+    interrupted = printed = False
     async with trio.open_nursery() as nursery:
         async def on_signal() -> None:
+            nonlocal interrupted
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 async for _ in signals:
+                    interrupted = True
                     nursery.cancel_scope.cancel()
                     return
 
@@ -114,9 +121,11 @@ async def _run(observer: Observer, *, follow: bool, fmt: str, from_offset: int, 
             with trio.move_on_after(timeout_s if timeout_s is not None else float("inf")) as scope:
                 image = await observer.catch_up()
             if scope.cancelled_caught:
+                why = "" if observer.storage_error is None else \
+                    f"; the local copy cannot be written: {observer.storage_error}"
                 click.echo(f"kraft observe: not caught up after {timeout_s:g} s (image at offset "
                            f"{observer.published.offset}, leader high watermark "
-                           f"{observer.view.high_watermark if observer.view else -1})", err=True)
+                           f"{observer.view.high_watermark if observer.view else -1}{why})", err=True)
                 status = 1
                 image = observer.published
             if fmt == "table":
@@ -125,6 +134,7 @@ async def _run(observer: Observer, *, follow: bool, fmt: str, from_offset: int, 
                 out.write(json.dumps({"clusterId": observer.cluster_id, **image.to_json()}, indent=2,
                                      ensure_ascii=False) + "\n")
             out.flush()
+            printed = True
         else:
             start = await observer.latest_offset() if from_latest else from_offset
             if fmt == "table":
@@ -134,6 +144,12 @@ async def _run(observer: Observer, *, follow: bool, fmt: str, from_offset: int, 
                 out.flush()
         await observer.shutdown()
         nursery.cancel_scope.cancel()
+    if interrupted and not follow and not printed:
+        # Stopped before the image was printed (with --follow, Ctrl-C is
+        # how the stream ends: that is a success). The local copy is left
+        # as it was: a prefix of the leader's log, without the partial
+        # snapshot download (deleted when the log closes).
+        return 130
     return status
 
 
@@ -155,9 +171,16 @@ async def _run(observer: Observer, *, follow: bool, fmt: str, from_offset: int, 
 @click.option("--override", "overrides", multiple=True, metavar="KEY=VALUE",
               help="A node property for the observer (e.g. controller.quorum.request.timeout.ms=5000).")
 @click.option("--log-level", default="WARNING", show_default=True, help="DEBUG, INFO, WARNING or ERROR.")
+@click.option("--command-config", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Kafka client properties for the connections to the quorum (security.protocol, "
+                   "sasl.mechanism, sasl.jaas.config, ssl.*).")
+# Kafka has no property for it (KafkaRaftClient fetches 1 MB of a snapshot
+# at a time); small values make a download long enough to interrupt in tests.
+@click.option("--fetch-snapshot-max-bytes", type=click.IntRange(min=1), default=None, hidden=True)
 def observe_command(bootstrap: str, cluster_id: str | None, node_id: int | None, data_dir: Path | None,
                     follow: bool, fmt: str | None, from_offset: int, from_latest: bool, timeout_s: float | None,
-                    overrides: tuple[str, ...], log_level: str) -> None:
+                    overrides: tuple[str, ...], log_level: str, fetch_snapshot_max_bytes: int | None,
+                    command_config: Path | None = None) -> None:
     """Join a KRaft quorum as an observer and show its metadata."""
     _setup_logging(log_level)
     fmt = fmt or "table"
@@ -177,13 +200,26 @@ def observe_command(bootstrap: str, cluster_id: str | None, node_id: int | None,
         servers = parse_bootstrap(bootstrap)
     except ObserverError as e:
         raise click.BadParameter(str(e), param_hint="--bootstrap-controller") from None
-    observer = Observer(servers, data_dir=data_dir, cluster_id=cluster_id, node_id=node_id, properties=props)
+    quorum = {} if fetch_snapshot_max_bytes is None else {"fetch_snapshot_max_bytes": fetch_snapshot_max_bytes}
+    security = _client_security(command_config)
+    observer = Observer(servers, data_dir=data_dir, cluster_id=cluster_id, node_id=node_id, properties=props,
+                        quorum=quorum, client_security=security)
     try:
         status = trio.run(lambda: _run(observer, follow=follow, fmt=fmt, from_offset=from_offset,
                                        from_latest=from_latest, timeout_s=timeout_s, out=sys.stdout))
     except BaseException as e:  # noqa: BLE001 - mapped to an exit status below
         status = exit_status(e, "the observer stopped")
     sys.exit(status)
+
+
+def _client_security(path: Path | None) -> ClientSecurity | None:
+    """The TLS / SASL settings of a ``--command-config`` file."""
+    if path is None:
+        return None
+    try:
+        return client_security_from_properties(load_properties(path))
+    except (ConfigError, SecurityConfigError) as e:
+        raise click.BadParameter(str(e), param_hint="--command-config") from None
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:

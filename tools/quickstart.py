@@ -18,7 +18,6 @@ What it does, step by step, printing as it goes:
 from __future__ import annotations
 
 import base64
-import os
 import shutil
 import signal
 import socket

@@ -19,6 +19,14 @@ list left out); ``--replication`` prints Kafka's ``prettyPrintTable``:
 every cell padded to its column's width and followed by a tab, the leader
 first, then the other voters, then the observers.
 
+One kraft addition: while a ``kraft quorum reassign`` (KIP-642) is in
+progress -- its state file exists (``--state-file``, by default
+``.kraft-reassignment-<cluster id>.json`` in the current directory) and the
+voter set is not its target yet -- ``describe --status`` adds
+``ReassignmentTarget``, ``ReassignmentAdding``, ``ReassignmentRemoving`` and
+``ReassignmentStep`` (the next single-voter change, or why it waits) after
+Kafka's lines. Otherwise the output is Kafka's alone.
+
 Every wait is bounded. ``default.api.timeout.ms`` (10000 here, 60000 in
 Kafka's client) bounds the whole command and ``request.timeout.ms`` (5000)
 each request; both can be set in ``--command-config`` as for Kafka's tool.
@@ -56,6 +64,7 @@ from kraft.messages.json_form import uuid_to_kafka
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import ConnectionFailed, NoCommonVersion, PeerClient, PeerClientError, RequestTimedOut
 from kraft.wire.errors import ErrorCode
+from kraft.wire.security import ClientSecurity, SecurityConfigError, client_security_from_properties
 
 __all__ = [
     "quorum_group",
@@ -70,6 +79,11 @@ __all__ = [
     "AdminSession",
     "run_tool",
     "format_status",
+    "quorum_view",
+    "load_reassignment_state",
+    "ReassignmentProgress",
+    "reassignment_progress",
+    "format_reassignment",
     "format_replication",
     "parse_bootstrap",
 ]
@@ -121,6 +135,8 @@ class AdminSettings:
     api_timeout_ms: int = DEFAULT_API_TIMEOUT_MS
     request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
     client_id: str = "kraft-quorum"
+    #: security.protocol, sasl.*, ssl.* (None: PLAINTEXT).
+    security: ClientSecurity | None = None
 
 
 _HOST_PORT = re.compile(r"\[([^\]]+)\]:(\d+)|([^:\[\]\s]+):(\d+)")
@@ -187,10 +203,12 @@ class QuorumToolOptions:
             props = load_properties(path)
         except ConfigError as e:
             raise ToolError(str(e)) from None
-        protocol = props.get("security.protocol", "PLAINTEXT").strip().upper()
-        if protocol != "PLAINTEXT":
-            raise ToolError(f"security.protocol={protocol} is not supported: kraft speaks PLAINTEXT only")
+        try:
+            security = client_security_from_properties(props)
+        except SecurityConfigError as e:
+            raise ToolError(f"{path}: {e}") from None
         return AdminSettings(
+            security=security,
             api_timeout_ms=_positive_int(props, "default.api.timeout.ms", DEFAULT_API_TIMEOUT_MS),
             request_timeout_ms=_positive_int(props, "request.timeout.ms", DEFAULT_REQUEST_TIMEOUT_MS),
             client_id=props.get("client.id", "kraft-quorum").strip() or "kraft-quorum",
@@ -299,7 +317,7 @@ class AdminSession:
             client = self._clients[address] = PeerClient(
                 *address, client_id=self.settings.client_id,
                 request_timeout_ms=self.settings.request_timeout_ms,
-                connect_timeout_ms=self.settings.request_timeout_ms)
+                connect_timeout_ms=self.settings.request_timeout_ms, security=self.settings.security)
         return client
 
     def _remaining_ms(self) -> int:
@@ -532,7 +550,8 @@ def format_replication(info: QuorumInfo, human_readable: bool = False,
                    "controllers.")
 @click.option("--command-config", type=click.Path(path_type=Path, dir_okay=False),
               help="Property file containing configs to be passed to the admin client "
-                   "(default.api.timeout.ms, request.timeout.ms, client.id).")
+                   "(default.api.timeout.ms, request.timeout.ms, client.id, security.protocol, sasl.mechanism, "
+                   "sasl.jaas.config, ssl.*).")
 @click.pass_context
 def quorum_group(ctx: click.Context, bootstrap_server: str | None, bootstrap_controller: str | None,
                  command_config: Path | None) -> None:
@@ -547,8 +566,13 @@ def quorum_group(ctx: click.Context, bootstrap_server: str | None, bootstrap_con
                    "status of replication.")
 @click.option("--replication", is_flag=True, help="Detailed information about the status of replication")
 @click.option("--human-readable", is_flag=True, help="Human-readable output")
+@click.option("--state-file", type=click.Path(path_type=Path, dir_okay=False),
+              help="kraft: with --status, where `kraft quorum reassign` keeps its state (default "
+                   ".kraft-reassignment-<cluster id>.json in the current directory); a reassignment in progress "
+                   "is shown after Kafka's fields.")
 @click.pass_obj
-def describe_command(options: QuorumToolOptions, status: bool, replication: bool, human_readable: bool) -> None:
+def describe_command(options: QuorumToolOptions, status: bool, replication: bool, human_readable: bool,
+                     state_file: Path | None) -> None:
     """Describe the metadata quorum info."""
     if status and replication:
         _fail("Only one of --status or --replication should be specified with describe sub-command")
@@ -565,7 +589,12 @@ def describe_command(options: QuorumToolOptions, status: bool, replication: bool
         async with AdminSession(bootstrap, settings) as session:
             cluster_id, info = await session.describe_quorum()
         if status:
-            return format_status(cluster_id, info)
+            # Kafka's lines, then (kraft) a KIP-642 reassignment if one is
+            # in progress: nothing more otherwise, so the output stays Kafka's.
+            saved = load_reassignment_state(_state_path(state_file, cluster_id), cluster_id)
+            progress = None if saved is None else reassignment_progress(quorum_view(info), saved)
+            extra = "" if progress is None else format_reassignment(progress)
+            return format_status(cluster_id, info) + extra
         return format_replication(info, human_readable)
 
     run_tool(main)
@@ -773,6 +802,111 @@ def remove_controller_command(options: QuorumToolOptions, controller_id: int, co
     run_tool(main)
 
 
+def quorum_view(info: QuorumInfo, now_ms: int | None = None) -> Any:
+    """The planner's :class:`kraft.node.reconfig.QuorumView` of a DescribeQuorum answer."""
+    from kraft.node.reconfig import QuorumView, Replica
+
+    def replica(r: ReplicaInfo) -> Replica:
+        return Replica(r.replica_id, None if r.directory_id == _ZERO_UUID else r.directory_id,
+                       r.log_end_offset, r.last_fetch_ms, r.last_caught_up_ms)
+
+    return QuorumView(info.leader_id, info.high_watermark, tuple(replica(v) for v in info.voters),
+                      tuple(replica(o) for o in info.observers), dict(info.nodes),
+                      int(time.time() * 1000) if now_ms is None else now_ms)
+
+
+# A reassignment's state file (JSON) is written by `reassign` when it starts
+# and removed when it completes: {"cluster_id", "original", "target"} with the
+# voter lists as `reassign --voters` takes them (id:directory-id,...), and
+# "endpoints" {id: [[listener, host, port], ...]} of the target voters whose
+# listeners were given, so a resumed run or `describe --status` knows them.
+
+
+def load_reassignment_state(path: Path, cluster_id: str) -> dict[str, Any] | None:
+    """The saved reassignment of ``cluster_id`` at ``path``; None when there
+    is none (no file, another cluster's, or unreadable -- said on stderr)."""
+    import json
+
+    if not path.exists():
+        return None
+    try:
+        saved = json.loads(path.read_text())
+        if not isinstance(saved, dict) or not isinstance(saved.get("target"), str):
+            raise ValueError("no target voters")
+    except (OSError, ValueError) as e:
+        click.echo(f"Ignoring the reassignment state in {path}: {e}", err=True)
+        return None
+    if saved.get("cluster_id", cluster_id) != cluster_id:
+        return None
+    return saved
+
+
+def saved_endpoints(saved: dict[str, Any]) -> dict[int, Any]:
+    """The target voters' listeners a state file holds, as ``reassign``'s
+    ``known`` controllers (:class:`kraft.node.reconfig.TargetVoter` by id)."""
+    from kraft.node.reconfig import TargetVoter
+
+    out = {}
+    for key, listeners in (saved.get("endpoints") or {}).items():
+        try:
+            node_id = int(key)
+            endpoints = tuple((str(n), str(h), int(p)) for n, h, p in listeners)
+        except (TypeError, ValueError):
+            continue
+        out[node_id] = TargetVoter(node_id, None, endpoints)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class ReassignmentProgress:
+    """Where a KIP-642 reassignment stands (``describe --status``)."""
+
+    target: tuple[int, ...]
+    adding: tuple[int, ...]
+    removing: tuple[int, ...]
+    #: The next single-voter change, or why there is none yet.
+    step: str
+
+
+def reassignment_progress(view: Any, saved: dict[str, Any]) -> ReassignmentProgress | None:
+    """The progress of the saved reassignment in ``view`` (a
+    :class:`kraft.node.reconfig.QuorumView`); None once the voter set is the
+    target (the reassignment is complete, whether or not its state file was
+    removed yet)."""
+    from kraft.node import reconfig
+
+    try:
+        target = reconfig.parse_target(saved["target"])
+    except reconfig.ReassignError as e:
+        click.echo(f"Ignoring the reassignment state: {e}", err=True)
+        return None
+    ids = tuple(t.node_id for t in target)
+    try:
+        resolved = reconfig.resolve_target(target, view, saved_endpoints(saved))
+        plan = reconfig.plan_step(view, resolved)
+    except reconfig.ReassignError as e:
+        return ReassignmentProgress(ids, (), (), f"blocked: {e}")
+    if plan.done:
+        return None
+    step = str(plan.step) if plan.step is not None else (plan.waiting or "waiting")
+    return ReassignmentProgress(ids, tuple(sorted(i for i, _ in plan.adding)),
+                                tuple(sorted(i for i, _ in plan.removing)), step)
+
+
+def format_reassignment(progress: ReassignmentProgress) -> str:
+    """The lines ``describe --status`` adds after Kafka's, aligned as Kafka's are."""
+
+    def ids(values: Sequence[int]) -> str:
+        return "[" + ", ".join(str(i) for i in values) + "]"
+
+    return (
+        f"ReassignmentTarget:     {ids(progress.target)}\n"
+        f"ReassignmentAdding:     {ids(progress.adding)}\n"
+        f"ReassignmentRemoving:   {ids(progress.removing)}\n"
+        f"ReassignmentStep:       {progress.step}\n"
+    )
+
+
 class _SessionReassignClient:
     """kraft/node/reconfig.py's ReassignClient over an AdminSession."""
 
@@ -781,17 +915,9 @@ class _SessionReassignClient:
         self.cluster_id: str | None = None
 
     async def describe(self) -> Any:
-        from kraft.node.reconfig import QuorumView, Replica
-
         cluster_id, info = await self.session.describe_quorum()
         self.cluster_id = cluster_id
-
-        def replica(r: ReplicaInfo) -> Replica:
-            return Replica(r.replica_id, None if r.directory_id == _ZERO_UUID else r.directory_id,
-                           r.log_end_offset, r.last_fetch_ms, r.last_caught_up_ms)
-
-        return QuorumView(info.leader_id, info.high_watermark, tuple(replica(v) for v in info.voters),
-                          tuple(replica(o) for o in info.observers), dict(info.nodes), int(time.time() * 1000))
+        return quorum_view(info)
 
     async def apply(self, step: Any) -> tuple[str, str | None]:
         if step.kind == "add":
@@ -865,6 +991,9 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
             assert client.cluster_id is not None
             path = _state_path(state_file, client.cluster_id)
             saved = json.loads(path.read_text()) if path.exists() else None
+            if saved is not None:
+                for node_id, hint in saved_endpoints(saved).items():
+                    known.setdefault(node_id, hint)
             goal = target
             if status or cancel:
                 if saved is None:
@@ -891,8 +1020,9 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
                     f"{v.node_id}:{uuid_to_kafka(v.directory_id)}" if v.directory_id else str(v.node_id)
                     for v in view.voters)
                 goal_text = ",".join(f"{t.node_id}:{uuid_to_kafka(t.directory_id)}" for t in resolved)
+                endpoints = {str(t.node_id): [list(e) for e in t.endpoints] for t in resolved if t.endpoints}
                 path.write_text(json.dumps({"cluster_id": client.cluster_id, "original": original,
-                                            "target": goal_text}) + "\n")
+                                            "target": goal_text, "endpoints": endpoints}) + "\n")
             report(f"Reassigning voters {_voters_text(view.voters)} -> {_voters_text(resolved)}")
             try:
                 final = await reconfig.drive(client, goal, known=known, report=report, pause=trio.sleep)

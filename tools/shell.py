@@ -205,7 +205,15 @@ def shell_command(directory: Path | None, snapshot: Path | None, bootstrap: str 
             live = _LiveSource(bootstrap, cluster_id, data_dir)
         except ObserverError as e:
             raise click.BadParameter(str(e), param_hint="--bootstrap-controller") from None
-        live.start(timeout_s)
+        try:
+            live.start(timeout_s)
+        except BaseException as e:
+            # Stop the observer before the process goes (its thread is a
+            # daemon): its log closes and a partial snapshot is deleted.
+            live.stop()
+            if isinstance(e, KeyboardInterrupt):
+                sys.exit(130)  # Ctrl-C while it catches up: as kraft observe
+            raise
         session = ShellSession(live.root)
     else:
         session = ShellSession(_offline_root(directory, snapshot))

@@ -125,6 +125,40 @@ def run_spark(spark: object, paths: list[str]) -> tuple[int, int, int, float]:
     return row["rows"], row["chars"] or 0, partitions, time.perf_counter() - t0
 
 
+def descendants_cpu_seconds() -> float | None:
+    """User + system CPU seconds of this process's descendants (the Spark JVM,
+    its Python daemon and workers), reaped children included; None without /proc.
+
+    With it the bench tells a slow side from a starved one: on a machine
+    shared with other work the wall clock says little about cores."""
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return None
+    parent: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # exited meanwhile: its time moved to its parent's cutime/cstime
+        fields = stat[stat.rindex(")") + 2 :].split()
+        # after the command: state ppid ... utime(11) stime(12) cutime(13) cstime(14)
+        parent[int(entry.name)] = int(fields[1])
+        ticks[int(entry.name)] = sum(int(x) for x in fields[11:15])
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parent.items():
+        children.setdefault(ppid, []).append(pid)
+    total = 0
+    todo = list(children.get(os.getpid(), []))
+    while todo:
+        pid = todo.pop()
+        total += ticks[pid]
+        todo.extend(children.get(pid, []))
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def interleaved_rounds(log_dir: Path, rounds: int) -> list[list[str]]:
     """The data set's files in ``rounds`` groups of about equal bytes, in log order."""
     from kraft.tools.spark_plan import discover
@@ -173,7 +207,7 @@ def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: in
         started = time.perf_counter() - t0
         load_before = os.getloadavg()[0]
         s_rows = s_chars = p_rows = p_chars = partitions = 0
-        s_time = p_time = 0.0
+        s_time = p_time = s_cpu = p_cpu = 0.0
         try:
             cores = spark.sparkContext.defaultParallelism
             # Warm up both sides on the smallest file (Python workers started,
@@ -188,19 +222,31 @@ def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: in
                 order = ("spark", "single") if i % 2 == 0 else ("single", "spark")
                 for side in order:
                     if side == "spark":
+                        cpu0 = descendants_cpu_seconds()
                         r, c, n, dt = run_spark(spark, paths)
+                        cpu1 = descendants_cpu_seconds()
                         s_rows, s_chars, partitions, s_time = s_rows + r, s_chars + c, partitions + n, s_time + dt
+                        if cpu0 is not None and cpu1 is not None:
+                            s_cpu += cpu1 - cpu0
                     else:
+                        cpu0 = time.process_time()
                         r, c, dt = run_single_process(paths, cores)
+                        p_cpu += time.process_time() - cpu0
                         p_rows, p_chars, p_time = p_rows + r, p_chars + c, p_time + dt
                 click.echo(f"[round {i + 1}/{len(groups)}] {len(paths)} files: spark {s_time:.0f} s, single process {p_time:.0f} s so far", err=True)
         finally:
             spark.stop()
         load_after = os.getloadavg()[0]
-        click.echo(f"single process : {p_rows:>12,} rows in {p_time:7.1f} s  {p_rows / p_time:>10,.0f} rows/s")
+        click.echo(
+            f"single process : {p_rows:>12,} rows in {p_time:7.1f} s  {p_rows / p_time:>10,.0f} rows/s"
+            f"  (cpu {p_cpu:.1f} s: {p_cpu / p_time:.2f} cores busy)"
+        )
         click.echo(
             f"spark {master:<9}: {s_rows:>12,} rows in {s_time:7.1f} s  {s_rows / s_time:>10,.0f} rows/s"
-            f"  ({partitions} input partitions, {cores} cores; session start {started:.1f} s and warm-up {warmup:.1f} s not counted)"
+            + (f"  (cpu {s_cpu:.1f} s in the JVM and Python workers: {s_cpu / s_time:.2f} cores busy)" if s_cpu else "")
+        )
+        click.echo(
+            f"  {partitions} input partitions on {cores} cores; session start {started:.1f} s and warm-up {warmup:.1f} s not counted"
         )
         ratio = p_time / s_time
         click.echo(f"ratio (spark / single process): {ratio:.2f}x " + ("(spark faster)" if ratio > 1 else "(spark NOT faster)"))

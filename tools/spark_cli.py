@@ -106,6 +106,8 @@ def _read_input(spark: Any, inputs: tuple[str, ...], *, failfast: bool, max_part
                 cluster_id: str | None) -> Any:
     from kraft.tools.spark_source import read
 
+    if cluster_id is None:
+        _note_mixed_clusters(inputs)
     return read(
         spark,
         list(inputs),
@@ -116,6 +118,23 @@ def _read_input(spark: Any, inputs: tuple[str, ...], *, failfast: bool, max_part
     )
 
 
+def _note_mixed_clusters(inputs: tuple[str, ...]) -> None:
+    """Say so when the input spans clusters: nothing is wrong with any one
+    file, but offsets of different clusters are unrelated."""
+    from kraft.tools.spark_plan import PlanError, cluster_counts, discover
+
+    try:
+        counts = cluster_counts(discover(list(inputs)))
+    except PlanError:
+        return  # the read reports it
+    if len(counts) > 1:
+        listed = ", ".join(f"{c or 'no meta.properties'}: {n} files" for c, n in counts.items())
+        _note(
+            f"note: the input holds files of {len(counts)} clusters ({listed}); rows carry cluster_id and the "
+            "report keeps clusters apart; --cluster-id X turns files of other clusters into cluster_mismatch rows"
+        )
+
+
 _master_option = click.option(
     "--master", default="local[*]", show_default=True,
     help="Spark master: local[N], spark://host:7077, yarn, k8s://... (see the README for clusters).",
@@ -124,7 +143,7 @@ _conf_option = click.option("--conf", multiple=True, metavar="KEY=VALUE", help="
 _ui_option = click.option("--ui/--no-ui", default=False, show_default=True, help="Start the Spark web UI.")
 _read_options = [
     click.option("--failfast", is_flag=True, help="Fail on the first damaged file or record instead of reporting it as a row."),
-    click.option("--max-partition-bytes", default=None, help="Largest input partition (default 64m); larger segments are split at batch boundaries."),
+    click.option("--max-partition-bytes", default=None, help="Largest input partition (default 16m); larger segments are split at batch boundaries."),
     click.option("--cluster-id", default=None, help="Expected cluster id: files of other clusters become cluster_mismatch rows."),
 ]
 

@@ -14,8 +14,9 @@ Splitting: a file larger than the target split size is cut at batch starts,
 taken from its ``.index`` (each entry maps a batch's last offset to the
 position where the batch starts) and checked against the bytes there; when the
 index is absent, stale or does not match, a header scan hops over the batches
-instead. Splits are then packed into partitions the way Spark packs file
-splits (``maxPartitionBytes``, plus an open cost per file), in input order.
+instead (and over the part of the file past the index's last entry). Splits
+are then packed into partitions the way Spark packs file splits
+(``maxPartitionBytes``, plus an open cost per file), in input order.
 
 Problems found while planning (a path that does not exist, an unreadable file,
 a bad ``meta.properties``, a file of another cluster than the expected one)
@@ -52,7 +53,10 @@ UNSUPPORTED_FILE = "unsupported_file"
 META_PROPERTIES = "meta_properties"
 CLUSTER_MISMATCH = "cluster_mismatch"
 
-DEFAULT_MAX_PARTITION_BYTES = 64 * 1024 * 1024
+#: Smaller than Spark's 128m for Parquet: decoding a metadata log in Python
+#: runs at a few MB/s per core, so 16 MiB is already seconds of work per
+#: task, and many short tasks keep every core busy to the end of a job.
+DEFAULT_MAX_PARTITION_BYTES = 16 * 1024 * 1024
 #: Spark's ``spark.sql.files.openCostInBytes``: what opening a file is worth
 #: in bytes when packing small files together.
 DEFAULT_OPEN_COST_BYTES = 4 * 1024 * 1024
@@ -252,6 +256,15 @@ def discover(paths: Sequence[str], *, expected_cluster_id: str | None = None) ->
     return out
 
 
+def cluster_counts(files: Sequence[SourceFile]) -> dict[str | None, int]:
+    """Files per cluster id (None: no usable meta.properties), in input order."""
+    counts: dict[str | None, int] = {}
+    for f in files:
+        if f.cluster_id is not None or f.readable:  # a path that names nothing has no cluster
+            counts[f.cluster_id] = counts.get(f.cluster_id, 0) + 1
+    return counts
+
+
 def _source_file(path: Path, meta: _MetaCache, expected_cluster_id: str | None) -> SourceFile:
     problems: list[FileProblem] = []
     classified = _classify(path)
@@ -353,16 +366,16 @@ def _cuts_from_index(file: SourceFile, target: int) -> list[int] | None:
     return [p for _, p in cuts]
 
 
-def _cuts_from_scan(file: SourceFile, target: int) -> list[int]:
-    """Split positions found by hopping over batch headers. Stops at the
-    first batch that does not parse: the rest stays in the last split, whose
-    reader reports it."""
+def _cuts_from_scan(file: SourceFile, target: int, start: int = 0) -> list[int]:
+    """Split positions after ``start`` (a batch start) found by hopping over
+    batch headers. Stops at the first batch that does not parse: the rest
+    stays in the last split, whose reader reports it."""
     cuts: list[int] = []
     try:
         with open(file.path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             size = len(mm)
-            pos = 0
-            next_cut = target
+            pos = start
+            next_cut = start + target
             unpack = _PREFIX.unpack_from
             while size - pos >= LOG_OVERHEAD + 5:
                 _, length = unpack(mm, pos)
@@ -384,9 +397,13 @@ def split_file(file: SourceFile, target: int) -> list[FileSplit]:
     """One file as splits of about ``target`` bytes, cut at batch starts."""
     if file.size <= target or not file.readable:
         return [FileSplit(file, 0, file.size)]
-    cuts = _cuts_from_index(file, target)
-    if cuts is None:
-        cuts = _cuts_from_scan(file, target)
+    cuts = _cuts_from_index(file, target) or []
+    # An index can cover only the start of its segment (Kafka indexes every
+    # index.interval.bytes, and a copy taken while the broker ran may hold an
+    # index behind its log): scan the rest from the last cut it gave.
+    scanned_from = cuts[-1] if cuts else 0
+    if file.size - scanned_from > target:
+        cuts += _cuts_from_scan(file, target, scanned_from)
     bounds = [0, *cuts, file.size]
     last = len(bounds) - 2
     return [FileSplit(file, bounds[i], bounds[i + 1], first=i == 0, last=i == last) for i in range(len(bounds) - 1)]

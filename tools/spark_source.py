@@ -16,7 +16,7 @@ Options (case-insensitive):
 
 - ``mode``: ``PERMISSIVE`` (default; problems become rows with ``error_kind``)
   or ``FAILFAST`` (the first problem fails the job);
-- ``maxPartitionBytes`` (default ``64m``): largest input partition; larger
+- ``maxPartitionBytes`` (default ``16m``): largest input partition; larger
   segments are split at batch boundaries;
 - ``minPartitions`` (default 1): cut splits small enough that at least this
   many tasks get work (the CLI passes Spark's default parallelism);

@@ -14,11 +14,13 @@ Directories come from ``--config`` (Kafka's ``server.properties``:
 
 from __future__ import annotations
 
+import base64
+import re
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import click
 
@@ -45,6 +47,7 @@ from kraft.records.state_files import (
     random_kafka_uuid,
     uuid_to_kafka,
 )
+from kraft.wire.scram import MAX_ITERATIONS, MIN_ITERATIONS, ScramMechanism, credential_from_salted, make_credential
 
 DEFAULT_CONTROLLER_LISTENER = "CONTROLLER"
 
@@ -60,6 +63,56 @@ class FormatRequest:
     initial_controllers: list[DynamicVoter] | None = None
     controller_listener: str = DEFAULT_CONTROLLER_LISTENER
     ignore_formatted: bool = False
+    #: UserScramCredentialRecords for bootstrap.checkpoint (--add-scram).
+    scram_records: list[Any] | None = None
+
+
+def parse_scram(text: str) -> Any:
+    """One ``--add-scram`` value, Kafka's ``ScramParser`` format:
+    ``SCRAM-SHA-256=[name=alice,password=alice-secret]`` or
+    ``SCRAM-SHA-512=[name=alice,iterations=8192,salt="N3E=",saltedpassword="YCE="]``.
+    Returns a UserScramCredentialRecord (salted: the password is not kept)."""
+    from kraft.messages.registry import message_class
+
+    m = re.fullmatch(r"\s*([A-Za-z0-9-]+)=\[(.*)\]\s*", text, re.DOTALL)
+    if m is None:
+        raise FormatError(f"Failed to parse SCRAM credential {text!r}: expected MECHANISM=[name=...,password=...]")
+    try:
+        mechanism = ScramMechanism.from_name(m.group(1))
+    except ValueError:
+        raise FormatError(f"Unknown SCRAM mechanism {m.group(1)} (SCRAM-SHA-256 or SCRAM-SHA-512)") from None
+    fields: dict[str, str] = {}
+    for item in re.findall(r'([a-z]+)=("(?:[^"]*)"|[^,]*)', m.group(2)):
+        fields[item[0]] = item[1][1:-1] if item[1].startswith('"') else item[1]
+    unknown = set(fields) - {"name", "password", "salt", "iterations", "saltedpassword"}
+    if unknown:
+        raise FormatError(f"Unknown SCRAM credential field(s) {', '.join(sorted(unknown))} in {text!r}")
+    name = fields.get("name")
+    if not name:
+        raise FormatError(f"You must supply 'name' to add-scram: {text!r}")
+    try:
+        iterations = int(fields.get("iterations", str(MIN_ITERATIONS)))
+    except ValueError:
+        raise FormatError(f"Invalid iterations in {text!r}") from None
+    if not MIN_ITERATIONS <= iterations <= MAX_ITERATIONS:
+        raise FormatError(f"The 'iterations' value must be >= {MIN_ITERATIONS} and <= {MAX_ITERATIONS} for "
+                          f"add-scram using {mechanism.mechanism_name}")
+    try:
+        salt = base64.b64decode(fields["salt"], validate=True) if "salt" in fields else None
+        if "saltedpassword" in fields:
+            if salt is None:
+                raise FormatError(f"You must supply 'salt' with 'saltedpassword' to add-scram: {text!r}")
+            credential = credential_from_salted(mechanism, base64.b64decode(fields["saltedpassword"], validate=True),
+                                                salt, iterations)
+        elif "password" in fields:
+            credential = make_credential(mechanism, fields["password"], iterations=iterations, salt=salt)
+        else:
+            raise FormatError(f"You must supply one of 'password' or 'saltedpassword' to add-scram: {text!r}")
+    except ValueError as e:
+        raise FormatError(f"Invalid base64 in {text!r}: {e}") from None
+    record_cls = message_class("UserScramCredentialRecord")
+    return record_cls(name=name, mechanism=mechanism.type_id, salt=credential.salt,
+                      stored_key=credential.stored_key, server_key=credential.server_key, iterations=iterations)
 
 
 def _directory_type(directory: str, request: FormatRequest) -> str:
@@ -135,6 +188,7 @@ def run_format(request: FormatRequest, out: IO[str] | None = None) -> None:
         return
     records = bootstrap_records(release, features)
     echo(f"Bootstrap metadata: {describe_bootstrap(records, release)}")
+    records = records + list(request.scram_records or [])
     now_ms = int(time.time() * 1000)
     for directory in empty:
         dtype = _directory_type(directory, request)
@@ -290,6 +344,9 @@ def random_uuid_command() -> None:
 @click.option("--initial-controllers", "-I", help="Initial dynamic voters: id@host:port:directoryId,...")
 @click.option("--controller-listener", default=None, help="Controller listener name (default: from --config, else CONTROLLER).")
 @click.option("--controller-endpoint", default=None, help="HOST:PORT of this controller for --standalone (default: from --config).")
+@click.option("--add-scram", "-S", "add_scram", multiple=True,
+              help="A SCRAM credential to add to bootstrap.checkpoint, e.g. "
+                   "'SCRAM-SHA-512=[name=alice,password=alice-secret]' (repeatable).")
 def format_command(
     config_path: str | None,
     cluster_id: str,
@@ -303,6 +360,7 @@ def format_command(
     initial_controllers: str | None,
     controller_listener: str | None,
     controller_endpoint: str | None,
+    add_scram: tuple[str, ...] = (),
 ) -> None:
     """Format the metadata (and data) log directories of this node."""
     try:
@@ -351,6 +409,7 @@ def format_command(
                 initial_controllers=voters,
                 controller_listener=listener,
                 ignore_formatted=ignore_formatted,
+                scram_records=[parse_scram(text) for text in add_scram],
             )
         )
     except FormatError as exc:

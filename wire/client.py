@@ -40,15 +40,21 @@ import trio
 from kraft.messages.errors import DecodeError, KraftProtocolError
 from kraft.messages.generated.api_versions_request import ApiVersionsRequest
 from kraft.messages.generated.api_versions_response import ApiVersionsResponse
+from kraft.messages.generated.sasl_authenticate_request import SaslAuthenticateRequest
+from kraft.messages.generated.sasl_handshake_request import SaslHandshakeRequest
 from kraft.wire.api_versions import VersionRange, advertised_versions, usable_version_range
 from kraft.wire.apis import ApiKey
 from kraft.wire.codec import decode_response, encode_request
 from kraft.wire.errors import ErrorCode, FrameSizeError
 from kraft.wire.framing import DEFAULT_MAX_FRAME_SIZE, FrameReader
+from kraft.wire.sasl import SaslClient, SaslClientError
+from kraft.wire.security import ClientSecurity
+from kraft.wire.tls import close_quietly
 
 __all__ = [
     "PeerClientError",
     "ConnectionFailed",
+    "AuthenticationFailed",
     "RequestTimedOut",
     "NoCommonVersion",
     "PeerClient",
@@ -93,6 +99,13 @@ class ConnectionFailed(PeerClientError):
     def __init__(self, host: str, port: int, reason: str) -> None:
         self.reason = reason
         super().__init__(host, port, reason)
+
+
+class AuthenticationFailed(ConnectionFailed):
+    """The TLS handshake or SASL authentication was refused (bad
+    credentials, untrusted certificate, a mechanism the peer does not
+    enable); ``reason`` has the peer's message. Retrying with the same
+    settings fails the same way."""
 
 
 class RequestTimedOut(PeerClientError):
@@ -161,9 +174,11 @@ class _Connection:
     """One TCP connection: the stream, the requests in flight on it (in send
     order) and the reader task's bookkeeping."""
 
-    def __init__(self, client: PeerClient, stream: trio.SocketStream, max_response_size: int) -> None:
+    def __init__(self, client: PeerClient, stream: trio.abc.Stream, max_response_size: int,
+                 raw_socket: Any) -> None:
         self.client = client
         self.stream = stream
+        self.raw_socket = raw_socket  # under the TLS layer, if any
         self.send_lock = trio.Lock()
         self.in_flight: deque[_Pending] = deque()
         self.frames = FrameReader(max_response_size)
@@ -185,7 +200,7 @@ class _Connection:
         self.in_flight.clear()
         self.reader_scope.cancel()
         # Wakes a writer blocked in send_all (it gets ClosedResourceError).
-        self.stream.socket.close()
+        self.raw_socket.close()
         client._connection_closed(self, reason, level)
 
     async def read_responses(self) -> None:
@@ -205,12 +220,15 @@ class _Connection:
         except FrameSizeError as e:
             self.close(f"bad response frame: {e.reason}", logging.WARNING)
         except _DISCONNECTED as e:
-            self.close(f"read failed: {e!r}")
+            # A TLS alert (e.g. TLS 1.3's certificate_required, sent after
+            # the client's handshake completed) is the useful part.
+            cause = e.__cause__
+            self.close(f"read failed: {getattr(cause, 'reason', None) or e!r}")
         except Exception as e:  # a bug: fail the requests, keep the run alive
             log.exception("reader task for %s:%d failed", self.client.host, self.client.port)
             self.close(f"internal error: {e!r}", logging.DEBUG)
         finally:
-            await trio.aclose_forcefully(self.stream)
+            await close_quietly(self.stream)
             self.reader_done.set()
             self.client._reader_finished(self)
 
@@ -295,7 +313,7 @@ class PeerClient:
     def __init__(self, host: str, port: int, *, client_id: str, request_timeout_ms: int = 2000,
                  connect_timeout_ms: int = 2000, reconnect_backoff_ms: int = 50,
                  reconnect_backoff_max_ms: int = 1000, max_response_size: int = DEFAULT_MAX_FRAME_SIZE,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None, security: ClientSecurity | None = None) -> None:
         if reconnect_backoff_ms < 0 or reconnect_backoff_max_ms < 0:
             raise ValueError("reconnect backoffs must not be negative")
         FrameReader(max_response_size)  # validates the bound
@@ -307,6 +325,8 @@ class PeerClient:
         self.reconnect_backoff_ms = reconnect_backoff_ms
         self.reconnect_backoff_max_ms = reconnect_backoff_max_ms
         self._max_response_size = max_response_size
+        #: TLS and SASL settings (None: PLAINTEXT).
+        self.security = security
         self._rng = rng if rng is not None else random.Random()
         self._conn: _Connection | None = None
         self._live: set[_Connection] = set()  # connections whose reader task still runs
@@ -442,18 +462,78 @@ class PeerClient:
         if connect_scope.cancelled_caught:
             raise ConnectionFailed(self.host, self.port, f"connect timed out after {self.connect_timeout_ms} ms")
         if self._closed:  # aclose() ran while we were connecting: start nothing
-            await trio.aclose_forcefully(stream)
+            await close_quietly(stream)
             raise ConnectionFailed(self.host, self.port, "client closed")
-        conn = _Connection(self, stream, self._max_response_size)
+        raw_socket = stream.socket
+        transport: trio.abc.Stream = stream
+        security = self.security
+        if security is not None and security.ssl_context is not None:
+            transport = await self._tls_handshake(stream, security, deadline)
+        conn = _Connection(self, transport, self._max_response_size, raw_socket)
         self._live.add(conn)
         trio.lowlevel.spawn_system_task(conn.read_responses, name=f"kraft.wire reader {self.host}:{self.port}")
         try:
             response = await self._exchange_api_versions(conn, deadline)
+            self._api_versions = advertised_versions(response)
+            if security is not None and security.mechanism is not None:
+                await self._authenticate(conn, security, deadline)
         except BaseException:
             conn.close("connection setup did not complete", logging.DEBUG)
             raise
-        self._api_versions = advertised_versions(response)
         return conn
+
+    async def _tls_handshake(self, stream: trio.SocketStream, security: ClientSecurity,
+                             deadline: float) -> trio.SSLStream[trio.SocketStream]:
+        assert security.ssl_context is not None
+        ssl_stream = trio.SSLStream(stream, security.ssl_context, server_hostname=self.host)
+        failure = ""
+        with trio.move_on_at(deadline) as scope:
+            try:
+                await ssl_stream.do_handshake()
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
+                cause = e.__cause__
+                reason = getattr(cause, "verify_message", None) or getattr(cause, "reason", None) or cause or repr(e)
+                failure = f"TLS handshake failed: {reason}"
+        if scope.cancelled_caught:
+            failure = "TLS handshake timed out"
+        if failure:
+            await close_quietly(ssl_stream)
+            raise AuthenticationFailed(self.host, self.port, failure)
+        return ssl_stream
+
+    async def _authenticate(self, conn: _Connection, security: ClientSecurity, deadline: float) -> None:
+        """SaslHandshake v1 then SaslAuthenticate rounds (KIP-152), as
+        Kafka's ``SaslClientAuthenticator`` does after ApiVersions."""
+        assert security.mechanism is not None
+        try:
+            handshake_version = self._choose_version(ApiKey.SASL_HANDSHAKE, None)
+            authenticate_version = self._choose_version(ApiKey.SASL_AUTHENTICATE, None)
+        except NoCommonVersion as e:
+            raise AuthenticationFailed(self.host, self.port, f"the peer does not speak SASL: {e}") from None
+        if handshake_version < 1:
+            raise AuthenticationFailed(self.host, self.port, "the peer speaks SaslHandshake v0 only (unframed tokens)")
+        pending = await conn.send(ApiKey.SASL_HANDSHAKE, handshake_version,
+                                  SaslHandshakeRequest(mechanism=security.mechanism), self.client_id, deadline)
+        handshake = await conn.wait(pending)
+        if handshake.error_code != ErrorCode.NONE:
+            raise AuthenticationFailed(self.host, self.port, f"SaslHandshake for {security.mechanism} failed with "
+                                       f"{ErrorCode.name_of(handshake.error_code)} (enabled mechanisms: "
+                                       f"{', '.join(handshake.mechanisms) or 'none'})")
+        sasl = SaslClient(security.mechanism, security.username, security.password)
+        token: bytes | None = sasl.first_token()
+        while token is not None:
+            pending = await conn.send(ApiKey.SASL_AUTHENTICATE, authenticate_version,
+                                      SaslAuthenticateRequest(auth_bytes=token), self.client_id, deadline)
+            answer = await conn.wait(pending)
+            if answer.error_code != ErrorCode.NONE:
+                raise AuthenticationFailed(self.host, self.port, f"{ErrorCode.name_of(answer.error_code)}: "
+                                           f"{answer.error_message or 'SASL authentication failed'}")
+            try:
+                token = sasl.next_token(bytes(answer.auth_bytes))
+            except SaslClientError as e:
+                raise AuthenticationFailed(self.host, self.port, f"SASL authentication failed: {e}") from None
+        log.debug("authenticated to %s:%d as User:%s with %s", self.host, self.port, security.username,
+                  security.mechanism)
 
     async def _exchange_api_versions(self, conn: _Connection, deadline: float) -> ApiVersionsResponse:
         api = ApiKey.API_VERSIONS

@@ -25,6 +25,14 @@ each with one log line on ``kraft.wire``:
 * a request body that fails to decode;
 * the handler raising (logged with its traceback) or raising
   :class:`CloseConnection` (logged without one).
+* security and limits (:mod:`kraft.wire.security`, :mod:`kraft.wire.limits`):
+  a connection over ``max.connections.per.ip`` / ``max.connections``
+  (closed right after accept), a failed or slow TLS handshake, a request
+  other than ApiVersions / SaslHandshake / SaslAuthenticate before SASL
+  authentication completed, a failed SASL exchange (answered first, see
+  :mod:`kraft.wire.sasl`), a request that does not arrive whole within
+  ``kraft.socket.request.receive.timeout.ms`` of its first byte, and a
+  connection idle for ``connections.max.idle.ms``.
 
 The peer closing its side ends reading; requests already read are still
 answered before the connection is closed (a half-closed peer gets its
@@ -35,7 +43,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NoReturn, Protocol
 
 import trio
@@ -47,6 +55,10 @@ from kraft.wire.codec import DecodedRequest, api_of, decode_request, encode_resp
 from kraft.wire.errors import ErrorCode, FrameSizeError, UnsupportedApiError
 from kraft.wire.framing import DEFAULT_MAX_FRAME_SIZE, FrameReader
 from kraft.wire.headers import peek_request_header
+from kraft.wire.limits import ConnectionLimits, ConnectionTracker
+from kraft.wire.sasl import SaslServer, illegal_state_response
+from kraft.wire.security import ListenerSecurity
+from kraft.wire.tls import ANONYMOUS, certificate_principal, close_quietly
 
 __all__ = [
     "ConnectionInfo",
@@ -74,6 +86,11 @@ class ConnectionInfo:
     peer_port: int
     listener: str
     connection_id: int
+    #: Kafka's principal: ``User:<name>`` after SASL, ``User:<subject DN>``
+    #: for a TLS client certificate, else ``User:ANONYMOUS``.
+    principal: str = ANONYMOUS
+    #: The listener's security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL).
+    security_protocol: str = "PLAINTEXT"
 
     def __str__(self) -> str:
         return f"{self.peer_host}:{self.peer_port} (connection {self.connection_id} on {self.listener})"
@@ -108,24 +125,58 @@ async def serve_listener(
     listener: str = "CONTROLLER",
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
     max_in_flight_per_connection: int = 100,
+    security: ListenerSecurity | None = None,
+    limits: ConnectionLimits | None = None,
+    tracker: ConnectionTracker | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> NoReturn:
     """Listen on ``host``:``port`` and serve every connection until
     cancelled. ``task_status.started`` gets the bound port (use port 0 and
     ``nursery.start`` to listen on a free one). With a wildcard host and
     port 0, each address family may get its own port; the first is reported.
+
+    ``security`` makes it an SSL / SASL listener (TLS handshake, then SASL
+    authentication before any other request but ApiVersions); ``limits``
+    bounds connections (:mod:`kraft.wire.limits`), counted in ``tracker``
+    (share one between the listeners of a node).
     """
     if max_in_flight_per_connection < 1:
         raise ValueError(f"max_in_flight_per_connection must be at least 1, got {max_in_flight_per_connection}")
     FrameReader(max_frame_size)  # validates the bound before anything is bound
+    limits = limits if limits is not None else (tracker.limits if tracker is not None else ConnectionLimits())
+    tracker = tracker if tracker is not None else ConnectionTracker(limits)
+    protocol = "PLAINTEXT" if security is None else str(security.protocol)
     listeners = await trio.open_tcp_listeners(port, host=host or None)
     bound_port = int(listeners[0].socket.getsockname()[1])
     connection_ids = itertools.count(1)
 
     async def serve_one(stream: trio.SocketStream) -> None:
-        info = _connection_info(stream, listener, next(connection_ids))
-        connection = _ServerConnection(stream, handler, info, max_frame_size, max_in_flight_per_connection)
-        await connection.run()
+        info = _connection_info(stream, listener, next(connection_ids), protocol)
+        refusal = tracker.try_open(info.peer_host)
+        if refusal is not None:
+            # Kafka's TooManyConnectionsException line; only this connection goes.
+            log.info("Rejected connection from %s, %s.", info.peer_host, refusal)
+            await close_quietly(stream)
+            return
+        try:
+            transport: trio.abc.Stream = stream
+            if security is not None and security.ssl_context is not None:
+                secured = await _tls_handshake(stream, security, info, limits)
+                if secured is None:
+                    return
+                transport, info = secured
+            sasl = None
+            if security is not None and security.protocol.uses_sasl:
+                sasl = SaslServer(security.mechanisms, security.plain_users, security.scram_credentials)
+            elif security is not None:
+                log.info("connection from %s authenticated as %s", info, info.principal)
+            connection = _ServerConnection(transport, handler, info, max_frame_size, max_in_flight_per_connection,
+                                           limits, sasl)
+            await connection.run()
+        except Exception:  # never let one connection stop the listener
+            log.exception("closing connection from %s: unexpected error while setting it up", info)
+        finally:
+            tracker.close(info.peer_host)
 
     log.info("listening for %s on %s:%d", listener, host, bound_port)
     task_status.started(bound_port)
@@ -133,13 +184,40 @@ async def serve_listener(
     raise AssertionError("trio.serve_listeners returned")  # it only ever raises
 
 
-def _connection_info(stream: trio.SocketStream, listener: str, connection_id: int) -> ConnectionInfo:
+def _connection_info(stream: trio.SocketStream, listener: str, connection_id: int,
+                     protocol: str = "PLAINTEXT") -> ConnectionInfo:
     try:
         peer = stream.socket.getpeername()
         host, port = str(peer[0]), int(peer[1])
     except OSError:  # already reset by the peer
         host, port = "unknown", -1
-    return ConnectionInfo(peer_host=host, peer_port=port, listener=listener, connection_id=connection_id)
+    return ConnectionInfo(peer_host=host, peer_port=port, listener=listener, connection_id=connection_id,
+                          security_protocol=protocol)
+
+
+async def _tls_handshake(stream: trio.SocketStream, security: ListenerSecurity, info: ConnectionInfo,
+                         limits: ConnectionLimits) -> tuple[trio.SSLStream[trio.SocketStream], ConnectionInfo] | None:
+    """The server side of the TLS handshake, bounded by the request
+    receive timeout; None (logged, closed) when it fails: garbage, a
+    plaintext client, an untrusted or missing client certificate, a client
+    too slow to finish."""
+    assert security.ssl_context is not None
+    ssl_stream = trio.SSLStream(stream, security.ssl_context, server_side=True)
+    failure = ""
+    with trio.move_on_after(limits.request_receive_timeout_ms / 1000) as scope:
+        try:
+            await ssl_stream.do_handshake()
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
+            cause = e.__cause__
+            failure = f"TLS handshake failed: {getattr(cause, 'reason', None) or cause or e!r}"
+    if scope.cancelled_caught:
+        failure = f"TLS handshake not completed within {limits.request_receive_timeout_ms} ms"
+    if failure:
+        log.warning("closing connection from %s: %s", info, failure)
+        await close_quietly(ssl_stream)
+        return None
+    principal = certificate_principal(ssl_stream.getpeercert())
+    return ssl_stream, replace(info, principal=principal)
 
 
 class _Slot:
@@ -158,12 +236,20 @@ class _Slot:
 
 
 class _ServerConnection:
-    def __init__(self, stream: trio.SocketStream, handler: RequestHandler, info: ConnectionInfo,
-                 max_frame_size: int, max_in_flight: int) -> None:
+    def __init__(self, stream: trio.abc.Stream, handler: RequestHandler, info: ConnectionInfo,
+                 max_frame_size: int, max_in_flight: int, limits: ConnectionLimits | None = None,
+                 sasl: SaslServer | None = None) -> None:
         self._stream = stream
         self._handler = handler
         self._info = info
         self._max_frame_size = max_frame_size
+        self._limits = limits if limits is not None else ConnectionLimits()
+        self._sasl = sasl
+        # Before SASL completes, Kafka bounds requests by sasl.server.max.receive.size.
+        self._reader = FrameReader(max_frame_size if sasl is None else min(max_frame_size,
+                                                                            self._limits.sasl_max_receive_size))
+        self._last_activity = trio.current_time()
+        self._outstanding = 0  # requests read and not yet answered (or dropped)
         # The writer holds one slot while it waits for it; the buffer holds
         # the rest: at most max_in_flight requests read and not answered.
         self._slots_in, self._slots_out = trio.open_memory_channel[_Slot](max_in_flight - 1)
@@ -185,7 +271,7 @@ class _ServerConnection:
         except Exception:
             log.exception("closing connection from %s: unexpected error in the connection task", self._info)
         finally:
-            await trio.aclose_forcefully(self._stream)
+            await close_quietly(self._stream)
 
     def _close(self, level: int, message: str, *args: Any, exc_info: bool = False) -> None:
         """Log once and stop everything on this connection."""
@@ -197,7 +283,10 @@ class _ServerConnection:
         self._cancel_scope.cancel()
 
     async def _read_loop(self, nursery: trio.Nursery) -> None:
-        reader = FrameReader(self._max_frame_size)
+        reader = self._reader
+        receive_timeout = self._limits.request_receive_timeout_ms / 1000
+        idle_timeout = self._limits.idle_timeout_ms / 1000
+        frame_deadline: float | None = None  # set while a request is partly received
         while True:
             try:
                 frame = reader.next_frame()
@@ -207,14 +296,31 @@ class _ServerConnection:
                 self._close(logging.WARNING, "%s", e.reason)
                 return
             if frame is not None:
+                frame_deadline = None
                 if not await self._dispatch(frame, nursery):
                     return
                 continue
-            try:
-                data = await self._stream.receive_some(min(max(reader.bytes_wanted(), _MIN_READ), _MAX_READ))
-            except _DISCONNECTED as e:
-                self._close(logging.DEBUG, "read failed: %r", e)
+            if reader.buffered and frame_deadline is None:
+                frame_deadline = trio.current_time() + receive_timeout
+            deadline = frame_deadline if frame_deadline is not None else self._last_activity + idle_timeout
+            with trio.move_on_at(deadline) as scope:
+                try:
+                    data = await self._stream.receive_some(min(max(reader.bytes_wanted(), _MIN_READ), _MAX_READ))
+                except _DISCONNECTED as e:
+                    self._close(logging.DEBUG, "read failed: %r", e)
+                    return
+            if scope.cancelled_caught:
+                if frame_deadline is not None:
+                    # Slow-loris: a request must arrive whole in time.
+                    self._close(logging.WARNING, "request not received within %d ms (%d bytes of it arrived)",
+                                self._limits.request_receive_timeout_ms, reader.buffered)
+                    return
+                if self._outstanding:
+                    self._last_activity = trio.current_time()  # waiting on us is not idle
+                    continue
+                self._close(logging.INFO, "idle for %d ms (connections.max.idle.ms)", self._limits.idle_timeout_ms)
                 return
+            self._last_activity = trio.current_time()
             if not data:
                 if reader.buffered:
                     log.debug("connection from %s ended inside a frame (%d bytes of it received)",
@@ -232,7 +338,7 @@ class _ServerConnection:
                 log.debug("ApiVersions v%d from %s is not supported: answering with v0", e.api_version, self._info)
                 slot = _Slot()
                 slot.complete(b"".join(encode_response(unsupported_version_response(), 0, e.correlation_id)))
-                await self._slots_in.send(slot)
+                await self._enqueue(slot)
                 return True
             self._close(logging.WARNING, "%s (api key %d, version %d, correlation id %d)",
                         e.reason, e.api_key, e.api_version, e.correlation_id)
@@ -240,12 +346,60 @@ class _ServerConnection:
         except DecodeError as e:
             self._close(logging.WARNING, "cannot decode %s: %s", _describe(frame), e)
             return False
+        if request.api_key in (ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE):
+            return await self._sasl_request(request)
+        if self._sasl is not None and not self._sasl.complete and request.api_key != ApiKey.API_VERSIONS:
+            # Kafka's SaslServerAuthenticator: "Unexpected Kafka request of
+            # type X during SASL handshake" closes the connection.
+            self._close(logging.WARNING, "unexpected %s request before SASL authentication completed",
+                        request.api_key.display_name)
+            return False
         slot = _Slot()
-        await self._slots_in.send(slot)
+        await self._enqueue(slot)
         # start() returns once the handler task is running, so handler calls
         # begin in request order.
         await nursery.start(self._handle, request, slot)
         return True
+
+    async def _enqueue(self, slot: _Slot) -> None:
+        self._outstanding += 1
+        await self._slots_in.send(slot)
+
+    async def _sasl_request(self, request: DecodedRequest) -> bool:
+        """SaslHandshake / SaslAuthenticate: the connection's SASL state
+        machine answers (kraft.wire.sasl); False when the connection closes
+        after the answer."""
+        handshake = request.api_key == ApiKey.SASL_HANDSHAKE
+        sasl = self._sasl
+        if sasl is None or sasl.complete:
+            # No SASL on this listener, or already authenticated (no KIP-368
+            # re-authentication): what Kafka's request handler answers.
+            why = "SASL is not enabled on this listener" if sasl is None else "re-authentication is not supported"
+            log.debug("%s from %s: ILLEGAL_SASL_STATE (%s)", request.api_key.display_name, self._info, why)
+            await self._answer(request, illegal_state_response(handshake, why))
+            return True
+        if handshake:
+            step = sasl.handshake(request.api_version, request.body)
+        else:
+            # PLAIN re-derives a salted password (PBKDF2): off the event loop.
+            step = await trio.to_thread.run_sync(sasl.authenticate, request.api_version, request.body)
+        await self._answer(request, step.response)
+        if step.close:
+            # The answer goes out, then the connection closes (the reader
+            # stops here; the writer drains what is queued).
+            log.warning("closing connection from %s: %s", self._info, step.reason)
+            self._closing = True
+            return False
+        if step.principal is not None:
+            self._info = replace(self._info, principal=step.principal)
+            self._reader.max_frame_size = self._max_frame_size
+            log.info("connection from %s authenticated as %s with %s", self._info, step.principal, sasl.mechanism)
+        return True
+
+    async def _answer(self, request: DecodedRequest, body: Any) -> None:
+        slot = _Slot()
+        slot.complete(self._encode(request, Response(body, request.api_version)))
+        await self._enqueue(slot)
 
     async def _handle(self, request: DecodedRequest, slot: _Slot,
                       task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -277,6 +431,7 @@ class _ServerConnection:
         async with self._slots_out:
             async for slot in self._slots_out:
                 await slot.done.wait()
+                self._outstanding -= 1
                 if slot.frame is None:
                     continue
                 try:
@@ -284,6 +439,7 @@ class _ServerConnection:
                 except _DISCONNECTED as e:
                     self._close(logging.DEBUG, "write failed: %r", e)
                     return
+                self._last_activity = trio.current_time()
 
 
 def _describe(frame: bytes) -> str:

@@ -10,6 +10,12 @@ What a Kafka controller answers, and kraft with it:
   leaves out every level 0). As in Kafka's ``alterFeatureLevel0``
   (KAFKA-17492), a request below v4 does not see a supported feature whose
   minimum is 0: older clients cannot read one.
+  After the upgrade to ``kraft.version`` 1 every node reports level 1 (its
+  log's latest, as Kafka's controller reports ``RaftClient.kraftVersion``)
+  with the finalized-features epoch = the last committed offset it knows.
+* **UpdateFeatures** (the 0 -> 1 ``kraft.version`` upgrade, as
+  ``kafka-features.sh --bootstrap-controller ... upgrade --feature
+  kraft.version=1`` sends it): :mod:`kraft.node.features`.
 * **DescribeQuorum** v0-v2 (Kafka's ``KafkaRaftClient.handleDescribeQuorumRequest``):
   on the leader, its view of every voter and of the observers that fetched
   in the last five minutes (log end offset, last fetch and last caught-up
@@ -93,7 +99,8 @@ __all__ = [
 #: The admin apis :func:`handle` answers (their versions are in node.py's
 #: ``SUPPORTED_APIS``). KIP-853's AddRaftVoter/RemoveRaftVoter/UpdateRaftVoter
 #: join here as they are implemented.
-ADMIN_API_KEYS = frozenset({ApiKey.METADATA, ApiKey.DESCRIBE_QUORUM, ApiKey.DESCRIBE_CLUSTER})
+ADMIN_API_KEYS = frozenset({ApiKey.METADATA, ApiKey.DESCRIBE_QUORUM, ApiKey.DESCRIBE_CLUSTER,
+                            ApiKey.UPDATE_FEATURES})
 
 #: Feature ranges this node supports (ApiVersions' SupportedFeatures).
 SUPPORTED_FEATURES: Mapping[str, VersionRange] = {"kraft.version": (0, 1)}
@@ -146,6 +153,11 @@ async def handle(node: KraftNode, request: DecodedRequest, conn: ConnectionInfo)
         case ApiKey.METADATA:
             body = metadata_response(version, request.body, cluster_id, voters, leader.leader_id,
                                      conn.listener)
+        case ApiKey.UPDATE_FEATURES:
+            # The kraft.version upgrade (kraft/node/features.py).
+            from kraft.node import features
+
+            body = await features.update_features(node, request.body, version)
         case _:
             raise ValueError(f"{request.api_key.name} is not an admin api")
     return Response(body, version)
@@ -162,18 +174,34 @@ def _wall_clock_ms() -> int:
 
 def api_versions(version: int, request: ApiVersionsRequest | None,
                  supported: Mapping[ApiKey | int, VersionRange],
-                 finalized: Mapping[str, int] | None = None) -> Response:
+                 finalized: Mapping[str, int] | None = None, finalized_epoch: int = -1) -> Response:
     """The ApiVersions answer of a controller listener serving ``supported``.
     ``finalized`` maps feature names to finalized levels; levels 0 are left
-    out, as Kafka leaves them out."""
+    out, as Kafka leaves them out. ``finalized_epoch`` is reported only
+    while some level is finalized (-1 otherwise)."""
     features = dict(SUPPORTED_FEATURES)
     if version < 4:
         # Kafka's alterFeatureLevel0: clients before v4 fail on a zero minimum.
         features = {name: r for name, r in features.items() if r[0] != 0}
     levels = {name: level for name, level in (finalized or {}).items() if level > 0}
     body = api_versions_response(version, supported, request=request, supported_features=features,
-                                 finalized_features=levels)
+                                 finalized_features=levels,
+                                 finalized_features_epoch=finalized_epoch if levels else -1)
     return Response(body, response_version(version))
+
+
+def node_api_versions(node: KraftNode, version: int, request: ApiVersionsRequest | None,
+                      supported: Mapping[ApiKey | int, VersionRange]) -> Response:
+    """ApiVersions on ``node``: the finalized ``kraft.version`` is its log's
+    latest (uncommitted included, as Kafka's ``RaftClient.kraftVersion``);
+    the finalized-features epoch is the last committed offset it knows, as a
+    Kafka controller reports the offset of the metadata image it read its
+    features from."""
+    shell = node.shell
+    if shell is None or not shell.initialized:
+        return api_versions(version, request, supported)
+    finalized = {"kraft.version": shell.core.kraft_version}
+    return api_versions(version, request, supported, finalized, max(shell.high_watermark - 1, -1))
 
 
 # ---------------------------------------------------------------- DescribeQuorum

@@ -34,10 +34,10 @@ from kraft.core import RaftCore
 from kraft.errors import Errors, NotLeaderError
 from kraft.node import admin, rpc
 from kraft.node import snapshots
+from kraft.node import authorizer, credentials
 from kraft.node.shell import ElectionStateStore, RaftShell
 from kraft.node.snapshots import SnapshotLoaded
-from kraft.records.batch import RecordBatch
-from kraft.records.control import decode_control_record
+from kraft.node.metrics import RaftMetrics, event_error, error_name, request_name, wire_error
 from kraft.records.errors import StateFileError
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.log_config import LogConfig
@@ -48,6 +48,8 @@ from kraft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import ClientPool, ConnectionFailed, NoCommonVersion, PeerClient, RequestTimedOut
 from kraft.wire.server import CloseConnection, ConnectionInfo, Response, serve_listener
+from kraft.wire.limits import ConnectionTracker
+from kraft.wire.security import ClientSecurity
 
 log = logging.getLogger("kraft.node")
 
@@ -57,6 +59,11 @@ __all__ = ["KraftNode", "NodeStartError", "CommittedBatch", "SnapshotLoaded"]
 SUPPORTED_APIS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.FETCH: (4, 18),
     ApiKey.API_VERSIONS: (0, 4),
+    # SASL (kraft/wire/sasl.py). Advertised from v0 as Kafka does (librdkafka
+    # requires it), but only v1 (KIP-152 framing) is served: a v0 handshake
+    # is refused. On a listener without SASL both get ILLEGAL_SASL_STATE.
+    ApiKey.SASL_HANDSHAKE: (0, 1),
+    ApiKey.SASL_AUTHENTICATE: (0, 2),
     ApiKey.VOTE: (0, 2),
     ApiKey.BEGIN_QUORUM_EPOCH: (0, 1),
     ApiKey.END_QUORUM_EPOCH: (0, 1),
@@ -65,6 +72,7 @@ SUPPORTED_APIS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.METADATA: (0, 13),
     ApiKey.DESCRIBE_QUORUM: (0, 2),
     ApiKey.DESCRIBE_CLUSTER: (0, 2),
+    ApiKey.UPDATE_FEATURES: (0, 2),  # the kraft.version upgrade (kraft/node/features.py)
     # KIP-853 voter changes (answered by the raft core of the leader).
     ApiKey.ADD_RAFT_VOTER: (0, 1),
     ApiKey.REMOVE_RAFT_VOTER: (0, 0),
@@ -95,7 +103,8 @@ class _PreVoteNeedsV2(Exception):
 
 
 class KraftNode:
-    def __init__(self, config: NodeConfig, *, rng: random.Random | None = None) -> None:
+    def __init__(self, config: NodeConfig, *, rng: random.Random | None = None,
+                 client_security: ClientSecurity | None = None) -> None:
         self.config = config
         self._rng = rng or random.Random()
         self.shell: RaftShell | None = None
@@ -103,10 +112,18 @@ class KraftNode:
         self.cluster_id: str | None = None
         self.directory_id = None
         self._waiting: dict[int, tuple[trio.Event, list[ev.RaftResponse]]] = {}
+        #: How this node dials the others: ``client_security`` (an observer
+        #: given a client properties file), else the controller listener's.
+        self.client_security = client_security if client_security is not None else config.client_security
         self._pool = ClientPool(client_id=f"raft-client-{config.node_id}",
-                                request_timeout_ms=config.quorum.request_timeout_ms)
+                                request_timeout_ms=config.quorum.request_timeout_ms, security=self.client_security)
+        #: Open connections across this node's listeners (max.connections*).
+        self.connections = ConnectionTracker(config.connection_limits)
         self._nursery: trio.Nursery | None = None
         self.ports: dict[str, int] = {}
+        #: The raft metrics, with ``metrics.prometheus.port`` set (else None).
+        self.metrics: RaftMetrics | None = RaftMetrics() if config.prometheus_port is not None else None
+        self.metrics_port: int | None = None
         self._endpoints: dict[int, tuple[str, int]] = {v.node_id: (v.host, v.port) for v in config.voters}
         # controller.quorum.bootstrap.servers get ids -1, -2, ... (Kafka's
         # QuorumConfig.parseBootstrapServers); KIP-853 dynamic quorums.
@@ -195,6 +212,9 @@ class KraftNode:
         )
         self.shell = shell = RaftShell(core, mlog, store, send_request=self._send_request,
                                        send_response=self._send_response)
+        if self.metrics is not None:
+            self.metrics.shell = shell
+            shell.telemetry.metrics = self.metrics
         role = "voter" if c.is_voter_candidate else "observer"
         try:
             async with trio.open_nursery() as nursery:
@@ -202,13 +222,29 @@ class KraftNode:
                 for listener in c.listeners:
                     port = await nursery.start(partial(
                         serve_listener, self, listener.host, listener.port,
-                        listener=listener.name, max_frame_size=c.socket_request_max_bytes))
+                        listener=listener.name, max_frame_size=c.socket_request_max_bytes,
+                        max_in_flight_per_connection=c.connection_limits.max_in_flight_per_connection,
+                        security=c.listener_security.get(listener.name), tracker=self.connections))
                     self.ports[listener.name] = port
                 log.info("node %d (%s) of cluster %s listening on %s, log end offset %d",
                          c.node_id, role, meta.cluster_id,
                          ", ".join(f"{n}:{p}" for n, p in self.ports.items()), mlog.end_offset)
                 nursery.start_soon(self._run_shell, nursery)
                 nursery.start_soon(snapshots.run_log_cleaner, self)
+                if any(s.protocol.uses_sasl and any(m.startswith("SCRAM") for m in s.mechanisms)
+                       for s in c.listener_security.values()):
+                    # SCRAM accounts: bootstrap.checkpoint now, the log as it commits.
+                    loaded = credentials.load_bootstrap_credentials(c.metadata_log_dir, c.scram_credentials)
+                    log.info("%d SCRAM credentials from bootstrap.checkpoint", loaded)
+                    nursery.start_soon(credentials.follow_credentials, self, c.scram_credentials)
+                if self.metrics is not None:
+                    from kraft.node.metrics_server import serve_metrics
+
+                    assert c.prometheus_port is not None
+                    self.metrics_port = await nursery.start(
+                        serve_metrics, self, self.metrics, c.prometheus_host, c.prometheus_port)
+                    log.info("metrics on http://%s:%d/metrics (/healthz, /readyz, /status)",
+                             c.prometheus_host or "0.0.0.0", self.metrics_port)
                 task_status.started()
         finally:
             # Close the log first: closing the pool awaits, and under
@@ -319,12 +355,25 @@ class KraftNode:
     # ------------------------------------------------------------ server side
 
     async def handle(self, request: Any, conn: ConnectionInfo) -> Response | None:
+        metrics = self.metrics
+        if metrics is None:
+            return await self._dispatch(request, conn)
+        # Kafka's RequestMetrics: requests, errors by code, total time.
+        start = time.perf_counter()
+        response = await self._dispatch(request, conn)
+        error = "NONE" if response is None else error_name(wire_error(response.body))
+        metrics.request_handled(request_name(ApiKey(request.api_key).name), error,
+                                (time.perf_counter() - start) * 1000.0)
+        return response
+
+    async def _dispatch(self, request: Any, conn: ConnectionInfo) -> Response | None:
         key = request.api_key
         version = request.api_version
         if key == ApiKey.API_VERSIONS:
-            shell = self.shell
-            finalized = {"kraft.version": shell.core.kraft_version} if shell is not None and shell.initialized else None
-            return admin.api_versions(version, request.body, SUPPORTED_APIS, finalized)
+            return admin.node_api_versions(self, version, request.body, SUPPORTED_APIS)
+        refused = authorizer.authorize(self.config.secured, self.config.super_users, key, version, conn)
+        if refused is not None:
+            return refused
         if key in admin.ADMIN_API_KEYS:
             return await admin.handle(self, request, conn)
         if key in rpc.RAFT_API_KEYS or key in rpc.VOTER_CHANGE_API_KEYS:
@@ -401,6 +450,10 @@ class KraftNode:
             await self._api_versions(out, address)
             return
         client = self._pool.get(out.destination, *address)
+        metrics = self.metrics
+        name = request_name(ApiKey(key).name) if metrics is not None else ""
+        if metrics is not None:
+            metrics.request_sent(name)
         try:
             version, body = await client.request(ApiKey(key), build, timeout_ms=timeout,
                                                  max_version=SUPPORTED_APIS[ApiKey(key)][1])
@@ -413,10 +466,16 @@ class KraftNode:
             return
         except (ConnectionFailed, RequestTimedOut) as e:
             log.debug("request to node %d failed: %s", out.destination, e)
+            if metrics is not None:
+                # As Kafka's raft network channel completes them.
+                metrics.response_received(
+                    name, "REQUEST_TIMED_OUT" if isinstance(e, RequestTimedOut) else "BROKER_NOT_AVAILABLE")
             shell.deliver(ev.RequestFailed(out.destination, out.correlation_id, str(e)))
             return
-        shell.deliver(ev.InboundResponse(out.destination, out.correlation_id,
-                                         rpc.response_from_wire(key, version, body, listener)))
+        response = rpc.response_from_wire(key, version, body, listener)
+        if metrics is not None:
+            metrics.response_received(name, event_error(response))
+        shell.deliver(ev.InboundResponse(out.destination, out.correlation_id, response))
 
 
     def _address_of(self, node_id: int, message: Any, listener: str) -> tuple[str, int] | None:
@@ -445,7 +504,8 @@ class KraftNode:
         shell = self.shell
         assert shell is not None
         client = PeerClient(address[0], address[1], client_id=self._pool.client_id,
-                            request_timeout_ms=self.config.quorum.request_timeout_ms)
+                            request_timeout_ms=self.config.quorum.request_timeout_ms,
+                            security=self.client_security)
         try:
             version, body = await client.request(
                 ApiKey.API_VERSIONS, lambda v: rpc.request_to_wire(out.message, v)[1],

@@ -75,6 +75,7 @@ from kraft.records.state_files import MetaProperties, random_kafka_uuid
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import ConnectionFailed, NoCommonVersion, PeerClient, PeerClientError, RequestTimedOut
 from kraft.wire.errors import ErrorCode
+from kraft.wire.security import ClientSecurity
 
 log = logging.getLogger("kraft.observer")
 
@@ -109,6 +110,8 @@ REQUEST_VERSIONS: Mapping[str, tuple[int, int]] = {
 METADATA_TOPIC = "__cluster_metadata"
 CONTROLLER_ENDPOINT_TYPE = 2  # Kafka's EndpointType.CONTROLLER (KIP-919)
 _DISCOVERY_CLIENT_ID = "kraft-observer"
+#: How often the observer looks whether its local copy can be written.
+_STORAGE_WATCH_S = 0.2
 
 
 class ObserverError(Exception):
@@ -216,7 +219,8 @@ def _error_name(code: int) -> str:
 
 
 async def discover(bootstrap: Sequence[tuple[str, int]], *, expected_cluster_id: str | None = None,
-                   timeout_ms: int = 5000, retry_for_ms: int = 15000) -> ClusterView:
+                   timeout_ms: int = 5000, retry_for_ms: int = 15000,
+                   security: ClientSecurity | None = None) -> ClusterView:
     """Ask the bootstrap servers for the cluster id and the quorum (module
     docstring), each request bounded by ``timeout_ms``; rounds over all of
     them are retried (a quorum still starting, or electing) for
@@ -228,7 +232,7 @@ async def discover(bootstrap: Sequence[tuple[str, int]], *, expected_cluster_id:
         c = clients.get((host, port))
         if c is None:
             c = clients[(host, port)] = PeerClient(host, port, client_id=_DISCOVERY_CLIENT_ID,
-                                                   request_timeout_ms=timeout_ms)
+                                                   request_timeout_ms=timeout_ms, security=security)
         return c
 
     deadline = trio.current_time() + retry_for_ms / 1000
@@ -442,7 +446,9 @@ class Observer:
     def __init__(self, bootstrap: str | Sequence[str] | Sequence[tuple[str, int]], *, data_dir: Path | None = None,
                  cluster_id: str | None = None,
                  node_id: int | None = None, properties: Mapping[str, str] | None = None,
-                 discovery_timeout_ms: int = 5000, discovery_retry_ms: int = 15000) -> None:
+                 quorum: Mapping[str, int] | None = None,
+                 discovery_timeout_ms: int = 5000, discovery_retry_ms: int = 15000,
+                 cluster_check_s: float = 15.0, client_security: ClientSecurity | None = None) -> None:
         if isinstance(bootstrap, str) or any(isinstance(b, str) for b in bootstrap):
             self.bootstrap = parse_bootstrap(bootstrap)  # type: ignore[arg-type]
         else:
@@ -452,8 +458,16 @@ class Observer:
         self.expected_cluster_id = cluster_id
         self.requested_node_id = node_id
         self.properties = dict(properties or {})
+        #: TLS / SASL for every connection the observer makes (None: PLAINTEXT).
+        self.client_security = client_security
+        #: :class:`~kraft.quorum_config.QuorumConfig` fields to replace: knobs
+        #: Kafka has no property for (``fetch_snapshot_max_bytes``).
+        self.quorum = dict(quorum or {})
         self.discovery_timeout_ms = discovery_timeout_ms
         self.discovery_retry_ms = discovery_retry_ms
+        #: With nothing committed for this long, ask the bootstrap servers
+        #: for the cluster id again (:meth:`_watch_cluster`).
+        self.cluster_check_s = cluster_check_s
         self.view: ClusterView | None = None
         self.cluster_id: str | None = None
         self.node_id: int | None = None
@@ -482,7 +496,7 @@ class Observer:
             return self._config
         self.view = view = await discover(self.bootstrap, expected_cluster_id=self.expected_cluster_id,
                                           timeout_ms=self.discovery_timeout_ms,
-                                          retry_for_ms=self.discovery_retry_ms)
+                                          retry_for_ms=self.discovery_retry_ms, security=self.client_security)
         cluster_id = view.cluster_id or self.expected_cluster_id
         if cluster_id is None:
             raise ObserverError("the cluster did not report its cluster id (DescribeCluster is not supported): "
@@ -496,7 +510,13 @@ class Observer:
         meta = await trio.to_thread.run_sync(prepare_data_dir, self.data_dir, cluster_id, self.requested_node_id)
         assert meta.node_id is not None
         self.node_id = meta.node_id
-        self._config = observer_config(view, self.data_dir, meta.node_id, self.properties, self.bootstrap)
+        config = observer_config(view, self.data_dir, meta.node_id, self.properties, self.bootstrap)
+        if self.quorum:
+            try:
+                config = replace(config, quorum=replace(config.quorum, **self.quorum))
+            except (TypeError, ValueError) as e:
+                raise ObserverError(f"quorum settings {self.quorum}: {e}") from None
+        self._config = config
         log.info("observing cluster %s as node %d: voters %s, leader %s in epoch %d, high watermark %d",
                  cluster_id, meta.node_id, ", ".join(f"{v.node_id}@{v.host}:{v.port}" for v in view.voters),
                  view.leader_id, view.leader_epoch, view.high_watermark)
@@ -506,12 +526,14 @@ class Observer:
         from kraft.node.node import KraftNode
 
         config = await self.prepare()
-        self.node = node = KraftNode(config)
+        self.node = node = KraftNode(config, client_security=self.client_security)
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 await nursery.start(node.run)
                 nursery.start_soon(self._follow, nursery)
+                nursery.start_soon(self._watch_storage)
+                nursery.start_soon(self._watch_cluster)
                 task_status.started()
         finally:
             self.stopped.set()
@@ -526,6 +548,60 @@ class Observer:
                     self.image_changed.notify_all()
         finally:
             nursery.cancel_scope.cancel()
+
+    async def _watch_storage(self) -> None:
+        """Say what a full (or failing) disk means for the observer, once
+        per episode: the shell logs the failed write and retries it with a
+        backoff; meanwhile the copy stays a prefix of the leader's log, the
+        image stays where it is and is still served."""
+        failing = False
+        while True:
+            await trio.sleep(_STORAGE_WATCH_S)
+            error = self.storage_error
+            if error is not None and not failing:
+                log.error("the local copy in %s cannot be written (%s): the image stays at offset %d and is "
+                          "still served; copying resumes when the disk has room again",
+                          self.data_dir, error, self.builder.offset)
+            elif error is None and failing:
+                log.warning("the local copy in %s is written again: catching up", self.data_dir)
+            failing = error is not None
+
+    async def _watch_cluster(self) -> None:
+        """Stop when the cluster at the bootstrap addresses is another one.
+
+        While records commit, the cluster id is proven: the leader checks it
+        on every Fetch. A cluster re-formatted (or replaced) under the same
+        addresses answers each Fetch with INCONSISTENT_CLUSTER_ID, which the
+        raft core just retries, so the observer would wait forever without a
+        word. When nothing committed for :attr:`cluster_check_s`, ask the
+        bootstrap servers again (DescribeCluster); another cluster id stops
+        the observer with :class:`ClusterIdMismatch`. Nobody answering is
+        not an error: the cluster may be restarting."""
+        last = self.high_watermark
+        while True:
+            await trio.sleep(self.cluster_check_s)
+            hwm = self.high_watermark
+            if hwm != last:
+                last = hwm
+                continue
+            try:
+                view = await discover(self.bootstrap, timeout_ms=self.discovery_timeout_ms, retry_for_ms=0,
+                                      security=self.client_security)
+            except DiscoveryError as e:
+                log.info("cluster check: %s", e)
+                continue
+            if view.cluster_id is not None and view.cluster_id != self.cluster_id:
+                raise ClusterIdMismatch(
+                    f"the cluster at {view.answered_by[0]}:{view.answered_by[1]} now has cluster id "
+                    f"{view.cluster_id}, not {self.cluster_id} (the one observed): it was re-formatted or "
+                    f"replaced; {self.data_dir} keeps the copy of {self.cluster_id}")
+
+    @property
+    def storage_error(self) -> OSError | None:
+        """The disk error that stops the local copy from growing (full disk,
+        I/O error), or None while writes work."""
+        shell = None if self.node is None else self.node.shell
+        return None if shell is None else shell.storage_error
 
     async def shutdown(self) -> None:
         if self.node is not None:

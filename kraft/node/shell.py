@@ -57,6 +57,7 @@ from kraft.logops import (
 )
 from kraft.records.batch import build_data_batch
 from kraft.node.control_records import encode_control_batch
+from kraft.node.telemetry import Telemetry
 from kraft.records.errors import CorruptRecordError, CorruptSnapshotError, LogOffsetError
 from kraft.records.log import MetadataLog
 from kraft.records.view import OffsetAndEpoch
@@ -65,7 +66,7 @@ from kraft.records.state_files import QuorumStateFile, QuorumStateFileData
 
 log = logging.getLogger("kraft.node")
 
-__all__ = ["RaftShell", "Shutdown", "ElectionStateStore", "StorageError"]
+__all__ = ["RaftShell", "Shutdown", "ElectionStateStore", "StorageError", "apply_log_op", "encode_batch"]
 
 #: Errors of the disk, not of the program: the shell survives them (see
 #: :meth:`RaftShell._on_storage_fault`). Anything else from a log operation
@@ -214,6 +215,9 @@ class RaftShell:
         self._last_fault_ms = 0
         #: Set by the log worker when an operation really wrote new data.
         self._wrote = False
+        #: Role-change and voter-change log lines; the raft metrics once the
+        #: node sets ``telemetry.metrics``.
+        self.telemetry = Telemetry()
 
     # ------------------------------------------------------------ inputs
 
@@ -277,6 +281,24 @@ class RaftShell:
         if waiter.error is not None:
             raise waiter.error
 
+    def upgrade_kraft_version(self, level: int, *, validate_only: bool = False) -> OffsetAndEpoch | None:
+        """The leader's kraft.version upgrade (:meth:`RaftCore.upgrade_kraft_version`),
+        called between two core calls as :meth:`append_nowait` is. Returns
+        where the upgrade was appended (this call or an earlier one of this
+        leader; pass it to :meth:`wait_committed`), None when there is
+        nothing to wait for. Raises what the core raises."""
+        if not self.initialized or self.stopped.is_set():
+            raise NotLeaderError("kraft.version upgrade failed: the node is not running")
+        core = self.core
+        appended = core.upgrade_kraft_version(self._clock_ms(), level, validate_only=validate_only)
+        if appended and not validate_only:
+            # Wake the shell so the control batch is written now.
+            try:
+                self._inbox_send.send_nowait(_POLL)
+            except trio.WouldBlock:
+                pass  # a full inbox makes the shell step, and poll, anyway
+        return None if validate_only else core.pending_kraft_version_upgrade
+
     async def shutdown(self, timeout_ms: int = 5000) -> None:
         cmd = Shutdown(timeout_ms)
         try:
@@ -284,6 +306,10 @@ class RaftShell:
         except trio.ClosedResourceError:
             return
         await cmd.done.wait()
+
+    def clock_ms(self) -> int:
+        """Now, in the clock the core is driven with."""
+        return self._clock_ms()
 
     def next_correlation_id(self) -> int:
         return next(self._correlation)
@@ -332,8 +358,13 @@ class RaftShell:
                     continue
                 timeout = (self._deadline_ms - now) / 1000 if self._deadline_ms is not None else 3600
                 item = None
+                metrics = self.telemetry.metrics
+                if metrics is not None:
+                    metrics.idle_start()
                 with trio.move_on_after(timeout):
                     item = await self._inbox.receive()
+                if metrics is not None:
+                    metrics.idle_end()
                 now = self._clock_ms()
                 if item is None:
                     await self._execute(self.core.poll(now))
@@ -414,10 +445,12 @@ class RaftShell:
         if ready.leader_change is not None and ready.leader_change != self.leader:
             old = self.leader
             self.leader = ready.leader_change
-            log.info("leader change: epoch %d leader %s (was epoch %d leader %s), local role %s",
-                     self.leader.epoch, self.leader.leader_id, old.epoch, old.leader_id, self.core.role.name)
+            # The role change that came with it is logged at INFO (telemetry).
+            log.debug("leader change: epoch %d leader %s (was epoch %d leader %s), local role %s",
+                      self.leader.epoch, self.leader.leader_id, old.epoch, old.leader_id, self.core.role.name)
             async with self.leader_changed:
                 self.leader_changed.notify_all()
+        self.telemetry.after_ready(ready, self.core, self._clock_ms)
         if fault is not None:
             await self._on_storage_fault(fault)
         self._deadline_ms = ready.next_deadline_ms
@@ -459,42 +492,8 @@ class RaftShell:
         return None
 
     def _apply_log_op(self, op: LogOp) -> None:
-        match op:
-            case AppendAsLeader(batch=batch):
-                self.log.append_as_leader(self._encode(batch), batch.epoch)
-                self._wrote = True
-            case AppendAsFollower(records=records):
-                if records:
-                    try:
-                        self.log.append_as_follower(records)
-                        self._wrote = True
-                    except (CorruptRecordError, LogOffsetError) as e:
-                        # Kafka's KafkaRaftClient fails the fetch; the next
-                        # one starts again from our (unchanged) log end.
-                        log.warning("refused fetched records: %s", e)
-            case TruncateTo(offset=offset):
-                self.log.truncate_to(offset)
-            case Flush():
-                self.log.flush()
-            case SnapshotChunk(snapshot_id=sid, position=position, data=data):
-                try:
-                    self.log.write_snapshot_chunk(sid, position, data)
-                    self._wrote = True
-                except LogOffsetError as e:
-                    # An earlier chunk was lost (disk error): the install
-                    # fails too, and the next Fetch starts the download over.
-                    log.warning("dropped a snapshot chunk: %s", e)
-            case InstallSnapshot(snapshot_id=sid):
-                try:
-                    self.log.install_snapshot(sid)
-                except (LogOffsetError, CorruptSnapshotError) as e:
-                    # The log is unchanged; the leader answers our next Fetch
-                    # (still below its log start) with the snapshot id again.
-                    log.warning("snapshot %s not installed, it will be fetched again: %s", sid, e)
-                else:
-                    self._wrote = True
-                    log.info("installed snapshot %d-%d from the leader: the log restarts at offset %d",
-                             sid.offset, sid.epoch, sid.offset)
+        if apply_log_op(self.log, op):
+            self._wrote = True
 
     # ------------------------------------------------------------ disk faults
 
@@ -551,10 +550,57 @@ class RaftShell:
         log.warning("metadata log writes work again (after %s)", self.storage_error)
         self.storage_error = None
 
-    @staticmethod
-    def _encode(batch: Batch) -> bytes:
-        if batch.controls:
-            # LeaderChange, KRaftVersion, Voters (KIP-853): kraft/node/control_records.py
-            return encode_control_batch(batch)
-        return build_data_batch(list(batch.records), base_offset=batch.base_offset, epoch=batch.epoch,
-                                timestamp=batch.append_time_ms)
+
+def apply_log_op(log_: MetadataLog, op: LogOp) -> bool:
+    """Execute one log operation of a ``Ready`` on the metadata log, as the
+    node does (the simulation's disk-backed replicas run this same code).
+    Returns True if it wrote new data. Fetched records or snapshot chunks the
+    log refuses are logged and dropped (the core fetches them again); disk
+    errors (``OSError``) propagate."""
+    wrote = False
+    match op:
+        case AppendAsLeader(batch=batch):
+            log_.append_as_leader(encode_batch(batch), batch.epoch)
+            wrote = True
+        case AppendAsFollower(records=records):
+            if records:
+                try:
+                    log_.append_as_follower(records)
+                    wrote = True
+                except (CorruptRecordError, LogOffsetError) as e:
+                    # Kafka's KafkaRaftClient fails the fetch; the next
+                    # one starts again from our (unchanged) log end.
+                    log.warning("refused fetched records: %s", e)
+        case TruncateTo(offset=offset):
+            log_.truncate_to(offset)
+        case Flush():
+            log_.flush()
+        case SnapshotChunk(snapshot_id=sid, position=position, data=data):
+            try:
+                log_.write_snapshot_chunk(sid, position, data)
+                wrote = True
+            except LogOffsetError as e:
+                # An earlier chunk was lost (disk error): the install
+                # fails too, and the next Fetch starts the download over.
+                log.warning("dropped a snapshot chunk: %s", e)
+        case InstallSnapshot(snapshot_id=sid):
+            try:
+                log_.install_snapshot(sid)
+            except (LogOffsetError, CorruptSnapshotError) as e:
+                # The log is unchanged; the leader answers our next Fetch
+                # (still below its log start) with the snapshot id again.
+                log.warning("snapshot %s not installed, it will be fetched again: %s", sid, e)
+            else:
+                wrote = True
+                log.info("installed snapshot %d-%d from the leader: the log restarts at offset %d",
+                         sid.offset, sid.epoch, sid.offset)
+    return wrote
+
+
+def encode_batch(batch: Batch) -> bytes:
+    """A core ``Batch`` as a Kafka v2 record batch (data or control)."""
+    if batch.controls:
+        # LeaderChange, KRaftVersion, Voters (KIP-853): kraft/node/control_records.py
+        return encode_control_batch(batch)
+    return build_data_batch(list(batch.records), base_offset=batch.base_offset, epoch=batch.epoch,
+                            timestamp=batch.append_time_ms)

@@ -316,10 +316,20 @@ async def committed_items(node: KraftNode, start_offset: int | None = None) -> A
             wants_snapshot = next_offset < 0 or next_offset < start
             if wants_snapshot and latest is not None and latest.offset <= hwm:
                 reader = mlog.open_snapshot(latest)
+                if reader is None:
+                    # Retention removes a snapshot from the log before its
+                    # file, under this lock: the file was deleted by hand.
+                    raise LocalRaftError(f"snapshot {latest.offset}-{latest.epoch} is gone from {mlog.directory}: "
+                                         f"the committed records below offset {latest.offset} cannot be delivered")
             elif not wants_snapshot or latest is None:
-                if 0 <= next_offset < start:
-                    log.warning("listener at offset %d is below the log start %d and no snapshot exists",
-                                next_offset, start)
+                if start > max(next_offset, 0):
+                    # The log start only moves to a snapshot's end offset and
+                    # one snapshot is always kept (MetadataLog), so this is a
+                    # broken directory: jumping to the start would skip the
+                    # offsets below it without a word.
+                    raise LocalRaftError(
+                        f"the committed records {max(next_offset, 0)}..{start - 1} are gone: the log starts at "
+                        f"{start} and no snapshot covers them")
                 next_offset = max(next_offset, start)
                 batches = node._read_committed(next_offset, min(hwm, mlog.end_offset))
         if reader is not None:

@@ -4,6 +4,9 @@
   with an in-memory network, crashes and invariant checks after every event
   (``python -m kraft.sim --seed N`` replays one);
 * :class:`~kraft.sim.memlog.MemLog` — the in-memory log;
+* :class:`~kraft.sim.disklog.DiskLog` and :class:`~kraft.sim.disk.DiskModel`
+  — the node's on-disk log for ``storage="disk"`` runs, and what a crash
+  leaves of its files;
 * :class:`~kraft.sim.context.RaftTestContext` — drive one core by hand in tests.
 """
 

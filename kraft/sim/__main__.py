@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 
-from kraft.sim.simulation import DEFAULT_CHAOS_MS, SimulationFailure, simulate
+from kraft.sim.simulation import CLOCKS, DEFAULT_CHAOS_MS, STORAGES, SimulationFailure, simulate
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,6 +28,14 @@ def main(argv: list[str] | None = None) -> int:
         "--auto-join", action=argparse.BooleanOptionalAction, default=None,
         help="observers add themselves as voters (default: the seed decides in --reconfig runs)",
     )
+    parser.add_argument(
+        "--storage", choices=STORAGES, default="memory",
+        help="replica logs in memory, or the node's MetadataLog on real files with crashes tearing them",
+    )
+    parser.add_argument(
+        "--clock", choices=CLOCKS, default="virtual",
+        help="drive time from the event queue, or from trio's MockClock (same run either way)",
+    )
     parser.add_argument("--stats", action="store_true", help="print coverage counters")
     args = parser.parse_args(argv)
     failures = 0
@@ -43,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
                 dynamic=args.dynamic,
                 reconfig=args.reconfig,
                 auto_join=args.auto_join,
+                storage=args.storage,
+                clock=args.clock,
             )
         except SimulationFailure as failure:
             failures += 1

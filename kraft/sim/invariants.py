@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from kraft.roles import ElectionState, Follower, Leader, Role
-from kraft.sim.memlog import MemLog
+from kraft.sim.simlog import SimLog
 from kraft.voters import ReplicaKey, VoterSet
 
 
@@ -75,7 +75,7 @@ class NodeView(Protocol):
     @property
     def durable_election(self) -> ElectionState | None: ...
     @property
-    def log(self) -> MemLog: ...
+    def log(self) -> SimLog: ...
     @property
     def committed_offset(self) -> int | None: ...
     @property

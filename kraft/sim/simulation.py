@@ -21,6 +21,21 @@ the middle of that sequence, losing unflushed log data and any unsent
 message. A restarted replica is rebuilt from its durable election state and
 what its log held at the last fsync.
 
+With ``storage="disk"`` (``--storage disk``) each replica keeps its log
+on real files instead: the node's ``MetadataLog`` and ``quorum-state`` in a
+directory of its own, written through the node's own code
+(:mod:`kraft.sim.disklog`). A crash then keeps only what was fsynced -- the
+:class:`~kraft.sim.disk.DiskModel` tears unflushed tails (mid-batch too),
+drops creations and undoes removals no directory fsync covered -- and the
+replica restarts through the log's real recovery; a flushed record or the
+last election state missing afterwards is an invariant violation.
+
+Time is virtual either way. ``clock="trio"`` (``--clock trio``) runs the
+same loop in one trio task that sleeps until each event on
+``trio.testing.MockClock(autojump_threshold=0)``; with one task there is
+nothing to interleave, so a seed gives the same run, event for event, on
+both clocks (the run's digest is the same).
+
 With ``dynamic=True`` the cluster is a KIP-853 quorum: the ``voters``
 initial controllers are formatted with their voter set (``--initial-controllers``),
 the observers without (they learn it from the log), every replica has a
@@ -39,12 +54,20 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import os
 import random
+import shutil
+import tempfile
 import uuid
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
+
+import trio
+import trio.testing
 
 from kraft.core import RaftCore, Ready
 from kraft.errors import Errors, LocalRaftError
@@ -69,10 +92,14 @@ from kraft.events import (
 )
 from kraft.logops import InstallSnapshot, SnapshotChunk, TruncateTo
 from kraft.quorum_config import QuorumConfig
+from kraft.records.errors import RecordsError
 from kraft.records.view import OffsetAndEpoch
 from kraft.roles import ElectionState, Leader, Role
+from kraft.sim.disk import DiskModel
+from kraft.sim.disklog import DiskLog, DiskLogError
 from kraft.sim.invariants import Invariants, InvariantViolation
 from kraft.sim.memlog import MemLog, MemLogError
+from kraft.sim.simlog import SimLog
 from kraft.voters import Endpoint, Endpoints, ReplicaKey, VoterNode, VoterSet
 
 CLUSTER_ID = "sim-cluster-AAAAAAAAAA"
@@ -81,6 +108,14 @@ CLUSTER_ID = "sim-cluster-AAAAAAAAAA"
 ADMIN_ID = 0
 DEFAULT_CHAOS_MS = 12_000
 DEFAULT_HEAL_MS = 40_000
+#: Where replicas keep their log: ``memory`` (:class:`MemLog`) or ``disk``
+#: (:class:`~kraft.sim.disklog.DiskLog`: the node's MetadataLog on real files).
+STORAGES = ("memory", "disk")
+#: What drives time: ``virtual`` (the event queue's own clock) or ``trio``
+#: (the same loop awaiting ``trio.sleep_until`` under
+#: ``trio.testing.MockClock(autojump_threshold=0)``). One task runs the whole
+#: simulation either way, so both give the same run event for event.
+CLOCKS = ("virtual", "trio")
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +147,10 @@ class SimulationConfig:
     reconfig: bool = False
     #: Observers add themselves as voters; ``None``: the seed decides (reconfig runs).
     auto_join: bool | None = None
+    #: ``memory`` or ``disk`` (see :data:`STORAGES`).
+    storage: str = "memory"
+    #: ``virtual`` or ``trio`` (see :data:`CLOCKS`).
+    clock: str = "virtual"
 
     @property
     def is_dynamic(self) -> bool:
@@ -131,6 +170,10 @@ class SimulationConfig:
             parts.append("--dynamic")
         if self.auto_join is not None:
             parts.append("--auto-join" if self.auto_join else "--no-auto-join")
+        if self.storage != "memory":
+            parts.append(f"--storage {self.storage}")
+        if self.clock != "virtual":
+            parts.append(f"--clock {self.clock}")
         return " ".join(parts)
 
 
@@ -173,6 +216,28 @@ class SimulationResult:
     digest: str
 
 
+class DiskStorage:
+    """The real files of every replica (``storage="disk"``): one metadata log
+    directory per replica and disk under a temporary root, and the
+    :class:`DiskModel` that decides what a crash leaves of them."""
+
+    def __init__(self, root: Path, model: DiskModel, clock_ms: Any) -> None:
+        self.root = root
+        self.model = model
+        self.clock_ms = clock_ms
+
+    def format(self, node: SimNode, bootstrap: tuple[Any, ...] | None) -> DiskLog:
+        static_voters = None if node.dynamic else tuple(node.static_voter_ids)
+        return DiskLog.format(
+            self.root / f"node-{node.node_id}-disk-{node.disk}",
+            self.model,
+            self.clock_ms,
+            static_voters=static_voters,
+            cluster_id=CLUSTER_ID,
+            bootstrap=bootstrap,
+        )
+
+
 class SimNode:
     """One replica: a core, its log and its durable quorum-state."""
 
@@ -197,10 +262,9 @@ class SimNode:
         #: Bumped when the disk is wiped: a new directory id, a new replica.
         self.disk = 0
         self.port = 9093
-        self.log = MemLog()
-        if self.dynamic and node_id in voters:
-            # kafka-storage format --initial-controllers
-            self.log.bootstrap(voters.to_entries())
+        #: Set by :meth:`format` (``kafka-storage format``) when the run starts.
+        self.log: SimLog = MemLog()
+        self._disks: DiskStorage | None = None
         self.durable_election: ElectionState | None = None
         self.incarnation = 0
         self.core: RaftCore | None = None
@@ -209,6 +273,32 @@ class SimNode:
         self.shutting_down = False
         self.last_role = "down"
         self.last_epoch = -1
+
+    @property
+    def static_voter_ids(self) -> tuple[int, ...]:
+        return tuple(sorted(key.id for key in self._voters.voter_keys))
+
+    def format(self, disks: DiskStorage | None) -> None:
+        """``kafka-storage format`` this replica's (current) disk: with the
+        initial voter set on a dynamic quorum's first voters
+        (``--initial-controllers``), without it otherwise."""
+        self._disks = disks
+        bootstrap = None
+        if self.dynamic and self.disk == 0 and self.node_id in self._voters:
+            bootstrap = self._voters.to_entries()
+        if disks is not None:
+            self.log = disks.format(self, bootstrap)
+            return
+        log = MemLog()
+        if bootstrap is not None:
+            log.bootstrap(bootstrap)
+        self.log = log
+
+    def persist_election(self, state: ElectionState) -> None:
+        """Write the election state durably (``quorum-state``)."""
+        if isinstance(self.log, DiskLog):
+            self.log.persist_election(state)
+        self.durable_election = state
 
     # NodeView
     @property
@@ -285,11 +375,20 @@ class SimNode:
             election_state=self.durable_election,
         )
 
-    def crash(self, rng: random.Random | None) -> None:
-        """Lose everything not durable: memory, unflushed log data."""
+    def crash(self, rng: random.Random | None) -> tuple[str, ...]:
+        """Lose everything not durable: memory, unflushed log data. Returns
+        what the crash changed in the files (disk storage)."""
         self.core = None
         self.log = self.log.crash_copy(rng)
         self.timer_token += 1
+        if isinstance(self.log, DiskLog):
+            # What the node reads at start: the quorum-state file.
+            self.durable_election = self.log.read_election()
+            report = self.log.recovery_report
+            # File names only: the trace feeds the run's digest.
+            repairs = [f"recovery: {Path(r.path).name} {r.action} ({r.reason})" for r in report.repairs]
+            return (*self.log.crash_changes, *repairs)
+        return ()
 
     def wipe_disk(self) -> None:
         """The disk is replaced and formatted without initial controllers
@@ -297,9 +396,20 @@ class SimNode:
         directory id. The replica is down until restarted."""
         self.core = None
         self.timer_token += 1
-        self.log = MemLog()
+        if isinstance(self.log, DiskLog):
+            self.log.wipe()
         self.durable_election = None
         self.disk += 1
+        self.format(self._disks)
+
+
+def _scratch_dir() -> str | None:
+    """Where the replicas' files go: a memory filesystem when there is one.
+    Durability is the disk model's business, not the device's, and a real
+    disk makes rename-over and truncate wait for writeback (ext4's
+    ``auto_da_alloc``), which triples a sweep's wall time."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK) else None
 
 
 def directory_id(node_id: int, disk: int) -> uuid.UUID:
@@ -319,6 +429,10 @@ class Simulation:
     def __init__(self, config: SimulationConfig) -> None:
         if config.voters < 1 or config.observers < 0:
             raise ValueError("need at least one voter and no negative observer count")
+        if config.storage not in STORAGES:
+            raise ValueError(f"storage must be one of {STORAGES}, not {config.storage!r}")
+        if config.clock not in CLOCKS:
+            raise ValueError(f"clock must be one of {CLOCKS}, not {config.clock!r}")
         self.config = config
         self.rng = random.Random(config.seed)
         ids = range(1, config.voters + config.observers + 1)
@@ -403,20 +517,36 @@ class Simulation:
     # --- running ---------------------------------------------------------------------
 
     def run(self) -> SimulationResult:
-        try:
-            for node in self._nodes.values():
-                self._start_node(node)
-            self._schedule_chaos()
-            self._run_until(self.config.chaos_ms)
-            self._heal()
-            self._converge()
-        except InvariantViolation as e:
-            raise self._fail(f"invariant violated: {e}") from None
-        except (LocalRaftError, MemLogError, AssertionError, ValueError, TypeError) as e:
-            if isinstance(e, SimulationFailure):
-                raise
-            raise self._fail(f"replica error: {type(e).__name__}: {e}") from e
-        self.invariants.check(self)
+        if self.config.clock == "trio":
+            return trio.run(self._run, clock=trio.testing.MockClock(autojump_threshold=0))
+        return _run_to_completion(self._run())
+
+    async def _advance(self, time_ms: int) -> None:
+        """Move the clock to ``time_ms`` (never backwards). Under trio, sleep
+        until then on the mock clock (it jumps: this is the only task)."""
+        if self.config.clock == "trio":
+            await trio.sleep_until(time_ms / 1000)
+        self.now_ms = max(self.now_ms, time_ms)
+
+    async def _run(self) -> SimulationResult:
+        with self._storage() as disks:
+            try:
+                for node in self._nodes.values():
+                    node.format(disks)
+                for node in self._nodes.values():
+                    self._start_node(node)
+                self._schedule_chaos()
+                await self._run_until(self.config.chaos_ms)
+                self._heal()
+                await self._converge()
+                self.invariants.check(self)
+            except InvariantViolation as e:
+                raise self._fail(f"invariant violated: {e}") from None
+            except (LocalRaftError, MemLogError, DiskLogError, RecordsError, OSError, AssertionError, ValueError,
+                    TypeError) as e:
+                if isinstance(e, SimulationFailure):
+                    raise
+                raise self._fail(f"replica error: {type(e).__name__}: {e}") from e
         return SimulationResult(
             self.config,
             self.events,
@@ -426,16 +556,38 @@ class Simulation:
             self._digest.hexdigest(),
         )
 
-    def _run_until(self, end_ms: int, until: object = None) -> bool:
+    @contextmanager
+    def _storage(self) -> Iterator[DiskStorage | None]:
+        """The replicas' disks for the run: nothing for in-memory logs; for
+        real files, a temporary root, removed afterwards, and the disk model
+        watching fsync meanwhile."""
+        if self.config.storage == "memory":
+            yield None
+            return
+        root = Path(tempfile.mkdtemp(prefix=f"kraft-sim-{self.config.seed}-", dir=_scratch_dir()))
+        model = DiskModel()
+        try:
+            with model.installed():
+                disks = DiskStorage(root, model, lambda: self.now_ms)
+                try:
+                    yield disks
+                finally:
+                    for node in self._nodes.values():
+                        if isinstance(node.log, DiskLog):
+                            node.log.close()
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+
+    async def _run_until(self, end_ms: int, until: object = None) -> bool:
         while self._queue and self._queue[0].time_ms <= end_ms:
             event = heapq.heappop(self._queue)
-            self.now_ms = event.time_ms
+            await self._advance(event.time_ms)
             self.events += 1
             self._dispatch(event)
             self.invariants.check(self)
             if until is not None and until():  # type: ignore[operator]
                 return True
-        self.now_ms = max(self.now_ms, end_ms)
+        await self._advance(end_ms)
         return False
 
     def _dispatch(self, event: _Event) -> None:
@@ -493,7 +645,12 @@ class Simulation:
         if node.core is None:
             return
         self._note(f"crash node {node.node_id} ({why})")
-        node.crash(self.rng)
+        changes = node.crash(self.rng)
+        if changes:
+            self.stats["torn-files"] += sum(1 for c in changes if not c.startswith("recovery:"))
+            self.stats["recovery-repairs"] += sum(1 for c in changes if c.startswith("recovery:"))
+            shown = "; ".join(changes[:6]) + ("; ..." if len(changes) > 6 else "")
+            self._note(f"node {node.node_id}'s disk after the crash: {shown}")
         self.stats["crashes"] += 1
         if self._faults:
             self._schedule(self.now_ms + self.rng.randint(200, 4000), "restart", node.node_id)
@@ -512,7 +669,7 @@ class Simulation:
         if ready.persist is not None:
             if crash_at == done:
                 return self._crash(node, "before persisting the election state")
-            node.durable_election = ready.persist
+            node.persist_election(ready.persist)
             done += 1
         for op in ready.log:
             if crash_at == done:
@@ -906,8 +1063,13 @@ class Simulation:
             raise self._fail(
                 f"node {node.node_id} refused snapshot {sid} at its own high watermark: {e}"
             ) from e
-        node.log.create_snapshot(sid)
-        node.log.delete_before_snapshot(sid)
+        if isinstance(node.log, DiskLog):
+            # As the node does: write the snapshot, then retention moves the log start.
+            if not node.log.create_snapshot(sid):
+                return
+        else:
+            node.log.create_snapshot(sid)
+            node.log.delete_before_snapshot(sid)
         self.stats["snapshots-created"] += 1
         self._note(f"node {node.node_id} snapshots {sid}, log start moves")
 
@@ -923,7 +1085,7 @@ class Simulation:
             if node.core is None:
                 self._start_node(node)
 
-    def _converge(self) -> None:
+    async def _converge(self) -> None:
         deadline = self.now_ms + self.config.heal_ms
         marker: tuple[int, int] | None = None  # (epoch, offset)
         while True:
@@ -947,7 +1109,7 @@ class Simulation:
             if not self._queue:
                 raise self._fail("liveness: the healed cluster has nothing left to do")
             step_end = min(deadline, self.now_ms + 50)
-            self._run_until(step_end)
+            await self._run_until(step_end)
             if self.now_ms >= deadline:
                 states = ", ".join(
                     f"{n.node_id}:{self._role_name(n)}@{n.core.epoch if n.core else '-'}"
@@ -972,6 +1134,17 @@ def _describe(payload: object) -> str:
     if isinstance(payload, FetchResponse) and payload.records:
         text = repr(replace(payload, records=f"<{len(payload.records)} bytes>".encode()))
     return text if len(text) < 300 else text[:297] + "..."
+
+
+def _run_to_completion(coroutine: Coroutine[Any, Any, SimulationResult]) -> SimulationResult:
+    """Run a coroutine that never suspends (the virtual clock's ``_advance``
+    returns at once) to its result, without an event loop."""
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    coroutine.close()
+    raise RuntimeError("the simulation awaited something other than its own clock")
 
 
 def simulate(

@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib
 import sys
 import uuid
-from pathlib import Path
 
 import pytest
 

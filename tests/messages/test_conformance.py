@@ -7,7 +7,6 @@ tag, nullability and default."""
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 

@@ -5,10 +5,8 @@ one to what Kafka's JsonConverter printed, and re-encode it byte for byte."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
-import pytest
 
 from kraft.messages.json_form import from_json, to_json
 from kraft.messages.registry import message_class, request_class, response_class

@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from kraft.config import NodeConfig
@@ -27,9 +28,10 @@ CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qk"
 
 
 def make_configs(root: Path, voters: list[int], observers: list[int] = (), extra: dict[str, str] | None = None,
-                 cluster_id: str = CLUSTER_ID) -> dict[int, Path]:
+                 cluster_id: str = CLUSTER_ID, format_args: Sequence[str] = ()) -> dict[int, Path]:
     """Write server.properties for each node and format its directory with
-    the real `kraft storage format` command."""
+    the real `kraft storage format` command (plus ``format_args``, e.g.
+    ``--add-scram``)."""
     ids = list(voters) + list(observers)
     ports = dict(zip(ids, free_ports(len(ids))))
     quorum = ",".join(f"{v}@127.0.0.1:{ports[v]}" for v in voters)
@@ -50,7 +52,8 @@ def make_configs(root: Path, voters: list[int], observers: list[int] = (), extra
     # One `kraft storage format` process per node, all at once (each spends
     # most of its second starting Python).
     formats = {node_id: subprocess.Popen(
-        [sys.executable, "-m", "kraft.cli", "storage", "format", "--config", str(path), "--cluster-id", cluster_id],
+        [sys.executable, "-m", "kraft.cli", "storage", "format", "--config", str(path), "--cluster-id", cluster_id,
+         *format_args],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for node_id, path in paths.items()}
     for node_id, proc in formats.items():
         output, _ = proc.communicate()

@@ -132,6 +132,34 @@ def test_downloads_a_snapshot_in_slices_and_installs_it() -> None:
     assert (nxt.message.fetch_offset, nxt.message.last_fetched_epoch) == (4, 3)
 
 
+def test_a_failed_install_does_not_raise_the_high_watermark() -> None:
+    """The shell could not install the downloaded snapshot (full disk, bad
+    file): the log is unchanged, so the high watermark must stay where it was
+    -- the old tail past it may diverge from the leader's log."""
+    ctx = follower((1, 2))
+    leader_log = MemLog()
+    leader_log.append_as_follower(encode_batches([MemBatch(0, 1, (b"a", b"b", b"c", b"d"))]))
+    sid = OffsetAndEpoch(4, 1)
+    leader_log.create_snapshot(sid)
+    snapshot = leader_log.read_snapshot(sid, 0, 10_000)
+    assert snapshot is not None
+    apply = ctx.log.apply
+
+    def install_fails(op: object) -> None:
+        if not isinstance(op, InstallSnapshot):
+            apply(op)
+
+    ctx.log.apply = install_fails  # type: ignore[method-assign]
+    before = ctx.committed
+    ctx.respond(the_fetch(ctx), ctx.fetch_response(leader=2, epoch=5, snapshot_id=sid))
+    [req] = ctx.assert_sent(FetchSnapshotRequest)
+    ready = ctx.respond(req, ctx.fetch_snapshot_response(
+        epoch=5, leader=2, snapshot_id=sid, size=snapshot.size, position=0, data=snapshot.data))
+    assert isinstance(ready.log[-1], InstallSnapshot)
+    assert ctx.log.start_offset == 0 and ctx.committed == before
+    assert (ctx.raft.quorum.high_watermark or -1) < sid.offset
+
+
 def test_snapshot_not_found_restarts_with_a_fetch() -> None:
     """The leader deleted the snapshot mid-download: start over with a Fetch."""
     ctx = follower((1, 2))

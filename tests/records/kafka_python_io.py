@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import sys
 
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder  # noqa: E402

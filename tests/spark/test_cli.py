@@ -89,6 +89,22 @@ def test_report_usage_errors(spark: Any, scenario: Scenario) -> None:
     assert result.exit_code == 2 and "unknown section(s) weather" in result.output
 
 
+def test_mixed_clusters_are_named_and_can_be_flagged(spark: Any, scenario: Scenario, tmp_path: Path) -> None:
+    a = copy_scenario(scenario, tmp_path / "a")
+    b = copy_scenario(scenario, tmp_path / "b")
+    (b / "meta.properties").write_text("version=1\nnode.id=2\ncluster.id=clusterB\n")
+    n = len(scenario.files)
+    result = run("spark", "report", "--input", str(a), "--input", str(b), "--section", "problems")
+    assert result.exit_code == 0, result.output
+    assert f"input holds files of 2 clusters ({scenario.cluster_id}: {n} files, clusterB: {n} files)" in result.output
+    flagged = run("spark", "report", "--input", str(a), "--input", str(b), "--section", "problems",
+                  "--cluster-id", scenario.cluster_id)
+    assert flagged.exit_code == 0, flagged.output
+    assert "input holds files" not in flagged.output
+    assert f"belongs to cluster clusterB, not the expected {scenario.cluster_id}" in flagged.output
+    assert f"== problems ({n} rows)" in flagged.output
+
+
 def test_failfast_export_fails_cleanly(spark: Any, damaged: Path, tmp_path: Path) -> None:
     result = run("spark", "export", "--input", str(damaged), "--output", str(tmp_path / "x"), "--failfast")
     assert result.exit_code == 1
@@ -116,4 +132,5 @@ def test_bench_spark_smoke(tmp_path: Path, spark_installed: None) -> None:
     out = done.stdout
     assert "segments, 1 snapshots" in out  # one copy of the template, one snapshot after it
     assert "single process :" in out and "spark local[2]" in out and "ratio (spark / single process)" in out
+    assert out.count("cores busy") == 2  # CPU seconds of both sides, read from /proc
     assert not list(tmp_path.iterdir())  # the data set is removed

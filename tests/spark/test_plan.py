@@ -80,6 +80,18 @@ def test_meta_properties_problems_and_expected_cluster(tmp_path: Path, scenario:
     assert all(f.cluster_id is None and f.problems[0].kind == P.META_PROPERTIES and f.readable for f in files)
 
 
+def test_cluster_counts(tmp_path: Path, scenario: Scenario) -> None:
+    copy_scenario(scenario, tmp_path / "a")
+    b = copy_scenario(scenario, tmp_path / "b")
+    (b / "meta.properties").write_text("version=1\nnode.id=2\ncluster.id=otherCluster\n")
+    loose = copy_scenario(scenario, tmp_path / "c")
+    (loose / "meta.properties").unlink()
+    files = P.discover([str(tmp_path), str(tmp_path / "missing")])
+    n = len(scenario.files)
+    assert P.cluster_counts(files) == {scenario.cluster_id: n, "otherCluster": n, None: n}
+    assert P.cluster_counts(P.discover([str(tmp_path / "a")])) == {scenario.cluster_id: n}
+
+
 def test_a_dangling_file_is_unreadable_not_fatal(tmp_path: Path, scenario: Scenario) -> None:
     log_dir = copy_scenario(scenario, tmp_path / "n")
     os.symlink(tmp_path / "gone", log_dir / "__cluster_metadata-0" / "00000000000000099999.log")
@@ -92,13 +104,17 @@ def _batch_starts(path: Path) -> set[int]:
     return {b.position for b in iter_batches(path.read_bytes())}
 
 
-@pytest.mark.parametrize("index", ["kept", "deleted", "garbage"])
+@pytest.mark.parametrize("index", ["kept", "deleted", "garbage", "short"])
 def test_large_segments_split_at_batch_starts(tmp_path: Path, scenario: Scenario, index: str) -> None:
     log_dir = copy_scenario(scenario, tmp_path / "n")
     segment = log_dir / "__cluster_metadata-0" / "00000000000000000000.log"
     index_path = segment.with_suffix(".index")
     if index == "deleted":
         index_path.unlink()
+    elif index == "short":
+        # An index behind its log (a copy taken while the broker appended):
+        # its entries cut the start, a header scan cuts the rest.
+        os.truncate(index_path, 16)
     elif index == "garbage":
         # Entries that point into the middle of batches: the plan must notice.
         index_path.write_bytes(b"".join((i * 3).to_bytes(4, "big") + (i * 977 + 5).to_bytes(4, "big") for i in range(1, 20)))
@@ -108,6 +124,8 @@ def test_large_segments_split_at_batch_starts(tmp_path: Path, scenario: Scenario
     assert splits[0].start == 0 and splits[-1].end == file.size
     assert all(a.end == b.start for a, b in zip(splits, splits[1:]))
     assert {s.start for s in splits} <= _batch_starts(segment)
+    largest_batch = max(b.size_in_bytes for b in iter_batches(segment.read_bytes()))
+    assert max(s.length for s in splits) < 4096 + largest_batch  # even splits, not one big tail
     assert [s.first for s in splits] == [True] + [False] * (len(splits) - 1)
     assert [s.last for s in splits] == [False] * (len(splits) - 1) + [True]
 

@@ -1,0 +1,185 @@
+"""The node's metrics port (``metrics.prometheus.port``): a small HTTP/1.1
+server inside the node's trio loop.
+
+* ``GET /metrics`` -- the raft metrics in the Prometheus text format
+  (:mod:`kraft.node.metrics`, rendered by ``prometheus_client``);
+* ``GET /healthz`` -- 200 while the raft loop runs and the metadata log
+  directory can be written (a small file written, fsynced and removed), 503
+  with the reason otherwise: restart me;
+* ``GET /readyz`` -- 200 once a leader is known and, for a voter, this node
+  is that leader or fetched from it within ``controller.quorum.fetch.timeout.ms``;
+  503 with the reason otherwise: do not count on me now;
+* ``GET /status`` -- the same, with the raft-metrics gauges, as JSON (what
+  ``kraft node status`` prints).
+
+Why in the trio loop rather than ``prometheus_client``'s own thread server:
+the gauges and the health checks read the raft core and the shell, which
+only the trio thread may touch consistently (a thread would read them while
+the shell mutates them), and the server ends with the node's nursery. One
+connection at a time per request, ``Connection: close``; every read and
+write is bounded by a timeout, and a malformed request gets a 400.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import tempfile
+from functools import partial
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any
+
+import trio
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+
+from kraft.node.metrics import RaftMetrics, current_state
+from kraft.roles import Follower, Leader
+
+if TYPE_CHECKING:
+    from kraft.node.node import KraftNode
+
+log = logging.getLogger("kraft.node")
+
+__all__ = ["serve_metrics", "health", "readiness", "status"]
+
+_MAX_HEAD = 8192
+_IO_TIMEOUT_S = 5.0
+_PROBE_TIMEOUT_S = 5.0
+
+
+async def serve_metrics(node: KraftNode, metrics: RaftMetrics, host: str, port: int, *,
+                        task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+    """Serve until cancelled; ``task_status.started(port)`` once listening."""
+    listeners = await trio.open_tcp_listeners(port, host=host or None)
+    bound = listeners[0].socket.getsockname()[1]
+    task_status.started(bound)
+    await trio.serve_listeners(partial(_connection, node, metrics), listeners)
+
+
+async def _connection(node: KraftNode, metrics: RaftMetrics, stream: trio.SocketStream) -> None:
+    try:
+        async with stream:
+            with trio.move_on_after(_IO_TIMEOUT_S):
+                head = await _read_head(stream)
+                if head is None:
+                    await _send(stream, HTTPStatus.BAD_REQUEST, b"bad request\n")
+                    return
+                method, path = head
+                status_code, body, content_type = await _route(node, metrics, method, path)
+                await _send(stream, status_code, body, content_type, head_only=method == "HEAD")
+    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+        pass  # the client went away
+
+
+async def _read_head(stream: trio.SocketStream) -> tuple[str, str] | None:
+    data = b""
+    while b"\r\n\r\n" not in data and b"\n\n" not in data:
+        chunk = await stream.receive_some(4096)
+        if not chunk:
+            break
+        data += chunk
+        if len(data) > _MAX_HEAD:
+            return None
+    line = data.split(b"\n", 1)[0].decode("latin-1").strip()
+    parts = line.split()
+    if len(parts) != 3 or not parts[2].startswith("HTTP/"):
+        return None
+    return parts[0].upper(), parts[1].split("?", 1)[0]
+
+
+async def _send(stream: trio.SocketStream, code: HTTPStatus, body: bytes,
+                content_type: str = "text/plain; charset=utf-8", head_only: bool = False) -> None:
+    head = (f"HTTP/1.1 {code.value} {code.phrase}\r\nContent-Type: {content_type}\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+    await stream.send_all(head if head_only else head + body)
+
+
+async def _route(node: KraftNode, metrics: RaftMetrics, method: str,
+                 path: str) -> tuple[HTTPStatus, bytes, str]:
+    text = "text/plain; charset=utf-8"
+    if method not in ("GET", "HEAD"):
+        return HTTPStatus.METHOD_NOT_ALLOWED, b"only GET\n", text
+    if path == "/metrics":
+        return HTTPStatus.OK, generate_latest(metrics.registry), CONTENT_TYPE_LATEST
+    if path == "/healthz":
+        ok, reason = await health(node)
+        return (HTTPStatus.OK if ok else HTTPStatus.SERVICE_UNAVAILABLE), f"{reason}\n".encode(), text
+    if path == "/readyz":
+        ok, reason = readiness(node)
+        return (HTTPStatus.OK if ok else HTTPStatus.SERVICE_UNAVAILABLE), f"{reason}\n".encode(), text
+    if path == "/status":
+        body = json.dumps(await status(node, metrics), indent=2, sort_keys=True).encode() + b"\n"
+        return HTTPStatus.OK, body, "application/json"
+    return HTTPStatus.NOT_FOUND, b"not found: try /metrics, /healthz, /readyz or /status\n", text
+
+
+def _probe_write(directory: str) -> None:
+    fd, path = tempfile.mkstemp(prefix=".healthz-", dir=directory)
+    try:
+        os.write(fd, b"ok")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+        os.unlink(path)
+
+
+async def health(node: KraftNode) -> tuple[bool, str]:
+    """Liveness: the raft loop runs and the metadata log directory takes a
+    write (a disk that went read-only or full fails here)."""
+    shell = node.shell
+    if shell is None or shell.stopped.is_set():
+        return False, "the raft loop is not running"
+    if shell.storage_error is not None:
+        return False, f"the metadata log cannot be written: {shell.storage_error}"
+    try:
+        with trio.fail_after(_PROBE_TIMEOUT_S):
+            await trio.to_thread.run_sync(_probe_write, str(node.config.metadata_log_dir), abandon_on_cancel=True)
+    except trio.TooSlowError:
+        return False, f"writing to {node.config.metadata_log_dir} took over {_PROBE_TIMEOUT_S:g} s"
+    except OSError as e:
+        return False, f"cannot write to {node.config.metadata_log_dir}: {e}"
+    return True, "ok"
+
+
+def readiness(node: KraftNode) -> tuple[bool, str]:
+    """Readiness: a known leader and, for a voter, being that leader or having
+    fetched from it within ``controller.quorum.fetch.timeout.ms``."""
+    shell = node.shell
+    if shell is None or not shell.initialized or shell.stopped.is_set():
+        return False, "starting" if shell is None or not shell.stopped.is_set() else "stopped"
+    core = shell.core
+    role = core.role
+    state = current_state(role, core.quorum.is_voter)
+    if core.leader_id is None:
+        return False, f"no known leader in epoch {core.epoch} ({state})"
+    if isinstance(role, Leader):
+        return True, f"leader of epoch {core.epoch}"
+    if not isinstance(role, Follower):
+        return False, f"{state} in epoch {core.epoch} (last leader {core.leader_id})"
+    if not core.quorum.is_voter:
+        return True, f"observer of leader {role.leader_id} in epoch {core.epoch}"
+    if not role.has_fetched_from_leader:
+        return False, f"has not fetched from leader {role.leader_id} of epoch {core.epoch} yet"
+    if role.fetch_deadline_ms is not None and shell.clock_ms() >= role.fetch_deadline_ms:
+        return False, f"no fetch from leader {role.leader_id} within controller.quorum.fetch.timeout.ms"
+    return True, f"follower of leader {role.leader_id} in epoch {core.epoch}"
+
+
+async def status(node: KraftNode, metrics: RaftMetrics) -> dict[str, Any]:
+    healthy, health_reason = await health(node)
+    ready, ready_reason = readiness(node)
+    gauges = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in metrics.snapshot().items()}
+    shell = node.shell
+    voters = list(shell.core.voters.voter_ids) if shell is not None and shell.initialized else []
+    return {
+        "node_id": node.config.node_id,
+        "cluster_id": node.cluster_id,
+        "healthy": healthy,
+        "health": health_reason,
+        "ready": ready,
+        "readiness": ready_reason,
+        "voters": voters,
+        "raft_metrics": gauges,
+    }

@@ -1,0 +1,168 @@
+"""The raft metrics and /readyz of real ``kraft node start`` processes,
+scraped over HTTP while the protocol moves: a bootstrapped 3-voter quorum
+(KIP-853 ``--initial-controllers``) under the demo load, its leader killed
+with SIGKILL, then a fourth controller added with ``kraft quorum
+add-controller``.
+
+The gauges must move as KIP-595/KIP-853 say: the new leader's epoch is
+higher, one survivor is ``leader`` and the other ``follower``, the high
+watermark keeps advancing, ``number-of-voters`` goes from 3 to 4 on every
+voter; the survivors' /readyz goes unready once their fetch timeout expires
+with the leader gone, and ready again under the new leader. The role
+changes are logged with their reasons."""
+
+from __future__ import annotations
+
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.node.cluster import free_ports
+from tests.node.procs import NodeProcess
+from tests.node.reconfig_cluster import write_configs
+from tests.node.test_reconfig_processes import add_controller, format_initial
+
+STATES = ("leader", "candidate", "prospective", "voted", "follower", "unattached", "resigned", "observer")
+
+
+def scrape(port: int) -> dict[str, Any] | None:
+    """The node's gauges (label-less ones by name, ``state``), None if it does
+    not answer."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
+            text = r.read().decode()
+    except (urllib.error.URLError, OSError):
+        return None
+    out: dict[str, Any] = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            if s.name == "kafka_raft_current_state":
+                if s.value == 1.0:
+                    out["state"] = s.labels["state"]
+            elif not s.labels:
+                out[s.name.removeprefix("kafka_raft_")] = s.value
+    return out
+
+
+def readyz(port: int) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+    except (urllib.error.URLError, OSError) as e:
+        return 0, str(e)
+
+
+def wait_for(what: str, check: Callable[[], Any], timeout_s: float = 30, interval_s: float = 0.05) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(interval_s)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.mark.slow
+def test_gauges_and_readiness_follow_a_leader_kill_and_a_voter_addition(tmp_path: Path) -> None:
+    ids = [1, 2, 3, 4]
+    paths, ports = write_configs(tmp_path, ids)
+    metrics_ports = dict(zip(ids, free_ports(len(ids))))
+    for i, path in paths.items():
+        path.write_text(path.read_text() + f"metrics.prometheus.port={metrics_ports[i]}\n"
+                        "metrics.prometheus.host=127.0.0.1\n")
+    format_initial(paths, ports, [1, 2, 3], tmp_path)
+    procs = {i: NodeProcess(i, paths[i], tmp_path, append_rate=20) for i in ids}
+    try:
+        for p in procs.values():
+            p.start()
+
+        def leader_view() -> tuple[int, dict[int, dict[str, Any]]] | None:
+            views = {i: scrape(metrics_ports[i]) for i in (1, 2, 3)}
+            if any(v is None or "state" not in v for v in views.values()):
+                return None
+            leaders = [i for i, v in views.items() if v["state"] == "leader"]
+            if len(leaders) != 1 or any(v["current_leader"] != leaders[0] for v in views.values()):
+                return None
+            return leaders[0], views  # type: ignore[return-value]
+
+        old_leader, before = wait_for("a leader every voter agrees on", leader_view)
+        epoch = before[old_leader]["current_epoch"]
+        followers = [i for i in (1, 2, 3) if i != old_leader]
+        for i, v in before.items():
+            assert v["number_of_voters"] == 3
+            assert v["current_epoch"] == epoch
+            assert v["state"] == ("leader" if i == old_leader else "follower")
+        # Node 4 fetches as an observer: the leader tracks it.
+        wait_for("the leader to track the observer",
+                 lambda: (scrape(metrics_ports[old_leader]) or {}).get("number_of_observers", 0) >= 1)
+        for i in followers:
+            assert readyz(metrics_ports[i])[0] == 200
+
+        def followers_high_watermark() -> float | None:
+            views = [scrape(metrics_ports[i]) for i in followers]
+            if any(v is None for v in views):
+                return None
+            lowest = min(v["high_watermark"] for v in views)  # type: ignore[index]
+            return lowest if lowest > 5 else None
+
+        hwm_before = wait_for("the demo load to commit records", followers_high_watermark)
+
+        procs[old_leader].kill()
+        # Each survivor goes unready (its fetch timeout expires: it campaigns),
+        # then ready again under the new leader.
+        unready = set()
+
+        def both_unready() -> bool:
+            for i in followers:
+                code, _ = readyz(metrics_ports[i])
+                if code == 503:
+                    unready.add(i)
+            return unready == set(followers)
+
+        wait_for("the survivors' /readyz to go unready", both_unready, interval_s=0.02)
+        wait_for("the survivors' /readyz to be ready again",
+                 lambda: all(readyz(metrics_ports[i])[0] == 200 for i in followers))
+        after = {i: scrape(metrics_ports[i]) for i in followers}
+        new_leader = next(i for i, v in after.items() if v is not None and v["state"] == "leader")
+        other = next(i for i in followers if i != new_leader)
+        assert after[other]["state"] == "follower"  # type: ignore[index]
+        for v in after.values():
+            assert v is not None
+            assert v["current_epoch"] > epoch
+            assert v["current_leader"] == new_leader
+        # The new leader commits: the high watermark passes the old one.
+        wait_for("the high watermark to advance under the new leader",
+                 lambda: all((scrape(metrics_ports[i]) or {}).get("high_watermark", -1) > hwm_before
+                             for i in followers))
+        new = scrape(metrics_ports[new_leader])
+        assert new is not None and new["election_latency_max"] > 0
+        assert new["current_vote"] == new_leader
+
+        procs[old_leader].start()
+        wait_for("the old leader to rejoin as a follower",
+                 lambda: (scrape(metrics_ports[old_leader]) or {}).get("state") == "follower")
+
+        # KIP-853: add node 4; every voter then counts four voters.
+        add_controller(ports, paths[4])
+        wait_for("four voters everywhere", lambda: all(
+            (scrape(metrics_ports[i]) or {}).get("number_of_voters") == 4 for i in ids))
+        leader_now = scrape(metrics_ports[new_leader])
+        assert leader_now is not None and leader_now["uncommitted_voter_change"] == 0
+        assert (scrape(metrics_ports[4]) or {}).get("state") == "follower"
+
+        # One log line per role change, with its reason.
+        survivors_log = "".join(procs[i].output() for i in followers)
+        assert "fetch timeout after 1000 ms" in survivors_log
+        assert "won election: " in procs[new_leader].output()
+        assert "voter set changed to [1, 2, 3, 4]" in procs[new_leader].output()
+    finally:
+        for p in procs.values():
+            p.terminate()

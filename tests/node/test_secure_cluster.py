@@ -1,0 +1,305 @@
+"""Secure quorums as real processes on 127.0.0.1: three voters and an
+observer over SASL_SSL with SCRAM-SHA-512 (accounts from ``kraft storage
+format --add-scram``), and over SSL with client certificates required.
+The real tools (``kraft quorum``, ``kraft observe``), kafka-python's admin
+client and ``kcat`` (librdkafka) describe the quorum with matching
+settings; wrong credentials, a rogue certificate and a non-super user are
+refused. Certificates are made by the test with the openssl command."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.node.cluster import CLUSTER_ID, make_configs
+from tests.node.procs import NodeProcess
+from tests.wire.certs import Certs, make_certs, require_openssl
+
+pytestmark = pytest.mark.slow
+
+VOTERS = [1, 2, 3]
+SCRAM_JAAS = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="{}" password="{}";'
+ACCOUNTS = {"controller": "controller-secret", "admin": "admin-secret", "alice": "alice-secret"}
+ADMIN_DN = "CN=admin,OU=ops,O=kraft tests"
+NODE_DN = "CN=localhost,O=kraft tests"
+
+
+def kraft(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kraft.cli", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def write_properties(path: Path, props: dict[str, str]) -> Path:
+    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    return path
+
+
+@dataclass
+class Cluster:
+    root: Path
+    certs: Certs
+    nodes: dict[int, NodeProcess]
+    ports: dict[int, int]
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(f"127.0.0.1:{p}" for p in self.ports.values())
+
+    def describe_status(self, command_config: Path) -> subprocess.CompletedProcess[str]:
+        return kraft("quorum", "--bootstrap-controller", self.bootstrap, "--command-config", str(command_config),
+                     "describe", "--status")
+
+    def wait_for_status(self, command_config: Path, timeout_s: float = 60) -> dict[str, str]:
+        deadline = time.monotonic() + timeout_s
+        last = None
+        while time.monotonic() < deadline:
+            last = self.describe_status(command_config)
+            if last.returncode == 0:
+                status = dict(line.split(":", 1) for line in last.stdout.splitlines() if ":" in line)
+                if int(status.get("HighWatermark", "-1").strip()) > 0:
+                    return {k.strip(): v.strip() for k, v in status.items()}
+            time.sleep(0.5)
+        logs = "\n".join(n.output()[-3000:] for n in self.nodes.values())
+        raise AssertionError(f"no quorum status: {last.stderr if last else ''}\n{logs}")
+
+
+def start_cluster(root: Path, certs: Certs, extra: dict[str, str], format_args: list[str]) -> Cluster:
+    paths = make_configs(root, VOTERS, extra=extra, format_args=format_args)
+    ports = {}
+    for node_id, path in paths.items():
+        listeners = next(line for line in path.read_text().splitlines() if line.startswith("listeners="))
+        ports[node_id] = int(listeners.rsplit(":", 1)[1])
+    nodes = {n: NodeProcess(n, p, root, append_rate=20) for n, p in paths.items()}
+    for node in nodes.values():
+        node.start()
+    return Cluster(root, certs, nodes, ports)
+
+
+def stop_cluster(cluster: Cluster) -> None:
+    for node in cluster.nodes.values():
+        node.terminate()
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
+    require_openssl()
+    return make_certs(tmp_path_factory.mktemp("certs"))
+
+
+# ---------------------------------------------------------------- SASL_SSL + SCRAM-SHA-512
+
+
+@pytest.fixture(scope="module")
+def sasl_cluster(tmp_path_factory: pytest.TempPathFactory, certs: Certs) -> Iterator[Cluster]:
+    root = tmp_path_factory.mktemp("sasl-ssl")
+    extra = {
+        "listener.security.protocol.map": "CONTROLLER:SASL_SSL",
+        "sasl.enabled.mechanisms": "SCRAM-SHA-512",
+        "sasl.mechanism.controller.protocol": "SCRAM-SHA-512",
+        "listener.name.controller.scram-sha-512.sasl.jaas.config": SCRAM_JAAS.format(
+            "controller", ACCOUNTS["controller"]),
+        **certs.server_props(),
+        "super.users": "User:controller;User:admin",
+    }
+    format_args = [arg for user, password in ACCOUNTS.items()
+                   for arg in ("--add-scram", f"SCRAM-SHA-512=[name={user},password={password}]")]
+    cluster = start_cluster(root, certs, extra, format_args)
+    try:
+        yield cluster
+    finally:
+        stop_cluster(cluster)
+
+
+def sasl_client_props(certs: Certs, user: str, password: str) -> dict[str, str]:
+    return {"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512",
+            "sasl.jaas.config": SCRAM_JAAS.format(user, password), **certs.client_props()}
+
+
+def test_sasl_ssl_quorum_commits_and_the_quorum_tool_describes_it(sasl_cluster: Cluster) -> None:
+    admin = write_properties(sasl_cluster.root / "admin.properties",
+                             sasl_client_props(sasl_cluster.certs, "admin", ACCOUNTS["admin"]))
+    first = sasl_cluster.wait_for_status(admin)
+    assert int(first["LeaderId"]) in VOTERS
+    assert sorted(v["id"] for v in json.loads(first["CurrentVoters"])) == VOTERS
+    # The quorum keeps committing (the demo writer appends on the leader).
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        later = sasl_cluster.wait_for_status(admin)
+        if int(later["HighWatermark"]) > int(first["HighWatermark"]):
+            break
+    else:
+        raise AssertionError("the high watermark did not move")
+    # Every voter authenticated its peers as the controller account, and
+    # logged the admin's principal for its requests.
+    logs = "".join(n.output() for n in sasl_cluster.nodes.values())
+    assert "authenticated as User:controller with SCRAM-SHA-512" in logs
+    assert "as User:admin" in logs
+
+
+def test_observer_follows_a_sasl_ssl_quorum(sasl_cluster: Cluster, tmp_path: Path) -> None:
+    admin = write_properties(tmp_path / "admin.properties",
+                             sasl_client_props(sasl_cluster.certs, "admin", ACCOUNTS["admin"]))
+    sasl_cluster.wait_for_status(admin)
+    result = kraft("observe", "--bootstrap-controller", sasl_cluster.bootstrap, "--command-config", str(admin),
+                   "--data-dir", str(tmp_path / "observer"), "--timeout", "60", "--format", "json", timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert CLUSTER_ID in result.stdout
+    logs = "".join(n.output() for n in sasl_cluster.nodes.values())
+    assert "DescribeCluster" in logs and "as User:admin" in logs
+
+
+def test_kafka_python_admin_describes_the_sasl_ssl_quorum(sasl_cluster: Cluster, tmp_path: Path) -> None:
+    from kafka import KafkaAdminClient
+
+    sasl_cluster.wait_for_status(write_properties(
+        tmp_path / "admin.properties", sasl_client_props(sasl_cluster.certs, "admin", ACCOUNTS["admin"])))
+    admin = KafkaAdminClient(bootstrap_servers=sasl_cluster.bootstrap.split(","), security_protocol="SASL_SSL",
+                             sasl_mechanism="SCRAM-SHA-512", sasl_plain_username="admin",
+                             sasl_plain_password=ACCOUNTS["admin"], ssl_cafile=str(sasl_cluster.certs.truststore),
+                             bootstrap_timeout_ms=20_000, request_timeout_ms=10_000)
+    try:
+        quorum = admin.describe_metadata_quorum()
+    finally:
+        admin.close()
+    partition = quorum["topics"][0]["partitions"][0]
+    assert partition["leader_id"] in VOTERS
+    assert sorted(v["replica_id"] for v in partition["current_voters"]) == VOTERS
+
+
+def test_kafka_python_with_a_wrong_password_is_refused(sasl_cluster: Cluster) -> None:
+    from kafka import KafkaAdminClient
+    from kafka.errors import KafkaError
+
+    with pytest.raises(KafkaError):
+        admin = KafkaAdminClient(bootstrap_servers=sasl_cluster.bootstrap.split(","), security_protocol="SASL_SSL",
+                                 sasl_mechanism="SCRAM-SHA-512", sasl_plain_username="admin",
+                                 sasl_plain_password="wrong", ssl_cafile=str(sasl_cluster.certs.truststore),
+                                 bootstrap_timeout_ms=5_000, request_timeout_ms=5_000)
+        admin.close()
+
+
+def kcat(*args: str) -> subprocess.CompletedProcess[str]:
+    path = shutil.which("kcat")
+    if path is None:
+        pytest.skip("kcat is not installed")
+    return subprocess.run([path, *args], capture_output=True, text=True, timeout=60)
+
+
+def test_kcat_lists_the_sasl_ssl_quorum_and_refuses_a_wrong_password(sasl_cluster: Cluster, tmp_path: Path) -> None:
+    sasl_cluster.wait_for_status(write_properties(
+        tmp_path / "admin.properties", sasl_client_props(sasl_cluster.certs, "admin", ACCOUNTS["admin"])))
+    common = ["-b", sasl_cluster.bootstrap, "-X", "security.protocol=sasl_ssl", "-X", "sasl.mechanisms=SCRAM-SHA-512",
+              "-X", f"ssl.ca.location={sasl_cluster.certs.truststore}", "-L", "-m", "15"]
+    good = kcat(*common, "-X", "sasl.username=admin", "-X", f"sasl.password={ACCOUNTS['admin']}")
+    assert good.returncode == 0, good.stderr
+    assert "1 brokers:" in good.stdout
+    bad = kcat(*common, "-m", "5", "-X", "sasl.username=admin", "-X", "sasl.password=wrong")
+    assert bad.returncode != 0
+    assert "Authentication failed" in bad.stderr or "SASL" in bad.stderr
+
+
+def test_wrong_credentials_are_refused_by_the_quorum_tool(sasl_cluster: Cluster, tmp_path: Path) -> None:
+    wrong = write_properties(tmp_path / "wrong.properties",
+                             {**sasl_client_props(sasl_cluster.certs, "admin", "not-the-password"),
+                              "default.api.timeout.ms": "5000"})
+    result = sasl_cluster.describe_status(wrong)
+    assert result.returncode != 0
+    assert "SASL_AUTHENTICATION_FAILED" in result.stderr
+    unknown = write_properties(tmp_path / "unknown.properties",
+                               {**sasl_client_props(sasl_cluster.certs, "mallory", "x"),
+                                "default.api.timeout.ms": "5000"})
+    assert "SASL_AUTHENTICATION_FAILED" in sasl_cluster.describe_status(unknown).stderr
+    logs = "".join(n.output() for n in sasl_cluster.nodes.values())
+    assert "SCRAM-SHA-512 authentication failed for user 'admin'" in logs
+    assert "unknown user 'mallory'" in logs
+
+
+def test_a_quorum_change_by_a_non_super_user_is_refused(sasl_cluster: Cluster, tmp_path: Path) -> None:
+    admin = write_properties(tmp_path / "admin.properties",
+                             sasl_client_props(sasl_cluster.certs, "admin", ACCOUNTS["admin"]))
+    sasl_cluster.wait_for_status(admin)
+    alice = write_properties(tmp_path / "alice.properties",
+                             {**sasl_client_props(sasl_cluster.certs, "alice", ACCOUNTS["alice"]),
+                              "default.api.timeout.ms": "10000"})
+    # alice may read ...
+    assert sasl_cluster.describe_status(alice).returncode == 0
+    # ... but not change the voters.
+    result = kraft("quorum", "--bootstrap-controller", sasl_cluster.bootstrap, "--command-config", str(alice),
+                   "remove-controller", "--controller-id", "3", "--controller-directory-id", "AAAAAAAAAAAAAAAAAAAAAA")
+    assert result.returncode != 0
+    assert "CLUSTER_AUTHORIZATION_FAILED" in result.stderr or "Cluster authorization failed" in result.stderr
+    logs = "".join(n.output() for n in sasl_cluster.nodes.values())
+    assert "as User:alice: denied, not a super user" in logs
+
+
+# ---------------------------------------------------------------- SSL with client certificates
+
+
+@pytest.fixture(scope="module")
+def ssl_cluster(tmp_path_factory: pytest.TempPathFactory, certs: Certs) -> Iterator[Cluster]:
+    root = tmp_path_factory.mktemp("ssl")
+    extra = {
+        "listener.security.protocol.map": "CONTROLLER:SSL",
+        **certs.server_props(client_auth="required"),
+        "super.users": f"User:{NODE_DN};User:{ADMIN_DN}",
+    }
+    cluster = start_cluster(root, certs, extra, [])
+    try:
+        yield cluster
+    finally:
+        stop_cluster(cluster)
+
+
+def test_ssl_quorum_with_client_auth_serves_the_tools(ssl_cluster: Cluster, tmp_path: Path) -> None:
+    admin = write_properties(tmp_path / "admin.properties",
+                             {"security.protocol": "SSL", **ssl_cluster.certs.client_props("admin")})
+    status = ssl_cluster.wait_for_status(admin)
+    assert int(status["LeaderId"]) in VOTERS
+    logs = "".join(n.output() for n in ssl_cluster.nodes.values())
+    assert f"authenticated as User:{NODE_DN}" in logs  # the voters, by their certificates
+    assert f"as User:{ADMIN_DN}" in logs
+    observed = kraft("observe", "--bootstrap-controller", ssl_cluster.bootstrap, "--command-config", str(admin),
+                     "--data-dir", str(tmp_path / "observer"), "--timeout", "60", timeout=120)
+    assert observed.returncode == 0, observed.stderr
+
+    from kafka import KafkaAdminClient
+
+    client = KafkaAdminClient(bootstrap_servers=ssl_cluster.bootstrap.split(","), security_protocol="SSL",
+                              ssl_cafile=str(ssl_cluster.certs.truststore),
+                              ssl_certfile=str(ssl_cluster.certs.cert("admin")),
+                              ssl_keyfile=str(ssl_cluster.certs.key("admin")),
+                              bootstrap_timeout_ms=20_000, request_timeout_ms=10_000)
+    try:
+        quorum = client.describe_metadata_quorum()
+    finally:
+        client.close()
+    assert any(str(v) in repr(quorum) for v in VOTERS)
+
+    listed = kcat("-b", ssl_cluster.bootstrap, "-X", "security.protocol=ssl",
+                  "-X", f"ssl.ca.location={ssl_cluster.certs.truststore}",
+                  "-X", f"ssl.certificate.location={ssl_cluster.certs.cert('admin')}",
+                  "-X", f"ssl.key.location={ssl_cluster.certs.key('admin')}", "-L", "-m", "15")
+    assert listed.returncode == 0, listed.stderr
+    assert "1 brokers:" in listed.stdout
+
+
+def test_ssl_quorum_refuses_missing_and_rogue_certificates(ssl_cluster: Cluster, tmp_path: Path) -> None:
+    admin = write_properties(tmp_path / "admin.properties",
+                             {"security.protocol": "SSL", **ssl_cluster.certs.client_props("admin")})
+    ssl_cluster.wait_for_status(admin)
+    for name, props in [("none", ssl_cluster.certs.client_props()),
+                        ("rogue", ssl_cluster.certs.client_props("rogue"))]:
+        config = write_properties(tmp_path / f"{name}.properties",
+                                  {"security.protocol": "SSL", "default.api.timeout.ms": "5000", **props})
+        result = ssl_cluster.describe_status(config)
+        assert result.returncode != 0, name
+    logs = "".join(n.output() for n in ssl_cluster.nodes.values())
+    assert "TLS handshake failed" in logs
