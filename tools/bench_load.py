@@ -177,15 +177,17 @@ class _Load:
                 await self.changed.wait()
                 continue
             epoch = shell.core.epoch
-            await self._lead(epoch)
+            if await self._lead(epoch):
+                continue  # the rate dropped to 0 (and may be back already)
             while self.rate != 0 and shell.core.is_leader and shell.core.epoch == epoch:
                 # Refused while still leader (resigning): wait for what comes next.
                 with trio.move_on_after(0.01):
                     await self.changed.wait()
 
-    async def _lead(self, epoch: int) -> None:
-        """Append while leader of ``epoch``; returns when the rate drops to 0
-        or the leadership ends."""
+    async def _lead(self, epoch: int) -> bool:
+        """Append while leader of ``epoch``; returns True when the rate
+        dropped to 0, False when the leadership ended (or appends were
+        refused)."""
         node = self.node
         # (first offset, last offset, time appended) per chunk of appends.
         pending: deque[list[Any]] = deque()
@@ -220,6 +222,7 @@ class _Load:
                     reported_first = True
                     self.emit("first_commit", epoch=epoch)
 
+        refused = False
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(watch_commits, nursery.cancel_scope)
@@ -241,7 +244,8 @@ class _Load:
                         continue
                     chunk = self._append_chunk(n)
                     if chunk is None:
-                        break  # not the leader any more
+                        refused = True  # not the leader any more
+                        break
                     first_offset, last_offset = chunk
                     pending.append([first_offset, last_offset, now])
                     count = last_offset - first_offset + 1
@@ -249,6 +253,7 @@ class _Load:
                     self.stats.appended += count
                     appended.set()
                     if count < n:
+                        refused = True
                         break
                     if n < _CHUNK:
                         await trio.sleep(_TICK_S)
@@ -259,6 +264,9 @@ class _Load:
             # Appended but not seen committed: the epoch ended (or the rate
             # dropped to 0 and we stopped watching).
             self.stats.unknown += sum(last - start + 1 for start, last, _ in pending)
+        # watch_commits cancels the loop when the epoch ends.
+        return not refused and node.shell is not None and node.shell.core.is_leader \
+            and node.shell.core.epoch == epoch
 
     def _append_chunk(self, n: int) -> tuple[int, int] | None:
         """Append ``n`` records, one append call each; the offsets of the

@@ -124,5 +124,6 @@ def format_overhead(result: dict[str, Any]) -> str:
         f"  metrics off  {result['off_median']:>12,.0f} records/s",
         f"  metrics on   {result['on_median']:>12,.0f} records/s",
         f"  on / off     {'-' if ratio is None else f'{ratio:.3f}':>12}"
-        f"  ({'-' if loss is None else f'{loss:+.1%}'} throughput lost; target < {MAX_LOSS:.0%}: {verdict})",
+        f"  ({'-' if loss is None else f'{max(loss, 0.0):.1%}'} throughput lost; target < {MAX_LOSS:.0%} lost: "
+        f"{verdict})",
     ])
