@@ -13,6 +13,7 @@ changes are logged with their reasons."""
 
 from __future__ import annotations
 
+import signal
 import time
 import urllib.error
 import urllib.request
@@ -29,6 +30,16 @@ from tests.node.reconfig_cluster import write_configs
 from tests.node.test_reconfig_processes import add_controller, format_initial
 
 STATES = ("leader", "candidate", "prospective", "voted", "follower", "unattached", "resigned", "observer")
+
+
+def freeze(node: NodeProcess) -> None:
+    assert node.proc is not None
+    node.proc.send_signal(signal.SIGSTOP)
+
+
+def thaw(node: NodeProcess) -> None:
+    assert node.proc is not None
+    node.proc.send_signal(signal.SIGCONT)
 
 
 def scrape(port: int) -> dict[str, Any] | None:
@@ -116,18 +127,21 @@ def test_gauges_and_readiness_follow_a_leader_kill_and_a_voter_addition(tmp_path
         hwm_before = wait_for("the demo load to commit records", followers_high_watermark)
 
         procs[old_leader].kill()
-        # Each survivor goes unready (its fetch timeout expires: it campaigns),
-        # then ready again under the new leader.
-        unready = set()
-
-        def both_unready() -> bool:
-            for i in followers:
-                code, _ = readyz(metrics_ports[i])
-                if code == 503:
-                    unready.add(i)
-            return unready == set(followers)
-
-        wait_for("the survivors' /readyz to go unready", both_unready, interval_s=0.02)
+        # Each survivor goes unready once its fetch timeout expires with the
+        # leader gone, then ready again under the new leader. An election
+        # between two live survivors takes milliseconds -- too short a window
+        # to see from outside -- so one survivor at a time is frozen
+        # (SIGSTOP): the other cannot win alone and stays unready until seen.
+        first, second = followers
+        freeze(procs[second])
+        try:
+            wait_for(f"node {first}'s /readyz to go unready", lambda: readyz(metrics_ports[first])[0] == 503)
+            freeze(procs[first])
+            thaw(procs[second])
+            wait_for(f"node {second}'s /readyz to go unready", lambda: readyz(metrics_ports[second])[0] == 503)
+        finally:
+            thaw(procs[first])
+            thaw(procs[second])
         wait_for("the survivors' /readyz to be ready again",
                  lambda: all(readyz(metrics_ports[i])[0] == 200 for i in followers))
         after = {i: scrape(metrics_ports[i]) for i in followers}
