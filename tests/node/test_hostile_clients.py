@@ -39,9 +39,10 @@ from kraft.wire.framing import FrameReader
 from kraft.wire.security import client_security_from_properties
 from tests.node.test_secure_cluster import (
     ACCOUNTS,
-    SCRAM_JAAS,
+    SCRAM_FORMAT_ARGS,
     Cluster,
     sasl_client_props,
+    sasl_ssl_properties,
     start_cluster,
     stop_cluster,
 )
@@ -69,22 +70,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     root = tmp_path_factory.mktemp("hostile")
     certs = make_certs(root / "certs")
     extra = {
-        "listener.security.protocol.map": "CONTROLLER:SASL_SSL",
-        "sasl.enabled.mechanisms": "SCRAM-SHA-512",
-        "sasl.mechanism.controller.protocol": "SCRAM-SHA-512",
-        "listener.name.controller.scram-sha-512.sasl.jaas.config": SCRAM_JAAS.format(
-            "controller", ACCOUNTS["controller"]),
-        **certs.server_props(),
-        "super.users": "User:controller;User:admin",
+        **sasl_ssl_properties(certs),
         "max.connections.per.ip": str(PER_IP),
         "max.connections": "1000",
         "connections.max.idle.ms": str(IDLE_MS),
         "kraft.socket.request.receive.timeout.ms": str(RECEIVE_TIMEOUT_MS),
         "socket.request.max.bytes": str(MAX_REQUEST),
     }
-    format_args = [arg for user, password in ACCOUNTS.items()
-                   for arg in ("--add-scram", f"SCRAM-SHA-512=[name={user},password={password}]")]
-    c = start_cluster(root, certs, extra, format_args)
+    c = start_cluster(root, certs, extra, SCRAM_FORMAT_ARGS)
     try:
         yield c
     finally:

@@ -97,10 +97,15 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
 # ---------------------------------------------------------------- SASL_SSL + SCRAM-SHA-512
 
 
-@pytest.fixture(scope="module")
-def sasl_cluster(tmp_path_factory: pytest.TempPathFactory, certs: Certs) -> Iterator[Cluster]:
-    root = tmp_path_factory.mktemp("sasl-ssl")
-    extra = {
+#: ``kraft storage format`` arguments that store every account of ACCOUNTS.
+SCRAM_FORMAT_ARGS = [arg for user, password in ACCOUNTS.items()
+                     for arg in ("--add-scram", f"SCRAM-SHA-512=[name={user},password={password}]")]
+
+
+def sasl_ssl_properties(certs: Certs) -> dict[str, str]:
+    """A SASL_SSL controller listener with SCRAM-SHA-512, voters
+    authenticating as ``controller``, ``controller`` and ``admin`` super users."""
+    return {
         "listener.security.protocol.map": "CONTROLLER:SASL_SSL",
         "sasl.enabled.mechanisms": "SCRAM-SHA-512",
         "sasl.mechanism.controller.protocol": "SCRAM-SHA-512",
@@ -109,9 +114,12 @@ def sasl_cluster(tmp_path_factory: pytest.TempPathFactory, certs: Certs) -> Iter
         **certs.server_props(),
         "super.users": "User:controller;User:admin",
     }
-    format_args = [arg for user, password in ACCOUNTS.items()
-                   for arg in ("--add-scram", f"SCRAM-SHA-512=[name={user},password={password}]")]
-    cluster = start_cluster(root, certs, extra, format_args)
+
+
+@pytest.fixture(scope="module")
+def sasl_cluster(tmp_path_factory: pytest.TempPathFactory, certs: Certs) -> Iterator[Cluster]:
+    root = tmp_path_factory.mktemp("sasl-ssl")
+    cluster = start_cluster(root, certs, sasl_ssl_properties(certs), SCRAM_FORMAT_ARGS)
     try:
         yield cluster
     finally:

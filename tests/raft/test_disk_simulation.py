@@ -26,6 +26,7 @@ from kraft.records.log import MetadataLog
 from kraft.sim import SimulationConfig, SimulationFailure, simulate
 from kraft.sim.disk import DiskModel
 from kraft.sim.disklog import DiskLog
+from tests.raft.sweeps import sweep_totals
 
 SHAPES = [(3, 1), (5, 2), (3, 0), (1, 1), (4, 1), (2, 1)]
 
@@ -165,17 +166,6 @@ def run_disk_seed(seed: int) -> Counter[str] | str:
         return str(failure)
 
 
-def _totals(results: list[Counter[str] | str]) -> Counter[str]:
-    failures = [r for r in results if isinstance(r, str)]
-    assert not failures, f"{len(failures)} of {len(results)} seeds failed; the first:\n{failures[0]}"
-    totals: Counter[str] = Counter()
-    for stats in results:
-        assert not isinstance(stats, str)
-        totals.update(stats)
-    assert totals["converged"] == len(results)
-    return totals
-
-
 #: What the disk runs must exercise: crashes that tear files and recovery
 #: that repairs them, besides the protocol's own paths.
 MUST_HAPPEN = ["crashes", "torn-files", "recovery-repairs", "snapshots-created", "snapshot-installs", "truncations",
@@ -184,7 +174,7 @@ MUST_HAPPEN = ["crashes", "torn-files", "recovery-repairs", "snapshots-created",
 
 def test_fast_subset_of_disk_seeds() -> None:
     seeds = range(24)
-    totals = _totals([run_disk_seed(seed) for seed in seeds])
+    totals = sweep_totals([run_disk_seed(seed) for seed in seeds])
     missing = [k for k in MUST_HAPPEN if totals[k] == 0]
     assert not missing, f"the fast subset never exercised {missing}"
 
@@ -231,7 +221,7 @@ def test_thousand_disk_seed_sweep() -> None:
     seeds = range(1000)
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=2) as pool:
-        totals = _totals(list(pool.map(run_disk_seed, seeds, chunksize=20)))
+        totals = sweep_totals(list(pool.map(run_disk_seed, seeds, chunksize=20)))
     missing = [k for k in MUST_HAPPEN if totals[k] == 0]
     assert not missing, f"the sweep never exercised {missing}"
     print(f"{len(seeds)} disk seeds in {time.perf_counter() - started:.0f}s: {dict(totals)}")

@@ -21,6 +21,7 @@ from kraft.sim import SimulationFailure, simulate
 from kraft.sim.invariants import InvariantViolation, VoterChangesOneAtATime
 from kraft.sim.memlog import MemLog
 from kraft.sim.simulation import SimulationConfig
+from tests.raft.sweeps import sweep_totals
 
 #: (initial voters, observers) shapes the sweeps cycle through: growing from
 #: one voter, shrinking from five, replacing within three.
@@ -53,19 +54,8 @@ def run_seed(seed: int) -> Counter[str] | str:
         return str(failure)
 
 
-def sweep(results: list[Counter[str] | str]) -> Counter[str]:
-    failures = [r for r in results if isinstance(r, str)]
-    assert not failures, f"{len(failures)} of {len(results)} seeds failed; the first:\n{failures[0]}"
-    totals: Counter[str] = Counter()
-    for stats in results:
-        assert not isinstance(stats, str)
-        totals.update(stats)
-    assert totals["converged"] == len(results)
-    return totals
-
-
 def test_fast_subset_of_reconfiguration_seeds() -> None:
-    totals = sweep([run_seed(seed) for seed in range(30)])
+    totals = sweep_totals([run_seed(seed) for seed in range(30)])
     missing = [k for k in MUST_HAPPEN if totals[k] == 0]
     assert not missing, f"the fast subset never exercised {missing}"
 
@@ -75,7 +65,7 @@ def test_reconfiguration_sweep() -> None:
     seeds = range(5000, 5300)
     workers = max(1, min(os.cpu_count() or 1, 8))
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        totals = sweep(list(pool.map(run_seed, seeds, chunksize=10)))
+        totals = sweep_totals(list(pool.map(run_seed, seeds, chunksize=10)))
     also = ["auto-join-RemoveRaftVoterRequest", "endpoint-moves", "admin-RemoveRaftVoterResponse-REQUEST_TIMED_OUT"]
     missing = [k for k in MUST_HAPPEN + also if totals[k] == 0]
     assert not missing, f"the sweep never exercised {missing}"
