@@ -259,11 +259,7 @@ class RaftShell:
             # it (later ones change nothing until the next write). A full
             # inbox needs no token: the shell steps (and so re-reads the
             # deadline) for every item anyway.
-            self._poll_requested = True
-            try:
-                self._inbox_send.send_nowait(_POLL)
-            except trio.WouldBlock:
-                self._poll_requested = False
+            self._poll_requested = self._wake()
         return OffsetAndEpoch(offset, core.epoch)
 
     async def wait_committed(self, position: OffsetAndEpoch) -> None:
@@ -292,12 +288,18 @@ class RaftShell:
         core = self.core
         appended = core.upgrade_kraft_version(self._clock_ms(), level, validate_only=validate_only)
         if appended and not validate_only:
-            # Wake the shell so the control batch is written now.
-            try:
-                self._inbox_send.send_nowait(_POLL)
-            except trio.WouldBlock:
-                pass  # a full inbox makes the shell step, and poll, anyway
+            self._wake()  # so the control batch is written now
         return None if validate_only else core.pending_kraft_version_upgrade
+
+    def _wake(self) -> bool:
+        """Queue a poll token for the shell; False when the inbox is full
+        (no token is needed then: the shell steps, and so polls, for every
+        item anyway)."""
+        try:
+            self._inbox_send.send_nowait(_POLL)
+        except trio.WouldBlock:
+            return False
+        return True
 
     async def shutdown(self, timeout_ms: int = 5000) -> None:
         cmd = Shutdown(timeout_ms)

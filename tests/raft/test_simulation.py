@@ -31,6 +31,7 @@ from kraft.sim.invariants import (
 )
 from kraft.sim.memlog import MemLog
 from kraft.voters import ReplicaKey, VoterSet
+from tests.raft.sweeps import sweep_totals
 
 #: (voters, observers) shapes the sweeps cycle through.
 SHAPES = [(3, 1), (5, 2), (3, 0), (1, 1), (4, 1), (2, 1)]
@@ -66,20 +67,9 @@ def run_seed(seed: int) -> Counter[str] | str:
         return str(failure)
 
 
-def sweep(seeds: range, results: list[Counter[str] | str]) -> Counter[str]:
-    failures = [r for r in results if isinstance(r, str)]
-    assert not failures, f"{len(failures)} of {len(seeds)} seeds failed; the first:\n{failures[0]}"
-    totals: Counter[str] = Counter()
-    for stats in results:
-        assert not isinstance(stats, str)
-        totals.update(stats)
-    assert totals["converged"] == len(seeds)
-    return totals
-
-
 def test_fast_subset_of_seeds() -> None:
     seeds = range(50)
-    totals = sweep(seeds, [run_seed(seed) for seed in seeds])
+    totals = sweep_totals([run_seed(seed) for seed in seeds])
     missing = [k for k in MUST_HAPPEN if totals[k] == 0]
     assert not missing, f"the fast subset never exercised {missing}"
 
@@ -89,7 +79,7 @@ def test_thousand_seed_sweep() -> None:
     seeds = range(1000, 2000)
     workers = max(1, min(os.cpu_count() or 1, 8))
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        totals = sweep(seeds, list(pool.map(run_seed, seeds, chunksize=25)))
+        totals = sweep_totals(list(pool.map(run_seed, seeds, chunksize=25)))
     also = ["snapshot-not-found-responses", "graceful-shutdowns", "resign-requests"]
     missing = [k for k in MUST_HAPPEN + also if totals[k] == 0]
     assert not missing, f"the sweep never exercised {missing}"
