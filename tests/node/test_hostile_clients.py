@@ -6,7 +6,8 @@ not the voters' own connections on 127.0.0.1):
 garbage before the TLS handshake, a plaintext client on the TLS port,
 SaslAuthenticate before SaslHandshake, a wrong password, a SCRAM nonce
 mismatch, a 2 GiB length prefix, ten thousand idle connections, one byte
-per second, and random byte streams (before and after TLS).
+per second, an authenticated-then-silent client, and random byte streams
+(before and after TLS).
 
 Afterwards the quorum still commits, every refused connection was refused
 with a log line, no more than ``max.connections.per.ip`` connections from
@@ -210,6 +211,17 @@ class Attacker:
         assert trio.current_time() - started < len(frame) - 1
         await trio.aclose_forcefully(stream)
 
+    async def idle_after_api_versions(self) -> None:
+        """A client that completes TLS and one request, then says nothing:
+        closed at connections.max.idle.ms. (The idle flood's bare TCP
+        connections never get that far on a TLS listener: the handshake
+        timeout closes them first.)"""
+        stream = await self.tls()
+        await self.request(stream, ApiVersionsRequest(client_software_name="idle", client_software_version="1"), 3)
+        await self.response(stream, ApiKey.API_VERSIONS, 3)
+        assert await self.closed_by_server(stream)
+        await trio.aclose_forcefully(stream)
+
     async def random_after_tls(self) -> None:
         stream = await self.tls()
         try:
@@ -295,7 +307,7 @@ async def test_hostile_clients_for_a_minute_leave_the_quorum_committing(cluster:
     attacker = Attacker(cluster, target)
     attacks = [attacker.garbage_before_tls, attacker.plaintext_on_tls_port, attacker.authenticate_before_handshake,
                attacker.wrong_password, attacker.nonce_mismatch, attacker.huge_length_prefix,
-               attacker.random_after_tls]
+               attacker.random_after_tls, attacker.idle_after_api_versions]
     peak_kb = {n: 0 for n in cluster.nodes}
     failures: list[str] = []
 
@@ -341,7 +353,8 @@ async def test_hostile_clients_for_a_minute_leave_the_quorum_committing(cluster:
     assert 0 < attacker.open_peak <= PER_IP
     assert after > before, "the quorum stopped committing"
     for name in ("garbage_before_tls", "plaintext_on_tls_port", "authenticate_before_handshake", "wrong_password",
-                 "nonce_mismatch", "huge_length_prefix", "one_byte_per_second", "idle_flood", "random_after_tls"):
+                 "nonce_mismatch", "huge_length_prefix", "one_byte_per_second", "idle_flood", "random_after_tls",
+                 "idle_after_api_versions"):
         assert attacker.counts.get(name, 0) > 0, f"{name} never completed"
     target_log = logs[1]
     assert f"Rejected connection from {FLOODER}, address already has the configured maximum of {PER_IP}" \
