@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kraft.quorum_config import QuorumConfig
+from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.state_files import parse_java_properties
 from kraft.wire.limits import INT32_MAX, ConnectionLimits
 from kraft.wire.security import (

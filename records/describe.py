@@ -1,7 +1,7 @@
 """How one record of a metadata-log file is described: its type, version,
 decoded message and Kafka's JSON form.
 
-``kraft dump-log --json`` and the Spark data source (``kraft.tools.spark_rows``)
+``kraft dump-log --json`` and the Spark data source (``kraft.tools.spark.rows``)
 both describe records through this module, so a Spark row and a dump-log line
 agree record for record: same batches found in a file, same type names, same
 payload JSON, same errors.

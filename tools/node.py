@@ -12,7 +12,7 @@ import click
 import trio
 
 from kraft.config import ConfigError, NodeConfig
-from kraft.errors import NotLeaderError
+from kraft.raft.errors import NotLeaderError
 from kraft.node.node import KraftNode, NodeStartError
 from kraft.node.snapshots import run_record_history_snapshots
 
@@ -28,6 +28,11 @@ def setup_logging(level: str, fmt: str = "text") -> None:
 @click.group("node")
 def node_group() -> None:
     """Run a KRaft node."""
+
+
+from kraft.tools.node_status import status_command  # noqa: E402  (status is light: no trio)
+
+node_group.add_command(status_command)
 
 
 def _overrides(items: tuple[str, ...]) -> dict[str, str]:
@@ -100,7 +105,7 @@ async def _run_node(config: NodeConfig, demo_append_rate: float, bench_record_si
         if demo_append_rate > 0:
             nursery.start_soon(_demo_writer, node, demo_append_rate, demo_ack_log)
         if bench_record_size is not None:
-            from kraft.tools.bench_load import run_bench_load
+            from kraft.tools.bench.load import run_bench_load
 
             nursery.start_soon(run_bench_load, node, bench_record_size)
         await node.shell.stopped.wait()  # type: ignore[union-attr]

@@ -103,7 +103,7 @@ class MetadataShell(cmd.Cmd):
 
 
 def _offline_root(directory: Path | None, snapshot: Path | None) -> Dir:
-    from kraft.tools.metadata_source import MetadataSourceError, image_from_checkpoint, image_from_directory
+    from kraft.image.source import MetadataSourceError, image_from_checkpoint, image_from_directory
 
     builder = ImageBuilder()
     try:

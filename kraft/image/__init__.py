@@ -1,11 +1,13 @@
 """The metadata image: committed ``__cluster_metadata`` records folded into
-the state a Kafka broker holds (pure Python, no I/O).
+the state a Kafka broker holds. Imports ``kraft.records`` and ``kraft.messages``;
+pure Python with no I/O except :mod:`kraft.image.source`, which reads files.
 
 * :mod:`kraft.image.model` -- :class:`MetadataImage` and its parts;
 * :mod:`kraft.image.builder` -- :class:`ImageBuilder`, the replay rules;
 * :mod:`kraft.image.changes` -- log items (batches, snapshots) and the change stream;
 * :mod:`kraft.image.tree` -- the image as ``kafka-metadata-shell.sh``'s file tree;
-* :mod:`kraft.image.session` -- that shell's commands over the tree.
+* :mod:`kraft.image.session` -- that shell's commands over the tree;
+* :mod:`kraft.image.source` -- images read (read-only) from a log directory or a snapshot file.
 """
 
 from kraft.image.builder import ImageBuilder, ReplayError

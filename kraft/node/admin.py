@@ -61,8 +61,8 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from kraft.events import METADATA_PARTITION, TopicPartition
-from kraft.leader_progress import QuorumDescription, ReplicaDescription
+from kraft.raft.events import METADATA_PARTITION, TopicPartition
+from kraft.raft.leader_progress import QuorumDescription, ReplicaDescription
 from kraft.messages.generated import (
     describe_cluster_request as dc_req,
     describe_cluster_response as dc_resp,
@@ -72,8 +72,8 @@ from kraft.messages.generated import (
     metadata_response as md_resp,
 )
 from kraft.messages.generated.api_versions_request import ApiVersionsRequest
-from kraft.roles import LeaderAndEpoch
-from kraft.voters import Endpoint, Endpoints, VoterSet
+from kraft.raft.roles import LeaderAndEpoch
+from kraft.raft.voters import Endpoint, Endpoints, VoterSet
 from kraft.wire.api_versions import VersionRange, api_versions_response, response_version
 from kraft.wire.apis import ApiKey
 from kraft.wire.codec import DecodedRequest

@@ -1,7 +1,7 @@
 """Kafka record batches for the control records the raft core writes.
 
 The core describes a control batch with the dataclasses of
-:mod:`kraft.logops` (LeaderChange, KRaftVersion, Voters); the shell writes
+:mod:`kraft.raft.logops` (LeaderChange, KRaftVersion, Voters); the shell writes
 it to the metadata log as Kafka does: one control batch whose records carry
 the generated ``LeaderChangeMessage``, ``KRaftVersionRecord`` and
 ``VotersRecord`` messages at data version 0 (``ControlRecordUtils``'s
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kraft.logops import Batch, ControlRecord, KRaftVersionControl, LeaderChangeMessage, VotersControl
+from kraft.raft.logops import Batch, ControlRecord, KRaftVersionControl, LeaderChangeMessage, VotersControl
 from kraft.records.control import build_control_batch
 from kraft.records.kraft_control import kraft_version_record_of, voters_record_of
 

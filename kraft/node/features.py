@@ -19,7 +19,7 @@ INVALID_UPDATE_VERSION, "Invalid update version L for feature F. <reason>"):
    downgrade."; a higher level with a downgrade type: "Can't downgrade to a
    newer version.";
 5. kraft.version with type upgrade: the raft leader's upgrade
-   (:func:`kraft.kraft_version.check_upgrade`); its
+   (:func:`kraft.raft.kraft_version.check_upgrade`); its
    ``InvalidUpdateVersionException`` is INVALID_UPDATE_VERSION with the
    raft layer's own message. With a downgrade type, any other level: "Can't
    downgrade the version of this feature.";
@@ -56,8 +56,8 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from kraft import kraft_version
-from kraft.errors import LocalRaftError, NotLeaderError
+from kraft.raft import kraft_version
+from kraft.raft.errors import LocalRaftError, NotLeaderError
 from kraft.messages.generated import update_features_request as uf_req
 from kraft.messages.generated import update_features_response as uf_resp
 from kraft.wire.api_versions import VersionRange

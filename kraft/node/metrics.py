@@ -51,11 +51,11 @@ from typing import TYPE_CHECKING, Any
 from prometheus_client.core import CollectorRegistry, CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
-from kraft.errors import Errors
-from kraft.roles import Candidate, Follower, Leader, Prospective, Resigned, Unattached
+from kraft.raft.errors import Errors
+from kraft.raft.roles import Candidate, Follower, Leader, Prospective, Resigned, Unattached
 
 if TYPE_CHECKING:
-    from kraft.core import RoleChange
+    from kraft.raft.core import RoleChange
     from kraft.node.shell import RaftShell
 
 __all__ = [

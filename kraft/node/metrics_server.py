@@ -35,7 +35,7 @@ import trio
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from kraft.node.metrics import RaftMetrics, current_state
-from kraft.roles import Follower, Leader
+from kraft.raft.roles import Follower, Leader
 
 if TYPE_CHECKING:
     from kraft.node.node import KraftNode

@@ -28,10 +28,10 @@ from typing import Any
 
 import trio
 
-from kraft import events as ev
+from kraft.raft import events as ev
 from kraft.config import NodeConfig
-from kraft.core import RaftCore
-from kraft.errors import Errors, NotLeaderError
+from kraft.raft.core import RaftCore
+from kraft.raft.errors import Errors, NotLeaderError
 from kraft.node import admin, rpc
 from kraft.node import snapshots
 from kraft.node import authorizer, credentials
@@ -43,8 +43,8 @@ from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.log_config import LogConfig
 from kraft.records.state_files import MetaProperties, QuorumStateFile
 from kraft.records.view import OffsetAndEpoch
-from kraft.roles import LeaderAndEpoch
-from kraft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
+from kraft.raft.roles import LeaderAndEpoch
+from kraft.raft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import ClientPool, ConnectionFailed, NoCommonVersion, PeerClient, RequestTimedOut
 from kraft.wire.server import CloseConnection, ConnectionInfo, Response, serve_listener
@@ -280,14 +280,14 @@ class KraftNode:
 
     async def append(self, records: Sequence[bytes]) -> int:
         """Append records as leader; the offset of the last one, once committed.
-        Raises :class:`kraft.errors.NotLeaderError` on a non-leader."""
+        Raises :class:`kraft.raft.errors.NotLeaderError` on a non-leader."""
         assert self.shell is not None
         return await self.shell.append(records)
 
     def append_nowait(self, records: Sequence[bytes], *, epoch: int | None = None) -> OffsetAndEpoch:
         """Pipelined append as leader: queue ``records`` and return at once
         with (offset of the last record, leader epoch); many may be
-        outstanding. Raises :class:`kraft.errors.NotLeaderError` on a
+        outstanding. Raises :class:`kraft.raft.errors.NotLeaderError` on a
         non-leader."""
         if self.shell is None:
             raise NotLeaderError("append failed: the node is not running")
@@ -295,7 +295,7 @@ class KraftNode:
 
     async def wait_committed(self, position: OffsetAndEpoch) -> None:
         """Wait until an :meth:`append_nowait` result is committed; raises
-        :class:`kraft.errors.NotLeaderError` if its leader epoch ends first
+        :class:`kraft.raft.errors.NotLeaderError` if its leader epoch ends first
         (the record may or may not survive)."""
         assert self.shell is not None
         await self.shell.wait_committed(position)
@@ -332,7 +332,7 @@ class KraftNode:
         committed offset (its epoch comes from the log) or a snapshot id. The
         log start then moves by retention (``metadata.max.retention.bytes`` /
         ``.ms``); followers behind it catch up with FetchSnapshot. Raises
-        :class:`kraft.errors.InvalidSnapshotIdError` for an id that is not
+        :class:`kraft.raft.errors.InvalidSnapshotIdError` for an id that is not
         committed, not on a batch boundary, or not newer than the latest
         snapshot. See :mod:`kraft.node.snapshots`."""
         return await snapshots.create_snapshot(self, at, records)

@@ -460,7 +460,7 @@ class Observer:
         self.properties = dict(properties or {})
         #: TLS / SASL for every connection the observer makes (None: PLAINTEXT).
         self.client_security = client_security
-        #: :class:`~kraft.quorum_config.QuorumConfig` fields to replace: knobs
+        #: :class:`~kraft.raft.quorum_config.QuorumConfig` fields to replace: knobs
         #: Kafka has no property for (``fetch_snapshot_max_bytes``).
         self.quorum = dict(quorum or {})
         self.discovery_timeout_ms = discovery_timeout_ms

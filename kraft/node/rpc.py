@@ -1,5 +1,5 @@
 """Translation between Kafka's KRaft RPCs (the generated wire messages) and
-the raft core's flat events (``kraft.events``).
+the raft core's flat events (``kraft.raft.events``).
 
 Kafka's raft RPCs carry one topic with one partition (``__cluster_metadata``,
 partition 0; Fetch addresses it by topic id since v13). Requests for any
@@ -16,8 +16,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from kraft import events as ev
-from kraft.errors import Errors
+from kraft.raft import events as ev
+from kraft.raft.errors import Errors
 from kraft.messages.generated import (
     add_raft_voter_request as add_req,
     add_raft_voter_response as add_resp,
@@ -39,7 +39,7 @@ from kraft.messages.generated import (
 )
 from kraft.records.view import OffsetAndEpoch
 from kraft.wire.client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION
-from kraft.voters import Endpoint, Endpoints, ReplicaKey
+from kraft.raft.voters import Endpoint, Endpoints, ReplicaKey
 
 __all__ = [
     "METADATA_TOPIC",

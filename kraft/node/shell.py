@@ -1,6 +1,6 @@
 """The trio shell around the sans-IO raft core.
 
-One task (:meth:`RaftShell.run`) owns the :class:`~kraft.core.RaftCore` and
+One task (:meth:`RaftShell.run`) owns the :class:`~kraft.raft.core.RaftCore` and
 the :class:`~kraft.records.log.MetadataLog`; everything else talks to it
 through a memory channel. It sleeps until the core's next deadline or the
 next message, steps the core, and executes the returned ``Ready`` in the
@@ -42,10 +42,10 @@ from typing import Any
 
 import trio
 
-from kraft import events as ev
-from kraft.core import RaftCore, Ready
-from kraft.errors import LocalRaftError, NotLeaderError
-from kraft.logops import (
+from kraft.raft import events as ev
+from kraft.raft.core import RaftCore, Ready
+from kraft.raft.errors import LocalRaftError, NotLeaderError
+from kraft.raft.logops import (
     AppendAsFollower,
     AppendAsLeader,
     Batch,
@@ -61,7 +61,7 @@ from kraft.node.telemetry import Telemetry
 from kraft.records.errors import CorruptRecordError, CorruptSnapshotError, LogOffsetError
 from kraft.records.log import MetadataLog
 from kraft.records.view import OffsetAndEpoch
-from kraft.roles import ElectionState, LeaderAndEpoch
+from kraft.raft.roles import ElectionState, LeaderAndEpoch
 from kraft.records.state_files import QuorumStateFile, QuorumStateFileData
 
 log = logging.getLogger("kraft.node")
@@ -134,7 +134,7 @@ class ElectionStateStore:
         self.cluster_id = cluster_id
 
     def read(self) -> ElectionState | None:
-        from kraft.voters import ReplicaKey
+        from kraft.raft.voters import ReplicaKey
 
         data = self.file.read()
         if data is None or data.leader_epoch < 0:

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from kraft.errors import InvalidSnapshotIdError, LocalRaftError
+from kraft.raft.errors import InvalidSnapshotIdError, LocalRaftError
 from kraft.records.batch import iter_batches
 from kraft.records.errors import LogOffsetError
 from kraft.records.log import MetadataLog
@@ -129,7 +129,7 @@ def _resolve_snapshot_id(mlog: MetadataLog, at: OffsetAndEpoch | int) -> OffsetA
 async def create_snapshot(node: KraftNode, at: OffsetAndEpoch | int, records: Iterable[bytes]) -> OffsetAndEpoch:
     """Write a snapshot of ``records`` ending at ``at`` (an id, or a committed
     offset whose epoch is taken from the log), then apply retention. Returns
-    the snapshot id. Raises :class:`~kraft.errors.InvalidSnapshotIdError` for
+    the snapshot id. Raises :class:`~kraft.raft.errors.InvalidSnapshotIdError` for
     an id that is not committed, not in the log, not on a batch boundary, or
     not newer than the latest snapshot; ``OSError`` if the file cannot be
     written (nothing is left behind then)."""

@@ -16,11 +16,11 @@ import struct
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from kraft import events as ev
-from kraft.logops import AppendAsFollower, AppendAsLeader
+from kraft.raft import events as ev
+from kraft.raft.logops import AppendAsFollower, AppendAsLeader
 
 if TYPE_CHECKING:
-    from kraft.core import RaftCore, Ready
+    from kraft.raft.core import RaftCore, Ready
     from kraft.node.metrics import RaftMetrics
 
 log = logging.getLogger("kraft.node")

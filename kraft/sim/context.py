@@ -25,9 +25,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from typing import Any, TypeVar
 
-from kraft.core import RaftCore, Ready
-from kraft.errors import Errors
-from kraft.events import (
+from kraft.raft.core import RaftCore, Ready
+from kraft.raft.errors import Errors
+from kraft.raft.events import (
     METADATA_PARTITION,
     AddRaftVoterRequest,
     ApiVersionsResponse,
@@ -52,12 +52,12 @@ from kraft.events import (
     VoteRequest,
     VoteResponse,
 )
-from kraft.logops import Batch, KRaftVersionControl, VotersControl
-from kraft.quorum_config import QuorumConfig
+from kraft.raft.logops import Batch, KRaftVersionControl, VotersControl
+from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import OffsetAndEpoch
-from kraft.roles import ElectionState, Leader, Role
+from kraft.raft.roles import ElectionState, Leader, Role
 from kraft.sim.memlog import MemBatch, MemLog, encode_batches
-from kraft.voters import Endpoint, Endpoints, ReplicaKey, VoterNode, VoterSet
+from kraft.raft.voters import Endpoint, Endpoints, ReplicaKey, VoterNode, VoterSet
 
 M = TypeVar("M")
 

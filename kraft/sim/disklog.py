@@ -34,8 +34,8 @@ import struct
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from kraft.errors import InvalidSnapshotIdError
-from kraft.logops import Flush, InstallSnapshot, LogOp, SnapshotChunk, TruncateTo
+from kraft.raft.errors import InvalidSnapshotIdError
+from kraft.raft.logops import Flush, InstallSnapshot, LogOp, SnapshotChunk, TruncateTo
 from kraft.node.shell import ElectionStateStore, apply_log_op
 from kraft.node.snapshots import _batch_ending_at
 from kraft.records.batch import RecordBatch, iter_batches
@@ -45,7 +45,7 @@ from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.log_config import LogConfig
 from kraft.records.state_files import QuorumStateFile
 from kraft.records.view import KRaftControlState, OffsetAndEpoch, SnapshotSlice, VoterEntry
-from kraft.roles import ElectionState
+from kraft.raft.roles import ElectionState
 from kraft.sim.disk import DiskModel
 from kraft.sim.invariants import InvariantViolation
 

@@ -36,9 +36,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from kraft.roles import ElectionState, Follower, Leader, Role
+from kraft.raft.roles import ElectionState, Follower, Leader, Role
 from kraft.sim.simlog import SimLog
-from kraft.voters import ReplicaKey, VoterSet
+from kraft.raft.voters import ReplicaKey, VoterSet
 
 
 def _replica(node: object) -> tuple[int, int]:

@@ -34,7 +34,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kraft.logops import (
+from kraft.raft.logops import (
     AppendAsFollower,
     AppendAsLeader,
     Batch,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Protocol
 
-from kraft.logops import LogOp
+from kraft.raft.logops import LogOp
 from kraft.records.kraft_control import KRaftControlHistory
 from kraft.records.view import LogView
 

@@ -69,9 +69,9 @@ from typing import Any
 import trio
 import trio.testing
 
-from kraft.core import RaftCore, Ready
-from kraft.errors import Errors, LocalRaftError
-from kraft.events import (
+from kraft.raft.core import RaftCore, Ready
+from kraft.raft.errors import Errors, LocalRaftError
+from kraft.raft.events import (
     AddRaftVoterRequest,
     ApiVersionsRequest,
     ApiVersionsResponse,
@@ -90,17 +90,17 @@ from kraft.events import (
     VoteRequest,
     VoteResponse,
 )
-from kraft.logops import InstallSnapshot, SnapshotChunk, TruncateTo
-from kraft.quorum_config import QuorumConfig
+from kraft.raft.logops import InstallSnapshot, SnapshotChunk, TruncateTo
+from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.errors import RecordsError
 from kraft.records.view import OffsetAndEpoch
-from kraft.roles import ElectionState, Leader, Role
+from kraft.raft.roles import ElectionState, Leader, Role
 from kraft.sim.disk import DiskModel
 from kraft.sim.disklog import DiskLog, DiskLogError
 from kraft.sim.invariants import Invariants, InvariantViolation
 from kraft.sim.memlog import MemLog, MemLogError
 from kraft.sim.simlog import SimLog
-from kraft.voters import Endpoint, Endpoints, ReplicaKey, VoterNode, VoterSet
+from kraft.raft.voters import Endpoint, Endpoints, ReplicaKey, VoterNode, VoterSet
 
 CLUSTER_ID = "sim-cluster-AAAAAAAAAA"
 #: The source id of admin requests (AddRaftVoter, RemoveRaftVoter); node ids

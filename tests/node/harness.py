@@ -45,7 +45,7 @@ async def leader_of(nodes: Iterable[KraftNode]) -> KraftNode:
 async def append_until_ok(nodes: Iterable[KraftNode], records: list[bytes]) -> int:
     """Append through whoever leads, retrying across leader changes: the
     committed offset of the last record."""
-    from kraft.errors import NotLeaderError
+    from kraft.raft.errors import NotLeaderError
 
     nodes = list(nodes)
     while True:

@@ -26,7 +26,7 @@ import click
 import trio
 
 from kraft.config import NodeConfig
-from kraft.errors import LocalRaftError
+from kraft.raft.errors import LocalRaftError
 from kraft.image.builder import ImageBuilder
 from kraft.image.changes import apply_item
 from kraft.image.model import MetadataImage

@@ -19,14 +19,14 @@ from typing import Any
 import pytest
 import trio
 
-from kraft.leader_progress import OBSERVER_SESSION_TIMEOUT_MS, LeaderProgress
+from kraft.raft.leader_progress import OBSERVER_SESSION_TIMEOUT_MS, LeaderProgress
 from kraft.messages.generated import describe_cluster_request as dc_req
 from kraft.messages.generated import describe_quorum_request as dq_req
 from kraft.messages.generated import metadata_request as md_req
 from kraft.messages.generated.api_versions_request import ApiVersionsRequest
 from kraft.node.admin import CLUSTER_AUTHORIZED_OPERATIONS
 from kraft.node.node import SUPPORTED_APIS, KraftNode
-from kraft.voters import ReplicaKey, VoterSet
+from kraft.raft.voters import ReplicaKey, VoterSet
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import PeerClient
 from kraft.wire.codec import decode_response

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from kraft.errors import NotLeaderError
+from kraft.raft.errors import NotLeaderError
 from kraft.node.node import KraftNode
 from kraft.records.view import OffsetAndEpoch
 from tests.node.cluster import load, make_configs

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 import trio
 
-from kraft import events as ev
-from kraft.errors import Errors, NotLeaderError
+from kraft.raft import events as ev
+from kraft.raft.errors import Errors, NotLeaderError
 from kraft.node import rpc
 from kraft.node.node import KraftNode
 from kraft.node.shell import StorageError
@@ -32,7 +32,7 @@ from kraft.records.batch import build_data_batch
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.snapshot import list_snapshot_paths
 from kraft.records.view import OffsetAndEpoch
-from kraft.voters import ReplicaKey
+from kraft.raft.voters import ReplicaKey
 from kraft.wire.apis import ApiKey
 from tests.node.cluster import CLUSTER_ID, make_configs
 from tests.node.harness import append_until_ok, history, leader_of, node_config, peer, start

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from kraft.errors import NotLeaderError
+from kraft.raft.errors import NotLeaderError
 from kraft.node.node import KraftNode, NodeStartError
 from tests.node.cluster import load, make_configs
 

@@ -29,7 +29,7 @@ from kraft.node.observer import (
 from kraft.node.snapshots import SnapshotPolicy, run_record_history_snapshots
 from kraft.records.log import metadata_partition_dir
 from kraft.records.state_files import MetaProperties
-from kraft.tools.metadata_source import image_from_directory
+from kraft.image.source import image_from_directory
 from kraft.wire.apis import ApiKey
 from tests.image.records import partition, rec, topic
 from tests.node.cluster import CLUSTER_ID, free_ports
@@ -318,7 +318,7 @@ async def test_the_observer_follows_a_dynamic_quorum_through_reconfiguration(tmp
     first one removed and stopped: the observer, bootstrapped from that first
     controller alone, follows throughout (it reads the voter set from the log,
     as a Kafka 3.9+ broker with controller.quorum.bootstrap.servers does)."""
-    from kraft.errors import Errors
+    from kraft.raft.errors import Errors
     from tests.node.reconfig_cluster import add_voter, directory_id, format_node, remove_voter, write_configs
 
     paths, ports = write_configs(tmp_path, [1, 2, 3], bootstrap=[1])

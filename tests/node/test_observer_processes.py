@@ -20,7 +20,7 @@ import trio
 
 from kraft.node.observer import discover, open_observer
 from kraft.records.log import metadata_partition_dir
-from kraft.tools.metadata_source import image_from_directory
+from kraft.image.source import image_from_directory
 from tests.node.cluster import load, make_configs
 from tests.node.reconfig_cluster import add_voter, directory_id, format_node, remove_voter, write_configs
 
@@ -184,7 +184,7 @@ def _assert_each_offset_once(changes: list[dict]) -> None:
 
 
 async def _add(voters: Voters, node_id: int) -> None:
-    from kraft.errors import Errors
+    from kraft.raft.errors import Errors
 
     while True:
         leader_id, _ = await _leader_and_hwm(voters)
@@ -200,7 +200,7 @@ async def test_observer_follows_a_process_quorum_through_reconfiguration(tmp_pat
     """A dynamic quorum of processes: grown from one controller to three while
     observed, its leader killed, then a voter removed; the observer's image
     equals the leader's files at the same offset."""
-    from kraft.errors import Errors
+    from kraft.raft.errors import Errors
 
     voters = Voters(tmp_path, dynamic=True)
     for node_id in voters.paths:

@@ -89,7 +89,7 @@ def test_the_metadata_log_keeps_the_voter_history_through_truncation_snapshots_a
     offset, and reopening the log reads it all back."""
     import uuid
 
-    from kraft.logops import Batch, KRaftVersionControl, LeaderChangeMessage, VotersControl
+    from kraft.raft.logops import Batch, KRaftVersionControl, LeaderChangeMessage, VotersControl
     from kraft.node.control_records import encode_control_batch
     from kraft.records.batch import build_data_batch
     from kraft.records.view import OffsetAndEpoch, VoterEntry

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import trio
 
-from kraft.errors import Errors
+from kraft.raft.errors import Errors
 from kraft.node.node import KraftNode
 from tests.node.cluster import load
 from tests.node.harness import append_until_ok, history, leader_of

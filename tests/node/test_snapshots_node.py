@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 import trio
 
-from kraft.errors import Errors, InvalidSnapshotIdError
+from kraft.raft.errors import Errors, InvalidSnapshotIdError
 from kraft.messages.generated import fetch_snapshot_request as fs_req
 from kraft.node import rpc
 from kraft.node.node import CommittedBatch, KraftNode, SnapshotLoaded
 from kraft.node.snapshots import SnapshotPolicy, run_log_cleaner, run_record_history_snapshots
-from kraft import events as ev
+from kraft.raft import events as ev
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.snapshot import SnapshotReader, list_snapshot_paths, snapshot_file_name
 from kraft.records.view import OffsetAndEpoch
-from kraft.voters import ReplicaKey
+from kraft.raft.voters import ReplicaKey
 from kraft.wire.apis import ApiKey
 from tests.node.cluster import CLUSTER_ID, make_configs
 from tests.node.harness import append_until_ok, history, leader_of, node_config, peer, start

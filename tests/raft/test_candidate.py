@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from kraft.events import BeginQuorumEpochRequest, VoteRequest, VoteResponse
-from kraft.logops import AppendAsLeader, Flush, LeaderChangeMessage
-from kraft.roles import Candidate, ElectionState, Follower, Leader, Prospective, Unattached
+from kraft.raft.events import BeginQuorumEpochRequest, VoteRequest, VoteResponse
+from kraft.raft.logops import AppendAsLeader, Flush, LeaderChangeMessage
+from kraft.raft.roles import Candidate, ElectionState, Follower, Leader, Prospective, Unattached
 from kraft.sim.context import RaftTestContext
-from kraft.voters import ReplicaKey
+from kraft.raft.voters import ReplicaKey
 
 
 def candidate(voters: list[int] = [1, 2, 3]) -> RaftTestContext:  # noqa: B006

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from kraft.logops import AppendAsLeader, Batch, Flush, TruncateTo
+from kraft.raft.logops import AppendAsLeader, Batch, Flush, TruncateTo
 from kraft.records.log import MetadataLog
 from kraft.sim import SimulationConfig, SimulationFailure, simulate
 from kraft.sim.disk import DiskModel

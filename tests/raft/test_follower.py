@@ -3,12 +3,12 @@ snapshot catch-up, pre-votes and EndQuorumEpoch."""
 
 from __future__ import annotations
 
-from kraft.errors import Errors
-from kraft.events import FetchRequest, FetchSnapshotRequest, VoteRequest, VoteResponse
-from kraft.logops import AppendAsFollower, Flush, InstallSnapshot, SnapshotChunk, TruncateTo
-from kraft.quorum_config import QuorumConfig
+from kraft.raft.errors import Errors
+from kraft.raft.events import FetchRequest, FetchSnapshotRequest, VoteRequest, VoteResponse
+from kraft.raft.logops import AppendAsFollower, Flush, InstallSnapshot, SnapshotChunk, TruncateTo
+from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import OffsetAndEpoch
-from kraft.roles import ElectionState, Follower, Prospective
+from kraft.raft.roles import ElectionState, Follower, Prospective
 from kraft.sim.context import RaftTestContext
 from kraft.sim.memlog import MemBatch, MemLog, encode_batches
 

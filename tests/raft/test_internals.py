@@ -7,14 +7,14 @@ import random
 
 import pytest
 
-from kraft.accumulator import BatchAccumulator
-from kraft.core import strict_exponential_election_backoff_ms
-from kraft.logops import AppendAsLeader, Batch, LeaderChangeMessage
-from kraft.quorum_config import QuorumConfig
+from kraft.raft.accumulator import BatchAccumulator
+from kraft.raft.core import strict_exponential_election_backoff_ms
+from kraft.raft.logops import AppendAsLeader, Batch, LeaderChangeMessage
+from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import OffsetAndEpoch
-from kraft.replication import FetchValidity, truncation_offset, validate_offset_and_epoch
-from kraft.request_manager import RequestManager
-from kraft.roles import EpochElection
+from kraft.raft.replication import FetchValidity, truncation_offset, validate_offset_and_epoch
+from kraft.raft.request_manager import RequestManager
+from kraft.raft.roles import EpochElection
 from kraft.sim.memlog import MemLog
 
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from kraft.errors import Errors, LocalRaftError, NotLeaderError
-from kraft.events import AddRaftVoterResponse, ApiVersionsRequest, UpdateRaftVoterResponse
-from kraft.kraft_version import InvalidUpdateVersionError, check_upgrade, level_name, voters_not_supporting
-from kraft.logops import AppendAsLeader, KRaftVersionControl, LeaderChangeMessage, VotersControl
+from kraft.raft.errors import Errors, LocalRaftError, NotLeaderError
+from kraft.raft.events import AddRaftVoterResponse, ApiVersionsRequest, UpdateRaftVoterResponse
+from kraft.raft.kraft_version import InvalidUpdateVersionError, check_upgrade, level_name, voters_not_supporting
+from kraft.raft.logops import AppendAsLeader, KRaftVersionControl, LeaderChangeMessage, VotersControl
 from kraft.sim.context import RaftTestContext
-from kraft.voters import ReplicaKey, VoterNode, VoterSet
+from kraft.raft.voters import ReplicaKey, VoterNode, VoterSet
 
 # --- the checks (pure) --------------------------------------------------------------------------
 

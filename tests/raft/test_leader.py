@@ -5,20 +5,20 @@ from __future__ import annotations
 
 import pytest
 
-from kraft.errors import Errors, NotLeaderError
-from kraft.events import (
+from kraft.raft.errors import Errors, NotLeaderError
+from kraft.raft.events import (
     BeginQuorumEpochRequest,
     EndQuorumEpochRequest,
     FetchResponse,
     OutboundResponse,
     VoteResponse,
 )
-from kraft.logops import AppendAsLeader, Flush
+from kraft.raft.logops import AppendAsLeader, Flush
 from kraft.records.view import OffsetAndEpoch
-from kraft.roles import Leader, Resigned
+from kraft.raft.roles import Leader, Resigned
 from kraft.sim.context import RaftTestContext
 from kraft.sim.memlog import decode_batches
-from kraft.voters import ReplicaKey
+from kraft.raft.voters import ReplicaKey
 
 
 def leader(voters: list[int] = [1, 2, 3], log: tuple[tuple[int, int], ...] = ((1, 3),)) -> RaftTestContext:  # noqa: B006

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from kraft.logops import AppendAsLeader, Batch, Flush, InstallSnapshot, SnapshotChunk, TruncateTo
+from kraft.raft.logops import AppendAsLeader, Batch, Flush, InstallSnapshot, SnapshotChunk, TruncateTo
 from kraft.records.view import LogView, OffsetAndEpoch
 from kraft.sim.memlog import MemLog, MemLogError, decode_batches
 

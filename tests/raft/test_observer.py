@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from kraft.errors import Errors
-from kraft.events import FetchRequest, VoteResponse
-from kraft.logops import Flush
-from kraft.roles import Follower, Unattached
+from kraft.raft.errors import Errors
+from kraft.raft.events import FetchRequest, VoteResponse
+from kraft.raft.logops import Flush
+from kraft.raft.roles import Follower, Unattached
 from kraft.sim.context import RaftTestContext
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from kraft.errors import Errors
-from kraft.events import VoteRequest, VoteResponse
-from kraft.roles import Candidate, ElectionState, Follower, Prospective, Unattached
+from kraft.raft.errors import Errors
+from kraft.raft.events import VoteRequest, VoteResponse
+from kraft.raft.roles import Candidate, ElectionState, Follower, Prospective, Unattached
 from kraft.sim.context import RaftTestContext
-from kraft.voters import ReplicaKey
+from kraft.raft.voters import ReplicaKey
 
 
 def follower_of_2(epoch: int = 5) -> RaftTestContext:
@@ -95,7 +95,7 @@ def test_a_prospective_can_grant_a_real_vote() -> None:
 def test_only_unanswered_voters_are_asked_again() -> None:
     """Requests that got no answer are resent after the request timeout; a
     recorded answer is final."""
-    from kraft.quorum_config import QuorumConfig
+    from kraft.raft.quorum_config import QuorumConfig
 
     ctx = (
         RaftTestContext(local_id=1, voters=[1, 2, 3, 4, 5], config=QuorumConfig(request_timeout_ms=300))

@@ -8,12 +8,12 @@ from collections.abc import Callable
 
 import pytest
 
-from kraft.errors import IllegalTransitionError
-from kraft.quorum import QuorumState
-from kraft.quorum_config import QuorumConfig
+from kraft.raft.errors import IllegalTransitionError
+from kraft.raft.quorum import QuorumState
+from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import OffsetAndEpoch
-from kraft.roles import Candidate, ElectionState, Follower, Leader, Prospective, Resigned, Unattached
-from kraft.voters import ReplicaKey, VoterSet
+from kraft.raft.roles import Candidate, ElectionState, Follower, Leader, Prospective, Resigned, Unattached
+from kraft.raft.voters import ReplicaKey, VoterSet
 
 VOTERS = VoterSet.from_ids([1, 2, 3])
 EP2 = VOTERS.endpoints(2)

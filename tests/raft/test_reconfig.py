@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from kraft.errors import Errors, LocalRaftError, NotLeaderError
-from kraft.events import (
+from kraft.raft.errors import Errors, LocalRaftError, NotLeaderError
+from kraft.raft.events import (
     AddRaftVoterRequest,
     AddRaftVoterResponse,
     ApiVersionsRequest,
@@ -20,11 +20,11 @@ from kraft.events import (
     VoteRequest,
     VoteResponse,
 )
-from kraft.logops import AppendAsLeader, KRaftVersionControl, LeaderChangeMessage, VotersControl
+from kraft.raft.logops import AppendAsLeader, KRaftVersionControl, LeaderChangeMessage, VotersControl
 from kraft.records.view import OffsetAndEpoch
-from kraft.roles import Leader, Resigned
+from kraft.raft.roles import Leader, Resigned
 from kraft.sim.context import RaftTestContext
-from kraft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
+from kraft.raft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
 
 
 def leader_of(voters: list[int], **options: object) -> RaftTestContext:

@@ -15,7 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from kraft.logops import AppendAsLeader, Batch, VotersControl
+from kraft.raft.logops import AppendAsLeader, Batch, VotersControl
 from kraft.records.view import VoterEntry
 from kraft.sim import SimulationFailure, simulate
 from kraft.sim.invariants import InvariantViolation, VoterChangesOneAtATime

@@ -9,8 +9,8 @@ import dataclasses
 
 import pytest
 
-from kraft.errors import Errors
-from kraft.events import (
+from kraft.raft.errors import Errors
+from kraft.raft.events import (
     BeginQuorumEpochResponse,
     EndQuorumEpochResponse,
     FetchRequest,
@@ -21,9 +21,9 @@ from kraft.events import (
     VoteResponse,
 )
 from kraft.records.view import OffsetAndEpoch
-from kraft.roles import Follower, Leader, Unattached
+from kraft.raft.roles import Follower, Leader, Unattached
 from kraft.sim.context import RaftTestContext
-from kraft.voters import ReplicaKey
+from kraft.raft.voters import ReplicaKey
 
 OTHER_PARTITION = TopicPartition("__cluster_metadata", 1)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kraft.events import EndQuorumEpochRequest, FetchRequest, VoteResponse
-from kraft.roles import ElectionState, Resigned, Unattached
+from kraft.raft.events import EndQuorumEpochRequest, FetchRequest, VoteResponse
+from kraft.raft.roles import ElectionState, Resigned, Unattached
 from kraft.sim.context import RaftTestContext
 
 

@@ -17,9 +17,9 @@ from unittest import mock
 
 import pytest
 
-from kraft.logops import AppendAsLeader, Batch, Flush
+from kraft.raft.logops import AppendAsLeader, Batch, Flush
 from kraft.records.view import OffsetAndEpoch
-from kraft.roles import ElectionState, Follower, Leader
+from kraft.raft.roles import ElectionState, Follower, Leader
 from kraft.sim import SimulationFailure, simulate
 from kraft.sim.invariants import (
     CommittedRecordsDurable,
@@ -30,7 +30,7 @@ from kraft.sim.invariants import (
     SingleLeaderPerEpoch,
 )
 from kraft.sim.memlog import MemLog
-from kraft.voters import ReplicaKey, VoterSet
+from kraft.raft.voters import ReplicaKey, VoterSet
 from tests.raft.sweeps import sweep_totals
 
 #: (voters, observers) shapes the sweeps cycle through.
@@ -106,9 +106,9 @@ def test_a_seed_replays_exactly() -> None:
 def test_a_failure_names_the_command_that_replays_it() -> None:
     """Break the core on purpose (grant votes to stale logs): the simulation
     catches it and prints the replay command; the same seed fails the same way."""
-    import kraft.core
+    import kraft.raft.core
 
-    with mock.patch.object(kraft.core, "log_up_to_date", lambda candidate, local: True):
+    with mock.patch.object(kraft.raft.core, "log_up_to_date", lambda candidate, local: True):
         for seed in range(40):
             try:
                 simulate(seed, voters=3, observers=1)
@@ -164,7 +164,7 @@ class FakeCluster:
 
 
 def leader_role(node_id: int, epoch: int) -> Leader:
-    from kraft.leader_progress import LeaderProgress
+    from kraft.raft.leader_progress import LeaderProgress
 
     key = ReplicaKey(node_id)
     return Leader(

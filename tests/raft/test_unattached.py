@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from kraft.errors import Errors
-from kraft.events import FetchRequest, OutboundResponse, VoteResponse
-from kraft.roles import ElectionState, Follower, Prospective, Unattached
+from kraft.raft.errors import Errors
+from kraft.raft.events import FetchRequest, OutboundResponse, VoteResponse
+from kraft.raft.roles import ElectionState, Follower, Prospective, Unattached
 from kraft.sim.context import RaftTestContext
-from kraft.voters import ReplicaKey
+from kraft.raft.voters import ReplicaKey
 
 
 def voter() -> RaftTestContext:

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from kraft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
+from kraft.raft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
 
 
 @pytest.mark.parametrize(("size", "majority"), [(1, 1), (2, 2), (3, 2), (4, 3), (5, 3), (7, 4)])

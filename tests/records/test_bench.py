@@ -10,7 +10,7 @@ from kraft.cli import main
 from kraft.records.batch import decode_batches
 from kraft.records.metadata import decode_metadata_record
 from kraft.records.control import decode_control_record
-from kraft.tools.bench import decode_with_kafka_python, decode_with_kraft, synthesize_metadata_log
+from kraft.tools.bench.records import decode_with_kafka_python, decode_with_kraft, synthesize_metadata_log
 
 
 def test_synthesized_log_is_a_valid_mixed_metadata_log(tmp_path: Path) -> None:

@@ -19,7 +19,10 @@ from tests.conftest import shared_path
 
 def _fixture_files() -> list[Path]:
     root = shared_path("fixtures")
-    files = sorted([*root.rglob("*.log"), *root.rglob("*.checkpoint")])
+    # Only metadata-log files: a broker's directory also holds topic partitions
+    # (alpha-0/, __consumer_offsets-11/) whose records are not metadata records.
+    files = sorted(p for p in [*root.rglob("*.log"), *root.rglob("*.checkpoint")]
+                   if p.parent.name == "__cluster_metadata-0" or p.name == "bootstrap.checkpoint")
     assert files, "no .log or .checkpoint files under ../shared/fixtures"
     return files
 

@@ -28,7 +28,7 @@ def spark() -> Iterator[Any]:
     missing = _spark_missing()
     if missing:
         pytest.skip(missing)
-    from kraft.tools.spark_source import session
+    from kraft.tools.spark.source import session
 
     spark = session(
         "local[2]",

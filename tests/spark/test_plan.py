@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kraft.records.batch import iter_batches
-from kraft.tools import spark_plan as P
+from kraft.tools.spark import plan as P
 from tests.conftest import shared_path
 from tests.spark.conftest import copy_scenario
 from tests.spark.synth import Scenario
@@ -19,7 +19,7 @@ from tests.spark.synth import Scenario
 
 def test_importing_kraft_never_imports_pyspark() -> None:
     code = (
-        "import sys, kraft.cli, kraft.tools.spark_cli, kraft.tools.spark_plan, kraft.tools.spark_bench;"
+        "import sys, kraft.cli, kraft.tools.spark.cli, kraft.tools.spark.plan, kraft.tools.spark.bench;"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j', 'pyarrow')];"
         "print(bad); sys.exit(1 if bad else 0)"
     )

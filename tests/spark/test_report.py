@@ -16,7 +16,7 @@ from tests.spark.synth import BASE_TS, HOUR_MS, Scenario
 def df(spark: Any, scenario: Scenario, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The scenario as two voters of one cluster (node1 and an identical node2)
     plus one directory without meta.properties (a copy taken off a node)."""
-    from kraft.tools.spark_source import read
+    from kraft.tools.spark.source import read
 
     root = tmp_path_factory.mktemp("report")
     shutil.copytree(scenario.log_dir, root / "node1")
@@ -39,7 +39,7 @@ def bucket_of_hour(hour: int) -> int:
 
 
 def test_topic_events_once_per_cluster(df: Any, scenario: Scenario) -> None:
-    from kraft.tools.spark_report import topic_events
+    from kraft.tools.spark.report import topic_events
 
     events = rows(topic_events(df).where(f"cluster = '{scenario.cluster_id}'"), "offset")
     assert [(e["topic_name"], e["event"], e["partitions"], e["partition_ids"], e["controller_id"]) for e in events] == [
@@ -54,7 +54,7 @@ def test_topic_events_once_per_cluster(df: Any, scenario: Scenario) -> None:
 
 
 def test_topic_lifecycle(df: Any, scenario: Scenario) -> None:
-    from kraft.tools.spark_report import topic_lifecycle
+    from kraft.tools.spark.report import topic_lifecycle
 
     topics = {r["topic_name"]: r for r in rows(topic_lifecycle(df).where(f"cluster = '{scenario.cluster_id}'"), "topic_name")}
     assert set(topics) == {"orders", "payments"}
@@ -63,7 +63,7 @@ def test_topic_lifecycle(df: Any, scenario: Scenario) -> None:
 
 
 def test_partition_leadership(df: Any, scenario: Scenario) -> None:
-    from kraft.tools.spark_report import leadership_over_time, partition_churn, partition_history
+    from kraft.tools.spark.report import leadership_over_time, partition_churn, partition_history
 
     mine = f"cluster = '{scenario.cluster_id}'"
     changes = rows(partition_history(df).where(mine).where("event = 'changed'"), "offset")
@@ -83,7 +83,7 @@ def test_partition_leadership(df: Any, scenario: Scenario) -> None:
 
 
 def test_brokers_configs_features(df: Any, scenario: Scenario) -> None:
-    from kraft.tools.spark_report import broker_events, config_changes, feature_changes
+    from kraft.tools.spark.report import broker_events, config_changes, feature_changes
 
     mine = f"cluster = '{scenario.cluster_id}'"
     brokers = rows(broker_events(df).where(mine), "offset")
@@ -108,7 +108,7 @@ def test_brokers_configs_features(df: Any, scenario: Scenario) -> None:
 
 
 def test_snapshot_coverage(df: Any, scenario: Scenario) -> None:
-    from kraft.tools.spark_report import problems, snapshot_coverage, snapshots
+    from kraft.tools.spark.report import problems, snapshot_coverage, snapshots
 
     coverage = rows(snapshot_coverage(df), "log_dir")
     assert len(coverage) == 3  # node1, node2, loose
@@ -122,8 +122,8 @@ def test_snapshot_coverage(df: Any, scenario: Scenario) -> None:
 
 
 def test_a_log_that_starts_after_its_snapshots_is_not_rebuildable(spark: Any, scenario: Scenario, tmp_path: Path) -> None:
-    from kraft.tools.spark_report import snapshot_coverage
-    from kraft.tools.spark_source import read
+    from kraft.tools.spark.report import snapshot_coverage
+    from kraft.tools.spark.source import read
 
     node = tmp_path / "node"
     shutil.copytree(scenario.log_dir, node)

@@ -14,8 +14,8 @@ import pytest
 from kraft.records.batch import Record, build_batch, iter_batches
 from kraft.records.compression import Compression
 from kraft.records.varint import uvarint
-from kraft.tools import spark_plan as P
-from kraft.tools.spark_rows import COLUMN_NAMES, KraftReadError, iter_rows
+from kraft.tools.spark import plan as P
+from kraft.tools.spark.rows import COLUMN_NAMES, KraftReadError, iter_rows
 from tests.conftest import shared_path
 from tests.spark.agree import dump_log_records, row_records, sort_key
 from tests.spark.conftest import copy_scenario
@@ -91,7 +91,7 @@ def test_columns_of_a_record(scenario: Scenario) -> None:
 
 
 def test_arrow_batches_carry_the_declared_schema(scenario: Scenario, pyarrow_needed: None) -> None:
-    from kraft.tools.spark_rows import arrow_schema, read_splits
+    from kraft.tools.spark.rows import arrow_schema, read_splits
 
     planned = P.plan([str(scenario.log_dir)])
     batches = [b for part in planned.partitions for b in read_splits(part, batch_rows=100)]

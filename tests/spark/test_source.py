@@ -15,7 +15,7 @@ from tests.spark.synth import Scenario
 
 
 def load(spark: Any, paths: list[Path | str], **options: Any) -> Any:
-    from kraft.tools.spark_source import read
+    from kraft.tools.spark.source import read
 
     return read(spark, [str(p) for p in paths], **options)
 
@@ -36,15 +36,15 @@ def collected(df: Any) -> list[dict[str, Any]]:
 def test_the_declared_schema_is_the_arrow_schema_of_the_rows(spark: Any) -> None:
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from kraft.tools.spark_rows import COLUMN_NAMES, arrow_schema
-    from kraft.tools.spark_source import SCHEMA
+    from kraft.tools.spark.rows import COLUMN_NAMES, arrow_schema
+    from kraft.tools.spark.source import SCHEMA
 
     assert to_arrow_schema(SCHEMA, timezone="UTC").equals(arrow_schema())
     assert tuple(load(spark, ["/nonexistent"]).columns) == COLUMN_NAMES
 
 
 def test_real_kafka_files_through_spark_agree_with_dump_log(spark: Any) -> None:
-    from kraft.tools.spark_plan import discover
+    from kraft.tools.spark.plan import discover
 
     root = shared_path("fixtures")
     df = load(spark, [root], maxPartitionBytes="1m", minPartitions=4)

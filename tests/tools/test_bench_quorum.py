@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from kraft.tools.bench_load import percentile
-from kraft.tools.bench_quorum import TARGETS, format_report
+from kraft.tools.bench.load import percentile
+from kraft.tools.bench.quorum import TARGETS, format_report
 
 
 @pytest.mark.slow

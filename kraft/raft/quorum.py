@@ -49,10 +49,10 @@ its latest configuration still starts elections"), counting the votes of
 its latest voter set only -- not its own.
 
 Every transition checks its preconditions first and raises
-:class:`~kraft.errors.IllegalTransitionError` without changing anything when
+:class:`~kraft.raft.errors.IllegalTransitionError` without changing anything when
 they do not hold. Durable transitions (all but ``transition_to_prospective``
 and ``transition_to_resigned``, which do not change the stored election state)
-queue the new :class:`~kraft.roles.ElectionState` for persistence *before*
+queue the new :class:`~kraft.raft.roles.ElectionState` for persistence *before*
 swapping the role; the core hands it to the shell as ``Ready.persist``, which
 the shell fsyncs and atomically renames into ``quorum-state`` before it
 executes or sends anything else from that ``Ready``. Nothing decided under the
@@ -69,11 +69,11 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from kraft.errors import IllegalTransitionError
-from kraft.leader_progress import LeaderProgress
-from kraft.quorum_config import QuorumConfig
+from kraft.raft.errors import IllegalTransitionError
+from kraft.raft.leader_progress import LeaderProgress
+from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import OffsetAndEpoch
-from kraft.roles import (
+from kraft.raft.roles import (
     Candidate,
     ElectionState,
     EpochElection,
@@ -86,7 +86,7 @@ from kraft.roles import (
     SnapshotDownload,
     Unattached,
 )
-from kraft.voters import Endpoints, ReplicaKey, VoterSet
+from kraft.raft.voters import Endpoints, ReplicaKey, VoterSet
 
 
 class QuorumState:

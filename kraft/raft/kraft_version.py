@@ -41,8 +41,8 @@ Pure: no I/O, no clock.
 
 from __future__ import annotations
 
-from kraft.errors import LocalRaftError
-from kraft.voters import VoterSet
+from kraft.raft.errors import LocalRaftError
+from kraft.raft.voters import VoterSet
 
 __all__ = [
     "FEATURE_NAME",

@@ -47,7 +47,7 @@ SNAPSHOT = "snapshot"
 BOOTSTRAP = "bootstrap"
 
 # File-level error kinds (record-level ones live in kraft.records.describe and
-# kraft.tools.spark_rows).
+# kraft.tools.spark.rows).
 UNREADABLE_FILE = "unreadable_file"
 UNSUPPORTED_FILE = "unsupported_file"
 META_PROPERTIES = "meta_properties"

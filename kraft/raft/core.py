@@ -50,7 +50,7 @@ latest ``VotersRecord`` and ``KRaftVersionRecord`` of the log
 (``LogView.kraft_control_state``, uncommitted records included, reverted
 by truncation); without one the static ``voters`` apply (kraft.version 0).
 The leader handles AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter as
-Kafka's handlers do (:mod:`kraft.voter_changes`): one change at a time,
+Kafka's handlers do (:mod:`kraft.raft.voter_changes`): one change at a time,
 only once its epoch is committed, a new voter checked with ApiVersions and
 its fetch position, the answer once the new set committed the change; a
 leader removed from the set keeps serving fetches without counting itself
@@ -76,15 +76,15 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TypedDict
 
-from kraft.accumulator import BatchAccumulator
-from kraft.errors import (
+from kraft.raft.accumulator import BatchAccumulator
+from kraft.raft.errors import (
     Errors,
     InvalidSnapshotIdError,
     LocalRaftError,
     NotLeaderError,
     RemoteProtocolViolation,
 )
-from kraft.events import (
+from kraft.raft.events import (
     METADATA_PARTITION,
     NO_LEADER,
     AddRaftVoterRequest,
@@ -116,8 +116,8 @@ from kraft.events import (
     VoteRequest,
     VoteResponse,
 )
-from kraft.leader_progress import QuorumDescription
-from kraft.logops import (
+from kraft.raft.leader_progress import QuorumDescription
+from kraft.raft.logops import (
     AppendAsFollower,
     AppendAsLeader,
     Flush,
@@ -129,18 +129,18 @@ from kraft.logops import (
     TruncateTo,
     VotersControl,
 )
-from kraft.quorum import QuorumState
-from kraft.quorum_config import QuorumConfig
+from kraft.raft.quorum import QuorumState
+from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import KRaftControlState, LogView, OffsetAndEpoch
-from kraft.replication import (
+from kraft.raft.replication import (
     BOOTSTRAP_SNAPSHOT_ID,
     FetchValidity,
     log_end,
     truncation_offset,
     validate_offset_and_epoch,
 )
-from kraft.request_manager import RequestManager
-from kraft.roles import (
+from kraft.raft.request_manager import RequestManager
+from kraft.raft.roles import (
     Candidate,
     ElectionState,
     EpochElection,
@@ -154,9 +154,9 @@ from kraft.roles import (
     Unattached,
     log_up_to_date,
 )
-from kraft import kraft_version as kraft_version_feature
-from kraft.voter_changes import PendingVoterChange, Refusal, admission_refusal
-from kraft.voters import (
+from kraft.raft import kraft_version as kraft_version_feature
+from kraft.raft.voter_changes import PendingVoterChange, Refusal, admission_refusal
+from kraft.raft.voters import (
     DEFAULT_CONTROLLER_LISTENER,
     Endpoints,
     KRaftVersionRange,
@@ -490,7 +490,7 @@ class RaftCore:
         """Check that a snapshot may be written for ``snapshot_id``: its end
         offset is committed and (offset, epoch) names a real point of the log
         (the epoch of the record just before the offset). Raises
-        :class:`~kraft.errors.InvalidSnapshotIdError` otherwise."""
+        :class:`~kraft.raft.errors.InvalidSnapshotIdError` otherwise."""
         self._check_initialized()
         hwm = self._committed
         if snapshot_id.offset <= 0 or snapshot_id.epoch < 0:
@@ -1368,17 +1368,17 @@ class RaftCore:
     def upgrade_kraft_version(self, now_ms: int, kraft_version: int, *, validate_only: bool = False) -> bool:
         """Finalize ``kraft_version`` (Kafka's ``upgradeKRaftVersion`` /
         ``LeaderState.maybeAppendUpgradedKRaftVersion``; the checks are
-        :func:`kraft.kraft_version.check_upgrade`): only 0 -> 1, on the
+        :func:`kraft.raft.kraft_version.check_upgrade`): only 0 -> 1, on the
         leader, once every static voter told it its directory id and that it
         supports version 1 (UpdateRaftVoter). Appends one control batch with
         the KRaftVersion record and the voter set (see
         :attr:`pending_kraft_version_upgrade`); call :meth:`poll` afterwards.
         ``validate_only`` runs the checks and appends nothing. Returns False
         when there is nothing to do (already finalized, or already appended).
-        Raises :class:`~kraft.errors.NotLeaderError` off the leader,
-        :class:`~kraft.kraft_version.InvalidUpdateVersionError` when the
+        Raises :class:`~kraft.raft.errors.NotLeaderError` off the leader,
+        :class:`~kraft.raft.kraft_version.InvalidUpdateVersionError` when the
         upgrade is refused (Kafka's ``InvalidUpdateVersionException``) and
-        :class:`~kraft.errors.LocalRaftError` for the states Kafka treats as
+        :class:`~kraft.raft.errors.LocalRaftError` for the states Kafka treats as
         impossible."""
         self._check_initialized()
         leader = self.quorum.role

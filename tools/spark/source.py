@@ -2,15 +2,15 @@
 
 ::
 
-    from kraft.tools.spark_source import register
+    from kraft.tools.spark.source import register
     register(spark)
     df = spark.read.format("kraft").load("/data/kafka-logs")          # a log dir, a
     df = spark.read.format("kraft").load(["/a/*/__cluster_metadata-0",  # glob, files...
                                           "/b/00000000000000000000.log"])
 
 One row per record of every ``.log`` segment and ``.checkpoint`` snapshot
-found (see :mod:`kraft.tools.spark_plan` for discovery and splitting,
-:mod:`kraft.tools.spark_rows` for the columns and the error rows).
+found (see :mod:`kraft.tools.spark.plan` for discovery and splitting,
+:mod:`kraft.tools.spark.rows` for the columns and the error rows).
 
 Options (case-insensitive):
 
@@ -53,8 +53,8 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from kraft.tools.spark_plan import DEFAULT_MAX_PARTITION_BYTES, FileSplit, PlanError, parse_size, plan
-from kraft.tools.spark_rows import COLUMNS, DEFAULT_BATCH_ROWS, arrow_schema, read_splits
+from kraft.tools.spark.plan import DEFAULT_MAX_PARTITION_BYTES, FileSplit, PlanError, parse_size, plan
+from kraft.tools.spark.rows import COLUMNS, DEFAULT_BATCH_ROWS, arrow_schema, read_splits
 
 FORMAT = "kraft"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kraft.logops import Batch, ControlRecord
+from kraft.raft.logops import Batch, ControlRecord
 
 _BYTES_LIKE = (bytes, bytearray, memoryview)
 

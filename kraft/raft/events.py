@@ -31,9 +31,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from kraft.errors import Errors
+from kraft.raft.errors import Errors
 from kraft.records.view import OffsetAndEpoch
-from kraft.voters import Endpoints, ReplicaKey
+from kraft.raft.voters import Endpoints, ReplicaKey
 
 
 class TopicPartition(NamedTuple):

@@ -62,7 +62,7 @@ def _chunks(template: bytes, size: int) -> list[bytes]:
 def synthesize_set(log_dir: Path, target_bytes: int, *, segment_bytes: int = 256 * 1024 * 1024, seed: int = 1,
                    template_bytes: int = TEMPLATE_BYTES, snapshots: int = 2) -> SynthSet:
     """A metadata log dir of about ``target_bytes``: segments, indexes, snapshots, meta.properties."""
-    from kraft.tools.bench import synthesize_metadata_log
+    from kraft.tools.bench.records import synthesize_metadata_log
 
     log_dir.mkdir(parents=True, exist_ok=True)
     MetaProperties(1, BENCH_CLUSTER_ID, 1).write(log_dir / "meta.properties")
@@ -99,8 +99,8 @@ def run_single_process(paths: list[str], min_partitions: int) -> tuple[int, int,
     """Rows and payload characters, the way the data source's tasks make them, in this process."""
     import pyarrow.compute as pc
 
-    from kraft.tools.spark_plan import plan
-    from kraft.tools.spark_rows import read_splits
+    from kraft.tools.spark.plan import plan
+    from kraft.tools.spark.rows import read_splits
 
     t0 = time.perf_counter()
     planned = plan(paths, min_partitions=min_partitions)
@@ -116,7 +116,7 @@ def run_single_process(paths: list[str], min_partitions: int) -> tuple[int, int,
 def run_spark(spark: object, paths: list[str]) -> tuple[int, int, int, float]:
     from pyspark.sql import functions as F
 
-    from kraft.tools.spark_source import read
+    from kraft.tools.spark.source import read
 
     t0 = time.perf_counter()
     df = read(spark, paths, minPartitions=spark.sparkContext.defaultParallelism)  # type: ignore[attr-defined]
@@ -161,7 +161,7 @@ def descendants_cpu_seconds() -> float | None:
 
 def interleaved_rounds(log_dir: Path, rounds: int) -> list[list[str]]:
     """The data set's files in ``rounds`` groups of about equal bytes, in log order."""
-    from kraft.tools.spark_plan import discover
+    from kraft.tools.spark.plan import discover
 
     files = discover([str(log_dir)])
     target = sum(f.size for f in files) / max(1, rounds)
@@ -186,7 +186,7 @@ def interleaved_rounds(log_dir: Path, rounds: int) -> list[list[str]]:
               help="Where to write the data set (default: a temp dir, removed after).")
 def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: int, seed: int, directory: str | None) -> None:
     """Rows/s of the kraft Spark data source vs the same decoder in one process."""
-    from kraft.tools.spark_cli import _need_pyspark
+    from kraft.tools.spark.cli import _need_pyspark
 
     _need_pyspark()
     with tempfile.TemporaryDirectory(prefix="kraft-bench-spark-", dir=directory) as tmp:
@@ -199,7 +199,7 @@ def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: in
         )
         groups = interleaved_rounds(log_dir, rounds)
 
-        from kraft.tools.spark_source import session
+        from kraft.tools.spark.source import session
 
         t0 = time.perf_counter()
         spark = session(master, app_name="kraft-bench", conf={"spark.ui.showConsoleProgress": "false"})

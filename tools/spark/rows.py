@@ -1,6 +1,6 @@
 """Rows of the ``kraft`` Spark data source: one per record, as Arrow batches.
 
-Reads the splits that :mod:`kraft.tools.spark_plan` planned and turns every
+Reads the splits that :mod:`kraft.tools.spark.plan` planned and turns every
 record into one row of :data:`COLUMNS`. Needs pyarrow, not pyspark: the
 executors call it through the data source, and ``kraft bench spark`` calls it
 in one process to measure the decoder alone.
@@ -14,7 +14,7 @@ Nothing bad is skipped silently. What cannot be read becomes a row whose
 ``error_kind`` says what happened and ``error`` says where:
 
 - ``unreadable_file``, ``unsupported_file``, ``meta_properties``,
-  ``cluster_mismatch``: the whole file (see :mod:`kraft.tools.spark_plan`);
+  ``cluster_mismatch``: the whole file (see :mod:`kraft.tools.spark.plan`);
 - ``torn_tail``: bytes at the end of a file that do not hold a whole batch;
 - ``corrupt_batch``: a batch that does not parse (bad length or magic; the
   rest of the split is not read) or whose records do not decode;
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from kraft.records.batch import RecordBatch
 from kraft.records.describe import UNKNOWN_RECORD_TYPE, codec_name, describe_record, java_json, read_file_batches
-from kraft.tools.spark_plan import FileSplit, SourceFile
+from kraft.tools.spark.plan import FileSplit, SourceFile
 
 if TYPE_CHECKING:
     import pyarrow as pa

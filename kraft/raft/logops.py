@@ -9,7 +9,7 @@ record — and the log (the on-disk ``MetadataLog`` or the simulation's
 ``bytes`` through.
 
 The shell executes log operations in order, after persisting the election
-state and before sending anything (see ``kraft.core.Ready``).
+state and before sending anything (see ``kraft.raft.core.Ready``).
 """
 
 from __future__ import annotations

@@ -30,9 +30,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from kraft.errors import Errors
-from kraft.events import InboundRequest
-from kraft.voters import VoterNode
+from kraft.raft.errors import Errors
+from kraft.raft.events import InboundRequest
+from kraft.raft.voters import VoterNode
 
 __all__ = ["PendingVoterChange", "Refusal", "admission_refusal"]
 

@@ -39,7 +39,7 @@ from typing import Any, TextIO
 
 import trio
 
-from kraft.errors import NotLeaderError
+from kraft.raft.errors import NotLeaderError
 from kraft.node.node import KraftNode
 from kraft.records.view import OffsetAndEpoch
 

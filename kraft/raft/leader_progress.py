@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kraft.errors import LocalRaftError
-from kraft.voters import Endpoints, ReplicaKey, VoterSet
+from kraft.raft.errors import LocalRaftError
+from kraft.raft.voters import Endpoints, ReplicaKey, VoterSet
 
 #: Kafka's ``LeaderState.OBSERVER_SESSION_TIMEOUT_MS``: an observer that has
 #: not fetched for this long is left out of the leader's description.

@@ -20,7 +20,7 @@ from typing import Any
 
 import trio
 
-from kraft.tools.bench_quorum import QuorumBenchOptions, VOTERS, _measure, _Quorum, _throughput
+from kraft.tools.bench.quorum import QuorumBenchOptions, VOTERS, _measure, _Quorum, _throughput
 
 __all__ = ["run_metrics_overhead", "format_overhead", "MAX_LOSS"]
 

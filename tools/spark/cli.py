@@ -3,7 +3,7 @@
 ``export`` reads metadata directories through the ``kraft`` data source and
 writes the rows as Parquet (or JSON lines) partitioned by cluster and record
 type; ``report`` answers the standard questions (see
-:mod:`kraft.tools.spark_report`) from metadata directories or from an export.
+:mod:`kraft.tools.spark.report`) from metadata directories or from an export.
 
 pyspark is imported only when a command runs, so ``kraft`` works without it.
 """
@@ -77,7 +77,7 @@ class Progress:
 @contextmanager
 def _spark(master: str, conf: tuple[str, ...], ui: bool) -> Iterator[Any]:
     _need_pyspark()
-    from kraft.tools.spark_source import session
+    from kraft.tools.spark.source import session
 
     settings = {"spark.ui.showConsoleProgress": "false"}
     for item in conf:
@@ -104,7 +104,7 @@ def _spark(master: str, conf: tuple[str, ...], ui: bool) -> Iterator[Any]:
 
 def _read_input(spark: Any, inputs: tuple[str, ...], *, failfast: bool, max_partition_bytes: str | None,
                 cluster_id: str | None) -> Any:
-    from kraft.tools.spark_source import read
+    from kraft.tools.spark.source import read
 
     if cluster_id is None:
         _note_mixed_clusters(inputs)
@@ -121,7 +121,7 @@ def _read_input(spark: Any, inputs: tuple[str, ...], *, failfast: bool, max_part
 def _note_mixed_clusters(inputs: tuple[str, ...]) -> None:
     """Say so when the input spans clusters: nothing is wrong with any one
     file, but offsets of different clusters are unrelated."""
-    from kraft.tools.spark_plan import PlanError, cluster_counts, discover
+    from kraft.tools.spark.plan import PlanError, cluster_counts, discover
 
     try:
         counts = cluster_counts(discover(list(inputs)))
@@ -205,7 +205,7 @@ def _summary_aggs() -> list[Any]:
 
 
 def _read_back(spark: Any, path: str, fmt: str) -> Any:
-    from kraft.tools.spark_source import SCHEMA
+    from kraft.tools.spark.source import SCHEMA
 
     # Partition values are strings: a cluster id like "1234" must stay one.
     spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
@@ -272,7 +272,7 @@ def report_command(inputs: tuple[str, ...], export_path: str | None, export_form
     if bool(inputs) == bool(export_path):
         raise click.UsageError("give either --input (metadata directories) or --from-export (an export)")
     _need_pyspark()
-    from kraft.tools import spark_report as R
+    from kraft.tools.spark import report as R
 
     unknown = [s for s in sections if s not in R.SECTIONS]
     if unknown:
@@ -307,7 +307,7 @@ _ORDER = {
 def _print_report(df: Any, sections: list[str], *, limit: int, bucket: str, topic: str | None, csv_dir: str | None) -> None:
     from pyspark.sql import functions as F
 
-    from kraft.tools import spark_report as R
+    from kraft.tools.spark import report as R
 
     for name in sections:
         fn = R.SECTIONS[name]

@@ -1,6 +1,6 @@
-"""``kraft bench``: performance measurements, one subcommand per area.
+"""``kraft bench records``: our record-batch reader against kafka-python's.
 
-``kraft bench records`` synthesizes a large ``__cluster_metadata`` segment
+It synthesizes a large ``__cluster_metadata`` segment
 (mixed record types in realistic batch shapes) and measures, on the same
 bytes, how fast our reader and kafka-python's ``kafka.record`` reader decode
 it: every batch CRC-checked, every record's offset, timestamp, key and value
@@ -25,11 +25,6 @@ import click
 from kraft.records.batch import Record, build_batch, decode_batches
 from kraft.records.control import build_control_batch
 from kraft.records.metadata import encode_metadata_record
-
-
-@click.group("bench")
-def bench_group() -> None:
-    """Performance benchmarks (records, codecs, quorum)."""
 
 
 # --- synthesizing a metadata log ---------------------------------------------------
@@ -209,7 +204,7 @@ def _timed(fn: Callable[[bytes], int], data: bytes, repeat: int) -> tuple[float,
     return best, count
 
 
-@bench_group.command("records")
+@click.command("records")
 @click.option("--size-mb", type=float, default=100.0, show_default=True, help="Size of the synthesized log.")
 @click.option("--repeat", type=int, default=1, show_default=True, help="Runs per reader (the best is reported).")
 @click.option("--seed", type=int, default=1, show_default=True)

@@ -4,7 +4,7 @@ three-voter quorum of separate ``kraft node start`` processes.
 The driver formats three metadata directories in a temporary directory
 (``kraft storage format``, one cluster id, as ``kraft quickstart`` does) and
 starts the voters in bench mode (``--bench-load``, see
-:mod:`kraft.tools.bench_load`): KRaft has no client RPC that appends to the
+:mod:`kraft.tools.bench.load`): KRaft has no client RPC that appends to the
 metadata log, so the load runs inside whichever voter leads, as Kafka's
 controller writes its own log. Every record is a separate, pipelined append
 call and is fsynced by the leader and by a majority before it counts as
@@ -481,7 +481,7 @@ def quorum_bench_command(duration: float, warmup: float, record_size: int, failo
     try:
         try:
             if metrics_overhead:
-                from kraft.tools.bench_metrics import run_metrics_overhead
+                from kraft.tools.bench.metrics import run_metrics_overhead
 
                 result = trio.run(run_metrics_overhead, options, root, say)
             else:
@@ -501,7 +501,7 @@ def quorum_bench_command(duration: float, warmup: float, record_size: int, failo
     if as_json:
         click.echo(json.dumps(result, indent=2))
     elif metrics_overhead:
-        from kraft.tools.bench_metrics import format_overhead
+        from kraft.tools.bench.metrics import format_overhead
 
         click.echo("\n" + format_overhead(result))
     else:

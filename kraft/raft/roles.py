@@ -4,12 +4,12 @@ Kafka's roles (``EpochState`` implementations), including KIP-996's
 Prospective. There is no separate "Voted" role: a binding vote is an
 Unattached (or Prospective) with a ``voted_key``, as in Kafka 4.x.
 
-Roles are frozen: ``kraft.quorum.QuorumState`` is the only code that builds
+Roles are frozen: ``kraft.raft.quorum.QuorumState`` is the only code that builds
 or replaces them, both for role changes (``transition_to_*``) and for updates
 inside a role (a vote tallied, a fetch timer reset), which it makes with
 :func:`dataclasses.replace` and checks never alter the role's
 :class:`ElectionState`. The one mutable part is the leader's replica-progress
-tracking, :class:`kraft.leader_progress.LeaderProgress`, which changes with
+tracking, :class:`kraft.raft.leader_progress.LeaderProgress`, which changes with
 every fetch.
 
 Timers are absolute deadlines in the core's clock (``now_ms`` passed to
@@ -26,9 +26,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kraft.leader_progress import LeaderProgress
+from kraft.raft.leader_progress import LeaderProgress
 from kraft.records.view import OffsetAndEpoch
-from kraft.voters import Endpoints, ReplicaKey
+from kraft.raft.voters import Endpoints, ReplicaKey
 
 
 @dataclass(frozen=True, slots=True)
