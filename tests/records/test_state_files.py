@@ -92,7 +92,10 @@ def test_meta_properties_fixtures_parse() -> None:
     assert found
     for path in found:
         props = MetaProperties.read(path)
-        assert props.version == 1 and props.node_id in (1, 2) and props.cluster_id
+        assert props.version == 1 and props.node_id in (1, 2, 3, 4) and props.cluster_id
+    # The real Kafka 4.0.0 set names each directory after its node (controller1 ... broker4).
+    for path in shared_path("fixtures", "kafka-4.0-real").glob("*[0-9]/meta.properties"):
+        assert MetaProperties.read(path).node_id == int(path.parent.name[-1]), path
     quirky = MetaProperties.read(shared_path("fixtures", "kafka-4.1-standalone-dynamic", "meta.properties"))
     assert quirky.cluster_id == "B2B767AD-5B11-493C-A724-70595A9A0DD9"  # not base64, kept as is
     assert uuid_to_kafka(quirky.directory_id) == "K4WGSctTSGGjZPak68seiQ"
