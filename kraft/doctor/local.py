@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shutil
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -368,7 +368,3 @@ def local_findings(directories: Sequence[Path], configs: Sequence[ControllerConf
     for ids in sorted(voter_sets):
         findings += check_even_voters(ids, "directories" if not configs else "directories and configs")
     return findings, all_facts
-
-
-def config_map(configs: Sequence[ControllerConfig]) -> Mapping[int, ControllerConfig]:
-    return {c.node_id: c for c in configs if c.node_id is not None}

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kraft.records.state_files import uuid_to_kafka
@@ -75,7 +75,7 @@ class DynamicQuorum:
     plainly (they join as observers); every node's config lists every port
     in ``controller.quorum.bootstrap.servers``."""
 
-    def __init__(self, root: Path, voters: list[int], spares: list[int] = (), append_rate: float = 40,
+    def __init__(self, root: Path, voters: list[int], spares: Sequence[int] = (), append_rate: float = 40,
                  cluster_id: str | None = None, extra: dict[str, str] | None = None) -> None:
         ids = [*voters, *spares]
         self.root = root
