@@ -107,7 +107,7 @@ class RecoveryPlan:
             f"old quorum committed at offset {self.log_end_offset} or later reached only the lost voters "
             f"{[v.voter_id for v in self.lost_voters]}: they are lost, and this node cannot know how many there were.",
         ]
-        if snap is not None:
+        if snap:  # the KIP-853 bootstrap snapshot 0-0 holds no records
             lines.append(f"Offsets below {snap} are in this node's snapshot {snap}-{self.latest_snapshot.epoch}"  # type: ignore[union-attr]
                          " and were committed: they are kept.")
         low = max(snap or 0, self.log_start_offset)
@@ -132,6 +132,10 @@ class RecoveryPlan:
             f"Reset {self.partition_dir / QUORUM_STATE_FILE} to epoch {self.new_epoch}, no leader, no vote",
         ]
 
+    def _address(self) -> str:
+        endpoints = self.new_voter.endpoints
+        return f"{endpoints[0][1]}:{endpoints[0][2]}" if endpoints else "HOST:PORT"
+
     def describe(self) -> str:
         out = [
             f"Recovery plan for node {self.node_id} (directory id {uuid_to_kafka(self.directory_id)}) "
@@ -146,7 +150,7 @@ class RecoveryPlan:
             *(f"  {i}. {line}" for i, line in enumerate(self.change_lines(), 1)),
             "",
             "Then start the node: it elects itself. Add fresh controllers with "
-            "`kraft quorum --bootstrap-controller HOST:PORT add-controller --command-config NEW.properties`.",
+            f"`kraft quorum --bootstrap-controller {self._address()} --command-config NEW.properties add-controller`.",
         ]
         return "\n".join(out) + "\n"
 
@@ -218,6 +222,10 @@ def plan_recovery(config: NodeConfig, *, config_path: Path | None = None, backup
     new_epoch = max(facts.last_epoch, qs_epoch, snap_epoch, 0) + 1
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(time.time() if now is None else now))
     backup = backup_dir or directory.parent / f"{directory.name}.recover-quorum-backup-{stamp}"
+    if backup_dir is None and (directory.parent / META_PROPERTIES_FILE).exists():
+        # Kafka reads every directory of a log dir as a partition: a backup there would stop it.
+        raise RecoveryRefused(f"{directory.parent} is itself a log directory, so the backup cannot go beside "
+                              f"{directory.name}: give --backup-dir outside every log directory.")
     return RecoveryPlan(config_path, config.node_id, meta.directory_id, meta.cluster_id or "", directory,
                         tuple(old_voters), new_voter, facts.kraft_version, facts.log_start_offset,
                         facts.log_end_offset, facts.last_epoch, facts.latest_snapshot, qs_epoch, new_epoch, backup,
