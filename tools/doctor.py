@@ -40,22 +40,29 @@ async def _probe(session: Any, host: str, port: int, node_id: int | None,
     from kraft.wire.errors import ErrorCode
 
     address = (host, port)
+    refused: list[str] = []
+    cluster = quorum = None
     try:
         _, versions = await session.request(address, ApiKey.API_VERSIONS, lambda v: ApiVersionsRequest(
             client_software_name=CLIENT_SOFTWARE_NAME, client_software_version=CLIENT_SOFTWARE_VERSION), max_version=4)
         kraft_version = next((f.max_version_level for f in versions.finalized_features or ()
                               if f.name == "kraft.version"), 0)
+        # Kafka's controller wants ALTER on CLUSTER for DescribeCluster and
+        # DESCRIBE for DescribeQuorum: a refusal leaves the node reachable.
         _, cluster = await session.request(address, ApiKey.DESCRIBE_CLUSTER, lambda v: dc_req.DescribeClusterRequest(
             include_cluster_authorized_operations=False, endpoint_type=ENDPOINT_TYPE_CONTROLLER))
         if cluster.error_code != ErrorCode.NONE:
-            return NodeAnswer(host, port, node_id, error=f"DescribeCluster: {ErrorCode.name_of(cluster.error_code)}",
-                              kraft_version=kraft_version)
-        for b in cluster.brokers:
-            known.setdefault(b.broker_id, (b.host, b.port))
+            refused.append(f"DescribeCluster: {ErrorCode.name_of(cluster.error_code)}")
+            cluster = None
+        else:
+            for b in cluster.brokers:
+                known.setdefault(b.broker_id, (b.host, b.port))
         _, quorum = await session.request(address, ApiKey.DESCRIBE_QUORUM, lambda v: dq_req.DescribeQuorumRequest(
             topics=[dq_req.TopicData(topic_name=METADATA_TOPIC,
                                      partitions=[dq_req.PartitionData(partition_index=METADATA_PARTITION)])]),
             max_version=2)
+        if quorum.error_code not in (ErrorCode.NONE, ErrorCode.NOT_LEADER_OR_FOLLOWER):
+            refused.append(f"DescribeQuorum: {ErrorCode.name_of(quorum.error_code)}")
     except (PeerClientError, KraftProtocolError, OSError) as e:
         return NodeAnswer(host, port, node_id, error=str(e))
     leader = None
@@ -66,9 +73,11 @@ async def _probe(session: Any, host: str, port: int, node_id: int | None,
         for voter_id, listeners in info.nodes.items():
             if listeners:
                 known[voter_id] = (listeners[0][1], listeners[0][2])
+    if cluster is None:
+        return NodeAnswer(host, port, node_id, kraft_version=kraft_version, leader=leader, refused=tuple(refused))
     return NodeAnswer(host, port, node_id, cluster_id=cluster.cluster_id, controller_id=cluster.controller_id,
                       controllers=tuple(sorted(b.broker_id for b in cluster.brokers)), kraft_version=kraft_version,
-                      leader=leader)
+                      leader=leader, refused=tuple(refused))
 
 
 async def gather(addresses: tuple[tuple[str, int], ...], settings: Any) -> list[Any]:

@@ -4,7 +4,8 @@ The command (``kraft doctor --bootstrap-controller``) asks every address it
 knows -- the bootstrap list, then every voter's endpoint the leader reports
 -- for ApiVersions (the finalized ``kraft.version``), DescribeCluster with
 endpoint type 2 (the cluster id, the leader this node believes in, the
-voters it knows) and DescribeQuorum (answered by a leader only: the epoch,
+controllers it knows: the voter set on kraft, the registered controllers
+on Kafka, ``ControllerApis.handleDescribeCluster``) and DescribeQuorum (answered by a leader only: the epoch,
 the voter set, every replica's log end offset and fetch times). Those are
 Kafka's public RPCs, so the checks work on a real Kafka quorum as on kraft.
 Each answer becomes a :class:`NodeAnswer`; the ``check_*`` functions below
@@ -44,11 +45,14 @@ class NodeAnswer:
     cluster_id: str | None = None
     #: DescribeCluster's controllerId: the leader this node knows (-1: none).
     controller_id: int | None = None
-    #: The controllers DescribeCluster lists: the voter set as this node knows it.
+    #: The controllers DescribeCluster lists (kraft: the voter set as this
+    #: node knows it; Kafka: the controllers registered in its metadata).
     controllers: tuple[int, ...] | None = None
     #: The finalized kraft.version ApiVersions reports (absent: 0).
     kraft_version: int | None = None
     leader: LeaderAnswer | None = None
+    #: Requests the node answered with an error (e.g. CLUSTER_AUTHORIZATION_FAILED).
+    refused: tuple[str, ...] = ()
 
     @property
     def address(self) -> str:
@@ -146,9 +150,9 @@ def check_agreement(answers: Sequence[NodeAnswer]) -> list[Finding]:
                            {a.address: a.controller_id for a in up if a.controller_id is not None},
                            "check that every controller has the same controller.quorum.voters / bootstrap "
                            "servers and cluster id; restart the ones that disagree"))
-    elif up and not leaders:
+    elif any(a.controller_id is not None for a in up) and not leaders:
         out.append(Finding(Severity.ERROR, "no-leader", "no controller knows a leader",
-                           {a.address: a.controller_id for a in up},
+                           {a.address: a.controller_id for a in up if a.controller_id is not None},
                            "a majority of voters must be up and reach each other (see the other findings)"))
     claimed = [a for a in up if a.leader is not None]
     if len(claimed) > 1:
@@ -158,7 +162,7 @@ def check_agreement(answers: Sequence[NodeAnswer]) -> list[Finding]:
                            "two quorums share these addresses: check controller.quorum.* and the cluster ids"))
     sets = {a.address: a.controllers for a in up if a.controllers is not None}
     if len(set(sets.values())) > 1:
-        out.append(Finding(Severity.ERROR, "voter-set-disagreement", "controllers know different voter sets",
+        out.append(Finding(Severity.ERROR, "voter-set-disagreement", "controllers list different controllers",
                            {k: list(v) for k, v in sets.items() if v is not None},
                            "a controller that missed a voter change has not caught up: see voter-lagging; "
                            "one that lists another quorum's voters belongs to another quorum"))
@@ -215,8 +219,17 @@ def check_directory_ids(leader: LeaderAnswer, bootstrap: str) -> list[Finding]:
     return out
 
 
+def check_refused(answers: Sequence[NodeAnswer]) -> list[Finding]:
+    """A node that refuses the doctor's requests cannot be fully checked."""
+    return [Finding(Severity.WARNING, "not-authorized", f"{a.name} refused some requests: its checks are incomplete",
+                    {"address": a.address, "refused": list(a.refused)},
+                    "run doctor as a super user: --command-config with the admin client's security settings")
+            for a in answers if a.refused]
+
+
 def live_findings(answers: Sequence[NodeAnswer], limits: LiveLimits = LiveLimits()) -> list[Finding]:
     findings = check_unreachable(answers)
+    findings += check_refused(answers)
     voters = _voter_ids(answers)
     findings += check_majority(answers, voters)
     findings += check_cluster_ids(answers)
