@@ -131,3 +131,22 @@ def test_the_plan_changes_nothing_and_unsafe_cuts_a_torn_tail_and_backs_up_first
     code, out, err = run(config, "--unsafe", "--offline", "--backup-dir", str(backup))
     assert code == 1 and "already exists" in err
     assert os.path.getsize(segment) > len(original)
+
+
+def test_a_static_quorum_survivor_becomes_a_dynamic_single_voter(tmp_path: Path) -> None:
+    """Kafka 4.0's combined-static fixture (kraft.version 0, voters only in
+    controller.quorum.voters and quorum-state v0): once its config names
+    controller.quorum.bootstrap.servers, the recovery writes a
+    KRaftVersionRecord (level 1) before the VotersRecord, in one control batch."""
+    from kraft.records.log import MetadataLog, metadata_partition_dir
+
+    directory, config = copy_real(tmp_path, "combined-static", 1)
+    code, out, err = run(config, "--unsafe", "--offline")
+    assert code == 0, out + err
+    assert "Current voters: [1] (kraft.version 0)" in out
+    assert "KRaftVersionRecord(kraft.version=1), VotersRecord([1:gC5q7A32o7BtfCpJ0NpbQg" in out
+    with MetadataLog.open(metadata_partition_dir(directory)) as log:
+        state = log.kraft_control_state()
+        assert state.kraft_version == 1
+        assert state.voters is not None and [v.voter_id for v in state.voters.voters] == [1]
+        assert (state.voters.offset, log.end_offset) == (130, 131)
