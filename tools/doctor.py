@@ -179,6 +179,13 @@ def doctor_command(bootstrap_controller: str | None, directories: tuple[Path, ..
         except ToolError as e:
             click.echo(str(e), err=True)
             sys.exit(1)
+        # Two rounds (bootstrap, then voters) of up to three requests each:
+        # the command's deadline must not cut the second round short, or a
+        # slow voter would read as unreachable.
+        import dataclasses
+
+        settings = dataclasses.replace(settings, api_timeout_ms=max(settings.api_timeout_ms,
+                                                                     7 * settings.request_timeout_ms))
         answers = trio.run(gather, bootstrap.addresses, settings)
         findings += live_findings(answers, LiveLimits(max_lag_offsets, max_lag_ms))
     if directories or configs:
