@@ -144,7 +144,10 @@ def read_directory(path: Path) -> DirectoryFacts:
     try:
         facts.meta = MetaProperties.read(meta_path)
     except StateFileError as e:
-        facts.meta_error = e.reason if meta_path.exists() else "no meta.properties (the directory is not formatted)"
+        if not facts.path.is_dir():
+            facts.meta_error = "the directory does not exist"
+        else:
+            facts.meta_error = e.reason if meta_path.exists() else "no meta.properties (the directory is not formatted)"
     if facts.path.exists():
         usage = shutil.disk_usage(facts.path)
         facts.disk_total, facts.disk_free = usage.total, usage.free
@@ -341,7 +344,10 @@ def local_findings(directories: Sequence[Path], configs: Sequence[ControllerConf
                    expected_cluster_id: str | None = None) -> tuple[list[Finding], list[DirectoryFacts]]:
     """Every offline check over ``directories`` and the directories the
     ``configs`` name (each checked against its config)."""
-    by_dir: dict[Path, ControllerConfig | None] = {Path(d).resolve(): None for d in directories}
+    # A __cluster_metadata-0 directory given by mistake stands for its metadata log directory.
+    by_dir: dict[Path, ControllerConfig | None] = {
+        (Path(d).resolve().parent if Path(d).name == CLUSTER_METADATA_DIR else Path(d).resolve()): None
+        for d in directories}
     for c in configs:
         if c.metadata_log_dir is not None:
             by_dir[c.metadata_log_dir.resolve()] = c

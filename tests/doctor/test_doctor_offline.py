@@ -200,3 +200,11 @@ def test_json_lists_the_findings_and_the_status(tmp_path: Path) -> None:
 def test_nothing_to_check_is_a_usage_error() -> None:
     result = CliRunner().invoke(doctor_command, [])
     assert result.exit_code == 2 and "give --bootstrap-controller" in result.stderr
+
+
+def test_a_missing_directory_and_a_partition_directory_given_by_mistake(tmp_path: Path) -> None:
+    code, out = doctor("--dir", str(tmp_path / "nowhere"))
+    assert code == 1 and codes(out) == ["meta-properties-unreadable"] and "reason=the directory does not exist" in out
+    directory = real_copy(tmp_path, "controller1")
+    code, out = doctor("--dir", str(directory / "__cluster_metadata-0"))
+    assert code == 0, out
