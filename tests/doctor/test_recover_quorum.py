@@ -88,9 +88,9 @@ def test_three_voters_lose_two_for_good_the_survivor_recovers_and_fresh_voters_j
             out = quorum(q.ports, "--command-config", str(q.paths[i]), "add-controller", ids=[survivor])
             assert out.returncode == 0, out.stderr
         assert voters_of(q.ports, [survivor]) == sorted([survivor, 4, 5])
-        poll("the new voters caught up", lambda: caught_up(q.ports, sorted([survivor, 4, 5])))
         for i in (survivor, 4, 5):
             q.procs[i].stop_load()
+        poll("the new voters caught up", lambda: caught_up(q.ports, sorted([survivor, 4, 5])))
     finally:
         q.stop()
     # Every record acknowledged before the loss is where it was, on every final voter.
