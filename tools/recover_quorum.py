@@ -45,6 +45,10 @@ def recover_quorum_command(config_path: Path, unsafe: bool, offline: bool, backu
     from kraft.doctor.locks import DirectoryLocked
     from kraft.doctor.recovery import RecoveryRefused, apply_recovery, live_voters, plan_recovery
 
+    import logging
+
+    # A Kafka server.properties has many keys a kraft node does not read: not the tool's business.
+    logging.getLogger("kraft.config").setLevel(logging.ERROR)
     try:
         config = NodeConfig.load(config_path)
     except ConfigError as e:

@@ -216,6 +216,14 @@ def plan_recovery(config: NodeConfig, *, config_path: Path | None = None, backup
             f"Node {config.node_id}'s directory id {uuid_to_kafka(meta.directory_id)} is not the voter's "
             f"{uuid_to_kafka(mine.directory_id)}: this directory was re-formatted and is not the voter's log.")
     endpoints = _local_endpoints(config)
+    if not endpoints:
+        raise RecoveryRefused(f"No listener matches controller.listener.names{where}: the new voter set needs this "
+                              "node's controller endpoint.")
+    for name, host, port in endpoints:
+        if host in ("0.0.0.0", "::") or port <= 0:
+            raise RecoveryRefused(
+                f"The {name} listener {host}:{port}{where} is not an address other controllers can reach: set "
+                f"advertised.listeners={name}://<host>:<port> (it goes into the new VotersRecord).")
     new_voter = VoterEntry(config.node_id, meta.directory_id, endpoints, *SUPPORTED_KRAFT_VERSIONS)
     qs_epoch = facts.quorum_state.leader_epoch if facts.quorum_state is not None else -1
     snap_epoch = facts.latest_snapshot.epoch if facts.latest_snapshot else -1

@@ -150,3 +150,12 @@ def test_a_static_quorum_survivor_becomes_a_dynamic_single_voter(tmp_path: Path)
         assert state.kraft_version == 1
         assert state.voters is not None and [v.voter_id for v in state.voters.voters] == [1]
         assert (state.voters.offset, log.end_offset) == (130, 131)
+
+
+def test_a_wildcard_controller_listener_cannot_go_into_the_voter_set(tmp_path: Path) -> None:
+    directory, config = copy_real(tmp_path, "controller1", 1)
+    config.write_text(config.read_text().replace("listeners=CONTROLLER://127.0.0.1:1", "listeners=CONTROLLER://0.0.0.0:9093"))
+    assert_refused(config, directory, "0.0.0.0:9093", "advertised.listeners=CONTROLLER://")
+    config.write_text(config.read_text() + "advertised.listeners=CONTROLLER://127.0.0.1:9093\n")
+    code, out, err = run(config)
+    assert code == 0 and "CONTROLLER://127.0.0.1:9093" in out, out + err
