@@ -66,18 +66,25 @@ async def _probe(session: Any, host: str, port: int, node_id: int | None,
     except (PeerClientError, KraftProtocolError, OSError) as e:
         return NodeAnswer(host, port, node_id, error=str(e))
     leader = None
+    epoch = None
+    partitions = quorum.topics[0].partitions if len(quorum.topics) == 1 else []
+    if len(partitions) == 1 and partitions[0].error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER \
+            and partitions[0].leader_epoch > 0:
+        epoch = partitions[0].leader_epoch
     if quorum.error_code == ErrorCode.NONE and len(quorum.topics) == 1 and len(quorum.topics[0].partitions) == 1 \
             and quorum.topics[0].partitions[0].error_code == ErrorCode.NONE:
         info = quorum_info(quorum)
         leader = LeaderAnswer(info.leader_epoch, quorum_view(info))
+        epoch = info.leader_epoch
         for voter_id, listeners in info.nodes.items():
             if listeners:
                 known[voter_id] = (listeners[0][1], listeners[0][2])
     if cluster is None:
-        return NodeAnswer(host, port, node_id, kraft_version=kraft_version, leader=leader, refused=tuple(refused))
+        return NodeAnswer(host, port, node_id, kraft_version=kraft_version, leader=leader, refused=tuple(refused),
+                          epoch=epoch)
     return NodeAnswer(host, port, node_id, cluster_id=cluster.cluster_id, controller_id=cluster.controller_id,
                       controllers=tuple(sorted(b.broker_id for b in cluster.brokers)), kraft_version=kraft_version,
-                      leader=leader, refused=tuple(refused))
+                      leader=leader, refused=tuple(refused), epoch=epoch)
 
 
 async def gather(addresses: tuple[tuple[str, int], ...], settings: Any) -> list[Any]:

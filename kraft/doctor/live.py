@@ -53,6 +53,9 @@ class NodeAnswer:
     leader: LeaderAnswer | None = None
     #: Requests the node answered with an error (e.g. CLUSTER_AUTHORIZATION_FAILED).
     refused: tuple[str, ...] = ()
+    #: The epoch this node is in: a leader's own, or what a kraft follower
+    #: puts in its NOT_LEADER_OR_FOLLOWER answer (Kafka leaves 0 there: unknown).
+    epoch: int | None = None
 
     @property
     def address(self) -> str:
@@ -155,11 +158,15 @@ def check_agreement(answers: Sequence[NodeAnswer]) -> list[Finding]:
                            {a.address: a.controller_id for a in up if a.controller_id is not None},
                            "a majority of voters must be up and reach each other (see the other findings)"))
     claimed = [a for a in up if a.leader is not None]
+    epochs = {a.address: a.epoch for a in up if a.epoch is not None}
     if len(claimed) > 1:
         out.append(Finding(Severity.ERROR, "epoch-disagreement",
                            f"{len(claimed)} controllers answer DescribeQuorum as leader",
                            {a.address: a.leader.epoch for a in claimed if a.leader is not None},
                            "two quorums share these addresses: check controller.quorum.* and the cluster ids"))
+    elif len(set(epochs.values())) > 1:
+        out.append(Finding(Severity.ERROR, "epoch-disagreement", "controllers are in different epochs",
+                           epochs, "a controller behind in epoch cannot reach the leader: check its network and log"))
     sets = {a.address: a.controllers for a in up if a.controllers is not None}
     if len(set(sets.values())) > 1:
         out.append(Finding(Severity.ERROR, "voter-set-disagreement", "controllers list different controllers",

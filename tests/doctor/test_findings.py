@@ -27,3 +27,13 @@ def test_a_node_that_refuses_describe_cluster_is_reachable_but_not_fully_checked
     findings = live_findings(answers)
     assert [f.code for f in findings] == ["not-authorized"]
     assert "CLUSTER_AUTHORIZATION_FAILED" in format_line(findings[0])
+
+
+def test_a_follower_in_an_older_epoch_is_an_epoch_disagreement() -> None:
+    """kraft followers name their epoch in DescribeQuorum's NOT_LEADER_OR_FOLLOWER answer."""
+    common = {"cluster_id": "c", "controller_id": 1, "controllers": (1, 2), "kraft_version": 1}
+    answers = [NodeAnswer("127.0.0.1", 1, 1, epoch=5, **common),  # type: ignore[arg-type]
+               NodeAnswer("127.0.0.1", 2, 2, epoch=4, **common)]  # type: ignore[arg-type]
+    findings = live_findings(answers)
+    assert [f.code for f in findings] == ["epoch-disagreement", "even-voter-count"]
+    assert findings[0].evidence == {"127.0.0.1:1": 5, "127.0.0.1:2": 4}
