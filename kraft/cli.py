@@ -83,6 +83,8 @@ BENCH_COMMANDS: dict[str, LazyCommand] = {
 
 COMMANDS: dict[str, LazyCommand] = {
     "codec": LazyCommand("kraft.tools.codec:codec_group", "Decode and encode Kafka protocol frames."),
+    "doctor": LazyCommand("kraft.tools.doctor:doctor_command",
+                          "Name what is wrong with a KRaft quorum: one line per finding, with the fix."),
     "dump-log": LazyCommand("kraft.tools.dump_log:dump_log_command",
                             "Print the batches and records of log segments and snapshots."),
     "features": LazyCommand("kraft.tools.features:features_group",

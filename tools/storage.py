@@ -439,3 +439,5 @@ def info_command(config_path: str | None, directories: tuple[str, ...]) -> None:
 
 
 __all__ = ["FormatRequest", "run_format", "run_info", "storage_group", "feature_level"]
+from kraft.tools.recover_quorum import recover_quorum_command as _recover_quorum  # noqa: E402  (registers below)
+storage_group.add_command(_recover_quorum)

@@ -1,0 +1,12 @@
+"""``kraft doctor`` and ``kraft storage recover-quorum``: what is wrong with a
+quorum, and the way out when it lost its majority for good.
+
+- :mod:`kraft.doctor.findings`: findings as data, their one-line and JSON
+  forms and the exit status;
+- :mod:`kraft.doctor.local`: offline checks over data directories and
+  configuration files (read-only);
+- :mod:`kraft.doctor.live`: checks over what each reachable voter answered
+  (DescribeQuorum, ApiVersions, DescribeCluster: Kafka's public RPCs);
+- :mod:`kraft.doctor.recovery`: the single-voter recovery;
+- :mod:`kraft.doctor.locks`: is a directory in use by a running process.
+"""

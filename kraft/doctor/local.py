@@ -1,0 +1,376 @@
+"""Offline checks: what the data directories and configuration files of
+controllers say, read without changing a byte (a running node's directory,
+or a copy of a real Kafka one, can be checked as it is).
+
+:func:`read_directory` gathers a :class:`DirectoryFacts` per metadata log
+directory; each ``check_*`` function looks at the facts for one problem and
+returns its findings.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kraft.config import ConfigError, VoterSpec, load_properties, parse_voters
+from kraft.doctor.findings import Finding, Severity
+from kraft.records.batch import iter_batches
+from kraft.records.errors import CorruptSnapshotError, RecordsError, StateFileError
+from kraft.records.kraft_control import control_entries, voter_entries
+from kraft.records.recovery import find_valid_batch_after, scan
+from kraft.records.segment import parse_segment_base
+from kraft.records.snapshot import list_snapshot_paths, validate_snapshot_bytes
+from kraft.records.state_files import (
+    CLUSTER_METADATA_DIR,
+    META_PROPERTIES_FILE,
+    QUORUM_STATE_FILE,
+    MetaProperties,
+    QuorumStateFile,
+    QuorumStateFileData,
+    uuid_to_kafka,
+)
+from kraft.records.view import OffsetAndEpoch, VoterEntry
+
+__all__ = ["LogDamage", "DirectoryFacts", "ControllerConfig", "read_directory", "read_config", "LocalLimits",
+           "local_findings"]
+
+
+@dataclass(frozen=True, slots=True)
+class LogDamage:
+    """A segment or snapshot that does not read to its end."""
+
+    path: Path
+    position: int
+    problem: str
+    #: A torn tail: nothing valid follows in the last segment (Kafka's
+    #: recovery truncates it at start, losing only an unflushed tail).
+    torn_tail: bool
+
+
+@dataclass(slots=True)
+class DirectoryFacts:
+    """What one metadata log directory holds."""
+
+    path: Path
+    meta: MetaProperties | None = None
+    meta_error: str | None = None
+    quorum_state: QuorumStateFileData | None = None
+    quorum_state_error: str | None = None
+    has_log: bool = False
+    log_start_offset: int = 0
+    log_end_offset: int = 0
+    last_epoch: int = -1
+    latest_snapshot: OffsetAndEpoch | None = None
+    #: Bytes of log batches at or after the latest snapshot's end offset.
+    bytes_since_snapshot: int = 0
+    #: The latest voter set of the snapshot and log (None: never set, a static quorum).
+    voters: tuple[VoterEntry, ...] | None = None
+    kraft_version: int = 0
+    damage: list[LogDamage] = field(default_factory=list)
+    disk_total: int = 0
+    disk_free: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerConfig:
+    """The few ``server.properties`` keys the checks compare."""
+
+    path: Path
+    node_id: int | None
+    metadata_log_dir: Path | None
+    static_voters: tuple[VoterSpec, ...]
+    bootstrap_servers: str
+    error: str | None = None
+
+
+def read_config(path: Path) -> ControllerConfig:
+    """``server.properties``; a file that cannot be read or parsed gives a
+    config whose ``error`` says why (checked like any other problem)."""
+    try:
+        props = load_properties(path)
+    except ConfigError as e:
+        return ControllerConfig(path, None, None, (), "", str(e))
+    error = None
+    node_id = None
+    try:
+        node_id = int(props["node.id"].strip()) if props.get("node.id", "").strip() else None
+    except ValueError:
+        error = f"node.id is not an integer: {props['node.id']!r}"
+    directory = (props.get("metadata.log.dir", "").strip() or props.get("log.dirs", "").split(",")[0].strip()
+                 or props.get("log.dir", "").strip())
+    try:
+        voters = tuple(parse_voters(props.get("controller.quorum.voters", "")))
+    except ConfigError as e:
+        voters, error = (), str(e)
+    return ControllerConfig(path, node_id, Path(directory) if directory else None, voters,
+                            props.get("controller.quorum.bootstrap.servers", "").strip(), error)
+
+
+def _read_segments(part: Path, facts: DirectoryFacts) -> list[tuple[int, object]]:
+    """Scan every segment (read-only); returns the control entries found."""
+    bases = sorted(b for p in part.iterdir() if (b := parse_segment_base(p.name)) is not None)
+    entries: list[tuple[int, object]] = []
+    for i, base in enumerate(bases):
+        path = part / f"{base:020d}.log"
+        data = path.read_bytes()
+        result = scan(memoryview(data), base)
+        if result.problem is not None:
+            last = i == len(bases) - 1
+            later = find_valid_batch_after(memoryview(data), result.valid_bytes)
+            facts.damage.append(LogDamage(path, result.valid_bytes, result.problem, last and later is None))
+        if result.headers:
+            facts.log_end_offset = max(facts.log_end_offset, result.headers[-1].last_offset + 1)
+            facts.last_epoch = max(facts.last_epoch, result.headers[-1].partition_leader_epoch)
+        snapshot_end = facts.latest_snapshot.offset if facts.latest_snapshot else 0
+        facts.bytes_since_snapshot += sum(h.size for h in result.headers if h.base_offset >= snapshot_end)
+        for batch in iter_batches(memoryview(data)[: result.valid_bytes]):
+            if batch.is_control and batch.base_offset >= snapshot_end:
+                try:
+                    entries.extend(control_entries(batch))
+                except (RecordsError, ValueError) as e:
+                    facts.damage.append(LogDamage(path, batch.position, f"unreadable control record: {e}", False))
+    if bases:
+        facts.log_start_offset = bases[0]
+    return entries
+
+
+def read_directory(path: Path) -> DirectoryFacts:
+    """The facts of one metadata log directory (``metadata.log.dir``)."""
+    facts = DirectoryFacts(Path(path))
+    meta_path = facts.path / META_PROPERTIES_FILE
+    try:
+        facts.meta = MetaProperties.read(meta_path)
+    except StateFileError as e:
+        if not facts.path.is_dir():
+            facts.meta_error = "the directory does not exist"
+        else:
+            facts.meta_error = e.reason if meta_path.exists() else "no meta.properties (the directory is not formatted)"
+    if facts.path.exists():
+        usage = shutil.disk_usage(facts.path)
+        facts.disk_total, facts.disk_free = usage.total, usage.free
+    part = facts.path / CLUSTER_METADATA_DIR
+    if not part.is_dir():
+        return facts
+    facts.has_log = True
+    try:
+        facts.quorum_state = QuorumStateFile(part / QUORUM_STATE_FILE).read()
+    except StateFileError as e:
+        facts.quorum_state_error = e.reason
+    snapshots = [s for s in list_snapshot_paths(part) if not s.partial and not s.deleted]
+    # The newest snapshot that reads whole is the one recovery would use.
+    for snap in sorted(snapshots, key=lambda s: s.snapshot_id, reverse=True):
+        try:
+            contents = validate_snapshot_bytes(snap.path.read_bytes(), str(snap.path))
+        except (CorruptSnapshotError, RecordsError) as e:
+            facts.damage.append(LogDamage(snap.path, 0, f"snapshot does not validate: {e}", False))
+            continue
+        facts.latest_snapshot = snap.snapshot_id
+        facts.log_end_offset = snap.snapshot_id.offset
+        if contents.voters is not None:
+            facts.voters = voter_entries(contents.voters)
+        if contents.kraft_version is not None:
+            facts.kraft_version = int(contents.kraft_version.k_raft_version)
+        break
+    for _, value in _read_segments(part, facts):
+        if isinstance(value, int):
+            facts.kraft_version = value
+        else:
+            facts.voters = value  # type: ignore[assignment]
+    return facts
+
+
+# ---------------------------------------------------------------- checks
+
+
+@dataclass(frozen=True, slots=True)
+class LocalLimits:
+    """Thresholds of the offline checks."""
+
+    #: Log bytes past the latest snapshot beyond which it is "far behind"
+    #: (Kafka snapshots every metadata.log.max.record.bytes.between.snapshots,
+    #: 20 MiB by default: twice that means snapshots are not being taken).
+    max_bytes_since_snapshot: int = 40 * 1024 * 1024
+    #: Free space below this percentage of the disk: a warning.
+    warn_free_percent: float = 10.0
+    #: Free space below this percentage: an error (the next segment roll fails).
+    error_free_percent: float = 2.0
+
+
+def check_meta(facts: DirectoryFacts, config: ControllerConfig | None) -> list[Finding]:
+    if facts.meta is not None:
+        return []
+    fix = f"kraft storage format --config {config.path} --cluster-id <cluster id>" if config else None
+    return [Finding(Severity.ERROR, "meta-properties-unreadable", f"{facts.path} has no usable meta.properties",
+                    {"directory": str(facts.path), "reason": facts.meta_error}, fix)]
+
+
+def check_meta_vs_config(facts: DirectoryFacts, config: ControllerConfig) -> list[Finding]:
+    """meta.properties' node.id must be the config's (Kafka refuses to start otherwise)."""
+    out = []
+    if config.error:
+        out.append(Finding(Severity.ERROR, "config-unreadable", f"{config.path} cannot be used",
+                           {"config": str(config.path), "reason": config.error}))
+    if facts.meta is not None and config.node_id is not None and facts.meta.node_id != config.node_id:
+        out.append(Finding(
+            Severity.ERROR, "node-id-mismatch",
+            f"meta.properties in {facts.path} belongs to node {facts.meta.node_id}, the config says {config.node_id}",
+            {"config": str(config.path), "config_node_id": config.node_id, "meta_node_id": facts.meta.node_id},
+            f"set node.id={facts.meta.node_id} in {config.path}, or point metadata.log.dir at node "
+            f"{config.node_id}'s directory"))
+    return out
+
+
+def check_cluster_ids(all_facts: Sequence[DirectoryFacts], expected: str | None = None) -> list[Finding]:
+    """Every directory must carry the same cluster id (and the live quorum's, when known)."""
+    ids: dict[str, list[Path]] = {}
+    for f in all_facts:
+        if f.meta is not None and f.meta.cluster_id:
+            ids.setdefault(f.meta.cluster_id, []).append(f.path)
+    if not ids:
+        return []
+    if expected is None:
+        if len(ids) == 1:
+            return []
+        expected = max(ids, key=lambda c: len(ids[c]))
+    out = []
+    for cluster_id, paths in sorted(ids.items()):
+        if cluster_id == expected:
+            continue
+        for p in paths:
+            out.append(Finding(Severity.ERROR, "cluster-id-mismatch",
+                               f"{p} is formatted for cluster {cluster_id}, not {expected}",
+                               {"directory": str(p), "cluster_id": cluster_id, "expected": expected},
+                               f"stop that node, move {p} away and run kraft storage format --cluster-id {expected}"))
+    return out
+
+
+def check_static_voters(configs: Sequence[ControllerConfig]) -> list[Finding]:
+    """A static quorum only works when every node lists the same voters."""
+    sets = {c.path: tuple(sorted((v.node_id, v.host, v.port) for v in c.static_voters))
+            for c in configs if c.static_voters}
+    if len(set(sets.values())) <= 1:
+        return []
+    counts: dict[tuple[tuple[int, str, int], ...], int] = {}
+    for s in sets.values():
+        counts[s] = counts.get(s, 0) + 1
+    common = max(counts, key=lambda s: counts[s])
+    text = ",".join(f"{i}@{h}:{p}" for i, h, p in common)
+    return [Finding(Severity.ERROR, "static-voters-differ",
+                    f"controller.quorum.voters in {path} differs from the other nodes'",
+                    {"config": str(path), "voters": ",".join(f"{i}@{h}:{p}" for i, h, p in s), "others": text},
+                    f"set controller.quorum.voters={text} in {path}")
+            for path, s in sorted(sets.items()) if s != common]
+
+
+def check_even_voters(voter_ids: Sequence[int], source: str) -> list[Finding]:
+    n = len(voter_ids)
+    if n == 0 or n % 2:
+        return []
+    return [Finding(Severity.WARNING, "even-voter-count",
+                    f"{n} voters tolerate no more failures than {n - 1}: {n // 2 + 1} must agree",
+                    {"voters": sorted(voter_ids), "source": source},
+                    "add or remove one controller (kraft quorum add-controller / remove-controller)")]
+
+
+def check_directory_id(facts: DirectoryFacts) -> list[Finding]:
+    """A voter whose meta.properties directory.id is not the voter set's for
+    its node id: it was re-formatted, and counts as another replica."""
+    if facts.meta is None or facts.voters is None or facts.meta.directory_id is None:
+        return []
+    for v in facts.voters:
+        if v.voter_id == facts.meta.node_id and v.directory_id is not None and v.directory_id != facts.meta.directory_id:
+            return [directory_id_finding(v.voter_id, v.directory_id, facts.meta.directory_id, str(facts.path))]
+    return []
+
+
+def directory_id_finding(node_id: int, voter_dir: uuid.UUID, actual: uuid.UUID, where: str,
+                         bootstrap: str = "HOST:PORT") -> Finding:
+    return Finding(
+        Severity.ERROR, "directory-id-mismatch",
+        f"node {node_id}'s directory id is not the one in the voter set (re-formatted?): it does not count as a voter",
+        {"node": node_id, "voter_set_directory_id": uuid_to_kafka(voter_dir), "directory_id": uuid_to_kafka(actual),
+         "where": where},
+        f"kraft quorum --bootstrap-controller {bootstrap} remove-controller --controller-id {node_id} "
+        f"--controller-directory-id {uuid_to_kafka(voter_dir)}, then add-controller with node {node_id}'s config")
+
+
+def check_damage(facts: DirectoryFacts) -> list[Finding]:
+    out = []
+    for d in facts.damage:
+        if d.torn_tail:
+            out.append(Finding(Severity.WARNING, "torn-tail",
+                               f"{d.path.name} ends in a torn batch: recovery will truncate it at start",
+                               {"file": str(d.path), "position": d.position, "problem": d.problem},
+                               "none needed (an unflushed tail is cut on start); kraft dump-log --files "
+                               f"{d.path} shows the valid part"))
+        else:
+            out.append(Finding(Severity.ERROR, "corrupt-batch",
+                               f"{d.path.name} has a corrupt batch with valid data after it",
+                               {"file": str(d.path), "position": d.position, "problem": d.problem},
+                               "stop the node, move its metadata log directory away and let it re-fetch from the "
+                               "leader (kraft storage format, then start it)"))
+    return out
+
+
+def check_snapshot_lag(facts: DirectoryFacts, limits: LocalLimits) -> list[Finding]:
+    if not facts.has_log or facts.bytes_since_snapshot <= limits.max_bytes_since_snapshot:
+        return []
+    snap = facts.latest_snapshot
+    return [Finding(Severity.WARNING, "snapshot-far-behind",
+                    f"{facts.path}: {facts.bytes_since_snapshot} bytes of log since the latest snapshot",
+                    {"directory": str(facts.path), "latest_snapshot_offset": snap.offset if snap else None,
+                     "log_end_offset": facts.log_end_offset, "bytes_since_snapshot": facts.bytes_since_snapshot,
+                     "threshold": limits.max_bytes_since_snapshot},
+                    "check metadata.log.max.record.bytes.between.snapshots and the node's log for snapshot errors")]
+
+
+def check_disk(facts: DirectoryFacts, limits: LocalLimits) -> list[Finding]:
+    if facts.disk_total <= 0:
+        return []
+    percent = 100.0 * facts.disk_free / facts.disk_total
+    if percent >= limits.warn_free_percent:
+        return []
+    severity = Severity.ERROR if percent < limits.error_free_percent else Severity.WARNING
+    return [Finding(severity, "disk-nearly-full", f"the disk of {facts.path} is {100 - percent:.1f}% full",
+                    {"directory": str(facts.path), "free_bytes": facts.disk_free, "total_bytes": facts.disk_total},
+                    "free space on that file system (a full disk stops the node: fail-stop on a failed write)")]
+
+
+def local_findings(directories: Sequence[Path], configs: Sequence[ControllerConfig],
+                   limits: LocalLimits = LocalLimits(),
+                   expected_cluster_id: str | None = None) -> tuple[list[Finding], list[DirectoryFacts]]:
+    """Every offline check over ``directories`` and the directories the
+    ``configs`` name (each checked against its config)."""
+    # A __cluster_metadata-0 directory given by mistake stands for its metadata log directory.
+    by_dir: dict[Path, ControllerConfig | None] = {
+        (Path(d).resolve().parent if Path(d).name == CLUSTER_METADATA_DIR else Path(d).resolve()): None
+        for d in directories}
+    for c in configs:
+        if c.metadata_log_dir is not None:
+            by_dir[c.metadata_log_dir.resolve()] = c
+    findings: list[Finding] = []
+    all_facts = []
+    for path, config in by_dir.items():
+        facts = read_directory(path)
+        all_facts.append(facts)
+        findings += check_meta(facts, config)
+        if config is not None:
+            findings += check_meta_vs_config(facts, config)
+        findings += check_directory_id(facts)
+        findings += check_damage(facts)
+        findings += check_snapshot_lag(facts, limits)
+        findings += check_disk(facts, limits)
+    for c in configs:
+        if c.metadata_log_dir is None:
+            findings.append(Finding(Severity.ERROR, "config-unreadable", f"{c.path} names no metadata.log.dir",
+                                    {"config": str(c.path), "reason": c.error or "no metadata.log.dir or log.dirs"}))
+    findings += check_cluster_ids(all_facts, expected_cluster_id)
+    findings += check_static_voters(configs)
+    voter_sets = {tuple(sorted(v.voter_id for v in f.voters)) for f in all_facts if f.voters is not None}
+    voter_sets |= {tuple(sorted(v.node_id for v in c.static_voters)) for c in configs if c.static_voters}
+    for ids in sorted(voter_sets):
+        findings += check_even_voters(ids, "directories" if not configs else "directories and configs")
+    return findings, all_facts

@@ -1,0 +1,85 @@
+"""``kraft storage recover-quorum``: bring back a quorum that lost its
+majority for good, from one stopped surviving voter (see
+:mod:`kraft.doctor.recovery` for what it writes and why).
+
+    kraft storage recover-quorum --config server.properties            # print the plan
+    kraft storage recover-quorum --config server.properties --unsafe   # carry it out
+
+Without ``--unsafe`` nothing is written. Before writing, the other voters
+are asked over the network (ApiVersions on their voter-set endpoints):
+if any answers, the quorum is not lost and the command refuses
+(``--offline`` skips the check, for a host cut off from the others).
+Refusals print one line on stderr and exit 1.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+__all__ = ["recover_quorum_command"]
+
+
+def _fail(message: str) -> None:
+    click.echo(message, err=True)
+    sys.exit(1)
+
+
+@click.command("recover-quorum")
+@click.option("--config", "-c", "config_path", required=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="The surviving controller's server.properties.")
+@click.option("--unsafe", is_flag=True,
+              help="Write the new single-voter set (without it, only the plan is printed).")
+@click.option("--offline", is_flag=True,
+              help="Skip the network check that no other voter is alive (the operator vouches for it).")
+@click.option("--backup-dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Where to copy what changes (default: <metadata.log.dir>.recover-quorum-backup-<UTC time>).")
+@click.option("--timeout-ms", type=click.IntRange(min=1), default=3000, show_default=True,
+              help="How long to wait for each other voter's answer in the network check.")
+def recover_quorum_command(config_path: Path, unsafe: bool, offline: bool, backup_dir: Path | None,
+                           timeout_ms: int) -> None:
+    """Make this stopped voter the only voter of a new voter set (a quorum that lost its majority)."""
+    from kraft.config import ConfigError, NodeConfig
+    from kraft.doctor.locks import DirectoryLocked
+    from kraft.doctor.recovery import RecoveryRefused, apply_recovery, live_voters, plan_recovery
+
+    import logging
+
+    # A Kafka server.properties has many keys a kraft node does not read: not the tool's business.
+    logging.getLogger("kraft.config").setLevel(logging.ERROR)
+    try:
+        config = NodeConfig.load(config_path)
+    except ConfigError as e:
+        _fail(f"{config_path}: {e}")
+        return
+    try:
+        plan = plan_recovery(config, config_path=config_path, backup_dir=backup_dir)
+    except RecoveryRefused as e:
+        _fail(str(e))
+        return
+    click.echo(plan.describe(), nl=False)
+    if not unsafe:
+        click.echo("Nothing was changed. Run again with --unsafe to carry out this plan.")
+        return
+    if not offline:
+        import trio
+
+        alive = trio.run(live_voters, plan, config, timeout_ms)
+        if alive:
+            _fail(f"Refusing: other voters are alive ({', '.join(alive)}): the quorum is not lost. Stop them "
+                  "for good first, or use --offline if they can never come back.")
+            return
+    try:
+        for line in apply_recovery(plan):
+            click.echo(line)
+    except (RecoveryRefused, DirectoryLocked) as e:
+        _fail(str(e))
+        return
+    except OSError as e:
+        # Fail-stop: what was written is in the backup's twin; say where.
+        _fail(f"I/O error while recovering ({e}): the original files are in {plan.backup_dir}; "
+              "restore them before trying again.")
+        return
+    click.echo(f"Done. Start node {plan.node_id}: it will elect itself in epoch {plan.new_epoch + 1} or later.")
