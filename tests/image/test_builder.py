@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from kraft.image.builder import MIGRATING_DIRECTORY, ImageBuilder
+from kraft.image.builder import UNASSIGNED_DIRECTORY, ImageBuilder
 from kraft.image.model import ClientQuotaEntity, ConfigResource, ConfigResourceType
 from kraft.records.view import OffsetAndEpoch
 from tests.image.records import partition, raw_record, rec, sub, topic
@@ -38,8 +38,9 @@ def test_topic_and_partitions() -> None:
     assert foo is not None and foo.id == T1 and sorted(foo.partitions) == [0, 1]
     p1 = foo.partitions[1]
     assert (p1.replicas, p1.isr, p1.leader, p1.leader_epoch, p1.partition_epoch) == ((2, 3, 1), (2, 3, 1), 2, 0, 0)
-    # PartitionRegistration.defaultToMigrating: no directories -> MIGRATING per replica.
-    assert p1.directories == (MIGRATING_DIRECTORY,) * 3
+    # No directories in the record -> UNASSIGNED per replica, as Kafka 4.0.0's
+    # shell prints a 3.5 snapshot (directories=[AAAAAAAAAAAAAAAAAAAAAA]).
+    assert p1.directories == (UNASSIGNED_DIRECTORY,) * 3
     assert image.offset == 2 and image.provenance.timestamp_ms == 1002
 
 
@@ -76,9 +77,9 @@ def test_reassignment_replaces_replicas_and_directories() -> None:
     assert (p.replicas, p.adding_replicas, p.directories) == ((2, 3), (), (D2, D3))
 
 
-def test_replicas_without_directories_become_migrating() -> None:
+def test_replicas_without_directories_become_unassigned() -> None:
     b = build(topic("foo", T1), partition(T1, 0, [1, 2]), change(replicas=[1, 2, 3]))
-    assert b.image.topic("foo").partitions[0].directories == (MIGRATING_DIRECTORY,) * 3
+    assert b.image.topic("foo").partitions[0].directories == (UNASSIGNED_DIRECTORY,) * 3
 
 
 def test_elr_fields_and_clear_elr() -> None:
@@ -194,7 +195,9 @@ def test_client_quotas_are_keyed_by_the_whole_entity() -> None:
     assert ClientQuotaEntity.of({"user": None}) not in b.image.client_quotas
 
 
-def test_scram_keeps_no_secrets() -> None:
+def test_scram_secrets_stay_out_of_json_and_repr() -> None:
+    """The image keeps salt and keys (Kafka's shell prints them with cat), but
+    its JSON form and repr (logs, kraft observe) never show them."""
     salt, stored, server = b"SALT-secret-1", b"STORED-secret-2", b"SERVER-secret-3"
     b = build(rec("UserScramCredentialRecord", name="alice", mechanism=1, salt=salt, stored_key=stored,
                   server_key=server, iterations=4096),
@@ -202,6 +205,7 @@ def test_scram_keeps_no_secrets() -> None:
                   server_key=server, iterations=8192))
     cred = b.image.scram[1]["alice"]
     assert (cred.user, cred.mechanism, cred.iterations) == ("alice", 1, 4096)
+    assert (cred.salt, cred.stored_key, cred.server_key) == (salt, stored, server)
     text = json.dumps(b.image.to_json()) + repr(b.image)
     import base64
 
