@@ -276,7 +276,7 @@ def _interactive(session: Any, history_path: Path) -> int:
     file_history = FileHistory(str(history_path))
     # The `history` command numbers the lines kept from earlier sessions first.
     session.state.history[:0] = list(reversed(list(file_history.load_history_strings())))
-    prompt = PromptSession(history=file_history, completer=_Completer(), complete_while_typing=False)
+    prompt: PromptSession[str] = PromptSession(history=file_history, completer=_Completer(), complete_while_typing=False)
     print(f"Loading...\nStarting...\n{BANNER}", flush=True)
     while True:
         session.state.screen_width = shutil.get_terminal_size((80, 24)).columns

@@ -364,7 +364,7 @@ TYPES: dict[str, CommandType] = {t.name: t for t in (
                 lambda a, i: CatHandler(_positionals(a, 1, None)), "last"),
     CommandType("cd", "Set the current working directory.", True,
                 (("target", "?", "The directory to change to."),),
-                lambda a, i: CdHandler((_positionals(a, 0, 1) or [None])[0]), "first"),
+                lambda a, i: CdHandler(next(iter(_positionals(a, 0, 1)), None)), "first"),
     CommandType("diff", "Show what changed between two offsets or times (a log directory only).", False,
                 (("before", "1", "An offset or an ISO-8601 time."), ("after", "1", "An offset or an ISO-8601 time.")),
                 lambda a, i: DiffHandler(*_positionals(a, 2, 2))),

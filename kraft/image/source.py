@@ -18,7 +18,8 @@ from __future__ import annotations
 import logging
 import mmap
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
+from typing import Any
 from pathlib import Path
 
 from kraft.image.builder import ImageBuilder
@@ -181,7 +182,7 @@ def read_segments(pdir: Path, start_offset: int = 0, up_to: int | None = None) -
             os.close(fd)
 
 
-def _batches(buf: mmap.mmap, path: Path) -> Iterator:
+def _batches(buf: mmap.mmap, path: Path) -> Generator[Any, None, None]:
     pos = 0
     end = len(buf)
     view = memoryview(buf)

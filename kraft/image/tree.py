@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Mapping
+from typing import Generic, TypeVar
 
 from kraft.image.model import (
     ClientQuotaEntity,
@@ -57,6 +58,8 @@ from kraft.image.printing import (
     zk_migration_state_name,
 )
 from kraft.messages.json_form import uuid_from_kafka, uuid_to_kafka
+
+V = TypeVar("V")
 
 __all__ = ["MetadataNode", "LeafNode", "RootShellNode", "LocalShellNode", "MetadataImageNode", "build_tree",
            "quota_entity_name", "DEFAULT_ENTITY_NAME"]
@@ -165,10 +168,10 @@ class ClusterImageNode(_MapNode):
         })
 
 
-class _IdMapNode(MetadataNode):
+class _IdMapNode(MetadataNode, Generic[V]):
     """``ClusterImageBrokersNode``/``ClusterImageControllersNode``."""
 
-    def __init__(self, entries: Mapping[int, object], text: Callable[[object], str]) -> None:
+    def __init__(self, entries: Mapping[int, V], text: Callable[[V], str]) -> None:
         self._entries = entries
         self._text = text
 
