@@ -149,3 +149,16 @@ def test_java_text_forms() -> None:
         ["1024.0", "1.0E7", "1.0E-4", "0.001", "123456.789", "-0.0"]
     # String.compareTo orders UTF-16 code units: U+FF5E sorts after a surrogate pair (U+1F600).
     assert java_sorted(["\uff5e", "\U0001f600", "a"]) == ["a", "\U0001f600", "\uff5e"]
+
+
+@pytest.mark.parametrize("level,name", [(7, "3.3-IV3"), (11, "3.5-IV2"), (19, "3.7-IV4"), (21, "3.9-IV0"),
+                                        (25, "4.0-IV3"), (26, "4.1-IV0"), (27, "4.1-IV1"), (28, "4.2-IV0"),
+                                        (29, "4.2-IV1")])
+def test_metadata_versions_33_to_42_open(level: int, name: str) -> None:
+    """MetadataVersion.java: IBP_3_3_IV3(7) .. IBP_4_2_IV1(29); 4.0.0 knows up to 4.1-IV0."""
+    b = ImageBuilder()
+    b.apply(0, rec("FeatureLevelRecord", name="metadata.version", feature_level=level), epoch=1, timestamp_ms=0)
+    b.apply(1, topic("t", T1), epoch=1, timestamp_ms=0)
+    session = ShellSession(build_tree(b.image))
+    assert session.run("cat /image/features/metadataVersion") == f"Optional[{name}]\n"
+    assert session.run("ls /image/topics/byName") == "t\n"
