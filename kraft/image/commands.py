@@ -165,7 +165,8 @@ def _find(path: str, node: MetadataNode) -> Iterator[str]:
         for name in java_sorted(node.child_names()):
             child = node.child(name)
             if child is not None:
-                yield from _find(path + name if path.endswith("/") else path + "/" + name, child)
+                # As Kafka: only "/" itself is not followed by another slash.
+                yield from _find(path + name if path == "/" else path + "/" + name, child)
 
 
 @dataclass
