@@ -349,6 +349,11 @@ def _usage_word(name: str, nargs: str) -> str:
     return {"+": f"{name} [{name} ...]", "*": f"[{name} [{name} ...]]", "?": f"[{name}]", "1": name}[nargs]
 
 
+def _no_arguments(args: list[str], handler: Handler) -> Handler:
+    _positionals(args, 0, 0)
+    return handler
+
+
 def _history_count(args: list[str]) -> int | None:
     if not args:
         return None
@@ -369,12 +374,12 @@ TYPES: dict[str, CommandType] = {t.name: t for t in (
     CommandType("diff", "Show what changed between two offsets or times (a log directory only).", False,
                 (("before", "1", "An offset or an ISO-8601 time."), ("after", "1", "An offset or an ISO-8601 time.")),
                 lambda a, i: DiffHandler(*_positionals(a, 2, 2))),
-    CommandType("exit", "Exit the metadata shell.", True, (), lambda a, i: (_positionals(a, 0, 0), ExitHandler())[1]),
+    CommandType("exit", "Exit the metadata shell.", True, (), lambda a, i: _no_arguments(a, ExitHandler())),
     CommandType("find", "Search for nodes in the directory hierarchy.", False,
                 (("paths", "*", "The paths to start at."),),
                 lambda a, i: FindHandler(_positionals(a, 0, None)), "last"),
     CommandType("help", "Display this help message.", True, (),
-                lambda a, i: (_positionals(a, 0, 0), HelpHandler(i))[1]),
+                lambda a, i: _no_arguments(a, HelpHandler(i))),
     CommandType("history", "Print command history.", True,
                 (("numEntriesToShow", "?", "The number of entries to show."),),
                 lambda a, i: HistoryHandler(_history_count(_positionals(a, 0, 1)))),
@@ -384,7 +389,7 @@ TYPES: dict[str, CommandType] = {t.name: t for t in (
                 (("cmd", "1", "The command to get help text for."),),
                 lambda a, i: ManHandler(_positionals(a, 1, 1)[0])),
     CommandType("pwd", "Print the current working directory.", True, (),
-                lambda a, i: (_positionals(a, 0, 0), PwdHandler())[1]),
+                lambda a, i: _no_arguments(a, PwdHandler())),
     CommandType("tree", "Show the contents of metadata nodes in a tree structure.", False,
                 (("targets", "+", "The metadata nodes to display."),),
                 lambda a, i: TreeHandler(_positionals(a, 1, None)), "last"),

@@ -116,6 +116,9 @@ def test_interactive_editing_completion_and_history(tmp_path: Path) -> None:
         term.type("\x1b[A\x1b[A")  # ... then `exit`, then `cat brokers/4`
         term.type("\r")
         term.wait_for(r"cat: brokers/4: No such file or directory\.")  # cwd is / again
+        term.type("ls /nothing-yet")
+        term.type("\x03")  # Ctrl-C drops the line, as Kafka's shell: "^C" and a new prompt
+        term.wait_for(r"\^C\n>>")
         term.type("\x04")  # Ctrl-D ends the shell
         assert term.close() == 0
     finally:
