@@ -113,3 +113,23 @@ def test_a_torn_tail_is_reported_not_fatal(tmp_path: Path, caplog: pytest.LogCap
     assert any("the readable log ends there" in r.getMessage() or "stray bytes" in r.getMessage()
                for r in caplog.records)
     assert h.coverage.log_end == image.offset
+
+
+@pytest.mark.parametrize("parts,end", [
+    (("kafka-3x-single-node",), 4928),
+    (("kafka-3.5-three-node", "node2"), 30636),
+    (("kafka-3.9-single-node", "commit-dcd6e71", "data"), 4534),
+    (("kafka-3.9-single-node", "commit-4bef72a", "data"), 245532),
+    (("kafka-4.0-real", "broker4"), 505),
+    (("kafka-4.0-real", "combined-static"), 128),
+    (("kafka-4.1-standalone-dynamic",), 7205),
+])
+def test_every_shared_directory_opens_to_its_end(parts: tuple[str, ...], end: int) -> None:
+    from kraft.image.builder import ImageBuilder
+
+    h = history(*parts)
+    builder = ImageBuilder()
+    image = h.image(None, builder)
+    assert image.offset == end and not builder.warnings
+    bounds = h.coverage.bounds()
+    assert bounds is not None and bounds[1] == end
