@@ -155,6 +155,16 @@ def _uuids(ids: Iterable[object]) -> str:
     return "[" + ", ".join(uuid_to_kafka(u) for u in ids) + "]"  # type: ignore[arg-type]
 
 
+def _signed64(v: int) -> int:
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def _uuid_order(u: object) -> tuple[int, int]:
+    """``Uuid.compareTo``: the most, then the least significant 64 bits, signed."""
+    value = u.int  # type: ignore[attr-defined]
+    return _signed64(value >> 64), _signed64(value & ((1 << 64) - 1))
+
+
 def _ints(values: Iterable[int]) -> str:
     return "[" + ", ".join(map(str, values)) + "]"
 
@@ -169,7 +179,9 @@ def broker_text(b: BrokerRegistration) -> str:
             f"listeners=[{_listeners(b.listeners)}], supportedFeatures={{{_features(b.supported_features)}}}, "
             f"rack={_optional(b.rack)}, fenced={_bool(b.fenced)}, "
             f"inControlledShutdown={_bool(b.in_controlled_shutdown)}, "
-            f"isMigratingZkBroker={_bool(b.is_migrating_zk_broker)}, directories={_uuids(b.directories)})")
+            f"isMigratingZkBroker={_bool(b.is_migrating_zk_broker)}, "
+            # The constructor sorts the directories (Uuid::compareTo).
+            f"directories={_uuids(sorted(b.directories, key=_uuid_order))})")
 
 
 def controller_text(c: ControllerRegistration) -> str:

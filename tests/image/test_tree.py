@@ -162,3 +162,18 @@ def test_metadata_versions_33_to_42_open(level: int, name: str) -> None:
     session = ShellSession(build_tree(b.image))
     assert session.run("cat /image/features/metadataVersion") == f"Optional[{name}]\n"
     assert session.run("ls /image/topics/byName") == "t\n"
+
+
+def test_broker_directories_print_in_uuid_order() -> None:
+    """BrokerRegistration's constructor sorts directories with Uuid.compareTo
+    (signed 64-bit halves: a high bit set sorts first)."""
+    high, low, mid = uuid.UUID(int=(1 << 127) | 5), uuid.UUID(int=7), uuid.UUID(int=(1 << 64) | 1)
+    b = ImageBuilder()
+    b.apply(0, rec("RegisterBrokerRecord", broker_id=1, broker_epoch=5, incarnation_id=uuid.UUID(int=3),
+                   end_points=[], features=[], rack=None, fenced=False, log_dirs=[mid, low, high]),
+            epoch=1, timestamp_ms=0)
+    text = ShellSession(build_tree(b.image)).run("cat /image/cluster/brokers/1")
+    from kraft.messages.json_form import uuid_to_kafka
+
+    order = ", ".join(uuid_to_kafka(u) for u in (high, low, mid))
+    assert text.endswith(f"directories=[{order}])\n")
