@@ -10,7 +10,7 @@ Replay rules follow Kafka's ``MetadataDelta`` and the per-area deltas
   ``leader == -2`` leaves the leader (and epoch) alone, any other value sets
   it and bumps the leader epoch; ``leaderRecoveryState == -1`` leaves it
   alone; the partition epoch always goes up by one; replicas given without
-  directories get ``DirectoryId.UNASSIGNED``, as Kafka 4.0 shows them.
+  directories (or with only MIGRATING ones) get ``DirectoryId.MIGRATING``.
 * ``RemoveTopicRecord`` removes the topic and its topic configs.
 * ``ClearElrRecord`` empties ELR and last-known ELR of a topic's partitions
   (all topics when the name is empty), as a partition change.
@@ -70,9 +70,10 @@ log = logging.getLogger("kraft.image")
 __all__ = ["ImageBuilder", "ReplayError", "MIGRATING_DIRECTORY", "UNASSIGNED_DIRECTORY", "LOST_DIRECTORY"]
 
 #: Kafka's ``DirectoryId`` constants.
-UNASSIGNED_DIRECTORY = uuid.UUID(int=0)
-LOST_DIRECTORY = uuid.UUID(int=1)
-MIGRATING_DIRECTORY = uuid.UUID(int=2)
+# (MIGRATING is all zeros since Kafka 3.7, "DirectoryId.MIGRATING should be all zeros".)
+MIGRATING_DIRECTORY = uuid.UUID(int=0)
+UNASSIGNED_DIRECTORY = uuid.UUID(int=1)
+LOST_DIRECTORY = uuid.UUID(int=2)
 
 NO_LEADER_CHANGE = -2
 NO_RECOVERY_STATE_CHANGE = -1
@@ -438,7 +439,7 @@ class ImageBuilder:
         parts = self._topic_partitions(m.topic_id)
         parts[m.partition_id] = PartitionRegistration(
             replicas=tuple(m.replicas),
-            directories=_default_directories(directories, len(m.replicas)),
+            directories=_default_to_migrating(directories, len(m.replicas)),
             isr=tuple(m.isr),
             removing_replicas=tuple(m.removing_replicas),
             adding_replicas=tuple(m.adding_replicas),
@@ -489,12 +490,12 @@ def _kuuid(u: uuid.UUID) -> str:
     return uuid_to_kafka(u)
 
 
-def _default_directories(directories: list[uuid.UUID] | tuple[uuid.UUID, ...], replicas: int) -> tuple[uuid.UUID, ...]:
-    """A record without directories (written before KIP-858) means every
-    replica's directory is UNASSIGNED, as Kafka 4.0 shows such partitions
-    (``directories=[AAAAAAAAAAAAAAAAAAAAAA]``; 3.x said MIGRATING)."""
-    if not directories:
-        return (UNASSIGNED_DIRECTORY,) * replicas
+def _default_to_migrating(directories: list[uuid.UUID] | tuple[uuid.UUID, ...], replicas: int) -> tuple[uuid.UUID, ...]:
+    """Kafka's ``PartitionRegistration.defaultToMigrating``: no directories,
+    or only MIGRATING ones, mean every replica is MIGRATING (a record written
+    before KIP-858, as Kafka 4.0 shows it: ``directories=[AAAAAAAAAAAAAAAAAAAAAA]``)."""
+    if not directories or all(d == MIGRATING_DIRECTORY for d in directories):
+        return (MIGRATING_DIRECTORY,) * replicas
     return tuple(directories)
 
 
@@ -508,10 +509,7 @@ def _merge(p: PartitionRegistration, m: Any) -> PartitionRegistration:
             raise ReplayError(f"partition change {_kuuid(m.topic_id)}:{m.partition_id} has {len(m.replicas)} "
                               f"replicas but {len(m.directories)} directories")
         directories = tuple(m.directories)
-    if not directories or (len(directories) != len(replicas) and len(set(directories)) == 1
-                           and directories[0] in (UNASSIGNED_DIRECTORY, MIGRATING_DIRECTORY)):
-        # New replicas without directories: the placeholder the old ones had.
-        directories = (directories[0] if directories else UNASSIGNED_DIRECTORY,) * len(replicas)
+    directories = _default_to_migrating(directories, len(replicas))
     if len(directories) != len(replicas):
         raise ReplayError(f"partition change {_kuuid(m.topic_id)}:{m.partition_id} leaves {len(replicas)} "
                           f"replicas with {len(directories)} directories")

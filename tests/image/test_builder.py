@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from kraft.image.builder import UNASSIGNED_DIRECTORY, ImageBuilder
+from kraft.image.builder import MIGRATING_DIRECTORY, ImageBuilder
 from kraft.image.model import ClientQuotaEntity, ConfigResource, ConfigResourceType
 from kraft.records.view import OffsetAndEpoch
 from tests.image.records import partition, raw_record, rec, sub, topic
@@ -38,9 +38,10 @@ def test_topic_and_partitions() -> None:
     assert foo is not None and foo.id == T1 and sorted(foo.partitions) == [0, 1]
     p1 = foo.partitions[1]
     assert (p1.replicas, p1.isr, p1.leader, p1.leader_epoch, p1.partition_epoch) == ((2, 3, 1), (2, 3, 1), 2, 0, 0)
-    # No directories in the record -> UNASSIGNED per replica, as Kafka 4.0.0's
-    # shell prints a 3.5 snapshot (directories=[AAAAAAAAAAAAAAAAAAAAAA]).
-    assert p1.directories == (UNASSIGNED_DIRECTORY,) * 3
+    # PartitionRegistration.defaultToMigrating: no directories -> MIGRATING per
+    # replica, all zeros (Kafka 4.0.0's shell prints directories=[AAAAAAAAAAAAAAAAAAAAAA]).
+    assert p1.directories == (MIGRATING_DIRECTORY,) * 3
+    assert MIGRATING_DIRECTORY == uuid.UUID(int=0)
     assert image.offset == 2 and image.provenance.timestamp_ms == 1002
 
 
@@ -77,9 +78,9 @@ def test_reassignment_replaces_replicas_and_directories() -> None:
     assert (p.replicas, p.adding_replicas, p.directories) == ((2, 3), (), (D2, D3))
 
 
-def test_replicas_without_directories_become_unassigned() -> None:
+def test_replicas_without_directories_become_migrating() -> None:
     b = build(topic("foo", T1), partition(T1, 0, [1, 2]), change(replicas=[1, 2, 3]))
-    assert b.image.topic("foo").partitions[0].directories == (UNASSIGNED_DIRECTORY,) * 3
+    assert b.image.topic("foo").partitions[0].directories == (MIGRATING_DIRECTORY,) * 3
 
 
 def test_elr_fields_and_clear_elr() -> None:
