@@ -85,6 +85,8 @@ class ShellSession:
             words.append("")
         if len(words) == 1:
             return complete_command(words[0], self.commands.interactive)
+        if words[0] == "man" and len(words) == 2:  # ManCommandType.completeNext: command names
+            return complete_command(words[1], True)
         command_type = TYPES.get(words[0])
         if command_type is None or command_type.completes_paths == "none":
             return []

@@ -136,6 +136,7 @@ def test_history_numbers_from_zero_and_exit(session: ShellSession) -> None:
 
 def test_completion_of_commands_and_paths(session: ShellSession) -> None:
     assert session.complete("h") == ["help", "history"]
+    assert session.complete("man t") == ["tree"]
     assert session.complete("ls /im") == ["/image/"]
     assert session.complete("cat /image/topics/byName/f") == ["/image/topics/byName/foo-request/"]
     assert session.complete("cat /local/") == ["/local/commitId", "/local/version"]
