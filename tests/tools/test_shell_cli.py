@@ -120,3 +120,22 @@ def test_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str) ->
 def test_one_source_is_required() -> None:
     result = kraft("shell", "ls")
     assert result.returncode == 2 and "exactly one of --snapshot, --directory or --bootstrap-controller" in result.stderr
+
+
+def test_commit_id_from_a_checkout(tmp_path: Path) -> None:
+    """/local/commitId: 16 hex digits of HEAD, through a worktree's gitdir and
+    packed refs; "unknown" (Kafka's AppInfoParser default) outside a checkout."""
+    from kraft.tools.shell import kraft_commit_id
+
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    common = tmp_path / "main.git"
+    (common / "worktrees" / "wt").mkdir(parents=True)
+    (common / "packed-refs").write_text(f"# pack-refs with: peeled\n{sha} refs/heads/shell\n")
+    (common / "worktrees" / "wt" / "HEAD").write_text("ref: refs/heads/shell\n")
+    (common / "worktrees" / "wt" / "commondir").write_text("../..\n")
+    checkout = tmp_path / "wt"
+    (checkout / "tools").mkdir(parents=True)
+    (checkout / ".git").write_text(f"gitdir: {common / 'worktrees' / 'wt'}\n")
+    assert kraft_commit_id(checkout / "tools") == sha[:16]
+    (tmp_path / "plain").mkdir()
+    assert kraft_commit_id(tmp_path / "plain") == "unknown"
