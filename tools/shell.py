@@ -1,41 +1,48 @@
-"""``kraft shell``: ``kafka-metadata-shell.sh`` for a metadata image.
+"""``kraft shell``: Kafka 4.x's ``kafka-metadata-shell.sh``, and more.
 
 Sources (one of):
 
-* ``--directory DIR``: a metadata log directory (``__cluster_metadata-0`` or
-  the ``metadata.log.dir`` holding it), read-only: its latest snapshot, then
-  the log after it;
-* ``--snapshot FILE``: one ``.checkpoint`` file;
-* ``--bootstrap-controller HOST:PORT``: a live cluster, through an observer
-  (:mod:`kraft.node.observer`); the tree follows the committed image.
+* ``--snapshot FILE``: one ``.checkpoint`` file, read as Kafka's shell reads
+  it (the image is at the file's last metadata record);
+* ``--directory DIR``: a whole metadata log directory (``__cluster_metadata-0``
+  or the ``metadata.log.dir`` holding it), read-only: its latest snapshot,
+  then the log after it, up to the first damage (a torn tail is reported on
+  stderr, not fatal); ``--at OFFSET|TIME`` shows the image as it was then,
+  ``--diff A B`` what changed between two offsets or times;
+* ``--bootstrap-controller HOST:PORT``: a live cluster, through an observer.
 
-With a command after the options it runs that one command and exits
-(``kraft shell --directory d cat /topics/foo/0/data``); without one it is
-interactive, with readline editing, history and tab completion of commands
-and paths.
+With commands after the options it runs them and exits, with status 1 when
+a command printed an error (Kafka 4.0.0 exits 0). Without, it is
+interactive: prompt_toolkit line editing, history kept across sessions in
+``~/.kraft_shell_history``, tab completion of commands and paths. With
+stdin not a terminal it reads commands line by line, printing Kafka's banner
+and ``>> `` prompts as Kafka's shell does on a dumb terminal.
 """
 
 from __future__ import annotations
 
-import cmd
 import logging
+import os
+import shutil
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any, TextIO
 
 import click
 
-from kraft.image.builder import ImageBuilder
-from kraft.image.session import COMMANDS, ShellExit, ShellSession
-from kraft.image.tree import Dir, build_tree
-
 log = logging.getLogger("kraft.shell")
 
-__all__ = ["shell_command", "MetadataShell"]
+__all__ = ["shell_command", "kraft_version", "kraft_commit_id", "HISTORY_FILE_NAME"]
+
+HISTORY_FILE_NAME = ".kraft_shell_history"
+BANNER = "[ Kafka Metadata Shell ]"
+PROMPT = ">> "
 
 
-def _version() -> str:
+def kraft_version() -> str:
+    """What ``/local/version`` says: the installed kraft's version."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -44,79 +51,111 @@ def _version() -> str:
         return "unknown"
 
 
-class MetadataShell(cmd.Cmd):
-    """The interactive loop (stdlib ``cmd`` + ``readline``)."""
-
-    intro = "[ kraft metadata shell ]"
-    prompt = ">> "
-
-    def __init__(self, session: ShellSession, stdout: object | None = None) -> None:
-        super().__init__(stdout=stdout)  # type: ignore[arg-type]
-        self.session = session
-        try:
-            import readline
-
-            # Paths contain '/', '<' and '.': only whitespace separates words.
-            readline.set_completer_delims(" \t\n")
-        except ImportError:  # pragma: no cover - no readline on this platform
-            pass
-
-    def default(self, line: str) -> bool:
-        try:
-            text = self.session.run(line)
-        except ShellExit:
-            return True
-        self.stdout.write(text)
-        return False
-
-    def do_help(self, arg: str) -> bool:  # ours, not cmd's
-        return self.default(f"help {arg}".strip())
-
-    def emptyline(self) -> bool:
-        return False
-
-    def do_EOF(self, arg: str) -> bool:  # noqa: N802 - cmd's name for Ctrl-D
-        self.stdout.write("\n")
-        return True
-
-    def completenames(self, text: str, *ignored: object) -> list[str]:
-        return [name + " " for name in COMMANDS if name.startswith(text)]
-
-    def completedefault(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
-        return self.session.complete_path(text)
-
-    def complete(self, text: str, state: int) -> str | None:
-        # cmd only completes arguments of do_* commands; ours are all dynamic.
-        if state == 0:
-            import readline
-
-            line = readline.get_line_buffer()
-            begidx = readline.get_begidx()
-            if begidx == 0 or not line[:begidx].strip():
-                self.completion_matches = self.completenames(text)
-            else:
-                self.completion_matches = self.completedefault(text, line, begidx, readline.get_endidx())
-        try:
-            return self.completion_matches[state]
-        except IndexError:
-            return None
+def kraft_commit_id(start: Path | None = None) -> str:
+    """What ``/local/commitId`` says: the first 16 hex digits of the git
+    commit of the checkout kraft runs from (an editable install or a source
+    tree), read from its ``.git`` without running git; ``unknown`` (Kafka's
+    ``AppInfoParser`` default) when kraft is not in a git checkout."""
+    here = start or Path(__file__).resolve().parent
+    for directory in [here, *here.parents]:
+        dot_git = directory / ".git"
+        if dot_git.exists():
+            return _head_commit(dot_git) or "unknown"
+    return "unknown"
 
 
-def _offline_root(directory: Path | None, snapshot: Path | None) -> Dir:
-    from kraft.image.source import MetadataSourceError, image_from_checkpoint, image_from_directory
+def _head_commit(dot_git: Path) -> str | None:
+    try:
+        git_dir = dot_git
+        if dot_git.is_file():  # a worktree: "gitdir: <path>"
+            text = dot_git.read_text().strip()
+            if not text.startswith("gitdir:"):
+                return None
+            git_dir = (dot_git.parent / text[len("gitdir:"):].strip()).resolve()
+        head = (git_dir / "HEAD").read_text().strip()
+        if not head.startswith("ref:"):
+            return head[:16] or None
+        ref = head[len("ref:"):].strip()
+        common = git_dir
+        common_file = git_dir / "commondir"
+        if common_file.exists():
+            common = (git_dir / common_file.read_text().strip()).resolve()
+        for base in (git_dir, common):
+            ref_file = base / ref
+            if ref_file.exists():
+                return ref_file.read_text().strip()[:16]
+        packed = common / "packed-refs"
+        if packed.exists():
+            for line in packed.read_text().splitlines():
+                if line.endswith(" " + ref):
+                    return line.split()[0][:16]
+    except OSError:
+        return None
+    return None
 
+
+# ----------------------------------------------------------------- sources
+
+
+class _Opened:
+    """A root to browse, and (for a directory) its history for ``diff``."""
+
+    def __init__(self, root: Callable[[], Any], images: Any = None, tree_of: Callable[[Any], Any] | None = None,
+                 stop: Callable[[], None] | None = None) -> None:
+        self.root = root
+        self.images = images
+        self.tree_of = tree_of
+        self.stop = stop or (lambda: None)
+
+
+def _tree_maker() -> Callable[[Any], Any]:
+    from kraft.image.tree import build_tree
+
+    version, commit_id = kraft_version(), kraft_commit_id()
+    return lambda image: build_tree(image, version=version, commit_id=commit_id)
+
+
+def _warn_all(warnings: Iterable[str]) -> None:
+    for warning in warnings:
+        click.echo(f"WARNING: {warning}", err=True)
+
+
+def _open_snapshot(path: Path) -> _Opened:
+    from kraft.image.builder import ImageBuilder
+    from kraft.image.source import MetadataSourceError, image_from_snapshot_file
+
+    if not path.exists():
+        raise click.ClickException(f"no such file: {path}")
+    if path.is_dir():
+        raise click.ClickException(f"{path} is a directory: give a .checkpoint file, or use --directory")
     builder = ImageBuilder()
     try:
-        if directory is not None:
-            image = image_from_directory(directory, builder=builder)
-        else:
-            assert snapshot is not None
-            image = image_from_checkpoint(snapshot, builder=builder)
+        image = image_from_snapshot_file(path, builder)
     except MetadataSourceError as e:
         raise click.ClickException(str(e)) from None
-    for warning in builder.warnings:
-        click.echo(f"WARNING: {warning}", err=True)
-    return build_tree(image, version=_version())
+    _warn_all(builder.warnings)
+    tree = _tree_maker()(image)
+    return _Opened(lambda: tree)
+
+
+def _open_directory(path: Path, at: str | None) -> _Opened:
+    from kraft.image.builder import ImageBuilder
+    from kraft.image.history import DirectoryHistory
+    from kraft.image.source import MetadataSourceError
+
+    if not path.exists():
+        raise click.ClickException(f"no such directory: {path}")
+    try:
+        history = DirectoryHistory(path)
+        up_to = history.resolve(at) if at is not None else None
+        builder = ImageBuilder()
+        image = history.image(up_to, builder)
+    except (MetadataSourceError, ValueError) as e:
+        raise click.ClickException(str(e)) from None
+    _warn_all(builder.warnings)
+    tree_of = _tree_maker()
+    tree = tree_of(image)
+    return _Opened(lambda: tree, history, tree_of)
 
 
 class _LiveSource:
@@ -138,8 +177,7 @@ class _LiveSource:
         if self.error is not None:
             from kraft.tools.observe import exit_status
 
-            status = exit_status(self.error, "the observer stopped")
-            raise SystemExit(status)
+            raise SystemExit(exit_status(self.error, "the observer stopped"))
 
     def _main(self) -> None:
         import trio
@@ -160,14 +198,6 @@ class _LiveSource:
         finally:
             self.ready.set()
 
-    def root(self) -> Dir:
-        obs = self.observer
-        leader = None
-        node = obs.node
-        if node is not None and node.shell is not None and node.leader.leader_id is not None:
-            leader = f"LeaderAndEpoch(leaderId=OptionalInt[{node.leader.leader_id}], epoch={node.leader.epoch})"
-        return build_tree(obs.published, leader=leader, version=_version())
-
     def stop(self) -> None:
         if self._cancel is not None:
             try:
@@ -177,11 +207,103 @@ class _LiveSource:
         self._thread.join(5)
 
 
+def _open_live(bootstrap: str, cluster_id: str | None, data_dir: Path | None, timeout_s: float) -> _Opened:
+    from kraft.node.observer import ObserverError
+
+    try:
+        live = _LiveSource(bootstrap, cluster_id, data_dir)
+    except ObserverError as e:
+        raise click.BadParameter(str(e), param_hint="--bootstrap-controller") from None
+    try:
+        live.start(timeout_s)
+    except BaseException as e:
+        # Stop the observer before the process goes (its thread is a daemon):
+        # its log closes and a partial snapshot is deleted.
+        live.stop()
+        if isinstance(e, KeyboardInterrupt):
+            sys.exit(130)  # Ctrl-C while it catches up: as kraft observe
+        raise
+    tree_of = _tree_maker()
+    return _Opened(lambda: tree_of(live.observer.published), stop=live.stop)
+
+
+# ----------------------------------------------------------------- running
+
+
+def _run_commands(session: Any, words: list[str], out: TextIO) -> int:
+    result = session.run_words(words)
+    out.write(result.text)
+    out.flush()
+    return 1 if result.failed else 0
+
+
+def _stdin_session(session: Any, stdin: TextIO, out: TextIO) -> int:
+    """Commands on a pipe, as Kafka's shell on a dumb terminal: the banner,
+    then ``>> `` before each command's output, no echo."""
+    from kraft.image.session import ShellExit
+
+    out.write(f"Loading...\nStarting...\n{BANNER}\n")
+    failed = False
+    while True:
+        out.write(PROMPT)
+        out.flush()
+        line = stdin.readline()
+        if not line:
+            return 1 if failed else 0
+        try:
+            result = session.run_line(line.rstrip("\n"))
+        except ShellExit:
+            return 1 if failed else 0
+        failed = failed or result.failed
+        out.write(result.text)
+
+
+def _interactive(session: Any, history_path: Path) -> int:
+    """The interactive shell: prompt_toolkit for editing, history and completion."""
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.completion import Completer, Completion
+    from prompt_toolkit.history import FileHistory
+
+    from kraft.image.session import ShellExit
+
+    class _Completer(Completer):
+        def get_completions(self, document: Any, complete_event: Any) -> Iterable[Completion]:
+            text = document.text_before_cursor
+            word = text.split(" ")[-1].split("\t")[-1]  # the word under the cursor
+            for candidate in session.complete(text):
+                yield Completion(candidate, start_position=-len(word))
+
+    file_history = FileHistory(str(history_path))
+    # The `history` command numbers the lines kept from earlier sessions first.
+    session.state.history[:0] = list(reversed(list(file_history.load_history_strings())))
+    prompt: PromptSession[str] = PromptSession(history=file_history, completer=_Completer(), complete_while_typing=False)
+    print(f"Loading...\nStarting...\n{BANNER}", flush=True)
+    while True:
+        session.state.screen_width = shutil.get_terminal_size((80, 24)).columns
+        try:
+            line = prompt.prompt(PROMPT)
+        except KeyboardInterrupt:
+            print("^C", flush=True)
+            continue
+        except EOFError:
+            return 0
+        try:
+            result = session.run_line(line)
+        except ShellExit:
+            return 0
+        sys.stdout.write(result.text)
+        sys.stdout.flush()
+
+
 @click.command("shell", context_settings={"allow_interspersed_args": False})
-@click.option("--directory", "-d", type=click.Path(path_type=Path, exists=True, file_okay=False), default=None,
+@click.option("--snapshot", "-s", type=click.Path(path_type=Path), default=None,
+              help="A .checkpoint snapshot file (as kafka-metadata-shell.sh --snapshot).")
+@click.option("--directory", "-d", type=click.Path(path_type=Path), default=None,
               help="A metadata log directory (__cluster_metadata-0, or the metadata.log.dir holding it).")
-@click.option("--snapshot", "-s", type=click.Path(path_type=Path, exists=True, dir_okay=False), default=None,
-              help="A .checkpoint snapshot file.")
+@click.option("--at", "at", default=None, metavar="OFFSET|TIME",
+              help="With --directory: the image as of this committed offset or ISO-8601 time.")
+@click.option("--diff", "diff", nargs=2, default=None, metavar="A B",
+              help="With --directory: print what changed between offsets (or times) A and B, and exit.")
 @click.option("--bootstrap-controller", "bootstrap", default=None, metavar="HOST:PORT[,...]",
               help="A live cluster: observe it and show its committed image.")
 @click.option("--cluster-id", default=None, help="With --bootstrap-controller: the expected cluster id.")
@@ -190,51 +312,42 @@ class _LiveSource:
 @click.option("--timeout", "timeout_s", type=float, default=60.0, show_default=True,
               help="With --bootstrap-controller: how long to wait for the observer to catch up.")
 @click.argument("command", nargs=-1)
-def shell_command(directory: Path | None, snapshot: Path | None, bootstrap: str | None, cluster_id: str | None,
-                  data_dir: Path | None, timeout_s: float, command: tuple[str, ...]) -> None:
+def shell_command(snapshot: Path | None, directory: Path | None, at: str | None, diff: tuple[str, str] | None,
+                  bootstrap: str | None, cluster_id: str | None, data_dir: Path | None, timeout_s: float,
+                  command: tuple[str, ...]) -> None:
     """Browse the metadata image like kafka-metadata-shell.sh; run COMMAND
-    (e.g. `ls /topics`) and exit, or start an interactive shell."""
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s", stream=sys.stderr)
+    (e.g. `ls /image/topics/byName`) and exit, or start an interactive shell."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s", stream=sys.stderr)
     if sum(x is not None for x in (directory, snapshot, bootstrap)) != 1:
-        raise click.UsageError("give exactly one of --directory, --snapshot or --bootstrap-controller")
-    live: _LiveSource | None = None
-    if bootstrap is not None:
-        from kraft.node.observer import ObserverError
-
-        try:
-            live = _LiveSource(bootstrap, cluster_id, data_dir)
-        except ObserverError as e:
-            raise click.BadParameter(str(e), param_hint="--bootstrap-controller") from None
-        try:
-            live.start(timeout_s)
-        except BaseException as e:
-            # Stop the observer before the process goes (its thread is a
-            # daemon): its log closes and a partial snapshot is deleted.
-            live.stop()
-            if isinstance(e, KeyboardInterrupt):
-                sys.exit(130)  # Ctrl-C while it catches up: as kraft observe
-            raise
-        session = ShellSession(live.root)
+        raise click.UsageError("give exactly one of --snapshot, --directory or --bootstrap-controller")
+    if (at is not None or diff is not None) and directory is None:
+        raise click.UsageError("--at and --diff need --directory (a snapshot file holds one moment)")
+    if diff is not None and command:
+        raise click.UsageError("--diff runs alone: give either --diff A B or commands")
+    if snapshot is not None:
+        opened = _open_snapshot(snapshot)
+    elif directory is not None:
+        opened = _open_directory(directory, at)
     else:
-        session = ShellSession(_offline_root(directory, snapshot))
+        assert bootstrap is not None
+        opened = _open_live(bootstrap, cluster_id, data_dir, timeout_s)
+
+    from kraft.image.session import ShellExit, ShellSession
+
+    interactive = not command and diff is None
+    session = ShellSession(opened.root, interactive=interactive, images=opened.images, tree_of=opened.tree_of)
     try:
-        if command:
+        if diff is not None:
+            status = _run_commands(session, ["diff", *diff], sys.stdout)
+        elif command:
             try:
-                sys.stdout.write(session.run_words(list(command)))
+                status = _run_commands(session, list(command), sys.stdout)
             except ShellExit:
-                pass
-            return
-        shell = MetadataShell(session)
-        if not sys.stdin.isatty():
-            shell.intro = None
-            shell.prompt = ""
-        while True:
-            try:
-                shell.cmdloop()
-                break
-            except KeyboardInterrupt:  # Ctrl-C clears the line, as a shell does
-                sys.stdout.write("^C\n")
-                shell.intro = None
+                status = 0
+        elif sys.stdin.isatty() and sys.stdout.isatty():
+            status = _interactive(session, Path(os.path.expanduser("~")) / HISTORY_FILE_NAME)
+        else:
+            status = _stdin_session(session, sys.stdin, sys.stdout)
     finally:
-        if live is not None:
-            live.stop()
+        opened.stop()
+    sys.exit(status)

@@ -10,7 +10,7 @@ Replay rules follow Kafka's ``MetadataDelta`` and the per-area deltas
   ``leader == -2`` leaves the leader (and epoch) alone, any other value sets
   it and bumps the leader epoch; ``leaderRecoveryState == -1`` leaves it
   alone; the partition epoch always goes up by one; replicas given without
-  directories (or with only unknown ones) get ``DirectoryId.MIGRATING``.
+  directories (or with only MIGRATING ones) get ``DirectoryId.MIGRATING``.
 * ``RemoveTopicRecord`` removes the topic and its topic configs.
 * ``ClearElrRecord`` empties ELR and last-known ELR of a topic's partitions
   (all topics when the name is empty), as a partition change.
@@ -70,9 +70,10 @@ log = logging.getLogger("kraft.image")
 __all__ = ["ImageBuilder", "ReplayError", "MIGRATING_DIRECTORY", "UNASSIGNED_DIRECTORY", "LOST_DIRECTORY"]
 
 #: Kafka's ``DirectoryId`` constants.
-UNASSIGNED_DIRECTORY = uuid.UUID(int=0)
-LOST_DIRECTORY = uuid.UUID(int=1)
-MIGRATING_DIRECTORY = uuid.UUID(int=2)
+# (MIGRATING is all zeros since Kafka 3.7, "DirectoryId.MIGRATING should be all zeros".)
+MIGRATING_DIRECTORY = uuid.UUID(int=0)
+UNASSIGNED_DIRECTORY = uuid.UUID(int=1)
+LOST_DIRECTORY = uuid.UUID(int=2)
 
 NO_LEADER_CHANGE = -2
 NO_RECOVERY_STATE_CHANGE = -1
@@ -374,10 +375,11 @@ class ImageBuilder:
                     quotas[entity] = frozen_mapping(values)
                 else:
                     quotas.pop(entity, None)
-            case 11:  # UserScramCredentialRecord (the secrets stay out)
+            case 11:  # UserScramCredentialRecord
                 scram = self._section("scram")
                 users = dict(scram.get(m.mechanism, {}))
-                users[m.name] = ScramCredential(m.name, m.mechanism, m.iterations)
+                users[m.name] = ScramCredential(m.name, m.mechanism, m.iterations, bytes(m.salt),
+                                                bytes(m.stored_key), bytes(m.server_key))
                 scram[m.mechanism] = frozen_mapping(users)
             case 22:  # RemoveUserScramCredentialRecord
                 scram = self._section("scram")
@@ -490,7 +492,8 @@ def _kuuid(u: uuid.UUID) -> str:
 
 def _default_to_migrating(directories: list[uuid.UUID] | tuple[uuid.UUID, ...], replicas: int) -> tuple[uuid.UUID, ...]:
     """Kafka's ``PartitionRegistration.defaultToMigrating``: no directories,
-    or only MIGRATING ones, mean every replica is MIGRATING."""
+    or only MIGRATING ones, mean every replica is MIGRATING (a record written
+    before KIP-858, as Kafka 4.0 shows it: ``directories=[AAAAAAAAAAAAAAAAAAAAAA]``)."""
     if not directories or all(d == MIGRATING_DIRECTORY for d in directories):
         return (MIGRATING_DIRECTORY,) * replicas
     return tuple(directories)

@@ -9,9 +9,10 @@ Shaped after Kafka's ``org.apache.kafka.image`` classes (``MetadataImage``,
 
 Everything here is immutable: frozen dataclasses and read-only mappings. An
 image never changes after it is built; :class:`~kraft.image.builder.ImageBuilder`
-makes a new one (sharing what did not change). Secrets never enter an image:
-SCRAM credentials keep the user name, mechanism and iteration count only
-(no salt, stored key or server key).
+makes a new one (sharing what did not change). SCRAM credentials keep their
+salt and keys because Kafka's metadata shell prints them (``cat
+/image/scram/...``); the JSON forms (:meth:`MetadataImage.to_json`) leave
+them out.
 """
 
 from __future__ import annotations
@@ -265,11 +266,15 @@ class ClientQuotaEntity:
 
 @dataclass(frozen=True, slots=True)
 class ScramCredential:
-    """A SCRAM user under one mechanism: never the salt or keys."""
+    """A SCRAM user under one mechanism (Kafka's ``ScramCredentialData``).
+    The salt and keys are kept for the shell; :meth:`to_json` omits them."""
 
     user: str
     mechanism: int
     iterations: int
+    salt: bytes = field(default=b"", repr=False)
+    stored_key: bytes = field(default=b"", repr=False)
+    server_key: bytes = field(default=b"", repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"user": self.user, "mechanism": ScramMechanism.name_of(self.mechanism), "iterations": self.iterations}

@@ -18,7 +18,8 @@ from __future__ import annotations
 import logging
 import mmap
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
+from typing import Any
 from pathlib import Path
 
 from kraft.image.builder import ImageBuilder
@@ -34,8 +35,9 @@ from kraft.records.view import OffsetAndEpoch
 
 log = logging.getLogger("kraft.image")
 
-__all__ = ["MetadataSourceError", "partition_dir", "read_checkpoint", "read_segments", "read_directory",
-           "image_from_directory", "image_from_checkpoint", "image_from_items"]
+__all__ = ["MetadataSourceError", "partition_dir", "read_checkpoint", "read_segments", "scan_segments", "read_directory",
+           "image_from_directory", "image_from_checkpoint", "image_from_items", "read_snapshot_file",
+           "image_from_snapshot_file"]
 
 
 class MetadataSourceError(Exception):
@@ -74,6 +76,30 @@ def read_checkpoint(path: str | os.PathLike[str]) -> LogSnapshot:
     return LogSnapshot(sid, values, contents.header.last_contained_log_timestamp)
 
 
+def read_snapshot_file(path: str | os.PathLike[str]) -> list[LogBatch]:
+    """A ``.checkpoint`` file as Kafka's shell reads it (``SnapshotFileReader``):
+    its metadata batches as committed batches at the file's own offsets, the
+    control batches (header, KRaftVersion, Voters, footer) left out. The image
+    they make is at the offset of the file's last metadata record, with that
+    batch's epoch and time -- what ``cat /image/provenance`` shows in Kafka's
+    shell. The file is validated first (header, CRCs, footer)."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as e:
+        raise MetadataSourceError(f"cannot read {p}: {e.strerror}") from None
+    try:
+        contents = validate_snapshot_bytes(data, str(p))
+    except CorruptSnapshotError as e:
+        raise MetadataSourceError(f"{p} is not a metadata snapshot: {e}") from None
+    return [_log_batch(b) for b in contents.batches if not b.is_control]
+
+
+def image_from_snapshot_file(path: str | os.PathLike[str], builder: ImageBuilder | None = None) -> MetadataImage:
+    """The image Kafka's ``kafka-metadata-shell.sh --snapshot`` shows for a file."""
+    return image_from_items(iter(read_snapshot_file(path)), builder)
+
+
 def _segments(pdir: Path) -> list[tuple[int, Path]]:
     out = []
     for child in pdir.iterdir():
@@ -81,6 +107,42 @@ def _segments(pdir: Path) -> list[tuple[int, Path]]:
         if base is not None and child.name.endswith(".log"):
             out.append((base, child))
     return sorted(out)
+
+
+def scan_segments(pdir: Path) -> Iterator[tuple[int, int, int]]:
+    """``(base offset, last offset, append time)`` of every readable batch,
+    headers and CRCs only, up to the first damage (as :func:`read_segments`)."""
+    expected: int | None = None
+    for _, path in _segments(pdir):
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError as e:
+            log.warning("cannot read %s: %s; stopping there", path, e.strerror)
+            return
+        try:
+            size = os.fstat(fd).st_size
+            if size == 0:
+                continue
+            with mmap.mmap(fd, size, access=mmap.ACCESS_READ) as mm:
+                found: list[tuple[int, int, int]] = []
+                damaged = False
+                batch = None
+                batches = _batches(mm, path)
+                try:
+                    for batch in batches:
+                        if batch is None or (expected is not None and batch.base_offset != expected):
+                            damaged = True
+                            break
+                        expected = batch.base_offset + batch.last_offset_delta + 1
+                        found.append((batch.base_offset, expected - 1, batch.max_timestamp))
+                finally:
+                    batches.close()  # releases its view of the mapping before it closes
+                    del batch
+            yield from found
+            if damaged:
+                return
+        finally:
+            os.close(fd)
 
 
 def read_segments(pdir: Path, start_offset: int = 0, up_to: int | None = None) -> Iterator[LogBatch]:
@@ -120,7 +182,7 @@ def read_segments(pdir: Path, start_offset: int = 0, up_to: int | None = None) -
             os.close(fd)
 
 
-def _batches(buf: mmap.mmap, path: Path) -> Iterator:
+def _batches(buf: mmap.mmap, path: Path) -> Generator[Any, None, None]:
     pos = 0
     end = len(buf)
     view = memoryview(buf)

@@ -1,294 +1,410 @@
-"""The metadata image as the file tree ``kafka-metadata-shell.sh`` shows.
+"""The metadata image as the file tree of Kafka 4.x's ``kafka-metadata-shell.sh``.
 
-The layout is the one ``kafka-metadata-shell.sh`` showed for a metadata log
-(Kafka's ``MetadataNodeManager``)::
+One small class per node, after ``org.apache.kafka.image.node`` and the
+shell's ``RootShellNode``/``LocalShellNode``: each knows its child names,
+how to find a child by name, and how to print itself (a leaf prints one
+line; a directory prints its children, ``MetadataNode.print``)::
 
-    /brokers/<id>/registration, isFenced, inControlledShutdown
-    /controllers/<id>/registration
-    /topics/<name>/id, name, <partition>/data     (PartitionRecord JSON)
-    /topicIds/<id>/...                            (the same topic directories)
-    /configs/<type>/<resource or <default>>/<key>
-    /client-quotas/<entity type>/<name or <default>>/.../<key>
-    /features/<name>                              (FeatureLevelRecord JSON)
-    /acl/id/<id>                                  (AccessControlEntryRecord JSON)
-    /producerIds/nextBlockStartId
-    /scram/<mechanism>/<user>                     (name, mechanism, iterations: no secrets)
-    /delegationTokens/<id>                        (DelegationTokenRecord JSON)
-    /metadataQuorum/offset, epoch, timestamp[, leader]
-    /local/version, commitId
+    /image/acls/byId/<acl id>                       StandardAcl(...)
+    /image/clientQuotas/<entity>/<key>              a Java double
+    /image/cluster/brokers/<id>                     BrokerRegistration(...)
+    /image/cluster/controllers/<id>                 ControllerRegistration(...)
+    /image/configs/<TYPE[:name]>/<key>              the value
+    /image/delegationToken/<token id>               DelegationTokenData...
+    /image/features/{metadataVersion,zkMigrationState,finalized_<name>}
+    /image/producerIds/nextProducerId
+    /image/provenance                               offset O, epoch E, time T
+    /image/scram/<mechanism>/<user>                 ScramCredentialData(...)
+    /image/topics/{byName/<name>,byId/<id>}/{name,id,<partition>}
+    /local/{version,commitId}
 
-File contents that are records are printed as Jackson's pretty printer
-prints Kafka's ``*JsonConverter`` output (``"key" : value``, arrays on one
-line). The commands over the tree are in :mod:`kraft.image.session`.
+Nodes are built on demand from an immutable image, so a tree over a large
+image costs nothing until it is walked.
+
+Where Kafka 4.0.0 fails on its own nodes, these do the sensible thing:
+``zkMigrationState`` is a leaf holding the state's name (4.0.0 lists it but
+cannot open it); a client-quota entity with a default part names it
+``<default>`` (4.0.0 names a default entity with the empty string, which no
+path can reach, and collapses ``clientId(<default>)_user(bob)`` into
+``user(bob)``).
 """
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from decimal import Decimal
-from typing import Any
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from typing import Generic, TypeVar
 
 from kraft.image.model import (
     ClientQuotaEntity,
+    ConfigResource,
     ConfigResourceType,
     MetadataImage,
-    PartitionRegistration,
-    ScramMechanism,
+    ScramCredential,
     TopicImage,
 )
-from kraft.messages.json_form import to_json, uuid_to_kafka
+from kraft.image.printing import (
+    NodePrinter,
+    acl_text,
+    broker_text,
+    controller_text,
+    delegation_token_text,
+    java_double,
+    java_sorted,
+    metadata_version_text,
+    partition_text,
+    provenance_text,
+    scram_text,
+    zk_migration_state_name,
+)
+from kraft.messages.json_form import uuid_from_kafka, uuid_to_kafka
 
-__all__ = ["Dir", "File", "Node", "build_tree", "jackson_pretty", "java_double"]
+V = TypeVar("V")
+
+__all__ = ["MetadataNode", "LeafNode", "RootShellNode", "LocalShellNode", "MetadataImageNode", "build_tree",
+           "quota_entity_name", "DEFAULT_ENTITY_NAME"]
 
 
-# ----------------------------------------------------------------- nodes
-
-
-@dataclass(slots=True)
-class File:
-    """A leaf; ``text`` may be a callable, computed when first read."""
-
-    text: str | Callable[[], str]
-
-    is_directory = False
-
-    def contents(self) -> str:
-        if callable(self.text):
-            self.text = self.text()
-        return self.text
-
-
-@dataclass(slots=True)
-class Dir:
-    entries: dict[str, Dir | File] = field(default_factory=dict)
+class MetadataNode:
+    """``MetadataNode``: a directory unless a subclass says otherwise."""
 
     is_directory = True
 
-    def child(self, name: str) -> Dir | File | None:
-        return self.entries.get(name)
+    def child_names(self) -> Iterable[str]:
+        return ()
 
-    def mkdirs(self, *names: str) -> Dir:
-        node = self
-        for name in names:
-            nxt = node.entries.get(name)
-            if not isinstance(nxt, Dir):
-                nxt = node.entries[name] = Dir()
-            node = nxt
-        return node
+    def child(self, name: str) -> MetadataNode | None:
+        return None
 
-
-Node = Dir | File
-
-
-# ----------------------------------------------------------------- text forms
+    def print(self, printer: NodePrinter) -> None:
+        for name in java_sorted(self.child_names()):
+            printer.enter_node(name)
+            child = self.child(name)
+            if child is not None:
+                child.print(printer)
+            printer.leave_node()
 
 
-def java_double(x: float) -> str:
-    """Java's ``Double.toString``: ``1024.0``, ``1.0E7``, ``1.0E-4`` (shortest
-    digits that read back the same double, as Python's ``repr``)."""
-    if x != x:
-        return "NaN"
-    if x in (float("inf"), float("-inf")):
-        return "Infinity" if x > 0 else "-Infinity"
-    if x == 0:
-        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
-    sign, digits, exponent = Decimal(repr(float(x))).normalize().as_tuple()
-    text = "".join(map(str, digits))
-    minus = "-" if sign else ""
-    if 1e-3 <= abs(x) < 1e7:
-        plain = format(Decimal(repr(float(x))).normalize(), "f").lstrip("-")
-        return minus + (plain if "." in plain else plain + ".0")
-    sci_exponent = len(text) - 1 + int(exponent)
-    return f"{minus}{text[0]}.{text[1:] or '0'}E{sci_exponent}"
+class LeafNode(MetadataNode):
+    """``MetadataLeafNode``: a file holding one string."""
+
+    is_directory = False
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def print(self, printer: NodePrinter) -> None:
+        printer.output(self.text)
 
 
-def jackson_pretty(value: Any, level: int = 0) -> str:
-    """Jackson's ``toPrettyString`` (``DefaultPrettyPrinter``)."""
-    indent = "  "
-    if isinstance(value, dict):
-        if not value:
-            return "{ }"
-        items = [f"\n{indent * (level + 1)}{_json_str(k)} : {jackson_pretty(v, level + 1)}" for k, v in value.items()]
-        return "{" + ",".join(items) + f"\n{indent * level}}}"
-    if isinstance(value, list):
-        if not value:
-            return "[ ]"
-        return "[ " + ", ".join(jackson_pretty(v, level) for v in value) + " ]"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, float):
-        return java_double(value)
-    if isinstance(value, str):
-        return _json_str(value)
-    return str(value)
+class _MapNode(MetadataNode):
+    """A directory whose children come from a name -> factory table."""
+
+    def __init__(self, children: Mapping[str, Callable[[], MetadataNode | None]]) -> None:
+        self._children = children
+
+    def child_names(self) -> Iterable[str]:
+        return self._children.keys()
+
+    def child(self, name: str) -> MetadataNode | None:
+        make = self._children.get(name)
+        return None if make is None else make()
 
 
-def _json_str(s: str) -> str:
-    return json.dumps(s, ensure_ascii=False)
+def _int_key(name: str) -> int | None:
+    """``Integer.valueOf``-ish: only a plain decimal names an id."""
+    try:
+        return int(name) if name.lstrip("-").isdigit() else None
+    except ValueError:
+        return None
 
 
-def _record_json(cls_module: str, cls_name: str, **fields: Any) -> str:
-    import importlib
-
-    cls = getattr(importlib.import_module(f"kraft.messages.generated.{cls_module}"), cls_name)
-    message = cls(**fields)
-    return jackson_pretty(to_json(message, cls.HIGHEST_VERSION))
-
-
-# ----------------------------------------------------------------- the tree
+def _uuid_key(name: str) -> uuid.UUID | None:
+    try:
+        return uuid_from_kafka(name)
+    except Exception:  # Uuid.fromString fails on anything else: no such child
+        return None
 
 
-def _partition_data(topic: TopicImage, partition_id: int, p: PartitionRegistration) -> Callable[[], str]:
-    def render() -> str:
-        fields: dict[str, Any] = dict(
-            partition_id=partition_id, topic_id=topic.id, replicas=list(p.replicas), isr=list(p.isr),
-            removing_replicas=list(p.removing_replicas), adding_replicas=list(p.adding_replicas),
-            leader=p.leader, leader_recovery_state=p.leader_recovery_state, leader_epoch=p.leader_epoch,
-            partition_epoch=p.partition_epoch, directories=list(p.directories))
-        # As PartitionRegistration.toRecord: ELR fields only when non-empty.
-        if p.elr:
-            fields["eligible_leader_replicas"] = list(p.elr)
-        if p.last_known_elr:
-            fields["last_known_elr"] = list(p.last_known_elr)
-        return _record_json("partition_record", "PartitionRecord", **fields)
-    return render
+# ----------------------------------------------------------------- /image/*
 
 
-def _broker_registration(b: Any) -> Callable[[], str]:
-    def render() -> str:
-        from kraft.messages.generated import register_broker_record as rbr
+class ProvenanceNode(MetadataNode):
+    is_directory = False
 
-        return _record_json(
-            "register_broker_record", "RegisterBrokerRecord",
-            broker_id=b.id, is_migrating_zk_broker=b.is_migrating_zk_broker, incarnation_id=b.incarnation_id,
-            broker_epoch=b.epoch,
-            end_points=[rbr.BrokerEndpoint(name=e.name, host=e.host, port=e.port, security_protocol=e.security_protocol)
-                        for e in b.listeners],
-            features=[rbr.BrokerFeature(name=f.name, min_supported_version=f.min_version,
-                                        max_supported_version=f.max_version) for f in b.supported_features],
-            rack=b.rack, fenced=b.fenced, in_controlled_shutdown=b.in_controlled_shutdown,
-            log_dirs=list(b.directories),
-            cordoned_log_dirs=None if b.cordoned_directories is None else list(b.cordoned_directories))
-    return render
+    def __init__(self, image: MetadataImage) -> None:
+        self._image = image
+
+    def print(self, printer: NodePrinter) -> None:
+        printer.output(provenance_text(self._image.provenance))
 
 
-def _controller_registration(c: Any) -> Callable[[], str]:
-    def render() -> str:
-        from kraft.messages.generated import register_controller_record as rcr
+class FeaturesImageNode(MetadataNode):
+    """``FeaturesImageNode``; ``zkMigrationState`` is a real leaf here."""
 
-        return _record_json(
-            "register_controller_record", "RegisterControllerRecord",
-            controller_id=c.id, incarnation_id=c.incarnation_id, zk_migration_ready=c.zk_migration_ready,
-            end_points=[rcr.ControllerEndpoint(name=e.name, host=e.host, port=e.port,
-                                               security_protocol=e.security_protocol) for e in c.listeners],
-            features=[rcr.ControllerFeature(name=f.name, min_supported_version=f.min_version,
-                                            max_supported_version=f.max_version) for f in c.supported_features])
-    return render
+    def __init__(self, image: MetadataImage) -> None:
+        self._features = image.features
 
+    def child_names(self) -> Iterable[str]:
+        return ["metadataVersion", "zkMigrationState", *(f"finalized_{n}" for n in self._features.finalized)]
 
-def _quota_dirs(entity: ClientQuotaEntity) -> list[str]:
-    """``MetadataNodeManager.clientQuotaRecordDirectories``."""
-    out = ["client-quotas"]
-    for entity_type, name in entity.entries:
-        out += [entity_type, "<default>" if name is None else name]
-    return out
+    def child(self, name: str) -> MetadataNode | None:
+        if name == "metadataVersion":
+            return LeafNode(metadata_version_text(self._features.metadata_version))
+        if name == "zkMigrationState":
+            return LeafNode(zk_migration_state_name(self._features.zk_migration_state))
+        if name.startswith("finalized_"):
+            # As Kafka: any finalized_<x> opens, 0 when x is not finalized.
+            return LeafNode(str(self._features.finalized.get(name[len("finalized_"):], 0)))
+        return None
 
 
-def build_tree(image: MetadataImage, *, leader: str | None = None, version: str = "unknown",
-               commit_id: str = "unknown") -> Dir:
-    """The shell's root directory for ``image``. ``leader`` (Kafka's
-    ``LeaderAndEpoch`` text) is shown under /metadataQuorum when known."""
-    root = Dir()
-    local = root.mkdirs("local")
-    local.entries["version"] = File(version)
-    local.entries["commitId"] = File(commit_id)
-
-    quorum = root.mkdirs("metadataQuorum")
-    quorum.entries["offset"] = File(str(image.provenance.offset))
-    quorum.entries["epoch"] = File(str(image.provenance.epoch))
-    quorum.entries["timestamp"] = File(str(image.provenance.timestamp_ms))
-    if leader is not None:
-        quorum.entries["leader"] = File(leader)
-
-    if image.brokers:
-        brokers = root.mkdirs("brokers")
-        for broker_id, b in sorted(image.brokers.items()):
-            d = brokers.mkdirs(str(broker_id))
-            d.entries["registration"] = File(_broker_registration(b))
-            d.entries["isFenced"] = File("true" if b.fenced else "false")
-            d.entries["inControlledShutdown"] = File("true" if b.in_controlled_shutdown else "false")
-    if image.controllers:
-        controllers = root.mkdirs("controllers")
-        for controller_id, c in sorted(image.controllers.items()):
-            controllers.mkdirs(str(controller_id)).entries["registration"] = File(_controller_registration(c))
-
-    if image.topics:
-        topics, topic_ids = root.mkdirs("topics"), root.mkdirs("topicIds")
-        for topic in image.topics.values():
-            d = Dir()
-            d.entries["id"] = File(uuid_to_kafka(topic.id))
-            d.entries["name"] = File(topic.name)
-            for pid, part in sorted(topic.partitions.items()):
-                d.mkdirs(str(pid)).entries["data"] = File(_partition_data(topic, pid, part))
-            # The same directory under both names, as Kafka's addChild did.
-            if image.topic_ids_by_name.get(topic.name) == topic.id:
-                topics.entries[topic.name] = d
-            topic_ids.entries[uuid_to_kafka(topic.id)] = d
-
-    if image.configs:
-        configs = root.mkdirs("configs")
-        for resource, values in sorted(image.configs.items()):
-            type_dir = ConfigResourceType.name_of(resource.type).lower()
-            d = configs.mkdirs(type_dir, resource.name or "<default>")
-            for key, value in sorted(values.items()):
-                d.entries[key] = File(value)
-
-    for entity, quotas in image.client_quotas.items():
-        d = root.mkdirs(*_quota_dirs(entity))
-        for key, value in sorted(quotas.items()):
-            d.entries[key] = File(java_double(value))
-
-    if image.producer_ids.next_producer_id >= 0:
-        pids = root.mkdirs("producerIds")
-        pids.entries["nextBlockStartId"] = File(str(image.producer_ids.next_producer_id))
-
-    if image.acls:
-        acls = root.mkdirs("acl", "id")
-        for acl_id, acl in image.acls.items():
-            acls.entries[uuid_to_kafka(acl_id)] = File(_acl_json(acl_id, acl))
-
-    levels = image.features.levels()
-    if levels:
-        features = root.mkdirs("features")
-        for name, level in levels.items():
-            features.entries[name] = File(_record_json("feature_level_record", "FeatureLevelRecord",
-                                                       name=name, feature_level=level))
-
-    if image.scram:
-        scram = root.mkdirs("scram")
-        for mechanism, users in sorted(image.scram.items()):
-            d = scram.mkdirs(ScramMechanism.name_of(mechanism))
-            for user, cred in sorted(users.items()):
-                d.entries[user] = File(jackson_pretty({"name": user, "mechanism": ScramMechanism.name_of(mechanism),
-                                                       "iterations": cred.iterations}))
-
-    if image.delegation_tokens:
-        tokens = root.mkdirs("delegationTokens")
-        for token_id, t in sorted(image.delegation_tokens.items()):
-            tokens.entries[token_id] = File(lambda t=t: _record_json(
-                "delegation_token_record", "DelegationTokenRecord", owner=t.owner, requester=t.requester,
-                renewers=list(t.renewers), issue_timestamp=t.issue_timestamp_ms, max_timestamp=t.max_timestamp_ms,
-                expiration_timestamp=t.expiration_timestamp_ms, token_id=t.token_id))
-    return root
+class ClusterImageNode(_MapNode):
+    def __init__(self, image: MetadataImage) -> None:
+        super().__init__({
+            "brokers": lambda: _IdMapNode(image.brokers, broker_text),
+            "controllers": lambda: _IdMapNode(image.controllers, controller_text),
+        })
 
 
-def _acl_json(acl_id: Any, acl: Any) -> Callable[[], str]:
-    return lambda: _record_json(
-        "access_control_entry_record", "AccessControlEntryRecord", id=acl_id, resource_type=acl.resource_type,
-        resource_name=acl.resource_name, pattern_type=acl.pattern_type, principal=acl.principal, host=acl.host,
-        operation=acl.operation, permission_type=acl.permission_type)
+class _IdMapNode(MetadataNode, Generic[V]):
+    """``ClusterImageBrokersNode``/``ClusterImageControllersNode``."""
+
+    def __init__(self, entries: Mapping[int, V], text: Callable[[V], str]) -> None:
+        self._entries = entries
+        self._text = text
+
+    def child_names(self) -> Iterable[str]:
+        return [str(i) for i in self._entries]
+
+    def child(self, name: str) -> MetadataNode | None:
+        key = _int_key(name)
+        value = None if key is None else self._entries.get(key)
+        return None if value is None else LeafNode(self._text(value))
+
+
+class TopicImageNode(MetadataNode):
+    """``TopicImageNode``: ``name``, ``id`` and one leaf per partition."""
+
+    def __init__(self, topic: TopicImage) -> None:
+        self._topic = topic
+
+    def child_names(self) -> Iterable[str]:
+        return ["name", "id", *(str(p) for p in self._topic.partitions)]
+
+    def child(self, name: str) -> MetadataNode | None:
+        if name == "name":
+            return LeafNode(self._topic.name)
+        if name == "id":
+            return LeafNode(uuid_to_kafka(self._topic.id))
+        key = _int_key(name)
+        part = None if key is None else self._topic.partitions.get(key)
+        return None if part is None else LeafNode(partition_text(part))
+
+
+class TopicsByNameNode(MetadataNode):
+    def __init__(self, image: MetadataImage) -> None:
+        self._image = image
+
+    def child_names(self) -> Iterable[str]:
+        return self._image.topic_ids_by_name.keys()
+
+    def child(self, name: str) -> MetadataNode | None:
+        topic = self._image.topic(name)
+        return None if topic is None else TopicImageNode(topic)
+
+
+class TopicsByIdNode(MetadataNode):
+    def __init__(self, image: MetadataImage) -> None:
+        self._image = image
+
+    def child_names(self) -> Iterable[str]:
+        return [uuid_to_kafka(i) for i in self._image.topics]
+
+    def child(self, name: str) -> MetadataNode | None:
+        key = _uuid_key(name)
+        topic = None if key is None else self._image.topics.get(key)
+        return None if topic is None else TopicImageNode(topic)
+
+
+class TopicsImageNode(_MapNode):
+    def __init__(self, image: MetadataImage) -> None:
+        super().__init__({"byName": lambda: TopicsByNameNode(image), "byId": lambda: TopicsByIdNode(image)})
+
+
+def config_resource_name(resource: ConfigResource) -> str:
+    """``ConfigurationsImageNode``: ``TOPIC:foo``; a default resource is its type alone."""
+    type_name = ConfigResourceType.name_of(resource.type)
+    return type_name if not resource.name else f"{type_name}:{resource.name}"
+
+
+class _StringMapNode(MetadataNode):
+    """A directory of string leaves (``ConfigurationImageNode``,
+    ``ClientQuotaImageNode``)."""
+
+    def __init__(self, values: Mapping[str, object], text: Callable[[object], str] = str) -> None:
+        self._values = values
+        self._text = text
+
+    def child_names(self) -> Iterable[str]:
+        return self._values.keys()
+
+    def child(self, name: str) -> MetadataNode | None:
+        value = self._values.get(name)
+        return None if value is None else LeafNode(self._text(value))
+
+
+class ConfigurationsImageNode(MetadataNode):
+    def __init__(self, image: MetadataImage) -> None:
+        self._configs = image.configs
+        self._names: dict[str, ConfigResource] | None = None
+
+    def _by_name(self) -> dict[str, ConfigResource]:
+        if self._names is None:
+            self._names = {config_resource_name(r): r for r in self._configs}
+        return self._names
+
+    def child_names(self) -> Iterable[str]:
+        return self._by_name().keys()
+
+    def child(self, name: str) -> MetadataNode | None:
+        resource = self._by_name().get(name)
+        return None if resource is None else _StringMapNode(self._configs[resource])
+
+
+#: How a default part of a client-quota entity is named (Kafka 4.0.0 leaves it empty).
+DEFAULT_ENTITY_NAME = "<default>"
+_QUOTA_TYPES = (("client-id", "clientId"), ("ip", "ip"), ("user", "user"))
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def quota_entity_name(entity: ClientQuotaEntity) -> str:
+    """``ClientQuotasImageNode.clientQuotaEntityToString``: ``clientId(a)_user(b)``,
+    with ``\\``, ``(`` and ``)`` escaped; a default part is ``<default>``."""
+    entries = dict(entity.entries)
+    parts = []
+    for entity_type, label in _QUOTA_TYPES:
+        if entity_type in entries:
+            name = entries[entity_type]
+            parts.append(f"{label}({DEFAULT_ENTITY_NAME if name is None else _escape(name)})")
+    return "_".join(parts)
+
+
+class ClientQuotasImageNode(MetadataNode):
+    def __init__(self, image: MetadataImage) -> None:
+        self._quotas = image.client_quotas
+        self._names: dict[str, ClientQuotaEntity] | None = None
+
+    def _by_name(self) -> dict[str, ClientQuotaEntity]:
+        if self._names is None:
+            self._names = {quota_entity_name(e): e for e in self._quotas}
+        return self._names
+
+    def child_names(self) -> Iterable[str]:
+        return self._by_name().keys()
+
+    def child(self, name: str) -> MetadataNode | None:
+        entity = self._by_name().get(name)
+        return None if entity is None else _StringMapNode(self._quotas[entity], java_double)  # type: ignore[arg-type]
+
+
+class ProducerIdsImageNode(_MapNode):
+    def __init__(self, image: MetadataImage) -> None:
+        super().__init__({"nextProducerId": lambda: LeafNode(str(image.producer_ids.next_producer_id))})
+
+
+class AclsByIdNode(MetadataNode):
+    def __init__(self, image: MetadataImage) -> None:
+        self._acls = image.acls
+
+    def child_names(self) -> Iterable[str]:
+        return [uuid_to_kafka(i) for i in self._acls]
+
+    def child(self, name: str) -> MetadataNode | None:
+        key = _uuid_key(name)
+        acl = None if key is None else self._acls.get(key)
+        return None if acl is None else LeafNode(acl_text(acl))
+
+
+class AclsImageNode(_MapNode):
+    def __init__(self, image: MetadataImage) -> None:
+        super().__init__({"byId": lambda: AclsByIdNode(image)})
+
+
+_SCRAM_MECHANISMS = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}
+
+
+class ScramImageNode(MetadataNode):
+    """``ScramImageNode``: every mechanism Kafka knows, empty or not."""
+
+    def __init__(self, image: MetadataImage) -> None:
+        self._scram = image.scram
+
+    def child_names(self) -> Iterable[str]:
+        return _SCRAM_MECHANISMS.keys()
+
+    def child(self, name: str) -> MetadataNode | None:
+        mechanism = _SCRAM_MECHANISMS.get(name)
+        if mechanism is None:
+            return None
+        users: Mapping[str, ScramCredential] = self._scram.get(mechanism, {})
+        return _StringMapNode(users, scram_text)  # type: ignore[arg-type]
+
+
+class DelegationTokenImageNode(MetadataNode):
+    def __init__(self, image: MetadataImage) -> None:
+        self._tokens = image.delegation_tokens
+
+    def child_names(self) -> Iterable[str]:
+        return self._tokens.keys()
+
+    def child(self, name: str) -> MetadataNode | None:
+        token = self._tokens.get(name)
+        return None if token is None else LeafNode(delegation_token_text(token))
+
+
+class MetadataImageNode(_MapNode):
+    """``MetadataImageNode``: ``/image``."""
+
+    def __init__(self, image: MetadataImage) -> None:
+        self.image = image
+        super().__init__({
+            "provenance": lambda: ProvenanceNode(image),
+            "features": lambda: FeaturesImageNode(image),
+            "cluster": lambda: ClusterImageNode(image),
+            "topics": lambda: TopicsImageNode(image),
+            "configs": lambda: ConfigurationsImageNode(image),
+            "clientQuotas": lambda: ClientQuotasImageNode(image),
+            "producerIds": lambda: ProducerIdsImageNode(image),
+            "acls": lambda: AclsImageNode(image),
+            "scram": lambda: ScramImageNode(image),
+            "delegationToken": lambda: DelegationTokenImageNode(image),
+        })
+
+
+# ----------------------------------------------------------------- the shell's own nodes
+
+
+class LocalShellNode(_MapNode):
+    """``LocalShellNode``: ``/local/version`` and ``/local/commitId``."""
+
+    def __init__(self, version: str, commit_id: str) -> None:
+        super().__init__({"version": lambda: LeafNode(version), "commitId": lambda: LeafNode(commit_id)})
+
+
+class RootShellNode(_MapNode):
+    """``RootShellNode``: ``/image`` and ``/local``."""
+
+    def __init__(self, image: MetadataImage, version: str, commit_id: str) -> None:
+        self.image = image
+        super().__init__({"local": lambda: LocalShellNode(version, commit_id),
+                          "image": lambda: MetadataImageNode(image)})
+
+
+def build_tree(image: MetadataImage, *, version: str = "unknown", commit_id: str = "unknown") -> RootShellNode:
+    """The shell's root for ``image``."""
+    return RootShellNode(image, version, commit_id)

@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Mapping
 
 import pytest
 
 from kraft.image.builder import MIGRATING_DIRECTORY, ImageBuilder
-from kraft.image.model import ClientQuotaEntity, ConfigResource, ConfigResourceType
+from kraft.image.model import (
+    ClientQuotaEntity,
+    ConfigResource,
+    ConfigResourceType,
+    MetadataImage,
+    PartitionRegistration,
+)
 from kraft.records.view import OffsetAndEpoch
 from tests.image.records import partition, raw_record, rec, sub, topic
 
@@ -29,6 +36,12 @@ def change(pid: int = 0, topic_id: uuid.UUID = T1, **fields: object) -> bytes:
     return rec("PartitionChangeRecord", partition_id=pid, topic_id=topic_id, **fields)
 
 
+def partitions_of(image: MetadataImage, name: str) -> Mapping[int, PartitionRegistration]:
+    topic_image = image.topic(name)
+    assert topic_image is not None, name
+    return topic_image.partitions
+
+
 # ----------------------------------------------------------------- topics
 
 
@@ -38,8 +51,10 @@ def test_topic_and_partitions() -> None:
     assert foo is not None and foo.id == T1 and sorted(foo.partitions) == [0, 1]
     p1 = foo.partitions[1]
     assert (p1.replicas, p1.isr, p1.leader, p1.leader_epoch, p1.partition_epoch) == ((2, 3, 1), (2, 3, 1), 2, 0, 0)
-    # PartitionRegistration.defaultToMigrating: no directories -> MIGRATING per replica.
+    # PartitionRegistration.defaultToMigrating: no directories -> MIGRATING per
+    # replica, all zeros (Kafka 4.0.0's shell prints directories=[AAAAAAAAAAAAAAAAAAAAAA]).
     assert p1.directories == (MIGRATING_DIRECTORY,) * 3
+    assert MIGRATING_DIRECTORY == uuid.UUID(int=0)
     assert image.offset == 2 and image.provenance.timestamp_ms == 1002
 
 
@@ -47,7 +62,7 @@ def test_partition_change_keeps_what_it_does_not_name() -> None:
     """PartitionRegistration.merge: null lists and leader -2 mean unchanged,
     but the partition epoch always goes up."""
     b = build(topic("foo", T1), partition(T1, 0, [1, 2, 3], directories=[D1, D2, D3]), change(isr=[1, 2]))
-    p = b.image.topic("foo").partitions[0]
+    p = partitions_of(b.image, "foo")[0]
     assert p.isr == (1, 2) and p.replicas == (1, 2, 3) and p.leader == 1
     assert (p.leader_epoch, p.partition_epoch) == (0, 1)
     assert p.directories == (D1, D2, D3)
@@ -55,30 +70,30 @@ def test_partition_change_keeps_what_it_does_not_name() -> None:
 
 def test_leader_change_bumps_the_leader_epoch() -> None:
     b = build(topic("foo", T1), partition(T1, 0, [1, 2, 3]), change(leader=2), change(leader=-1))
-    p = b.image.topic("foo").partitions[0]
+    p = partitions_of(b.image, "foo")[0]
     assert (p.leader, p.leader_epoch, p.partition_epoch) == (-1, 2, 2)
 
 
 def test_leader_recovery_state_minus_one_is_no_change() -> None:
     b = build(topic("foo", T1), partition(T1, 0, [1, 2]), change(leader=2, leader_recovery_state=1))
-    assert b.image.topic("foo").partitions[0].leader_recovery_state == 1
+    assert partitions_of(b.image, "foo")[0].leader_recovery_state == 1
     b.apply(3, change(isr=[2]))
-    assert b.image.topic("foo").partitions[0].leader_recovery_state == 1
+    assert partitions_of(b.image, "foo")[0].leader_recovery_state == 1
     b.apply(4, change(leader_recovery_state=0))
-    assert b.image.topic("foo").partitions[0].leader_recovery_state == 0
+    assert partitions_of(b.image, "foo")[0].leader_recovery_state == 0
 
 
 def test_reassignment_replaces_replicas_and_directories() -> None:
     b = build(topic("foo", T1), partition(T1, 0, [1, 2], directories=[D1, D2]),
               change(replicas=[1, 2, 3], adding_replicas=[3], directories=[D1, D2, D3]),
               change(replicas=[2, 3], adding_replicas=[], removing_replicas=[], directories=[D2, D3]))
-    p = b.image.topic("foo").partitions[0]
+    p = partitions_of(b.image, "foo")[0]
     assert (p.replicas, p.adding_replicas, p.directories) == ((2, 3), (), (D2, D3))
 
 
 def test_replicas_without_directories_become_migrating() -> None:
     b = build(topic("foo", T1), partition(T1, 0, [1, 2]), change(replicas=[1, 2, 3]))
-    assert b.image.topic("foo").partitions[0].directories == (MIGRATING_DIRECTORY,) * 3
+    assert partitions_of(b.image, "foo")[0].directories == (MIGRATING_DIRECTORY,) * 3
 
 
 def test_elr_fields_and_clear_elr() -> None:
@@ -86,14 +101,14 @@ def test_elr_fields_and_clear_elr() -> None:
               partition(T1, 0, [1, 2, 3], eligible_leader_replicas=[2], last_known_elr=[3]),
               partition(T2, 0, [1, 2], eligible_leader_replicas=[2]),
               change(eligible_leader_replicas=[2, 3]))
-    assert b.image.topic("foo").partitions[0].elr == (2, 3)
+    assert partitions_of(b.image, "foo")[0].elr == (2, 3)
     b.apply(5, rec("ClearElrRecord", topic_name="foo"))
-    foo0 = b.image.topic("foo").partitions[0]
+    foo0 = partitions_of(b.image, "foo")[0]
     assert (foo0.elr, foo0.last_known_elr, foo0.partition_epoch) == ((), (), 2)
-    assert b.image.topic("bar").partitions[0].elr == (2,)
+    assert partitions_of(b.image, "bar")[0].elr == (2,)
     b.apply(6, rec("ClearElrRecord", topic_name=""))  # empty name: every topic
-    assert b.image.topic("bar").partitions[0].elr == ()
-    assert b.image.topic("foo").partitions[0].partition_epoch == 2  # nothing to clear: untouched
+    assert partitions_of(b.image, "bar")[0].elr == ()
+    assert partitions_of(b.image, "foo")[0].partition_epoch == 2  # nothing to clear: untouched
 
 
 def test_remove_topic_removes_its_configs() -> None:
@@ -194,7 +209,9 @@ def test_client_quotas_are_keyed_by_the_whole_entity() -> None:
     assert ClientQuotaEntity.of({"user": None}) not in b.image.client_quotas
 
 
-def test_scram_keeps_no_secrets() -> None:
+def test_scram_secrets_stay_out_of_json_and_repr() -> None:
+    """The image keeps salt and keys (Kafka's shell prints them with cat), but
+    its JSON form and repr (logs, kraft observe) never show them."""
     salt, stored, server = b"SALT-secret-1", b"STORED-secret-2", b"SERVER-secret-3"
     b = build(rec("UserScramCredentialRecord", name="alice", mechanism=1, salt=salt, stored_key=stored,
                   server_key=server, iterations=4096),
@@ -202,6 +219,7 @@ def test_scram_keeps_no_secrets() -> None:
                   server_key=server, iterations=8192))
     cred = b.image.scram[1]["alice"]
     assert (cred.user, cred.mechanism, cred.iterations) == ("alice", 1, 4096)
+    assert (cred.salt, cred.stored_key, cred.server_key) == (salt, stored, server)
     text = json.dumps(b.image.to_json()) + repr(b.image)
     import base64
 
@@ -244,7 +262,7 @@ def test_records_of_a_transaction_apply_together_at_its_end() -> None:
     # Readers never see half a transaction: the image stays before it began.
     assert b.image.offset == 0 and b.image.topic("foo") is None
     b.apply(4, rec("EndTransactionRecord"))
-    assert b.image.offset == 4 and 0 in b.image.topic("foo").partitions
+    assert b.image.offset == 4 and 0 in partitions_of(b.image, "foo")
 
 
 def test_an_aborted_transaction_leaves_no_trace() -> None:
@@ -288,7 +306,7 @@ def test_an_image_never_changes_after_it_is_handed_out() -> None:
     b.apply(4, topic("bar", T2))
     b.apply(5, rec("ConfigRecord", resource_type=2, resource_name="foo", name="a", value="2"))
     assert json.dumps(first.to_json()) == snapshot
-    assert b.image.topic("foo").partitions[0].leader == 2 and first.topic("foo").partitions[0].leader == 1
+    assert partitions_of(b.image, "foo")[0].leader == 2 and partitions_of(first, "foo")[0].leader == 1
     with pytest.raises(TypeError):
         first.topics[T2] = None  # type: ignore[index]
 

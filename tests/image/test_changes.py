@@ -10,6 +10,7 @@ from pathlib import Path
 
 from kraft.image.builder import ImageBuilder
 from kraft.image.changes import (
+    Change,
     LogBatch,
     LogSnapshot,
     SnapshotChange,
@@ -34,6 +35,7 @@ def test_one_line_per_record_in_kafkas_json_form() -> None:
     assert json.loads(format_jsonl(first)) == {
         "offset": 10, "epoch": 3, "timestamp": 1700000000000, "type": "TOPIC_RECORD", "version": 0,
         "data": {"name": "foo", "topicId": uuid_to_kafka(T1)}}
+    assert isinstance(second, Change) and second.data is not None
     assert second.offset == 11 and second.type == "PARTITION_RECORD" and second.data["replicas"] == [1]
 
 
@@ -49,8 +51,10 @@ def test_control_records_are_decoded_when_their_type_is_known() -> None:
     lcm = message("LeaderChangeMessage", version=0, leader_id=2, voters=[sub("LeaderChangeMessage", "Voter", voter_id=2)])
     value = encode_control_value(lcm)
     [known] = changes_of(LogBatch(0, 0, 1, 0, True, (value,), (int(ControlRecordType.LEADER_CHANGE),)))
+    assert isinstance(known, Change) and known.data is not None
     assert known.control and known.type == "LEADER_CHANGE" and known.data["leaderId"] == 2
     [unknown] = changes_of(LogBatch(0, 0, 1, 0, True, (value,)))
+    assert isinstance(unknown, Change)
     assert unknown.type == "CONTROL" and unknown.data is None
 
 
@@ -102,8 +106,8 @@ def test_a_bad_crc_ends_the_readable_log(tmp_path: Path) -> None:
     items = list(read_directory(pdir))
     assert items and all(isinstance(i, LogBatch) for i in items)
     last = items[-1]
-    assert last.last_offset < 4928  # stopped at the damaged batch, everything before it kept
-    offsets = [i.base_offset for i in items]
+    assert isinstance(last, LogBatch) and last.last_offset < 4928  # stopped at the damaged batch, everything before it kept
+    offsets = [i.base_offset for i in items if isinstance(i, LogBatch)]
     assert offsets == sorted(offsets)
 
 

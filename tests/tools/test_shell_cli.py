@@ -1,52 +1,141 @@
-"""``kraft shell`` as a user runs it (a real subprocess), on Kafka's files."""
+"""``kraft shell`` as a user runs it (a real subprocess), on Kafka's files:
+one-shot commands and exit codes, a session on stdin, ``--directory``,
+``--at``, ``--diff``, and bad input (one line, non-zero, no traceback)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import shared_path
 
 
-def kraft(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kraft.cli", *args], input=stdin, capture_output=True, text=True,
-                          timeout=120)
+def kraft(*args: str, stdin: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kraft.cli", *args], input=stdin if stdin is not None else "",
+                          capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
-def test_one_shot_ls_and_cat_on_a_kafka_directory() -> None:
-    directory = shared_path("fixtures", "kafka-3x-single-node")
-    ls = kraft("shell", "--directory", str(directory), "ls", "/topics")
-    assert ls.returncode == 0, ls.stderr
-    assert ls.stdout.split() == ["Retry.TestTopicPatient", "TestTopicPatient", "__consumer_offsets",
-                                 "batch2.work.notification.SHR_PROD.persistence",
-                                 "subscription.matching.SHR_PROD.persistence"]
-    cat = kraft("shell", "--directory", str(directory), "cat", "/topics/TestTopicPatient/0/data",
-                "/configs/topic/__consumer_offsets/cleanup.policy", "/features/metadata.version")
-    assert cat.returncode == 0, cat.stderr
-    assert '"partitionId" : 0' in cat.stdout and "compact\n" in cat.stdout and '"featureLevel" : 19' in cat.stdout
+def fixture(*parts: str) -> Path:
+    return shared_path("fixtures", *parts)
 
 
-def test_a_snapshot_file() -> None:
-    snapshot = shared_path("fixtures", "kafka-4.1-standalone-dynamic", "__cluster_metadata-0",
-                           "00000000000000007206-0000000001.checkpoint")
-    result = kraft("shell", "--snapshot", str(snapshot), "ls", "/features", "/topics")
-    assert result.returncode == 0, result.stderr
-    assert result.stdout == ("features:\neligible.leader.replicas.version\ngroup.version\nmetadata.version\n"
-                             "transaction.version\n\ntopics:\nSD\n__consumer_offsets\n")
+SNAPSHOT_358 = ("kafka-4.0-real", "broker4", "__cluster_metadata-0", "00000000000000000358-0000000001.checkpoint")
 
 
-def test_commands_on_stdin() -> None:
-    directory = shared_path("fixtures", "kafka-3.5-three-node", "node1")
-    result = kraft("shell", "-d", str(directory), stdin="cd /brokers\nls\npwd\ncat 2/isFenced\nexit\nls /\n")
-    assert result.returncode == 0, result.stderr
-    # The log ends with the three brokers fenced (BrokerRegistrationChangeRecord fenced=1).
-    assert result.stdout == "1\n2\n3\n/brokers\ntrue\n"
+def test_one_shot_commands_print_what_kafka_prints() -> None:
+    result = kraft("shell", "--snapshot", str(fixture(*SNAPSHOT_358)), "cat", "/image/cluster/brokers/4")
+    assert result.returncode == 0 and result.stderr == ""
+    assert result.stdout.startswith("BrokerRegistration(id=4, epoch=8, incarnationId=gaLwHa2LToSYRfu9PRkzVA, ")
 
 
-def test_one_source_is_required(tmp_path: Path) -> None:
+def test_a_failing_command_exits_1_and_still_prints_kafkas_line() -> None:
+    """Kafka 4.0.0 prints the same line on stdout and exits 0; we exit 1."""
+    result = kraft("shell", "-s", str(fixture(*SNAPSHOT_358)), "cat", "/nope")
+    assert (result.returncode, result.stdout) == (1, "cat: /nope: No such file or directory.\n")
+
+
+def test_a_session_on_stdin_prints_kafkas_banner_and_prompts() -> None:
+    """The stdin session of the golden file, replayed whole: Kafka's banner, then
+    '>> ' before each command's output (a dumb terminal, no echo)."""
+    golden = shared_path("fixtures", "real-tool-outputs", "kafka-4.0.0-metadata-shell.jsonl")
+    wanted = "fixtures:kafka-3.9-single-node/commit-4bef72a/data/bootstrap.checkpoint"
+    records = [json.loads(line) for line in golden.read_text().splitlines()]
+    records = [r for r in records if r["snapshot"] == wanted]
+    head, commands = records[0], [r for r in records[1:] if r["mode"] == "stdin-session"]
+    result = kraft("shell", "--snapshot", str(fixture(*wanted[len("fixtures:"):].split("/"))), stdin=head["stdin"])
+    expected = head["stdout_banner"] + "".join(">> " + r["stdout"] for r in commands) + ">> "
+    # Our own differences from 4.0.0 (listed in the README): /local, zkMigrationState.
+    from kraft.tools.shell import kraft_commit_id, kraft_version
+
+    expected = (expected.replace(">> 4.0.0\n", f">> {kraft_version()}\n")
+                .replace(">> 985bc99521dd22bb\n", f">> {kraft_commit_id()}\n")
+                .replace("cat: /image/features/zkMigrationState: No such file or directory.\n", "NONE\n")
+                .replace("zkMigrationState:\n", "zkMigrationState:\n  NONE\n"))
+    assert result.stdout == expected
+    assert result.returncode == 1  # the session's `cat /nope` and friends failed
+
+
+def test_directory_at_and_diff_around_a_topic_creation() -> None:
+    """Kafka 3.5 node1: payment-create-request (offset 5440) and
+    delivery-create-request (5443) are created between offsets 5439 and 5445."""
+    directory = str(fixture("kafka-3.5-three-node", "node1"))
+    before = kraft("shell", "--directory", directory, "--at", "5439", "ls", "/image/topics/byName")
+    after = kraft("shell", "--directory", directory, "--at", "5445", "ls", "/image/topics/byName")
+    assert (before.returncode, before.stdout) == (0, "")
+    assert (after.returncode, after.stdout) == (0, "delivery-create-request\npayment-create-request\n")
+    at_time = kraft("shell", "-d", directory, "--at", "2025-01-22T07:08:59.300Z", "ls", "/image/topics/byName")
+    assert at_time.stdout == "payment-create-request\n"  # appended at ...59.261, the second at ...59.336
+    diff = kraft("shell", "--directory", directory, "--diff", "5439", "5445")
+    assert diff.returncode == 0
+    lines = diff.stdout.splitlines()
+    assert "+ /image/topics/byName/payment-create-request/id: waOfnfkeQj2nhh7-Sgl6Cw" in lines
+    assert "+ /image/topics/byName/delivery-create-request/name: delivery-create-request" in lines
+    assert all(line.startswith("+ /image/topics/byName/") for line in lines)
+
+
+def test_diff_shows_fencing_and_a_whole_directory_at_its_end() -> None:
+    directory = str(fixture("kafka-3.5-three-node", "node1"))
+    diff = kraft("shell", "--directory", directory, "--diff", "6222", "6232")
+    text = diff.stdout
+    assert "~ /image/cluster/brokers/2\n" in text
+    assert "    + BrokerRegistration(id=2, epoch=5431, " in text and "fenced=true, inControlledShutdown=false" in text
+    latest = kraft("shell", "--directory", directory, "cat", "/image/provenance")
+    assert latest.stdout.startswith("offset 30637, epoch 190, ")  # the whole log, after the snapshot
+
+
+def test_diff_inside_the_shell() -> None:
+    """A TopicRecord alone (offset 19498): the topic, with no partition yet."""
+    directory = str(fixture("kafka-3.5-three-node", "node1"))
+    result = kraft("shell", "-d", directory, "diff", "19497", "19498")
+    assert (result.returncode, result.stdout) == (0, (
+        "+ /image/topics/byName/delivery-create-response/id: ammo_r0fQ9mnxC4Q6FMD-g\n"
+        "+ /image/topics/byName/delivery-create-response/name: delivery-create-response\n"))
+    snapshot_only = kraft("shell", "-s", str(fixture(*SNAPSHOT_358)), "diff", "1", "2")
+    assert snapshot_only.returncode == 1
+    assert snapshot_only.stdout == "diff: needs a metadata log directory: start the shell with --directory DIR\n"
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--directory", "{tmp}"], "holds neither __cluster_metadata-0 nor metadata log segments or snapshots"),
+    (["--snapshot", "{tmp}/garbage.checkpoint"], "is not a metadata snapshot"),
+    (["--snapshot", "{tmp}/does-not-exist.checkpoint"], "no such file: "),
+    (["--directory", "{node1}", "--at", "99999"], "offset 99999 is outside what "),
+    (["--directory", "{node1}", "--at", "yesterday"], "'yesterday' is neither an offset nor an ISO-8601 time"),
+    (["--directory", "{node1}", "--at", "1999-01-01T00:00:00Z"], "is before anything "),
+])
+def test_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "garbage.checkpoint").write_text("not a snapshot")
+    node1 = fixture("kafka-3.5-three-node", "node1")
+    args = [a.format(tmp=tmp_path, node1=node1) for a in args]
+    result = kraft("shell", *args, "ls", "/")
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("Error: ") and message in result.stderr
+
+
+def test_one_source_is_required() -> None:
     result = kraft("shell", "ls")
-    assert result.returncode == 2 and "exactly one of" in result.stderr
-    (tmp_path / "empty").mkdir()
-    result = kraft("shell", "--directory", str(tmp_path / "empty"), "ls")
-    assert result.returncode == 1 and "neither __cluster_metadata-0" in result.stderr
+    assert result.returncode == 2 and "exactly one of --snapshot, --directory or --bootstrap-controller" in result.stderr
+
+
+def test_commit_id_from_a_checkout(tmp_path: Path) -> None:
+    """/local/commitId: 16 hex digits of HEAD, through a worktree's gitdir and
+    packed refs; "unknown" (Kafka's AppInfoParser default) outside a checkout."""
+    from kraft.tools.shell import kraft_commit_id
+
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    common = tmp_path / "main.git"
+    (common / "worktrees" / "wt").mkdir(parents=True)
+    (common / "packed-refs").write_text(f"# pack-refs with: peeled\n{sha} refs/heads/shell\n")
+    (common / "worktrees" / "wt" / "HEAD").write_text("ref: refs/heads/shell\n")
+    (common / "worktrees" / "wt" / "commondir").write_text("../..\n")
+    checkout = tmp_path / "wt"
+    (checkout / "tools").mkdir(parents=True)
+    (checkout / ".git").write_text(f"gitdir: {common / 'worktrees' / 'wt'}\n")
+    assert kraft_commit_id(checkout / "tools") == sha[:16]
+    (tmp_path / "plain").mkdir()
+    assert kraft_commit_id(tmp_path / "plain") == "unknown"

@@ -1,0 +1,23 @@
+"""``kraft bench shell`` runs end to end on a small synthesized log: both
+sides measured on the same files, the image at the log's last offset (no
+timing is asserted)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kraft.cli import main
+
+
+def test_bench_shell_reports_both_sides_and_the_ratio(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["bench", "shell", "--size-mb", "0.1", "--dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert re.match(r"synthesized .*__cluster_metadata-0/00000000000000000000\.log: [\d,]+ bytes", lines[0])
+    assert re.match(r"kraft shell --directory +: +[\d,]+ records/s \(.* metadata records applied\)", lines[1])
+    assert re.match(r"kraft dump-log --json +: +[\d,]+ records/s", lines[2])
+    assert re.match(r"ratio \(shell / dump-log --json\): \d+\.\d\dx$", lines[3])
+    assert (tmp_path / "__cluster_metadata-0" / "00000000000000000000.log").stat().st_size >= 100_000

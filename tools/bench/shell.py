@@ -1,0 +1,91 @@
+"""``kraft bench shell``: how fast ``kraft shell --directory`` opens a log.
+
+It synthesizes a ``__cluster_metadata-0`` directory holding one large segment
+(``tools/bench/records.py``'s synthesizer: controller-shaped batches of
+metadata records) and measures, on the same files and in the same process:
+
+* ours: ``kraft shell --directory``'s load -- every batch CRC-checked, every
+  record decoded and replayed into the metadata image;
+* the peer: ``kraft dump-log --cluster-metadata-decoder --json`` over the
+  same segment (every record decoded and printed as JSON, to /dev/null).
+
+It prints records per second of both and their ratio (the target: opening a
+directory is at least as fast as dumping it).
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import click
+
+
+def replay_directory(directory: Path) -> tuple[int, int]:
+    """Open ``directory`` as ``kraft shell --directory`` does; (records applied, image offset)."""
+    from kraft.image.builder import ImageBuilder
+    from kraft.image.history import DirectoryHistory
+
+    # The synthesized log fences brokers it never registered: the image skips
+    # those records (counted, not logged here).
+    logger = logging.getLogger("kraft.image")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        builder = ImageBuilder()
+        image = DirectoryHistory(directory).image(None, builder)
+    finally:
+        logger.setLevel(level)
+    return builder.records_applied, image.offset
+
+
+def dump_json(segment: Path) -> int:
+    """``kraft dump-log --cluster-metadata-decoder --json --files SEGMENT`` to /dev/null."""
+    from kraft.tools.dump_log import run_dump
+
+    with open(os.devnull, "w", encoding="utf-8") as sink:
+        status = run_dump([str(segment)], metadata_decoder=True, as_json=True, out=sink, err=sink)
+    if status != 0:
+        raise click.ClickException(f"dump-log failed on {segment}")
+    return status
+
+
+@click.command("shell")
+@click.option("--size-mb", type=float, default=100.0, show_default=True, help="Size of the synthesized log.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where to write the log (default: a temp dir, removed after).")
+def shell_bench_command(size_mb: float, seed: int, directory: Path | None) -> None:
+    """Records replayed per second opening a log directory, against dump-log --json."""
+    from kraft.tools.bench.records import synthesize_metadata_log
+
+    with tempfile.TemporaryDirectory(prefix="kraft-bench-shell-") as tmp:
+        base = directory if directory is not None else Path(tmp)
+        pdir = base / "__cluster_metadata-0"
+        pdir.mkdir(parents=True, exist_ok=True)
+        segment = pdir / "00000000000000000000.log"
+        t0 = time.perf_counter()
+        log = synthesize_metadata_log(segment, int(size_mb * 1024 * 1024), seed=seed)
+        click.echo(f"synthesized {segment}: {log.size:,} bytes, {log.batches:,} batches, {log.records:,} records "
+                   f"({time.perf_counter() - t0:.1f} s)")
+
+        gc.collect()
+        start = time.perf_counter()
+        applied, offset = replay_directory(base)
+        ours_s = time.perf_counter() - start
+        if offset != log.records - 1:
+            raise click.ClickException(f"the image is at offset {offset}, the log ends at {log.records - 1}")
+
+        gc.collect()
+        start = time.perf_counter()
+        dump_json(segment)
+        theirs_s = time.perf_counter() - start
+
+    click.echo(f"kraft shell --directory   : {log.records / ours_s:12,.0f} records/s ({ours_s:.2f} s, "
+               f"{applied:,} metadata records applied)")
+    click.echo(f"kraft dump-log --json     : {log.records / theirs_s:12,.0f} records/s ({theirs_s:.2f} s)")
+    click.echo(f"ratio (shell / dump-log --json): {theirs_s / ours_s:.2f}x")
