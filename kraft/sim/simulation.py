@@ -379,6 +379,9 @@ class SimNode:
         """Lose everything not durable: memory, unflushed log data. Returns
         what the crash changed in the files (disk storage)."""
         self.core = None
+        if isinstance(self.log, DiskLog):
+            # It comes back on a healthy disk (the operator's fix; recovery fsyncs).
+            self.log.heal_fsync()
         self.log = self.log.crash_copy(rng)
         self.timer_token += 1
         if isinstance(self.log, DiskLog):
@@ -669,12 +672,22 @@ class Simulation:
         if ready.persist is not None:
             if crash_at == done:
                 return self._crash(node, "before persisting the election state")
-            node.persist_election(ready.persist)
+            try:
+                node.persist_election(ready.persist)
+            except OSError as e:
+                if self._on_disk_error(node, "persisting the election state", e):
+                    return None
+                raise
             done += 1
         for op in ready.log:
             if crash_at == done:
                 return self._crash(node, f"before {type(op).__name__}")
-            node.log.apply(op)
+            try:
+                node.log.apply(op)
+            except OSError as e:
+                if self._on_disk_error(node, type(op).__name__, e):
+                    return None
+                break  # (a shell that survives it: the rest of the log ops are skipped)
             self._count_log_op(op)
             done += 1
         for message in ready.send:
@@ -700,6 +713,16 @@ class Simulation:
         if ready.next_deadline_ms is not None:
             node.timer_token += 1
             self._schedule(ready.next_deadline_ms, "poll", node.node_id, node.timer_token)
+
+    def _on_disk_error(self, node: SimNode, during: str, error: OSError) -> bool:
+        """The node's shell on a disk error of unknown outcome: fail-stop
+        (:mod:`kraft.node.fault`). The process dies at once -- nothing of the
+        Ready is sent, nothing unflushed is kept beyond what a crash keeps --
+        and an operator restarts it on a healthy disk. True: the node
+        stopped."""
+        self.stats["fail-stops"] += 1
+        self._crash(node, f"fail-stop on a disk error during {during}: {error.strerror}")
+        return True
 
     @staticmethod
     def _role_name(node: SimNode) -> str:
@@ -861,6 +884,9 @@ class Simulation:
         if self.config.reconfig:
             kinds += ["add-voter", "remove-voter", "replace-disk", "move-endpoint"]
             weights += [5, 4, 2, 1]
+        if self.config.storage == "disk":
+            kinds.append("fsync-fault")
+            weights.append(2)
         kind = self.rng.choices(kinds, weights=weights)[0]
         if kind in ("add-voter", "remove-voter", "replace-disk", "move-endpoint"):
             self._inject_membership_fault(kind)
@@ -921,6 +947,13 @@ class Simulation:
                         node.core.resign(node.core.epoch)
                         self._execute(node, node.core.poll(self.now_ms))
                         break
+            case "fsync-fault" if up:
+                victim = self._pick_leader_or_any(up)
+                if isinstance(victim.log, DiskLog):
+                    # Until the node fail-stops (its next fsync) or the run heals.
+                    self._note(f"node {victim.node_id}'s disk starts failing every fsync (EIO)")
+                    self.stats["fsync-faults"] += 1
+                    victim.log.fail_fsync()
             case "drop-burst":
                 old = self._drop_rate
                 self._drop_rate = 0.3
@@ -1065,8 +1098,13 @@ class Simulation:
             ) from e
         if isinstance(node.log, DiskLog):
             # As the node does: write the snapshot, then retention moves the log start.
-            if not node.log.create_snapshot(sid):
-                return
+            try:
+                if not node.log.create_snapshot(sid):
+                    return
+            except OSError as e:
+                if self._on_disk_error(node, "snapshot creation", e):
+                    return
+                raise
         else:
             node.log.create_snapshot(sid)
             node.log.delete_before_snapshot(sid)
@@ -1082,6 +1120,8 @@ class Simulation:
         self._drop_rate = 0.0
         for node in self._nodes.values():
             node.crash_armed = False
+            if isinstance(node.log, DiskLog):
+                node.log.heal_fsync()
             if node.core is None:
                 self._start_node(node)
 
