@@ -43,15 +43,19 @@ def fsync_dir(directory: str | os.PathLike[str]) -> None:
             os.close(fd)
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes, *, tmp_suffix: str = ".tmp") -> None:
+def atomic_write(path: str | os.PathLike[str], data: bytes, *, tmp_suffix: str = ".tmp",
+                 standalone: bool = False) -> None:
     """Replace ``path`` with ``data`` so that a crash leaves either the old or
     the new content, never a mix: write ``path + tmp_suffix``, fsync it, rename
-    over ``path``, fsync the directory."""
+    over ``path``, fsync the directory.
+
+    ``standalone``: nothing else changed with this file (``quorum-state``), so
+    a full disk refusing the temporary file is a known outcome -- the old
+    content stands. A file written as part of a larger change (the epoch
+    checkpoint after an append) leaves that change half done: not known."""
     target = Path(path)
     tmp = target.with_name(target.name + tmp_suffix)
-    # The target is untouched until the rename: a full disk while writing
-    # the temporary file is a known outcome (the old content stays).
-    with disk_operation("write", tmp, undone=True):
+    with disk_operation("write", tmp, undone=standalone):
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             view = memoryview(data)
