@@ -182,6 +182,19 @@ def test_a_node_that_survives_a_failed_fsync_is_caught(monkeypatch: pytest.Monke
     assert any("committed records are never lost" in r for r in reasons), reasons
 
 
+def test_a_replica_that_knows_the_leader_but_not_its_endpoints_learns_them_from_a_fetch() -> None:
+    """Found by the fsync-fault sweep (seed 663): an observer whose disk was
+    replaced restarts knowing the leader of its epoch (quorum-state) but not
+    where it listens (its new log has no voter set), so it stays Unattached
+    and asks the bootstrap servers. Their Fetch answers name the leader and
+    its endpoints; Kafka's ``KafkaRaftClient.maybeTransition`` adopts a known
+    leader's endpoints when they are new ("more endpoints"), so the replica
+    must become its follower -- it used to ignore the answers forever and
+    the healed cluster never converged."""
+    result = simulate(663, voters=1, observers=1, reconfig=True, storage="disk")
+    assert result.stats["converged"] == 1
+
+
 # --- seeded runs -------------------------------------------------------------------------
 
 
