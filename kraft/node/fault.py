@@ -43,7 +43,7 @@ class ProcessTerminatingFaultHandler:
     def handle_fault(self, message: str, cause: BaseException | None = None) -> NoReturn:
         # One line, no traceback: the message names the file, the operation
         # and the errno, which is all an operator can act on.
-        log.critical("Encountered fatal fault: %s", message)
+        log.error("Encountered fatal fault: %s", message)
         for handler in logging.getLogger().handlers + log.handlers:
             try:
                 handler.flush()
@@ -63,6 +63,6 @@ class RaisingFaultHandler:
         self.faults: list[str] = []
 
     def handle_fault(self, message: str, cause: BaseException | None = None) -> NoReturn:
-        log.critical("Encountered fatal fault: %s", message)
+        log.error("Encountered fatal fault: %s", message)
         self.faults.append(message)
         raise FatalFaultError(message) from cause
