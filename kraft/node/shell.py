@@ -84,9 +84,10 @@ def is_known_outcome(error: OSError) -> bool:
 
 
 class StorageError(NotLeaderError):
-    """An append refused because the metadata log cannot be written (disk
-    full, I/O error): the node gave up its leadership and keeps serving
-    reads until a write succeeds again."""
+    """An append refused because the metadata log cannot be written (a full
+    disk refused a write, which was undone): the node gave up its leadership
+    and keeps serving reads until a write succeeds again. Any other disk
+    error stops the node instead (fail-stop)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -540,7 +541,10 @@ class RaftShell:
             return
 
     async def _on_storage_fault(self, fault: _StorageFault) -> None:
-        """A log write failed. As Kafka's controller treats a failed append as
+        """A full disk refused a log write, which the log undid completely
+        (the only disk error survived; see :func:`is_known_outcome`): nothing
+        of it is on disk, so the log end the core reads next is the flushed
+        one and nothing unflushed can count. As Kafka's controller treats a failed append as
         fatal for its leadership, a leader resigns (EndQuorumEpoch; a voter
         with a working disk takes over) and its outstanding appends fail;
         appends are refused until a write works again. Reads (listeners) go
