@@ -71,6 +71,8 @@ class LazyGroup(click.Group):
 
 
 BENCH_COMMANDS: dict[str, LazyCommand] = {
+    "chaos": LazyCommand("kraft.tools.bench.chaos:chaos_bench_command",
+                         "Kill, pause, fill the disk and fail fsync of real voters; no acknowledged record lost."),
     "codec": LazyCommand("kraft.tools.bench.codec:codec_bench_command",
                          "Encode and decode speed of our codecs against kio and kafka-python."),
     "quorum": LazyCommand("kraft.tools.bench.quorum:quorum_bench_command",

@@ -7,6 +7,8 @@ there is one) and the byte position, so an operator can find the damage with
 
 from __future__ import annotations
 
+import errno
+
 
 class RecordsError(Exception):
     """Base of every error raised by ``kraft.records``."""
@@ -88,3 +90,25 @@ class StateFileError(RecordsError, ValueError):
 
 class LogOffsetError(RecordsError, ValueError):
     """An append or truncate that would break the log's offset order."""
+
+
+class DiskIOError(OSError):
+    """A write, fsync, truncate, rename or create on a log file that the
+    operating system refused (Kafka wraps these in ``KafkaStorageException``).
+
+    ``operation`` names what failed ("write", "fsync", "truncate", "rename",
+    "create"), ``filename`` the file or directory. ``rolled_back`` is True only
+    when the outcome is known: the write was undone completely (a full disk
+    refusing a write that the log then cut back), so nothing of it can be
+    on disk or count for anything. Every other failure has an unknown
+    outcome (after a failed fsync the kernel may already have dropped the
+    dirty pages), which is why the node stops on it (fail-stop)."""
+
+    def __init__(self, code: int, strerror: str, filename: str, operation: str, *, rolled_back: bool = False) -> None:
+        super().__init__(code, strerror, filename)
+        self.operation = operation
+        self.rolled_back = rolled_back
+
+    def __str__(self) -> str:
+        name = errno.errorcode.get(self.errno or 0, f"errno {self.errno}")
+        return f"{self.operation} of {self.filename} failed: {name} ({self.strerror})"

@@ -36,7 +36,8 @@ from kraft.records.errors import (
     RecordsError,
     StateFileError,
 )
-from kraft.records.fileutil import fsync_dir
+from kraft.records.errors import DiskIOError
+from kraft.records.fileutil import NO_SPACE_ERRNOS, disk_operation, fsync_dir
 from kraft.records.log_config import LogConfig
 from kraft.records.recovery import RecoveryReport, leftover_files, orphaned_indexes, quick_check_segment, recover_segment
 from kraft.records.segment import BatchHeader, LogSegment, parse_segment_base
@@ -496,16 +497,22 @@ class MetadataLog:
             active = self.roll()
         position = active.size
         try:
-            active.append(data, headers)
-            if self.config.flush_on_append:
-                active.flush()
-        except OSError:
+            with disk_operation("write", active.log_path):
+                active.append(data, headers)
+        except DiskIOError as e:
             # Disk full or an I/O error part-way: part of the batches (or an
             # index entry) may be in the files already. Cut back to where this
             # append began so the files and the in-memory state say the same
-            # and the next append goes where this one should have.
-            self._rollback_append(active, position)
+            # and the next append goes where this one should have. Only a
+            # full disk whose write was cut back is a known outcome; an I/O
+            # error may have left anything in the page cache (fail-stop).
+            with disk_operation("truncate", active.log_path):
+                self._rollback_append(active, position)
+            e.rolled_back = e.errno in NO_SPACE_ERRNOS
             raise
+        if self.config.flush_on_append:
+            with disk_operation("fsync", active.log_path):
+                active.flush()
         changed = False
         for h in headers:
             latest = self._epochs.latest_epoch
@@ -529,16 +536,20 @@ class MetadataLog:
         old = self._segments[-1]
         if old.size == 0:
             return old
-        old.on_become_inactive()
-        new = LogSegment(self.directory, old.next_offset, self.config, created_ms=self._clock_ms())
-        new.open_indexes_for_append()
+        with disk_operation("fsync", old.log_path):
+            old.on_become_inactive()
+        with disk_operation("create", self.directory / f"{old.next_offset:020d}.log"):
+            new = LogSegment(self.directory, old.next_offset, self.config, created_ms=self._clock_ms())
+            new.open_indexes_for_append()
         fsync_dir(self.directory)
         self._segments.append(new)
         return new
 
     def flush(self) -> None:
         """fsync the active segment (everything appended so far is durable)."""
-        self._segments[-1].flush()
+        active = self._segments[-1]
+        with disk_operation("fsync", active.log_path):
+            active.flush()
 
     def initialize_leader_epoch(self, epoch: int) -> None:
         """A new leader's epoch starts at the current log end (Kafka's
@@ -561,7 +572,9 @@ class MetadataLog:
             raise LogOffsetError(f"cannot truncate to {offset}, below the latest snapshot {latest}")
         deleted = False
         while len(self._segments) > 1 and self._segments[-1].base_offset > offset:
-            self._segments.pop().delete()
+            doomed = self._segments.pop()
+            with disk_operation("truncate", doomed.log_path):
+                doomed.delete()
             deleted = True
         if deleted:
             # The removal must be durable before anything is appended in its
@@ -569,11 +582,13 @@ class MetadataLog:
             # truncated records) back behind a hole in the log.
             fsync_dir(self.directory)
         active = self._segments[-1]
-        active.truncate_to(offset)
-        # The segment may have been sealed before: reload its tail state either way.
-        active.load_state_from_headers(list(active.iter_headers()))
-        active.open_indexes_for_append()
-        active.flush(indexes=True)
+        with disk_operation("truncate", active.log_path):
+            active.truncate_to(offset)
+            # The segment may have been sealed before: reload its tail state either way.
+            active.load_state_from_headers(list(active.iter_headers()))
+            active.open_indexes_for_append()
+        with disk_operation("fsync", active.log_path):
+            active.flush(indexes=True)
         self._epochs.truncate_from_end(self.end_offset)
         # Uncommitted voter changes that were truncated are reverted (KIP-853).
         self._control.truncate_from(self.end_offset)
@@ -583,9 +598,11 @@ class MetadataLog:
         """Drop every segment and restart the log, empty, at ``offset``."""
         self._ensure_open()
         for segment in self._segments:
-            segment.delete()
-        new = LogSegment(self.directory, offset, self.config, created_ms=self._clock_ms())
-        new.open_indexes_for_append()
+            with disk_operation("truncate", segment.log_path):
+                segment.delete()
+        with disk_operation("create", self.directory / f"{offset:020d}.log"):
+            new = LogSegment(self.directory, offset, self.config, created_ms=self._clock_ms())
+            new.open_indexes_for_append()
         fsync_dir(self.directory)
         self._segments = [new]
         self._log_start_offset = offset
@@ -655,7 +672,10 @@ class MetadataLog:
         if download is None or download.size != position:
             have = None if download is None else download.size
             raise LogOffsetError(f"snapshot chunk for {snapshot_id} at {position} does not continue the download (at {have})")
-        download.append(data)
+        # A partial download counts for nothing until it is frozen (fsync +
+        # rename, below): a chunk the disk refuses leaves a known outcome.
+        with disk_operation("write", download.part_path, undone=True):
+            download.append(data)
 
     def install_snapshot(self, snapshot_id: OffsetAndEpoch) -> None:
         """Freeze a completed download (validated: header, records, footer) or
@@ -704,7 +724,9 @@ class MetadataLog:
         self._log_start_offset = snapshot_id.offset
         deleted = False
         while len(self._segments) > 1 and self._segments[1].base_offset <= self._log_start_offset:
-            self._segments.pop(0).delete()
+            doomed = self._segments.pop(0)
+            with disk_operation("rename", doomed.log_path):
+                doomed.delete()
             deleted = True
         if deleted:
             fsync_dir(self.directory)  # as in truncate_to: no segment comes back after a crash

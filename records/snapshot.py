@@ -30,7 +30,7 @@ from kraft.records.batch import LOG_OVERHEAD, Record, RecordBatch, build_batch, 
 from kraft.records.compression import Compression
 from kraft.records.control import ControlRecordType, build_control_batch, decode_control_record
 from kraft.records.errors import CorruptRecordError, CorruptSnapshotError
-from kraft.records.fileutil import atomic_rename, fsync_dir, pread_exact, pwrite_all
+from kraft.records.fileutil import atomic_rename, disk_operation, fsync_dir, pread_exact, pwrite_all
 from kraft.records.view import OffsetAndEpoch
 
 SUFFIX = ".checkpoint"
@@ -122,7 +122,8 @@ class RawSnapshotWriter:
         if validate:
             data = pread_exact(self._fd, self.size, 0)
             validate_snapshot_bytes(data, str(self.part_path))
-        os.fsync(self._fd)
+        with disk_operation("fsync", self.part_path):
+            os.fsync(self._fd)
         os.close(self._fd)
         self._fd = -1
         atomic_rename(self.part_path, self.final_path)

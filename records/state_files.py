@@ -172,8 +172,9 @@ class QuorumStateFile:
         return QuorumStateFileData.from_json(text, str(self.path))
 
     def write(self, state: QuorumStateFileData) -> None:
-        """Temp file + fsync + atomic rename: a crash leaves the old or the new state."""
-        atomic_write(self.path, state.to_json().encode("utf-8"))
+        """Temp file + fsync + atomic rename: a crash leaves the old or the new
+        state (and a full disk refusing the temporary file leaves the old one)."""
+        atomic_write(self.path, state.to_json().encode("utf-8"), standalone=True)
 
     def clear(self) -> None:
         self.path.unlink(missing_ok=True)

@@ -35,6 +35,7 @@ from kraft.raft.errors import Errors, NotLeaderError
 from kraft.node import admin, rpc
 from kraft.node import snapshots
 from kraft.node import authorizer, credentials
+from kraft.node.fault import FaultHandler
 from kraft.node.shell import ElectionStateStore, RaftShell
 from kraft.node.snapshots import SnapshotLoaded
 from kraft.node.metrics import RaftMetrics, event_error, error_name, request_name, wire_error
@@ -104,8 +105,10 @@ class _PreVoteNeedsV2(Exception):
 
 class KraftNode:
     def __init__(self, config: NodeConfig, *, rng: random.Random | None = None,
-                 client_security: ClientSecurity | None = None) -> None:
+                 client_security: ClientSecurity | None = None, fault_handler: FaultHandler | None = None) -> None:
         self.config = config
+        #: A log I/O error of unknown outcome goes here (default: halt the process).
+        self.fault_handler = fault_handler
         self._rng = rng or random.Random()
         self.shell: RaftShell | None = None
         self.log: MetadataLog | None = None
@@ -211,7 +214,8 @@ class KraftNode:
             followers_always_flush=True,
         )
         self.shell = shell = RaftShell(core, mlog, store, send_request=self._send_request,
-                                       send_response=self._send_response)
+                                       send_response=self._send_response,
+                                       fault_handler=self.fault_handler)
         if self.metrics is not None:
             self.metrics.shell = shell
             shell.telemetry.metrics = self.metrics

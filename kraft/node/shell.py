@@ -18,13 +18,20 @@ asks to append become Kafka record batches here, and fetched bytes that fail
 validation are refused (the core sees a failed fetch, as Kafka's
 ``KafkaRaftClient`` does when ``appendAsFollower`` throws).
 
-And where the disk fails (``ENOSPC``, ``EIO``): a log write that fails is
-rolled back by the log; a leader resigns (Kafka's controller treats a failed
-append as fatal for its leadership) and appends are refused with
+And where the disk fails. A write, fsync, truncate or rename whose outcome
+is unknown (``EIO``, any failed fsync, a failed rename) stops the node at
+once, before anything of the same ``Ready`` is sent or counted (fail-stop,
+Kafka's fatal fault handler; see :mod:`kraft.node.fault`): nothing written
+after the last successful flush can then count toward a vote, a fetch
+offset or the high watermark. Only a full disk (``ENOSPC``, ``EDQUOT``)
+refusing a write that the log cut back completely is survived, since
+nothing of that write exists: a leader resigns (Kafka's controller treats a
+failed append as fatal for its leadership) and appends are refused with
 :class:`StorageError` until a write works again, while listeners keep
 reading; a follower fetches the same records again after a backoff; an
-election state that cannot be persisted is retried until it is, since
-nothing may depend on it before (see :meth:`RaftShell._on_storage_fault`).
+election state whose temporary file did not fit is retried until it is
+written, since nothing may depend on it before (see
+:meth:`RaftShell._on_storage_fault`).
 Other work on the log (snapshots, retention) comes in through
 :meth:`RaftShell.run_on_log` and runs between two calls of the core.
 """
@@ -38,7 +45,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import trio
 
@@ -57,8 +64,9 @@ from kraft.raft.logops import (
 )
 from kraft.records.batch import build_data_batch
 from kraft.node.control_records import encode_control_batch
+from kraft.node.fault import FaultHandler, ProcessTerminatingFaultHandler
 from kraft.node.telemetry import Telemetry
-from kraft.records.errors import CorruptRecordError, CorruptSnapshotError, LogOffsetError
+from kraft.records.errors import CorruptRecordError, CorruptSnapshotError, DiskIOError, LogOffsetError
 from kraft.records.log import MetadataLog
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.roles import ElectionState, LeaderAndEpoch
@@ -68,16 +76,18 @@ log = logging.getLogger("kraft.node")
 
 __all__ = ["RaftShell", "Shutdown", "ElectionStateStore", "StorageError", "apply_log_op", "encode_batch"]
 
-#: Errors of the disk, not of the program: the shell survives them (see
-#: :meth:`RaftShell._on_storage_fault`). Anything else from a log operation
-#: is a bug and stops the node.
-STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
+def is_known_outcome(error: OSError) -> bool:
+    """True for the one disk error the node survives: a full disk refused a
+    write that was undone completely (see :class:`DiskIOError`). Every other
+    error of a log write, fsync, truncate or rename is fatal."""
+    return isinstance(error, DiskIOError) and error.rolled_back
 
 
 class StorageError(NotLeaderError):
-    """An append refused because the metadata log cannot be written (disk
-    full, I/O error): the node gave up its leadership and keeps serving
-    reads until a write succeeds again."""
+    """An append refused because the metadata log cannot be written (a full
+    disk refused a write, which was undone): the node gave up its leadership
+    and keeps serving reads until a write succeeds again. Any other disk
+    error stops the node instead (fail-stop)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,8 +194,11 @@ class RaftShell:
         send_request: Sender,
         send_response: Responder,
         clock_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+        fault_handler: FaultHandler | None = None,
     ) -> None:
         self.core = core
+        #: Called with a disk error of unknown outcome; never returns.
+        self.fault_handler: FaultHandler = fault_handler or ProcessTerminatingFaultHandler()
         self.log = log_
         self.store = store
         self._send_request = send_request
@@ -401,6 +414,12 @@ class RaftShell:
                             item.result = await trio.to_thread.run_sync(item.fn, self.log)
                         else:
                             item.result = item.fn(self.log)
+                    except DiskIOError as e:
+                        if not is_known_outcome(e):
+                            # The log itself failed part-way (a segment
+                            # deleted, a snapshot renamed): fail-stop.
+                            self._fail_stop(e, "work on the log")
+                        item.error = e
                     except Exception as e:
                         item.error = e
                 item.done.set()
@@ -424,6 +443,9 @@ class RaftShell:
                     fault = self._apply_log_ops(ready.log)
                 else:
                     fault = await trio.to_thread.run_sync(self._apply_log_ops, ready.log)
+            if fault is not None and not is_known_outcome(fault.error):
+                # Before anything of this Ready leaves the node or counts.
+                self._fail_stop(fault.error, type(fault.op).__name__)
             if fault is None and self.storage_error is not None and self._wrote:
                 self._storage_recovered()
         if self._poll_requested and (
@@ -488,8 +510,6 @@ class RaftShell:
             try:
                 self._apply_log_op(op)
             except OSError as e:
-                if e.errno not in STORAGE_ERRNOS:
-                    raise
                 return _StorageFault(op, e)
         return None
 
@@ -500,16 +520,18 @@ class RaftShell:
     # ------------------------------------------------------------ disk faults
 
     async def _persist(self, state: ElectionState) -> None:
-        """Write the election state; on a disk error, retry until it works:
-        nothing the core decided after this state may happen before it is
-        durable (a vote must never be forgotten), so the shell waits."""
+        """Write the election state; when a full disk refused the temporary
+        file (the old state stands), retry until it works: nothing the core
+        decided after this state may happen before it is durable (a vote
+        must never be forgotten), so the shell waits. Any other failure (the
+        fsync, the rename) has an unknown outcome: fail-stop."""
         delay = _FAULT_BACKOFF_MIN_S
         while True:
             try:
                 await trio.to_thread.run_sync(self.store.write, state)
             except OSError as e:
-                if e.errno not in STORAGE_ERRNOS:
-                    raise
+                if not is_known_outcome(e):
+                    self._fail_stop(e, "persisting the election state")
                 if delay == _FAULT_BACKOFF_MIN_S:
                     log.error("cannot write quorum-state (%s); nothing moves until it is written", e)
                 self.storage_error = e
@@ -519,7 +541,10 @@ class RaftShell:
             return
 
     async def _on_storage_fault(self, fault: _StorageFault) -> None:
-        """A log write failed. As Kafka's controller treats a failed append as
+        """A full disk refused a log write, which the log undid completely
+        (the only disk error survived; see :func:`is_known_outcome`): nothing
+        of it is on disk, so the log end the core reads next is the flushed
+        one and nothing unflushed can count. As Kafka's controller treats a failed append as
         fatal for its leadership, a leader resigns (EndQuorumEpoch; a voter
         with a working disk takes over) and its outstanding appends fail;
         appends are refused until a write works again. Reads (listeners) go
@@ -547,6 +572,18 @@ class RaftShell:
         self._last_fault_ms = now
         await trio.sleep(self._fault_backoff_s)
         self._fault_backoff_s = min(self._fault_backoff_s * 2, _FAULT_BACKOFF_MAX_S)
+
+    def _fail_stop(self, error: OSError, during: str) -> NoReturn:
+        """Kafka's fatal fault: one line naming the file, the operation and
+        the errno, then the process ends (see :mod:`kraft.node.fault`)."""
+        if isinstance(error, DiskIOError):
+            what = str(error)
+        else:
+            name = errno.errorcode.get(error.errno or 0, f"errno {error.errno}")
+            what = f"{error.filename or self.log.directory}: {name} ({error.strerror or error})"
+        self.fault_handler.handle_fault(
+            f"metadata log I/O error during {during}, outcome unknown: {what}; stopping so that nothing "
+            f"written after the last successful flush counts (restart once the disk is healthy)", error)
 
     def _storage_recovered(self) -> None:
         log.warning("metadata log writes work again (after %s)", self.storage_error)

@@ -1612,6 +1612,16 @@ class RaftCore:
             self._become_follower(now_ms, epoch, leader_id, endpoints,
                                   f"{_peer(source)} named leader {leader_id} of epoch {epoch}")
             return None if error is Errors.NONE else True
+        if (leader_id is not None and leader_id == self.quorum.leader_id and endpoints
+                and not self.quorum.leader_endpoints and isinstance(self.quorum.role, Unattached)):
+            # We knew the leader's id but not where it listens (restarted with
+            # a voter set that lacks it), and asked the bootstrap servers: the
+            # answer names its endpoints, as Kafka's maybeTransition adopts
+            # "more endpoints" of the known leader. Without this the replica
+            # would ask them forever.
+            self._become_follower(now_ms, epoch, leader_id, endpoints,
+                                  f"{_peer(source)} gave the endpoints of leader {leader_id} of epoch {epoch}")
+            return None if error is Errors.NONE else True
         if error is Errors.BROKER_NOT_AVAILABLE:
             return False
         if error is Errors.INVALID_VOTER_KEY:

@@ -1,12 +1,17 @@
 """Deterministic simulation of a KRaft cluster, and test harnesses for the core.
+May import kraft.raft, kraft.records and kraft.node's shell helpers (apply_log_op, snapshots); never tools.
 
-* :func:`simulate` / :class:`SimulationConfig` — seeded whole-cluster runs
-  with an in-memory network, crashes and invariant checks after every event
-  (``python -m kraft.sim --seed N`` replays one);
+* :func:`simulate` / :class:`~kraft.sim.config.SimulationConfig` — seeded
+  whole-cluster runs (``python -m kraft.sim --seed N`` replays one). By concern:
+  :mod:`~kraft.sim.config` (knobs, result, failure), :mod:`~kraft.sim.simulation`
+  (the event loop, executing Readys, workload, healing), :mod:`~kraft.sim.replica`
+  (one replica and its storage), :mod:`~kraft.sim.network` (delivery and loss),
+  :mod:`~kraft.sim.faults` (the chaos schedule), :mod:`~kraft.sim.host` (what
+  those parts may use of the run), :mod:`~kraft.sim.invariants` (the checks);
 * :class:`~kraft.sim.memlog.MemLog` — the in-memory log;
 * :class:`~kraft.sim.disklog.DiskLog` and :class:`~kraft.sim.disk.DiskModel`
   — the node's on-disk log for ``storage="disk"`` runs, and what a crash
-  leaves of its files;
+  (or a failing fsync) leaves of its files;
 * :class:`~kraft.sim.context.RaftTestContext` — drive one core by hand in tests.
 """
 

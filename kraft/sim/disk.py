@@ -20,6 +20,10 @@ last directory fsync may be gone; a name removed since may be back, with its
 durable bytes. The replica then restarts on that directory through the real
 recovery (``MetadataLog.open``).
 
+A directory can also be made to fail (:meth:`DiskModel.fail_fsync`): every
+fsync of it or of a file in it then raises ``EIO`` and makes nothing durable,
+as a dying disk does -- the fault the node must answer with fail-stop.
+
 The model does not call the real ``fsync`` for the directories it tracks:
 durability is what it simulates (no real power is lost), and the sweeps run
 a thousand seeds. Inodes it may still need are kept open, so the filesystem
@@ -28,6 +32,7 @@ cannot reuse their numbers for other files meanwhile.
 
 from __future__ import annotations
 
+import errno
 import os
 import random
 import stat
@@ -123,6 +128,9 @@ class DiskModel:
         self._dirs: dict[Path, _Directory] = {}
         self._real_fsync = os.fsync
         self.fsyncs = 0
+        #: Directories whose fsyncs fail (EIO) until healed.
+        self._failing: set[Path] = set()
+        self.failed_fsyncs = 0
 
     # --- observing fsync ----------------------------------------------------------
 
@@ -141,11 +149,28 @@ class DiskModel:
                 directory.release()
             self._dirs.clear()
 
+    def fail_fsync(self, path: Path) -> None:
+        """From now on every fsync of ``path`` or a file in it fails with EIO."""
+        self._failing.add(Path(path))
+
+    def heal_fsync(self, path: Path | None = None) -> None:
+        """fsync works again in ``path`` (every directory when None)."""
+        if path is None:
+            self._failing.clear()
+        else:
+            self._failing.discard(Path(path))
+
+    def _check_failing(self, directory: _Directory) -> None:
+        if directory.path in self._failing:
+            self.failed_fsyncs += 1
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+
     def _fsync(self, fd: int) -> None:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
             for directory in self._dirs.values():
                 if (directory.device, directory.inode) == (st.st_dev, st.st_ino):
+                    self._check_failing(directory)
                     self.fsyncs += 1
                     self._sync_namespace(directory)
                     return
@@ -156,6 +181,7 @@ class DiskModel:
                 listing = directory.listing()
                 for name, inode in listing.items():
                     if inode == st.st_ino:
+                        self._check_failing(directory)
                         self.fsyncs += 1
                         self._sync_file(directory, name, inode)
                         return

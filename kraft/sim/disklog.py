@@ -166,6 +166,13 @@ class DiskLog:
     def close(self) -> None:
         self._log.close()
 
+    def fail_fsync(self) -> None:
+        """The disk under this log starts failing every fsync (EIO)."""
+        self._model.fail_fsync(self.directory)
+
+    def heal_fsync(self) -> None:
+        self._model.heal_fsync(self.directory)
+
     # --- LogView (the core reads through these) -----------------------------------
 
     @property

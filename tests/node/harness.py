@@ -11,6 +11,7 @@ from typing import Any
 import trio
 
 from kraft.config import NodeConfig
+from kraft.node.fault import RaisingFaultHandler
 from kraft.node.node import CommittedBatch, KraftNode, SnapshotLoaded
 from kraft.wire.client import PeerClient
 from tests.node.cluster import load
@@ -27,7 +28,8 @@ def node_config(path: Path, **quorum: Any) -> NodeConfig:
 
 
 async def start(nursery: trio.Nursery, config: NodeConfig) -> KraftNode:
-    node = KraftNode(config)
+    # A fatal disk fault ends the node's task, not the test process.
+    node = KraftNode(config, fault_handler=RaisingFaultHandler())
     await nursery.start(node.run)
     return node
 

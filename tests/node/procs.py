@@ -22,8 +22,11 @@ DEMO_WRITER_STARTED = "demo writer started"
 
 
 class NodeProcess:
-    def __init__(self, node_id: int, config: Path, root: Path, append_rate: float) -> None:
+    def __init__(self, node_id: int, config: Path, root: Path, append_rate: float,
+                 env: dict[str, str] | None = None) -> None:
         self.node_id = node_id
+        #: The process environment (e.g. LD_PRELOAD of a fault shim); None: ours.
+        self.env = env
         self.config = config
         self.log_path = root / f"node-{node_id}.out"
         self.ack_path = root / f"acks-{node_id}.tsv"
@@ -37,7 +40,7 @@ class NodeProcess:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "kraft.cli", "node", "start", "--config", str(self.config),
                  "--demo-append-rate", str(self.append_rate), "--demo-ack-log", str(self.ack_path)],
-                stdout=out, stderr=subprocess.STDOUT,
+                stdout=out, stderr=subprocess.STDOUT, env=self.env,
             )
         self.starts += 1
 

@@ -29,6 +29,7 @@ from kraft.node import rpc
 from kraft.node.node import KraftNode
 from kraft.node.shell import StorageError
 from kraft.records.batch import build_data_batch
+from kraft.records.errors import DiskIOError
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.snapshot import list_snapshot_paths
 from kraft.records.view import OffsetAndEpoch
@@ -415,10 +416,14 @@ def test_failed_append_leaves_the_log_as_it_was(tmp_path: Path) -> None:
             size, end = segment.stat().st_size, mlog.end_offset
             filler = fill(fs)
             big = build_data_batch([b"x" * 100_000], base_offset=end, epoch=1, timestamp=1)
-            with pytest.raises(OSError) as failed:
+            with pytest.raises(DiskIOError) as failed:
                 mlog.append_as_leader(big, 1)
             assert failed.value.errno == errno.ENOSPC
             assert (segment.stat().st_size, mlog.end_offset) == (size, end)
+            # A known outcome (nothing of it is on disk): the one disk error
+            # the node survives, named for the operator.
+            assert failed.value.rolled_back
+            assert str(failed.value).startswith(f"write of {segment} failed: ENOSPC")
             filler.unlink()
             info = mlog.append_as_leader(big, 1)
             assert info.first_offset == end

@@ -10,6 +10,7 @@ run, a thousand seeds in the slow sweep (two worker processes)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import random
 import subprocess
@@ -103,6 +104,26 @@ def test_the_model_leaves_os_fsync_as_it_found_it(tmp_path: Path) -> None:
 # --- crash consistency of the real log ---------------------------------------------------
 
 
+def test_a_failing_disk_fails_every_fsync_and_makes_nothing_durable(tmp_path: Path) -> None:
+    """The fsync fault of the real-process test (tests/node/test_fsync_fault.py)
+    in the model: EIO, and the bytes written are no more durable than before."""
+    model = DiskModel()
+    with model.installed():
+        model.track(tmp_path)
+        _write(tmp_path / "seg", b"durable", fsync=True)
+        _fsync_dir(tmp_path)
+        model.fail_fsync(tmp_path)
+        with pytest.raises(OSError) as failed:
+            _write(tmp_path / "seg", b"+lost", fsync=True)
+        assert failed.value.errno == errno.EIO
+        with pytest.raises(OSError):
+            _fsync_dir(tmp_path)
+        assert model.crash_image(tmp_path, None).files == {"seg": b"durable"}
+        model.heal_fsync(tmp_path)
+        _write(tmp_path / "seg", b"!", fsync=True)
+        assert model.crash_image(tmp_path, None).files == {"seg": b"durable+lost!"}
+
+
 def test_a_truncation_across_segments_stays_truncated_after_a_crash(tmp_path: Path) -> None:
     """Found by the disk simulation: ``MetadataLog.truncate_to`` deleted the
     later segments without making the removal durable, so a crash could bring
@@ -143,6 +164,37 @@ def test_a_flush_that_does_not_reach_the_disk_is_caught(monkeypatch: pytest.Monk
     assert any("flushed records survive a crash" in r or "committed" in r for r in reasons), reasons
 
 
+def test_a_node_that_survives_a_failed_fsync_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checks can fail: a shell that carries on after a failed fsync (as
+    the node did before fail-stop: skip the rest of the Ready's log
+    operations, keep going) lets a leader count records that are durable
+    nowhere but its page cache, and some run reports a committed record
+    held durably by fewer than a majority."""
+    from kraft.sim.simulation import Simulation
+
+    monkeypatch.setattr(Simulation, "_on_disk_error", lambda self, node, during, error: False)
+    reasons = []
+    for seed in range(24):
+        try:
+            simulate(seed, storage="disk")
+        except SimulationFailure as failure:
+            reasons.append(failure.reason)
+    assert any("committed records are never lost" in r for r in reasons), reasons
+
+
+def test_a_replica_that_knows_the_leader_but_not_its_endpoints_learns_them_from_a_fetch() -> None:
+    """Found by the fsync-fault sweep (seed 663): an observer whose disk was
+    replaced restarts knowing the leader of its epoch (quorum-state) but not
+    where it listens (its new log has no voter set), so it stays Unattached
+    and asks the bootstrap servers. Their Fetch answers name the leader and
+    its endpoints; Kafka's ``KafkaRaftClient.maybeTransition`` adopts a known
+    leader's endpoints when they are new ("more endpoints"), so the replica
+    must become its follower -- it used to ignore the answers forever and
+    the healed cluster never converged."""
+    result = simulate(663, voters=1, observers=1, reconfig=True, storage="disk")
+    assert result.stats["converged"] == 1
+
+
 # --- seeded runs -------------------------------------------------------------------------
 
 
@@ -168,7 +220,7 @@ def run_disk_seed(seed: int) -> Counter[str] | str:
 
 #: What the disk runs must exercise: crashes that tear files and recovery
 #: that repairs them, besides the protocol's own paths.
-MUST_HAPPEN = ["crashes", "torn-files", "recovery-repairs", "snapshots-created", "snapshot-installs", "truncations",
+MUST_HAPPEN = ["crashes", "fail-stops", "torn-files", "recovery-repairs", "snapshots-created", "snapshot-installs", "truncations",
                "became-Leader", "converged"]
 
 

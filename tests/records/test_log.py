@@ -344,3 +344,45 @@ def test_truncation_below_the_latest_snapshot_is_refused(tmp_path: Path) -> None
         with pytest.raises(LogOffsetError, match="latest snapshot"):
             log.truncate_to(12)
         assert log.truncate_to(21) == 21 and log.end_offset == 21
+
+
+
+def test_disk_errors_name_the_file_and_operation_and_only_an_undone_write_is_known(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail-stop needs to know which failures left the disk in an unknown
+    state: every fsync error is one (the kernel may have dropped the dirty
+    pages), and so is a full disk refusing the epoch checkpoint written as
+    part of an append; only a standalone temporary file (quorum-state) the
+    disk refused leaves a known outcome."""
+    import errno
+
+    from kraft.records.batch import build_data_batch
+    from kraft.records.errors import DiskIOError
+    from kraft.records.fileutil import atomic_write
+
+    def failing_fsync(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    def full_write(fd: int, data: object) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    mlog = MetadataLog.open(tmp_path / "__cluster_metadata-0")
+    try:
+        mlog.append_as_leader(build_data_batch([b"a"], base_offset=0, epoch=1, timestamp=1), 1)
+        with monkeypatch.context() as m:
+            m.setattr(os, "fsync", failing_fsync)
+            with pytest.raises(DiskIOError) as failed:
+                mlog.flush()
+        assert failed.value.operation == "fsync" and not failed.value.rolled_back
+        assert str(failed.value) == f"fsync of {mlog.segments[-1].log_path} failed: EIO (Input/output error)"
+    finally:
+        mlog.close()
+
+    with monkeypatch.context() as m:
+        m.setattr(os, "write", full_write)
+        with pytest.raises(DiskIOError) as standalone:
+            atomic_write(tmp_path / "state", b"x", standalone=True)
+        with pytest.raises(DiskIOError) as part_of_more:
+            atomic_write(tmp_path / "checkpoint", b"x")
+    assert standalone.value.rolled_back and not part_of_more.value.rolled_back
+    assert standalone.value.filename == str(tmp_path / "state.tmp")

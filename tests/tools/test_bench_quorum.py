@@ -36,8 +36,12 @@ def test_bench_quorum_runs_all_three_phases() -> None:
     assert run["new_epoch"] > run["old_epoch"]
     # The new leader is elected before it commits, and both after the kill.
     assert 0 < run["election_s"] <= run["failover_s"] == result["failover"]["median_s"]
+    # Split votes are counted: every epoch between the old and the new leader's.
+    assert run["failed_elections"] == run["new_epoch"] - run["old_epoch"] - 1
+    assert result["failover"]["split_votes"] == (1 if run["failed_elections"] else 0)
+    assert TARGETS["failover_median_s"] == 2.3
     report = format_report(result)
-    for label in ("max committed throughput", "p99", "failover", "ratio"):
+    for label in ("max committed throughput", "p99", "failover", "ratio", "split vote"):
         assert label in report
     assert "kill -9" in proc.stderr  # the progress lines go to stderr with --json
 
