@@ -12,9 +12,15 @@ pyarrow, pyspark, prometheus_client, the node) is imported by ``--help``.
 from __future__ import annotations
 
 import importlib
+import logging
+import os
+import sys
+import traceback
 from typing import Any, NamedTuple
 
 import click
+
+from kraft import errors
 
 
 class LazyCommand(NamedTuple):
@@ -100,9 +106,42 @@ COMMANDS: dict[str, LazyCommand] = {
 }
 
 
-@click.group(cls=LazyGroup, lazy=COMMANDS)
+def _debugging(ctx: click.Context) -> bool:
+    """``kraft --debug``, ``KRAFT_DEBUG=1`` or a command run at DEBUG log level."""
+    root = ctx.find_root()
+    return bool((root.params or {}).get("debug")) or os.environ.get("KRAFT_DEBUG", "") not in ("", "0") \
+        or logging.getLogger().getEffectiveLevel() <= logging.DEBUG
+
+
+class KraftGroup(LazyGroup):
+    """The top-level group: every failure of a command becomes one line on
+    stderr and the exit code of its class (:mod:`kraft.errors`); the
+    traceback only with ``--debug``."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort,
+                SystemExit, KeyboardInterrupt, GeneratorExit):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the one place every failure is reported
+            leaves = errors.leaf_exceptions(exc)
+            if len(leaves) == 1 and isinstance(leaves[0], (click.exceptions.ClickException,
+                                                           click.exceptions.Exit, SystemExit)):
+                raise leaves[0] from None  # a trio nursery wrapped a click exit
+            if all(isinstance(e, (KeyboardInterrupt, SystemExit)) for e in leaves):
+                raise
+            code, line = errors.describe_failure(exc)
+            if _debugging(ctx):
+                traceback.print_exception(exc, file=sys.stderr)
+            click.echo(f"Error: {line}", err=True)
+            raise click.exceptions.Exit(code) from None
+
+
+@click.group(cls=KraftGroup, lazy=COMMANDS)
 @click.version_option(package_name="kraft")
-def main() -> None:
+@click.option("--debug", is_flag=True, help="Print the traceback of a failure (for bug reports).")
+def main(debug: bool) -> None:
     """kraft: a Kafka-wire-compatible KRaft node, codecs and metadata-log tools."""
 
 

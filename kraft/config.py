@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kraft.errors import ConfigurationError
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.state_files import parse_java_properties
 from kraft.wire.limits import INT32_MAX, ConnectionLimits
@@ -45,7 +46,7 @@ DEFAULT_SECURITY_PROTOCOL_MAP = (
 SECURITY_PROTOCOLS = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}
 
 
-class ConfigError(ValueError):
+class ConfigError(ConfigurationError, ValueError):
     """A configuration value that cannot be used; the message names the key."""
 
 
@@ -135,11 +136,12 @@ def parse_properties(text: str) -> dict[str, str]:
     return parse_java_properties(text)
 
 
-def load_properties(path: Path) -> dict[str, str]:
+def load_properties(path: Path | str) -> dict[str, str]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
-        raise ConfigError(f"cannot read {path}: {e.strerror}") from None
+        raise ConfigError(f"cannot read the config file {path}: {e.strerror} "
+                          "(give the path of a Kafka server.properties)") from None
     return parse_properties(text)
 
 
@@ -266,7 +268,7 @@ class NodeConfig:
         raise ConfigError("no listener matches controller.listener.names")  # checked in from_properties
 
     @classmethod
-    def load(cls, path: Path, overrides: Mapping[str, str] | None = None) -> NodeConfig:
+    def load(cls, path: Path | str, overrides: Mapping[str, str] | None = None) -> NodeConfig:
         props = load_properties(path)
         if overrides:
             props.update(overrides)

@@ -30,6 +30,8 @@ import trio
 
 from kraft.raft import events as ev
 from kraft.config import NodeConfig
+from kraft.dirlock import DirectoryLock
+from kraft.errors import NetworkError, StorageError
 from kraft.raft.core import RaftCore
 from kraft.raft.errors import Errors, NotLeaderError
 from kraft.node import admin, rpc
@@ -80,8 +82,9 @@ SUPPORTED_APIS: dict[ApiKey, tuple[int, int]] = {
 }
 
 
-class NodeStartError(Exception):
-    """The node cannot start (unformatted directory, wrong node id, ...)."""
+class NodeStartError(StorageError):
+    """The node cannot start from its log directory (unformatted, another
+    node's or cluster's, locked by another process, corrupt)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +114,8 @@ class KraftNode:
         self.log: MetadataLog | None = None
         self.cluster_id: str | None = None
         self.directory_id = None
+        #: The log directory's ``.lock``, held while the node runs.
+        self._dir_lock: DirectoryLock | None = None
         self._waiting: dict[int, tuple[trio.Event, list[ev.RaftResponse]]] = {}
         #: How this node dials the others: ``client_security`` (an observer
         #: given a client properties file), else the controller listener's.
@@ -141,14 +146,30 @@ class KraftNode:
         meta_path = log_dir / "meta.properties"
         if not meta_path.exists():
             raise NodeStartError(
-                f"No meta.properties found in {log_dir} (have you run `kraft storage format`?)")
+                f"No meta.properties found in {log_dir}: the log directory is not formatted "
+                f"(run `kraft storage format -c CONFIG -t CLUSTER_ID` first, with the cluster's id)")
+        # Kafka's LogManager.lockLogDirs: one process per log directory,
+        # taken before anything in it is read.
+        lock = DirectoryLock(log_dir)
+        lock.acquire()
+        try:
+            mlog, meta = self._open_locked_storage(log_dir, meta_path)
+        except BaseException:
+            lock.release()
+            raise
+        self._dir_lock = lock
+        return mlog, meta
+
+    def _open_locked_storage(self, log_dir: Path, meta_path: Path) -> tuple[MetadataLog, MetaProperties]:
         try:
             meta = MetaProperties.read(meta_path)
         except StateFileError as e:
             raise NodeStartError(str(e)) from None
         if meta.node_id != self.config.node_id:
             raise NodeStartError(
-                f"Stored node id {meta.node_id} doesn't match previous node id {self.config.node_id} in {meta_path}")
+                f"Stored node id {meta.node_id} doesn't match previous node id {self.config.node_id} in "
+                f"{meta_path}: node.id in the config names another node (fix node.id, or point "
+                f"metadata.log.dir at this node's own directory)")
         c = self.config
         mlog = MetadataLog.open(
             metadata_partition_dir(log_dir),
@@ -220,11 +241,14 @@ class KraftNode:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 for listener in c.listeners:
-                    port = await nursery.start(partial(
-                        serve_listener, self, listener.host, listener.port,
-                        listener=listener.name, max_frame_size=c.socket_request_max_bytes,
-                        max_in_flight_per_connection=c.connection_limits.max_in_flight_per_connection,
-                        security=c.listener_security.get(listener.name), tracker=self.connections))
+                    try:
+                        port = await nursery.start(partial(
+                            serve_listener, self, listener.host, listener.port,
+                            listener=listener.name, max_frame_size=c.socket_request_max_bytes,
+                            max_in_flight_per_connection=c.connection_limits.max_in_flight_per_connection,
+                            security=c.listener_security.get(listener.name), tracker=self.connections))
+                    except OSError as e:
+                        raise _bind_error(listener.name, listener.host, listener.port, "listeners", e) from None
                     self.ports[listener.name] = port
                 log.info("node %d (%s) of cluster %s listening on %s, log end offset %d",
                          c.node_id, role, meta.cluster_id,
@@ -241,8 +265,12 @@ class KraftNode:
                     from kraft.node.metrics_server import serve_metrics
 
                     assert c.prometheus_port is not None
-                    self.metrics_port = await nursery.start(
-                        serve_metrics, self, self.metrics, c.prometheus_host, c.prometheus_port)
+                    try:
+                        self.metrics_port = await nursery.start(
+                            serve_metrics, self, self.metrics, c.prometheus_host, c.prometheus_port)
+                    except OSError as e:
+                        raise _bind_error("metrics", c.prometheus_host, c.prometheus_port,
+                                          "metrics.prometheus.port", e) from None
                     log.info("metrics on http://%s:%d/metrics (/healthz, /readyz, /status)",
                              c.prometheus_host or "0.0.0.0", self.metrics_port)
                 task_status.started()
@@ -250,6 +278,9 @@ class KraftNode:
             # Close the log first: closing the pool awaits, and under
             # cancellation that await raises before anything after it runs.
             mlog.close()
+            if self._dir_lock is not None:
+                self._dir_lock.release()
+                self._dir_lock = None
             with trio.CancelScope(shield=True):
                 await self._pool.aclose()
 
@@ -517,6 +548,13 @@ class KraftNode:
             await client.aclose()
         shell.deliver(ev.InboundResponse(out.destination, out.correlation_id,
                                          rpc.response_from_wire(rpc.API_VERSIONS, version, body)))
+
+
+def _bind_error(name: str, host: str, port: int, key: str, e: OSError) -> NetworkError:
+    """One line for a listener that cannot bind: the port, the key, the fix."""
+    where = f"{host or '0.0.0.0'}:{port}"
+    return NetworkError(f"cannot listen on {name} {where} ({key}): {e.strerror or e} -- another process holds the "
+                        f"port or the address is not this host's; stop that process or change {key}")
 
 
 def _source_of(event: ev.RaftRequest) -> int:
