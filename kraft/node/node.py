@@ -165,6 +165,8 @@ class KraftNode:
             meta = MetaProperties.read(meta_path)
         except StateFileError as e:
             raise NodeStartError(str(e)) from None
+        if meta.directory_id is None:
+            meta = _assign_directory_id(meta, meta_path)
         if meta.node_id != self.config.node_id:
             raise NodeStartError(
                 f"Stored node id {meta.node_id} doesn't match previous node id {self.config.node_id} in "
@@ -548,6 +550,22 @@ class KraftNode:
             await client.aclose()
         shell.deliver(ev.InboundResponse(out.destination, out.correlation_id,
                                          rpc.response_from_wire(rpc.API_VERSIONS, version, body)))
+
+
+def _assign_directory_id(meta: MetaProperties, meta_path: Path) -> MetaProperties:
+    """A directory formatted before Kafka 3.7 has no ``directory.id``; as
+    Kafka's ``KafkaRaftServer.initializeLogDirs`` does, give it a random one
+    and write it back (atomically), so the node can take part in KIP-853
+    voter changes. Logged once: the next start reads it."""
+    from dataclasses import replace
+
+    from kraft.records.state_files import random_kafka_uuid, uuid_to_kafka
+
+    updated = replace(meta, directory_id=random_kafka_uuid())
+    updated.write(meta_path)
+    log.info("%s had no directory.id (formatted before Kafka 3.7): wrote directory.id=%s",
+             meta_path, uuid_to_kafka(updated.directory_id))
+    return updated
 
 
 def _bind_error(name: str, host: str, port: int, key: str, e: OSError) -> NetworkError:

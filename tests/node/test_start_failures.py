@@ -142,3 +142,31 @@ def test_one_process_per_log_directory_and_a_kill_9_leaves_no_stale_lock(tmp_pat
         assert restart.wait(timeout=60) == 0
     assert (tmp_path / "data" / ".lock").read_text() == ""  # released on a clean stop
     assert os.path.exists(tmp_path / "data" / "meta.properties")
+
+
+def test_a_directory_formatted_before_kafka_3_7_gets_a_directory_id_once(tmp_path: Path) -> None:
+    """Kafka's ``KafkaRaftServer.initializeLogDirs``: a meta.properties
+    without directory.id gets one at start, written back, logged once."""
+    config = _config(tmp_path, _free_port())
+    _format(config)
+    meta = tmp_path / "data" / "meta.properties"
+    meta.write_text("".join(line + "\n" for line in meta.read_text().splitlines()
+                            if not line.startswith("directory.id=")))
+    ids = []
+    for attempt in range(2):
+        out = tmp_path / f"start-{attempt}.out"
+        with open(out, "wb") as sink:
+            proc = subprocess.Popen([sys.executable, "-m", "kraft.cli", "node", "start", "-c", str(config)],
+                                    stdout=sink, stderr=subprocess.STDOUT)
+        try:
+            _wait_for(out, "listening on", proc)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=60) == 0
+        [line] = [x for x in meta.read_text().splitlines() if x.startswith("directory.id=")]
+        ids.append(line.split("=", 1)[1])
+        assigned = [x for x in out.read_text().splitlines() if "had no directory.id" in x]
+        assert len(assigned) == (1 if attempt == 0 else 0), out.read_text()
+        if attempt == 0:
+            assert f"wrote directory.id={ids[0]}" in assigned[0]
+    assert ids[0] == ids[1] and len(ids[0]) == 22
