@@ -45,15 +45,18 @@ class LazyGroup(click.Group):
     anything; ``kraft SUB ...`` imports SUB's module only.
     """
 
-    def __init__(self, *args: Any, lazy: dict[str, LazyCommand] | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, lazy: dict[str, LazyCommand] | None = None,
+                 aliases: dict[str, str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.lazy: dict[str, LazyCommand] = dict(lazy or {})
+        #: Hidden extra names (Kafka's tool names) -> the registered name.
+        self.aliases: dict[str, str] = dict(aliases or {})
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self.lazy})
+        return sorted({*super().list_commands(ctx), *self.lazy} - set(self.aliases))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        entry = self.lazy.get(cmd_name)
+        entry = self.lazy.get(self.aliases.get(cmd_name, cmd_name))
         if entry is not None and cmd_name not in self.commands:
             command = _load(entry.target)
             # An alias (Kafka's tool name) shares the command object; the
@@ -99,8 +102,9 @@ COMMANDS: dict[str, LazyCommand] = {
     "quickstart": LazyCommand("kraft.tools.quickstart:quickstart_command",
                               "Start a local three-voter quorum, append, fail over."),
     "quorum": LazyCommand("kraft.tools.quorum:quorum_group",
-                          "Describe and change a KRaft quorum (kafka-metadata-quorum.sh)."),
-    "shell": LazyCommand("kraft.tools.shell:shell_command", "Browse the metadata image (kafka-metadata-shell.sh)."),
+                          "Describe and change a KRaft quorum (kafka-metadata-quorum.sh; alias metadata-quorum)."),
+    "shell": LazyCommand("kraft.tools.shell:shell_command",
+                         "Browse the metadata image (kafka-metadata-shell.sh; alias metadata-shell)."),
     "spark": LazyCommand("kraft.tools.spark.cli:spark_group", "Decode metadata logs at scale with Spark."),
     "storage": LazyCommand("kraft.tools.storage:storage_group", "Format and inspect log directories (kafka-storage.sh)."),
 }
@@ -138,7 +142,17 @@ class KraftGroup(LazyGroup):
             raise click.exceptions.Exit(code) from None
 
 
-@click.group(cls=KraftGroup, lazy=COMMANDS)
+#: Kafka's tool names where ours differ (kafka-metadata-quorum.sh is
+#: `kraft metadata-quorum`, ...); hidden from --help, named in the short help
+#: of the command they stand for. dump-log, storage and features are
+#: already Kafka's names.
+ALIASES: dict[str, str] = {
+    "metadata-quorum": "quorum",
+    "metadata-shell": "shell",
+}
+
+
+@click.group(cls=KraftGroup, lazy=COMMANDS, aliases=ALIASES)
 @click.version_option(package_name="kraft")
 @click.option("--debug", is_flag=True, help="Print the traceback of a failure (for bug reports).")
 def main(debug: bool) -> None:

@@ -9,8 +9,9 @@ Python API::
         offset = await node.append([b"record"])     # leader only; waits for commit
         position = node.append_nowait([b"r"])        # pipelined: many outstanding
         await node.wait_committed(position)
-        async for item in node.committed_batches(): # the latest snapshot (SnapshotLoaded),
-            ...                                      # then every committed batch, in order
+        async for item in node.committed_batches(until=offset): # the latest snapshot
+            ...                                      # (SnapshotLoaded) if any, then every committed
+                                                     # batch in order; ends once `until` is delivered
         await node.create_snapshot(offset, state)    # your state as of a committed offset
         await node.shutdown()                        # a leader hands over first
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from contextlib import aclosing
 from functools import partial
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
@@ -349,16 +351,24 @@ class KraftNode:
         return self.shell.leader
 
     async def committed_batches(
-        self, start_offset: int | None = None
+        self, start_offset: int | None = None, *, until: int | None = None
     ) -> AsyncIterator[CommittedBatch | SnapshotLoaded]:
         """What a Kafka ``RaftClient.Listener`` gets: the latest snapshot
         first (a :class:`SnapshotLoaded`) if there is one, then every committed
         batch after it, as it commits. With ``start_offset``, resume there (a
         snapshot only if it is below the log start). A listener that falls
         below the log start later (a snapshot was installed, retention moved
-        the start) gets the latest snapshot again, then the batches after it."""
-        async for item in snapshots.committed_items(self, start_offset):
-            yield item
+        the start) gets the latest snapshot again, then the batches after it.
+        Without ``until`` it never ends; with it, it ends once offset
+        ``until`` has been delivered (by a batch, or a snapshot past it)."""
+        async with aclosing(snapshots.committed_items(self, start_offset)) as items:
+            async for item in items:
+                yield item
+                if until is not None:
+                    delivered = (item.last_offset if isinstance(item, CommittedBatch)
+                                 else item.snapshot_id.offset - 1)
+                    if delivered >= until:
+                        return
 
     async def create_snapshot(self, at: OffsetAndEpoch | int, records: Iterable[bytes]) -> OffsetAndEpoch:
         """Write a snapshot of your state (``records``) as of ``at``: a
