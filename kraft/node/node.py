@@ -23,10 +23,10 @@ import random
 import time
 from contextlib import aclosing
 from functools import partial
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import trio
 
@@ -41,6 +41,7 @@ from kraft.node import snapshots
 from kraft.node import authorizer, credentials
 from kraft.node.shell import ElectionStateStore, RaftShell
 from kraft.node.snapshots import SnapshotLoaded
+from kraft.node.cluster_ids import INCONSISTENT_CLUSTER_ID, ClusterIdWatch, describe_cluster_asker
 from kraft.node.metrics import RaftMetrics, event_error, error_name, request_name, wire_error
 from kraft.records.errors import StateFileError
 from kraft.records.log import MetadataLog, metadata_partition_dir
@@ -118,6 +119,8 @@ class KraftNode:
         self.directory_id = None
         #: The log directory's ``.lock``, held while the node runs.
         self._dir_lock: DirectoryLock | None = None
+        #: Names peers of another cluster (set in :meth:`run`).
+        self._cluster_ids: ClusterIdWatch | None = None
         self._waiting: dict[int, tuple[trio.Event, list[ev.RaftResponse]]] = {}
         #: How this node dials the others: ``client_security`` (an observer
         #: given a client properties file), else the controller listener's.
@@ -215,6 +218,11 @@ class KraftNode:
         self.log = mlog
         self.cluster_id = meta.cluster_id
         self.directory_id = meta.directory_id
+        self._cluster_ids = ClusterIdWatch(
+            meta.cluster_id or "", str(Path(self.config.metadata_log_dir) / "meta.properties"),
+            describe_cluster_asker(lambda host, port: PeerClient(
+                host, port, client_id=self._pool.client_id,
+                request_timeout_ms=self.config.quorum.request_timeout_ms, security=self.client_security)))
         c = self.config
         store = ElectionStateStore(QuorumStateFile(mlog.quorum_state_path),
                                    [v.node_id for v in c.voters] if c.voters else None, meta.cluster_id or "")
@@ -361,7 +369,9 @@ class KraftNode:
         the start) gets the latest snapshot again, then the batches after it.
         Without ``until`` it never ends; with it, it ends once offset
         ``until`` has been delivered (by a batch, or a snapshot past it)."""
-        async with aclosing(snapshots.committed_items(self, start_offset)) as items:
+        generator = cast(AsyncGenerator[CommittedBatch | SnapshotLoaded, None],
+                         snapshots.committed_items(self, start_offset))
+        async with aclosing(generator) as items:
             async for item in items:
                 yield item
                 if until is not None:
@@ -451,6 +461,9 @@ class KraftNode:
             response = rpc.error_response(key, Errors.REQUEST_TIMED_OUT)
         else:
             response = slot[0]
+            if self._cluster_ids is not None and event_error(response) == INCONSISTENT_CLUSTER_ID:
+                self._cluster_ids.refused_request(source, f"{conn.peer_host}:{conn.peer_port}",
+                                                  getattr(event, "cluster_id", None))
         return Response(rpc.response_to_wire(key, response, version, conn.listener), version)
 
     def _send_response(self, out: ev.OutboundResponse) -> None:
@@ -518,6 +531,9 @@ class KraftNode:
         response = rpc.response_from_wire(key, version, body, listener)
         if metrics is not None:
             metrics.response_received(name, event_error(response))
+        if self._cluster_ids is not None and event_error(response) == INCONSISTENT_CLUSTER_ID:
+            assert self._nursery is not None
+            self._nursery.start_soon(self._cluster_ids.refused_by, out.destination, *address)
         shell.deliver(ev.InboundResponse(out.destination, out.correlation_id, response))
 
 
