@@ -8,6 +8,7 @@ value is a :class:`ConfigError` naming the key.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import logging
 import re
@@ -259,6 +260,8 @@ class NodeConfig:
     #: SCRAM accounts every SASL listener checks; the node fills it from
     #: bootstrap.checkpoint and the committed metadata log.
     scram_credentials: ScramCredentialStore = field(default_factory=ScramCredentialStore, repr=False, compare=False)
+    #: The file it was loaded from (remedies name it), None when built in memory.
+    source_path: Path | None = field(default=None, compare=False)
 
     @property
     def secured(self) -> bool:
@@ -284,7 +287,7 @@ class NodeConfig:
         props = load_properties(path)
         if overrides:
             props.update(overrides)
-        return cls.from_properties(props)
+        return dataclasses.replace(cls.from_properties(props), source_path=Path(path))
 
     @classmethod
     def from_properties(cls, props: Mapping[str, str]) -> NodeConfig:

@@ -43,7 +43,8 @@ from kraft.node.shell import ElectionStateStore, RaftShell
 from kraft.node.snapshots import SnapshotLoaded
 from kraft.node.cluster_ids import INCONSISTENT_CLUSTER_ID, ClusterIdWatch, describe_cluster_asker
 from kraft.node.metrics import RaftMetrics, event_error, error_name, request_name, wire_error
-from kraft.records.errors import StateFileError
+from kraft.records.errors import CorruptLogError, StateFileError
+from kraft.node.remedies import corruption_remedy
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.log_config import LogConfig
 from kraft.records.state_files import MetaProperties, QuorumStateFile
@@ -178,14 +179,17 @@ class KraftNode:
                 f"{meta_path}: node.id in the config names another node (fix node.id, or point "
                 f"metadata.log.dir at this node's own directory)")
         c = self.config
-        mlog = MetadataLog.open(
-            metadata_partition_dir(log_dir),
-            LogConfig(segment_bytes=c.segment_bytes, segment_ms=c.segment_ms,
-                      retention_bytes=c.retention_bytes, retention_ms=c.retention_ms,
-                      # The core asks for every fsync (Flush), as KafkaRaftClient
-                      # flushes once per leader write and per voter fetch.
-                      flush_on_append=False),
-        )
+        try:
+            mlog = MetadataLog.open(
+                metadata_partition_dir(log_dir),
+                LogConfig(segment_bytes=c.segment_bytes, segment_ms=c.segment_ms,
+                          retention_bytes=c.retention_bytes, retention_ms=c.retention_ms,
+                          # The core asks for every fsync (Flush), as KafkaRaftClient
+                          # flushes once per leader write and per voter fetch.
+                          flush_on_append=False),
+            )
+        except CorruptLogError as e:
+            raise NodeStartError(corruption_remedy(e, c, meta)) from None
         if mlog.recovery_report.repairs:
             log.warning("recovered %s: %s", mlog.recovery_report.directory, mlog.recovery_report)
         return mlog, meta
