@@ -67,13 +67,13 @@ class LazyGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = []
         for name in self.list_commands(ctx):
-            if name in self.commands:
-                command = self.commands[name]
-                if command.hidden:
-                    continue
-                rows.append((name, command.get_short_help_str(formatter.width)))
-            else:
+            if name in self.lazy:
+                # The registered line, whether or not the command was loaded.
                 rows.append((name, self.lazy[name].short_help))
+                continue
+            command = self.commands[name]
+            if not command.hidden:
+                rows.append((name, command.get_short_help_str(formatter.width)))
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
