@@ -120,6 +120,8 @@ class KraftNode:
         self.directory_id = None
         #: The log directory's ``.lock``, held while the node runs.
         self._dir_lock: DirectoryLock | None = None
+        #: Set when :meth:`run` has released everything (after a start).
+        self._stopped: trio.Event | None = None
         #: Names peers of another cluster (set in :meth:`run`).
         self._cluster_ids: ClusterIdWatch | None = None
         self._waiting: dict[int, tuple[trio.Event, list[ev.RaftResponse]]] = {}
@@ -219,6 +221,7 @@ class KraftNode:
         """Run until cancelled or :meth:`shutdown`. ``task_status.started()``
         once every listener accepts connections (ports in :attr:`ports`)."""
         mlog, meta = self._open_storage()
+        self._stopped = stopped = trio.Event()
         self.log = mlog
         self.cluster_id = meta.cluster_id
         self.directory_id = meta.directory_id
@@ -297,6 +300,7 @@ class KraftNode:
             if self._dir_lock is not None:
                 self._dir_lock.release()
                 self._dir_lock = None
+            stopped.set()
             with trio.CancelScope(shield=True):
                 await self._pool.aclose()
 
@@ -354,6 +358,10 @@ class KraftNode:
                 await self.shell.shutdown(timeout_ms)
         if self._nursery is not None:
             self._nursery.cancel_scope.cancel()
+        if self._stopped is not None:
+            # Back once run() has closed the log and released the directory's
+            # .lock: the directory may be reused (a restart, a new format).
+            await self._stopped.wait()
 
     async def wait_for_leader(self) -> LeaderAndEpoch:
         assert self.shell is not None
