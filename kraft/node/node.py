@@ -221,7 +221,6 @@ class KraftNode:
         """Run until cancelled or :meth:`shutdown`. ``task_status.started()``
         once every listener accepts connections (ports in :attr:`ports`)."""
         mlog, meta = self._open_storage()
-        self._stopped = stopped = trio.Event()
         self.log = mlog
         self.cluster_id = meta.cluster_id
         self.directory_id = meta.directory_id
@@ -256,6 +255,7 @@ class KraftNode:
             self.metrics.shell = shell
             shell.telemetry.metrics = self.metrics
         role = "voter" if c.is_voter_candidate else "observer"
+        self._stopped = stopped = trio.Event()
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
