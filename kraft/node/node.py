@@ -196,6 +196,14 @@ class KraftNode:
             log.warning("recovered %s: %s", mlog.recovery_report.directory, mlog.recovery_report)
         return mlog, meta
 
+    def _abandon_storage(self, mlog: MetadataLog) -> None:
+        """A start that fails after the log was opened: close it and release
+        the directory's .lock (a retry in this process must not find it held)."""
+        mlog.close()
+        if self._dir_lock is not None:
+            self._dir_lock.release()
+            self._dir_lock = None
+
     def local_endpoints(self) -> tuple[Endpoint, ...]:
         """This node's controller listeners as peers reach them (advertised,
         else bound), in ``controller.listener.names`` order: what it records
@@ -232,6 +240,11 @@ class KraftNode:
         c = self.config
         store = ElectionStateStore(QuorumStateFile(mlog.quorum_state_path),
                                    [v.node_id for v in c.voters] if c.voters else None, meta.cluster_id or "")
+        try:
+            election_state = store.read()  # a damaged quorum-state: StateFileError, naming the file
+        except BaseException:
+            self._abandon_storage(mlog)
+            raise
         core = RaftCore(
             node_id=c.node_id,
             voters=self._voter_set(),
@@ -240,7 +253,7 @@ class KraftNode:
             config=c.quorum,
             directory_id=meta.directory_id,
             cluster_id=meta.cluster_id,
-            election_state=store.read(),
+            election_state=election_state,
             local_endpoints=self.local_endpoints(),
             supported_kraft_versions=admin.SUPPORTED_FEATURES["kraft.version"],
             bootstrap_ids=tuple(self._bootstrap),

@@ -170,3 +170,31 @@ def test_a_directory_formatted_before_kafka_3_7_gets_a_directory_id_once(tmp_pat
         if attempt == 0:
             assert f"wrote directory.id={ids[0]}" in assigned[0]
     assert ids[0] == ids[1] and len(ids[0]) == 22
+
+
+async def test_a_failed_start_in_process_releases_the_directory(tmp_path: Path) -> None:
+    """Embedded use: a start that fails on a damaged quorum-state leaves the
+    directory unlocked, so fixing the file and starting again works."""
+    import pytest
+    import trio
+
+    from kraft.config import NodeConfig
+    from kraft.dirlock import DirectoryLock
+    from kraft.node.node import KraftNode
+    from kraft.records.errors import StateFileError
+
+    config = _config(tmp_path, _free_port())
+    _format(config)
+    state = tmp_path / "data" / "__cluster_metadata-0" / "quorum-state"
+    state.parent.mkdir(parents=True, exist_ok=True)
+    state.write_text("{garbage")
+    with pytest.raises(StateFileError, match="quorum-state"):
+        await KraftNode(NodeConfig.load(config)).run()
+    with DirectoryLock(tmp_path / "data"):
+        pass  # not held any more
+    state.unlink()
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            node = KraftNode(NodeConfig.load(config))
+            await nursery.start(node.run)
+            await node.shutdown()
