@@ -92,7 +92,9 @@ def test_port_in_use_names_the_port_and_the_key(tmp_path: Path) -> None:
         busy.bind(("127.0.0.1", port))
         busy.listen()
         debug = _kraft("--debug", "node", "start", "-c", str(config))
+        at_debug_level = _kraft("node", "start", "-c", str(config), "--log-level", "DEBUG")
     assert debug.returncode == EXIT_NETWORK and "Traceback" in debug.stderr
+    assert at_debug_level.returncode == EXIT_NETWORK and "Traceback" in at_debug_level.stderr
 
 
 def _wait_for(path: Path, text: str, proc: subprocess.Popen[bytes], timeout_s: float = 60) -> None:
