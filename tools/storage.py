@@ -4,8 +4,15 @@
   directory.id) and ``bootstrap.checkpoint`` into every log directory, and for
   a dynamic quorum (``--standalone`` / ``--initial-controllers``) the KIP-853
   bootstrap snapshot ``__cluster_metadata-0/00000000000000000000-0000000000.checkpoint``.
+  ``--no-initial-controllers`` formats a controller of a dynamic quorum that
+  joins later (kraft.version 1, no bootstrap snapshot); a controller whose
+  config has no ``controller.quorum.voters`` must get one of the three
+  flags (Kafka 4.x). Each directory is written under its ``.lock``
+  (:mod:`kraft.dirlock`): never one a running node holds.
 - ``random-uuid``: a new Kafka uuid (for ``--cluster-id``).
 - ``info``: what the log directories hold.
+- ``version-mapping``, ``feature-dependencies``: the feature levels of a
+  release and what a feature level needs (:mod:`kraft.tools.feature_versions`).
 
 Directories come from ``--config`` (Kafka's ``server.properties``:
 ``log.dirs`` and ``metadata.log.dir``) and/or ``--metadata-log-dir`` /
