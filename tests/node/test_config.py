@@ -124,3 +124,24 @@ def test_properties_syntax() -> None:
 def test_load_reports_unreadable_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         NodeConfig.load(tmp_path / "missing.properties")
+
+
+def test_fetch_size_keys_are_what_the_follower_asks_for() -> None:
+    """From server.properties to the requests the raft core builds: a
+    follower's Fetch and FetchSnapshot carry the configured MaxBytes."""
+    from kraft.raft.events import FetchRequest, FetchSnapshotRequest
+    from kraft.records.view import OffsetAndEpoch
+    from kraft.sim.context import RaftTestContext
+
+    quorum = NodeConfig.from_properties({**BASE, "controller.quorum.fetch.max.bytes": "4321",
+                                         "controller.quorum.fetch.snapshot.max.bytes": "1234"}).quorum
+    ctx = RaftTestContext(local_id=1, voters=[1, 2, 3], config=quorum).start()
+    ctx.clear_sent()
+    ctx.deliver(ctx.begin_quorum_epoch(leader=2, epoch=5), source=2)
+    [fetch] = ctx.assert_sent(FetchRequest)
+    assert fetch.message.max_bytes == 4321
+    ctx.clear_sent()
+    sid = OffsetAndEpoch(4, 3)
+    ctx.respond(fetch, ctx.fetch_response(leader=2, epoch=5, snapshot_id=sid))
+    [snapshot_fetch] = ctx.assert_sent(FetchSnapshotRequest, destination=2, snapshot_id=sid, position=0)
+    assert snapshot_fetch.message.max_bytes == 1234
