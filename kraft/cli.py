@@ -12,9 +12,15 @@ pyarrow, pyspark, prometheus_client, the node) is imported by ``--help``.
 from __future__ import annotations
 
 import importlib
+import logging
+import os
+import sys
+import traceback
 from typing import Any, NamedTuple
 
 import click
+
+from kraft import errors
 
 
 class LazyCommand(NamedTuple):
@@ -39,15 +45,18 @@ class LazyGroup(click.Group):
     anything; ``kraft SUB ...`` imports SUB's module only.
     """
 
-    def __init__(self, *args: Any, lazy: dict[str, LazyCommand] | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, lazy: dict[str, LazyCommand] | None = None,
+                 aliases: dict[str, str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.lazy: dict[str, LazyCommand] = dict(lazy or {})
+        #: Hidden extra names (Kafka's tool names) -> the registered name.
+        self.aliases: dict[str, str] = dict(aliases or {})
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self.lazy})
+        return sorted({*super().list_commands(ctx), *self.lazy} - set(self.aliases))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        entry = self.lazy.get(cmd_name)
+        entry = self.lazy.get(self.aliases.get(cmd_name, cmd_name))
         if entry is not None and cmd_name not in self.commands:
             command = _load(entry.target)
             # An alias (Kafka's tool name) shares the command object; the
@@ -58,13 +67,13 @@ class LazyGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = []
         for name in self.list_commands(ctx):
-            if name in self.commands:
-                command = self.commands[name]
-                if command.hidden:
-                    continue
-                rows.append((name, command.get_short_help_str(formatter.width)))
-            else:
+            if name in self.lazy:
+                # The registered line, whether or not the command was loaded.
                 rows.append((name, self.lazy[name].short_help))
+                continue
+            command = self.commands[name]
+            if not command.hidden:
+                rows.append((name, command.get_short_help_str(formatter.width)))
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
@@ -99,16 +108,60 @@ COMMANDS: dict[str, LazyCommand] = {
     "quickstart": LazyCommand("kraft.tools.quickstart:quickstart_command",
                               "Start a local three-voter quorum, append, fail over."),
     "quorum": LazyCommand("kraft.tools.quorum:quorum_group",
-                          "Describe and change a KRaft quorum (kafka-metadata-quorum.sh)."),
-    "shell": LazyCommand("kraft.tools.shell:shell_command", "Browse the metadata image (kafka-metadata-shell.sh)."),
+                          "Describe and change a KRaft quorum (kafka-metadata-quorum.sh; alias metadata-quorum)."),
+    "shell": LazyCommand("kraft.tools.shell:shell_command",
+                         "Browse the metadata image (kafka-metadata-shell.sh; alias metadata-shell)."),
     "spark": LazyCommand("kraft.tools.spark.cli:spark_group", "Decode metadata logs at scale with Spark."),
     "storage": LazyCommand("kraft.tools.storage:storage_group", "Format and inspect log directories (kafka-storage.sh)."),
 }
 
 
-@click.group(cls=LazyGroup, lazy=COMMANDS)
+def _debugging(ctx: click.Context) -> bool:
+    """``kraft --debug``, ``KRAFT_DEBUG=1`` or a command run at DEBUG log level."""
+    root = ctx.find_root()
+    return bool((root.params or {}).get("debug")) or os.environ.get("KRAFT_DEBUG", "") not in ("", "0") \
+        or logging.getLogger().getEffectiveLevel() <= logging.DEBUG
+
+
+class KraftGroup(LazyGroup):
+    """The top-level group: every failure of a command becomes one line on
+    stderr and the exit code of its class (:mod:`kraft.errors`); the
+    traceback only with ``--debug``."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort,
+                SystemExit, KeyboardInterrupt, GeneratorExit):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the one place every failure is reported
+            leaves = errors.leaf_exceptions(exc)
+            if len(leaves) == 1 and isinstance(leaves[0], (click.exceptions.ClickException,
+                                                           click.exceptions.Exit, SystemExit)):
+                raise leaves[0] from None  # a trio nursery wrapped a click exit
+            if all(isinstance(e, (KeyboardInterrupt, SystemExit)) for e in leaves):
+                raise
+            code, line = errors.describe_failure(exc)
+            if _debugging(ctx):
+                traceback.print_exception(exc, file=sys.stderr)
+            click.echo(f"Error: {line}", err=True)
+            raise click.exceptions.Exit(code) from None
+
+
+#: Kafka's tool names where ours differ (kafka-metadata-quorum.sh is
+#: `kraft metadata-quorum`, ...); hidden from --help, named in the short help
+#: of the command they stand for. dump-log, storage and features are
+#: already Kafka's names.
+ALIASES: dict[str, str] = {
+    "metadata-quorum": "quorum",
+    "metadata-shell": "shell",
+}
+
+
+@click.group(cls=KraftGroup, lazy=COMMANDS, aliases=ALIASES)
 @click.version_option(package_name="kraft")
-def main() -> None:
+@click.option("--debug", is_flag=True, help="Print the traceback of a failure (for bug reports).")
+def main(debug: bool) -> None:
     """kraft: a Kafka-wire-compatible KRaft node, codecs and metadata-log tools."""
 
 

@@ -8,12 +8,15 @@ value is a :class:`ConfigError` naming the key.
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kraft.errors import ConfigurationError
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.state_files import parse_java_properties
 from kraft.wire.limits import INT32_MAX, ConnectionLimits
@@ -45,7 +48,7 @@ DEFAULT_SECURITY_PROTOCOL_MAP = (
 SECURITY_PROTOCOLS = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}
 
 
-class ConfigError(ValueError):
+class ConfigError(ConfigurationError, ValueError):
     """A configuration value that cannot be used; the message names the key."""
 
 
@@ -88,6 +91,9 @@ _DEFAULTS: dict[str, str] = {
     "controller.quorum.request.timeout.ms": "2000",
     "controller.quorum.retry.backoff.ms": "20",
     "controller.quorum.auto.join.enable": "false",
+    # KIP-1219 (Kafka 4.3): the most a Fetch / FetchSnapshot asks for.
+    "controller.quorum.fetch.max.bytes": "1048576",
+    "controller.quorum.fetch.snapshot.max.bytes": "1048576",
     "metadata.log.dir": "",
     "log.dirs": "",
     "log.dir": "/tmp/kafka-logs",
@@ -135,11 +141,12 @@ def parse_properties(text: str) -> dict[str, str]:
     return parse_java_properties(text)
 
 
-def load_properties(path: Path) -> dict[str, str]:
+def load_properties(path: Path | str) -> dict[str, str]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
-        raise ConfigError(f"cannot read {path}: {e.strerror}") from None
+        raise ConfigError(f"cannot read the config file {path}: {e.strerror} "
+                          "(give the path of a Kafka server.properties)") from None
     return parse_properties(text)
 
 
@@ -151,6 +158,14 @@ def _int(props: Mapping[str, str], key: str, minimum: int | None = 0) -> int:
         raise ConfigError(f"{key}: expected an integer, got {value!r}") from None
     if minimum is not None and n < minimum:
         raise ConfigError(f"{key}: must be at least {minimum}, got {n}")
+    return n
+
+
+def _port(props: Mapping[str, str], key: str) -> int:
+    """A TCP port: 0 (any free one) to 65535."""
+    n = _int(props, key)
+    if n > 65535:
+        raise ConfigError(f"{key}: port must be between 0 and 65535, got {n}")
     return n
 
 
@@ -168,7 +183,7 @@ def _host_port(text: str, key: str) -> tuple[str, int]:
     host = m.group(1) if m.group(1) is not None else m.group(3)
     port = int(m.group(2) or m.group(4))
     if not 0 <= port <= 65535:
-        raise ConfigError(f"{key}: port out of range in {text!r}")
+        raise ConfigError(f"{key}: port must be between 0 and 65535, got {port} in {text!r}")
     return host, port
 
 
@@ -245,6 +260,8 @@ class NodeConfig:
     #: SCRAM accounts every SASL listener checks; the node fills it from
     #: bootstrap.checkpoint and the committed metadata log.
     scram_credentials: ScramCredentialStore = field(default_factory=ScramCredentialStore, repr=False, compare=False)
+    #: The file it was loaded from (remedies name it), None when built in memory.
+    source_path: Path | None = field(default=None, compare=False)
 
     @property
     def secured(self) -> bool:
@@ -266,11 +283,11 @@ class NodeConfig:
         raise ConfigError("no listener matches controller.listener.names")  # checked in from_properties
 
     @classmethod
-    def load(cls, path: Path, overrides: Mapping[str, str] | None = None) -> NodeConfig:
+    def load(cls, path: Path | str, overrides: Mapping[str, str] | None = None) -> NodeConfig:
         props = load_properties(path)
         if overrides:
             props.update(overrides)
-        return cls.from_properties(props)
+        return dataclasses.replace(cls.from_properties(props), source_path=Path(path))
 
     @classmethod
     def from_properties(cls, props: Mapping[str, str]) -> NodeConfig:
@@ -321,6 +338,8 @@ class NodeConfig:
             append_linger_ms=_int(props, "controller.quorum.append.linger.ms"),
             request_timeout_ms=_int(props, "controller.quorum.request.timeout.ms", 1),
             retry_backoff_ms=_int(props, "controller.quorum.retry.backoff.ms"),
+            fetch_max_bytes=_int(props, "controller.quorum.fetch.max.bytes", 1),
+            fetch_snapshot_max_bytes=_int(props, "controller.quorum.fetch.snapshot.max.bytes", 1),
         )
         port_text = props.get("metrics.prometheus.port", "").strip()
         security = _security(props, listeners, proto_map, names)
@@ -343,7 +362,7 @@ class NodeConfig:
             max_bytes_between_snapshots=_int(props, "metadata.log.max.record.bytes.between.snapshots", 1),
             max_snapshot_interval_ms=_int(props, "metadata.log.max.snapshot.interval.ms"),
             socket_request_max_bytes=_int(props, "socket.request.max.bytes", 1),
-            prometheus_port=_int(props, "metrics.prometheus.port") if port_text else None,
+            prometheus_port=_port(props, "metrics.prometheus.port") if port_text else None,
             prometheus_host=props.get("metrics.prometheus.host", "").strip(),
             raw=dict(props),
             connection_limits=_limits(props),
@@ -389,8 +408,19 @@ def _security(props: Mapping[str, str], listeners: list[Endpoint], proto_map: Ma
             "scram_credentials": store}
 
 
+def suggest_key(key: str) -> str | None:
+    """The known key an unknown one is most likely a typo of (difflib), if any."""
+    matches = difflib.get_close_matches(key, list(_DEFAULTS), n=1, cutoff=0.8)
+    return matches[0] if matches else None
+
+
 def _warn_unknown(props: Mapping[str, str]) -> None:
     for key in sorted(props):
         if key in _DEFAULTS or key.startswith(_IGNORED_PREFIXES) or key.startswith("listener.name."):
             continue
-        log.warning("ignoring unknown config key %s", key)
+        suggestion = suggest_key(key)
+        if suggestion is not None:
+            log.warning("ignoring unknown config key %s: did you mean %s? (running with %s=%s)", key, suggestion,
+                        suggestion, props.get(suggestion, _DEFAULTS[suggestion]))
+        else:
+            log.warning("ignoring unknown config key %s", key)

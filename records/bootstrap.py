@@ -53,14 +53,29 @@ METADATA_VERSIONS: dict[str, tuple[int, bool]] = {
 LATEST_PRODUCTION = "4.0-IV3"
 MINIMUM_RELEASE = "3.3-IV3"  # the oldest a KRaft cluster is formatted with nowadays
 
-#: Finalized features other than metadata.version / kraft.version, and the
-#: release version from which each level is the default.
-_FEATURE_DEFAULTS: dict[str, list[tuple[int, int]]] = {
-    # feature: [(from metadata.version level, default level), ...] ascending
-    "group.version": [(22, 1)],  # KIP-848, 4.0-IV0
-    "transaction.version": [(22, 1), (24, 2)],  # KIP-890, 4.0-IV0 / 4.0-IV2
-    "eligible.leader.replicas.version": [(26, 1)],  # KIP-966, 4.1-IV0
+#: The newest metadata.version the tools accept (``MetadataVersion.latestTesting()``):
+#: Kafka 4.1's 4.1-IV1, so a directory can be formatted for a Kafka 4.1
+#: cluster (Kafka 4.0.0's own maximum is 4.1-IV0).
+LATEST_TESTING = "4.1-IV1"
+
+#: Kafka's finalized features other than metadata.version, in
+#: ``Feature.PRODUCTION_FEATURES`` order (Kafka 4.0.0): level -> (the
+#: metadata.version level from which it is the default, the feature levels
+#: it depends on). From server-common's KRaftVersion, TransactionVersion,
+#: GroupVersion and EligibleLeaderReplicasVersion enums.
+FEATURE_VERSIONS: dict[str, dict[int, tuple[int, dict[str, int]]]] = {
+    "kraft.version": {0: (7, {}), 1: (21, {METADATA_VERSION_FEATURE: 21})},  # KIP-853, 3.9-IV0
+    "transaction.version": {0: (7, {}), 1: (24, {}), 2: (24, {})},  # KIP-890, 4.0-IV2
+    "group.version": {0: (7, {}), 1: (22, {METADATA_VERSION_FEATURE: 22})},  # KIP-848, 4.0-IV0
+    "eligible.leader.replicas.version": {0: (7, {}), 1: (26, {METADATA_VERSION_FEATURE: 23})},  # KIP-966
 }
+
+
+def default_level(feature: str, release: str) -> int:
+    """``Feature.defaultLevel``: the newest level whose bootstrap
+    metadata.version is at most ``release``'s."""
+    level = feature_level(release)
+    return max(v for v, (since, _) in FEATURE_VERSIONS[feature].items() if since <= level)
 
 
 class FormatError(ValueError):
@@ -68,13 +83,18 @@ class FormatError(ValueError):
 
 
 def parse_release_version(text: str) -> str:
-    """``3.9`` -> ``3.9-IV0`` (the latest IV of that release); ``4.0-IV3`` as is."""
+    """Kafka's ``MetadataVersion.fromVersionString``: ``4.0-IV3``, or ``3.9``
+    for the latest IV of that release, between MINIMUM_RELEASE and
+    LATEST_TESTING; raises :class:`FormatError` with Kafka's message."""
     text = text.strip()
-    if text in METADATA_VERSIONS:
+    low, high = METADATA_VERSIONS[MINIMUM_RELEASE][0], METADATA_VERSIONS[LATEST_TESTING][0]
+    known = [v for v, (level, _) in METADATA_VERSIONS.items() if low <= level <= high]
+    if text in known:
         return text
-    candidates = [v for v in METADATA_VERSIONS if v.split("-")[0] == text]
+    candidates = [v for v in known if v.split("-")[0] == text]
     if not candidates:
-        raise FormatError(f"Unknown metadata.version '{text}'. Supported metadata.version are {', '.join(METADATA_VERSIONS)}")
+        raise FormatError(f"Version {text} is not a valid version. The minimum version is {MINIMUM_RELEASE} "
+                          f"and the maximum version is {LATEST_TESTING}")
     return candidates[-1]
 
 
@@ -90,16 +110,8 @@ def release_for_level(level: int) -> str | None:
 
 
 def default_feature_levels(release: str) -> dict[str, int]:
-    """Every finalized feature and its default level for ``release``."""
-    level = feature_level(release)
-    out = {}
-    for name, steps in _FEATURE_DEFAULTS.items():
-        value = 0
-        for since, default in steps:
-            if level >= since:
-                value = default
-        out[name] = value
-    return out
+    """Every finalized feature but kraft.version and its default level for ``release``."""
+    return {name: default_level(name, release) for name in FEATURE_VERSIONS if name != KRAFT_VERSION_FEATURE}
 
 
 @dataclass(frozen=True)
@@ -112,7 +124,47 @@ class DynamicVoter:
     directory_id: uuid.UUID
 
 
-_VOTER = re.compile(r"^(\d+)@(\[[^\]]+\]|[^:@]+):(\d+):([A-Za-z0-9_-]{22})$")
+def parse_dynamic_voter(text: str) -> DynamicVoter:
+    """One ``id@host:port:directoryId`` (``[v6]`` hosts in brackets), with
+    the messages of Kafka's ``DynamicVoter.parse``."""
+    rest = text.strip()
+    node_text, at, rest = rest.partition("@")
+    if not at:
+        raise FormatError("No @ found in dynamic voter string.")
+    if not node_text:
+        raise FormatError("Invalid @ at beginning of dynamic voter string.")
+    if not re.fullmatch(r"[+-]?\d+", node_text):
+        raise FormatError("Failed to parse node id in dynamic voter string.")
+    node_id = int(node_text)
+    if node_id < 0:
+        raise FormatError(f"Invalid negative node id {node_id} in dynamic voter string.")
+    if not rest:
+        raise FormatError("No hostname found after node id.")
+    if rest.startswith("["):
+        end = rest.find("]")
+        if end < 0:
+            raise FormatError("Hostname began with left bracket, but no right bracket was found.")
+        host, rest = rest[1:end], rest[end + 1:]
+    else:
+        end = rest.find(":")
+        if end < 0:
+            raise FormatError("No colon following hostname could be found.")
+        host, rest = rest[:end], rest[end:]
+    if not rest.startswith(":"):
+        raise FormatError("Port section must start with a colon.")
+    port_text, colon, directory_text = rest[1:].partition(":")
+    if not colon:
+        raise FormatError("No colon following port could be found.")
+    if not re.fullmatch(r"[+-]?\d+", port_text):
+        raise FormatError("Failed to parse port in dynamic voter string.")
+    port = int(port_text)
+    if not 0 <= port <= 65535:
+        raise FormatError(f"Invalid port {port} in dynamic voter string.")
+    try:
+        directory_id = uuid_from_kafka(directory_text)
+    except ValueError:
+        raise FormatError("Failed to parse directory ID in dynamic voter string.") from None
+    return DynamicVoter(node_id, host, port, directory_id)
 
 
 def parse_dynamic_voters(text: str) -> list[DynamicVoter]:
@@ -121,17 +173,9 @@ def parse_dynamic_voters(text: str) -> list[DynamicVoter]:
     for item in (s.strip() for s in text.split(",")):
         if not item:
             continue
-        m = _VOTER.match(item)
-        if m is None:
-            raise FormatError(f"Unable to parse {item!r}: expected <id>@<host>:<port>:<directory id>")
-        try:
-            directory_id = uuid_from_kafka(m.group(4))
-        except ValueError as exc:
-            raise FormatError(f"Unable to parse directory id in {item!r}: {exc}") from None
-        host = m.group(2).strip("[]")
-        voter = DynamicVoter(int(m.group(1)), host, int(m.group(3)), directory_id)
+        voter = parse_dynamic_voter(item)
         if any(v.node_id == voter.node_id for v in voters):
-            raise FormatError(f"Node {voter.node_id} was specified more than once.")
+            raise FormatError(f"Node id {voter.node_id} was specified more than once.")
         voters.append(voter)
     if not voters:
         raise FormatError("No voters given.")

@@ -261,6 +261,39 @@ def _parse_updates(features: Sequence[str], kind: int) -> dict[str, tuple[int, i
     return updates
 
 
+@features_group.command("version-mapping")
+@click.option("--release-version", help="The release version to use for the corresponding feature mapping. "
+              "The default is the latest stable metadata version.")
+def version_mapping_command(release_version: str | None) -> None:
+    """Look up the corresponding features for a given metadata version.
+    Using the command with no --release-version argument will return the
+    mapping for the latest stable metadata version"""
+    from kraft.records.bootstrap import FormatError
+    from kraft.tools.feature_versions import version_mapping
+
+    try:
+        click.echo(version_mapping(release_version), nl=False)
+    except FormatError as e:
+        _fail(str(e))
+
+
+@features_group.command("feature-dependencies")
+@click.option("--feature", "features", multiple=True, metavar="FEATURE=LEVEL",
+              help="The features and their versions to look up dependencies for, in feature=version format. "
+                   "For example: `metadata.version=5`.")
+def feature_dependencies_command(features: tuple[str, ...]) -> None:
+    """Look up dependencies for a given feature version. If the feature is
+    not known or the version not yet defined, an error is thrown. Multiple
+    features can be specified."""
+    from kraft.records.bootstrap import FormatError
+    from kraft.tools.feature_versions import feature_dependencies
+
+    try:
+        click.echo(feature_dependencies(features), nl=False)
+    except FormatError as e:
+        _fail(str(e))
+
+
 @features_group.command("upgrade")
 @click.option("--feature", "features", multiple=True, metavar="FEATURE=LEVEL",
               help="A feature upgrade we should perform, in feature=level format. For example: `kraft.version=1`.")

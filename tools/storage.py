@@ -4,8 +4,15 @@
   directory.id) and ``bootstrap.checkpoint`` into every log directory, and for
   a dynamic quorum (``--standalone`` / ``--initial-controllers``) the KIP-853
   bootstrap snapshot ``__cluster_metadata-0/00000000000000000000-0000000000.checkpoint``.
+  ``--no-initial-controllers`` formats a controller of a dynamic quorum that
+  joins later (kraft.version 1, no bootstrap snapshot); a controller whose
+  config has no ``controller.quorum.voters`` must get one of the three
+  flags (Kafka 4.x). Each directory is written under its ``.lock``
+  (:mod:`kraft.dirlock`): never one a running node holds.
 - ``random-uuid``: a new Kafka uuid (for ``--cluster-id``).
 - ``info``: what the log directories hold.
+- ``version-mapping``, ``feature-dependencies``: the feature levels of a
+  release and what a feature level needs (:mod:`kraft.tools.feature_versions`).
 
 Directories come from ``--config`` (Kafka's ``server.properties``:
 ``log.dirs`` and ``metadata.log.dir``) and/or ``--metadata-log-dir`` /
@@ -24,15 +31,17 @@ from typing import IO, Any
 
 import click
 
+from kraft.dirlock import DirectoryLock
 from kraft.records.bootstrap import (
+    FEATURE_VERSIONS,
     KRAFT_VERSION_FEATURE,
     LATEST_PRODUCTION,
     METADATA_VERSION_FEATURE,
+    MINIMUM_RELEASE,
     DynamicVoter,
     FormatError,
     bootstrap_records,
     default_feature_levels,
-    describe_bootstrap,
     feature_level,
     parse_dynamic_voters,
     parse_release_version,
@@ -40,6 +49,7 @@ from kraft.records.bootstrap import (
     write_bootstrap_snapshot,
 )
 from kraft.records.errors import StateFileError
+from kraft.tools.feature_versions import feature_dependencies, version_mapping
 from kraft.records.state_files import (
     META_PROPERTIES_FILE,
     MetaProperties,
@@ -63,6 +73,10 @@ class FormatRequest:
     initial_controllers: list[DynamicVoter] | None = None
     controller_listener: str = DEFAULT_CONTROLLER_LISTENER
     ignore_formatted: bool = False
+    #: --no-initial-controllers: kraft.version 1, voters learnt from the quorum.
+    no_initial_controllers: bool = False
+    #: The config sets controller.quorum.voters (a static quorum).
+    static_voters: bool = False
     #: UserScramCredentialRecords for bootstrap.checkpoint (--add-scram).
     scram_records: list[Any] | None = None
 
@@ -137,27 +151,26 @@ def run_format(request: FormatRequest, out: IO[str] | None = None) -> None:
         raise FormatError("You must specify at least one directory to format")
     release = request.release_version
     features = dict(default_feature_levels(release))
-    dynamic = request.initial_controllers is not None
     for name, level in (request.features or {}).items():
         if name == METADATA_VERSION_FEATURE:
             raise FormatError(f"Use --release-version instead of --feature {METADATA_VERSION_FEATURE}=X to avoid ambiguity.")
-        if name != KRAFT_VERSION_FEATURE and name not in features:
-            supported = ", ".join(sorted([KRAFT_VERSION_FEATURE, *features]))
+        if name not in FEATURE_VERSIONS:
+            supported = ", ".join(sorted(FEATURE_VERSIONS))
             raise FormatError(f"Unsupported feature: {name}. Supported features are: {supported}")
         features[name] = level
+    dynamic = request.initial_controllers is not None or request.no_initial_controllers
     kraft_version = features.get(KRAFT_VERSION_FEATURE)
     if kraft_version is None:
         kraft_version = 1 if dynamic else 0
     elif kraft_version == 0 and dynamic:
-        raise FormatError(
-            "Cannot set kraft.version to 0 if one of the flags --standalone or --initial-controllers is used."
-        )
+        raise FormatError("Cannot set kraft.version to 0 if KIP-853 configuration is present. "
+                          "Try removing the --feature flag for kraft.version.")
     elif kraft_version > 0 and not dynamic:
-        raise FormatError(
-            f"Cannot set kraft.version to {kraft_version} unless one of the flags --standalone or "
-            "--initial-controllers is used."
-        )
+        # Kafka 4.0.0's Formatter.effectiveKRaftFeatureLevel.
+        raise FormatError(f"Cannot set kraft.version to {kraft_version} unless KIP-853 configuration is present. "
+                          "Try removing the --feature flag for kraft.version.")
     features[KRAFT_VERSION_FEATURE] = kraft_version
+    _validate_dependencies(features, feature_level(release))
 
     # MetaPropertiesEnsemble: what is already there must agree.
     formatted: list[str] = []
@@ -186,28 +199,75 @@ def run_format(request: FormatRequest, out: IO[str] | None = None) -> None:
     if not empty:
         echo("All of the log directories are already formatted.")
         return
+    if request.static_voters and request.initial_controllers is not None:
+        # Stricter than Kafka 4.0.0, as Kafka 4.1: a static voter list and a
+        # dynamic bootstrap snapshot contradict each other.
+        raise FormatError(
+            "You cannot specify controller.quorum.voters and format the node with --initial-controllers "
+            "or --standalone. If you want to use dynamic quorum, please remove controller.quorum.voters and "
+            "specify controller.quorum.bootstrap.servers instead."
+        )
     records = bootstrap_records(release, features)
-    echo(f"Bootstrap metadata: {describe_bootstrap(records, release)}")
     records = records + list(request.scram_records or [])
     now_ms = int(time.time() * 1000)
-    for directory in empty:
+    # Kafka writes the directories in the iteration order of a java.util.HashMap
+    # keyed by their names (MetaPropertiesEnsemble.Copier): same order here.
+    for directory in java_hash_map_order(empty):
         dtype = _directory_type(directory, request)
         voter = next((v for v in request.initial_controllers or [] if v.node_id == request.node_id), None)
         directory_id = voter.directory_id if dtype == "dynamic metadata voter directory" and voter else random_kafka_uuid()
         echo(f"Formatting {dtype} {directory} with {METADATA_VERSION_FEATURE} {release}.")
         path = Path(directory)
         path.mkdir(parents=True, exist_ok=True)
-        write_bootstrap_checkpoint(path, records, timestamp_ms=now_ms)
-        if dtype.startswith("dynamic"):
-            assert request.initial_controllers is not None
-            write_bootstrap_snapshot(
-                path,
-                request.initial_controllers,
-                request.controller_listener,
-                kraft_version=kraft_version,
-                timestamp_ms=now_ms,
-            )
-        MetaProperties(1, request.cluster_id, request.node_id, directory_id).write(path / META_PROPERTIES_FILE)
+        # One process per log directory: not one a node is running on.
+        with DirectoryLock(path):
+            write_bootstrap_checkpoint(path, records, timestamp_ms=now_ms)
+            if dtype.startswith("dynamic"):
+                assert request.initial_controllers is not None
+                write_bootstrap_snapshot(
+                    path,
+                    request.initial_controllers,
+                    request.controller_listener,
+                    kraft_version=kraft_version,
+                    timestamp_ms=now_ms,
+                )
+            MetaProperties(1, request.cluster_id, request.node_id, directory_id).write(path / META_PROPERTIES_FILE)
+
+
+def _validate_dependencies(features: dict[str, int], metadata_level: int) -> None:
+    """Kafka's ``Feature.validateVersion``: each level's dependencies are met."""
+    levels = {**features, METADATA_VERSION_FEATURE: metadata_level}
+    for name, level in sorted(features.items()):
+        spec = FEATURE_VERSIONS.get(name, {}).get(level)
+        if spec is None:
+            raise FormatError(f"No feature:{name} with feature level {level}")
+        for dep, dep_level in spec[1].items():
+            if levels.get(dep, 0) < dep_level:
+                raise FormatError(f"{name} could not be set to {level} because it depends on {dep} level {dep_level}")
+
+
+def _java_string_hash(text: str) -> int:
+    """``java.lang.String.hashCode`` (over UTF-16 code units), as an unsigned int32."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def java_hash_map_order(keys: list[str]) -> list[str]:
+    """The iteration order of a ``java.util.HashMap`` holding ``keys``
+    (inserted in the given order): by bucket (the spread hash modulo the
+    table size, 16 doubled while above the 0.75 load factor), then insertion."""
+    capacity = 16
+    while len(keys) > capacity * 0.75:
+        capacity *= 2
+
+    def bucket(key: str) -> int:
+        h = _java_string_hash(key)
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return sorted(keys, key=bucket)  # stable: insertion order within a bucket
 
 
 def run_info(directories: list[str], echo: IO[str] | None = None) -> int:
@@ -342,6 +402,8 @@ def random_uuid_command() -> None:
 @click.option("--ignore-formatted", "-g", is_flag=True, help="Skip directories that are already formatted.")
 @click.option("--standalone", "-s", is_flag=True, help="Initialize a single-node dynamic controller quorum.")
 @click.option("--initial-controllers", "-I", help="Initial dynamic voters: id@host:port:directoryId,...")
+@click.option("--no-initial-controllers", "-N", is_flag=True,
+              help="Used to initialize a server without a dynamic quorum topology.")
 @click.option("--controller-listener", default=None, help="Controller listener name (default: from --config, else CONTROLLER).")
 @click.option("--controller-endpoint", default=None, help="HOST:PORT of this controller for --standalone (default: from --config).")
 @click.option("--add-scram", "-S", "add_scram", multiple=True,
@@ -358,15 +420,24 @@ def format_command(
     ignore_formatted: bool,
     standalone: bool,
     initial_controllers: str | None,
+    no_initial_controllers: bool,
     controller_listener: str | None,
     controller_endpoint: str | None,
     add_scram: tuple[str, ...] = (),
 ) -> None:
     """Format the metadata (and data) log directories of this node."""
     try:
-        if standalone and initial_controllers:
-            raise FormatError("argument --initial-controllers/-I: not allowed with argument --standalone/-s")
+        chosen = [flag for flag, given in (("--standalone/-s", standalone),
+                                           ("--no-initial-controllers/-N", no_initial_controllers),
+                                           ("--initial-controllers/-I", bool(initial_controllers))) if given]
+        if len(chosen) > 1:
+            raise FormatError(f"argument {chosen[1]}: not allowed with argument {chosen[0]}")
         conf = _read_config(config_path) if config_path else None
+        if conf is not None and conf.is_controller and not conf.static_voters and not chosen:
+            # Kafka 4.x StorageTool.runFormatCommand.
+            raise FormatError("Because controller.quorum.voters is not set on this controller, you must specify "
+                              "one of the following: --standalone, --initial-controllers, or "
+                              "--no-initial-controllers.")
         node = node_id if node_id is not None else (conf.node_id if conf else None)
         if node is None:
             raise FormatError("You must specify a valid non-negative node ID (--node-id or node.id in --config).")
@@ -383,12 +454,6 @@ def format_command(
                 raise FormatError(f"Can't parse feature={item!r}. The format must be feature=level.")
             feature_levels[name.strip()] = int(level)
         voters = None
-        if (standalone or initial_controllers) and conf is not None and conf.static_voters:
-            raise FormatError(
-                "You cannot specify controller.quorum.voters and format the node with --initial-controllers "
-                "or --standalone. If you want to use dynamic quorum, please remove controller.quorum.voters and "
-                "specify controller.quorum.bootstrap.servers instead."
-            )
         if standalone:
             if conf is not None and not conf.is_controller:
                 raise FormatError("You cannot use --standalone on a broker node.")
@@ -409,6 +474,8 @@ def format_command(
                 initial_controllers=voters,
                 controller_listener=listener,
                 ignore_formatted=ignore_formatted,
+                no_initial_controllers=no_initial_controllers,
+                static_voters=conf is not None and conf.static_voters,
                 scram_records=[parse_scram(text) for text in add_scram],
             )
         )
@@ -436,6 +503,41 @@ def info_command(config_path: str | None, directories: tuple[str, ...]) -> None:
         if conf.metadata_log_dir:
             dirs.add(conf.metadata_log_dir)
     sys.exit(run_info(sorted(dirs)))
+
+
+@storage_group.command("version-mapping")
+@click.option("--release-version", "-r", help="The release version to use for the corresponding feature mapping. "
+              f"The minimum is {MINIMUM_RELEASE}; the default is {LATEST_PRODUCTION}")
+def version_mapping_command(release_version: str | None) -> None:
+    """Look up the corresponding features for a given metadata version.
+    Using the command with no --release-version argument will return the
+    mapping for the latest stable metadata version"""
+    try:
+        click.echo(version_mapping(release_version), nl=False)
+    except FormatError as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(1)
+
+
+# Kafka's argparse4j takes any unique prefix of a subcommand: `kafka-storage.sh version`.
+storage_group.add_command(click.Command("version", callback=version_mapping_command.callback,
+                                        params=version_mapping_command.params, hidden=True,
+                                        help=version_mapping_command.help))
+
+
+@storage_group.command("feature-dependencies")
+@click.option("--feature", "-f", "features", multiple=True, metavar="FEATURE=LEVEL",
+              help="The features and their versions to look up dependencies for, in feature=version format. "
+                   "For example: `metadata.version=5`.")
+def feature_dependencies_command(features: tuple[str, ...]) -> None:
+    """Look up dependencies for a given feature version. If the feature is
+    not known or the version not yet defined, an error is thrown. Multiple
+    features can be specified."""
+    try:
+        click.echo(feature_dependencies(features), nl=False)
+    except FormatError as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(1)
 
 
 __all__ = ["FormatRequest", "run_format", "run_info", "storage_group", "feature_level"]

@@ -56,6 +56,7 @@ from kraft.wire.errors import ErrorCode, FrameSizeError, UnsupportedApiError
 from kraft.wire.framing import DEFAULT_MAX_FRAME_SIZE, FrameReader
 from kraft.wire.headers import peek_request_header
 from kraft.wire.limits import ConnectionLimits, ConnectionTracker
+from kraft.wire.log_limit import RateLimitedLog
 from kraft.wire.sasl import SaslServer, illegal_state_response
 from kraft.wire.security import ListenerSecurity
 from kraft.wire.tls import ANONYMOUS, certificate_principal, close_quietly
@@ -69,6 +70,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("kraft.wire")
+#: Refusals and failures of clients, once a minute per client host (a
+#: client retrying in a loop is one line, with a count).
+limited = RateLimitedLog(log)
 
 # Socket reads: at least this much (several small requests per read), at
 # most this much (a 100 MiB frame is read in pieces, never one huge recv).
@@ -155,7 +159,8 @@ async def serve_listener(
         refusal = tracker.try_open(info.peer_host)
         if refusal is not None:
             # Kafka's TooManyConnectionsException line; only this connection goes.
-            log.info("Rejected connection from %s, %s.", info.peer_host, refusal)
+            limited.log(logging.INFO, ("rejected", info.peer_host), "Rejected connection from %s, %s.",
+                        info.peer_host, refusal)
             await close_quietly(stream)
             return
         try:
@@ -169,7 +174,8 @@ async def serve_listener(
             if security is not None and security.protocol.uses_sasl:
                 sasl = SaslServer(security.mechanisms, security.plain_users, security.scram_credentials)
             elif security is not None:
-                log.info("connection from %s authenticated as %s", info, info.principal)
+                # Per connection: DEBUG (INFO is for state changes).
+                log.debug("connection from %s authenticated as %s", info, info.principal)
             connection = _ServerConnection(transport, handler, info, max_frame_size, max_in_flight_per_connection,
                                            limits, sasl)
             await connection.run()
@@ -213,7 +219,7 @@ async def _tls_handshake(stream: trio.SocketStream, security: ListenerSecurity, 
     if scope.cancelled_caught:
         failure = f"TLS handshake not completed within {limits.request_receive_timeout_ms} ms"
     if failure:
-        log.warning("closing connection from %s: %s", info, failure)
+        limited.log(logging.WARNING, ("tls", info.peer_host), "closing connection from %s: %s", info, failure)
         await close_quietly(ssl_stream)
         return None
     principal = certificate_principal(ssl_stream.getpeercert())
@@ -387,13 +393,14 @@ class _ServerConnection:
         if step.close:
             # The answer goes out, then the connection closes (the reader
             # stops here; the writer drains what is queued).
-            log.warning("closing connection from %s: %s", self._info, step.reason)
+            limited.log(logging.WARNING, ("sasl", self._info.peer_host, step.reason),
+                        "closing connection from %s: %s", self._info, step.reason)
             self._closing = True
             return False
         if step.principal is not None:
             self._info = replace(self._info, principal=step.principal)
             self._reader.max_frame_size = self._max_frame_size
-            log.info("connection from %s authenticated as %s with %s", self._info, step.principal, sasl.mechanism)
+            log.debug("connection from %s authenticated as %s with %s", self._info, step.principal, sasl.mechanism)
         return True
 
     async def _answer(self, request: DecodedRequest, body: Any) -> None:

@@ -33,11 +33,13 @@ from typing import Any
 
 from kraft.wire.apis import ApiKey
 from kraft.wire.errors import ErrorCode
+from kraft.wire.log_limit import RateLimitedLog
 from kraft.wire.server import ConnectionInfo, Response
 
 __all__ = ["QUORUM_CHANGING_APIS", "ADMIN_APIS", "authorize", "denied_response"]
 
 log = logging.getLogger("kraft.node.authorizer")
+_denials = RateLimitedLog(log)
 
 QUORUM_CHANGING_APIS = frozenset({ApiKey.ADD_RAFT_VOTER, ApiKey.REMOVE_RAFT_VOTER, ApiKey.UPDATE_RAFT_VOTER,
                                   ApiKey.UPDATE_FEATURES})
@@ -54,9 +56,14 @@ def authorize(secured: bool, super_users: frozenset[str], api_key: int, version:
         return None
     key = ApiKey(api_key)
     allowed = not secured or key not in QUORUM_CHANGING_APIS or conn.principal in super_users
-    log.info("%s v%d from %s as %s%s", key.display_name, version, conn, conn.principal,
-             "" if allowed else ": denied, not a super user (CLUSTER_AUTHORIZATION_FAILED)")
-    return None if allowed else denied_response(key, version)
+    if allowed:
+        # Per request: DEBUG (INFO is for state changes).
+        log.debug("%s v%d from %s as %s", key.display_name, version, conn, conn.principal)
+        return None
+    # A refusal is worth an operator's eye, once a minute per principal and API.
+    _denials.log(logging.INFO, (conn.principal, key), "%s v%d from %s as %s: denied, not a super user "
+                 "(CLUSTER_AUTHORIZATION_FAILED)", key.display_name, version, conn, conn.principal)
+    return denied_response(key, version)
 
 
 def denied_response(key: ApiKey, version: int) -> Response:

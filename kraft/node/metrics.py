@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client.core import CollectorRegistry, CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client import PlatformCollector, ProcessCollector
 from prometheus_client.registry import Collector
 
 from kraft.raft.errors import Errors
@@ -278,6 +279,12 @@ class RaftMetrics:
         self.responses: dict[tuple[str, str], int] = {}
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(_Collector(self))
+        # Beside the raft metrics, what every Prometheus target exports:
+        # process_* (CPU, memory, open files, start time), python_info, and
+        # kraft_build_info / kraft_uptime_seconds.
+        ProcessCollector(registry=self.registry)
+        PlatformCollector(registry=self.registry)
+        self.registry.register(_ProcessInfo())
 
     # ------------------------------------------------------------ shell hooks
 
@@ -390,6 +397,28 @@ def _current_vote(core: Any) -> int:
     if isinstance(role, (Unattached, Prospective)) and role.voted_key is not None:
         return role.voted_key.id
     return -1
+
+
+_STARTED = time.monotonic()
+
+
+class _ProcessInfo(Collector):
+    """``kraft_build_info`` (1, labelled with the version) and
+    ``kraft_uptime_seconds``."""
+
+    def collect(self) -> Iterator[Any]:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            kraft_version = version("kraft")
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree
+            kraft_version = "unknown"
+        info = GaugeMetricFamily("kraft_build_info", "kraft's version (always 1).", labels=["version"])
+        info.add_metric([kraft_version], 1.0)
+        yield info
+        uptime = GaugeMetricFamily("kraft_uptime_seconds", "Seconds since this process started.")
+        uptime.add_metric([], time.monotonic() - _STARTED)
+        yield uptime
 
 
 class _Collector(Collector):

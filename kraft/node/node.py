@@ -9,8 +9,9 @@ Python API::
         offset = await node.append([b"record"])     # leader only; waits for commit
         position = node.append_nowait([b"r"])        # pipelined: many outstanding
         await node.wait_committed(position)
-        async for item in node.committed_batches(): # the latest snapshot (SnapshotLoaded),
-            ...                                      # then every committed batch, in order
+        async for item in node.committed_batches(until=offset): # the latest snapshot
+            ...                                      # (SnapshotLoaded) if any, then every committed
+                                                     # batch in order; ends once `until` is delivered
         await node.create_snapshot(offset, state)    # your state as of a committed offset
         await node.shutdown()                        # a leader hands over first
 """
@@ -20,16 +21,19 @@ from __future__ import annotations
 import logging
 import random
 import time
+from contextlib import aclosing
 from functools import partial
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import trio
 
 from kraft.raft import events as ev
 from kraft.config import NodeConfig
+from kraft.dirlock import DirectoryLock
+from kraft.errors import NetworkError, StorageError
 from kraft.raft.core import RaftCore
 from kraft.raft.errors import Errors, NotLeaderError
 from kraft.node import admin, rpc
@@ -38,8 +42,10 @@ from kraft.node import authorizer, credentials
 from kraft.node.fault import FaultHandler
 from kraft.node.shell import ElectionStateStore, RaftShell
 from kraft.node.snapshots import SnapshotLoaded
+from kraft.node.cluster_ids import INCONSISTENT_CLUSTER_ID, ClusterIdWatch, describe_cluster_asker
 from kraft.node.metrics import RaftMetrics, event_error, error_name, request_name, wire_error
-from kraft.records.errors import StateFileError
+from kraft.records.errors import CorruptLogError, StateFileError
+from kraft.node.remedies import corruption_remedy
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.log_config import LogConfig
 from kraft.records.state_files import MetaProperties, QuorumStateFile
@@ -81,8 +87,9 @@ SUPPORTED_APIS: dict[ApiKey, tuple[int, int]] = {
 }
 
 
-class NodeStartError(Exception):
-    """The node cannot start (unformatted directory, wrong node id, ...)."""
+class NodeStartError(StorageError):
+    """The node cannot start from its log directory (unformatted, another
+    node's or cluster's, locked by another process, corrupt)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +121,12 @@ class KraftNode:
         self.log: MetadataLog | None = None
         self.cluster_id: str | None = None
         self.directory_id = None
+        #: The log directory's ``.lock``, held while the node runs.
+        self._dir_lock: DirectoryLock | None = None
+        #: Set when :meth:`run` has released everything (after a start).
+        self._stopped: trio.Event | None = None
+        #: Names peers of another cluster (set in :meth:`run`).
+        self._cluster_ids: ClusterIdWatch | None = None
         self._waiting: dict[int, tuple[trio.Event, list[ev.RaftResponse]]] = {}
         #: How this node dials the others: ``client_security`` (an observer
         #: given a client properties file), else the controller listener's.
@@ -144,26 +157,55 @@ class KraftNode:
         meta_path = log_dir / "meta.properties"
         if not meta_path.exists():
             raise NodeStartError(
-                f"No meta.properties found in {log_dir} (have you run `kraft storage format`?)")
+                f"No meta.properties found in {log_dir}: the log directory is not formatted "
+                f"(run `kraft storage format -c CONFIG -t CLUSTER_ID` first, with the cluster's id)")
+        # Kafka's LogManager.lockLogDirs: one process per log directory,
+        # taken before anything in it is read.
+        lock = DirectoryLock(log_dir)
+        lock.acquire()
+        try:
+            mlog, meta = self._open_locked_storage(log_dir, meta_path)
+        except BaseException:
+            lock.release()
+            raise
+        self._dir_lock = lock
+        return mlog, meta
+
+    def _open_locked_storage(self, log_dir: Path, meta_path: Path) -> tuple[MetadataLog, MetaProperties]:
         try:
             meta = MetaProperties.read(meta_path)
         except StateFileError as e:
             raise NodeStartError(str(e)) from None
+        if meta.directory_id is None:
+            meta = _assign_directory_id(meta, meta_path)
         if meta.node_id != self.config.node_id:
             raise NodeStartError(
-                f"Stored node id {meta.node_id} doesn't match previous node id {self.config.node_id} in {meta_path}")
+                f"Stored node id {meta.node_id} doesn't match previous node id {self.config.node_id} in "
+                f"{meta_path}: node.id in the config names another node (fix node.id, or point "
+                f"metadata.log.dir at this node's own directory)")
         c = self.config
-        mlog = MetadataLog.open(
-            metadata_partition_dir(log_dir),
-            LogConfig(segment_bytes=c.segment_bytes, segment_ms=c.segment_ms,
-                      retention_bytes=c.retention_bytes, retention_ms=c.retention_ms,
-                      # The core asks for every fsync (Flush), as KafkaRaftClient
-                      # flushes once per leader write and per voter fetch.
-                      flush_on_append=False),
-        )
+        try:
+            mlog = MetadataLog.open(
+                metadata_partition_dir(log_dir),
+                LogConfig(segment_bytes=c.segment_bytes, segment_ms=c.segment_ms,
+                          retention_bytes=c.retention_bytes, retention_ms=c.retention_ms,
+                          # The core asks for every fsync (Flush), as KafkaRaftClient
+                          # flushes once per leader write and per voter fetch.
+                          flush_on_append=False),
+            )
+        except CorruptLogError as e:
+            raise NodeStartError(corruption_remedy(e, c, meta)) from None
         if mlog.recovery_report.repairs:
             log.warning("recovered %s: %s", mlog.recovery_report.directory, mlog.recovery_report)
         return mlog, meta
+
+    def _abandon_storage(self, mlog: MetadataLog) -> None:
+        """A start that fails after the log was opened: close it and release
+        the directory's .lock (a retry in this process must not find it held)."""
+        mlog.close()
+        if self._dir_lock is not None:
+            self._dir_lock.release()
+            self._dir_lock = None
 
     def local_endpoints(self) -> tuple[Endpoint, ...]:
         """This node's controller listeners as peers reach them (advertised,
@@ -193,9 +235,19 @@ class KraftNode:
         self.log = mlog
         self.cluster_id = meta.cluster_id
         self.directory_id = meta.directory_id
+        self._cluster_ids = ClusterIdWatch(
+            meta.cluster_id or "", str(Path(self.config.metadata_log_dir) / "meta.properties"),
+            describe_cluster_asker(lambda host, port: PeerClient(
+                host, port, client_id=self._pool.client_id,
+                request_timeout_ms=self.config.quorum.request_timeout_ms, security=self.client_security)))
         c = self.config
         store = ElectionStateStore(QuorumStateFile(mlog.quorum_state_path),
                                    [v.node_id for v in c.voters] if c.voters else None, meta.cluster_id or "")
+        try:
+            election_state = store.read()  # a damaged quorum-state: StateFileError, naming the file
+        except BaseException:
+            self._abandon_storage(mlog)
+            raise
         core = RaftCore(
             node_id=c.node_id,
             voters=self._voter_set(),
@@ -204,7 +256,7 @@ class KraftNode:
             config=c.quorum,
             directory_id=meta.directory_id,
             cluster_id=meta.cluster_id,
-            election_state=store.read(),
+            election_state=election_state,
             local_endpoints=self.local_endpoints(),
             supported_kraft_versions=admin.SUPPORTED_FEATURES["kraft.version"],
             bootstrap_ids=tuple(self._bootstrap),
@@ -220,15 +272,19 @@ class KraftNode:
             self.metrics.shell = shell
             shell.telemetry.metrics = self.metrics
         role = "voter" if c.is_voter_candidate else "observer"
+        self._stopped = stopped = trio.Event()
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 for listener in c.listeners:
-                    port = await nursery.start(partial(
-                        serve_listener, self, listener.host, listener.port,
-                        listener=listener.name, max_frame_size=c.socket_request_max_bytes,
-                        max_in_flight_per_connection=c.connection_limits.max_in_flight_per_connection,
-                        security=c.listener_security.get(listener.name), tracker=self.connections))
+                    try:
+                        port = await nursery.start(partial(
+                            serve_listener, self, listener.host, listener.port,
+                            listener=listener.name, max_frame_size=c.socket_request_max_bytes,
+                            max_in_flight_per_connection=c.connection_limits.max_in_flight_per_connection,
+                            security=c.listener_security.get(listener.name), tracker=self.connections))
+                    except OSError as e:
+                        raise _bind_error(listener.name, listener.host, listener.port, "listeners", e) from None
                     self.ports[listener.name] = port
                 log.info("node %d (%s) of cluster %s listening on %s, log end offset %d",
                          c.node_id, role, meta.cluster_id,
@@ -245,8 +301,12 @@ class KraftNode:
                     from kraft.node.metrics_server import serve_metrics
 
                     assert c.prometheus_port is not None
-                    self.metrics_port = await nursery.start(
-                        serve_metrics, self, self.metrics, c.prometheus_host, c.prometheus_port)
+                    try:
+                        self.metrics_port = await nursery.start(
+                            serve_metrics, self, self.metrics, c.prometheus_host, c.prometheus_port)
+                    except OSError as e:
+                        raise _bind_error("metrics", c.prometheus_host, c.prometheus_port,
+                                          "metrics.prometheus.port", e) from None
                     log.info("metrics on http://%s:%d/metrics (/healthz, /readyz, /status)",
                              c.prometheus_host or "0.0.0.0", self.metrics_port)
                 task_status.started()
@@ -254,6 +314,10 @@ class KraftNode:
             # Close the log first: closing the pool awaits, and under
             # cancellation that await raises before anything after it runs.
             mlog.close()
+            if self._dir_lock is not None:
+                self._dir_lock.release()
+                self._dir_lock = None
+            stopped.set()
             with trio.CancelScope(shield=True):
                 await self._pool.aclose()
 
@@ -311,6 +375,10 @@ class KraftNode:
                 await self.shell.shutdown(timeout_ms)
         if self._nursery is not None:
             self._nursery.cancel_scope.cancel()
+        if self._stopped is not None:
+            # Back once run() has closed the log and released the directory's
+            # .lock: the directory may be reused (a restart, a new format).
+            await self._stopped.wait()
 
     async def wait_for_leader(self) -> LeaderAndEpoch:
         assert self.shell is not None
@@ -320,16 +388,26 @@ class KraftNode:
         return self.shell.leader
 
     async def committed_batches(
-        self, start_offset: int | None = None
+        self, start_offset: int | None = None, *, until: int | None = None
     ) -> AsyncIterator[CommittedBatch | SnapshotLoaded]:
         """What a Kafka ``RaftClient.Listener`` gets: the latest snapshot
         first (a :class:`SnapshotLoaded`) if there is one, then every committed
         batch after it, as it commits. With ``start_offset``, resume there (a
         snapshot only if it is below the log start). A listener that falls
         below the log start later (a snapshot was installed, retention moved
-        the start) gets the latest snapshot again, then the batches after it."""
-        async for item in snapshots.committed_items(self, start_offset):
-            yield item
+        the start) gets the latest snapshot again, then the batches after it.
+        Without ``until`` it never ends; with it, it ends once offset
+        ``until`` has been delivered (by a batch, or a snapshot past it)."""
+        generator = cast(AsyncGenerator[CommittedBatch | SnapshotLoaded, None],
+                         snapshots.committed_items(self, start_offset))
+        async with aclosing(generator) as items:
+            async for item in items:
+                yield item
+                if until is not None:
+                    delivered = (item.last_offset if isinstance(item, CommittedBatch)
+                                 else item.snapshot_id.offset - 1)
+                    if delivered >= until:
+                        return
 
     async def create_snapshot(self, at: OffsetAndEpoch | int, records: Iterable[bytes]) -> OffsetAndEpoch:
         """Write a snapshot of your state (``records``) as of ``at``: a
@@ -412,6 +490,9 @@ class KraftNode:
             response = rpc.error_response(key, Errors.REQUEST_TIMED_OUT)
         else:
             response = slot[0]
+            if self._cluster_ids is not None and event_error(response) == INCONSISTENT_CLUSTER_ID:
+                self._cluster_ids.refused_request(source, f"{conn.peer_host}:{conn.peer_port}",
+                                                  getattr(event, "cluster_id", None))
         return Response(rpc.response_to_wire(key, response, version, conn.listener), version)
 
     def _send_response(self, out: ev.OutboundResponse) -> None:
@@ -479,6 +560,9 @@ class KraftNode:
         response = rpc.response_from_wire(key, version, body, listener)
         if metrics is not None:
             metrics.response_received(name, event_error(response))
+        if self._cluster_ids is not None and event_error(response) == INCONSISTENT_CLUSTER_ID:
+            assert self._nursery is not None
+            self._nursery.start_soon(self._cluster_ids.refused_by, out.destination, *address)
         shell.deliver(ev.InboundResponse(out.destination, out.correlation_id, response))
 
 
@@ -521,6 +605,29 @@ class KraftNode:
             await client.aclose()
         shell.deliver(ev.InboundResponse(out.destination, out.correlation_id,
                                          rpc.response_from_wire(rpc.API_VERSIONS, version, body)))
+
+
+def _assign_directory_id(meta: MetaProperties, meta_path: Path) -> MetaProperties:
+    """A directory formatted before Kafka 3.7 has no ``directory.id``; as
+    Kafka's ``KafkaRaftServer.initializeLogDirs`` does, give it a random one
+    and write it back (atomically), so the node can take part in KIP-853
+    voter changes. Logged once: the next start reads it."""
+    from dataclasses import replace
+
+    from kraft.records.state_files import random_kafka_uuid, uuid_to_kafka
+
+    updated = replace(meta, directory_id=random_kafka_uuid())
+    updated.write(meta_path)
+    log.info("%s had no directory.id (formatted before Kafka 3.7): wrote directory.id=%s",
+             meta_path, uuid_to_kafka(updated.directory_id))
+    return updated
+
+
+def _bind_error(name: str, host: str, port: int, key: str, e: OSError) -> NetworkError:
+    """One line for a listener that cannot bind: the port, the key, the fix."""
+    where = f"{host or '0.0.0.0'}:{port}"
+    return NetworkError(f"cannot listen on {name} {where} ({key}): {e.strerror or e} -- another process holds the "
+                        f"port or the address is not this host's; stop that process or change {key}")
 
 
 def _source_of(event: ev.RaftRequest) -> int:

@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from kraft.records.state_files import uuid_to_kafka
 from kraft.records.view import VoterEntry
 
 #: Kafka's default listener name for controllers.
@@ -48,7 +49,8 @@ class ReplicaKey:
     def __str__(self) -> str:
         if self.directory_id is None:
             return str(self.id)
-        return f"{self.id}:{self.directory_id}"
+        # Kafka's form of a directory id (base64), as describe prints it.
+        return f"{self.id}:{uuid_to_kafka(self.directory_id)}"
 
 
 @dataclass(frozen=True, slots=True)

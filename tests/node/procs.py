@@ -23,10 +23,11 @@ DEMO_WRITER_STARTED = "demo writer started"
 
 class NodeProcess:
     def __init__(self, node_id: int, config: Path, root: Path, append_rate: float,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, log_level: str = "INFO") -> None:
         self.node_id = node_id
         #: The process environment (e.g. LD_PRELOAD of a fault shim); None: ours.
         self.env = env
+        self.log_level = log_level
         self.config = config
         self.log_path = root / f"node-{node_id}.out"
         self.ack_path = root / f"acks-{node_id}.tsv"
@@ -39,6 +40,7 @@ class NodeProcess:
         with open(self.log_path, "ab") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "kraft.cli", "node", "start", "--config", str(self.config),
+                 "--log-level", self.log_level,
                  "--demo-append-rate", str(self.append_rate), "--demo-ack-log", str(self.ack_path)],
                 stdout=out, stderr=subprocess.STDOUT, env=self.env,
             )

@@ -48,7 +48,11 @@ def write_configs(root: Path, ids: list[int], extra: dict[str, str] | None = Non
 
 
 def format_node(path: Path, *flags: str, cluster_id: str = CLUSTER_ID) -> None:
-    """``kraft storage format`` for one node, as an operator runs it."""
+    """``kraft storage format`` for one node, as an operator runs it. No
+    voter flag: ``--no-initial-controllers`` (a controller that joins later;
+    Kafka 4.x refuses a dynamic quorum's format without one of the three)."""
+    if not flags:
+        flags = ("--no-initial-controllers",)
     proc = subprocess.run(
         [sys.executable, "-m", "kraft.cli", "storage", "format", "--config", str(path), "--cluster-id", cluster_id,
          *flags], capture_output=True, text=True)

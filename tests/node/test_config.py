@@ -55,6 +55,16 @@ def test_bootstrap_servers_instead_of_voters() -> None:
     ("controller.listener.names", "OTHER", "none of OTHER"),
     ("controller.quorum.auto.join.enable", "yes", "true or false"),
     ("listener.security.protocol.map", "CONTROLLER:TLS", "bad entry"),
+    # Every port key is range-checked, the key named.
+    ("metrics.prometheus.port", "99999", "metrics.prometheus.port: port must be between 0 and 65535, got 99999"),
+    ("listeners", "CONTROLLER://127.0.0.1:70000", "listeners: port must be between 0 and 65535"),
+    ("advertised.listeners", "CONTROLLER://h:65536", "advertised.listeners: port must be between 0 and 65535"),
+    ("controller.quorum.voters", "1@h:99999", "controller.quorum.voters: port must be between 0 and 65535"),
+    ("controller.quorum.bootstrap.servers", "h:99999", "controller.quorum.bootstrap.servers: port must be"),
+    # KIP-1219's sizes: at least one byte.
+    ("controller.quorum.fetch.max.bytes", "0", "controller.quorum.fetch.max.bytes: must be at least 1"),
+    ("controller.quorum.fetch.snapshot.max.bytes", "-1", "fetch.snapshot.max.bytes: must be at least 1"),
+    ("controller.quorum.fetch.max.bytes", "1MB", "controller.quorum.fetch.max.bytes: expected an integer"),
 ])
 def test_bad_values_name_the_key(key: str, value: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
@@ -74,6 +84,32 @@ def test_unknown_keys_warn_known_broker_keys_do_not(caplog: pytest.LogCaptureFix
     assert "num.partitions" not in caplog.text
 
 
+def test_a_near_miss_names_the_key_it_resembles(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="kraft.config"):
+        NodeConfig.from_properties({**BASE, "controller.quorum.election.timeout.msec": "5000", "zzz.qqq": "1"})
+    assert ("ignoring unknown config key controller.quorum.election.timeout.msec: did you mean "
+            "controller.quorum.election.timeout.ms? (running with controller.quorum.election.timeout.ms=1000)"
+            ) in caplog.text
+    assert "ignoring unknown config key zzz.qqq\n" in caplog.text + "\n"
+
+
+def test_fetch_size_keys_reach_the_raft_core() -> None:
+    """KIP-1219 (Kafka 4.3's QuorumConfig): controller.quorum.fetch.max.bytes
+    and controller.quorum.fetch.snapshot.max.bytes, default 1 MiB each; the
+    core puts them in the Fetch / FetchSnapshot it sends (MaxBytes)."""
+    c = NodeConfig.from_properties(BASE)
+    assert (c.quorum.fetch_max_bytes, c.quorum.fetch_snapshot_max_bytes) == (1048576, 1048576)
+    c = NodeConfig.from_properties({**BASE, "controller.quorum.fetch.max.bytes": "65536",
+                                    "controller.quorum.fetch.snapshot.max.bytes": "4096"})
+    assert (c.quorum.fetch_max_bytes, c.quorum.fetch_snapshot_max_bytes) == (65536, 4096)
+
+
+def test_load_takes_a_str_path(tmp_path: Path) -> None:
+    path = tmp_path / "c.properties"
+    path.write_text("".join(f"{k}={v}\n" for k, v in BASE.items()))
+    assert NodeConfig.load(str(path)).node_id == 1
+
+
 def test_properties_syntax() -> None:
     text = (
         "# comment\n! also a comment\n"
@@ -88,3 +124,24 @@ def test_properties_syntax() -> None:
 def test_load_reports_unreadable_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         NodeConfig.load(tmp_path / "missing.properties")
+
+
+def test_fetch_size_keys_are_what_the_follower_asks_for() -> None:
+    """From server.properties to the requests the raft core builds: a
+    follower's Fetch and FetchSnapshot carry the configured MaxBytes."""
+    from kraft.raft.events import FetchRequest, FetchSnapshotRequest
+    from kraft.records.view import OffsetAndEpoch
+    from kraft.sim.context import RaftTestContext
+
+    quorum = NodeConfig.from_properties({**BASE, "controller.quorum.fetch.max.bytes": "4321",
+                                         "controller.quorum.fetch.snapshot.max.bytes": "1234"}).quorum
+    ctx = RaftTestContext(local_id=1, voters=[1, 2, 3], config=quorum).start()
+    ctx.clear_sent()
+    ctx.deliver(ctx.begin_quorum_epoch(leader=2, epoch=5), source=2)
+    [fetch] = ctx.assert_sent(FetchRequest)
+    assert fetch.message.max_bytes == 4321
+    ctx.clear_sent()
+    sid = OffsetAndEpoch(4, 3)
+    ctx.respond(fetch, ctx.fetch_response(leader=2, epoch=5, snapshot_id=sid))
+    [snapshot_fetch] = ctx.assert_sent(FetchSnapshotRequest, destination=2, snapshot_id=sid, position=0)
+    assert snapshot_fetch.message.max_bytes == 1234

@@ -177,7 +177,22 @@ def exported_metrics() -> dict[str, tuple[str, str]]:
     text = generate_latest(RaftMetrics().registry).decode()
     types = dict(re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M))
     helps = dict(re.findall(r"^# HELP (\S+) (.*)$", text, re.M))
-    return {name: (kind, helps[name]) for name, kind in types.items()}
+    # The raft metrics: process_*, python_info and kraft_* are beside them.
+    return {name: (kind, helps[name]) for name, kind in types.items() if name.startswith("kafka_raft_")}
+
+
+def test_process_uptime_and_build_info_beside_the_raft_metrics() -> None:
+    from importlib.metadata import version
+
+    from prometheus_client.exposition import generate_latest
+
+    text = generate_latest(RaftMetrics().registry).decode()
+    assert f'kraft_build_info{{version="{version("kraft")}"}} 1.0' in text
+    uptime = float(re.search(r"^kraft_uptime_seconds (\S+)$", text, re.M).group(1))  # type: ignore[union-attr]
+    assert uptime >= 0
+    for name in ("process_cpu_seconds_total", "process_resident_memory_bytes", "process_start_time_seconds",
+                 "process_open_fds", "python_info"):
+        assert re.search(rf"^{name}[ {{]", text, re.M), name
 
 
 def test_readme_lists_exactly_the_exported_metrics() -> None:

@@ -77,7 +77,9 @@ def start_cluster(root: Path, certs: Certs, extra: dict[str, str], format_args: 
     for node_id, path in paths.items():
         listeners = next(line for line in path.read_text().splitlines() if line.startswith("listeners="))
         ports[node_id] = int(listeners.rsplit(":", 1)[1])
-    nodes = {n: NodeProcess(n, p, root, append_rate=20) for n, p in paths.items()}
+    # DEBUG: the tests read who authenticated and who asked (per-connection
+    # and per-request lines are DEBUG; INFO is for state changes).
+    nodes = {n: NodeProcess(n, p, root, append_rate=20, log_level="DEBUG") for n, p in paths.items()}
     for node in nodes.values():
         node.start()
     return Cluster(root, certs, nodes, ports)

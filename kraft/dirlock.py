@@ -1,0 +1,120 @@
+"""One process per log directory: the ``.lock`` file Kafka takes.
+
+Kafka's ``LogManager.lockLogDirs`` holds a ``FileLock`` (an OS lock on
+``<log dir>/.lock``) for the life of the broker or controller, and
+``kafka-storage.sh`` refuses a directory another process holds. kraft does
+the same with ``fcntl.flock`` on the same file, so a kraft node and a Kafka
+process exclude each other too. The kernel drops the lock when its holder
+dies, so a ``.lock`` file left by a ``kill -9``'d process never blocks a
+restart.
+
+    with DirectoryLock(log_dir):        # raises DirectoryLockedError
+        ...                             # write the directory
+
+The holder writes its PID into the file so the refusal can name it (Kafka
+leaves the file empty; then the PID comes from ``/proc/locks``).
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+from pathlib import Path
+from types import TracebackType
+
+from kraft.errors import StorageError
+
+__all__ = ["LOCK_FILE_NAME", "DirectoryLock", "DirectoryLockedError", "lock_directory"]
+
+#: Kafka's ``LogManager.LockFileName``.
+LOCK_FILE_NAME = ".lock"
+
+
+class DirectoryLockedError(StorageError):
+    """Another process holds the directory's ``.lock``."""
+
+    def __init__(self, directory: Path, pid: int | None) -> None:
+        self.directory = directory
+        self.pid = pid
+        holder = f"process {pid}" if pid is not None else "another process"
+        super().__init__(
+            f"log directory {directory} is in use by {holder} (it holds {directory / LOCK_FILE_NAME}): "
+            "one process per log directory -- stop that process first, or give this one another directory")
+
+
+def _holder_from_proc_locks(path: Path) -> int | None:
+    """The PID ``/proc/locks`` names for the file's inode (Linux)."""
+    try:
+        st = os.stat(path)
+        text = Path("/proc/locks").read_text()
+    except OSError:
+        return None
+    want = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in text.splitlines():
+        fields = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5].lower() == want and fields[4].isdigit():
+            return int(fields[4])
+    return None
+
+
+class DirectoryLock:
+    """An exclusive ``flock`` on ``<directory>/.lock``, held until :meth:`release`."""
+
+    def __init__(self, directory: Path | str) -> None:
+        self.directory = Path(directory)
+        self.path = self.directory / LOCK_FILE_NAME
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def acquire(self) -> None:
+        """Take the lock now or raise :class:`DirectoryLockedError` (never waits)."""
+        if self._fd is not None:
+            return
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                os.close(fd)
+                raise
+            try:
+                text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            finally:
+                os.close(fd)
+            pid = int(text) if text.isdigit() else _holder_from_proc_locks(self.path)
+            raise DirectoryLockedError(self.directory, pid) from None
+        # Ours now: record who holds it (a stale PID from a dead holder is
+        # simply overwritten).
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        """Drop the lock (the file stays, as Kafka leaves it)."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            try:
+                os.ftruncate(fd, 0)
+            except OSError:
+                pass  # the lock goes with the descriptor either way
+            os.close(fd)
+
+    def __enter__(self) -> DirectoryLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.release()
+
+
+def lock_directory(directory: Path | str) -> DirectoryLock:
+    """Lock ``directory`` (creating nothing but ``.lock``) and return the held lock."""
+    lock = DirectoryLock(directory)
+    lock.acquire()
+    return lock

@@ -1,0 +1,80 @@
+"""The CLI entry point: Kafka's tool names as aliases, a light --help, and
+the top-level handler that turns every failure into one line and the exit
+code of its class (kraft/errors.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from kraft import errors
+from kraft.cli import ALIASES, COMMANDS, KraftGroup, main
+
+
+def test_kafka_tool_names_answer_as_the_commands_they_stand_for() -> None:
+    for alias, name in ALIASES.items():
+        assert name in COMMANDS
+        result = CliRunner().invoke(main, [alias, "--help"])
+        assert result.exit_code == 0, result.output
+        assert f"Usage: main {alias}" in result.output
+    listed = CliRunner().invoke(main, ["--help"]).output
+    assert all(f"\n  {alias} " not in listed for alias in ALIASES)  # hidden, named in the short help instead
+    flat = " ".join(listed.split())
+    assert "alias metadata-quorum" in flat and "alias metadata-shell" in flat
+    for kafka_name in ("dump-log", "storage", "features"):
+        assert kafka_name in COMMANDS
+
+
+def test_help_imports_nothing_heavy() -> None:
+    code = ("import sys\nfrom kraft.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('trio', 'pyarrow', 'pyspark', 'prometheus_client', 'kraft.node') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout + out.stderr
+
+
+def _group_raising(exc: BaseException) -> click.Group:
+    @click.group(cls=KraftGroup)
+    @click.option("--debug", is_flag=True)
+    def root(debug: bool) -> None:
+        pass
+
+    @root.command("boom")
+    def boom() -> None:
+        raise exc
+
+    return root
+
+
+@pytest.mark.parametrize(("exc", "code", "text"), [
+    (errors.ConfigurationError("x.y: bad value"), errors.EXIT_CONFIG, "Error: x.y: bad value"),
+    (errors.StorageError("dir is locked"), errors.EXIT_STORAGE, "Error: dir is locked"),
+    (errors.NetworkError("port in use"), errors.EXIT_NETWORK, "Error: port in use"),
+    (ExceptionGroup("nursery", [errors.NetworkError("port 1 in use")]), errors.EXIT_NETWORK,
+     "Error: port 1 in use"),
+    (PermissionError(13, "Permission denied", "/data/x"), errors.EXIT_STORAGE,
+     "Error: Permission denied: /data/x (check the path, its permissions and free disk space)"),
+    (RuntimeError("oops\nsecond line"), errors.EXIT_INTERNAL,
+     "Error: unexpected RuntimeError: oops second line -- this is a bug in kraft"),
+])
+def test_one_line_and_the_exit_code_of_the_class(exc: BaseException, code: int, text: str) -> None:
+    result = CliRunner().invoke(_group_raising(exc), ["boom"])
+    assert result.exit_code == code
+    assert result.stderr.startswith(text) and result.stderr.count("\n") == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_debug_adds_the_traceback() -> None:
+    result = CliRunner().invoke(_group_raising(RuntimeError("oops")), ["--debug", "boom"])
+    assert result.exit_code == errors.EXIT_INTERNAL
+    assert "Traceback" in result.stderr and result.stderr.rstrip().splitlines()[-1].startswith("Error: unexpected")
+
+
+def test_click_exits_pass_through() -> None:
+    result = CliRunner().invoke(_group_raising(click.ClickException("usage-ish")), ["boom"])
+    assert result.exit_code == 1 and result.stderr == "Error: usage-ish\n"

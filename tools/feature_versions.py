@@ -1,0 +1,86 @@
+"""``version-mapping`` and ``feature-dependencies``: offline answers of
+``kafka-storage.sh`` and ``kafka-features.sh`` (Kafka 4.x ``StorageTool`` /
+``FeatureCommand``, both printing from ``Feature`` and ``MetadataVersion``).
+
+    $ kraft storage version-mapping --release-version 3.9-IV0
+    metadata.version=21 (3.9-IV0)
+    kraft.version=1
+    ...
+    $ kraft storage feature-dependencies --feature eligible.leader.replicas.version=1
+    eligible.leader.replicas.version=1 requires:
+        metadata.version=23 (4.0-IV1)
+
+The model (levels, defaults, dependencies) is :mod:`kraft.records.bootstrap`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kraft.records.bootstrap import (
+    FEATURE_VERSIONS,
+    LATEST_PRODUCTION,
+    METADATA_VERSION_FEATURE,
+    FormatError,
+    default_level,
+    feature_level,
+    parse_release_version,
+    release_for_level,
+)
+
+__all__ = ["version_mapping", "feature_dependencies"]
+
+
+def _metadata_version(level: int) -> str:
+    return f"{METADATA_VERSION_FEATURE}={level} ({release_for_level(level)})"
+
+
+def version_mapping(release_version: str | None) -> str:
+    """``metadata.version=L (R)`` then each feature's default level for the
+    release (default: the latest production one), in Kafka's feature order."""
+    release = parse_release_version(release_version) if release_version is not None else LATEST_PRODUCTION
+    lines = [_metadata_version(feature_level(release))]
+    lines += [f"{name}={default_level(name, release)}" for name in FEATURE_VERSIONS]
+    return "".join(f"{line}\n" for line in lines)
+
+
+def _parse_feature(text: str) -> tuple[str, int]:
+    name, sep, level_text = text.partition("=")
+    name = name.strip()
+    if not sep:
+        raise FormatError(f"Can't parse feature={text}. The format must be feature=level.")
+    try:
+        level = int(level_text.strip())
+    except ValueError:
+        raise FormatError(f"Can't parse feature={text}: unable to parse {level_text.strip()} as a short.") from None
+    return name, level
+
+
+def feature_dependencies(features: Sequence[str]) -> str:
+    """For each ``feature=level``: ``has no dependencies.`` or ``requires:``
+    and one indented ``feature=level`` per dependency. Raises
+    :class:`FormatError` (Kafka's message) for an unknown feature or level."""
+    if not features:
+        raise FormatError("You must specify at least one --feature.")
+    out: list[str] = []
+    for text in features:
+        name, level = _parse_feature(text)
+        if name == METADATA_VERSION_FEATURE:
+            if release_for_level(level) is None:
+                raise FormatError(f"Unknown metadata.version {level}")
+            out.append(f"{_metadata_version(level)} has no dependencies.\n")
+            continue
+        versions = FEATURE_VERSIONS.get(name)
+        if versions is None:
+            raise FormatError(f"Unknown feature: {name}")
+        if level not in versions:
+            raise FormatError(f"No feature:{name} with feature level {level}")
+        dependencies = versions[level][1]
+        if not dependencies:
+            out.append(f"{name}={level} has no dependencies.\n")
+            continue
+        out.append(f"{name}={level} requires:\n")
+        for dep, dep_level in dependencies.items():
+            shown = _metadata_version(dep_level) if dep == METADATA_VERSION_FEATURE else f"{dep}={dep_level}"
+            out.append(f"    {shown}\n")
+    return "".join(out)
