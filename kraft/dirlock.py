@@ -3,8 +3,10 @@
 Kafka's ``LogManager.lockLogDirs`` holds a ``FileLock`` (an OS lock on
 ``<log dir>/.lock``) for the life of the broker or controller, and
 ``kafka-storage.sh`` refuses a directory another process holds. kraft does
-the same with ``fcntl.flock`` on the same file, so a kraft node and a Kafka
-process exclude each other too. The kernel drops the lock when its holder
+the same on the same file with both kinds of Linux lock: ``flock`` (what other
+kraft processes test) and a POSIX record lock (``lockf``: what Java's
+``FileChannel.tryLock`` takes), so a kraft node and a Kafka process exclude
+each other too; the two kinds do not see each other on Linux. The kernel drops the lock when its holder
 dies, so a ``.lock`` file left by a ``kill -9``'d process never blocks a
 restart.
 
@@ -25,7 +27,7 @@ from types import TracebackType
 
 from kraft.errors import StorageError
 
-__all__ = ["LOCK_FILE_NAME", "DirectoryLock", "DirectoryLockedError", "lock_directory"]
+__all__ = ["LOCK_FILE_NAME", "DirectoryLock", "DirectoryLockedError", "directory_locked", "lock_directory"]
 
 #: Kafka's ``LogManager.LockFileName``.
 LOCK_FILE_NAME = ".lock"
@@ -59,6 +61,53 @@ def _holder_from_proc_locks(path: Path) -> int | None:
     return None
 
 
+#: Lock files this process holds, by inode. Closing any descriptor of a file
+#: drops the process's POSIX locks on it, so a second attempt from within this
+#: process must be refused before it opens the file.
+_HELD: set[tuple[int, int]] = set()
+
+
+def _held_here(path: Path) -> bool:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) in _HELD
+
+
+def _take_both(fd: int) -> None:
+    """``flock`` then ``lockf``, without waiting; on failure neither is held."""
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        raise
+
+
+def directory_locked(directory: Path | str) -> bool:
+    """True when a running process (kraft or Kafka) holds ``directory/.lock``.
+
+    A probe for tools that only look (``kraft doctor``, a recovery plan): it
+    takes and at once drops the locks. Not for a process that holds the lock
+    itself: closing any descriptor of the file drops that process's POSIX lock.
+    """
+    path = Path(directory) / LOCK_FILE_NAME
+    if _held_here(path):
+        return True
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False  # every locker creates the file first
+    try:
+        _take_both(fd)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
 class DirectoryLock:
     """An exclusive ``flock`` on ``<directory>/.lock``, held until :meth:`release`."""
 
@@ -66,6 +115,7 @@ class DirectoryLock:
         self.directory = Path(directory)
         self.path = self.directory / LOCK_FILE_NAME
         self._fd: int | None = None
+        self._inode = (-1, -1)
 
     @property
     def held(self) -> bool:
@@ -75,9 +125,11 @@ class DirectoryLock:
         """Take the lock now or raise :class:`DirectoryLockedError` (never waits)."""
         if self._fd is not None:
             return
+        if _held_here(self.path):
+            raise DirectoryLockedError(self.directory, os.getpid())
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _take_both(fd)
         except OSError as e:
             if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 os.close(fd)
@@ -92,12 +144,16 @@ class DirectoryLock:
         # simply overwritten).
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        st = os.fstat(fd)
+        self._inode = (st.st_dev, st.st_ino)
+        _HELD.add(self._inode)
         self._fd = fd
 
     def release(self) -> None:
         """Drop the lock (the file stays, as Kafka leaves it)."""
         fd, self._fd = self._fd, None
         if fd is not None:
+            _HELD.discard(self._inode)
             try:
                 os.ftruncate(fd, 0)
             except OSError:

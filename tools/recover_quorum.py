@@ -42,7 +42,7 @@ def recover_quorum_command(config_path: Path, unsafe: bool, offline: bool, backu
                            timeout_ms: int) -> None:
     """Make this stopped voter the only voter of a new voter set (a quorum that lost its majority)."""
     from kraft.config import ConfigError, NodeConfig
-    from kraft.doctor.locks import DirectoryLocked
+    from kraft.dirlock import DirectoryLockedError as DirectoryLocked
     from kraft.doctor.recovery import RecoveryRefused, apply_recovery, live_voters, plan_recovery
 
     import logging

@@ -8,5 +8,5 @@ quorum, and the way out when it lost its majority for good.
 - :mod:`kraft.doctor.live`: checks over what each reachable voter answered
   (DescribeQuorum, ApiVersions, DescribeCluster: Kafka's public RPCs);
 - :mod:`kraft.doctor.recovery`: the single-voter recovery;
-- :mod:`kraft.doctor.locks`: is a directory in use by a running process.
+- is a directory in use by a running process: :func:`kraft.dirlock.directory_locked`.
 """

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from kraft.config import NodeConfig
 from kraft.doctor.local import LogDamage, read_directory
-from kraft.doctor.locks import DirectoryLock, directory_locked
+from kraft.dirlock import DirectoryLock, directory_locked
 from kraft.records.control import build_control_batch
 from kraft.records.errors import StateFileError
 from kraft.records.fileutil import fsync_dir
