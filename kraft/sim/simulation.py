@@ -101,6 +101,7 @@ from kraft.sim.invariants import Invariants, InvariantViolation
 from kraft.sim.memlog import MemLog, MemLogError
 from kraft.sim.simlog import SimLog
 from kraft.raft.voters import Endpoint, Endpoints, ReplicaKey, VoterNode, VoterSet
+from kraft.raft.witness import WitnessPolicy
 
 CLUSTER_ID = "sim-cluster-AAAAAAAAAA"
 #: The source id of admin requests (AddRaftVoter, RemoveRaftVoter); node ids
@@ -151,6 +152,9 @@ class SimulationConfig:
     storage: str = "memory"
     #: ``virtual`` or ``trio`` (see :data:`CLOCKS`).
     clock: str = "virtual"
+    #: Node ids that run as witnesses (kraft/raft/witness.py): they vote and
+    #: replicate but never campaign; a witness that leads fails the run.
+    witnesses: tuple[int, ...] = ()
 
     @property
     def is_dynamic(self) -> bool:
@@ -174,6 +178,8 @@ class SimulationConfig:
             parts.append(f"--storage {self.storage}")
         if self.clock != "virtual":
             parts.append(f"--clock {self.clock}")
+        if self.witnesses:
+            parts.append("--witnesses " + ",".join(str(i) for i in self.witnesses))
         return " ".join(parts)
 
 
@@ -363,6 +369,7 @@ class SimNode:
                 bootstrap_ids=self.peers,
                 auto_join=self.auto_join,
                 followers_always_flush=True,
+                campaign_policy=self._campaign_policy(),
             )
             return
         self.core = RaftCore(
@@ -373,7 +380,11 @@ class SimNode:
             config=self._config.quorum,
             cluster_id=CLUSTER_ID,
             election_state=self.durable_election,
+            campaign_policy=self._campaign_policy(),
         )
+
+    def _campaign_policy(self) -> WitnessPolicy | None:
+        return WitnessPolicy.forced() if self.node_id in self._config.witnesses else None
 
     def crash(self, rng: random.Random | None) -> tuple[str, ...]:
         """Lose everything not durable: memory, unflushed log data. Returns
@@ -688,6 +699,8 @@ class Simulation:
         if role_after != node.last_role or core.epoch != node.last_epoch:
             if role_after != node.last_role:
                 self.stats[f"became-{role_after}"] += 1
+                if role_after == "Leader" and node.node_id in self.config.witnesses:
+                    raise self._fail(f"witness {node.node_id} became leader in epoch {core.epoch}")
             self._note(f"node {node.node_id}: {node.last_role} -> {role_after} epoch {core.epoch}")
             node.last_role, node.last_epoch = role_after, core.epoch
         if ready.shutdown is not None:
