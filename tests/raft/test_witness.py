@@ -148,6 +148,17 @@ def test_a_witness_grants_votes_and_follows() -> None:
     assert isinstance(ctx.role, Follower) and ctx.epoch == 1
     ctx.assert_not_sent(VoteRequest)
     ctx.assert_sent(FetchRequest)
+    # And it supports another voter's pre-vote, as the Prospective it would
+    # have become does (else a dead leader's witness blocks every election).
+    ctx.deliver(ctx.vote_request(candidate=2, epoch=1, pre_vote=True), source=2)
+    assert ctx.assert_response(VoteResponse).vote_granted
+
+
+def test_a_witness_that_fetched_recently_protects_its_leader_from_pre_votes() -> None:
+    ctx = witness().follow(leader=1, epoch=1)
+    ctx.respond(ctx.last_sent(FetchRequest), ctx.fetch_response(epoch=1, leader=1, high_watermark=0))
+    ctx.deliver(ctx.vote_request(candidate=2, epoch=1, pre_vote=True), source=2)
+    assert not ctx.assert_response(VoteResponse).vote_granted
 
 
 def test_the_only_voter_as_witness_never_elects_itself() -> None:

@@ -1,0 +1,149 @@
+"""The node's side of the witness (kraft/node/witness.py): Kafka controller
+metadata found in real Kafka logs, the detector's log lines (one per decision
+change, one per reachability change, never one per attempt), the
+``kraft.witness`` setting, the status the node reports, and the observer's
+start-up voter-set line."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import trio
+
+from kraft.config import ConfigError, NodeConfig
+from kraft.node.telemetry import Telemetry
+from kraft.node.witness import WitnessDetector, kafka_metadata_evidence, scan_for_kafka_metadata
+from kraft.raft.core import Ready
+from kraft.raft.voters import VoterSet
+from kraft.raft.witness import WitnessMode, WitnessPolicy
+from kraft.records.log import MetadataLog
+from kraft.records.metadata import encode_metadata_record
+
+SHARED = (Path(__file__).resolve().parents[2] / ".." / "shared").resolve()
+KAFKA_40 = SHARED / "fixtures" / "kafka-4.0-real"
+KRAFT_APIS = [1, 18, 52, 53, 54, 55, 59, 60]
+KAFKA_APIS = KRAFT_APIS + [19, 62, 63]
+
+
+def copy_partition(src: Path, dst: Path) -> Path:
+    if not src.exists():
+        pytest.skip(f"needs real Kafka files at {src}")
+    shutil.copytree(src, dst)
+    return dst
+
+
+def test_a_real_kafka_controller_log_is_recognised(tmp_path: Path) -> None:
+    """Kafka 4.0's controller 1: the latest snapshot holds the features."""
+    part = copy_partition(KAFKA_40 / "controller1" / "__cluster_metadata-0", tmp_path / "__cluster_metadata-0")
+    mlog = MetadataLog.open(part)
+    try:
+        found = scan_for_kafka_metadata(mlog)
+    finally:
+        mlog.close()
+    assert found is not None and "metadata.version FeatureLevelRecord" in found and "of snapshot 358-1" in found
+
+
+def test_a_real_static_kafka_log_without_snapshots_is_recognised(tmp_path: Path) -> None:
+    part = copy_partition(KAFKA_40 / "combined-static" / "__cluster_metadata-0", tmp_path / "__cluster_metadata-0")
+    for snapshot in part.glob("*.checkpoint"):
+        snapshot.unlink()  # the log alone: Kafka's bootstrap records in its first epoch
+    mlog = MetadataLog.open(part)
+    try:
+        found = scan_for_kafka_metadata(mlog)
+    finally:
+        mlog.close()
+    assert found is not None and found.endswith(tuple(f"at offset {i}" for i in range(100)))
+
+
+def test_evidence_needs_a_whole_kafka_record() -> None:
+    from kraft.messages.generated.feature_level_record import FeatureLevelRecord
+    from kraft.messages.generated.register_broker_record import RegisterBrokerRecord
+
+    kraft_version = encode_metadata_record(FeatureLevelRecord(name="kraft.version", feature_level=1))
+    metadata_version = encode_metadata_record(FeatureLevelRecord(name="metadata.version", feature_level=25))
+    broker = encode_metadata_record(RegisterBrokerRecord(broker_id=4))
+    assert kafka_metadata_evidence([(0, b"app record"), (1, kraft_version), (2, b"\x01\x00\x00")]) is None
+    assert kafka_metadata_evidence([(0, None), (5, metadata_version)]) == \
+        "metadata.version FeatureLevelRecord at offset 5"
+    assert kafka_metadata_evidence([(9, broker)]) == "RegisterBrokerRecord at offset 9"
+
+
+def test_the_setting(tmp_path: Path) -> None:
+    base = {"process.roles": "controller", "node.id": "1", "listeners": "CONTROLLER://127.0.0.1:0",
+            "controller.listener.names": "CONTROLLER", "controller.quorum.voters": "1@127.0.0.1:9093"}
+    assert NodeConfig.from_properties(base).witness is WitnessMode.AUTO
+    assert NodeConfig.from_properties({**base, "kraft.witness": "false"}).witness is WitnessMode.NEVER
+    with pytest.raises(ConfigError, match="kraft.witness must be auto, true or false, not 'yes'"):
+        NodeConfig.from_properties({**base, "kraft.witness": "yes"})
+
+
+async def test_the_detector_logs_once_per_change(caplog: pytest.LogCaptureFixture, autojump_clock: Any) -> None:
+    """Voters 1 and 2 unreachable for many rounds: one line; 1 answers as
+    Kafka: one reachability line and one decision line; then nothing more
+    however long it runs."""
+    answers: dict[int, list[int] | None] = {1: None, 2: None}
+    probes: list[int] = []
+    changed: list[int] = []
+
+    async def probe(node_id: int, address: tuple[str, int]) -> list[int] | None:
+        probes.append(node_id)
+        return answers[node_id]
+
+    detector = WitnessDetector(WitnessPolicy(), 3, voters=lambda: {1: ("h", 1), 2: ("h", 2), 3: ("h", 3)},
+                               probe=probe, changed=lambda: changed.append(1))
+    caplog.set_level(logging.INFO, logger="kraft.node")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(detector.run)
+        await trio.sleep(60)
+        assert len(probes) > 10 and detector.decision.state == "undecided"
+        answers[1] = KAFKA_APIS
+        await trio.sleep(60)
+        answers[2] = KRAFT_APIS
+        await trio.sleep(120)
+        nursery.cancel_scope.cancel()
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("kraft.witness")]
+    assert lines == [
+        "kraft.witness: undecided: heard ApiVersions from 0 of the 1 other voters a candidacy needs; "
+        "not campaigning until then",
+        "kraft.witness: cannot reach any other voter (1, 2) with ApiVersions; retrying with backoff up to 5000 ms",
+        "kraft.witness: voters reachable again (heard 1)",
+        "kraft.witness: witness: voter 1 advertises Kafka controller APIs kraft lacks (CreateTopics, "
+        "BrokerRegistration, BrokerHeartbeat, ...) on the controller listener",
+    ]
+    assert len(changed) == 2
+    # The backoff grew: far fewer probes than rounds of 100 ms.
+    assert len([p for p in probes if p == 1]) < 60
+
+
+def _core(voters: list[int], offset: int | None) -> Any:
+    return SimpleNamespace(pending_voter_change=None, voters=VoterSet.from_ids(voters), voters_offset=offset,
+                           high_watermark=None)
+
+
+def test_an_observer_names_the_voter_set_it_reads_not_an_empty_static_one(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="kraft.node")
+    telemetry = Telemetry()
+    telemetry._voter_changes(Ready(), _core([], None))
+    telemetry._voter_changes(Ready(), _core([1, 2, 3], -1))
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("voter set")]
+    assert lines == ["voter set [1, 2, 3] (bootstrap checkpoint)"]
+    caplog.clear()
+    static = Telemetry()
+    static._voter_changes(Ready(), _core([1, 2], None))
+    assert [r.getMessage() for r in caplog.records] == ["voter set [1, 2] (static controller.quorum.voters)"]
+
+
+def test_current_state_says_witness_for_a_following_or_waiting_witness() -> None:
+    from kraft.node.metrics import current_state
+    from kraft.raft.roles import Follower, Unattached
+
+    follower = Follower(1, 2, ())
+    assert current_state(follower, True, witness=True) == "witness"
+    assert current_state(Unattached(1), True, witness=True) == "witness"
+    assert current_state(follower, True) == "follower"
+    assert current_state(follower, False, witness=True) == "observer"

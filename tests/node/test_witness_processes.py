@@ -1,0 +1,112 @@
+"""A kraft witness beside two "Kafka" controllers, as separate processes.
+
+The Kafka side is played by kraft nodes that answer ApiVersions exactly as a
+real Kafka 4.0 controller did (the testing knob
+``kraft.testing.api.versions.response.hex`` replays a real answer from
+``../shared/fixtures/wire/kafka-4.0-controller-frames.jsonl``) and run with
+``kraft.witness=false`` so they lead as Kafka controllers do. Node 3 is a
+kraft voter with default settings.
+
+The witness starts first (the issue's failure: kraft started faster and won
+epoch 1), yet never leads; killing either Kafka-played controller (kill -9)
+leaves the other elected with the witness's vote; killing the witness changes
+nothing (same leader, same epoch, commits go on)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import trio
+
+from tests.node.cluster import make_configs
+from tests.node.harness import node_config, start
+from tests.node.procs import NodeProcess
+from tests.node.test_multiprocess import Observer
+
+KAFKA = (1, 2)
+WITNESS = 3
+OBSERVER = 9
+FRAMES = (Path(__file__).resolve().parents[2] / ".." / "shared").resolve() / "fixtures" / "wire" / \
+    "kafka-4.0-controller-frames.jsonl"
+
+
+def kafka_api_versions_hex() -> str:
+    if not FRAMES.exists():
+        pytest.skip(f"needs a real Kafka 4.0 controller's ApiVersions answer: {FRAMES} is absent")
+    for line in FRAMES.read_text().splitlines():
+        frame = json.loads(line)
+        if frame["api"] == "ApiVersions" and frame["direction"] == "response":
+            return str(frame["frameHex"])
+    raise AssertionError("no ApiVersions response in the fixture")
+
+
+async def wait_for(predicate: object, what: str) -> None:
+    assert callable(predicate)
+    with trio.fail_after(60):
+        while not predicate():
+            await trio.sleep(0.05)
+
+
+@pytest.mark.slow
+async def test_kafka_controllers_lead_and_the_witness_never_does(tmp_path: Path) -> None:
+    kafka_hex = kafka_api_versions_hex()
+    paths = make_configs(tmp_path, [*KAFKA, WITNESS], observers=[OBSERVER])
+    for node_id in KAFKA:
+        with open(paths[node_id], "a") as f:
+            f.write(f"kraft.witness=false\nkraft.testing.api.versions.response.hex={kafka_hex}\n")
+    procs = {i: NodeProcess(i, paths[i], tmp_path, append_rate=50) for i in (*KAFKA, WITNESS)}
+    try:
+        with trio.fail_after(240):
+            async with trio.open_nursery() as nursery:
+                # The witness first: it must not campaign before it has heard
+                # the others' ApiVersions.
+                procs[WITNESS].start()
+                await wait_for(lambda: "kraft.witness: undecided" in procs[WITNESS].output(), "undecided line")
+                for i in KAFKA:
+                    procs[i].start()
+                obs = Observer(await start(nursery, node_config(paths[OBSERVER])))
+                nursery.start_soon(obs.follow)
+                nursery.start_soon(obs.watch_leaders)
+
+                first = await obs.leader()
+                assert first in KAFKA
+                await obs.commits(20)
+                await wait_for(lambda: "kraft.witness: witness: voters 1, 2 advertise Kafka controller APIs kraft "
+                                       "lacks (CreateTopics" in procs[WITNESS].output(), "witness line")
+
+                # kill -9 the Kafka leader: the other one is elected with the
+                # witness's vote (2 of 3), commits go on.
+                procs[first].kill()
+                second = await obs.leader(not_in=(None, first))
+                assert second in KAFKA and second != first
+                await obs.commits(20)
+
+                # And the other way round.
+                procs[first].start()
+                await obs.commits(20)
+                procs[second].kill()
+                third = await obs.leader(not_in=(None, second))
+                assert third == first
+                await obs.commits(20)
+                procs[second].start()
+                await obs.commits(20)
+
+                # Killing the witness changes nothing: same leader and epoch.
+                shell = obs.node.shell
+                assert shell is not None
+                before = shell.leader
+                procs[WITNESS].kill()
+                await obs.commits(40)
+                assert shell.leader == before
+                nursery.cancel_scope.cancel()
+    finally:
+        for p in procs.values():
+            p.terminate()
+    leaders = {leader for _, leader in obs.leaders if leader is not None}
+    assert WITNESS not in leaders and leaders <= set(KAFKA), obs.leaders
+    witness_log = procs[WITNESS].output()
+    assert "Candidate" not in witness_log and "-> Leader" not in witness_log
+    # One line per decision change, not one per probe.
+    assert witness_log.count("kraft.witness: witness:") == 1, witness_log
