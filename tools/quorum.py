@@ -14,8 +14,8 @@ with ``--bootstrap-server``) to learn the cluster id and the leader
 has Kafka's fields, order and layout, byte for byte: ``--status`` prints
 ``ClusterId`` ... ``CurrentObservers`` with Kafka's column alignment and
 node strings (``{"id": 1, "directoryId": "...", "endpoints":
-["CONTROLLER://host:port"]}``, a zero directory id and an empty endpoint
-list left out); ``--replication`` prints Kafka's ``prettyPrintTable``:
+["CONTROLLER://host:port"]}``, ``"directoryId": null`` for a zero directory
+id, an empty endpoint list left out); ``--replication`` prints Kafka's ``prettyPrintTable``:
 every cell padded to its column's width and followed by a tab, the leader
 first, then the other voters, then the observers.
 
@@ -447,9 +447,12 @@ def run_tool(main: Callable[[], Awaitable[str]]) -> None:
 
 
 def _node_string(replica: ReplicaInfo, info: QuorumInfo) -> str:
-    """MetadataQuorumCommand's ``Node.toString``."""
+    """MetadataQuorumCommand's ``Node.toString`` (Kafka 4.0): the directory
+    id always, ``null`` for none (a static voter, an observer without one)."""
     text = '{"id": ' + str(replica.replica_id)
-    if replica.directory_id != _ZERO_UUID:
+    if replica.directory_id == _ZERO_UUID:
+        text += ', "directoryId": null'
+    else:
         text += ', "directoryId": "' + uuid_to_kafka(replica.directory_id) + '"'
     endpoints = info.nodes.get(replica.replica_id, ())
     if endpoints:
