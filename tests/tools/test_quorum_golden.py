@@ -17,7 +17,6 @@ add-/remove-controller (they print after changing a live quorum)."""
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -57,7 +56,10 @@ def _endpoint(text: str) -> tuple[str, str, int]:
 
 
 def status_info(stdout: str) -> tuple[str, QuorumInfo]:
-    fields = dict(re.match(r"(\w+):\s+(.*)", line).groups() for line in stdout.splitlines())  # type: ignore[union-attr]
+    fields: dict[str, str] = {}
+    for line in stdout.splitlines():
+        name, _, value = line.partition(":")
+        fields[name] = value.strip()
     leader_id, hwm = int(fields["LeaderId"]), int(fields["HighWatermark"])
     lag, lag_time = int(fields["MaxFollowerLag"]), int(fields["MaxFollowerLagTimeMs"])
     voters_json = json.loads(fields["CurrentVoters"])
