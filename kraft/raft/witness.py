@@ -142,8 +142,10 @@ class WitnessPolicy:
     """The witness decision from the evidence; a :class:`CampaignPolicy`.
 
     Evidence comes in through :meth:`heard` (a voter's ApiVersions answer) and
-    :meth:`found_in_log` (Kafka controller metadata in the local log: sticky,
-    only a Kafka controller writes it). What a voter advertised is kept per
+    :meth:`found_in_log` (Kafka controller metadata in the local log). Log
+    evidence makes a witness until *every* other voter has answered as a
+    kraft node (a quorum of kraft nodes only has no Kafka controller to
+    leave the leadership to, whatever its records say). What a voter advertised is kept per
     node id and replaced by its next answer; only the current voters count.
     """
 
@@ -189,10 +191,13 @@ class WitnessPolicy:
             return WitnessDecision(False, True, "kraft.witness=false")
         if self.mode is WitnessMode.ALWAYS:
             return WitnessDecision(True, False, "kraft.witness=true")
-        if self._log_evidence is not None:
-            return WitnessDecision(True, False, f"the metadata log holds Kafka controller metadata ({self._log_evidence})")
         others = [i for i in voter_ids if i != local_id]
         kafka = self.kafka_voters(others)
+        heard = [i for i in others if i in self._peers]
+        if self._log_evidence is not None and not kafka and len(heard) < len(others):
+            # Until every other voter has answered as a kraft node -- then no
+            # Kafka controller could lead this quorum anyway.
+            return WitnessDecision(True, False, f"the metadata log holds Kafka controller metadata ({self._log_evidence})")
         if kafka:
             apis = self._peers[kafka[0]].kafka_apis
             return WitnessDecision(
@@ -200,7 +205,6 @@ class WitnessPolicy:
                 f"{_ids(kafka)} advertise{'s' if len(kafka) == 1 else ''} Kafka controller APIs kraft lacks "
                 f"({', '.join(apis[:3])}, ...) on the controller listener",
             )
-        heard = [i for i in others if i in self._peers]
         needed = votes_needed_from_others(len(others) + (1 if local_id in voter_ids else 0))
         if len(heard) >= needed:
             if not others:

@@ -70,9 +70,11 @@ def test_log_evidence_is_sticky_and_forced_modes_ignore_evidence() -> None:
     assert policy.found_in_log("metadata.version FeatureLevelRecord at offset 2")
     assert not policy.found_in_log("RegisterBrokerRecord at offset 9")
     policy.heard(1, KRAFT_APIS)
-    policy.heard(2, KRAFT_APIS)
     decision = policy.decide(3, {1, 2, 3})
     assert decision.witness and "metadata.version FeatureLevelRecord at offset 2" in decision.reason
+    # Every other voter a kraft node: no Kafka controller to leave it to.
+    policy.heard(2, KRAFT_APIS)
+    assert policy.decide(3, {1, 2, 3}).state == "voter"
     never = WitnessPolicy(WitnessMode.NEVER)
     never.heard(1, KAFKA_APIS)
     assert never.decide(3, {1, 2, 3}).describe() == "voter: kraft.witness=false"
