@@ -147,3 +147,19 @@ def test_current_state_says_witness_for_a_following_or_waiting_witness() -> None
     assert current_state(Unattached(1), True, witness=True) == "witness"
     assert current_state(follower, True) == "follower"
     assert current_state(follower, False, witness=True) == "observer"
+
+
+def test_the_readme_section_properties_are_valid_node_configs() -> None:
+    """'Beside a Kafka cluster': every server.properties shown is one a node
+    (and so the tools) accepts, and the witness one is a witness in auto mode."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## Beside a Kafka cluster", 1)[1].split("\n## ", 1)[0]
+    blocks = section.split("```properties\n")[1:]
+    assert len(blocks) == 3
+    from kraft.config import parse_properties
+
+    configs = [NodeConfig.from_properties(parse_properties(b.split("```", 1)[0])) for b in blocks]
+    observer, kafka, witness = configs
+    assert not observer.is_voter_candidate and observer.bootstrap_servers
+    assert kafka.voters == witness.voters and witness.is_voter_candidate
+    assert witness.witness is WitnessMode.AUTO
