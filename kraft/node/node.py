@@ -36,9 +36,11 @@ from kraft.node import admin, rpc
 from kraft.node import snapshots
 from kraft.node import authorizer, credentials
 from kraft.node.shell import ElectionStateStore, RaftShell
-from kraft.node.witness import WitnessDetector, scan_for_kafka_metadata
+from kraft.node.witness import PeerAnswer, WitnessDetector, scan_for_kafka_metadata
 from kraft.raft.witness import WitnessDecision, WitnessPolicy
+from kraft.messages.errors import KraftProtocolError
 from kraft.messages.generated import api_versions_request as av_req
+from kraft.messages.generated import describe_cluster_request as dc_req
 from kraft.messages.generated.api_versions_response import ApiVersionsResponse
 from kraft.node.snapshots import SnapshotLoaded
 from kraft.node.metrics import RaftMetrics, event_error, error_name, request_name, wire_error
@@ -260,8 +262,10 @@ class KraftNode:
         )
         self.shell = shell = RaftShell(core, mlog, store, send_request=self._send_request,
                                        send_response=self._send_response)
-        self.witness = WitnessDetector(policy, c.node_id, voters=self._voter_addresses,
-                                       probe=self._probe_api_versions, changed=shell.request_poll)
+        self.witness = WitnessDetector(
+            policy, c.node_id, voters=self._voter_addresses, probe=self._probe_peer, changed=shell.request_poll,
+            cluster_id=meta.cluster_id,
+            voters_source="controller.quorum.voters" if c.voters else "controller.quorum.bootstrap.servers")
         if self.metrics is not None:
             self.metrics.shell = shell
             self.metrics.is_witness = lambda: (d := self.witness_decision) is not None and d.witness
@@ -567,9 +571,10 @@ class KraftNode:
         ids = shell.core.voters.voter_ids if shell is not None else [v.node_id for v in self.config.voters]
         return {i: self._address_of(i, None, listener) for i in ids}
 
-    async def _probe_api_versions(self, node_id: int, address: tuple[str, int]) -> list[int] | None:
-        """ApiVersions to one voter on a connection of its own: the api keys it
-        advertises, None when it cannot be reached."""
+    async def _probe_peer(self, node_id: int, address: tuple[str, int]) -> PeerAnswer | None:
+        """ApiVersions, then DescribeCluster (endpoint type 2: its cluster id
+        and controllers), to one voter on a connection of its own; None when
+        it cannot be reached."""
         client = PeerClient(address[0], address[1], client_id=self._pool.client_id,
                             request_timeout_ms=self.config.quorum.request_timeout_ms,
                             security=self.client_security)
@@ -577,14 +582,24 @@ class KraftNode:
             await client.request(ApiKey.API_VERSIONS, lambda v: av_req.ApiVersionsRequest(
                 client_software_name=CLIENT_SOFTWARE_NAME, client_software_version=CLIENT_SOFTWARE_VERSION),
                 max_version=SUPPORTED_APIS[ApiKey.API_VERSIONS][1])
-            advertised = client.api_versions
-        except PeerClientError as e:
+            advertised = client.api_versions or {}
+            answer = PeerAnswer(tuple(sorted(advertised)))
+            if advertised.get(ApiKey.DESCRIBE_CLUSTER, (0, 0))[1] >= 1:
+                _, body = await client.request(
+                    ApiKey.DESCRIBE_CLUSTER,
+                    lambda v: dc_req.DescribeClusterRequest(include_cluster_authorized_operations=False,
+                                                            endpoint_type=2),
+                    max_version=SUPPORTED_APIS[ApiKey.DESCRIBE_CLUSTER][1])
+                if body.error_code == 0:
+                    answer = PeerAnswer(answer.api_keys, body.cluster_id,
+                                        tuple(sorted(b.broker_id for b in body.brokers)))
+        except (PeerClientError, KraftProtocolError) as e:
             log.debug("witness probe of node %d at %s:%d failed: %s", node_id, *address, e)
             return None
         finally:
             with trio.CancelScope(shield=True):
                 await client.aclose()
-        return None if advertised is None else sorted(advertised)
+        return answer
 
     async def _api_versions(self, out: ev.OutboundRequest, address: tuple[str, int]) -> None:
         shell = self.shell

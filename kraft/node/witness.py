@@ -26,7 +26,8 @@ The module depends on small callables, not on the node.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import trio
@@ -38,7 +39,7 @@ from kraft.records.metadata import MetadataRecordError, decode_metadata_record, 
 
 log = logging.getLogger("kraft.node")
 
-__all__ = ["WitnessDetector", "kafka_metadata_evidence", "scan_for_kafka_metadata", "REFRESH_MS"]
+__all__ = ["PeerAnswer", "WitnessDetector", "kafka_metadata_evidence", "scan_for_kafka_metadata", "REFRESH_MS"]
 
 #: How often voters already heard are asked again.
 REFRESH_MS = 30_000
@@ -52,6 +53,17 @@ SCAN_SNAPSHOT_BYTES = 4 << 20
 #: Metadata record types only a Kafka controller writes (type id -> name).
 _KAFKA_RECORDS = {0: "RegisterBrokerRecord", 27: "RegisterControllerRecord"}
 _FEATURE_LEVEL = 12
+
+@dataclass(frozen=True, slots=True)
+class PeerAnswer:
+    """What one voter said: the api keys its ApiVersions advertised, and from
+    DescribeCluster (endpoint type 2) its cluster id and the controllers it
+    lists -- its voter set (None when it did not answer that)."""
+
+    api_keys: tuple[int, ...]
+    cluster_id: str | None = None
+    voter_ids: tuple[int, ...] | None = None
+
 
 #: node id -> its controller endpoint (None: unknown address).
 Addresses = Mapping[int, "tuple[str, int] | None"]
@@ -122,8 +134,12 @@ class WitnessDetector:
 
     ``voters()`` gives the current voters' controller endpoints (our own id
     included or not); ``probe(node_id, address)`` asks one of them ApiVersions
-    and returns the advertised api keys, None when it cannot be reached;
-    ``changed()`` is called when the decision changed (wake the raft core)."""
+    and DescribeCluster (a :class:`PeerAnswer`), None when it cannot be
+    reached; ``changed()`` is called when the decision changed (wake the raft
+    core). ``cluster_id`` is this node's (meta.properties): a voter of
+    another cluster is reported in one line (naming both ids) and its answer
+    is no evidence; so is a voter whose voter set does not name this node
+    while this node is configured as a voter."""
 
     def __init__(
         self,
@@ -131,9 +147,11 @@ class WitnessDetector:
         local_id: int,
         *,
         voters: Callable[[], Addresses],
-        probe: Callable[[int, tuple[str, int]], Awaitable[Collection[int] | None]],
+        probe: Callable[[int, tuple[str, int]], Awaitable[PeerAnswer | None]],
         changed: Callable[[], object] = lambda: None,
         clock_ms: Callable[[], float] = lambda: trio.current_time() * 1000,
+        cluster_id: str | None = None,
+        voters_source: str = "controller.quorum.voters",
     ) -> None:
         self.policy = policy
         self.local_id = local_id
@@ -144,6 +162,10 @@ class WitnessDetector:
         self._heard_at: dict[int, float] = {}
         self._logged: WitnessDecision | None = None
         self._unreachable: tuple[int, ...] | None = None
+        self.cluster_id = cluster_id
+        self._voters_source = voters_source
+        #: node id -> the mismatch last reported about it (one line per change).
+        self._problems: dict[int, str] = {}
         #: Rounds of probes made (for tests and status).
         self.rounds = 0
 
@@ -186,12 +208,14 @@ class WitnessDetector:
         self.rounds += 1
 
         async def ask(node_id: int, address: tuple[str, int]) -> None:
-            keys = await self._probe(node_id, address)
-            if keys is None:
+            answer = await self._probe(node_id, address)
+            problem = None if answer is None else self._mismatch(node_id, address, answer, others)
+            self._report(node_id, problem)
+            if answer is None or problem is not None:
                 # Asked again with the backoff; what it advertised is kept.
                 self._heard_at.pop(node_id, None)
             else:
-                self.policy.heard(node_id, keys)
+                self.policy.heard(node_id, answer.api_keys)
                 self._heard_at[node_id] = self._clock_ms()
 
         async with trio.open_nursery() as nursery:
@@ -199,6 +223,34 @@ class WitnessDetector:
                 nursery.start_soon(ask, node_id, address)
         self._note_reachability(others)
         return all(i in self._heard_at for i in others)
+
+    def _mismatch(self, node_id: int, address: tuple[str, int], answer: PeerAnswer,
+                  others: Mapping[int, Any]) -> str | None:
+        """Why ``answer`` is not from a voter of this node's quorum, or None."""
+        where = f"voter {node_id} at {address[0]}:{address[1]}"
+        if self.cluster_id is not None and answer.cluster_id is not None and answer.cluster_id != self.cluster_id:
+            return (f"{where} belongs to cluster {answer.cluster_id}, this node to cluster {self.cluster_id} "
+                    f"(its meta.properties): nothing is fetched from it; point {self._voters_source} at this "
+                    f"cluster's controllers, or format this node with -t {answer.cluster_id}")
+        theirs = answer.voter_ids
+        # Only a static voter set is this node's configuration (a dynamic
+        # one is the log's, and a peer may lag behind a change for a while).
+        static = self._voters_source == "controller.quorum.voters"
+        if static and theirs and self.local_id not in theirs and self.local_id in self._voters():
+            ours = sorted({*others, self.local_id})
+            return (f"this node is configured as voter {self.local_id} of {ours} ({self._voters_source}), but "
+                    f"{where} has the voter set {sorted(theirs)}, which does not name it: fix "
+                    f"{self._voters_source}, or add this node with add-controller")
+        return None
+
+    def _report(self, node_id: int, problem: str | None) -> None:
+        if problem == self._problems.get(node_id):
+            return
+        if problem is not None:
+            log.error("kraft.witness: %s", problem)
+            self._problems[node_id] = problem
+        else:
+            self._problems.pop(node_id, None)
 
     def _note_reachability(self, others: Mapping[int, Any]) -> None:
         """One line when no other voter answers, one when some voter answers again."""

@@ -17,7 +17,7 @@ import trio
 
 from kraft.config import ConfigError, NodeConfig
 from kraft.node.telemetry import Telemetry
-from kraft.node.witness import WitnessDetector, kafka_metadata_evidence, scan_for_kafka_metadata
+from kraft.node.witness import PeerAnswer, WitnessDetector, kafka_metadata_evidence, scan_for_kafka_metadata
 from kraft.raft.core import Ready
 from kraft.raft.voters import VoterSet
 from kraft.raft.witness import WitnessMode, WitnessPolicy
@@ -90,12 +90,13 @@ async def test_the_detector_logs_once_per_change(caplog: pytest.LogCaptureFixtur
     probes: list[int] = []
     changed: list[int] = []
 
-    async def probe(node_id: int, address: tuple[str, int]) -> list[int] | None:
+    async def probe(node_id: int, address: tuple[str, int]) -> PeerAnswer | None:
         probes.append(node_id)
-        return answers[node_id]
+        keys = answers[node_id]
+        return None if keys is None else PeerAnswer(tuple(keys), "C", (1, 2, 3))
 
     detector = WitnessDetector(WitnessPolicy(), 3, voters=lambda: {1: ("h", 1), 2: ("h", 2), 3: ("h", 3)},
-                               probe=probe, changed=lambda: changed.append(1))
+                               probe=probe, changed=lambda: changed.append(1), cluster_id="C")
     caplog.set_level(logging.INFO, logger="kraft.node")
     async with trio.open_nursery() as nursery:
         nursery.start_soon(detector.run)
@@ -163,3 +164,65 @@ def test_the_readme_section_properties_are_valid_node_configs() -> None:
     assert not observer.is_voter_candidate and observer.bootstrap_servers
     assert kafka.voters == witness.voters and witness.is_voter_candidate
     assert witness.witness is WitnessMode.AUTO
+
+
+async def test_another_cluster_or_a_voter_set_without_us_is_one_line_and_no_evidence(
+        caplog: pytest.LogCaptureFixture, autojump_clock: Any) -> None:
+    """Bad input: voter 1 answers for another cluster, voter 2's voter set
+    does not name this (statically configured) voter 3. Each is said once,
+    naming both sides, however often they are asked; neither counts as
+    evidence, so voter 3 stays undecided and never campaigns."""
+    async def probe(node_id: int, address: tuple[str, int]) -> PeerAnswer | None:
+        if node_id == 1:
+            return PeerAnswer(tuple(KAFKA_APIS), "OTHER-cluster", (1, 2, 3))
+        return PeerAnswer(tuple(KRAFT_APIS), "C", (1, 2, 4))
+
+    detector = WitnessDetector(WitnessPolicy(), 3, voters=lambda: {1: ("h", 1), 2: ("h", 2), 3: ("h", 3)},
+                               probe=probe, cluster_id="C")
+    caplog.set_level(logging.INFO, logger="kraft.node")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(detector.run)
+        await trio.sleep(120)
+        nursery.cancel_scope.cancel()
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert errors == [
+        "kraft.witness: voter 1 at h:1 belongs to cluster OTHER-cluster, this node to cluster C (its "
+        "meta.properties): nothing is fetched from it; point controller.quorum.voters at this cluster's "
+        "controllers, or format this node with -t OTHER-cluster",
+        "kraft.witness: this node is configured as voter 3 of [1, 2, 3] (controller.quorum.voters), but voter 2 "
+        "at h:2 has the voter set [1, 2, 4], which does not name it: fix controller.quorum.voters, or add this "
+        "node with add-controller",
+    ]
+    assert detector.decision.state == "undecided"
+
+
+async def test_a_node_of_another_cluster_says_so_once_and_fetches_nothing(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Node 9 is formatted for cluster X but pointed at cluster Y's voter:
+    one line naming both ids, and nothing in its log (the leader refuses its
+    Fetch with INCONSISTENT_CLUSTER_ID, Kafka's ``KafkaRaftClient.validateClusterId``)."""
+    import subprocess
+    import sys
+
+    from tests.node.cluster import CLUSTER_ID, make_configs
+    from tests.node.harness import node_config, start
+
+    paths = make_configs(tmp_path, [1], observers=[9])
+    other = "AAAAAAAAAAAAAAAAAAAAAg"
+    shutil.rmtree(node_config(paths[9]).metadata_log_dir)
+    subprocess.run([sys.executable, "-m", "kraft.cli", "storage", "format", "--config", str(paths[9]),
+                    "--cluster-id", other], check=True, capture_output=True)
+    caplog.set_level(logging.INFO, logger="kraft.node")
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            voter = await start(nursery, node_config(paths[1]))
+            stranger = await start(nursery, node_config(paths[9]))
+            await voter.append([b"only for cluster " + CLUSTER_ID.encode()])
+            while not any("belongs to cluster" in r.getMessage() for r in caplog.records):
+                await trio.sleep(0.05)
+            await voter.append([b"more"])
+            assert stranger.log is not None and stranger.log.end_offset == 0
+            assert stranger.high_watermark == -1
+            nursery.cancel_scope.cancel()
+    lines = [r.getMessage() for r in caplog.records if "belongs to cluster" in r.getMessage()]
+    assert len(lines) == 1 and f"belongs to cluster {CLUSTER_ID}, this node to cluster {other}" in lines[0]
