@@ -589,15 +589,20 @@ def describe_command(options: QuorumToolOptions, status: bool, replication: bool
         _fail(str(e))
 
     async def main() -> str:
+        from kraft.tools.quorum_witness import format_witnesses, witness_reasons
+
         async with AdminSession(bootstrap, settings) as session:
             cluster_id, info = await session.describe_quorum()
+            # kraft: which voters are witnesses (tools/quorum_witness.py).
+            witnesses = await witness_reasons(session, info) if status else {}
         if status:
-            # Kafka's lines, then (kraft) a KIP-642 reassignment if one is
-            # in progress: nothing more otherwise, so the output stays Kafka's.
+            # Kafka's lines, then (kraft) the witnesses and a KIP-642
+            # reassignment in progress: nothing more otherwise, so the output
+            # stays Kafka's.
             saved = load_reassignment_state(_state_path(state_file, cluster_id), cluster_id)
             progress = None if saved is None else reassignment_progress(quorum_view(info), saved)
             extra = "" if progress is None else format_reassignment(progress)
-            return format_status(cluster_id, info) + extra
+            return format_status(cluster_id, info) + format_witnesses(witnesses) + extra
         return format_replication(info, human_readable)
 
     run_tool(main)

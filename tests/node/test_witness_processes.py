@@ -15,6 +15,7 @@ nothing (same leader, same epoch, commits go on)."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,16 @@ async def test_kafka_controllers_lead_and_the_witness_never_does(tmp_path: Path)
                 await obs.commits(20)
                 await wait_for(lambda: "kraft.witness: witness: voters 1, 2 advertise Kafka controller APIs kraft "
                                        "lacks (CreateTopics" in procs[WITNESS].output(), "witness line")
+                # kraft quorum describe --status: Kafka's lines, then the witness and why.
+                port = next(line.split("CONTROLLER://127.0.0.1:")[1] for line in paths[1].read_text().splitlines()
+                            if line.startswith("listeners="))
+                described = await trio.run_process(
+                    [sys.executable, "-m", "kraft.cli", "quorum", "--bootstrap-controller", f"127.0.0.1:{port}",
+                     "describe", "--status"], capture_stdout=True, capture_stderr=True, check=False)
+                lines = described.stdout.decode().splitlines()
+                assert described.returncode == 0 and len(lines) == 9, described
+                assert lines[-1].startswith('Witnesses:              [{"id": 3, "reason": "voters 1, 2 advertise '
+                                            'Kafka controller APIs kraft lacks'), lines
 
                 # kill -9 the Kafka leader: the other one is elected with the
                 # witness's vote (2 of 3), commits go on.

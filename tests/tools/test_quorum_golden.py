@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from kraft.messages.json_form import uuid_from_kafka
-from tools.quorum import QuorumInfo, ReplicaInfo, format_replication, format_status
+from kraft.tools.quorum import QuorumInfo, ReplicaInfo, format_replication, format_status
 
 CLI = (Path(__file__).resolve().parents[2] / ".." / "shared").resolve() / "fixtures" / "real-tool-outputs" / \
     "kafka-4.0.0-cli.jsonl"
@@ -115,3 +115,16 @@ def test_every_applicable_real_output_is_ours_byte_for_byte() -> None:
     # What the fixture holds: 7 status runs (3 of static quorums with
     # "directoryId": null), 3 plain and 2 human-readable replication tables.
     assert compared == {"--status": 7, "--replication": 3, "--human-readable": 2, "null": 3}, compared
+
+
+def test_the_witness_line_follows_kafkas_and_only_when_there_is_a_witness() -> None:
+    from kraft.node.admin import WITNESS_NOTE
+    from kraft.tools.quorum_witness import format_witnesses, parse_witness_note
+
+    assert format_witnesses({}) == ""
+    assert format_witnesses({3: "kraft.witness=true", 1: 'a "quoted" reason'}) == (
+        'Witnesses:              [{"id": 1, "reason": "a \\"quoted\\" reason"}, {"id": 3, "reason": '
+        '"kraft.witness=true"}]\n')
+    kafka_message = "For requests intended only for the leader, this error indicates ..."
+    assert parse_witness_note(kafka_message) is None
+    assert parse_witness_note(kafka_message + WITNESS_NOTE + "kraft.witness=true)") == "kraft.witness=true"
