@@ -19,7 +19,9 @@ id, an empty endpoint list left out); ``--replication`` prints Kafka's ``prettyP
 every cell padded to its column's width and followed by a tab, the leader
 first, then the other voters, then the observers.
 
-One kraft addition: while a ``kraft quorum reassign`` (KIP-642) is in
+kraft additions: when some voter is a kraft witness (kraft/raft/witness.py),
+``describe --status`` adds a ``Witnesses`` line naming them and why
+(:mod:`kraft.tools.quorum_witness`); and while a ``kraft quorum reassign`` (KIP-642) is in
 progress -- its state file exists (``--state-file``, by default
 ``.kraft-reassignment-<cluster id>.json`` in the current directory) and the
 voter set is not its target yet -- ``describe --status`` adds
