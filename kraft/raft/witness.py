@@ -153,6 +153,10 @@ class WitnessPolicy:
         self.mode = mode
         self._peers: dict[int, _Peer] = {}
         self._log_evidence: str | None = None
+        #: The last decision and what it was made from: a leader asks on
+        #: every poll, and the evidence rarely changes.
+        self._cached: tuple[object, WitnessDecision] | None = None
+        self._evidence_version = 0
 
     @classmethod
     def forced(cls) -> WitnessPolicy:
@@ -168,6 +172,7 @@ class WitnessPolicy:
         if self._peers.get(node_id) == peer:
             return False
         self._peers[node_id] = peer
+        self._evidence_version += 1
         return True
 
     def found_in_log(self, evidence: str) -> bool:
@@ -176,6 +181,7 @@ class WitnessPolicy:
         if self._log_evidence is not None:
             return False
         self._log_evidence = evidence
+        self._evidence_version += 1
         return True
 
     def heard_from(self) -> frozenset[int]:
@@ -187,6 +193,16 @@ class WitnessPolicy:
     # --- the decision ---------------------------------------------------------
 
     def decide(self, local_id: int, voter_ids: Collection[int]) -> WitnessDecision:
+        key = (local_id, voter_ids if isinstance(voter_ids, (tuple, frozenset)) else frozenset(voter_ids),
+               self._evidence_version)
+        cached = self._cached
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        decision = self._decide(local_id, voter_ids)
+        self._cached = (key, decision)
+        return decision
+
+    def _decide(self, local_id: int, voter_ids: Collection[int]) -> WitnessDecision:
         if self.mode is WitnessMode.NEVER:
             return WitnessDecision(False, True, "kraft.witness=false")
         if self.mode is WitnessMode.ALWAYS:
