@@ -201,3 +201,21 @@ def test_without_a_policy_nothing_changes() -> None:
     ctx = RaftTestContext(local_id=3).start()
     ctx.advance(2 * ctx.config.election_timeout_ms)
     assert isinstance(ctx.role, Prospective)
+
+
+def test_a_witness_takes_part_in_kip_853_it_tells_the_leader_its_listeners() -> None:
+    """A witness follower sends UpdateRaftVoter as any voter does (what the
+    leader of a static quorum waits for before a kraft.version upgrade, and
+    what keeps a dynamic voter set's listeners current)."""
+    from kraft.raft.events import UpdateRaftVoterRequest, UpdateRaftVoterResponse
+    from kraft.raft.voters import VoterNode
+
+    ctx = RaftTestContext(local_id=2, voters=[1, 2, 3], dynamic=True, campaign_policy=WitnessPolicy.forced())
+    stale = ctx.voters.update_voter(VoterNode(ctx.key(2), ctx.endpoints(2, 1111), (0, 1)))
+    assert stale is not None
+    ctx.log.bootstrap(stale.to_entries())
+    ctx.start().clear_sent().deliver(ctx.begin_quorum_epoch(leader=1, epoch=1), source=1)
+    [update] = ctx.assert_sent(UpdateRaftVoterRequest, destination=1)
+    assert update.message.listeners == ctx.endpoints(2)
+    ctx.respond(update, UpdateRaftVoterResponse(leader_id=1, leader_epoch=1, leader_endpoints=ctx.endpoints(1)))
+    assert isinstance(ctx.role, Follower)
