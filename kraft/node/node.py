@@ -573,11 +573,10 @@ class KraftNode:
 
     async def _probe_peer(self, node_id: int, address: tuple[str, int]) -> PeerAnswer | None:
         """ApiVersions, then DescribeCluster (endpoint type 2: its cluster id
-        and controllers), to one voter on a connection of its own; None when
-        it cannot be reached."""
-        client = PeerClient(address[0], address[1], client_id=self._pool.client_id,
-                            request_timeout_ms=self.config.quorum.request_timeout_ms,
-                            security=self.client_security)
+        and controllers), to one voter on the raft connection to it (so an
+        outage is logged once by that connection, not once per probe); None
+        when it cannot be reached."""
+        client = self._pool.get(node_id, *address)
         try:
             await client.request(ApiKey.API_VERSIONS, lambda v: av_req.ApiVersionsRequest(
                 client_software_name=CLIENT_SOFTWARE_NAME, client_software_version=CLIENT_SOFTWARE_VERSION),
@@ -596,9 +595,6 @@ class KraftNode:
         except (PeerClientError, KraftProtocolError) as e:
             log.debug("witness probe of node %d at %s:%d failed: %s", node_id, *address, e)
             return None
-        finally:
-            with trio.CancelScope(shield=True):
-                await client.aclose()
         return answer
 
     async def _api_versions(self, out: ev.OutboundRequest, address: tuple[str, int]) -> None:
