@@ -1841,16 +1841,17 @@ class RaftCore:
                       f"{self.config.check_quorum_timeout_ms} ms")
         elif self._removed_leader_must_resign(leader):
             reason = "its removal from the voter set committed"
-        successors = progress.non_leader_voters_by_descending_fetch_offset()
         policy = self._campaign_policy
+        witness = None
         if reason is None and policy is not None:
             # --- kraft witness hook (kraft/raft/witness.py): a witness that
             # finds itself leading (detection arrived late) hands over at once,
             # naming the voters that can lead (Kafka's controllers) first.
-            reason = policy.resign_reason(leader.local_key.id, self.voters.voter_ids)
-            if reason is not None:
-                successors = policy.preferred_successors(successors)
+            reason = witness = policy.resign_reason(leader.local_key.id, self.voters.voter_ids)
         if reason is not None:
+            successors = progress.non_leader_voters_by_descending_fetch_offset()
+            if witness is not None and policy is not None:
+                successors = policy.preferred_successors(successors)
             self._become_resigned(now_ms, successors, reason)
             return 0
         self._complete_parked(now_ms, lambda p: p.deadline_ms <= now_ms, expired=True)
