@@ -206,7 +206,7 @@ async def test_a_node_of_another_cluster_says_so_once_and_fetches_nothing(
     import sys
 
     from tests.node.cluster import CLUSTER_ID, make_configs
-    from tests.node.harness import node_config, start
+    from tests.node.harness import leader_of, node_config, start
 
     paths = make_configs(tmp_path, [1], observers=[9])
     other = "AAAAAAAAAAAAAAAAAAAAAg"
@@ -218,6 +218,7 @@ async def test_a_node_of_another_cluster_says_so_once_and_fetches_nothing(
         async with trio.open_nursery() as nursery:
             voter = await start(nursery, node_config(paths[1]))
             stranger = await start(nursery, node_config(paths[9]))
+            await leader_of([voter])
             await voter.append([b"only for cluster " + CLUSTER_ID.encode()])
             while not any("belongs to cluster" in r.getMessage() for r in caplog.records):
                 await trio.sleep(0.05)
