@@ -571,7 +571,7 @@ class KraftNode:
         ids = shell.core.voters.voter_ids if shell is not None else [v.node_id for v in self.config.voters]
         return {i: self._address_of(i, None, listener) for i in ids}
 
-    async def _probe_peer(self, node_id: int, address: tuple[str, int]) -> PeerAnswer | None:
+    async def _probe_peer(self, node_id: int, address: tuple[str, int], describe: bool = True) -> PeerAnswer | None:
         """ApiVersions, then DescribeCluster (endpoint type 2: its cluster id
         and controllers), to one voter on the raft connection to it (so an
         outage is logged once by that connection, not once per probe); None
@@ -583,7 +583,7 @@ class KraftNode:
                 max_version=SUPPORTED_APIS[ApiKey.API_VERSIONS][1])
             advertised = client.api_versions or {}
             answer = PeerAnswer(tuple(sorted(advertised)))
-            if advertised.get(ApiKey.DESCRIBE_CLUSTER, (0, 0))[1] >= 1:
+            if describe and advertised.get(ApiKey.DESCRIBE_CLUSTER, (0, 0))[1] >= 1:
                 _, body = await client.request(
                     ApiKey.DESCRIBE_CLUSTER,
                     lambda v: dc_req.DescribeClusterRequest(include_cluster_authorized_operations=False,

@@ -133,9 +133,9 @@ class WitnessDetector:
     decision (see the module docstring).
 
     ``voters()`` gives the current voters' controller endpoints (our own id
-    included or not); ``probe(node_id, address)`` asks one of them ApiVersions
-    and DescribeCluster (a :class:`PeerAnswer`), None when it cannot be
-    reached; ``changed()`` is called when the decision changed (wake the raft
+    included or not); ``probe(node_id, address, describe)`` asks one of them
+    ApiVersions and, with ``describe``, DescribeCluster (a :class:`PeerAnswer`),
+    None when it cannot be reached; ``changed()`` is called when the decision changed (wake the raft
     core). ``cluster_id`` is this node's (meta.properties): a voter of
     another cluster is reported in one line (naming both ids) and its answer
     is no evidence; so is a voter whose voter set does not name this node
@@ -147,7 +147,7 @@ class WitnessDetector:
         local_id: int,
         *,
         voters: Callable[[], Addresses],
-        probe: Callable[[int, tuple[str, int]], Awaitable[PeerAnswer | None]],
+        probe: Callable[[int, tuple[str, int], bool], Awaitable[PeerAnswer | None]],
         changed: Callable[[], object] = lambda: None,
         clock_ms: Callable[[], float] = lambda: trio.current_time() * 1000,
         cluster_id: str | None = None,
@@ -208,7 +208,9 @@ class WitnessDetector:
         self.rounds += 1
 
         async def ask(node_id: int, address: tuple[str, int]) -> None:
-            answer = await self._probe(node_id, address)
+            # DescribeCluster only on first contact (and after a failure or a
+            # mismatch): a refresh of a voter already heard is ApiVersions alone.
+            answer = await self._probe(node_id, address, node_id not in self._heard_at)
             problem = None if answer is None else self._mismatch(node_id, address, answer, others)
             self._report(node_id, problem)
             if answer is None or problem is not None:

@@ -90,7 +90,7 @@ async def test_the_detector_logs_once_per_change(caplog: pytest.LogCaptureFixtur
     probes: list[int] = []
     changed: list[int] = []
 
-    async def probe(node_id: int, address: tuple[str, int]) -> PeerAnswer | None:
+    async def probe(node_id: int, address: tuple[str, int], describe: bool) -> PeerAnswer | None:
         probes.append(node_id)
         keys = answers[node_id]
         return None if keys is None else PeerAnswer(tuple(keys), "C", (1, 2, 3))
@@ -172,7 +172,8 @@ async def test_another_cluster_or_a_voter_set_without_us_is_one_line_and_no_evid
     does not name this (statically configured) voter 3. Each is said once,
     naming both sides, however often they are asked; neither counts as
     evidence, so voter 3 stays undecided and never campaigns."""
-    async def probe(node_id: int, address: tuple[str, int]) -> PeerAnswer | None:
+    async def probe(node_id: int, address: tuple[str, int], describe: bool) -> PeerAnswer | None:
+        assert describe  # never heard: always the full probe
         if node_id == 1:
             return PeerAnswer(tuple(KAFKA_APIS), "OTHER-cluster", (1, 2, 3))
         return PeerAnswer(tuple(KRAFT_APIS), "C", (1, 2, 4))
