@@ -3,13 +3,16 @@
 Two kinds of evidence feed the :class:`~kraft.raft.witness.WitnessPolicy`:
 
 * **The other voters' ApiVersions** on the controller listener.
-  :class:`WitnessDetector` dials every other voter, asks ApiVersions, and
-  hands the advertised api keys to the policy: a Kafka controller lists
-  BrokerRegistration, BrokerHeartbeat, CreateTopics, ... which kraft lacks.
-  Voters not heard yet are asked again with an exponential backoff; heard
-  ones every :data:`REFRESH_MS` (a voter may be replaced by other software).
-  When no voter answers a round, one line says so; one more when one
-  answers again -- never one per attempt.
+  :class:`WitnessDetector` asks every other voter, on the raft connection
+  to it, ApiVersions (and on first contact DescribeCluster, endpoint type 2:
+  its cluster id and voter set) and hands the advertised api keys to the
+  policy: a Kafka controller lists BrokerRegistration, BrokerHeartbeat,
+  CreateTopics, ... which kraft lacks. Voters not heard yet are asked again
+  with an exponential backoff; heard ones every :data:`REFRESH_MS`. When no
+  voter answers a round, one line says so; one more when one answers again
+  -- never one per attempt. A voter of another cluster, or (static quorum)
+  one whose voter set does not name this configured voter, is one ERROR
+  line naming both sides, and its answer is no evidence.
 * **The local log**: :func:`scan_for_kafka_metadata` looks at the latest
   snapshot and the first batches of the log for what only a Kafka controller
   writes: a ``metadata.version`` FeatureLevelRecord, a RegisterBrokerRecord
@@ -18,7 +21,8 @@ Two kinds of evidence feed the :class:`~kraft.raft.witness.WitnessPolicy`:
   features.) This keeps a restarted kraft voter a witness even when no Kafka
   controller is reachable yet.
 
-The decision is logged at INFO once at start and on every change, as
+The decision is logged at INFO once at start and on every change (of the
+state or of its reason), as
 ``kraft.witness: witness: voter 1 advertises Kafka controller APIs ...``.
 The module depends on small callables, not on the node.
 """
