@@ -18,6 +18,7 @@ from pathlib import Path
 
 from kraft.errors import ConfigurationError
 from kraft.raft.quorum_config import QuorumConfig
+from kraft.raft.witness import WitnessMode
 from kraft.records.state_files import parse_java_properties
 from kraft.wire.limits import INT32_MAX, ConnectionLimits
 from kraft.wire.security import (
@@ -118,6 +119,12 @@ _DEFAULTS: dict[str, str] = {
     "kraft.socket.request.receive.timeout.ms": "30000",
     "kraft.max.in.flight.requests.per.connection": "100",
     "metrics.prometheus.port": "",
+    # The witness voter (kraft/raft/witness.py): auto detects a Kafka quorum.
+    "kraft.witness": "auto",
+    # Testing knob only: answer ApiVersions with the api ranges of this hex
+    # ApiVersions response frame (e.g. a real Kafka 4.0 controller's), so a
+    # kraft node can play a Kafka controller in multi-process tests.
+    "kraft.testing.api.versions.response.hex": "",
     # Empty: every interface (an orchestrator probes from outside the host).
     "metrics.prometheus.host": "",
 }
@@ -257,6 +264,10 @@ class NodeConfig:
     #: How this node dials the other controllers (None: PLAINTEXT).
     client_security: ClientSecurity | None = field(default=None, repr=False)
     super_users: frozenset[str] = frozenset()
+    #: ``kraft.witness``: auto (detect a Kafka quorum), true, false.
+    witness: WitnessMode = WitnessMode.AUTO
+    #: ``kraft.testing.api.versions.response.hex`` (tests only; empty: ours).
+    testing_api_versions_hex: str = ""
     #: SCRAM accounts every SASL listener checks; the node fills it from
     #: bootstrap.checkpoint and the committed metadata log.
     scram_credentials: ScramCredentialStore = field(default_factory=ScramCredentialStore, repr=False, compare=False)
@@ -366,8 +377,17 @@ class NodeConfig:
             prometheus_host=props.get("metrics.prometheus.host", "").strip(),
             raw=dict(props),
             connection_limits=_limits(props),
+            witness=_witness_mode(props),
+            testing_api_versions_hex=props.get("kraft.testing.api.versions.response.hex", "").strip(),
             **security,  # type: ignore[arg-type]
         )
+
+
+def _witness_mode(props: Mapping[str, str]) -> WitnessMode:
+    try:
+        return WitnessMode.parse(props.get("kraft.witness", "auto"))
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
 
 
 def _limits(props: Mapping[str, str]) -> ConnectionLimits:

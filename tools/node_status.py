@@ -53,6 +53,7 @@ def _text(status: dict[str, Any]) -> str:
         f"node {status['node_id']} of cluster {status['cluster_id']}: {m.get('current-state', 'starting')} "
         f"in epoch {m.get('current-epoch', '-')}, leader {m.get('current-leader', '-')}",
         f"voters {status['voters']}",
+        *([f"kraft.witness: {status['witness']}"] if status.get("witness") else []),
         f"healthy: {'yes' if status['healthy'] else 'NO'} ({status['health']})",
         f"ready: {'yes' if status['ready'] else 'NO'} ({status['readiness']})",
         "raft-metrics:",

@@ -14,12 +14,14 @@ with ``--bootstrap-server``) to learn the cluster id and the leader
 has Kafka's fields, order and layout, byte for byte: ``--status`` prints
 ``ClusterId`` ... ``CurrentObservers`` with Kafka's column alignment and
 node strings (``{"id": 1, "directoryId": "...", "endpoints":
-["CONTROLLER://host:port"]}``, a zero directory id and an empty endpoint
-list left out); ``--replication`` prints Kafka's ``prettyPrintTable``:
+["CONTROLLER://host:port"]}``, ``"directoryId": null`` for a zero directory
+id, an empty endpoint list left out); ``--replication`` prints Kafka's ``prettyPrintTable``:
 every cell padded to its column's width and followed by a tab, the leader
 first, then the other voters, then the observers.
 
-One kraft addition: while a ``kraft quorum reassign`` (KIP-642) is in
+kraft additions: when some voter is a kraft witness (kraft/raft/witness.py),
+``describe --status`` adds a ``Witnesses`` line naming them and why
+(:mod:`kraft.tools.quorum_witness`); and while a ``kraft quorum reassign`` (KIP-642) is in
 progress -- its state file exists (``--state-file``, by default
 ``.kraft-reassignment-<cluster id>.json`` in the current directory) and the
 voter set is not its target yet -- ``describe --status`` adds
@@ -447,9 +449,12 @@ def run_tool(main: Callable[[], Awaitable[str]]) -> None:
 
 
 def _node_string(replica: ReplicaInfo, info: QuorumInfo) -> str:
-    """MetadataQuorumCommand's ``Node.toString``."""
+    """MetadataQuorumCommand's ``Node.toString`` (Kafka 4.0): the directory
+    id always, ``null`` for none (a static voter, an observer without one)."""
     text = '{"id": ' + str(replica.replica_id)
-    if replica.directory_id != _ZERO_UUID:
+    if replica.directory_id == _ZERO_UUID:
+        text += ', "directoryId": null'
+    else:
         text += ', "directoryId": "' + uuid_to_kafka(replica.directory_id) + '"'
     endpoints = info.nodes.get(replica.replica_id, ())
     if endpoints:
@@ -586,15 +591,20 @@ def describe_command(options: QuorumToolOptions, status: bool, replication: bool
         _fail(str(e))
 
     async def main() -> str:
+        from kraft.tools.quorum_witness import format_witnesses, witness_reasons
+
         async with AdminSession(bootstrap, settings) as session:
             cluster_id, info = await session.describe_quorum()
+            # kraft: which voters are witnesses (tools/quorum_witness.py).
+            witnesses = await witness_reasons(session, info) if status else {}
         if status:
-            # Kafka's lines, then (kraft) a KIP-642 reassignment if one is
-            # in progress: nothing more otherwise, so the output stays Kafka's.
+            # Kafka's lines, then (kraft) the witnesses and a KIP-642
+            # reassignment in progress: nothing more otherwise, so the output
+            # stays Kafka's.
             saved = load_reassignment_state(_state_path(state_file, cluster_id), cluster_id)
             progress = None if saved is None else reassignment_progress(quorum_view(info), saved)
             extra = "" if progress is None else format_reassignment(progress)
-            return format_status(cluster_id, info) + extra
+            return format_status(cluster_id, info) + format_witnesses(witnesses) + extra
         return format_replication(info, human_readable)
 
     run_tool(main)

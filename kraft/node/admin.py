@@ -147,6 +147,9 @@ async def handle(node: KraftNode, request: DecodedRequest, conn: ConnectionInfo)
             description = core.describe_quorum(_wall_clock_ms()) if shell.initialized else None
             body: Any = describe_quorum_response(version, request.body, description, leader, voters,
                                                  core.topic_partition)
+            decision = node.witness_decision
+            if description is None and decision is not None and decision.witness:
+                _note_witness(body, decision.reason)
         case ApiKey.DESCRIBE_CLUSTER:
             body = describe_cluster_response(version, request.body, cluster_id, voters, leader.leader_id,
                                              conn.listener)
@@ -226,6 +229,19 @@ def _is_single_partition(request: dq_req.DescribeQuorumRequest, tp: TopicPartiti
     return (len(request.topics) == 1 and request.topics[0].topic_name == tp.topic
             and len(request.topics[0].partitions) == 1
             and request.topics[0].partitions[0].partition_index == tp.partition)
+
+
+#: What a kraft witness adds to its NOT_LEADER_OR_FOLLOWER DescribeQuorum
+#: message: why it never leads (``kraft quorum describe --status`` reads it).
+WITNESS_NOTE = " (kraft witness: "
+
+
+def _note_witness(body: Any, reason: str) -> None:
+    """Append the witness reason to a non-leader's partition error message."""
+    for topic in body.topics:
+        for partition in topic.partitions:
+            if partition.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
+                partition.error_message = (partition.error_message or "") + WITNESS_NOTE + reason + ")"
 
 
 def describe_quorum_response(

@@ -81,7 +81,8 @@ NUM_SAMPLES = 2
 TIME_BUCKETS_MS = (1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0)
 
 #: The values of ``current-state``.
-CURRENT_STATES = ("leader", "candidate", "prospective", "voted", "follower", "unattached", "resigned", "observer")
+CURRENT_STATES = ("leader", "candidate", "prospective", "voted", "follower", "unattached", "resigned", "observer",
+                  "witness")
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +104,8 @@ def _spec(name: str, type_: str, help_: str, *labels: str) -> MetricSpec:
 METRICS: tuple[MetricSpec, ...] = (
     _spec("kafka_raft_current_state", "gauge",
           "The current state of this member; possible values are leader, candidate, prospective, voted, "
-          "follower, unattached, resigned, observer (1 for the current state, 0 for the others)", "state"),
+          "follower, unattached, resigned, observer, and (kraft) witness: a voter beside Kafka controllers that "
+          "never leads (1 for the current state, 0 for the others)", "state"),
     _spec("kafka_raft_current_leader", "gauge", "The current quorum leader's id; -1 indicates unknown"),
     _spec("kafka_raft_current_vote", "gauge", "The current voted id; -1 indicates not voted for anyone"),
     _spec("kafka_raft_current_epoch", "gauge", "The current quorum epoch."),
@@ -160,8 +162,12 @@ def request_name(api_key_name: str) -> str:
     return "".join(part.capitalize() for part in api_key_name.split("_"))
 
 
-def current_state(role: Any, is_voter: bool) -> str:
-    """Kafka's ``current-state`` value for a role (see :data:`CURRENT_STATES`)."""
+def current_state(role: Any, is_voter: bool, witness: bool = False) -> str:
+    """Kafka's ``current-state`` value for a role (see :data:`CURRENT_STATES`);
+    ``witness`` (kraft): a witness voter that follows, waits or voted
+    (kraft/raft/witness.py) reports ``witness`` instead."""
+    if witness and is_voter and isinstance(role, (Follower, Unattached)):
+        return "witness"
     match role:
         case Leader():
             return "leader"
@@ -261,6 +267,8 @@ class RaftMetrics:
     def __init__(self, clock: Callable[[], float] = _now_ms) -> None:
         self._clock = clock
         self.shell: RaftShell | None = None
+        #: Whether this voter is a witness (kraft/node/witness.py), set by the node.
+        self.is_witness: Callable[[], bool] = lambda: False
         self._commit = _Sampled(clock)
         self._election = _Sampled(clock)
         self._fetch_records = _Sampled(clock)
@@ -365,7 +373,7 @@ class RaftMetrics:
             core = shell.core
             role = core.role
             is_voter = core.quorum.is_voter
-            out["current-state"] = current_state(role, is_voter)
+            out["current-state"] = current_state(role, is_voter, self.is_witness())
             out["current-leader"] = -1 if core.leader_id is None else core.leader_id
             out["current-vote"] = _current_vote(core)
             out["current-epoch"] = core.epoch

@@ -182,4 +182,6 @@ async def status(node: KraftNode, metrics: RaftMetrics) -> dict[str, Any]:
         "readiness": ready_reason,
         "voters": voters,
         "raft_metrics": gauges,
+        # kraft: may this voter lead, and why (kraft/raft/witness.py); null on an observer.
+        "witness": None if (decision := node.witness_decision) is None else decision.describe(),
     }

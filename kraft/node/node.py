@@ -33,7 +33,7 @@ import trio
 from kraft.raft import events as ev
 from kraft.config import NodeConfig
 from kraft.dirlock import DirectoryLock
-from kraft.errors import NetworkError, StorageError
+from kraft.errors import ConfigurationError, NetworkError, StorageError
 from kraft.raft.core import RaftCore
 from kraft.raft.errors import Errors, NotLeaderError
 from kraft.node import admin, rpc
@@ -41,6 +41,12 @@ from kraft.node import snapshots
 from kraft.node import authorizer, credentials
 from kraft.node.fault import FaultHandler
 from kraft.node.shell import ElectionStateStore, RaftShell
+from kraft.node.witness import PeerAnswer, WitnessDetector, scan_for_kafka_metadata
+from kraft.raft.witness import WitnessDecision, WitnessPolicy
+from kraft.messages.errors import KraftProtocolError
+from kraft.messages.generated import api_versions_request as av_req
+from kraft.messages.generated import describe_cluster_request as dc_req
+from kraft.messages.generated.api_versions_response import ApiVersionsResponse
 from kraft.node.snapshots import SnapshotLoaded
 from kraft.node.cluster_ids import INCONSISTENT_CLUSTER_ID, ClusterIdWatch, describe_cluster_asker
 from kraft.node.metrics import RaftMetrics, event_error, error_name, request_name, wire_error
@@ -53,7 +59,16 @@ from kraft.records.view import OffsetAndEpoch
 from kraft.raft.roles import LeaderAndEpoch
 from kraft.raft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
 from kraft.wire.apis import ApiKey
-from kraft.wire.client import ClientPool, ConnectionFailed, NoCommonVersion, PeerClient, RequestTimedOut
+from kraft.wire.client import (
+    CLIENT_SOFTWARE_NAME,
+    CLIENT_SOFTWARE_VERSION,
+    ClientPool,
+    ConnectionFailed,
+    NoCommonVersion,
+    PeerClient,
+    PeerClientError,
+    RequestTimedOut,
+)
 from kraft.wire.server import CloseConnection, ConnectionInfo, Response, serve_listener
 from kraft.wire.limits import ConnectionTracker
 from kraft.wire.security import ClientSecurity
@@ -85,6 +100,24 @@ SUPPORTED_APIS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.REMOVE_RAFT_VOTER: (0, 0),
     ApiKey.UPDATE_RAFT_VOTER: (0, 0),
 }
+
+
+def replayed_api_versions(frame_hex: str) -> dict[int, tuple[int, int]]:
+    """The api ranges of an ApiVersions response frame (size, correlation id,
+    body; ApiVersions responses keep header v0), for the testing knob
+    ``kraft.testing.api.versions.response.hex``: a kraft node then advertises
+    exactly what, e.g., a real Kafka 4.0 controller advertised."""
+    try:
+        frame = bytes.fromhex(frame_hex)
+        for version in (4, 3, 0):
+            try:
+                body = ApiVersionsResponse.decode(frame[8:], version=version)
+                return {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}
+            except Exception:
+                continue
+    except ValueError:
+        pass
+    raise ConfigurationError("kraft.testing.api.versions.response.hex: not an ApiVersions response frame in hex")
 
 
 class NodeStartError(StorageError):
@@ -140,6 +173,12 @@ class KraftNode:
         #: The raft metrics, with ``metrics.prometheus.port`` set (else None).
         self.metrics: RaftMetrics | None = RaftMetrics() if config.prometheus_port is not None else None
         self.metrics_port: int | None = None
+        #: The witness decision's evidence and log lines (kraft/node/witness.py).
+        self.witness: WitnessDetector | None = None
+        #: What this node's ApiVersions advertises (the testing knob may replace it).
+        self.advertised_apis: dict[Any, tuple[int, int]] = (
+            replayed_api_versions(config.testing_api_versions_hex) if config.testing_api_versions_hex
+            else dict(SUPPORTED_APIS))
         self._endpoints: dict[int, tuple[str, int]] = {v.node_id: (v.host, v.port) for v in config.voters}
         # controller.quorum.bootstrap.servers get ids -1, -2, ... (Kafka's
         # QuorumConfig.parseBootstrapServers); KIP-853 dynamic quorums.
@@ -248,6 +287,16 @@ class KraftNode:
         except BaseException:
             self._abandon_storage(mlog)
             raise
+        policy = WitnessPolicy(c.witness)
+        # Before the core exists (nothing else reads or writes the log yet):
+        # Kafka controller metadata in the log decides before any candidacy.
+        try:
+            evidence = await trio.to_thread.run_sync(scan_for_kafka_metadata, mlog)
+        except Exception as e:  # advisory: never stop the node for it
+            log.warning("kraft.witness: could not scan the metadata log for Kafka metadata: %s", e)
+            evidence = None
+        if evidence is not None:
+            policy.found_in_log(evidence)
         core = RaftCore(
             node_id=c.node_id,
             voters=self._voter_set(),
@@ -264,12 +313,18 @@ class KraftNode:
             # A controller may be added as a voter at any time (KIP-853):
             # it fsyncs before telling the leader its fetch position.
             followers_always_flush=True,
+            campaign_policy=policy,
         )
         self.shell = shell = RaftShell(core, mlog, store, send_request=self._send_request,
                                        send_response=self._send_response,
                                        fault_handler=self.fault_handler)
+        self.witness = WitnessDetector(
+            policy, c.node_id, voters=self._voter_addresses, probe=self._probe_peer, changed=shell.request_poll,
+            cluster_id=meta.cluster_id,
+            voters_source="controller.quorum.voters" if c.voters else "controller.quorum.bootstrap.servers")
         if self.metrics is not None:
             self.metrics.shell = shell
+            self.metrics.is_witness = lambda: (d := self.witness_decision) is not None and d.witness
             shell.telemetry.metrics = self.metrics
         role = "voter" if c.is_voter_candidate else "observer"
         self._stopped = stopped = trio.Event()
@@ -290,6 +345,7 @@ class KraftNode:
                          c.node_id, role, meta.cluster_id,
                          ", ".join(f"{n}:{p}" for n, p in self.ports.items()), mlog.end_offset)
                 nursery.start_soon(self._run_shell, nursery)
+                nursery.start_soon(self.witness.run)
                 nursery.start_soon(snapshots.run_log_cleaner, self)
                 if any(s.protocol.uses_sasl and any(m.startswith("SCRAM") for m in s.mechanisms)
                        for s in c.listener_security.values()):
@@ -337,6 +393,14 @@ class KraftNode:
     def high_watermark(self) -> int:
         assert self.shell is not None
         return self.shell.high_watermark
+
+    @property
+    def witness_decision(self) -> WitnessDecision | None:
+        """Whether this voter may lead, and why (None: not running, or an observer)."""
+        shell, detector = self.shell, self.witness
+        if shell is None or detector is None or not shell.initialized or not shell.core.quorum.is_voter:
+            return None
+        return detector.decision
 
     @property
     def role(self) -> str:
@@ -452,7 +516,7 @@ class KraftNode:
         key = request.api_key
         version = request.api_version
         if key == ApiKey.API_VERSIONS:
-            return admin.node_api_versions(self, version, request.body, SUPPORTED_APIS)
+            return admin.node_api_versions(self, version, request.body, self.advertised_apis)
         refused = authorizer.authorize(self.config.secured, self.config.super_users, key, version, conn)
         if refused is not None:
             return refused
@@ -587,6 +651,39 @@ class KraftNode:
                 if e is not None:
                     return (e.host, e.port)
         return self._endpoints.get(node_id)
+
+    def _voter_addresses(self) -> dict[int, tuple[str, int] | None]:
+        """The current voters' controller endpoints (for the witness detector)."""
+        listener = self.config.controller_listener_names[0]
+        shell = self.shell
+        ids = shell.core.voters.voter_ids if shell is not None else [v.node_id for v in self.config.voters]
+        return {i: self._address_of(i, None, listener) for i in ids}
+
+    async def _probe_peer(self, node_id: int, address: tuple[str, int], describe: bool = True) -> PeerAnswer | None:
+        """ApiVersions, then DescribeCluster (endpoint type 2: its cluster id
+        and controllers), to one voter on the raft connection to it (so an
+        outage is logged once by that connection, not once per probe); None
+        when it cannot be reached."""
+        client = self._pool.get(node_id, *address)
+        try:
+            await client.request(ApiKey.API_VERSIONS, lambda v: av_req.ApiVersionsRequest(
+                client_software_name=CLIENT_SOFTWARE_NAME, client_software_version=CLIENT_SOFTWARE_VERSION),
+                max_version=SUPPORTED_APIS[ApiKey.API_VERSIONS][1])
+            advertised = client.api_versions or {}
+            answer = PeerAnswer(tuple(sorted(advertised)))
+            if describe and advertised.get(ApiKey.DESCRIBE_CLUSTER, (0, 0))[1] >= 1:
+                _, body = await client.request(
+                    ApiKey.DESCRIBE_CLUSTER,
+                    lambda v: dc_req.DescribeClusterRequest(include_cluster_authorized_operations=False,
+                                                            endpoint_type=2),
+                    max_version=SUPPORTED_APIS[ApiKey.DESCRIBE_CLUSTER][1])
+                if body.error_code == 0:
+                    answer = PeerAnswer(answer.api_keys, body.cluster_id,
+                                        tuple(sorted(b.broker_id for b in body.brokers)))
+        except (PeerClientError, KraftProtocolError) as e:
+            log.debug("witness probe of node %d at %s:%d failed: %s", node_id, *address, e)
+            return None
+        return answer
 
     async def _api_versions(self, out: ev.OutboundRequest, address: tuple[str, int]) -> None:
         shell = self.shell

@@ -304,6 +304,11 @@ class RaftShell:
             self._wake()  # so the control batch is written now
         return None if validate_only else core.pending_kraft_version_upgrade
 
+    def request_poll(self) -> None:
+        """Poll the core soon: something it consults between calls changed
+        (the witness decision, :mod:`kraft.node.witness`)."""
+        self._wake()
+
     def _wake(self) -> bool:
         """Queue a poll token for the shell; False when the inbox is full
         (no token is needed then: the shell steps, and so polls, for every

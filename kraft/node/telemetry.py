@@ -101,7 +101,13 @@ class Telemetry:
                 log.info("voter change finished: %s: %s", self._voter_change, answer)
             self._voter_change = pending
         voters = core.voters
-        if voters is not self._voters:
+        if voters is not self._voters and not voters.voter_ids and core.voters_offset is None:
+            # A dynamic quorum's replica (an observer with
+            # controller.quorum.bootstrap.servers) before it has read the
+            # voter set from the log: nothing to name yet; the first set it
+            # reads is the start-up line.
+            pass
+        elif voters is not self._voters:
             first = self._voters is None
             if first or voters != self._voters:
                 ids = list(voters.voter_ids)

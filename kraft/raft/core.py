@@ -156,6 +156,7 @@ from kraft.raft.roles import (
 )
 from kraft.raft import kraft_version as kraft_version_feature
 from kraft.raft.voter_changes import PendingVoterChange, Refusal, admission_refusal
+from kraft.raft.witness import CampaignPolicy
 from kraft.raft.voters import (
     DEFAULT_CONTROLLER_LISTENER,
     Endpoints,
@@ -272,6 +273,7 @@ class RaftCore:
         bootstrap_ids: Sequence[int] | None = None,
         auto_join: bool = False,
         followers_always_flush: bool = False,
+        campaign_policy: CampaignPolicy | None = None,
     ) -> None:
         """``node_id`` ``None`` makes a pure observer. ``election_state`` is
         what ``quorum-state`` held at start-up (``None`` if absent).
@@ -288,7 +290,9 @@ class RaftCore:
         (``controller.quorum.auto.join.enable``); ``followers_always_flush``
         makes an observer fsync like a voter before its next Fetch, so it
         can be counted the moment it is added (Kafka flushes on every
-        controller)."""
+        controller). ``campaign_policy`` (:mod:`kraft.raft.witness`) may hold
+        a voter back from campaigning and make a leader resign (a witness
+        beside Kafka controllers); None: Raft's rules alone."""
         self.config = config or QuorumConfig()
         self.voters = voters
         self.cluster_id = cluster_id
@@ -307,6 +311,7 @@ class RaftCore:
         self._bootstrap_ids = tuple(bootstrap_ids) if bootstrap_ids is not None else ()
         self._auto_join = auto_join
         self._followers_always_flush = followers_always_flush
+        self._campaign_policy = campaign_policy
         #: The finalized kraft.version and the offset of the VotersRecord of
         #: the current voter set (None: the static set), from the log.
         self.kraft_version = 0
@@ -723,6 +728,12 @@ class RaftCore:
         self._after_transition(now_ms, left_leader=isinstance(previous, Leader))
 
     def _become_prospective(self, now_ms: int, reason: str) -> None:
+        # --- kraft witness hook (kraft/raft/witness.py): every election
+        # timeout that would start a candidacy comes here. A witness lets it
+        # pass and waits another timeout; it still votes and fetches.
+        if not self._may_campaign():
+            self.quorum.restart_election_timer(now_ms)
+            return
         previous = self.quorum.role
         self.quorum.transition_to_prospective(now_ms)
         self._note_role_change(previous, reason)
@@ -769,10 +780,16 @@ class RaftCore:
     def _maybe_transition_forward(self, now_ms: int) -> None:
         """Prospective -> Candidate, or Candidate -> Leader, once a majority granted."""
         role = self.quorum.role
-        if isinstance(role, Prospective) and role.votes.is_vote_granted():
+        if isinstance(role, Prospective) and role.votes.is_vote_granted() and self._may_campaign():
             self._become_candidate(now_ms, f"won pre-vote: {self._tally(role.votes)}")
         elif isinstance(role, Candidate) and role.votes.is_vote_granted():
             self._become_leader(now_ms, f"won election: {self._tally(role.votes)}")
+
+    def _may_campaign(self) -> bool:
+        """The kraft witness hook: what the campaign policy says (Raft's
+        rules alone without one)."""
+        policy, key = self._campaign_policy, self.local_key
+        return policy is None or key is None or policy.may_campaign(key.id, self.voters.voter_ids)
 
     def _prospective_lost(self, now_ms: int, why: str) -> None:
         """Pre-vote lost or timed out: back to following the last known leader,
@@ -1834,8 +1851,18 @@ class RaftCore:
                       f"{self.config.check_quorum_timeout_ms} ms")
         elif self._removed_leader_must_resign(leader):
             reason = "its removal from the voter set committed"
+        policy = self._campaign_policy
+        witness = None
+        if reason is None and policy is not None:
+            # --- kraft witness hook (kraft/raft/witness.py): a witness that
+            # finds itself leading (detection arrived late) hands over at once,
+            # naming the voters that can lead (Kafka's controllers) first.
+            reason = witness = policy.resign_reason(leader.local_key.id, self.voters.voter_ids)
         if reason is not None:
-            self._become_resigned(now_ms, progress.non_leader_voters_by_descending_fetch_offset(), reason)
+            successors = progress.non_leader_voters_by_descending_fetch_offset()
+            if witness is not None and policy is not None:
+                successors = policy.preferred_successors(successors)
+            self._become_resigned(now_ms, successors, reason)
             return 0
         self._complete_parked(now_ms, lambda p: p.deadline_ms <= now_ms, expired=True)
         pending = self._voter_change

@@ -510,6 +510,23 @@ class QuorumState:
         if isinstance(current, Resigned):
             self._update(replace(current, unacked_voters=current.unacked_voters - {voter_id}))
 
+    # --- kraft witness hook (kraft/raft/witness.py) ---------------------------
+
+    def restart_election_timer(self, now_ms: int) -> None:
+        """A voter its campaign policy holds back (a witness) lets an election
+        timeout pass without a candidacy: the timer starts again, nothing else
+        changes (the vote cast in the epoch stays). A follower whose fetch
+        timeout passed supports pre-votes again, as the Prospective it would
+        have become does: otherwise a dead leader's follower that never
+        campaigns would block every other candidate's pre-vote; its next
+        successful fetch protects the leader again."""
+        current = self.role
+        if isinstance(current, Follower):
+            self._update(replace(current, fetch_deadline_ms=now_ms + self._config.fetch_timeout_ms,
+                                 has_fetched_from_leader=False))
+        elif isinstance(current, (Unattached, Candidate, Resigned)):
+            self._update(replace(current, election_deadline_ms=now_ms + self.random_election_timeout_ms()))
+
     # --- internals -----------------------------------------------------------
 
     def _election_deadline(self, now_ms: int) -> int | None:

@@ -36,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
         "--clock", choices=CLOCKS, default="virtual",
         help="drive time from the event queue, or from trio's MockClock (same run either way)",
     )
+    parser.add_argument(
+        "--witnesses", default="",
+        help="comma-separated node ids that run as witness voters (never campaign)",
+    )
     parser.add_argument("--stats", action="store_true", help="print coverage counters")
     args = parser.parse_args(argv)
     failures = 0
@@ -53,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
                 auto_join=args.auto_join,
                 storage=args.storage,
                 clock=args.clock,
+                witnesses=tuple(int(i) for i in args.witnesses.split(",") if i.strip()),
             )
         except SimulationFailure as failure:
             failures += 1

@@ -63,6 +63,9 @@ class SimulationConfig:
     storage: str = "memory"
     #: ``virtual`` or ``trio`` (see :data:`CLOCKS`).
     clock: str = "virtual"
+    #: Node ids that run as witnesses (kraft/raft/witness.py): they vote and
+    #: replicate but never campaign; a witness that leads fails the run.
+    witnesses: tuple[int, ...] = ()
 
     @property
     def is_dynamic(self) -> bool:
@@ -86,6 +89,8 @@ class SimulationConfig:
             parts.append(f"--storage {self.storage}")
         if self.clock != "virtual":
             parts.append(f"--clock {self.clock}")
+        if self.witnesses:
+            parts.append("--witnesses " + ",".join(str(i) for i in self.witnesses))
         return " ".join(parts)
 
 

@@ -58,6 +58,7 @@ from kraft.records.view import OffsetAndEpoch
 from kraft.raft.roles import ElectionState, Leader, Role
 from kraft.sim.memlog import MemBatch, MemLog, encode_batches
 from kraft.raft.voters import Endpoint, Endpoints, ReplicaKey, VoterNode, VoterSet
+from kraft.raft.witness import CampaignPolicy
 
 M = TypeVar("M")
 
@@ -79,13 +80,16 @@ class RaftTestContext:
         election_state: ElectionState | None = None,
         dynamic: bool = False,
         auto_join: bool = False,
+        campaign_policy: CampaignPolicy | None = None,
     ) -> None:
-        """``dynamic``: a KIP-853 quorum (kraft.version 1) formatted with
+        """``campaign_policy``: handed to the core (a witness, :mod:`kraft.raft.witness`).
+        ``dynamic``: a KIP-853 quorum (kraft.version 1) formatted with
         ``voters`` as its initial controllers: every replica has the directory
         id :meth:`directory_id` and listeners :meth:`endpoints`, and the
         voter set is in the log's bootstrap checkpoint (offset -1)."""
         self.dynamic = dynamic
         self.auto_join = auto_join
+        self.campaign_policy = campaign_policy
         if dynamic:
             self.voters = VoterSet.of(
                 VoterNode(self.key(i), self.endpoints(i), (0, 1)) for i in voters
@@ -155,6 +159,7 @@ class RaftTestContext:
             local_endpoints=self.endpoints(self.local_id) if self.dynamic and self.local_id is not None else (),
             auto_join=self.auto_join,
             followers_always_flush=self.dynamic,
+            campaign_policy=self.campaign_policy,
         )
         self._apply(self.core.initialize(self.now_ms))
         return self

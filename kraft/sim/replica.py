@@ -14,6 +14,7 @@ from typing import Any
 from kraft.raft.core import RaftCore
 from kraft.raft.roles import ElectionState, Role
 from kraft.raft.voters import Endpoint, Endpoints, ReplicaKey, VoterSet
+from kraft.raft.witness import WitnessPolicy
 from kraft.sim.config import CLUSTER_ID, SimulationConfig
 from kraft.sim.disk import DiskModel
 from kraft.sim.disklog import DiskLog
@@ -169,6 +170,7 @@ class SimNode:
                 bootstrap_ids=self.peers,
                 auto_join=self.auto_join,
                 followers_always_flush=True,
+                campaign_policy=self._campaign_policy(),
             )
             return
         self.core = RaftCore(
@@ -179,7 +181,11 @@ class SimNode:
             config=self._config.quorum,
             cluster_id=CLUSTER_ID,
             election_state=self.durable_election,
+            campaign_policy=self._campaign_policy(),
         )
+
+    def _campaign_policy(self) -> WitnessPolicy | None:
+        return WitnessPolicy.forced() if self.node_id in self._config.witnesses else None
 
     def crash(self, rng: random.Random | None) -> tuple[str, ...]:
         """Lose everything not durable: memory, unflushed log data. Returns

@@ -389,6 +389,8 @@ class Simulation:
         if role_after != node.last_role or core.epoch != node.last_epoch:
             if role_after != node.last_role:
                 self.stats[f"became-{role_after}"] += 1
+                if role_after == "Leader" and node.node_id in self.config.witnesses:
+                    raise self._fail(f"witness {node.node_id} became leader in epoch {core.epoch}")
             self.note(f"node {node.node_id}: {node.last_role} -> {role_after} epoch {core.epoch}")
             node.last_role, node.last_epoch = role_after, core.epoch
         if ready.shutdown is not None:

@@ -115,8 +115,11 @@ async def test_three_voters_export_kafka_raft_metrics(tmp_path: Path) -> None:
 async def test_readyz_and_healthz_fail_with_reasons(tmp_path: Path) -> None:
     """One voter of three alone: alive, no leader -- not ready. Its log
     directory then cannot be written -- not healthy."""
+    # kraft.witness=false: alone, an auto voter waits for the others'
+    # ApiVersions before campaigning (kraft/raft/witness.py).
     paths = make_configs(tmp_path, [1, 2, 3], extra={"metrics.prometheus.port": "0",
-                                                      "metrics.prometheus.host": "127.0.0.1"})
+                                                      "metrics.prometheus.host": "127.0.0.1",
+                                                      "kraft.witness": "false"})
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
             node = await start(nursery, node_config(paths[1]))

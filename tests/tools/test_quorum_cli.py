@@ -73,7 +73,8 @@ def test_status_of_kafkas_own_quorum_is_printed_as_kafka_prints_it() -> None:
         "MaxFollowerLag:         0\n"
         f"MaxFollowerLagTimeMs:   {lag_time}\n"
         "CurrentVoters:          ["
-        + ", ".join(f'{{"id": {i}, "endpoints": ["CONTROLLER://127.0.0.1:{ports[i]}"]}}' for i in (1, 2, 3))
+        + ", ".join(f'{{"id": {i}, "directoryId": null, "endpoints": ["CONTROLLER://127.0.0.1:{ports[i]}"]}}'
+                    for i in (1, 2, 3))
         + "]\n"
         "CurrentObservers:       []\n"
     )
@@ -120,7 +121,7 @@ def test_human_readable_times_are_ms_ago_and_unknown_times_stay_minus_one() -> N
     # The most lagging voter (2) has no caught-up time: -1; the observer
     # shows its directory id and no endpoints.
     assert status[4:] == ["MaxFollowerLag:         10", "MaxFollowerLagTimeMs:   -1",
-                          'CurrentVoters:          [{"id": 1}, {"id": 2}]',
+                          'CurrentVoters:          [{"id": 1, "directoryId": null}, {"id": 2, "directoryId": null}]',
                           'CurrentObservers:       [{"id": 9, "directoryId": "W9Vav3bSR_aDD1GOVgxXPg"}]']
 
 
@@ -128,7 +129,7 @@ def test_a_lone_leader_has_no_lag_and_ipv6_endpoints_are_bracketed() -> None:
     info = QuorumInfo(1, 1, 7, (ReplicaInfo(1, uuid.UUID(int=0), 7, 5, 5),), (), {1: (("CONTROLLER", "::1", 9093),)})
     assert format_status("c", info).splitlines()[4:7] == [
         "MaxFollowerLag:         0", "MaxFollowerLagTimeMs:   0",
-        'CurrentVoters:          [{"id": 1, "endpoints": ["CONTROLLER://[::1]:9093"]}]']
+        'CurrentVoters:          [{"id": 1, "directoryId": null, "endpoints": ["CONTROLLER://[::1]:9093"]}]']
 
 
 def test_a_timestamp_from_the_future_is_kafkas_clock_drift_error() -> None:
@@ -218,7 +219,8 @@ async def test_describe_agrees_with_kafka_python_on_leader_epoch_voters_and_obse
             assert int(fields["LeaderId"]) == leader
             voters = json.loads(fields["CurrentVoters"])
             observers = json.loads(fields["CurrentObservers"])
-            assert voters == [{"id": i, "endpoints": [f"CONTROLLER://{HOST}:{ports[i]}"]} for i in VOTERS]
+            assert voters == [{"id": i, "directoryId": None, "endpoints": [f"CONTROLLER://{HOST}:{ports[i]}"]}
+                              for i in VOTERS]
             assert [o["id"] for o in observers] == [OBSERVER] and "endpoints" not in observers[0]
 
             replication = await kraft_quorum("--bootstrap-controller", bootstrap, "describe", "--replication")

@@ -1,0 +1,272 @@
+"""Detecting a Kafka quorum, for the witness decision (:mod:`kraft.raft.witness`).
+
+Two kinds of evidence feed the :class:`~kraft.raft.witness.WitnessPolicy`:
+
+* **The other voters' ApiVersions** on the controller listener.
+  :class:`WitnessDetector` asks every other voter, on the raft connection
+  to it, ApiVersions (and on first contact DescribeCluster, endpoint type 2:
+  its cluster id and voter set) and hands the advertised api keys to the
+  policy: a Kafka controller lists BrokerRegistration, BrokerHeartbeat,
+  CreateTopics, ... which kraft lacks. Voters not heard yet are asked again
+  with an exponential backoff; heard ones every :data:`REFRESH_MS`. When no
+  voter answers a round, one line says so; one more when one answers again
+  -- never one per attempt. A voter of another cluster, or (static quorum)
+  one whose voter set does not name this configured voter, is one ERROR
+  line naming both sides, and its answer is no evidence.
+* **The local log**: :func:`scan_for_kafka_metadata` looks at the latest
+  snapshot and the first batches of the log for what only a Kafka controller
+  writes: a ``metadata.version`` FeatureLevelRecord, a RegisterBrokerRecord
+  or RegisterControllerRecord. (A Kafka leader writes its bootstrap
+  metadata in its first epoch, and every Kafka snapshot starts with the
+  features.) This keeps a restarted kraft voter a witness even when no Kafka
+  controller is reachable yet.
+
+The decision is logged at INFO once at start and on every change (of the
+state or of its reason), as
+``kraft.witness: witness: voter 1 advertises Kafka controller APIs ...``.
+The module depends on small callables, not on the node.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from kraft.raft.witness import WitnessDecision, WitnessPolicy
+from kraft.records.batch import iter_batches
+from kraft.records.errors import RecordsError
+from kraft.records.metadata import MetadataRecordError, decode_metadata_record, read_frame_header
+
+log = logging.getLogger("kraft.node")
+
+__all__ = ["PeerAnswer", "WitnessDetector", "kafka_metadata_evidence", "scan_for_kafka_metadata", "REFRESH_MS"]
+
+#: How often voters already heard are asked again.
+REFRESH_MS = 30_000
+#: The backoff between rounds while some voter is unheard.
+MIN_BACKOFF_MS = 100
+MAX_BACKOFF_MS = 5_000
+#: How much of the log and the latest snapshot the start-up scan reads.
+SCAN_BATCHES = 256
+SCAN_SNAPSHOT_BYTES = 4 << 20
+
+#: Metadata record types only a Kafka controller writes (type id -> name).
+_KAFKA_RECORDS = {0: "RegisterBrokerRecord", 27: "RegisterControllerRecord"}
+_FEATURE_LEVEL = 12
+
+@dataclass(frozen=True, slots=True)
+class PeerAnswer:
+    """What one voter said: the api keys its ApiVersions advertised, and from
+    DescribeCluster (endpoint type 2) its cluster id and the controllers it
+    lists -- its voter set (None when it did not answer that)."""
+
+    api_keys: tuple[int, ...]
+    cluster_id: str | None = None
+    voter_ids: tuple[int, ...] | None = None
+
+
+#: node id -> its controller endpoint (None: unknown address).
+Addresses = Mapping[int, "tuple[str, int] | None"]
+
+
+def kafka_metadata_evidence(records: Iterable[tuple[int, bytes | memoryview | None]]) -> str | None:
+    """The first Kafka controller record among ``(offset, value)`` pairs,
+    named with its offset; None if there is none. A value must decode whole
+    to count (an application's own bytes that merely look alike do not)."""
+    for offset, value in records:
+        if value is None:
+            continue
+        try:
+            api_key, _, _ = read_frame_header(value)
+            if api_key not in _KAFKA_RECORDS and api_key != _FEATURE_LEVEL:
+                continue
+            record = decode_metadata_record(value)
+        except MetadataRecordError:
+            continue
+        if api_key in _KAFKA_RECORDS:
+            return f"{_KAFKA_RECORDS[api_key]} at offset {offset}"
+        if getattr(record.message, "name", None) == "metadata.version":
+            return f"metadata.version FeatureLevelRecord at offset {offset}"
+    return None
+
+
+def _batch_records(data: bytes | memoryview) -> Iterable[tuple[int, bytes | memoryview | None]]:
+    try:
+        for batch in iter_batches(data):
+            if batch.is_control:
+                continue
+            for record in batch.records():
+                yield record.offset, record.value
+    except RecordsError:
+        return  # a prefix read cut the last batch: what was read is enough
+
+
+def scan_for_kafka_metadata(mlog: Any) -> str | None:
+    """Kafka controller metadata in the latest snapshot (its first
+    :data:`SCAN_SNAPSHOT_BYTES`) or the first :data:`SCAN_BATCHES` batches of
+    the log; ``mlog`` is a :class:`~kraft.records.log.MetadataLog`. Run it
+    where the log may be read (the node does it at start, before the raft core exists)."""
+    snapshot_id = mlog.latest_snapshot_id()
+    if snapshot_id is not None:
+        part = mlog.read_snapshot(snapshot_id, 0, SCAN_SNAPSHOT_BYTES)
+        if part is not None:
+            found = kafka_metadata_evidence(_batch_records(part.data))
+            if found is not None:
+                return f"{found} of snapshot {snapshot_id.offset}-{snapshot_id.epoch}"
+
+    def log_records() -> Iterable[tuple[int, bytes | memoryview | None]]:
+        for count, batch in enumerate(mlog.iter_batches()):
+            if count >= SCAN_BATCHES:
+                return
+            if not batch.is_control:
+                for record in batch.records():
+                    yield record.offset, record.value
+
+    try:
+        return kafka_metadata_evidence(log_records())
+    except RecordsError:
+        return None
+
+
+class WitnessDetector:
+    """Feeds the policy with the other voters' ApiVersions and logs the
+    decision (see the module docstring).
+
+    ``voters()`` gives the current voters' controller endpoints (our own id
+    included or not); ``probe(node_id, address, describe)`` asks one of them
+    ApiVersions and, with ``describe``, DescribeCluster (a :class:`PeerAnswer`),
+    None when it cannot be reached; ``changed()`` is called when the decision changed (wake the raft
+    core). ``cluster_id`` is this node's (meta.properties): a voter of
+    another cluster is reported in one line (naming both ids) and its answer
+    is no evidence; so is a voter whose voter set does not name this node
+    while this node is configured as a voter."""
+
+    def __init__(
+        self,
+        policy: WitnessPolicy,
+        local_id: int,
+        *,
+        voters: Callable[[], Addresses],
+        probe: Callable[[int, tuple[str, int], bool], Awaitable[PeerAnswer | None]],
+        changed: Callable[[], object] = lambda: None,
+        clock_ms: Callable[[], float] = lambda: trio.current_time() * 1000,
+        cluster_id: str | None = None,
+        voters_source: str = "controller.quorum.voters",
+    ) -> None:
+        self.policy = policy
+        self.local_id = local_id
+        self._voters = voters
+        self._probe = probe
+        self._changed = changed
+        self._clock_ms = clock_ms
+        self._heard_at: dict[int, float] = {}
+        self._logged: WitnessDecision | None = None
+        self._unreachable: tuple[int, ...] | None = None
+        self.cluster_id = cluster_id
+        self._voters_source = voters_source
+        #: node id -> the mismatch last reported about it (one line per change).
+        self._problems: dict[int, str] = {}
+        #: Rounds of probes made (for tests and status).
+        self.rounds = 0
+
+    @property
+    def decision(self) -> WitnessDecision:
+        return self.policy.decide(self.local_id, tuple(self._voters()))
+
+    def _decision_maybe_changed(self) -> None:
+        voters = tuple(self._voters())
+        if self.local_id not in voters:
+            return  # an observer: nothing to decide
+        decision = self.policy.decide(self.local_id, voters)
+        if decision != self._logged:
+            log.info("kraft.witness: %s", decision.describe())
+            self._logged = decision
+            self._changed()
+
+    async def run(self) -> None:
+        """Run until cancelled: rounds of probes, logging each decision change."""
+        self._decision_maybe_changed()
+        backoff = MIN_BACKOFF_MS
+        while True:
+            complete = await self._round()
+            self._decision_maybe_changed()
+            if complete:
+                backoff = MIN_BACKOFF_MS
+                await trio.sleep(1.0)  # notice voter set changes; refresh per REFRESH_MS
+            else:
+                await trio.sleep(backoff / 1000)
+                backoff = min(MAX_BACKOFF_MS, backoff * 2)
+
+    async def _round(self) -> bool:
+        """Probe the voters due; True when every other voter has been heard."""
+        now = self._clock_ms()
+        others = {i: a for i, a in self._voters().items() if i != self.local_id}
+        due = {i: a for i, a in others.items()
+               if a is not None and (i not in self._heard_at or now - self._heard_at[i] >= REFRESH_MS)}
+        if not due:
+            return all(i in self._heard_at for i in others)
+        self.rounds += 1
+
+        async def ask(node_id: int, address: tuple[str, int]) -> None:
+            # DescribeCluster only on first contact (and after a failure or a
+            # mismatch): a refresh of a voter already heard is ApiVersions alone.
+            answer = await self._probe(node_id, address, node_id not in self._heard_at)
+            problem = None if answer is None else self._mismatch(node_id, address, answer, others)
+            self._report(node_id, problem)
+            if answer is None or problem is not None:
+                # Asked again with the backoff; what it advertised is kept.
+                self._heard_at.pop(node_id, None)
+            else:
+                self.policy.heard(node_id, answer.api_keys)
+                self._heard_at[node_id] = self._clock_ms()
+
+        async with trio.open_nursery() as nursery:
+            for node_id, address in sorted(due.items()):
+                nursery.start_soon(ask, node_id, address)
+        self._note_reachability(others)
+        return all(i in self._heard_at for i in others)
+
+    def _mismatch(self, node_id: int, address: tuple[str, int], answer: PeerAnswer,
+                  others: Mapping[int, Any]) -> str | None:
+        """Why ``answer`` is not from a voter of this node's quorum, or None."""
+        where = f"voter {node_id} at {address[0]}:{address[1]}"
+        if self.cluster_id is not None and answer.cluster_id is not None and answer.cluster_id != self.cluster_id:
+            return (f"{where} belongs to cluster {answer.cluster_id}, this node to cluster {self.cluster_id} "
+                    f"(its meta.properties): nothing is fetched from it; point {self._voters_source} at this "
+                    f"cluster's controllers, or format this node with -t {answer.cluster_id}")
+        theirs = answer.voter_ids
+        # Only a static voter set is this node's configuration (a dynamic
+        # one is the log's, and a peer may lag behind a change for a while).
+        static = self._voters_source == "controller.quorum.voters"
+        if static and theirs and self.local_id not in theirs and self.local_id in self._voters():
+            ours = sorted({*others, self.local_id})
+            return (f"this node is configured as voter {self.local_id} of {ours} ({self._voters_source}), but "
+                    f"{where} has the voter set {sorted(theirs)}, which does not name it: fix "
+                    f"{self._voters_source}, or add this node with add-controller")
+        return None
+
+    def _report(self, node_id: int, problem: str | None) -> None:
+        if problem == self._problems.get(node_id):
+            return
+        if problem is not None:
+            log.error("kraft.witness: %s", problem)
+            self._problems[node_id] = problem
+        else:
+            self._problems.pop(node_id, None)
+
+    def _note_reachability(self, others: Mapping[int, Any]) -> None:
+        """One line when no other voter answers, one when some voter answers again."""
+        reachable = [i for i in others if i in self._heard_at]
+        state = tuple(sorted(others)) if others and not reachable else None
+        if state == self._unreachable:
+            return
+        if state is not None:
+            log.warning("kraft.witness: cannot reach any other voter (%s) with ApiVersions; retrying with backoff "
+                        "up to %d ms", ", ".join(str(i) for i in state), MAX_BACKOFF_MS)
+        elif self._unreachable is not None:
+            log.info("kraft.witness: voters reachable again (heard %s)", ", ".join(str(i) for i in sorted(reachable)))
+        self._unreachable = state

@@ -1,0 +1,151 @@
+"""A kraft witness beside two "Kafka" controllers, as separate processes.
+
+The Kafka side is played by kraft nodes that answer ApiVersions exactly as a
+real Kafka 4.0 controller did (the testing knob
+``kraft.testing.api.versions.response.hex`` replays a real answer from
+``../shared/fixtures/wire/kafka-4.0-controller-frames.jsonl``) and run with
+``kraft.witness=false`` so they lead as Kafka controllers do. Node 3 is a
+kraft voter with default settings.
+
+The witness starts first (the issue's failure: kraft started faster and won
+epoch 1), yet never leads; killing either Kafka-played controller (kill -9)
+leaves the other elected with the witness's vote; killing the witness changes
+nothing (same leader, same epoch, commits go on)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+from tests.node.cluster import make_configs
+from tests.node.harness import node_config, start
+from tests.node.procs import NodeProcess
+from tests.node.test_multiprocess import Observer
+
+KAFKA = (1, 2)
+WITNESS = 3
+OBSERVER = 9
+FRAMES = (Path(__file__).resolve().parents[2] / ".." / "shared").resolve() / "fixtures" / "wire" / \
+    "kafka-4.0-controller-frames.jsonl"
+
+
+def kafka_api_versions_hex() -> str:
+    if not FRAMES.exists():
+        pytest.skip(f"needs a real Kafka 4.0 controller's ApiVersions answer: {FRAMES} is absent")
+    for line in FRAMES.read_text().splitlines():
+        frame = json.loads(line)
+        if frame["api"] == "ApiVersions" and frame["direction"] == "response":
+            return str(frame["frameHex"])
+    raise AssertionError("no ApiVersions response in the fixture")
+
+
+async def wait_for(predicate: object, what: str) -> None:
+    assert callable(predicate)
+    with trio.fail_after(60):
+        while not predicate():
+            await trio.sleep(0.05)
+
+
+async def caught_up(node_id: int, leader_config: Path) -> None:
+    """Until the leader's DescribeQuorum shows ``node_id`` with lag 0."""
+    port = next(line.split("CONTROLLER://127.0.0.1:")[1] for line in leader_config.read_text().splitlines()
+                if line.startswith("listeners="))
+    with trio.fail_after(60):
+        while True:
+            done = await trio.run_process(
+                [sys.executable, "-m", "kraft.cli", "quorum", "--bootstrap-controller", f"127.0.0.1:{port}",
+                 "describe", "--replication"], capture_stdout=True, capture_stderr=True, check=False)
+            rows = [line.split("\t") for line in done.stdout.decode().splitlines()[1:]]
+            if any(r[0].strip() == str(node_id) and r[3].strip() == "0" and r[6].strip() == "Follower" for r in rows):
+                return
+            await trio.sleep(0.2)
+
+
+@pytest.mark.slow
+async def test_kafka_controllers_lead_and_the_witness_never_does(tmp_path: Path) -> None:
+    kafka_hex = kafka_api_versions_hex()
+    paths = make_configs(tmp_path, [*KAFKA, WITNESS], observers=[OBSERVER])
+    for node_id in KAFKA:
+        with open(paths[node_id], "a") as f:
+            f.write(f"kraft.witness=false\nkraft.testing.api.versions.response.hex={kafka_hex}\n")
+    procs = {i: NodeProcess(i, paths[i], tmp_path, append_rate=50) for i in (*KAFKA, WITNESS)}
+    try:
+        with trio.fail_after(240):
+            async with trio.open_nursery() as nursery:
+                # The witness first: it must not campaign before it has heard
+                # the others' ApiVersions.
+                procs[WITNESS].start()
+                await wait_for(lambda: "kraft.witness: undecided" in procs[WITNESS].output(), "undecided line")
+                for i in KAFKA:
+                    procs[i].start()
+                obs = Observer(await start(nursery, node_config(paths[OBSERVER])))
+                nursery.start_soon(obs.follow)
+                nursery.start_soon(obs.watch_leaders)
+
+                first = await obs.leader()
+                assert first in KAFKA
+                await obs.commits(20)
+                await wait_for(lambda: "kraft.witness: witness: voters 1, 2 advertise Kafka controller APIs kraft "
+                                       "lacks (CreateTopics" in procs[WITNESS].output(), "witness line")
+                # kraft quorum describe --status: Kafka's lines, then the witness and why.
+                port = next(line.split("CONTROLLER://127.0.0.1:")[1] for line in paths[1].read_text().splitlines()
+                            if line.startswith("listeners="))
+                described = await trio.run_process(
+                    [sys.executable, "-m", "kraft.cli", "quorum", "--bootstrap-controller", f"127.0.0.1:{port}",
+                     "describe", "--status"], capture_stdout=True, capture_stderr=True, check=False)
+                lines = described.stdout.decode().splitlines()
+                assert described.returncode == 0 and len(lines) == 9, described
+                assert lines[-1].startswith('Witnesses:              [{"id": 3, "reason": "voters 1, 2 advertise '
+                                            'Kafka controller APIs kraft lacks'), lines
+
+                # Killing the witness changes nothing: same leader and epoch,
+                # commits go on with the two Kafka controllers.
+                shell = obs.node.shell
+                assert shell is not None
+                before = shell.leader
+                procs[WITNESS].kill()
+                await obs.commits(40)
+                assert shell.leader == before
+                procs[WITNESS].start()
+                # Restarted: undecided again, then a witness once it heard both.
+                await wait_for(lambda: procs[WITNESS].output().count("kraft.witness: undecided") == 2
+                               and "kraft.witness: witness: voters 1, 2" in
+                               procs[WITNESS].output().rsplit("kraft.witness: undecided", 1)[1], "witness again")
+                await obs.commits(20)
+
+                # Quiesce, so that no record is on the witness and not on the
+                # surviving Kafka controller when the leader dies (a witness
+                # never leads, so it cannot hand such records over; see the
+                # README), then kill -9 the Kafka leader: the other one is
+                # elected with the witness's vote (2 of 3).
+                for i in KAFKA:
+                    await procs[i].stop_load_async()
+                await obs.quiet()
+                procs[first].kill()
+                second = await obs.leader(not_in=(None, first))
+                assert second in KAFKA and second != first
+
+                # And the other way round, once the restarted one caught up.
+                procs[first].start()
+                await caught_up(first, paths[second])
+                procs[second].kill()
+                third = await obs.leader(not_in=(None, second))
+                assert third == first
+                nursery.cancel_scope.cancel()
+    finally:
+        for p in procs.values():
+            p.terminate()
+    leaders = {leader for _, leader in obs.leaders if leader is not None}
+    assert WITNESS not in leaders and leaders <= set(KAFKA), obs.leaders
+    witness_log = procs[WITNESS].output()
+    assert "Candidate" not in witness_log and "-> Leader" not in witness_log
+    # One line per decision change (state or reason; two starts), never one
+    # per probe: no line repeats the one before.
+    decisions = [line.split("INFO ", 1)[1] for line in witness_log.splitlines()
+                 if "kraft.witness: undecided" in line or "kraft.witness: witness" in line]
+    assert 4 <= len(decisions) <= 6, decisions
+    assert all(a != b for a, b in zip(decisions, decisions[1:])), decisions
