@@ -528,6 +528,8 @@ class _FastDumper(_Dumper):
 
         self.lines: list[str] = []
         self.payloads = MetadataPayloads()
+        #: offset of the first record rendered (for joining parallel runs)
+        self.first_offset: int | None = None
 
     def emit(self, line: str) -> None:
         lines = self.lines
@@ -542,6 +544,60 @@ class _FastDumper(_Dumper):
             self.lines = []
 
     def dump_batches(self, batches: list[RecordBatch], abs_path: str, arg: str) -> None:
+        workers = _worker_count()
+        size = sum(b[1] for b in batches) if batches else 0
+        if workers > 1 and size >= PARALLEL_MIN_BYTES and (self.deep or self.as_json):
+            self.dump_batches_parallel(batches, abs_path, arg, workers)
+        else:
+            self.render(batches, abs_path, arg)
+
+    def dump_batches_parallel(self, batches: list[RecordBatch], abs_path: str, arg: str, workers: int) -> None:
+        """Render contiguous runs of batches in forked processes (the file's
+        bytes are shared copy-on-write), then write their text in file order.
+        Offset gaps inside a run come back from its worker; gaps between runs
+        are found here, so the report is the serial one."""
+        import multiprocessing
+
+        global _PARALLEL_JOB
+        self.flush()
+        total = sum(b[1] for b in batches)
+        bounds = [0]
+        acc = 0
+        for i, b in enumerate(batches):
+            acc += b[1]
+            if acc >= total * len(bounds) / (workers * 2) and len(bounds) < workers * 2:
+                bounds.append(i + 1)
+        if bounds[-1] != len(batches):
+            bounds.append(len(batches))
+        runs = [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
+        _PARALLEL_JOB = (self, batches, abs_path, arg)
+        try:
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                results = pool.map(_render_run, runs, chunksize=1)
+        finally:
+            _PARALLEL_JOB = None
+        chronological: list[tuple[int, int]] = []
+        last_offset = -1
+        raw = getattr(self.out, "buffer", None)
+        if raw is not None:
+            self.out.flush()
+        for text, gaps, first, last, failed in results:
+            if text:
+                if raw is not None:
+                    raw.write(text)  # encoded by the worker, in parallel
+                else:
+                    self.out.write(text.decode("utf-8", "surrogateescape"))
+            if first is not None:
+                if last_offset != -1 and first != last_offset + 1:
+                    chronological.append((last_offset, first))
+                last_offset = last
+            chronological.extend(reversed(gaps))
+            self.failed = self.failed or failed
+        if chronological:
+            self.non_consecutive[abs_path] = list(reversed(chronological)) + self.non_consecutive.get(abs_path, [])
+
+    def render(self, batches: list[RecordBatch], abs_path: str, arg: str) -> int:
+        """Render ``batches`` serially; returns the last record offset seen (-1: none)."""
         from crc32c import crc32c
 
         import orjson
@@ -583,6 +639,8 @@ class _FastDumper(_Dumper):
             lines = self.lines
             if records is None:
                 continue
+            if self.first_offset is None and records:
+                self.first_offset = records[0][0]
             if control or not specialised:
                 for record in records:
                     last_offset = self.note_offset(abs_path, last_offset, record[0])
@@ -642,6 +700,48 @@ class _FastDumper(_Dumper):
             if len(lines) >= _CHUNK_LINES:
                 self.flush()
                 lines = self.lines
+        return last_offset
+
+
+#: files smaller than this are rendered in one process (forking costs more)
+PARALLEL_MIN_BYTES = 4 * 1024 * 1024
+_PARALLEL_JOB: tuple[_FastDumper, list[RecordBatch], str, str] | None = None
+
+
+def _worker_count() -> int:
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+class _Collected:
+    """A text sink for a worker: what it renders goes back to the parent."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.parts.append(text)
+        return len(text)
+
+
+def _render_run(run: tuple[int, int]) -> tuple[bytes, list[tuple[int, int]], int | None, int, bool]:
+    """In a forked worker: render batches ``run[0]:run[1]`` of the job."""
+    assert _PARALLEL_JOB is not None
+    dumper, batches, abs_path, arg = _PARALLEL_JOB
+    sink = _Collected()
+    dumper.out = sink  # type: ignore[assignment]
+    dumper.lines = []
+    dumper.first_offset = None
+    dumper.failed = False
+    dumper.non_consecutive = {}
+    last = dumper.render(batches[run[0] : run[1]], abs_path, arg)
+    dumper.flush()
+    text = "".join(sink.parts).encode("utf-8", "surrogateescape")
+    return text, dumper.non_consecutive.get(abs_path, []), dumper.first_offset, last, dumper.failed
 
 
 def _b64(data: bytes) -> str:

@@ -127,3 +127,41 @@ def test_fast_path_prints_the_oracles_bytes_on_small_fixtures(mode: dict[str, An
 @pytest.mark.parametrize("mode", MODES)
 def test_fast_path_prints_the_oracles_bytes_on_large_fixtures(mode: dict[str, Any]) -> None:
     _both_paths([p for p in _fixture_logs() if p.stat().st_size >= 300_000], mode)
+
+
+@pytest.mark.parametrize("mode", [
+    pytest.param({"metadata_decoder": True}, id="cluster-metadata-decoder"),
+    pytest.param({"metadata_decoder": True, "as_json": True}, id="json-decoder"),
+    pytest.param({"deep": True}, id="deep-iteration"),
+])
+def test_parallel_rendering_prints_the_oracles_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      mode: dict[str, Any]) -> None:
+    """Large files are rendered by forked workers, a run of batches each; the
+    output and the offset-gap report (gaps inside a run and between runs)
+    are the serial oracle's."""
+    from kraft.records.batch import Record, build_batch
+    from kraft.records.metadata import encode_metadata_record
+    from kraft.tools import dump_log
+    from kraft.tools.bench.records import _Synth
+
+    import random
+
+    synth = _Synth(random.Random(7))
+    chunks = []
+    offset = 0
+    for i in range(400):
+        values = synth.batch_values()
+        records = [Record(offset + j, 1_700_000_000_000 + i, None, v) for j, v in enumerate(values)]
+        chunks.append(build_batch(records, base_offset=offset, partition_leader_epoch=1))
+        offset += len(values) + (5 if i % 97 == 0 else 0)  # gaps, some at run boundaries by chance
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(b"".join(chunks) + encode_metadata_record(synth.cls["NoOpRecord"]()))  # a torn tail too
+    monkeypatch.setattr(dump_log, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(dump_log, "_worker_count", lambda: 3)
+    outs = []
+    for fast in (True, False):
+        out, err = io.StringIO(), io.StringIO()
+        status = run_dump([str(path)], out=out, err=err, fast=fast, **mode)
+        outs.append((status, out.getvalue(), err.getvalue()))
+    assert outs[0] == outs[1]
+    assert "Non-consecutive offsets" in outs[0][2]
