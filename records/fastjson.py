@@ -169,6 +169,24 @@ class MetadataPayloads:
         self._kinds[key] = kind
         return kind
 
+    def describe(self, value: bytes | None) -> tuple[str, int, int, Any, str] | None:
+        """``(type name, api key, version, decoded message, payload text)`` of
+        a record value, or ``None`` where the generic path must say."""
+        if value is None or len(value) < 3 or value[0] != 1 or value[1] > 0x7F or value[2] > 0x7F:
+            return None
+        kind = self._kind(value[1], value[2])
+        if kind is None:
+            return None
+        cls, name, to_json = kind
+        try:
+            message, end = cls.read(value, 3, value[2])
+            if end != len(value):
+                return None
+            data = orjson.dumps(to_json(message)).decode("utf-8")
+        except Exception:  # noqa: BLE001 - the generic path reports it
+            return None
+        return name, value[1], value[2], message, f'{{"type":"{name}","version":{value[2]},"data":{data}}}'
+
     def text(self, value: bytes | None) -> str | None:
         if value is None:
             return None

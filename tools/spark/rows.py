@@ -28,12 +28,17 @@ With ``failfast`` the first such problem raises :class:`KraftReadError` instead.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from kraft.records.batch import RecordBatch
 from kraft.records.describe import UNKNOWN_RECORD_TYPE, codec_name, describe_record, java_json, read_file_batches
+from kraft.records.fastjson import MetadataPayloads
+from kraft.records.fastjson import _uuid_text
+from kraft.records.metadata import metadata_type_name
 from kraft.tools.spark.plan import FileSplit, SourceFile
+from kraft.tools.spark.pushdown import Pushed
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -128,9 +133,7 @@ def arrow_schema() -> pa.Schema:
 
 
 def _uuid(u: Any) -> str | None:
-    from kraft.messages.json_form import uuid_to_kafka
-
-    return None if u is None else uuid_to_kafka(u)
+    return None if u is None else _uuid_text(u)
 
 
 def _typed(**values: Any) -> tuple[Any, ...]:
@@ -197,20 +200,31 @@ _TYPED_VIEWS: dict[str, Any] = {
 class _SplitReader:
     """Rows of one split. Problems become rows (or raise, with ``failfast``)."""
 
-    def __init__(self, split: FileSplit, failfast: bool) -> None:
+    def __init__(self, split: FileSplit, failfast: bool, pushed: Pushed | None = None) -> None:
         self.split = split
         self.failfast = failfast
+        self.pushed = pushed if pushed is not None and pushed.any else None
         f: SourceFile = split.file
         self.file_part = (f.cluster_id, f.node_id, f.path, f.kind, f.snapshot_end_offset, f.snapshot_epoch)
 
-    def problem(self, kind: str, message: str, position: int | None, batch_part: tuple[Any, ...] = _NO_BATCH) -> tuple[Any, ...]:
+    def problem(self, kind: str, message: str, position: int | None,
+                batch_part: tuple[Any, ...] = _NO_BATCH) -> tuple[Any, ...] | None:
         if self.failfast:
             raise KraftReadError(f"{kind}: {message}")
+        if self.pushed is not None and self.pushed.row_level:
+            return None  # a problem row has no record_type or offset: the filter drops it
         return (*self.file_part, position, *batch_part, *_NO_RECORD[:-2], kind, message, *_NO_TYPED)
 
     def rows(self) -> Iterator[tuple[Any, ...]]:
+        for row in self._rows():
+            if row is not None:
+                yield row
+
+    def _rows(self) -> Iterator[tuple[Any, ...] | None]:
         split = self.split
         file = split.file
+        if self.pushed is not None and not self.pushed.keeps_file(file.cluster_id, file.node_id, file.path, file.kind):
+            return
         if split.first:
             for p in file.problems:
                 yield self.problem(p.kind, p.message, None)
@@ -251,9 +265,12 @@ class _SplitReader:
                 TORN_TAIL, f"{file.path} shrank while it was read: {split.length - len(data)} bytes missing", end
             )
 
-    def batch_rows(self, batch: RecordBatch) -> Iterator[tuple[Any, ...]]:
+    def batch_rows(self, batch: RecordBatch) -> Iterator[tuple[Any, ...] | None]:
         position = self.split.start + batch.position
         is_control = batch.is_control
+        pushed = self.pushed
+        if pushed is not None and not pushed.keeps_batch(batch.base_offset, batch.last_offset, is_control):
+            return  # not decoded at all
         crc_valid = batch.is_valid()
         batch_part = (
             batch.base_offset,
@@ -278,8 +295,21 @@ class _SplitReader:
             if self.failfast:
                 raise KraftReadError(f"{CRC_MISMATCH}: {crc_error} of {self.split.file.path}")
         head = (*self.file_part, position, *batch_part)
+        types = None if pushed is None else pushed.record_types
         for record in records:
+            if pushed is not None:
+                if not pushed.keeps_offset(record[0]):
+                    continue
+                if types is not None and not is_control:
+                    value = record[3]
+                    # the type id is the second byte of a metadata frame: skip
+                    # other types without decoding them
+                    if value is not None and len(value) > 2 and value[0] == 1 and value[1] < 0x80:
+                        if _type_name(value[1]) not in types:
+                            continue
             type_name, type_id, version, payload, error_kind, error, typed = _describe(batch, record, is_control)
+            if types is not None and type_name not in types:
+                continue
             if error is not None and self.failfast:
                 raise KraftReadError(f"{error_kind}: {error} (offset {record.offset} of {self.split.file.path})")
             if crc_error is not None:
@@ -308,14 +338,33 @@ _MEMO_MAX_ENTRIES = 4096
 _memo: dict[bytes, tuple[Any, ...]] = {}
 
 
+_payloads: MetadataPayloads | None = None
+
+
 def _describe(batch: RecordBatch, record: Any, is_control: bool) -> tuple[Any, ...]:
     """``(type_name, type_id, version, payload, error_kind, error, typed)`` of a record."""
-    value = record.value
+    global _payloads
+    value = record[3]
     small = not is_control and value is not None and len(value) <= _MEMO_MAX_VALUE
     if small:
         hit = _memo.get(value)
         if hit is not None:
             return hit
+    if not is_control:
+        # The fast path of kraft dump-log: compiled payload JSON (the generic
+        # path below stays for what it declines: errors, unknown types).
+        if _payloads is None:
+            _payloads = MetadataPayloads()
+        fast = _payloads.describe(value)
+        if fast is not None:
+            name, api_key, version, message, text = fast
+            view = _TYPED_VIEWS.get(name)
+            out = (name, api_key, version, text, None, None, _NO_TYPED if view is None else view(message))
+            if small:
+                if len(_memo) >= _MEMO_MAX_ENTRIES:
+                    _memo.clear()
+                _memo[bytes(value)] = out
+            return out
     d = describe_record(batch, record)
     typed = _NO_TYPED
     if d.message is not None and not is_control:
@@ -334,10 +383,21 @@ def _describe(batch: RecordBatch, record: Any, is_control: bool) -> tuple[Any, .
     return out
 
 
-def iter_rows(splits: Iterable[FileSplit], *, failfast: bool = False) -> Iterator[tuple[Any, ...]]:
-    """Every row of ``splits`` as a tuple in :data:`COLUMN_NAMES` order."""
+@functools.cache
+def _type_name(api_key: int) -> str | None:
+    try:
+        return metadata_type_name(api_key)
+    except Exception:  # noqa: BLE001 - an unknown type has no name (record_type null)
+        return None
+
+
+def iter_rows(
+    splits: Iterable[FileSplit], *, failfast: bool = False, pushed: Pushed | None = None
+) -> Iterator[tuple[Any, ...]]:
+    """Every row of ``splits`` as a tuple in :data:`COLUMN_NAMES` order
+    (only those ``pushed`` keeps, when given)."""
     for split in splits:
-        yield from _SplitReader(split, failfast).rows()
+        yield from _SplitReader(split, failfast, pushed).rows()
 
 
 def read_splits(
@@ -346,6 +406,7 @@ def read_splits(
     failfast: bool = False,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     schema: pa.Schema | None = None,
+    pushed: Pushed | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The rows of ``splits`` as Arrow record batches of up to ``batch_rows`` rows."""
     import pyarrow as pa
@@ -353,7 +414,7 @@ def read_splits(
     schema = schema or arrow_schema()
     types = [f.type for f in schema]
     pending: list[tuple[Any, ...]] = []
-    for row in iter_rows(splits, failfast=failfast):
+    for row in iter_rows(splits, failfast=failfast, pushed=pushed):
         pending.append(row)
         if len(pending) >= batch_rows:
             yield _to_arrow(pending, schema, types, pa)
