@@ -34,16 +34,18 @@ MEMO_MAX_VALUE = 48
 #: at most this many remembered payloads (a bound on memory, not a tuning knob)
 MEMO_MAX_ENTRIES = 1 << 16
 
-_UUID_TEXT: dict[uuid.UUID, str] = {}
+_UUID_TEXT: dict[int, str] = {}
 
 
 def _uuid_text(u: uuid.UUID) -> str:
-    """Kafka's ``Uuid.toString()``, remembered: topic ids repeat in every partition record."""
-    text = _UUID_TEXT.get(u)
+    """Kafka's ``Uuid.toString()``, remembered: topic ids repeat in every
+    partition record (keyed by the uuid's int: ``UUID.__hash__`` is Python code)."""
+    key = u.int
+    text = _UUID_TEXT.get(key)
     if text is None:
-        text = base64.urlsafe_b64encode(u.bytes).rstrip(b"=").decode("ascii")
+        text = base64.urlsafe_b64encode(key.to_bytes(16, "big")).rstrip(b"=").decode("ascii")
         if len(_UUID_TEXT) < MEMO_MAX_ENTRIES:
-            _UUID_TEXT[u] = text
+            _UUID_TEXT[key] = text
     return text
 
 
