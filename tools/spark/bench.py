@@ -130,7 +130,8 @@ def run_spark_filtered(spark: object, paths: list[str], where: str | None) -> tu
     from kraft.tools.spark.source import read
 
     t0 = time.perf_counter()
-    df = read(spark, paths, minPartitions=spark.sparkContext.defaultParallelism)  # type: ignore[attr-defined]
+    df = read(spark, paths, minPartitions=spark.sparkContext.defaultParallelism,  # type: ignore[attr-defined]
+              pushdown="true" if where is not None else None)
     if where is not None:
         df = df.where(where)
     return df.count(), time.perf_counter() - t0

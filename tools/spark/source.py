@@ -24,9 +24,12 @@ Options (case-insensitive):
   another one become one ``cluster_mismatch`` row each;
 - ``batchRows`` (default 8192): rows per Arrow batch handed to Spark.
 
-Filters on ``record_type``, ``offset``, ``cluster_id``, ``node_id``, ``file``
-and ``file_kind`` are pushed down (PySpark 4.1+): files, batches and records
-they rule out are not read or not decoded (:mod:`kraft.tools.spark.pushdown`).
+- ``pushdown`` (default false; needs :func:`register`): filters on
+  ``record_type``, ``offset``, ``cluster_id``, ``node_id``, ``file`` and
+  ``file_kind`` are pushed down (PySpark 4.1+): files, batches and records
+  they rule out are not read or not decoded (:mod:`kraft.tools.spark.pushdown`).
+  Off by default because PySpark 4.3 shares pushed filters between two scans
+  of one DataFrame (see :meth:`KraftPushdownReader.pushFilters`).
 Column pruning is not offered to Python data sources by PySpark (4.3): every
 column is built.
 
@@ -120,6 +123,7 @@ class KraftReader(DataSourceReader):
         self.batch_rows = int(options.get("batchRows", DEFAULT_BATCH_ROWS))
         self.schema = schema
         self.pushed = Pushed()
+        self.pushdown = options.get("pushdown", "false").lower() == "true"
 
     def partitions(self) -> list[InputPartition]:
         planned = plan(
@@ -152,8 +156,15 @@ class KraftPushdownReader(KraftReader):
 
     def pushFilters(self, filters: list[Any]) -> Iterator[Any]:  # noqa: N802 - PySpark's name
         """Keep the filters we can read less with (see :mod:`kraft.tools.spark.pushdown`)
-        and hand every filter back: Spark still checks them on what we return."""
-        self.pushed = push(filters, self.pushed)
+        and hand every filter back: Spark still checks them on what we return.
+
+        Only with ``pushdown=true``: PySpark 4.3 lets two scans of one
+        DataFrame under different filters (a self-join, a union, the
+        report's segments against its snapshots) share the filters pushed to
+        one of them, and the other then misses rows. A DataFrame read with
+        ``pushdown=true`` must be scanned once per query."""
+        if self.pushdown:
+            self.pushed = push(filters, self.pushed)
         yield from filters
 
 
@@ -193,8 +204,9 @@ FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
 
 def register(spark: SparkSession) -> None:
-    """Make ``spark.read.format("kraft")`` available in this session, with
-    filter pushdown (this turns on ``spark.sql.python.filterPushdown.enabled``).
+    """Make ``spark.read.format("kraft")`` available in this session, able
+    to push filters down (this turns on ``spark.sql.python.filterPushdown.enabled``;
+    a read pushes them with ``.option("pushdown", "true")``).
 
     Without this call, where kraft is installed as a package, Spark finds the
     format by itself (the ``pyspark_kraft`` module), without pushdown."""
