@@ -709,8 +709,13 @@ _PARALLEL_JOB: tuple[_FastDumper, list[RecordBatch], str, str] | None = None
 
 
 def _worker_count() -> int:
+    """One worker per CPU this process may run on; ``KRAFT_DUMP_LOG_WORKERS``
+    overrides it (1: render in this process only)."""
     import os
 
+    forced = os.environ.get("KRAFT_DUMP_LOG_WORKERS", "")
+    if forced.isdigit() and int(forced) > 0:
+        return int(forced)
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
