@@ -136,13 +136,6 @@ def _uuid(u: Any) -> str | None:
     return None if u is None else _uuid_text(u)
 
 
-def _typed(**values: Any) -> tuple[Any, ...]:
-    out = list(_NO_TYPED)
-    for name, value in values.items():
-        out[_TYPED_INDEX[name]] = value
-    return tuple(out)
-
-
 def _change_flag(value: int, *, on: int, off: int | None) -> bool | None:
     """BrokerRegistrationChangeRecord's int8 flags: on -> True, off -> False, 0 -> unchanged."""
     if value == on:
@@ -152,46 +145,41 @@ def _change_flag(value: int, *, on: int, off: int | None) -> bool | None:
     return None
 
 
+def _n(k: int) -> tuple[None, ...]:
+    return (None,) * k
+
+
+# Each view returns the whole typed tuple at once (a tuple display and a
+# concatenation, in _TYPED order: topic_id, topic_name, partition_id, leader,
+# leader_epoch, partition_epoch, replicas, isr, broker_id, broker_epoch,
+# fenced, in_controlled_shutdown, rack, resource_type, resource_name,
+# config_name, config_value, feature_name, feature_level): it runs for most rows.
+_N2, _N6, _N7, _N8, _N9, _N11, _N13, _N17, _N18 = (_n(k) for k in (2, 6, 7, 8, 9, 11, 13, 17, 18))
 _TYPED_VIEWS: dict[str, Any] = {
-    "TOPIC_RECORD": lambda m: _typed(topic_id=_uuid(m.topic_id), topic_name=m.name),
-    "REMOVE_TOPIC_RECORD": lambda m: _typed(topic_id=_uuid(m.topic_id)),
-    "PARTITION_RECORD": lambda m: _typed(
-        topic_id=_uuid(m.topic_id),
-        partition_id=m.partition_id,
-        leader=m.leader,
-        leader_epoch=m.leader_epoch,
-        partition_epoch=m.partition_epoch,
-        replicas=list(m.replicas),
-        isr=list(m.isr),
+    "TOPIC_RECORD": lambda m: (_uuid(m.topic_id), m.name, *_N17),
+    "REMOVE_TOPIC_RECORD": lambda m: (_uuid(m.topic_id), *_N18),
+    "PARTITION_RECORD": lambda m: (
+        _uuid(m.topic_id), None, m.partition_id, m.leader, m.leader_epoch, m.partition_epoch,
+        list(m.replicas), list(m.isr), *_N11,
     ),
-    "PARTITION_CHANGE_RECORD": lambda m: _typed(
-        topic_id=_uuid(m.topic_id),
-        partition_id=m.partition_id,
-        leader=m.leader,
-        replicas=None if m.replicas is None else list(m.replicas),
-        isr=None if m.isr is None else list(m.isr),
+    "PARTITION_CHANGE_RECORD": lambda m: (
+        _uuid(m.topic_id), None, m.partition_id, m.leader, None, None,
+        None if m.replicas is None else list(m.replicas), None if m.isr is None else list(m.isr), *_N11,
     ),
-    "REGISTER_BROKER_RECORD": lambda m: _typed(
-        broker_id=m.broker_id,
-        broker_epoch=m.broker_epoch,
-        fenced=m.fenced,
-        in_controlled_shutdown=m.in_controlled_shutdown,
-        rack=m.rack,
+    "REGISTER_BROKER_RECORD": lambda m: (
+        *_N8, m.broker_id, m.broker_epoch, m.fenced, m.in_controlled_shutdown, m.rack, *_N6,
     ),
-    "UNREGISTER_BROKER_RECORD": lambda m: _typed(broker_id=m.broker_id, broker_epoch=m.broker_epoch),
-    "FENCE_BROKER_RECORD": lambda m: _typed(broker_id=m.id, broker_epoch=m.epoch, fenced=True),
-    "UNFENCE_BROKER_RECORD": lambda m: _typed(broker_id=m.id, broker_epoch=m.epoch, fenced=False),
-    "BROKER_REGISTRATION_CHANGE_RECORD": lambda m: _typed(
-        broker_id=m.broker_id,
-        broker_epoch=m.broker_epoch,
-        fenced=_change_flag(m.fenced, on=1, off=-1),
-        in_controlled_shutdown=_change_flag(m.in_controlled_shutdown, on=1, off=None),
+    "UNREGISTER_BROKER_RECORD": lambda m: (*_N8, m.broker_id, m.broker_epoch, *_N9),
+    "FENCE_BROKER_RECORD": lambda m: (*_N8, m.id, m.epoch, True, *_N8),
+    "UNFENCE_BROKER_RECORD": lambda m: (*_N8, m.id, m.epoch, False, *_N8),
+    "BROKER_REGISTRATION_CHANGE_RECORD": lambda m: (
+        *_N8, m.broker_id, m.broker_epoch, _change_flag(m.fenced, on=1, off=-1),
+        _change_flag(m.in_controlled_shutdown, on=1, off=None), *_N7,
     ),
-    "CONFIG_RECORD": lambda m: _typed(
-        resource_type=m.resource_type, resource_name=m.resource_name, config_name=m.name, config_value=m.value
-    ),
-    "FEATURE_LEVEL_RECORD": lambda m: _typed(feature_name=m.name, feature_level=m.feature_level),
+    "CONFIG_RECORD": lambda m: (*_N13, m.resource_type, m.resource_name, m.name, m.value, *_N2),
+    "FEATURE_LEVEL_RECORD": lambda m: (*_N17, m.name, m.feature_level),
 }
+assert len(_TYPED) == 19, "the typed views are written for these 19 typed columns"
 
 
 # --- reading one split ----------------------------------------------------------------------
