@@ -106,7 +106,6 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 COLUMN_NAMES = tuple(c[0] for c in COLUMNS)
 _TYPED = COLUMN_NAMES[COLUMN_NAMES.index("topic_id") :]
-_TYPED_INDEX = {name: i for i, name in enumerate(_TYPED)}
 _NO_TYPED = (None,) * len(_TYPED)
 _NO_RECORD = (None,) * (COLUMN_NAMES.index("topic_id") - COLUMN_NAMES.index("offset"))
 _NO_BATCH = (None,) * (COLUMN_NAMES.index("offset") - COLUMN_NAMES.index("position") - 1)
