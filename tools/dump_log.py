@@ -561,38 +561,40 @@ class _FastDumper(_Dumper):
         global _PARALLEL_JOB
         self.flush()
         total = sum(b[1] for b in batches)
+        # Runs of about RUN_BYTES (at least two per worker), written out as
+        # they come back in order: memory holds a few runs' text, not the file's.
+        count = max(workers * 2, -(-total // RUN_BYTES))
         bounds = [0]
         acc = 0
         for i, b in enumerate(batches):
             acc += b[1]
-            if acc >= total * len(bounds) / (workers * 2) and len(bounds) < workers * 2:
+            if acc >= total * len(bounds) / count and len(bounds) < count:
                 bounds.append(i + 1)
         if bounds[-1] != len(batches):
             bounds.append(len(batches))
         runs = [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
-        _PARALLEL_JOB = (self, batches, abs_path, arg)
-        try:
-            with multiprocessing.get_context("fork").Pool(workers) as pool:
-                results = pool.map(_render_run, runs, chunksize=1)
-        finally:
-            _PARALLEL_JOB = None
-        chronological: list[tuple[int, int]] = []
-        last_offset = -1
         raw = getattr(self.out, "buffer", None)
         if raw is not None:
             self.out.flush()
-        for text, gaps, first, last, failed in results:
-            if text:
-                if raw is not None:
-                    raw.write(text)  # encoded by the worker, in parallel
-                else:
-                    self.out.write(text.decode("utf-8", "surrogateescape"))
-            if first is not None:
-                if last_offset != -1 and first != last_offset + 1:
-                    chronological.append((last_offset, first))
-                last_offset = last
-            chronological.extend(reversed(gaps))
-            self.failed = self.failed or failed
+        chronological: list[tuple[int, int]] = []
+        last_offset = -1
+        _PARALLEL_JOB = (self, batches, abs_path, arg)
+        try:
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                for text, gaps, first, last, failed in pool.imap(_render_run, runs, chunksize=1):
+                    if text:
+                        if raw is not None:
+                            raw.write(text)  # encoded by the worker, in parallel
+                        else:
+                            self.out.write(text.decode("utf-8", "surrogateescape"))
+                    if first is not None:
+                        if last_offset != -1 and first != last_offset + 1:
+                            chronological.append((last_offset, first))
+                        last_offset = last
+                    chronological.extend(reversed(gaps))
+                    self.failed = self.failed or failed
+        finally:
+            _PARALLEL_JOB = None
         if chronological:
             self.non_consecutive[abs_path] = list(reversed(chronological)) + self.non_consecutive.get(abs_path, [])
 
@@ -705,6 +707,8 @@ class _FastDumper(_Dumper):
 
 #: files smaller than this are rendered in one process (forking costs more)
 PARALLEL_MIN_BYTES = 4 * 1024 * 1024
+#: input bytes per run of batches a worker renders at a time
+RUN_BYTES = 4 * 1024 * 1024
 _PARALLEL_JOB: tuple[_FastDumper, list[RecordBatch], str, str] | None = None
 
 
