@@ -84,6 +84,8 @@ BENCH_COMMANDS: dict[str, LazyCommand] = {
                          "Kill, pause, fill the disk and fail fsync of real voters; no acknowledged record lost."),
     "codec": LazyCommand("kraft.tools.bench.codec:codec_bench_command",
                          "Encode and decode speed of our codecs against kio and kafka-python."),
+    "dump-log": LazyCommand("kraft.tools.bench.dump_log:bench_dump_log",
+                            "kraft dump-log (text and --json, whole process) against kafka-python's decoder."),
     "quorum": LazyCommand("kraft.tools.bench.quorum:quorum_bench_command",
                           "Committed throughput, commit latency and failover time of a local quorum."),
     "records": LazyCommand("kraft.tools.bench.records:bench_records",

@@ -86,6 +86,11 @@ def read_frame_header(value: bytes | memoryview) -> tuple[int, int, int]:
     if value is None:
         raise MetadataRecordError("metadata record has a null value")
     frame_version, pos = _read_small_uvarint(value, 0, "frame version")
+    if frame_version == 0:  # AbstractApiMessageSerde.read names KRaft's 2.8 preview
+        raise MetadataRecordError(
+            "Could not deserialize metadata record with frame version 0. "
+            "Note that upgrades from the preview release of KRaft in 2.8 to newer versions are not supported."
+        )
     if frame_version != FRAME_VERSION:
         raise MetadataRecordError(
             f"Could not deserialize metadata record due to unknown frame version {frame_version}"

@@ -32,7 +32,9 @@ def readme_blocks() -> list[tuple[int, str, str]]:
 
 
 def _runnable() -> list[pytest.param]:  # type: ignore[valid-type]
-    return [pytest.param(lang, code, id=f"README.md:{line}-{lang}")
+    # Spark examples start a JVM (a standalone cluster, even): slow, still run in CI.
+    return [pytest.param(lang, code, id=f"README.md:{line}-{lang}",
+                         marks=[pytest.mark.slow] if "spark" in code.lower() else [])
             for line, lang, code in readme_blocks() if lang in RUNNABLE]
 
 
@@ -67,7 +69,7 @@ def test_readme_example_runs(lang: str, code: str, tmp_path: Path) -> None:
                             text=True, start_new_session=True)
     try:
         # Generous: an example may start a node and wait for it (2 loaded cores).
-        stdout, stderr = proc.communicate(timeout=300)
+        stdout, stderr = proc.communicate(timeout=900)
     finally:
         try:
             os.killpg(proc.pid, signal.SIGKILL)

@@ -40,3 +40,16 @@ def test_bench_records_cli_prints_both_readers_and_the_ratio(tmp_path: Path) -> 
     assert any(line.startswith("kraft        decode:") and "MB/s" in line and "records/s" in line for line in lines)
     assert any(line.startswith("kafka-python decode:") for line in lines)
     assert lines[-1].startswith("ratio (kraft / kafka-python): ")
+
+
+def test_bench_dump_log_prints_ours_the_peer_and_the_ratios(tmp_path: Path) -> None:
+    """``kraft bench dump-log``: whole kraft dump-log processes (text, --json)
+    next to kafka-python's decoder on the same synthesized bytes."""
+    result = CliRunner().invoke(main, ["bench", "dump-log", "--size-mb", "0.3", "--dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    for label in ("kraft dump-log (text, process)", "kraft dump-log --json (process)", "kafka-python decode (in process)"):
+        line = next(line for line in out.splitlines() if line.startswith(label))
+        assert "MB/s" in line and "records/s" in line and "s CPU" in line
+    assert "ratio text / kafka-python:" in out and "ratio json / kafka-python:" in out
+    assert (tmp_path / "00000000000000000000.log").stat().st_size >= 300_000

@@ -41,10 +41,11 @@ def test_kafka_lines_for_a_real_segment() -> None:
         "| offset: 0 CreateTime: 1737526471712 keySize: -1 valueSize: 23 sequence: -1 headerKeys: [] "
         'payload: {"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"metadata.version","featureLevel":11}}'
     )
+    # Kafka 4.0.0's DumpLogSegments.dumpLog decodes snapshot and KRaft control
+    # records only; a LeaderChange falls to its `controlType: $type($id)` case.
     assert lines[6] == (
         "| offset: 2 CreateTime: 1737526471169 keySize: 4 valueSize: 34 sequence: -1 headerKeys: [] "
-        'LeaderChange: {"version":0,"leaderId":1,"voters":[{"voterId":1},{"voterId":2},{"voterId":3}],'
-        '"grantingVoters":[{"voterId":1},{"voterId":3}]}'
+        "controlType: LEADER_CHANGE(2)"
     )
 
 
@@ -143,8 +144,139 @@ def test_cli_accepts_comma_separated_and_repeated_files(tmp_path: Path) -> None:
 
 def test_index_files_are_dumped_like_kafka(tmp_path: Path) -> None:
     src = shared_path("fixtures", "kafka-3.5-three-node", "node1", "__cluster_metadata-0")
-    for name in ("00000000000000000000.index", "00000000000000000000.timeindex"):
+    for name in ("00000000000000000000.index", "00000000000000000000.timeindex", "00000000000000000000.log"):
         shutil.copy(src / name, tmp_path / name)
     _, lines, _ = _dump([tmp_path / "00000000000000000000.index", tmp_path / "00000000000000000000.timeindex"])
     assert lines[1] == "offset: 56 position: 4145"
     assert "timestamp: 1737526496265 offset: 56" in lines
+
+
+def _segment_copy(tmp_path: Path) -> Path:
+    src = shared_path("fixtures", "kafka-4.0-real", "controller1", "__cluster_metadata-0")
+    for name in ("00000000000000000000.index", "00000000000000000000.timeindex", "00000000000000000000.log"):
+        shutil.copy(src / name, tmp_path / name)
+    return tmp_path / "00000000000000000000.index"
+
+
+def test_verify_index_only_prints_no_entries_and_reports_mismatches(tmp_path: Path) -> None:
+    """DumpLogSegments.dumpIndex with verifyOnly: entries are checked against
+    the first batch at their position, only mismatches are printed (stderr)."""
+    index = _segment_copy(tmp_path)
+    status, lines, err = _dump([index], verify_index_only=True)
+    assert (status, lines, err) == (0, [f"Dumping {index}"], "")
+    status, full, _ = _dump([index])
+    entries = [line for line in full if line.startswith("offset: ")]
+    assert entries
+    # Point the first entry at the wrong offset: Kafka's "Mismatches in :" block.
+    data = bytearray(index.read_bytes())
+    rel = int.from_bytes(data[0:4], "big")
+    data[0:4] = (rel + 1).to_bytes(4, "big")
+    index.write_bytes(bytes(data))
+    status, lines, err = _dump([index], verify_index_only=True)
+    assert status == 0 and lines == [f"Dumping {index}"]
+    assert err == f"Mismatches in :{index.absolute()}\n  Index offset: {rel + 1}, log offset: {rel}\n"
+
+
+def test_index_sanity_check(tmp_path: Path) -> None:
+    """OffsetIndex/TimeIndex.sanityCheck: what decides a rebuild at start-up."""
+    index = _segment_copy(tmp_path)
+    timeindex = index.with_suffix(".timeindex")
+    status, lines, err = _dump([index, timeindex], index_sanity_check=True)
+    assert status == 0, err
+    assert lines == [f"Dumping {index}", f"{index} passed sanity check.",
+                     f"Dumping {timeindex}", f"{timeindex} passed sanity check."]
+    index.write_bytes(index.read_bytes() + b"\x00\x00\x00")
+    status, lines, err = _dump([index], index_sanity_check=True)
+    assert status == 1
+    assert err == (f"Index file {index.absolute()} is corrupt, found {index.stat().st_size} bytes which is "
+                   "neither positive nor a multiple of 8\n")
+
+
+def test_index_without_its_log_is_one_line(tmp_path: Path) -> None:
+    index = _segment_copy(tmp_path)
+    index.with_suffix(".log").unlink()
+    status, lines, err = _dump([index, index.with_suffix(".timeindex")])
+    assert status == 1
+    assert lines == [f"Dumping {index}"]  # Kafka's tool stops at the first failure too
+    assert len(err.splitlines()) == 1 and "00000000000000000000.log cannot be read" in err
+
+
+def test_segment_not_starting_at_zero_has_no_non_consecutive_noise(tmp_path: Path) -> None:
+    path = tmp_path / "00000000000000000100.log"
+    path.write_bytes(make_batch(100, 3) + make_batch(103, 2) + make_batch(110, 1))
+    status, lines, err = _dump([path], deep=True)
+    assert status == 0
+    # The first record starts the sequence; only the real gap (104 -> 110) is named.
+    assert err == f"Non-consecutive offsets in {path.absolute()}\n  104 is followed by 110\n"
+
+
+def _many_segments(tmp_path: Path) -> list[str]:
+    files = []
+    for i in range(3):
+        p = tmp_path / f"{i * 10:020d}.log"
+        p.write_bytes(make_batch(i * 10, 10))
+        files.append(str(p))
+    return files
+
+
+def test_no_progress_bar_when_piped(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    files = _many_segments(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "kraft.cli", "dump-log", "--deep-iteration", "--files", ",".join(files)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert done.stdout.count("Dumping ") == 3
+
+
+def test_progress_bar_on_a_terminal(tmp_path: Path) -> None:
+    """stderr on a pseudo-terminal: tqdm draws its bar there (and stdout is untouched)."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    files = _many_segments(tmp_path)
+    import select
+
+    import fcntl
+    import struct
+    import termios
+
+    primary, secondary = pty.openpty()
+    # an 80x24 terminal (a fresh pty is 0x0, where tqdm draws nothing)
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    drawn = b""
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kraft.cli", "dump-log", "--deep-iteration", "--files", ",".join(files)],
+            stdout=subprocess.PIPE, stderr=secondary,
+        )
+        os.close(secondary)
+        secondary = -1
+        # Read while it runs: Linux drops what is unread once the child's side closes.
+        for _ in range(1200):  # bounded: at most ~120 s
+            ready, _, _ = select.select([primary], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(primary, 65536)
+                except OSError:  # EIO: the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                drawn += chunk
+            elif proc.poll() is not None:
+                break
+        stdout, _ = proc.communicate(timeout=120)
+    finally:
+        if secondary != -1:
+            os.close(secondary)
+        os.close(primary)
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout)
+    assert done.returncode == 0
+    assert b"dump-log" in drawn and b"%" in drawn
+    assert b"dump-log:" not in done.stdout

@@ -133,3 +133,28 @@ def test_a_log_that_starts_after_its_snapshots_is_not_rebuildable(spark: Any, sc
     (part / "00000000000000000000.log").unlink()
     (c,) = rows(snapshot_coverage(read(spark, [str(node)])), "log_dir")
     assert (c["segments"], c["log_start_offset"], c["snapshots"], c["rebuildable"]) == (2, 481, 0, False)
+
+
+def test_leadership_chart_is_per_cluster_and_in_time_order() -> None:
+    """The chart never mixes clusters and shows each one's buckets oldest first,
+    whatever order the rows come in (pure: no Spark)."""
+    from datetime import datetime, timedelta
+
+    from kraft.tools.spark.cli import leadership_chart
+
+    t0 = datetime(2026, 1, 1, 0, 0)
+    rows = [
+        {"cluster": c, "start": t0 + timedelta(hours=h), "leader_changes": h + 1, "isr_changes": 1}
+        for c, hours in (("b", (2, 0, 1)), ("a", (5, 3, 4, 1)))
+        for h in hours
+    ]
+    lines = leadership_chart(rows, "1 hour", limit=3)
+    assert [line for line in lines if line.startswith("  cluster")] == [
+        "  cluster a (last 3 of 4 buckets)", "  cluster b"]
+    a = lines[: lines.index("  cluster b")]
+    b = lines[lines.index("  cluster b"):]
+    stamps_a = [line.split()[0] + " " + line.split()[1] for line in a if line.startswith("  2026")]
+    stamps_b = [line.split()[0] + " " + line.split()[1] for line in b if line.startswith("  2026")]
+    # leader chart then ISR chart, each oldest first; cluster a's oldest bucket (01:00) is cut by the limit
+    assert stamps_a == ["2026-01-01 03:00", "2026-01-01 04:00", "2026-01-01 05:00"] * 2
+    assert stamps_b == ["2026-01-01 00:00", "2026-01-01 01:00", "2026-01-01 02:00"] * 2

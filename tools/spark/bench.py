@@ -125,6 +125,32 @@ def run_spark(spark: object, paths: list[str]) -> tuple[int, int, int, float]:
     return row["rows"], row["chars"] or 0, partitions, time.perf_counter() - t0
 
 
+def run_spark_filtered(spark: object, paths: list[str], where: str | None) -> tuple[int, float]:
+    """``count()`` of the data source with an optional filter (pushed down when it can be)."""
+    from kraft.tools.spark.source import read
+
+    t0 = time.perf_counter()
+    df = read(spark, paths, minPartitions=spark.sparkContext.defaultParallelism,  # type: ignore[attr-defined]
+              pushdown="true" if where is not None else None)
+    if where is not None:
+        df = df.where(where)
+    return df.count(), time.perf_counter() - t0
+
+
+def run_raw_decoder(paths: list[str]) -> tuple[int, float]:
+    """Records and seconds of the raw batch decoder (``kraft bench records``' reader) on the files."""
+    from kraft.tools.bench.records import decode_with_kraft
+
+    records = 0
+    elapsed = 0.0
+    for path in paths:
+        data = Path(path).read_bytes()
+        t0 = time.perf_counter()
+        records += decode_with_kraft(data)
+        elapsed += time.perf_counter() - t0
+    return records, elapsed
+
+
 def descendants_cpu_seconds() -> float | None:
     """User + system CPU seconds of this process's descendants (the Spark JVM,
     its Python daemon and workers), reaped children included; None without /proc.
@@ -234,9 +260,14 @@ def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: in
                         p_cpu += time.process_time() - cpu0
                         p_rows, p_chars, p_time = p_rows + r, p_chars + c, p_time + dt
                 click.echo(f"[round {i + 1}/{len(groups)}] {len(paths)} files: spark {s_time:.0f} s, single process {p_time:.0f} s so far", err=True)
+            # A filtered query against the same data unfiltered, on the last slice.
+            last = groups[-1]
+            all_rows, all_time = run_spark_filtered(spark, last, None)
+            topic_rows, topic_time = run_spark_filtered(spark, last, "record_type = 'TOPIC_RECORD'")
         finally:
             spark.stop()
         load_after = os.getloadavg()[0]
+        raw_records, raw_time = run_raw_decoder([p for g in groups for p in g])
         click.echo(
             f"single process : {p_rows:>12,} rows in {p_time:7.1f} s  {p_rows / p_time:>10,.0f} rows/s"
             f"  (cpu {p_cpu:.1f} s: {p_cpu / p_time:.2f} cores busy)"
@@ -246,10 +277,19 @@ def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: in
             + (f"  (cpu {s_cpu:.1f} s in the JVM and Python workers: {s_cpu / s_time:.2f} cores busy)" if s_cpu else "")
         )
         click.echo(
-            f"  {partitions} input partitions on {cores} cores; session start {started:.1f} s and warm-up {warmup:.1f} s not counted"
+            f"  {partitions} input partitions on {cores} cores; Spark session start-up {started:.1f} s and warm-up {warmup:.1f} s not counted"
         )
+        click.echo(
+            f"raw decoder    : {raw_records:>12,} records in {raw_time:5.1f} s  {raw_records / raw_time:>10,.0f} records/s"
+            " (batches and records decoded, no rows built)"
+        )
+        click.echo(f"ratio (single process rows/s / raw decoder records/s): {(p_rows / p_time) / (raw_records / raw_time):.2f}x")
         ratio = p_time / s_time
         click.echo(f"ratio (spark / single process): {ratio:.2f}x " + ("(spark faster)" if ratio > 1 else "(spark NOT faster)"))
+        click.echo(
+            f"filtered query (record_type = 'TOPIC_RECORD', pushed down): {topic_rows:,} of {all_rows:,} rows in "
+            f"{topic_time:.1f} s against {all_time:.1f} s unfiltered: {all_time / topic_time:.2f}x faster"
+        )
         click.echo(f"{len(groups)} interleaved rounds; machine load average {load_before:.1f} at the start, {load_after:.1f} at the end")
         if (s_rows, s_chars) != (p_rows, p_chars):
             raise click.ClickException(

@@ -10,6 +10,7 @@ pyspark is imported only when a command runs, so ``kraft`` works without it.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -37,41 +38,64 @@ def _note(message: str) -> None:
 
 
 class Progress:
-    """Prints the running stages' task counts to stderr while a job runs."""
+    """A progress bar (tqdm, on stderr) over the running stages' tasks while a
+    job runs; on a terminal only: nothing is drawn when stderr is piped."""
 
-    def __init__(self, spark: Any, label: str, interval: float = 1.0) -> None:
+    def __init__(self, spark: Any, label: str, interval: float = 0.5, *, enabled: bool | None = None) -> None:
         self.tracker = spark.sparkContext.statusTracker()
         self.label = label
         self.interval = interval
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"kraft-progress-{label}", daemon=True)
-        self._last = ""
+        self._bar: Any = None
+        self._seen: dict[int, tuple[int, int]] = {}
 
-    def _line(self) -> str:
-        parts = []
-        for stage_id in sorted(self.tracker.getActiveStageIds()):
+    def _counts(self) -> tuple[int, int, int]:
+        """(completed, total, failed) tasks over every stage seen so far."""
+        failed = 0
+        active = set(self.tracker.getActiveStageIds())
+        for stage_id, (_, total) in list(self._seen.items()):
+            if stage_id not in active:  # finished since the last look
+                self._seen[stage_id] = (total, total)
+        for stage_id in active:
             info = self.tracker.getStageInfo(stage_id)
             if info is not None:
-                parts.append(
-                    f"stage {stage_id}: {info.numCompletedTasks}/{info.numTasks} tasks done, {info.numActiveTasks} running"
-                    + (f", {info.numFailedTasks} failed" if info.numFailedTasks else "")
-                )
-        return "; ".join(parts)
+                self._seen[stage_id] = (info.numCompletedTasks, info.numTasks)
+                failed += info.numFailedTasks
+        done = sum(d for d, _ in self._seen.values())
+        total = sum(t for _, t in self._seen.values())
+        return done, total, failed
+
+    def _update(self) -> None:
+        done, total, failed = self._counts()
+        if total == 0:
+            return
+        if self._bar is None:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, desc=self.label, unit="task", file=sys.stderr, leave=False)
+        self._bar.total = total
+        self._bar.n = done
+        if failed:
+            self._bar.set_postfix_str(f"{failed} failed", refresh=False)
+        self._bar.refresh()
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
-            line = self._line()
-            if line and line != self._last:
-                _note(f"[{self.label}] {line}")
-                self._last = line
+            self._update()
 
     def __enter__(self) -> Progress:
-        self._thread.start()
+        if self.enabled:
+            self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
-        self._thread.join()
+        if self._thread.is_alive():
+            self._thread.join()
+        if self._bar is not None:
+            self._bar.close()
 
 
 @contextmanager
@@ -236,6 +260,26 @@ def _bar_chart(rows: list[Any], label: Any, value: str, width: int = 50) -> list
     return lines
 
 
+def leadership_chart(rows: list[Any], bucket: str, limit: int) -> list[str]:
+    """The 'leadership over time' section: per cluster (never mixed), its
+    buckets in time order (the last ``limit`` of them), leader changes then
+    ISR changes as bar charts."""
+    by_cluster: dict[Any, list[Any]] = {}
+    for r in rows:
+        by_cluster.setdefault(r["cluster"], []).append(r)
+    lines: list[str] = []
+    for cluster in sorted(by_cluster, key=lambda c: (c is None, str(c))):
+        ordered = sorted(by_cluster[cluster], key=lambda r: r["start"])
+        shown = ordered[-limit:]
+        more = f" (last {limit} of {len(ordered)} buckets)" if len(ordered) > limit else ""
+        lines.append(f"  cluster {cluster if cluster is not None else '(unknown)'}{more}")
+        lines.append(f"  leader changes per {bucket}")
+        lines.extend(_bar_chart(shown, lambda r: f"{r['start']:%Y-%m-%d %H:%M}", "leader_changes"))
+        lines.append(f"  ISR changes per {bucket}")
+        lines.extend(_bar_chart(shown, lambda r: f"{r['start']:%Y-%m-%d %H:%M}", "isr_changes"))
+    return lines
+
+
 def _table(rows: list[Any], columns: list[str]) -> list[str]:
     def text(v: Any) -> str:
         if v is None:
@@ -328,12 +372,7 @@ def _print_report(df: Any, sections: list[str], *, limit: int, bucket: str, topi
             click.echo("  (none)")
             continue
         if name == "leadership_over_time":
-            shown = rows[-limit:]
-            click.echo(f"  leader changes per {bucket}" + (f" (last {limit} buckets)" if len(rows) > limit else ""))
-            for line in _bar_chart(shown, lambda r: f"{r['start']:%Y-%m-%d %H:%M}", "leader_changes"):
-                click.echo(line)
-            click.echo(f"  ISR changes per {bucket}")
-            for line in _bar_chart(shown, lambda r: f"{r['start']:%Y-%m-%d %H:%M}", "isr_changes"):
+            for line in leadership_chart(rows, bucket, limit):
                 click.echo(line)
             continue
         columns = [c for c in result.columns if c not in ("topic_id",) or name == "topic_lifecycle"]

@@ -57,9 +57,12 @@ CLUSTER_MISMATCH = "cluster_mismatch"
 #: runs at a few MB/s per core, so 16 MiB is already seconds of work per
 #: task, and many short tasks keep every core busy to the end of a job.
 DEFAULT_MAX_PARTITION_BYTES = 16 * 1024 * 1024
-#: Spark's ``spark.sql.files.openCostInBytes``: what opening a file is worth
-#: in bytes when packing small files together.
-DEFAULT_OPEN_COST_BYTES = 4 * 1024 * 1024
+#: What opening a file is worth in bytes when packing small files together
+#: (Spark's ``spark.sql.files.openCostInBytes``, 4 MiB for Parquet). Here a
+#: file is opened and read whole in Python, which costs less than decoding
+#: 256 KiB of it; with Spark's 4 MiB a directory of small snapshots became one
+#: task per file, and task start-up dominated small inputs.
+DEFAULT_OPEN_COST_BYTES = 256 * 1024
 #: Never cut finer than this: a split costs a task.
 MIN_SPLIT_BYTES = 1024 * 1024
 

@@ -28,12 +28,17 @@ With ``failfast`` the first such problem raises :class:`KraftReadError` instead.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from kraft.records.batch import RecordBatch
 from kraft.records.describe import UNKNOWN_RECORD_TYPE, codec_name, describe_record, java_json, read_file_batches
+from kraft.records.fastjson import MetadataPayloads
+from kraft.records.fastjson import _uuid_text
+from kraft.records.metadata import metadata_type_name
 from kraft.tools.spark.plan import FileSplit, SourceFile
+from kraft.tools.spark.pushdown import Pushed
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -101,7 +106,6 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 COLUMN_NAMES = tuple(c[0] for c in COLUMNS)
 _TYPED = COLUMN_NAMES[COLUMN_NAMES.index("topic_id") :]
-_TYPED_INDEX = {name: i for i, name in enumerate(_TYPED)}
 _NO_TYPED = (None,) * len(_TYPED)
 _NO_RECORD = (None,) * (COLUMN_NAMES.index("topic_id") - COLUMN_NAMES.index("offset"))
 _NO_BATCH = (None,) * (COLUMN_NAMES.index("offset") - COLUMN_NAMES.index("position") - 1)
@@ -128,16 +132,7 @@ def arrow_schema() -> pa.Schema:
 
 
 def _uuid(u: Any) -> str | None:
-    from kraft.messages.json_form import uuid_to_kafka
-
-    return None if u is None else uuid_to_kafka(u)
-
-
-def _typed(**values: Any) -> tuple[Any, ...]:
-    out = list(_NO_TYPED)
-    for name, value in values.items():
-        out[_TYPED_INDEX[name]] = value
-    return tuple(out)
+    return None if u is None else _uuid_text(u)
 
 
 def _change_flag(value: int, *, on: int, off: int | None) -> bool | None:
@@ -149,46 +144,41 @@ def _change_flag(value: int, *, on: int, off: int | None) -> bool | None:
     return None
 
 
+def _n(k: int) -> tuple[None, ...]:
+    return (None,) * k
+
+
+# Each view returns the whole typed tuple at once (a tuple display and a
+# concatenation, in _TYPED order: topic_id, topic_name, partition_id, leader,
+# leader_epoch, partition_epoch, replicas, isr, broker_id, broker_epoch,
+# fenced, in_controlled_shutdown, rack, resource_type, resource_name,
+# config_name, config_value, feature_name, feature_level): it runs for most rows.
+_N2, _N6, _N7, _N8, _N9, _N11, _N13, _N17, _N18 = (_n(k) for k in (2, 6, 7, 8, 9, 11, 13, 17, 18))
 _TYPED_VIEWS: dict[str, Any] = {
-    "TOPIC_RECORD": lambda m: _typed(topic_id=_uuid(m.topic_id), topic_name=m.name),
-    "REMOVE_TOPIC_RECORD": lambda m: _typed(topic_id=_uuid(m.topic_id)),
-    "PARTITION_RECORD": lambda m: _typed(
-        topic_id=_uuid(m.topic_id),
-        partition_id=m.partition_id,
-        leader=m.leader,
-        leader_epoch=m.leader_epoch,
-        partition_epoch=m.partition_epoch,
-        replicas=list(m.replicas),
-        isr=list(m.isr),
+    "TOPIC_RECORD": lambda m: (_uuid(m.topic_id), m.name, *_N17),
+    "REMOVE_TOPIC_RECORD": lambda m: (_uuid(m.topic_id), *_N18),
+    "PARTITION_RECORD": lambda m: (
+        _uuid(m.topic_id), None, m.partition_id, m.leader, m.leader_epoch, m.partition_epoch,
+        list(m.replicas), list(m.isr), *_N11,
     ),
-    "PARTITION_CHANGE_RECORD": lambda m: _typed(
-        topic_id=_uuid(m.topic_id),
-        partition_id=m.partition_id,
-        leader=m.leader,
-        replicas=None if m.replicas is None else list(m.replicas),
-        isr=None if m.isr is None else list(m.isr),
+    "PARTITION_CHANGE_RECORD": lambda m: (
+        _uuid(m.topic_id), None, m.partition_id, m.leader, None, None,
+        None if m.replicas is None else list(m.replicas), None if m.isr is None else list(m.isr), *_N11,
     ),
-    "REGISTER_BROKER_RECORD": lambda m: _typed(
-        broker_id=m.broker_id,
-        broker_epoch=m.broker_epoch,
-        fenced=m.fenced,
-        in_controlled_shutdown=m.in_controlled_shutdown,
-        rack=m.rack,
+    "REGISTER_BROKER_RECORD": lambda m: (
+        *_N8, m.broker_id, m.broker_epoch, m.fenced, m.in_controlled_shutdown, m.rack, *_N6,
     ),
-    "UNREGISTER_BROKER_RECORD": lambda m: _typed(broker_id=m.broker_id, broker_epoch=m.broker_epoch),
-    "FENCE_BROKER_RECORD": lambda m: _typed(broker_id=m.id, broker_epoch=m.epoch, fenced=True),
-    "UNFENCE_BROKER_RECORD": lambda m: _typed(broker_id=m.id, broker_epoch=m.epoch, fenced=False),
-    "BROKER_REGISTRATION_CHANGE_RECORD": lambda m: _typed(
-        broker_id=m.broker_id,
-        broker_epoch=m.broker_epoch,
-        fenced=_change_flag(m.fenced, on=1, off=-1),
-        in_controlled_shutdown=_change_flag(m.in_controlled_shutdown, on=1, off=None),
+    "UNREGISTER_BROKER_RECORD": lambda m: (*_N8, m.broker_id, m.broker_epoch, *_N9),
+    "FENCE_BROKER_RECORD": lambda m: (*_N8, m.id, m.epoch, True, *_N8),
+    "UNFENCE_BROKER_RECORD": lambda m: (*_N8, m.id, m.epoch, False, *_N8),
+    "BROKER_REGISTRATION_CHANGE_RECORD": lambda m: (
+        *_N8, m.broker_id, m.broker_epoch, _change_flag(m.fenced, on=1, off=-1),
+        _change_flag(m.in_controlled_shutdown, on=1, off=None), *_N7,
     ),
-    "CONFIG_RECORD": lambda m: _typed(
-        resource_type=m.resource_type, resource_name=m.resource_name, config_name=m.name, config_value=m.value
-    ),
-    "FEATURE_LEVEL_RECORD": lambda m: _typed(feature_name=m.name, feature_level=m.feature_level),
+    "CONFIG_RECORD": lambda m: (*_N13, m.resource_type, m.resource_name, m.name, m.value, *_N2),
+    "FEATURE_LEVEL_RECORD": lambda m: (*_N17, m.name, m.feature_level),
 }
+assert len(_TYPED) == 19, "the typed views are written for these 19 typed columns"
 
 
 # --- reading one split ----------------------------------------------------------------------
@@ -197,20 +187,31 @@ _TYPED_VIEWS: dict[str, Any] = {
 class _SplitReader:
     """Rows of one split. Problems become rows (or raise, with ``failfast``)."""
 
-    def __init__(self, split: FileSplit, failfast: bool) -> None:
+    def __init__(self, split: FileSplit, failfast: bool, pushed: Pushed | None = None) -> None:
         self.split = split
         self.failfast = failfast
+        self.pushed = pushed if pushed is not None and pushed.any else None
         f: SourceFile = split.file
         self.file_part = (f.cluster_id, f.node_id, f.path, f.kind, f.snapshot_end_offset, f.snapshot_epoch)
 
-    def problem(self, kind: str, message: str, position: int | None, batch_part: tuple[Any, ...] = _NO_BATCH) -> tuple[Any, ...]:
+    def problem(self, kind: str, message: str, position: int | None,
+                batch_part: tuple[Any, ...] = _NO_BATCH) -> tuple[Any, ...] | None:
         if self.failfast:
             raise KraftReadError(f"{kind}: {message}")
+        if self.pushed is not None and self.pushed.row_level:
+            return None  # a problem row has no record_type or offset: the filter drops it
         return (*self.file_part, position, *batch_part, *_NO_RECORD[:-2], kind, message, *_NO_TYPED)
 
     def rows(self) -> Iterator[tuple[Any, ...]]:
+        for row in self._rows():
+            if row is not None:
+                yield row
+
+    def _rows(self) -> Iterator[tuple[Any, ...] | None]:
         split = self.split
         file = split.file
+        if self.pushed is not None and not self.pushed.keeps_file(file.cluster_id, file.node_id, file.path, file.kind):
+            return
         if split.first:
             for p in file.problems:
                 yield self.problem(p.kind, p.message, None)
@@ -251,9 +252,12 @@ class _SplitReader:
                 TORN_TAIL, f"{file.path} shrank while it was read: {split.length - len(data)} bytes missing", end
             )
 
-    def batch_rows(self, batch: RecordBatch) -> Iterator[tuple[Any, ...]]:
+    def batch_rows(self, batch: RecordBatch) -> Iterator[tuple[Any, ...] | None]:
         position = self.split.start + batch.position
         is_control = batch.is_control
+        pushed = self.pushed
+        if pushed is not None and not pushed.keeps_batch(batch.base_offset, batch.last_offset, is_control):
+            return  # not decoded at all
         crc_valid = batch.is_valid()
         batch_part = (
             batch.base_offset,
@@ -278,8 +282,21 @@ class _SplitReader:
             if self.failfast:
                 raise KraftReadError(f"{CRC_MISMATCH}: {crc_error} of {self.split.file.path}")
         head = (*self.file_part, position, *batch_part)
+        types = None if pushed is None else pushed.record_types
         for record in records:
+            if pushed is not None:
+                if not pushed.keeps_offset(record[0]):
+                    continue
+                if types is not None and not is_control:
+                    value = record[3]
+                    # the type id is the second byte of a metadata frame: skip
+                    # other types without decoding them
+                    if value is not None and len(value) > 2 and value[0] == 1 and value[1] < 0x80:
+                        if _type_name(value[1]) not in types:
+                            continue
             type_name, type_id, version, payload, error_kind, error, typed = _describe(batch, record, is_control)
+            if types is not None and type_name not in types:
+                continue
             if error is not None and self.failfast:
                 raise KraftReadError(f"{error_kind}: {error} (offset {record.offset} of {self.split.file.path})")
             if crc_error is not None:
@@ -308,14 +325,33 @@ _MEMO_MAX_ENTRIES = 4096
 _memo: dict[bytes, tuple[Any, ...]] = {}
 
 
+_payloads: MetadataPayloads | None = None
+
+
 def _describe(batch: RecordBatch, record: Any, is_control: bool) -> tuple[Any, ...]:
     """``(type_name, type_id, version, payload, error_kind, error, typed)`` of a record."""
-    value = record.value
+    global _payloads
+    value = record[3]
     small = not is_control and value is not None and len(value) <= _MEMO_MAX_VALUE
     if small:
         hit = _memo.get(value)
         if hit is not None:
             return hit
+    if not is_control:
+        # The fast path of kraft dump-log: compiled payload JSON (the generic
+        # path below stays for what it declines: errors, unknown types).
+        if _payloads is None:
+            _payloads = MetadataPayloads()
+        fast = _payloads.describe(value)
+        if fast is not None:
+            name, api_key, version, message, text = fast
+            view = _TYPED_VIEWS.get(name)
+            out = (name, api_key, version, text, None, None, _NO_TYPED if view is None else view(message))
+            if small:
+                if len(_memo) >= _MEMO_MAX_ENTRIES:
+                    _memo.clear()
+                _memo[bytes(value)] = out
+            return out
     d = describe_record(batch, record)
     typed = _NO_TYPED
     if d.message is not None and not is_control:
@@ -334,10 +370,21 @@ def _describe(batch: RecordBatch, record: Any, is_control: bool) -> tuple[Any, .
     return out
 
 
-def iter_rows(splits: Iterable[FileSplit], *, failfast: bool = False) -> Iterator[tuple[Any, ...]]:
-    """Every row of ``splits`` as a tuple in :data:`COLUMN_NAMES` order."""
+@functools.cache
+def _type_name(api_key: int) -> str | None:
+    try:
+        return metadata_type_name(api_key)
+    except Exception:  # noqa: BLE001 - an unknown type has no name (record_type null)
+        return None
+
+
+def iter_rows(
+    splits: Iterable[FileSplit], *, failfast: bool = False, pushed: Pushed | None = None
+) -> Iterator[tuple[Any, ...]]:
+    """Every row of ``splits`` as a tuple in :data:`COLUMN_NAMES` order
+    (only those ``pushed`` keeps, when given)."""
     for split in splits:
-        yield from _SplitReader(split, failfast).rows()
+        yield from _SplitReader(split, failfast, pushed).rows()
 
 
 def read_splits(
@@ -346,6 +393,7 @@ def read_splits(
     failfast: bool = False,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     schema: pa.Schema | None = None,
+    pushed: Pushed | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The rows of ``splits`` as Arrow record batches of up to ``batch_rows`` rows."""
     import pyarrow as pa
@@ -353,7 +401,7 @@ def read_splits(
     schema = schema or arrow_schema()
     types = [f.type for f in schema]
     pending: list[tuple[Any, ...]] = []
-    for row in iter_rows(splits, failfast=failfast):
+    for row in iter_rows(splits, failfast=failfast, pushed=pushed):
         pending.append(row)
         if len(pending) >= batch_rows:
             yield _to_arrow(pending, schema, types, pa)

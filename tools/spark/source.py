@@ -24,6 +24,15 @@ Options (case-insensitive):
   another one become one ``cluster_mismatch`` row each;
 - ``batchRows`` (default 8192): rows per Arrow batch handed to Spark.
 
+- ``pushdown`` (default false; needs :func:`register`): filters on
+  ``record_type``, ``offset``, ``cluster_id``, ``node_id``, ``file`` and
+  ``file_kind`` are pushed down (PySpark 4.1+): files, batches and records
+  they rule out are not read or not decoded (:mod:`kraft.tools.spark.pushdown`).
+  Off by default because PySpark 4.3 shares pushed filters between two scans
+  of one DataFrame (see :meth:`KraftPushdownReader.pushFilters`).
+Column pruning is not offered to Python data sources by PySpark (4.3): every
+column is built.
+
 This module imports pyspark; nothing else in kraft imports it (the CLI loads
 it lazily), so ``import kraft`` never needs Spark.
 """
@@ -54,6 +63,7 @@ from pyspark.sql.types import (
 )
 
 from kraft.tools.spark.plan import DEFAULT_MAX_PARTITION_BYTES, FileSplit, PlanError, parse_size, plan
+from kraft.tools.spark.pushdown import Pushed, push
 from kraft.tools.spark.rows import COLUMNS, DEFAULT_BATCH_ROWS, arrow_schema, read_splits
 
 FORMAT = "kraft"
@@ -112,6 +122,8 @@ class KraftReader(DataSourceReader):
         self.cluster_id = options.get("clusterId") or None
         self.batch_rows = int(options.get("batchRows", DEFAULT_BATCH_ROWS))
         self.schema = schema
+        self.pushed = Pushed()
+        self.pushdown = options.get("pushdown", "false").lower() == "true"
 
     def partitions(self) -> list[InputPartition]:
         planned = plan(
@@ -120,13 +132,40 @@ class KraftReader(DataSourceReader):
             min_partitions=self.min_partitions,
             expected_cluster_id=self.cluster_id,
         )
-        return [KraftPartition(p) for p in planned.partitions]
+        pushed = self.pushed
+        partitions = [
+            [s for s in p if pushed.keeps_file(s.file.cluster_id, s.file.node_id, s.file.path, s.file.kind)]
+            for p in planned.partitions
+        ]
+        # files the filters rule out are never opened; keep one (empty) task at least
+        kept = [p for p in partitions if p] or [[]]
+        return [KraftPartition(p) for p in kept]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         assert isinstance(partition, KraftPartition)
         yield from read_splits(
-            partition.splits, failfast=self.failfast, batch_rows=self.batch_rows, schema=_expected_arrow_schema(self.schema)
+            partition.splits, failfast=self.failfast, batch_rows=self.batch_rows,
+            schema=_expected_arrow_schema(self.schema), pushed=self.pushed,
         )
+
+
+class KraftPushdownReader(KraftReader):
+    """The reader with filter pushdown. PySpark refuses a reader that
+    implements ``pushFilters`` unless ``spark.sql.python.filterPushdown.enabled``
+    is true, so this one is used only where that is set (:func:`register`)."""
+
+    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:  # noqa: N802 - PySpark's name
+        """Keep the filters we can read less with (see :mod:`kraft.tools.spark.pushdown`)
+        and hand every filter back: Spark still checks them on what we return.
+
+        Only with ``pushdown=true``: PySpark 4.3 lets two scans of one
+        DataFrame under different filters (a self-join, a union, the
+        report's segments against its snapshots) share the filters pushed to
+        one of them, and the other then misses rows. A DataFrame read with
+        ``pushdown=true`` must be scanned once per query."""
+        if self.pushdown:
+            self.pushed = push(filters, self.pushed)
+        yield from filters
 
 
 def _expected_arrow_schema(schema: StructType) -> Any:
@@ -153,9 +192,26 @@ class KraftDataSource(DataSource):
         return KraftReader(self.options, schema)
 
 
+class KraftPushdownDataSource(KraftDataSource):
+    """``format("kraft")`` with filter pushdown (registered by :func:`register`)."""
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return KraftPushdownReader(self.options, schema)
+
+
+#: the session setting without which PySpark refuses a reader with pushFilters
+FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+
+
 def register(spark: SparkSession) -> None:
-    """Make ``spark.read.format("kraft")`` available in this session."""
-    spark.dataSource.register(KraftDataSource)
+    """Make ``spark.read.format("kraft")`` available in this session, able
+    to push filters down (this turns on ``spark.sql.python.filterPushdown.enabled``;
+    a read pushes them with ``.option("pushdown", "true")``).
+
+    Without this call, where kraft is installed as a package, Spark finds the
+    format by itself (the ``pyspark_kraft`` module), without pushdown."""
+    spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
+    spark.dataSource.register(KraftPushdownDataSource)
 
 
 def session(
