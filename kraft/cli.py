@@ -73,7 +73,7 @@ class LazyGroup(click.Group):
 BENCH_COMMANDS: dict[str, LazyCommand] = {
     "codec": LazyCommand("kraft.tools.bench.codec:codec_bench_command",
                          "Encode and decode speed of our codecs against kio and kafka-python."),
-    "quorum": LazyCommand("kraft.tools.bench.quorum:quorum_bench_command",
+    "quorum": LazyCommand("kraft.tools.bench.quorum_command:quorum_bench_command",
                           "Committed throughput, commit latency and failover time of a local quorum."),
     "records": LazyCommand("kraft.tools.bench.records:bench_records",
                            "Decode speed of our batch reader against kafka-python's."),

@@ -80,8 +80,11 @@ from kraft.wire.codec import DecodedRequest
 from kraft.wire.errors import ErrorCode
 from kraft.wire.server import ConnectionInfo, Response
 
+from kraft.node import features
+from kraft.node.features import SUPPORTED_FEATURES
+
 if TYPE_CHECKING:
-    from kraft.node.node import KraftNode
+    from kraft.node.shell import RaftShell
 
 __all__ = [
     "ADMIN_API_KEYS",
@@ -101,9 +104,6 @@ __all__ = [
 #: join here as they are implemented.
 ADMIN_API_KEYS = frozenset({ApiKey.METADATA, ApiKey.DESCRIBE_QUORUM, ApiKey.DESCRIBE_CLUSTER,
                             ApiKey.UPDATE_FEATURES})
-
-#: Feature ranges this node supports (ApiVersions' SupportedFeatures).
-SUPPORTED_FEATURES: Mapping[str, VersionRange] = {"kraft.version": (0, 1)}
 
 #: Kafka's ``EndpointType`` ids (DescribeCluster v1+).
 ENDPOINT_TYPE_BROKER = 1
@@ -133,15 +133,14 @@ _NOT_LEADER_OR_FOLLOWER_MESSAGE = (
 # ---------------------------------------------------------------- dispatch
 
 
-async def handle(node: KraftNode, request: DecodedRequest, conn: ConnectionInfo) -> Response:
-    """Answer one admin request (an api in :data:`ADMIN_API_KEYS`) on ``node``."""
-    shell = node.shell
-    assert shell is not None  # listeners start after the shell exists
+async def handle(shell: RaftShell, request: DecodedRequest, conn: ConnectionInfo, *,
+                 cluster_id: str, node_id: int) -> Response:
+    """Answer one admin request (an api in :data:`ADMIN_API_KEYS`) on the
+    node ``node_id`` of ``cluster_id`` whose raft is ``shell``."""
     core = shell.core
     version = request.api_version
     voters = core.quorum.voters
     leader = shell.leader
-    cluster_id = node.cluster_id or ""
     match request.api_key:
         case ApiKey.DESCRIBE_QUORUM:
             description = core.describe_quorum(_wall_clock_ms()) if shell.initialized else None
@@ -155,9 +154,7 @@ async def handle(node: KraftNode, request: DecodedRequest, conn: ConnectionInfo)
                                      conn.listener)
         case ApiKey.UPDATE_FEATURES:
             # The kraft.version upgrade (kraft/node/features.py).
-            from kraft.node import features
-
-            body = await features.update_features(node, request.body, version)
+            body = await features.update_features(shell, node_id, request.body, version)
         case _:
             raise ValueError(f"{request.api_key.name} is not an admin api")
     return Response(body, version)
@@ -179,25 +176,25 @@ def api_versions(version: int, request: ApiVersionsRequest | None,
     ``finalized`` maps feature names to finalized levels; levels 0 are left
     out, as Kafka leaves them out. ``finalized_epoch`` is reported only
     while some level is finalized (-1 otherwise)."""
-    features = dict(SUPPORTED_FEATURES)
+    supported_features = dict(SUPPORTED_FEATURES)
     if version < 4:
         # Kafka's alterFeatureLevel0: clients before v4 fail on a zero minimum.
-        features = {name: r for name, r in features.items() if r[0] != 0}
+        supported_features = {name: r for name, r in supported_features.items() if r[0] != 0}
     levels = {name: level for name, level in (finalized or {}).items() if level > 0}
-    body = api_versions_response(version, supported, request=request, supported_features=features,
+    body = api_versions_response(version, supported, request=request, supported_features=supported_features,
                                  finalized_features=levels,
                                  finalized_features_epoch=finalized_epoch if levels else -1)
     return Response(body, response_version(version))
 
 
-def node_api_versions(node: KraftNode, version: int, request: ApiVersionsRequest | None,
+def node_api_versions(shell: RaftShell | None, version: int, request: ApiVersionsRequest | None,
                       supported: Mapping[ApiKey | int, VersionRange]) -> Response:
-    """ApiVersions on ``node``: the finalized ``kraft.version`` is its log's
+    """ApiVersions on the node whose raft is ``shell`` (None before it
+    starts): the finalized ``kraft.version`` is its log's
     latest (uncommitted included, as Kafka's ``RaftClient.kraftVersion``);
     the finalized-features epoch is the last committed offset it knows, as a
     Kafka controller reports the offset of the metadata image it read its
     features from."""
-    shell = node.shell
     if shell is None or not shell.initialized:
         return api_versions(version, request, supported)
     finalized = {"kraft.version": shell.core.kraft_version}

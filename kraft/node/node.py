@@ -22,7 +22,6 @@ import random
 import time
 from functools import partial
 from collections.abc import AsyncIterator, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +31,11 @@ from kraft.raft import events as ev
 from kraft.config import NodeConfig
 from kraft.raft.core import RaftCore
 from kraft.raft.errors import Errors, NotLeaderError
-from kraft.node import admin, rpc
+from kraft.node import admin, features, rpc
 from kraft.node import snapshots
 from kraft.node import authorizer, credentials
 from kraft.node.shell import ElectionStateStore, RaftShell
-from kraft.node.snapshots import SnapshotLoaded
+from kraft.node.snapshots import CommittedBatch, SnapshotLoaded
 from kraft.node.metrics import RaftMetrics, event_error, error_name, request_name, wire_error
 from kraft.records.errors import StateFileError
 from kraft.records.log import MetadataLog, metadata_partition_dir
@@ -82,20 +81,6 @@ SUPPORTED_APIS: dict[ApiKey, tuple[int, int]] = {
 
 class NodeStartError(Exception):
     """The node cannot start (unformatted directory, wrong node id, ...)."""
-
-
-@dataclass(frozen=True, slots=True)
-class CommittedBatch:
-    """A committed record batch as listeners see it."""
-
-    base_offset: int
-    last_offset: int
-    epoch: int
-    append_time_ms: int
-    is_control: bool
-    records: tuple[bytes, ...]  # values; for a control batch, the raw control values
-    #: The batch's size in the log (what Kafka's snapshot policy counts).
-    size_in_bytes: int = 0
 
 
 class _PreVoteNeedsV2(Exception):
@@ -203,7 +188,7 @@ class KraftNode:
             cluster_id=meta.cluster_id,
             election_state=store.read(),
             local_endpoints=self.local_endpoints(),
-            supported_kraft_versions=admin.SUPPORTED_FEATURES["kraft.version"],
+            supported_kraft_versions=features.SUPPORTED_FEATURES["kraft.version"],
             bootstrap_ids=tuple(self._bootstrap),
             auto_join=c.auto_join,
             # A controller may be added as a voter at any time (KIP-853):
@@ -230,7 +215,7 @@ class KraftNode:
                          c.node_id, role, meta.cluster_id,
                          ", ".join(f"{n}:{p}" for n, p in self.ports.items()), mlog.end_offset)
                 nursery.start_soon(self._run_shell, nursery)
-                nursery.start_soon(snapshots.run_log_cleaner, self)
+                nursery.start_soon(snapshots.run_log_cleaner, shell)
                 if any(s.protocol.uses_sasl and any(m.startswith("SCRAM") for m in s.mechanisms)
                        for s in c.listener_security.values()):
                     # SCRAM accounts: bootstrap.checkpoint now, the log as it commits.
@@ -238,11 +223,12 @@ class KraftNode:
                     log.info("%d SCRAM credentials from bootstrap.checkpoint", loaded)
                     nursery.start_soon(credentials.follow_credentials, self, c.scram_credentials)
                 if self.metrics is not None:
-                    from kraft.node.metrics_server import serve_metrics
+                    from kraft.node.metrics_server import MetricsTarget, serve_metrics
 
                     assert c.prometheus_port is not None
+                    target = MetricsTarget(shell, c.node_id, meta.cluster_id, str(c.metadata_log_dir))
                     self.metrics_port = await nursery.start(
-                        serve_metrics, self, self.metrics, c.prometheus_host, c.prometheus_port)
+                        serve_metrics, target, self.metrics, c.prometheus_host, c.prometheus_port)
                     log.info("metrics on http://%s:%d/metrics (/healthz, /readyz, /status)",
                              c.prometheus_host or "0.0.0.0", self.metrics_port)
                 task_status.started()
@@ -324,7 +310,8 @@ class KraftNode:
         snapshot only if it is below the log start). A listener that falls
         below the log start later (a snapshot was installed, retention moved
         the start) gets the latest snapshot again, then the batches after it."""
-        async for item in snapshots.committed_items(self, start_offset):
+        assert self.shell is not None
+        async for item in snapshots.committed_items(self.shell, start_offset):
             yield item
 
     async def create_snapshot(self, at: OffsetAndEpoch | int, records: Iterable[bytes]) -> OffsetAndEpoch:
@@ -335,22 +322,7 @@ class KraftNode:
         :class:`kraft.raft.errors.InvalidSnapshotIdError` for an id that is not
         committed, not on a batch boundary, or not newer than the latest
         snapshot. See :mod:`kraft.node.snapshots`."""
-        return await snapshots.create_snapshot(self, at, records)
-
-    def _read_committed(self, offset: int, hwm: int) -> list[CommittedBatch]:
-        assert self.log is not None
-        out: list[CommittedBatch] = []
-        for b in self.log.iter_batches(offset):
-            if b.base_offset >= hwm:
-                break
-            last = b.base_offset + b.last_offset_delta
-            if last < offset:
-                continue
-            recs = b.records()
-            out.append(CommittedBatch(b.base_offset, last, b.partition_leader_epoch, b.max_timestamp,
-                                      b.is_control, tuple(bytes(r.value or b"") for r in recs),
-                                      b.size_in_bytes))
-        return out
+        return await snapshots.create_snapshot(self.shell, at, records)
 
     # ------------------------------------------------------------ server side
 
@@ -370,12 +342,14 @@ class KraftNode:
         key = request.api_key
         version = request.api_version
         if key == ApiKey.API_VERSIONS:
-            return admin.node_api_versions(self, version, request.body, SUPPORTED_APIS)
+            return admin.node_api_versions(self.shell, version, request.body, SUPPORTED_APIS)
         refused = authorizer.authorize(self.config.secured, self.config.super_users, key, version, conn)
         if refused is not None:
             return refused
         if key in admin.ADMIN_API_KEYS:
-            return await admin.handle(self, request, conn)
+            assert self.shell is not None  # listeners start after the shell exists
+            return await admin.handle(self.shell, request, conn, cluster_id=self.cluster_id or "",
+                                      node_id=self.config.node_id)
         if key in rpc.RAFT_API_KEYS or key in rpc.VOTER_CHANGE_API_KEYS:
             return await self._handle_raft(key, version, request.body, conn)
         raise CloseConnection(f"api {ApiKey(key).name} is not served by a kraft controller")
