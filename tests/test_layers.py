@@ -1,10 +1,10 @@
 """Import layering, as import-linter contracts (pyproject.toml, ``[tool.importlinter]``):
 
-    kraft.tools  ->  kraft.sim  ->  kraft.node  ->  kraft.config  ->  kraft.raft | kraft.image
+    kraft.tools  ->  kraft.sim  ->  kraft.node  ->  kraft.config | kraft.client  ->  kraft.raft | kraft.image
                  ->  kraft.wire | kraft.records  ->  kraft.messages
 
 Lower layers never import higher ones; wire and records do not import each
-other, nor raft and image; the generator (kraft.messages.codegen) is never
+other, nor raft and image, nor config and the admin client; the generator (kraft.messages.codegen) is never
 imported at run time; no import cycles anywhere (TYPE_CHECKING imports
 included). The contracts run on a link tree of the installed layout
 (:mod:`tests.static_checks`). The sans-IO raft core never imports trio or

@@ -31,7 +31,10 @@ import re
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
+
+if TYPE_CHECKING:
+    from kraft.client.admin import QuorumInfo, ReplicaInfo
 
 __all__ = [
     "Replica",
@@ -72,7 +75,9 @@ class Replica:
 
 @dataclass(frozen=True, slots=True)
 class QuorumView:
-    """What the tool knows of the quorum at one moment."""
+    """The planner's reading of a DescribeQuorum answer (the admin client's
+    :class:`~kraft.client.admin.QuorumInfo`, see :meth:`of`): no directory
+    id is None, and the leader's clock when it answered."""
 
     leader_id: int
     high_watermark: int
@@ -86,6 +91,17 @@ class QuorumView:
 
     def voter(self, node_id: int) -> Replica | None:
         return next((v for v in self.voters if v.node_id == node_id), None)
+
+    @classmethod
+    def of(cls, info: QuorumInfo, now_ms: int) -> QuorumView:
+        """The planner's view of a DescribeQuorum answer received at ``now_ms``."""
+
+        def replica(r: ReplicaInfo) -> Replica:
+            return Replica(r.replica_id, r.directory_id if r.directory_id.int else None,
+                           r.log_end_offset, r.last_fetch_ms, r.last_caught_up_ms)
+
+        return cls(info.leader_id, info.high_watermark, tuple(replica(v) for v in info.voters),
+                   tuple(replica(o) for o in info.observers), dict(info.nodes), now_ms)
 
 
 @dataclass(frozen=True, slots=True)
