@@ -439,7 +439,7 @@ def _with_options(options: list[Callable[[Any], Any]]) -> Callable[[Any], Any]:
     return apply
 
 
-@click.group("codec")
+@click.group("codec", short_help="Decode and encode Kafka protocol frames.")
 def codec_group() -> None:
     """Decode Kafka protocol bytes to Kafka's JSON form, and encode it back."""
 

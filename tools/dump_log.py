@@ -278,7 +278,7 @@ def _split_files(values: tuple[str, ...]) -> list[str]:
     return [f for v in values for f in v.split(",") if f]
 
 
-@click.command("dump-log")
+@click.command("dump-log", short_help="Print the batches and records of log segments and snapshots.")
 @click.option("--files", "files", multiple=True, required=True, help="REQUIRED: The comma separated list of data and index log files to be dumped.")
 @click.option("--print-data-log", is_flag=True, help="Print the messages content. Automatically set if a decoder option is given.")
 @click.option("--deep-iteration", is_flag=True, help="Iterate records, not just batches. Automatically set by --print-data-log.")

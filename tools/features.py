@@ -197,7 +197,7 @@ async def _update(session: AdminSession, updates: dict[str, tuple[int, int]],
 # ---------------------------------------------------------------- commands
 
 
-@click.group("features")
+@click.group("features", short_help="Describe and update the quorum's finalized features.")
 @click.option("--bootstrap-server", metavar="HOST:PORT[,...]",
               help="A comma-separated list of host:port pairs to use for establishing the connection to the "
                    "Kafka cluster.")

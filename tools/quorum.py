@@ -276,7 +276,7 @@ def format_replication(info: QuorumInfo, human_readable: bool = False,
 # ---------------------------------------------------------------- commands
 
 
-@click.group("quorum")
+@click.group("quorum", short_help="Describe and change a KRaft quorum (kafka-metadata-quorum.sh).")
 @click.option("--bootstrap-server", metavar="HOST:PORT[,...]",
               help="A comma-separated list of host:port pairs to use for establishing the connection to the "
                    "Kafka cluster (brokers; a kraft node answers as its leader).")

@@ -23,12 +23,14 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from kraft.image.builder import ImageBuilder
-from kraft.image.session import COMMANDS, ShellExit, ShellSession
-from kraft.image.tree import Dir, build_tree
+if TYPE_CHECKING:
+    # The image is imported when the command runs: ``--help`` answers at once.
+    from kraft.image.session import ShellSession
+    from kraft.image.tree import Dir
 
 log = logging.getLogger("kraft.shell")
 
@@ -62,6 +64,8 @@ class MetadataShell(cmd.Cmd):
             pass
 
     def default(self, line: str) -> bool:
+        from kraft.image.session import ShellExit
+
         try:
             text = self.session.run(line)
         except ShellExit:
@@ -80,6 +84,8 @@ class MetadataShell(cmd.Cmd):
         return True
 
     def completenames(self, text: str, *ignored: object) -> list[str]:
+        from kraft.image.session import COMMANDS
+
         return [name + " " for name in COMMANDS if name.startswith(text)]
 
     def completedefault(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
@@ -103,7 +109,9 @@ class MetadataShell(cmd.Cmd):
 
 
 def _offline_root(directory: Path | None, snapshot: Path | None) -> Dir:
+    from kraft.image.builder import ImageBuilder
     from kraft.image.source import MetadataSourceError, image_from_checkpoint, image_from_directory
+    from kraft.image.tree import build_tree
 
     builder = ImageBuilder()
     try:
@@ -161,6 +169,8 @@ class _LiveSource:
             self.ready.set()
 
     def root(self) -> Dir:
+        from kraft.image.tree import build_tree
+
         obs = self.observer
         leader = None
         node = obs.node
@@ -177,7 +187,8 @@ class _LiveSource:
         self._thread.join(5)
 
 
-@click.command("shell", context_settings={"allow_interspersed_args": False})
+@click.command("shell", context_settings={"allow_interspersed_args": False},
+               short_help="Browse the metadata image (kafka-metadata-shell.sh).")
 @click.option("--directory", "-d", type=click.Path(path_type=Path, exists=True, file_okay=False), default=None,
               help="A metadata log directory (__cluster_metadata-0, or the metadata.log.dir holding it).")
 @click.option("--snapshot", "-s", type=click.Path(path_type=Path, exists=True, dir_okay=False), default=None,
@@ -194,6 +205,8 @@ def shell_command(directory: Path | None, snapshot: Path | None, bootstrap: str 
                   data_dir: Path | None, timeout_s: float, command: tuple[str, ...]) -> None:
     """Browse the metadata image like kafka-metadata-shell.sh; run COMMAND
     (e.g. `ls /topics`) and exit, or start an interactive shell."""
+    from kraft.image.session import ShellExit, ShellSession
+
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s", stream=sys.stderr)
     if sum(x is not None for x in (directory, snapshot, bootstrap)) != 1:
         raise click.UsageError("give exactly one of --directory, --snapshot or --bootstrap-controller")

@@ -276,7 +276,7 @@ def _as_json(results: list[CaseResult]) -> list[dict[str, Any]]:
             for r in results]
 
 
-@click.command("codec")
+@click.command("codec", short_help="Encode and decode speed of our codecs against kio and kafka-python.")
 @click.option("--repeat", type=click.IntRange(1, 100), default=5, show_default=True,
               help="timeit repeats per figure; the best is reported.")
 @click.option("--min-time", type=click.FloatRange(0.001, 10.0), default=0.1, show_default=True,

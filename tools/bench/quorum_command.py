@@ -9,15 +9,13 @@ import tempfile
 from pathlib import Path
 
 import click
-import trio
 
-from kraft.tools.bench.metrics import format_overhead, run_metrics_overhead
-from kraft.tools.bench.quorum import BenchError, QuorumBenchOptions, first_leaf, format_report, run_quorum_bench
+from kraft.tools.bench.quorum_options import QuorumBenchOptions
 
 __all__ = ["quorum_bench_command"]
 
 
-@click.command("quorum")
+@click.command("quorum", short_help="Committed throughput, commit latency and failover time of a local quorum.")
 @click.option("--duration", type=click.FloatRange(min=0.1), default=QuorumBenchOptions.duration_s,
               show_default=True, help="Seconds measured in the throughput and latency phases (each).")
 @click.option("--warmup", type=click.FloatRange(min=0), default=QuorumBenchOptions.warmup_s, show_default=True,
@@ -46,6 +44,11 @@ def quorum_bench_command(duration: float, warmup: float, record_size: int, failo
     """Committed records/s, commit latency and failover time of a local
     3-voter quorum (separate processes, fsync on); with --metrics-overhead,
     what the Prometheus metrics cost."""
+    import trio
+
+    from kraft.tools.bench.metrics import format_overhead, run_metrics_overhead
+    from kraft.tools.bench.quorum import BenchError, first_leaf, format_report, run_quorum_bench
+
     options = QuorumBenchOptions(duration_s=duration, warmup_s=warmup, record_size=record_size,
                                  failovers=failovers, linger_ms=linger_ms, window=window,
                                  latency_rate=latency_rate, failover_rate=failover_rate)

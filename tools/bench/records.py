@@ -204,7 +204,7 @@ def _timed(fn: Callable[[bytes], int], data: bytes, repeat: int) -> tuple[float,
     return best, count
 
 
-@click.command("records")
+@click.command("records", short_help="Decode speed of our batch reader against kafka-python's.")
 @click.option("--size-mb", type=float, default=100.0, show_default=True, help="Size of the synthesized log.")
 @click.option("--repeat", type=int, default=1, show_default=True, help="Runs per reader (the best is reported).")
 @click.option("--seed", type=int, default=1, show_default=True)

@@ -175,7 +175,7 @@ def interleaved_rounds(log_dir: Path, rounds: int) -> list[list[str]]:
     return groups
 
 
-@click.command("spark")
+@click.command("spark", short_help="Rows per second of the Spark data source: one process against Spark.")
 @click.option("--size-gb", type=float, default=2.0, show_default=True, help="Size of the synthesized metadata log.")
 @click.option("--master", default="local[2]", show_default=True, help="Spark master for the Spark side.")
 @click.option("--segment-mb", type=int, default=256, show_default=True, help="Segment size of the synthesized log.")
