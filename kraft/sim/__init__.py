@@ -1,4 +1,5 @@
 """Deterministic simulation of a KRaft cluster, and test harnesses for the core.
+May import kraft.node, kraft.raft, kraft.records, kraft.wire and kraft.messages; never kraft.tools.
 
 * :func:`simulate` / :class:`SimulationConfig` — seeded whole-cluster runs
   with an in-memory network, crashes and invariant checks after every event

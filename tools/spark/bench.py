@@ -26,11 +26,8 @@ from pathlib import Path
 
 import click
 
-from kraft.records.batch import iter_batches
-from kraft.records.log import MetadataLog, metadata_partition_dir
-from kraft.records.log_config import LogConfig
-from kraft.records.state_files import MetaProperties
-from kraft.records.view import OffsetAndEpoch
+# The log and the codecs are imported where they are used: ``kraft bench
+# spark --help`` answers at once.
 
 TEMPLATE_BYTES = 32 * 1024 * 1024
 APPEND_CHUNK_BYTES = 1024 * 1024
@@ -48,6 +45,8 @@ class SynthSet:
 
 def _chunks(template: bytes, size: int) -> list[bytes]:
     """The template cut at batch boundaries into appends of about ``size`` bytes."""
+    from kraft.records.batch import iter_batches
+
     out = []
     start = 0
     for batch in iter_batches(template):
@@ -62,6 +61,11 @@ def _chunks(template: bytes, size: int) -> list[bytes]:
 def synthesize_set(log_dir: Path, target_bytes: int, *, segment_bytes: int = 256 * 1024 * 1024, seed: int = 1,
                    template_bytes: int = TEMPLATE_BYTES, snapshots: int = 2) -> SynthSet:
     """A metadata log dir of about ``target_bytes``: segments, indexes, snapshots, meta.properties."""
+    from kraft.records.batch import iter_batches
+    from kraft.records.log import MetadataLog, metadata_partition_dir
+    from kraft.records.log_config import LogConfig
+    from kraft.records.state_files import MetaProperties
+    from kraft.records.view import OffsetAndEpoch
     from kraft.tools.bench.records import synthesize_metadata_log
 
     log_dir.mkdir(parents=True, exist_ok=True)
