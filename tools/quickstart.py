@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -135,7 +136,7 @@ def read_log(log_dir: Path) -> dict[int, bytes]:
         mlog.close()
 
 
-async def _observe(cluster: Cluster, say) -> dict[int, bytes]:
+async def _observe(cluster: Cluster, say: Callable[[str], None]) -> dict[int, bytes]:
     import trio
 
     from kraft.config import NodeConfig

@@ -392,12 +392,12 @@ def controller_identity(path: Path) -> ControllerIdentity:
         raise ToolError(str(e)) from None
     if "controller.listener.names" not in props:
         raise ToolError("controller.listener.names was not found. Is this a valid controller configuration file?")
-    endpoints = []
+    endpoints: list[tuple[str, str, int]] = []
     for name in (n.strip().upper() for n in props["controller.listener.names"].split(",") if n.strip()):
-        e = listeners.get(name)
-        if e is None:
+        listener = listeners.get(name)
+        if listener is None:
             raise ToolError(f"Cannot find information about controller listener name: {name}")
-        endpoints.append((e.name, e.host or "localhost", e.port))
+        endpoints.append((listener.name, listener.host or "localhost", listener.port))
     return ControllerIdentity(node_id, meta.directory_id, tuple(endpoints))
 
 
@@ -687,6 +687,7 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
             except reconfig.ReassignError as e:
                 raise ToolError(str(e)) from None
             if status:
+                assert saved is not None  # no saved reassignment returned above
                 step = plan.step or (plan.waiting or "")
                 return (f"Reassignment from {saved['original']} to {saved['target']}\n"
                         f"CurrentVoters: {_voters_text(view.voters)}\n"
@@ -697,7 +698,8 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
                 original = saved["original"] if saved is not None else ",".join(
                     f"{v.node_id}:{uuid_to_kafka(v.directory_id)}" if v.directory_id else str(v.node_id)
                     for v in view.voters)
-                goal_text = ",".join(f"{t.node_id}:{uuid_to_kafka(t.directory_id)}" for t in resolved)
+                goal_text = ",".join(f"{t.node_id}:{uuid_to_kafka(t.directory_id)}" if t.directory_id else str(t.node_id)
+                                     for t in resolved)
                 endpoints = {str(t.node_id): [list(e) for e in t.endpoints] for t in resolved if t.endpoints}
                 path.write_text(json.dumps({"cluster_id": client.cluster_id, "original": original,
                                             "target": goal_text, "endpoints": endpoints}) + "\n")

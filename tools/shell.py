@@ -63,7 +63,8 @@ class MetadataShell(cmd.Cmd):
         except ImportError:  # pragma: no cover - no readline on this platform
             pass
 
-    def default(self, line: str) -> bool:
+    # cmd.Cmd stops when default() returns true (typeshed declares None).
+    def default(self, line: str) -> bool:  # type: ignore[override]
         from kraft.image.session import ShellExit
 
         try:
@@ -91,7 +92,8 @@ class MetadataShell(cmd.Cmd):
     def completedefault(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
         return self.session.complete_path(text)
 
-    def complete(self, text: str, state: int) -> str | None:
+    # readline calls complete() for one match at a time (typeshed declares a list).
+    def complete(self, text: str, state: int) -> str | None:  # type: ignore[override]
         # cmd only completes arguments of do_* commands; ours are all dynamic.
         if state == 0:
             import readline
@@ -102,10 +104,8 @@ class MetadataShell(cmd.Cmd):
                 self.completion_matches = self.completenames(text)
             else:
                 self.completion_matches = self.completedefault(text, line, begidx, readline.get_endidx())
-        try:
-            return self.completion_matches[state]
-        except IndexError:
-            return None
+        matches: list[str] = self.completion_matches or []
+        return matches[state] if state < len(matches) else None
 
 
 def _offline_root(directory: Path | None, snapshot: Path | None) -> Dir:
@@ -239,7 +239,7 @@ def shell_command(directory: Path | None, snapshot: Path | None, bootstrap: str 
             return
         shell = MetadataShell(session)
         if not sys.stdin.isatty():
-            shell.intro = None
+            shell.intro = ""
             shell.prompt = ""
         while True:
             try:
@@ -247,7 +247,7 @@ def shell_command(directory: Path | None, snapshot: Path | None, bootstrap: str 
                 break
             except KeyboardInterrupt:  # Ctrl-C clears the line, as a shell does
                 sys.stdout.write("^C\n")
-                shell.intro = None
+                shell.intro = ""
     finally:
         if live is not None:
             live.stop()

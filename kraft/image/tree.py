@@ -250,8 +250,8 @@ def build_tree(image: MetadataImage, *, leader: str | None = None, version: str 
 
     for entity, quotas in image.client_quotas.items():
         d = root.mkdirs(*_quota_dirs(entity))
-        for key, value in sorted(quotas.items()):
-            d.entries[key] = File(java_double(value))
+        for key, quota in sorted(quotas.items()):
+            d.entries[key] = File(java_double(quota))
 
     if image.producer_ids.next_producer_id >= 0:
         pids = root.mkdirs("producerIds")
@@ -280,11 +280,15 @@ def build_tree(image: MetadataImage, *, leader: str | None = None, version: str 
     if image.delegation_tokens:
         tokens = root.mkdirs("delegationTokens")
         for token_id, t in sorted(image.delegation_tokens.items()):
-            tokens.entries[token_id] = File(lambda t=t: _record_json(
-                "delegation_token_record", "DelegationTokenRecord", owner=t.owner, requester=t.requester,
-                renewers=list(t.renewers), issue_timestamp=t.issue_timestamp_ms, max_timestamp=t.max_timestamp_ms,
-                expiration_timestamp=t.expiration_timestamp_ms, token_id=t.token_id))
+            tokens.entries[token_id] = File(_token_json(t))
     return root
+
+
+def _token_json(t: Any) -> Callable[[], str]:
+    return lambda: _record_json(
+        "delegation_token_record", "DelegationTokenRecord", owner=t.owner, requester=t.requester,
+        renewers=list(t.renewers), issue_timestamp=t.issue_timestamp_ms, max_timestamp=t.max_timestamp_ms,
+        expiration_timestamp=t.expiration_timestamp_ms, token_id=t.token_id)
 
 
 def _acl_json(acl_id: Any, acl: Any) -> Callable[[], str]:

@@ -363,7 +363,7 @@ def metadata_response(
     response = md_resp.MetadataResponse(
         brokers=[md_resp.MetadataResponseBroker(node_id=i, host=e.host, port=e.port, rack=None) for i, e in nodes],
         cluster_id=cluster_id,
-        controller_id=leader_id if nodes else -1,
+        controller_id=leader_id if nodes and leader_id is not None else -1,
         topics=topics,
     )
     if 8 <= version <= 10 and request.include_cluster_authorized_operations:

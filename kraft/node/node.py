@@ -20,10 +20,11 @@ from __future__ import annotations
 import logging
 import random
 import time
+import uuid
 from functools import partial
 from collections.abc import AsyncIterator, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import trio
 
@@ -55,7 +56,7 @@ log = logging.getLogger("kraft.node")
 __all__ = ["KraftNode", "NodeStartError", "CommittedBatch", "SnapshotLoaded"]
 
 #: The APIs a kraft controller listener answers, with the versions we speak.
-SUPPORTED_APIS: dict[ApiKey, tuple[int, int]] = {
+SUPPORTED_APIS: dict[ApiKey | int, tuple[int, int]] = {
     ApiKey.FETCH: (4, 18),
     ApiKey.API_VERSIONS: (0, 4),
     # SASL (kraft/wire/sasl.py). Advertised from v0 as Kafka does (librdkafka
@@ -95,7 +96,7 @@ class KraftNode:
         self.shell: RaftShell | None = None
         self.log: MetadataLog | None = None
         self.cluster_id: str | None = None
-        self.directory_id = None
+        self.directory_id: uuid.UUID | None = None
         self._waiting: dict[int, tuple[trio.Event, list[ev.RaftResponse]]] = {}
         #: How this node dials the others: ``client_security`` (an observer
         #: given a client properties file), else the controller listener's.
@@ -358,8 +359,8 @@ class KraftNode:
         shell = self.shell
         assert shell is not None
         event = rpc.request_from_wire(key, version, body)
-        if not isinstance(event, ev.RaftRequest.__args__):  # type: ignore[attr-defined]
-            return Response(rpc.response_to_wire(key, event, version, conn.listener), version)
+        if not isinstance(event, ev.RaftRequest.__args__):
+            return Response(rpc.response_to_wire(key, cast(ev.RaftResponse, event), version, conn.listener), version)
         source = _source_of(event)
         correlation = shell.next_correlation_id()
         done = trio.Event()

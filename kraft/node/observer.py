@@ -316,10 +316,10 @@ def _view(info: QuorumInfo, version: int, controllers: Mapping[int, tuple[str, i
           answered_by: tuple[str, int]) -> DiscoveredQuorum:
     # The listener name of the address that answered: the one to use for all.
     listener_name = None
-    for listeners in info.nodes.values():
-        for name, host, port in listeners:
-            if (host, port) == answered_by:
-                listener_name = name
+    for node_listeners in info.nodes.values():
+        for node_listener, node_host, node_port in node_listeners:
+            if (node_host, node_port) == answered_by:
+                listener_name = node_listener
     voters = []
     for v in info.voters:
         host: str | None = None
@@ -450,7 +450,7 @@ class Observer:
         if isinstance(bootstrap, str) or any(isinstance(b, str) for b in bootstrap):
             self.bootstrap = parse_bootstrap(bootstrap)  # type: ignore[arg-type]
         else:
-            self.bootstrap = [(str(h), int(p)) for h, p in bootstrap]
+            self.bootstrap = [(str(b[0]), int(b[1])) for b in bootstrap]
         #: ``None``: :func:`default_data_dir` of the cluster, once its id is known.
         self.data_dir = None if data_dir is None else Path(data_dir)
         self.expected_cluster_id = cluster_id

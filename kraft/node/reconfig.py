@@ -252,7 +252,7 @@ def plan_step(view: QuorumView, target: Sequence[TargetVoter]) -> Plan:
     current = {v.key for v in view.voters}
     wanted = {(t.node_id, t.directory_id) for t in target}
     endpoints = {t.node_id: t.endpoints for t in target}
-    to_add = sorted(k for k in wanted if k not in current)  # type: ignore[type-var]
+    to_add = sorted(k for k in wanted if k not in current)
     to_remove = sorted((k for k in current if k not in wanted), key=lambda k: (k[0] == view.leader_id, k[0]))
     adding = tuple((i, d) for i, d in to_add if d is not None)
     removing = tuple(to_remove)

@@ -493,9 +493,9 @@ class RaftTestContext:
             ),
             source=replica,
         )
-        [answer] = [m.message for m in ready.send if isinstance(m.message, FetchResponse)] or [None]
-        assert answer is not None, f"no fetch answer in {ready}"
-        return answer
+        answers = [m.message for m in ready.send if isinstance(m.message, FetchResponse)]
+        assert len(answers) == 1, f"no fetch answer in {ready}"
+        return answers[0]
 
     # --- whole scenarios -----------------------------------------------------------------
 

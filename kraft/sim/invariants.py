@@ -253,7 +253,7 @@ class MonotonicHighWatermark:
     name = "high watermark never decreases"
 
     def __init__(self) -> None:
-        self.seen: dict[int, _Seen] = {}
+        self.seen: dict[tuple[int, int], _Seen] = {}
 
     def check(self, cluster: ClusterView) -> None:
         for node in cluster.nodes:

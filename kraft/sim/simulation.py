@@ -721,7 +721,7 @@ class Simulation:
         payload = message.message
         if isinstance(message, OutboundResponse) and isinstance(payload, VoteResponse):
             if payload.vote_granted and payload.leader_epoch >= 0:
-                self._check_vote_durable(node, message)
+                self._check_vote_durable(node, message, payload)
         self._count_message(payload)
         if message.destination == ADMIN_ID and isinstance(message, OutboundResponse):
             self._admin_answer(node, message)
@@ -757,14 +757,14 @@ class Simulation:
             message,
         )
 
-    def _check_vote_durable(self, node: SimNode, message: OutboundResponse) -> None:
+    def _check_vote_durable(self, node: SimNode, message: OutboundResponse, vote: VoteResponse) -> None:
         # Only real votes bind; a pre-vote grant is not recorded anywhere. The
         # response does not say which it answers, so the simulation remembers.
         key = (node.node_id, message.destination, message.correlation_id)
         if key in self._pre_vote_requests:
             self._pre_vote_requests.discard(key)
             return
-        self.invariants.one_vote.check_vote_sent(node, message.message.leader_epoch, message.destination)
+        self.invariants.one_vote.check_vote_sent(node, vote.leader_epoch, message.destination)
 
     def _count_message(self, payload: object) -> None:
         match payload:
@@ -818,8 +818,8 @@ class Simulation:
             if isinstance(request, ApiVersionsRequest):
                 # Answered by the node's listener, not its raft core.
                 self.stats["api-versions-requests"] += 1
-                answer = ApiVersionsResponse(supported_kraft_versions=(0, 1))
-                self._send(dst, OutboundResponse(src_id, message.correlation_id, answer))
+                self._send(dst, OutboundResponse(src_id, message.correlation_id,
+                                                 ApiVersionsResponse(supported_kraft_versions=(0, 1))))
                 return
             if isinstance(request, VoteRequest) and request.pre_vote:
                 if dst.legacy:
@@ -959,7 +959,7 @@ class Simulation:
                 if not candidates:
                     return
                 new = self.rng.choice(candidates)
-                request = AddRaftVoterRequest(
+                request: AddRaftVoterRequest | RemoveRaftVoterRequest = AddRaftVoterRequest(
                     cluster_id=CLUSTER_ID, voter_key=new.replica_key, listeners=new.endpoints
                 )
                 self._admin_send(leader if self.rng.random() < 0.85 else self.rng.choice(up), request)
@@ -1068,6 +1068,7 @@ class Simulation:
             if not node.log.create_snapshot(sid):
                 return
         else:
+            assert isinstance(node.log, MemLog)
             node.log.create_snapshot(sid)
             node.log.delete_before_snapshot(sid)
         self.stats["snapshots-created"] += 1
@@ -1142,7 +1143,7 @@ def _run_to_completion(coroutine: Coroutine[Any, Any, SimulationResult]) -> Simu
     try:
         coroutine.send(None)
     except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+        return done.value
     coroutine.close()
     raise RuntimeError("the simulation awaited something other than its own clock")
 

@@ -23,6 +23,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -78,7 +79,7 @@ def synthesize_set(log_dir: Path, target_bytes: int, *, segment_bytes: int = 256
     copies = max(1, -(-target_bytes // len(template)))
     snapshot_every = max(1, copies // max(1, snapshots))
     config = LogConfig(segment_bytes=segment_bytes, flush_on_append=False, retention_bytes=-1, retention_ms=-1)
-    values = [r.value for b in iter_batches(template) if not b.is_control for r in b.records()][:20_000]
+    values = [r.value or b"" for b in iter_batches(template) if not b.is_control for r in b.records()][:20_000]
     made = 0
     with MetadataLog.open(metadata_partition_dir(log_dir), config) as log:
         for copy in range(copies):
@@ -117,13 +118,13 @@ def run_single_process(paths: list[str], min_partitions: int) -> tuple[int, int,
     return rows, chars, time.perf_counter() - t0
 
 
-def run_spark(spark: object, paths: list[str]) -> tuple[int, int, int, float]:
+def run_spark(spark: Any, paths: list[str]) -> tuple[int, int, int, float]:
     from pyspark.sql import functions as F
 
     from kraft.tools.spark.source import read
 
     t0 = time.perf_counter()
-    df = read(spark, paths, minPartitions=spark.sparkContext.defaultParallelism)  # type: ignore[attr-defined]
+    df = read(spark, paths, minPartitions=spark.sparkContext.defaultParallelism)
     partitions = df.rdd.getNumPartitions()
     row = df.agg(F.count("*").alias("rows"), F.sum(F.length("payload")).alias("chars")).first()
     return row["rows"], row["chars"] or 0, partitions, time.perf_counter() - t0
