@@ -647,7 +647,11 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
         _fail("Exactly one of --voters, --cancel or --status must be given")
     try:
         bootstrap, settings = options.resolve()
-        settings = dataclasses.replace(settings, api_timeout_ms=timeout_ms)
+        # --timeout-ms bounds the whole run (main_bounded below), which then
+        # says how to resume. The session's own deadline comes one request
+        # later, so it never ends the run first with a bare request timeout
+        # ("timed out after 0 ms") -- on a loaded machine the two raced.
+        settings = dataclasses.replace(settings, api_timeout_ms=timeout_ms + settings.request_timeout_ms)
         known = {}
         for path in controller_configs:
             identity = controller_identity(path)
