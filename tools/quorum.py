@@ -475,11 +475,11 @@ def remove_controller_command(options: QuorumToolOptions, controller_id: int, co
     run_tool(main)
 
 
-def quorum_view(info: QuorumInfo, now_ms: int | None = None) -> Any:
-    """The planner's :class:`kraft.node.reconfig.QuorumView` of a DescribeQuorum answer."""
-    from kraft.node.reconfig import QuorumView
+def quorum_view(info: QuorumInfo, now_ms: int | None = None) -> QuorumInfo:
+    """The answer as the planner reads it: stamped with when it came (``now_ms``, default now)."""
+    import dataclasses
 
-    return QuorumView.of(info, int(time.time() * 1000) if now_ms is None else now_ms)
+    return dataclasses.replace(info, now_ms=int(time.time() * 1000) if now_ms is None else now_ms)
 
 
 # A reassignment's state file (JSON) is written by `reassign` when it starts
@@ -537,7 +537,7 @@ class ReassignmentProgress:
 
 def reassignment_progress(view: Any, saved: dict[str, Any]) -> ReassignmentProgress | None:
     """The progress of the saved reassignment in ``view`` (a
-    :class:`kraft.node.reconfig.QuorumView`); None once the voter set is the
+    :class:`~kraft.client.admin.QuorumInfo` stamped by :func:`quorum_view`); None once the voter set is the
     target (the reassignment is complete, whether or not its state file was
     removed yet)."""
     from kraft.node import reconfig
@@ -605,7 +605,9 @@ class _SessionReassignClient:
 def _voters_text(voters: Sequence[Any]) -> str:
     from kraft.messages.json_form import uuid_to_kafka
 
-    return "[" + ", ".join(f"{v.node_id}:{uuid_to_kafka(v.directory_id)}" if v.directory_id else str(v.node_id)
+    # Voters of the answer (a zero directory id is none) or targets (None is none).
+    return "[" + ", ".join(f"{v.node_id}:{uuid_to_kafka(v.directory_id)}"
+                           if v.directory_id is not None and v.directory_id.int else str(v.node_id)
                            for v in voters) + "]"
 
 
@@ -700,7 +702,7 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
                         f"Next:          {'done' if plan.done else step}\n")
             if not cancel:
                 original = saved["original"] if saved is not None else ",".join(
-                    f"{v.node_id}:{uuid_to_kafka(v.directory_id)}" if v.directory_id else str(v.node_id)
+                    f"{v.node_id}:{uuid_to_kafka(v.directory_id)}" if v.directory is not None else str(v.node_id)
                     for v in view.voters)
                 goal_text = ",".join(f"{t.node_id}:{uuid_to_kafka(t.directory_id)}" if t.directory_id else str(t.node_id)
                                      for t in resolved)

@@ -141,15 +141,31 @@ class ReplicaInfo:
     """Kafka's ``QuorumInfo.ReplicaState``; a timestamp of -1 on the wire is None."""
 
     replica_id: int
+    #: As on the wire: ``Uuid.ZERO_UUID`` when the replica has none (a static quorum).
     directory_id: uuid.UUID
     log_end_offset: int
     last_fetch_ms: int | None
     last_caught_up_ms: int | None
 
+    @property
+    def node_id(self) -> int:
+        return self.replica_id
+
+    @property
+    def directory(self) -> uuid.UUID | None:
+        """The directory id, None for none (the zero uuid)."""
+        return self.directory_id if self.directory_id.int else None
+
+    @property
+    def key(self) -> tuple[int, uuid.UUID | None]:
+        """Kafka's ``ReplicaKey``: the id and the directory id (or None)."""
+        return (self.replica_id, self.directory)
+
 
 @dataclass(frozen=True, slots=True)
 class QuorumInfo:
-    """Kafka's ``QuorumInfo``: DescribeQuorum's answer, as the tool uses it."""
+    """Kafka's ``QuorumInfo``: DescribeQuorum's answer -- the one model of it,
+    read by the tools' output, the observer and the reassignment planner."""
 
     leader_id: int
     leader_epoch: int
@@ -158,6 +174,12 @@ class QuorumInfo:
     observers: tuple[ReplicaInfo, ...]
     #: node id -> its listeners as (name, host, port); DescribeQuorum v2 only.
     nodes: dict[int, tuple[tuple[str, str, int], ...]] = field(default_factory=dict)
+    #: When the answer was received (wall ms): what the leader's fetch
+    #: timestamps are compared with (0: unknown).
+    now_ms: int = 0
+
+    def voter(self, node_id: int) -> ReplicaInfo | None:
+        return next((v for v in self.voters if v.replica_id == node_id), None)
 
 
 def _optional_ms(value: int) -> int | None:
