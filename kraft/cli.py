@@ -96,7 +96,8 @@ COMMANDS: dict[str, LazyCommand] = {
                           "Describe and change a KRaft quorum (kafka-metadata-quorum.sh)."),
     "shell": LazyCommand("kraft.tools.shell:shell_command", "Browse the metadata image (kafka-metadata-shell.sh)."),
     "spark": LazyCommand("kraft.tools.spark.cli:spark_group", "Decode metadata logs at scale with Spark."),
-    "storage": LazyCommand("kraft.tools.storage_command:storage_group", "Format and inspect log directories (kafka-storage.sh)."),
+    "storage": LazyCommand("kraft.tools.storage_command:storage_group",
+                           "Format and inspect log directories (kafka-storage.sh)."),
 }
 
 

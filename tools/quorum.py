@@ -704,8 +704,9 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
                 original = saved["original"] if saved is not None else ",".join(
                     f"{v.node_id}:{uuid_to_kafka(v.directory_id)}" if v.directory is not None else str(v.node_id)
                     for v in view.voters)
-                goal_text = ",".join(f"{t.node_id}:{uuid_to_kafka(t.directory_id)}" if t.directory_id else str(t.node_id)
-                                     for t in resolved)
+                goal_text = ",".join(
+                    f"{t.node_id}:{uuid_to_kafka(t.directory_id)}" if t.directory_id else str(t.node_id)
+                    for t in resolved)
                 endpoints = {str(t.node_id): [list(e) for e in t.endpoints] for t in resolved if t.endpoints}
                 path.write_text(json.dumps({"cluster_id": client.cluster_id, "original": original,
                                             "target": goal_text, "endpoints": endpoints}) + "\n")

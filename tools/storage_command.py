@@ -37,8 +37,8 @@ def random_uuid_command() -> None:
 @click.option("--node-id", type=int, help="The node id (default: node.id from --config).")
 @click.option("--metadata-log-dir", help="metadata.log.dir (default: from --config).")
 @click.option("--log-dir", "log_dirs", multiple=True, help="A data log directory to format too (repeatable).")
-@click.option("--release-version", "-r", help="The release version for the initial feature settings (default: the latest production "
-                   "release).")
+@click.option("--release-version", "-r",
+              help="The release version for the initial feature settings (default: the latest production release).")
 @click.option("--feature", "-f", "features", multiple=True, help="A feature=level setting, e.g. kraft.version=1.")
 @click.option("--ignore-formatted", "-g", is_flag=True, help="Skip directories that are already formatted.")
 @click.option("--standalone", "-s", is_flag=True, help="Initialize a single-node dynamic controller quorum.")

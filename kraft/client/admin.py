@@ -370,7 +370,8 @@ class ControllerIdentity:
     endpoints: tuple[tuple[str, str, int], ...]
 
 
-async def send_voter_change(session: AdminSession, api: ApiKey, build: Callable[[str, int], Any]) -> tuple[int, str | None]:
+async def send_voter_change(session: AdminSession, api: ApiKey,
+                            build: Callable[[str, int], Any]) -> tuple[int, str | None]:
     """Send AddRaftVoter / RemoveRaftVoter to the leader once (``build``
     gets the cluster id and the version): (error code, message). Where
     there is no leader to send it to, the reason as the message and
