@@ -43,7 +43,6 @@ imports (trio, the node's reassignment planner) happen when a command runs,
 so ``kraft quorum --help`` answers at once.
 """
 
-
 from __future__ import annotations
 
 import sys
@@ -60,7 +59,6 @@ from kraft.client.errors import AdminError
 
 if TYPE_CHECKING:
     from kraft.client.admin import AdminSession, AdminSettings, Bootstrap, ControllerIdentity, QuorumInfo, ReplicaInfo
-
 
 __all__ = [
     "quorum_group",
