@@ -86,7 +86,7 @@ BENCH_COMMANDS: dict[str, LazyCommand] = {
                          "Encode and decode speed of our codecs against kio and kafka-python."),
     "dump-log": LazyCommand("kraft.tools.bench.dump_log:bench_dump_log",
                             "kraft dump-log (text and --json, whole process) against kafka-python's decoder."),
-    "quorum": LazyCommand("kraft.tools.bench.quorum:quorum_bench_command",
+    "quorum": LazyCommand("kraft.tools.bench.quorum_command:quorum_bench_command",
                           "Committed throughput, commit latency and failover time of a local quorum."),
     "records": LazyCommand("kraft.tools.bench.records:bench_records",
                            "Decode speed of our batch reader against kafka-python's."),
@@ -114,7 +114,8 @@ COMMANDS: dict[str, LazyCommand] = {
     "shell": LazyCommand("kraft.tools.shell:shell_command",
                          "Browse the metadata image (kafka-metadata-shell.sh; alias metadata-shell)."),
     "spark": LazyCommand("kraft.tools.spark.cli:spark_group", "Decode metadata logs at scale with Spark."),
-    "storage": LazyCommand("kraft.tools.storage:storage_group", "Format and inspect log directories (kafka-storage.sh)."),
+    "storage": LazyCommand("kraft.tools.storage:storage_group",
+                           "Format and inspect log directories (kafka-storage.sh)."),
 }
 
 

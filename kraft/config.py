@@ -20,6 +20,7 @@ from kraft.errors import ConfigurationError
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.raft.witness import WitnessMode
 from kraft.records.state_files import parse_java_properties
+from kraft.wire.addresses import InvalidAddress, parse_addresses
 from kraft.wire.limits import INT32_MAX, ConnectionLimits
 from kraft.wire.security import (
     ClientSecurity,
@@ -231,8 +232,12 @@ def parse_voters(text: str) -> list[VoterSpec]:
 
 
 def parse_bootstrap_servers(text: str) -> list[tuple[str, int]]:
-    return [_host_port(s, "controller.quorum.bootstrap.servers")
-            for s in filter(None, (s.strip() for s in text.split(",")))]
+    """``controller.quorum.bootstrap.servers`` (empty: a static quorum),
+    parsed by the one address parser, :func:`kraft.wire.addresses.parse_addresses`."""
+    try:
+        return list(parse_addresses(text, "controller.quorum.bootstrap.servers", allow_empty=True))
+    except InvalidAddress as e:
+        raise ConfigError(str(e)) from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 from functools import cache
+from typing import Any
 
 from kraft.messages import generated as _generated
 
@@ -37,7 +38,7 @@ _CONTROL_RECORD_SPECS = {
 
 
 @cache
-def message_class(name: str) -> type:
+def message_class(name: str) -> type[Any]:
     """The generated class for a spec name, e.g. ``"VoteRequest"``."""
     try:
         module = _generated.MODULES[name]
@@ -46,7 +47,7 @@ def message_class(name: str) -> type:
     return getattr(importlib.import_module(f"{_generated.__name__}.{module}"), name)
 
 
-def _by_type(mtype: str, key: int) -> type:
+def _by_type(mtype: str, key: int) -> type[Any]:
     try:
         module = _generated.BY_TYPE[mtype][key]
     except KeyError:
@@ -59,17 +60,17 @@ def _by_type(mtype: str, key: int) -> type:
 
 
 @cache
-def request_class(api_key: int) -> type:
+def request_class(api_key: int) -> type[Any]:
     return _by_type("request", api_key)
 
 
 @cache
-def response_class(api_key: int) -> type:
+def response_class(api_key: int) -> type[Any]:
     return _by_type("response", api_key)
 
 
 @cache
-def metadata_record_class(record_type: int) -> type:
+def metadata_record_class(record_type: int) -> type[Any]:
     """The class of a ``__cluster_metadata`` record type id (2 -> TopicRecord)."""
     return _by_type("metadata", record_type)
 
@@ -79,10 +80,10 @@ def metadata_record_types() -> dict[int, str]:
     return {k: metadata_record_class(k).__name__ for k in sorted(_generated.BY_TYPE.get("metadata", {}))}
 
 
-class _ControlClasses(dict):  # type: ignore[type-arg]
+class _ControlClasses(dict[int, type[Any]]):
     """Loaded on first use, so importing the registry stays cheap."""
 
-    def __missing__(self, key: int) -> type:
+    def __missing__(self, key: int) -> type[Any]:
         if key not in _CONTROL_RECORD_SPECS:
             raise KeyError(key)
         cls = message_class(_CONTROL_RECORD_SPECS[key])
@@ -93,4 +94,4 @@ class _ControlClasses(dict):  # type: ignore[type-arg]
         return key in _CONTROL_RECORD_SPECS
 
 
-CONTROL_RECORD_CLASSES: dict[int, type] = _ControlClasses()
+CONTROL_RECORD_CLASSES: dict[int, type[Any]] = _ControlClasses()

@@ -81,7 +81,7 @@ class _Reader:
 
 def _struct(r: _Reader, s: StructInfo, path: str) -> Any:
     assert s.cls is not None
-    obj = object.__new__(s.cls)
+    obj: Any = object.__new__(s.cls)
     v = r.version
     for f in s.fields:
         setattr(obj, f.attr, default_value(r.info, f))
@@ -95,22 +95,22 @@ def _struct(r: _Reader, s: StructInfo, path: str) -> Any:
         if count > len(r.buf) - r.pos:
             raise _Fault(f"tagged field count {count} past end of buffer", start)
         known = {f.tag: f for f in s.fields if f.present(v) and f.is_tagged(v)}
-        unknown = []
+        unknown: list[tuple[int, bytes]] = []
         for _ in range(count):
             tag = r.uvarint("tag")
             size = r.uvarint(f"size of tagged field {tag}")
             end = r.pos + size
             if end > len(r.buf):
                 raise _Fault(f"tagged field {tag} of {size} bytes past end of buffer", r.pos)
-            f = known.get(tag)
-            if f is None:
+            known_field = known.get(tag)
+            if known_field is None:
                 unknown.append((tag, r.take(size, f"tagged field {tag}")))
                 continue
-            value_path = _join(path, f.attr)
+            value_path = _join(path, known_field.attr)
             field_start = r.pos
-            setattr(obj, f.attr, _field(r, f, value_path))
+            setattr(obj, known_field.attr, _field(r, known_field, value_path))
             if r.pos != end:
-                raise _Fault(f"tagged field {tag} ({f.name}) declared {size} bytes but its value is "
+                raise _Fault(f"tagged field {tag} ({known_field.name}) declared {size} bytes but its value is "
                              f"{r.pos - field_start}", field_start)
         if unknown:
             unknown.sort(key=lambda t: t[0])

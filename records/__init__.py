@@ -1,6 +1,7 @@
-"""Kafka's v2 record batches, their compression codecs, and the on-disk
-``__cluster_metadata`` partition (segments, indexes, leader epoch cache,
-snapshots, state files), byte-compatible with Apache Kafka.
+"""Kafka's v2 record batches, compression and the on-disk ``__cluster_metadata`` partition, byte-compatible with Kafka.
+May import kraft.messages only (never kraft.wire, the raft core, the node or the tools).
+
+The partition: segments, indexes, leader epoch cache, snapshots, state files.
 
 Modules, one job each: ``batch`` (batch/record codec), ``compression``,
 ``control`` and ``metadata`` (record values -> generated message classes),

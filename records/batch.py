@@ -33,6 +33,7 @@ import enum
 import struct
 from collections.abc import Iterable, Iterator, Sequence
 from operator import itemgetter
+from typing import Any
 
 from crc32c import crc32c
 
@@ -194,7 +195,7 @@ def decode_records(
     new = _new_record
     slow = _slow_varint
     zz = _ZIGZAG
-    no_headers = ()
+    no_headers: tuple[tuple[str, bytes | None], ...] = ()
     try:
         for _ in range(count):
             b = buf[pos]
@@ -432,7 +433,7 @@ class RecordBatch(tuple):
                 f"malformed records in batch at offset {self[0]}: {exc.reason}", position=pos
             ) from None
 
-    def header_fields(self) -> dict[str, int]:
+    def header_fields(self) -> dict[str, Any]:
         """The keyword arguments that make :func:`build_batch` rebuild this batch."""
         return {
             "base_offset": self[0],
@@ -734,7 +735,7 @@ _DATA_RECORD_HEADS: tuple[bytes, ...] = tuple(b"\x00\x00" + varint(i) + b"\x01" 
 def _encode_data_records(values: Sequence[bytes]) -> bytes:
     """The records section of a data batch: one key-less, header-less record
     per value, all with the batch's timestamp."""
-    heads: Sequence[bytes] = _DATA_RECORD_HEADS
+    heads = _DATA_RECORD_HEADS
     if len(values) > len(heads):
         heads = heads + tuple(b"\x00\x00" + varint(i) + b"\x01" for i in range(len(heads), len(values)))
     parts: list[bytes] = []

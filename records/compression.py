@@ -23,6 +23,8 @@ from __future__ import annotations
 import enum
 import struct
 import zlib
+from collections.abc import Callable
+from typing import Any
 
 import cramjam
 
@@ -223,7 +225,8 @@ _COMPRESS = {
     Compression.LZ4: _lz4_compress,
     Compression.ZSTD: _zstd_compress,
 }
-_DECOMPRESS = {
+#: Each takes any buffer (bytes or a memoryview of the batch).
+_DECOMPRESS: dict[Compression, Callable[[Any], bytes]] = {
     Compression.GZIP: _gzip_decompress,
     Compression.SNAPPY: _snappy_decompress,
     Compression.LZ4: _lz4_decompress,

@@ -99,7 +99,7 @@ class EndTransactionMarker:
         return cls(control_type, coordinator_epoch, version)
 
 
-def control_message_class(control_type: int) -> type:
+def control_message_class(control_type: int) -> type[Any]:
     """The generated class for a control type id (2 -> LeaderChangeMessage, ...)."""
     from kraft.messages.registry import CONTROL_RECORD_CLASSES
 

@@ -123,7 +123,7 @@ class _Compiler:
         for i, f in enumerate(self.fields):
             self.env[f"_f{i}"] = f
         exec("\n".join(self.lines), self.env)  # noqa: S102 - code built from our own schema
-        return self.env[root]  # type: ignore[no-any-return]
+        return self.env[root]
 
 
 _COMPILED: dict[tuple[type, int], ToJson] = {}

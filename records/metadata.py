@@ -81,7 +81,7 @@ def _read_small_uvarint(buf: bytes | memoryview, pos: int, what: str) -> tuple[i
     return value, pos
 
 
-def read_frame_header(value: bytes | memoryview) -> tuple[int, int, int]:
+def read_frame_header(value: bytes | memoryview | None) -> tuple[int, int, int]:
     """``(api_key, version, message_position)`` of a metadata record value."""
     if value is None:
         raise MetadataRecordError("metadata record has a null value")
@@ -101,8 +101,10 @@ def read_frame_header(value: bytes | memoryview) -> tuple[int, int, int]:
     return api_key, version, pos
 
 
-def decode_metadata_record(value: bytes | memoryview) -> MetadataRecord:
+def decode_metadata_record(value: bytes | memoryview | None) -> MetadataRecord:
     """Decode a metadata record value into its generated class."""
+    if value is None:
+        raise MetadataRecordError("metadata record has a null value")
     api_key, version, pos = read_frame_header(value)
     try:
         cls = _registry().metadata_record_class(api_key)
@@ -126,7 +128,7 @@ def encode_metadata_record(message: Any, version: int | None = None) -> bytes:
     return uvarint(FRAME_VERSION) + uvarint(api_key) + uvarint(version) + message.encode(version)
 
 
-def metadata_payload_json(value: bytes | memoryview) -> dict[str, Any]:
+def metadata_payload_json(value: bytes | memoryview | None) -> dict[str, Any]:
     """What ``kafka-dump-log.sh --cluster-metadata-decoder`` prints as the
     payload: ``{"type": "TOPIC_RECORD", "version": 0, "data": {...}}``."""
     from kraft.messages.json_form import to_json

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+# Resolved: ../shared may be a symlink, and the tools print resolved paths
+# (dump-log's "file") -- paths are compared resolved.
+SHARED = (REPO.parent / "shared").resolve()
 
 
 def shared_path(*parts: str) -> Path:

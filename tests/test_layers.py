@@ -1,85 +1,104 @@
-"""Import layering, checked on the source (what import-linter would enforce):
+"""Import layering, as import-linter contracts (pyproject.toml, ``[tool.importlinter]``):
 
-    kraft.tools  ->  kraft (node, raft core)  ->  kraft.wire / kraft.records  ->  kraft.messages
+    kraft.tools  ->  kraft.sim  ->  kraft.node  ->  kraft.config | kraft.client  ->  kraft.raft | kraft.image
+                 ->  kraft.wire | kraft.records  ->  kraft.messages
 
 Lower layers never import higher ones; wire and records do not import each
-other; the generator (kraft.messages.codegen) is never imported at run time;
-the sans-IO raft core never imports trio or does I/O through sockets."""
+other, nor raft and image, nor config and the admin client; the generator (kraft.messages.codegen) is never
+imported at run time; no import cycles anywhere (TYPE_CHECKING imports
+included). The contracts run on a link tree of the installed layout
+(:mod:`tests.static_checks`). The sans-IO raft core never imports trio or
+does I/O through sockets, a clock or threads (checked here on the source).
+"""
 
 from __future__ import annotations
 
 import ast
+import os
+import tomllib
 from pathlib import Path
 
 import pytest
 
+from tests.static_checks import link_tree, package_dirs, real_path, run_import_linter
+
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = {"kraft": REPO / "kraft", "kraft.wire": REPO / "wire", "kraft.messages": REPO / "messages",
-            "kraft.records": REPO / "records", "kraft.tools": REPO / "tools"}
 # The raft core: pure state transitions, no I/O, no clock, no trio.
 SANS_IO = sorted(p.stem for p in (REPO / "kraft" / "raft").glob("*.py") if p.stem != "__init__")
 
 
-def _modules() -> list[tuple[str, Path]]:
-    out = []
-    for pkg, root in PACKAGES.items():
-        for path in root.rglob("*.py"):
-            rel = path.relative_to(root).with_suffix("")
-            parts = [p for p in rel.parts if p != "__init__"]
-            name = ".".join([pkg, *parts])
-            if pkg == "kraft" and parts and parts[0] in ("wire", "messages", "records", "tools"):
-                continue
-            out.append((name, path))
-    return out
+def _contracts() -> list[dict[str, object]]:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts: list[dict[str, object]] = config["tool"]["importlinter"]["contracts"]
+    return contracts
 
 
-def _imports(path: Path, module: str) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+def _modules() -> list[str]:
+    """Every module of the installed package, by its import name."""
+    names = []
+    for package, folder in package_dirs().items():
+        for path in folder.rglob("*.py"):
+            parts = [p for p in path.relative_to(folder).with_suffix("").parts if p != "__init__"]
+            names.append(".".join([package, *parts]))
+    return sorted(names)
+
+
+def test_import_contracts_are_kept(tmp_path: Path) -> None:
+    tree = link_tree(tmp_path / "tree")
+    result = run_import_linter(tree)
+    report = real_path(result.stdout + result.stderr, tree)
+    assert result.returncode == 0, report
+    assert "3 kept, 0 broken" in report, report
+
+
+@pytest.mark.parametrize("package,bad_import,contract", [
+    ("messages", "import kraft.cli", "Layers import downwards"),  # the bottom layer reaching the top
+    ("raft", "import kraft.messages.codegen", "The generator"),
+    ("raft", "from kraft.raft import _probe_b", "No import cycles"),  # _probe_b imports _probe_a
+], ids=["layers", "generator", "cycle"])
+def test_import_contracts_catch_a_violation(tmp_path: Path, package: str, bad_import: str, contract: str) -> None:
+    """The contracts are live: one bad import planted in the tree breaks the one it should."""
+    tree = link_tree(tmp_path / "tree")
+    (tree / "kraft" / package / "_probe_a.py").write_text(bad_import + "\n", encoding="utf-8")
+    (tree / "kraft" / package / "_probe_b.py").write_text(f"from kraft.{package} import _probe_a\n",
+                                                          encoding="utf-8")
+    result = run_import_linter(tree)
+    report = result.stdout + result.stderr
+    assert result.returncode != 0, report
+    broken = [line for line in report.splitlines() if line.endswith(" BROKEN")]
+    assert len(broken) == 1 and broken[0].startswith(contract), report
+
+
+def test_generator_contract_names_every_run_time_module() -> None:
+    """The "no generator at run time" contract lists its sources by hand:
+    every module but the generator must be covered by one of them."""
+    contract = next(c for c in _contracts() if c.get("id") == "no-generator-at-run-time")
+    sources = contract["source_modules"]
+    assert isinstance(sources, list)
+    uncovered = [m for m in _modules()
+                 if m != "kraft" and not m.startswith("kraft.messages.codegen") and m != "kraft.messages"
+                 and not any(m == s or m.startswith(s + ".") for s in sources)]
+    assert not uncovered, f"add to source_modules of the generator contract in pyproject.toml: {uncovered}"
+
+
+def test_layers_contract_names_every_package() -> None:
+    """Each top-level part of ``kraft`` is in a layer (a new package must choose one)."""
+    contract = next(c for c in _contracts() if c.get("id") == "layers")
+    layers = contract["layers"]
+    assert isinstance(layers, list)
+    named = {m.strip() for layer in layers for m in str(layer).replace(":", "|").split("|")}
+    parts = {".".join(m.split(".")[:2]) for m in _modules() if m != "kraft"}
+    assert parts <= named, f"not in any layer of pyproject's layers contract: {sorted(parts - named)}"
+
+
+def _imports(path: Path) -> set[str]:
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                # Relative import: resolve against the module's package.
-                package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
-                base = package[: len(package) - node.level + 1]
-                prefix = ".".join(base)
-                found.add(f"{prefix}.{node.module}" if node.module else prefix)
-            elif node.module:
-                found.add(node.module)
-                found.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
     return found
-
-
-def _layer(name: str) -> str:
-    if name == "kraft.cli":
-        return "kraft.tools"  # the entry point that registers the commands
-    for pkg in ("kraft.messages", "kraft.wire", "kraft.records", "kraft.tools"):
-        if name == pkg or name.startswith(pkg + "."):
-            return pkg
-    return "kraft"
-
-
-FORBIDDEN = {
-    "kraft.messages": ("kraft.wire", "kraft.records", "kraft.tools", "kraft"),
-    "kraft.wire": ("kraft.records", "kraft.tools", "kraft"),
-    "kraft.records": ("kraft.wire", "kraft.tools", "kraft"),
-    "kraft": ("kraft.tools",),
-    "kraft.tools": (),
-}
-
-
-@pytest.mark.parametrize("module,path", _modules(), ids=lambda x: str(x) if isinstance(x, str) else "")
-def test_layering(module: str, path: Path) -> None:
-    layer = _layer(module)
-    for imported in _imports(path, module):
-        if not imported.startswith("kraft"):
-            continue
-        target = _layer(imported)
-        assert target not in FORBIDDEN[layer], f"{module} ({layer}) imports {imported} ({target})"
-        if not module.startswith("kraft.messages.codegen") and imported.startswith("kraft.messages.codegen"):
-            pytest.fail(f"{module} imports the generator {imported} at run time")
 
 
 def test_raft_core_package_is_found() -> None:
@@ -88,7 +107,13 @@ def test_raft_core_package_is_found() -> None:
 
 @pytest.mark.parametrize("name", SANS_IO)
 def test_raft_core_is_sans_io(name: str) -> None:
-    path = REPO / "kraft" / "raft" / f"{name}.py"
-    imports = _imports(path, f"kraft.raft.{name}")
+    imports = _imports(REPO / "kraft" / "raft" / f"{name}.py")
     bad = {i for i in imports if i.split(".")[0] in ("trio", "socket", "time", "asyncio", "threading", "os")}
     assert not bad, f"kraft.raft.{name} is part of the sans-IO core but imports {sorted(bad)}"
+
+
+def test_link_tree_mirrors_the_installed_package(tmp_path: Path) -> None:
+    tree = link_tree(tmp_path / "tree")
+    codec = tree / "kraft" / "wire" / "codec.py"
+    assert codec.is_symlink() and Path(os.readlink(codec)).resolve() == (REPO / "wire" / "codec.py").resolve()
+    assert real_path(f"{codec}:1: error", tree) == "wire/codec.py:1: error"

@@ -22,3 +22,45 @@ def test_every_package_is_listed() -> None:
                 continue
             found.add(".".join([pkg, *rel.parts]))
     assert found == listed, f"missing from pyproject: {sorted(found - listed)}; listed but absent: {sorted(listed - found)}"
+
+
+def _package_inits() -> list[tuple[str, Path]]:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    out = []
+    for pkg in config["packages"]:
+        prefix = max((name for name in config["package-dir"] if pkg == name or pkg.startswith(name + ".")), key=len)
+        folder = REPO / config["package-dir"][prefix]
+        out.append((pkg, folder.joinpath(*pkg[len(prefix):].strip(".").split(".")) / "__init__.py"
+                    if pkg != prefix else folder / "__init__.py"))
+    return out
+
+
+def test_every_package_says_what_it_is_and_what_it_may_import() -> None:
+    """A newcomer opens ``__init__.py``: its docstring's first line says what
+    the package is, the next (after at most one blank line) what it may import."""
+    import ast
+
+    missing = []
+    for pkg, init in _package_inits():
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")), clean=True) or ""
+        lines = doc.splitlines()
+        rule = next((line for line in lines[1:3] if line.strip()), "")
+        if not lines or not lines[0].strip() or not rule.startswith(("May import", "Imports")):
+            missing.append(f"{pkg} ({init.relative_to(REPO)})")
+    assert not missing, f"packages whose docstring lacks the two lines: {missing}"
+
+
+def test_the_built_package_is_typed(tmp_path: Path) -> None:
+    """PEP 561: ``py.typed`` ships in the package (each folder mapped by
+    package-dir has one), so users' type checkers read our annotations."""
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", "from setuptools import setup; setup()", "-q", "build_py",
+                             "--build-lib", str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=300,
+                            check=False)
+    assert result.returncode == 0, result.stderr[-2000:]
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    for package in config["package-dir"]:
+        assert (tmp_path.joinpath(*package.split(".")) / "py.typed").is_file(), package
+    assert (tmp_path / "kraft" / "wire" / "codec.py").is_file()

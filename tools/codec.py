@@ -121,7 +121,7 @@ def _snake_upper(name: str) -> str:
 class _RecordKind:
     """What ``--record NAME`` resolved to."""
 
-    def __init__(self, cls: type, type_name: str, metadata_type: int | None) -> None:
+    def __init__(self, cls: type[Any], type_name: str, metadata_type: int | None) -> None:
         self.cls = cls
         self.type_name = type_name
         self.metadata_type = metadata_type  # None for control records and data
@@ -175,8 +175,8 @@ def _api(spec: str | int) -> ApiKey:
         raise CodecCliError(str(e)) from None
 
 
-def _check_version(cls: type, version: int) -> None:
-    lo, hi = cls.LOWEST_VERSION, cls.HIGHEST_VERSION  # type: ignore[attr-defined]
+def _check_version(cls: type[Any], version: int) -> None:
+    lo, hi = cls.LOWEST_VERSION, cls.HIGHEST_VERSION
     if not lo <= version <= hi:
         raise CodecCliError(f"{cls.__name__} version {version} is not supported (valid versions: {lo}-{hi})")
 
@@ -272,7 +272,7 @@ def _decode_record(buf: bytes, framed: bool | None, spec: str | None, version: i
         version = 0  # control records are always written at version 0
     _check_version(kind.cls, version)
     try:
-        message = kind.cls.decode(memoryview(buf)[base:], version)  # type: ignore[attr-defined]
+        message = kind.cls.decode(memoryview(buf)[base:], version)
     except DecodeError as e:
         raise _decode_failure(e, base) from None
     return {"type": kind.type_name, "version": version, "data": to_json(message, version)}
@@ -353,7 +353,7 @@ def _encode_message(data: Any, kind: str | None, framed: bool | None, api_opt: s
 
     want_frame = framed if framed is not None else header_json is not None
     if not want_frame:
-        return body.encode_parts(version)  # type: ignore[no-any-return]
+        return body.encode_parts(version)
     if header_json is None:
         raise CodecCliError("--frame needs a header: the JSON has no \"header\"")
     if kind == "request":
@@ -363,8 +363,8 @@ def _encode_message(data: Any, kind: str | None, framed: bool | None, api_opt: s
         return encode_request_with_header(header, body)  # type: ignore[return-value]
     header_version = response_header_version(api.value, version)
     _check_header_version(data, header_version, api, version)
-    header = response_header_from_json(header_json, header_version)
-    return encode_response(body, version, header.correlation_id)  # type: ignore[return-value]
+    response_header = response_header_from_json(header_json, header_version)
+    return encode_response(body, version, response_header.correlation_id)  # type: ignore[return-value]
 
 
 def _check_header_version(data: dict[str, Any], expected: int, api: ApiKey, version: int) -> None:
@@ -439,7 +439,7 @@ def _with_options(options: list[Callable[[Any], Any]]) -> Callable[[Any], Any]:
     return apply
 
 
-@click.group("codec")
+@click.group("codec", short_help="Decode and encode Kafka protocol frames.")
 def codec_group() -> None:
     """Decode Kafka protocol bytes to Kafka's JSON form, and encode it back."""
 

@@ -16,7 +16,9 @@ a usage error exits 2 as click's do, a tool failure (unreadable
 
 from __future__ import annotations
 
+import dataclasses
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +36,7 @@ async def _probe(session: Any, host: str, port: int, node_id: int | None,
     from kraft.messages.generated import describe_cluster_request as dc_req
     from kraft.messages.generated import describe_quorum_request as dq_req
     from kraft.messages.generated.api_versions_request import ApiVersionsRequest
-    from kraft.tools.quorum import ENDPOINT_TYPE_CONTROLLER, METADATA_PARTITION, METADATA_TOPIC, quorum_info, quorum_view
+    from kraft.client.admin import ENDPOINT_TYPE_CONTROLLER, METADATA_PARTITION, METADATA_TOPIC, quorum_info
     from kraft.wire.apis import ApiKey
     from kraft.wire.client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION, PeerClientError
     from kraft.wire.errors import ErrorCode
@@ -74,7 +76,8 @@ async def _probe(session: Any, host: str, port: int, node_id: int | None,
     if quorum.error_code == ErrorCode.NONE and len(quorum.topics) == 1 and len(quorum.topics[0].partitions) == 1 \
             and quorum.topics[0].partitions[0].error_code == ErrorCode.NONE:
         info = quorum_info(quorum)
-        leader = LeaderAnswer(info.leader_epoch, quorum_view(info))
+        # The leader's fetch timestamps are compared with when the answer came.
+        leader = LeaderAnswer(info.leader_epoch, dataclasses.replace(info, now_ms=int(time.time() * 1000)))
         epoch = info.leader_epoch
         for voter_id, listeners in info.nodes.items():
             if listeners:
@@ -94,7 +97,7 @@ async def gather(addresses: tuple[tuple[str, int], ...], settings: Any) -> list[
 
     import trio
 
-    from kraft.tools.quorum import ENDPOINT_TYPE_CONTROLLER, AdminSession, Bootstrap
+    from kraft.client.admin import ENDPOINT_TYPE_CONTROLLER, AdminSession, Bootstrap
 
     known: dict[int, tuple[str, int]] = {}
     answers: dict[tuple[str, int], Any] = {}

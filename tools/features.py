@@ -36,17 +36,14 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from kraft.messages.generated import update_features_request as uf_req
-from kraft.messages.generated.api_versions_request import ApiVersionsRequest
-from kraft.messages.errors import KraftProtocolError
-from kraft.tools.quorum import AdminSession, QuorumToolOptions, ToolError, run_tool
-from kraft.wire.apis import ApiKey
-from kraft.wire.client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION, PeerClientError
-from kraft.wire.errors import ErrorCode
+from kraft.tools.quorum import QuorumToolOptions, ToolError, run_tool
+
+if TYPE_CHECKING:
+    from kraft.client.admin import AdminSession
 
 __all__ = [
     "features_group",
@@ -126,6 +123,11 @@ def _fail(message: str) -> NoReturn:
 
 async def _describe(session: AdminSession) -> tuple[list[FeatureLine], int | None]:
     """ApiVersions to the bootstrap addresses, in order, until one answers."""
+    from kraft.messages.errors import KraftProtocolError
+    from kraft.messages.generated.api_versions_request import ApiVersionsRequest
+    from kraft.wire.apis import ApiKey
+    from kraft.wire.client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION, PeerClientError
+    from kraft.wire.errors import ErrorCode
 
     def build(version: int) -> ApiVersionsRequest:
         return ApiVersionsRequest(client_software_name=CLIENT_SOFTWARE_NAME,
@@ -153,6 +155,9 @@ async def _update(session: AdminSession, updates: dict[str, tuple[int, int]],
     """UpdateFeatures to the active controller: each feature's failure
     message (None on success), as ``KafkaAdminClient.updateFeatures``
     completes each feature's future."""
+    from kraft.messages.generated import update_features_request as uf_req
+    from kraft.wire.apis import ApiKey
+    from kraft.wire.errors import ErrorCode
 
     def build(version: int) -> uf_req.UpdateFeaturesRequest:
         if version == 0 and (dry_run or any(t != UPGRADE for _, t in updates.values())):
@@ -192,7 +197,7 @@ async def _update(session: AdminSession, updates: dict[str, tuple[int, int]],
 # ---------------------------------------------------------------- commands
 
 
-@click.group("features")
+@click.group("features", short_help="Describe and update the quorum's finalized features.")
 @click.option("--bootstrap-server", metavar="HOST:PORT[,...]",
               help="A comma-separated list of host:port pairs to use for establishing the connection to the "
                    "Kafka cluster.")
@@ -223,6 +228,8 @@ def describe_command(options: QuorumToolOptions) -> None:
     bootstrap, settings = _resolve(options)
 
     async def main() -> str:
+        from kraft.client.admin import AdminSession
+
         async with AdminSession(bootstrap, settings) as session:
             lines, epoch = await _describe(session)
         return format_describe(lines, epoch)
@@ -236,6 +243,8 @@ def _run_update(options: QuorumToolOptions, op: str, updates: dict[str, tuple[in
         _fail(f"You must specify at least one feature to {op}")
 
     async def main() -> str:
+        from kraft.client.admin import AdminSession
+
         async with AdminSession(bootstrap, settings) as session:
             errors = await _update(session, updates, dry_run)
         report, failures = format_update(op, {name: level for name, (level, _) in updates.items()}, errors,

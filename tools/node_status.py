@@ -5,14 +5,10 @@ health and readiness, and Kafka's raft-metrics gauges."""
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import click
-
-from kraft.config import ConfigError, NodeConfig
 
 __all__ = ["status_command", "fetch_status"]
 
@@ -20,6 +16,9 @@ __all__ = ["status_command", "fetch_status"]
 def fetch_status(host: str, port: int, timeout_s: float = 5.0) -> dict[str, Any]:
     """The node's ``/status`` document; raises :class:`click.ClickException`
     when the node cannot be asked."""
+    import urllib.error
+    import urllib.request
+
     url = f"http://{host}:{port}/status"
     try:
         with urllib.request.urlopen(url, timeout=timeout_s) as response:  # noqa: S310 (http only, our URL)
@@ -36,6 +35,8 @@ def _address(config_path: Path | None, address: str | None) -> tuple[str, int]:
         return host.strip("[]") or "127.0.0.1", int(port)
     if config_path is None:
         raise click.UsageError("give --config or --metrics-address")
+    from kraft.config import ConfigError, NodeConfig
+
     try:
         config = NodeConfig.load(config_path)
     except ConfigError as e:

@@ -21,17 +21,16 @@ import logging
 import signal
 import sys
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import click
-import trio
 
-from kraft.image.changes import TABLE_HEADER, format_jsonl, format_table
-from kraft.image.model import ConfigResourceType, MetadataImage
-from kraft.messages.json_form import uuid_to_kafka
-from kraft.config import ConfigError, load_properties
-from kraft.node.observer import Observer, ObserverError, parse_bootstrap
-from kraft.wire.security import ClientSecurity, SecurityConfigError, client_security_from_properties
+if TYPE_CHECKING:
+    # The node, trio and the image are imported when the command runs, so
+    # ``kraft observe --help`` answers at once.
+    from kraft.image.model import MetadataImage
+    from kraft.node.observer import Observer
+    from kraft.wire.security import ClientSecurity
 
 log = logging.getLogger("kraft.observer")
 
@@ -45,6 +44,9 @@ def _setup_logging(level: str) -> None:
 
 def image_summary(image: MetadataImage, *, cluster_id: str | None = None, leader: str | None = None) -> str:
     """The image as a few readable tables."""
+    from kraft.image.model import ConfigResourceType
+    from kraft.messages.json_form import uuid_to_kafka
+
     lines: list[str] = []
     p = image.provenance
     head = f"offset {p.offset} (epoch {p.epoch})"
@@ -104,6 +106,10 @@ def _leader_text(observer: Observer) -> str | None:
 
 async def _run(observer: Observer, *, follow: bool, fmt: str, from_offset: int, from_latest: bool,
                timeout_s: float | None, out: IO[str]) -> int:
+    import trio
+
+    from kraft.image.changes import TABLE_HEADER, format_jsonl, format_table
+
     status = 0
     interrupted = printed = False
     async with trio.open_nursery() as nursery:
@@ -153,7 +159,7 @@ async def _run(observer: Observer, *, follow: bool, fmt: str, from_offset: int, 
     return status
 
 
-@click.command("observe")
+@click.command("observe", short_help="Follow a live quorum as an observer and print its metadata.")
 @click.option("--bootstrap-controller", "bootstrap", required=True, metavar="HOST:PORT[,HOST:PORT...]",
               help="Controller endpoints to discover the quorum from (controller.quorum.bootstrap.servers).")
 @click.option("--cluster-id", default=None, help="Expected cluster id (learned with DescribeCluster if omitted).")
@@ -182,6 +188,10 @@ def observe_command(bootstrap: str, cluster_id: str | None, node_id: int | None,
                     overrides: tuple[str, ...], log_level: str, fetch_snapshot_max_bytes: int | None,
                     command_config: Path | None = None) -> None:
     """Join a KRaft quorum as an observer and show its metadata."""
+    import trio
+
+    from kraft.node.observer import Observer, ObserverError, parse_bootstrap
+
     _setup_logging(log_level)
     fmt = fmt or "table"
     if fmt == "json" and follow:
@@ -214,6 +224,9 @@ def observe_command(bootstrap: str, cluster_id: str | None, node_id: int | None,
 
 def _client_security(path: Path | None) -> ClientSecurity | None:
     """The TLS / SASL settings of a ``--command-config`` file."""
+    from kraft.config import ConfigError, load_properties
+    from kraft.wire.security import SecurityConfigError, client_security_from_properties
+
     if path is None:
         return None
     try:
@@ -231,6 +244,8 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 def exit_status(exc: BaseException, what: str) -> int:
     """Map what ended a trio run (possibly inside exception groups) to an
     exit status: Ctrl-C 130, a closed stdout 0, our errors a message and 1."""
+    from kraft.node.observer import ObserverError
+
     leaves = _leaves(exc)
     if any(isinstance(e, KeyboardInterrupt) for e in leaves):
         return 130

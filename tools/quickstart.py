@@ -26,14 +26,13 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import click
-import trio
 
-from kraft.config import NodeConfig
-from kraft.node.node import CommittedBatch, KraftNode
-from kraft.records.log import MetadataLog, metadata_partition_dir
+# The node, trio and the log are imported when the command runs (``kraft
+# quickstart --help`` answers at once; the bench reuses the helpers here).
 
 VOTERS = (1, 2, 3)
 OBSERVER_ID = 100
@@ -122,6 +121,8 @@ class Cluster:
 
 def read_log(log_dir: Path) -> dict[int, bytes]:
     """offset -> value of every data record in a stopped node's log."""
+    from kraft.records.log import MetadataLog, metadata_partition_dir
+
     mlog = MetadataLog.open(metadata_partition_dir(log_dir))
     try:
         out: dict[int, bytes] = {}
@@ -135,7 +136,12 @@ def read_log(log_dir: Path) -> dict[int, bytes]:
         mlog.close()
 
 
-async def _observe(cluster: Cluster, say) -> dict[int, bytes]:
+async def _observe(cluster: Cluster, say: Callable[[str], None]) -> dict[int, bytes]:
+    import trio
+
+    from kraft.config import NodeConfig
+    from kraft.node.node import CommittedBatch, KraftNode
+
     config = NodeConfig.load(cluster.config_path(OBSERVER_ID))
     observer = KraftNode(config)
     committed: dict[int, bytes] = {}
@@ -183,10 +189,12 @@ async def _observe(cluster: Cluster, say) -> dict[int, bytes]:
     return committed
 
 
-@click.command("quickstart")
+@click.command("quickstart", short_help="Start a local three-voter quorum, append, fail over.")
 @click.option("--keep", is_flag=True, help="Keep the temporary directory (configs, logs, data).")
 def quickstart_command(keep: bool) -> None:
     """Start a local 3-voter quorum, kill its leader, show nothing committed is lost."""
+    import trio
+
     root = Path(tempfile.mkdtemp(prefix="kraft-quickstart-"))
 
     def say(msg: str) -> None:

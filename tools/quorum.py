@@ -37,48 +37,36 @@ a quorum without a leader, or whose leader moves, is retried every 100 ms
 (Kafka's ``retry.backoff.ms``) until the command's timeout. Errors print one
 line on stderr and exit 1; usage errors exit 2.
 
-The group is meant to grow: KIP-853's ``add-controller``,
-``remove-controller`` (and reassignment) register on :data:`quorum_group`
-and reuse :class:`QuorumToolOptions`, :class:`AdminSession` (which finds
-the leader and sends it a request) and :func:`run_tool`.
+The requests are the admin client's (:mod:`kraft.client.admin`:
+:class:`~kraft.client.admin.AdminSession` finds the leader and sends it a
+request); this module parses the options (:class:`QuorumToolOptions`),
+prints what Kafka prints and runs the commands (:func:`run_tool`). Heavy
+imports (trio, the node's reassignment planner) happen when a command runs,
+so ``kraft quorum --help`` answers at once.
 """
 
 from __future__ import annotations
 
-import logging
-import re
 import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
-import trio
 
-from kraft.config import ConfigError, load_properties
-from kraft.messages.errors import KraftProtocolError
-from kraft.messages.generated import describe_cluster_request as dc_req
-from kraft.messages.generated import describe_quorum_request as dq_req
-from kraft.messages.json_form import uuid_to_kafka
-from kraft.wire.apis import ApiKey
-from kraft.wire.client import ConnectionFailed, NoCommonVersion, PeerClient, PeerClientError, RequestTimedOut
-from kraft.wire.errors import ErrorCode
-from kraft.wire.security import ClientSecurity, SecurityConfigError, client_security_from_properties
+from kraft.client.errors import AdminError
+
+if TYPE_CHECKING:
+    from kraft.client.admin import AdminSession, AdminSettings, Bootstrap, ControllerIdentity, QuorumInfo, ReplicaInfo
 
 __all__ = [
     "quorum_group",
     "describe_command",
     "ToolError",
-    "Bootstrap",
-    "AdminSettings",
     "QuorumToolOptions",
-    "ClusterView",
-    "ReplicaInfo",
-    "QuorumInfo",
-    "AdminSession",
     "run_tool",
     "format_status",
     "quorum_view",
@@ -87,78 +75,17 @@ __all__ = [
     "reassignment_progress",
     "format_reassignment",
     "format_replication",
-    "parse_bootstrap",
 ]
 
-#: The bound on a whole command (Kafka's ``default.api.timeout.ms`` is
-#: 60000; a tool that cannot reach its quorum should say so sooner).
-DEFAULT_API_TIMEOUT_MS = 10_000
-#: The bound on one request, connecting included.
-DEFAULT_REQUEST_TIMEOUT_MS = 5_000
-#: Kafka's ``retry.backoff.ms``: the pause before asking again.
-RETRY_BACKOFF_MS = 100
-
-ENDPOINT_TYPE_BROKER = 1
-ENDPOINT_TYPE_CONTROLLER = 2
-_ENDPOINT_TYPE_NAMES = {ENDPOINT_TYPE_BROKER: "BROKER", ENDPOINT_TYPE_CONTROLLER: "CONTROLLER"}
-
-METADATA_TOPIC = "__cluster_metadata"
-METADATA_PARTITION = 0
 _ZERO_UUID = uuid.UUID(int=0)
 
-T = TypeVar("T")
 
-
-class ToolError(Exception):
-    """A failure the tool reports as one message on stderr, exit status 1."""
+#: A failure the tool reports as one message on stderr, exit status 1: the
+#: admin client's error type, so its failures and the tool's are one kind.
+ToolError = AdminError
 
 
 # ---------------------------------------------------------------- settings
-
-
-@dataclass(frozen=True, slots=True)
-class Bootstrap:
-    """Where to start: addresses and which kind of node they are."""
-
-    addresses: tuple[tuple[str, int], ...]
-    #: ``ENDPOINT_TYPE_CONTROLLER`` (``--bootstrap-controller``) or
-    #: ``ENDPOINT_TYPE_BROKER`` (``--bootstrap-server``).
-    endpoint_type: int
-
-    @property
-    def kind(self) -> str:
-        return "controllers" if self.endpoint_type == ENDPOINT_TYPE_CONTROLLER else "servers"
-
-
-@dataclass(frozen=True, slots=True)
-class AdminSettings:
-    """The admin client settings the tool honours (from ``--command-config``)."""
-
-    api_timeout_ms: int = DEFAULT_API_TIMEOUT_MS
-    request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
-    client_id: str = "kraft-quorum"
-    #: security.protocol, sasl.*, ssl.* (None: PLAINTEXT).
-    security: ClientSecurity | None = None
-
-
-_HOST_PORT = re.compile(r"\[([^\]]+)\]:(\d+)|([^:\[\]\s]+):(\d+)")
-
-
-def parse_bootstrap(text: str, config_key: str) -> tuple[tuple[str, int], ...]:
-    """Kafka's ``ClientUtils.parseAndValidateAddresses``: comma-separated
-    ``host:port`` (IPv6 hosts in brackets)."""
-    out = []
-    for item in (s.strip() for s in text.split(",")):
-        if not item:
-            continue
-        m = _HOST_PORT.fullmatch(item)
-        port = int(m.group(2) or m.group(4)) if m else -1
-        if m is None or not 0 < port < 65536:
-            raise ToolError(f"Invalid url in {config_key}: {item}")
-        out.append((m.group(1) or m.group(3), port))
-    if not out:
-        raise ToolError(f"No resolvable bootstrap urls given in {config_key}")
-    return tuple(out)
 
 
 def _positive_int(props: dict[str, str], key: str, default: int) -> int:
@@ -184,6 +111,8 @@ class QuorumToolOptions:
 
     def resolve(self) -> tuple[Bootstrap, AdminSettings]:
         """Validate: exactly one bootstrap option, a readable command config."""
+        from kraft.client.admin import ENDPOINT_TYPE_BROKER, ENDPOINT_TYPE_CONTROLLER, Bootstrap, parse_bootstrap
+
         if self.bootstrap_server is not None and self.bootstrap_controller is not None:
             raise click.UsageError("argument --bootstrap-controller: not allowed with argument --bootstrap-server")
         if self.bootstrap_controller is not None:
@@ -196,6 +125,10 @@ class QuorumToolOptions:
         return bootstrap, self._settings()
 
     def _settings(self) -> AdminSettings:
+        from kraft.client.admin import DEFAULT_API_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, AdminSettings
+        from kraft.config import ConfigError, load_properties
+        from kraft.wire.security import SecurityConfigError, client_security_from_properties
+
         if self.command_config is None:
             return AdminSettings()
         path = self.command_config
@@ -217,219 +150,15 @@ class QuorumToolOptions:
         )
 
 
-# ---------------------------------------------------------------- what the cluster said
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterView:
-    """A DescribeCluster answer: the cluster id, the leader (``controllerId``,
-    -1 if none) and where each listed node is."""
-
-    cluster_id: str
-    controller_id: int
-    nodes: dict[int, tuple[str, int]]
-
-    @property
-    def leader_address(self) -> tuple[str, int] | None:
-        return self.nodes.get(self.controller_id) if self.controller_id >= 0 else None
-
-
-@dataclass(frozen=True, slots=True)
-class ReplicaInfo:
-    """Kafka's ``QuorumInfo.ReplicaState``; a timestamp of -1 on the wire is None."""
-
-    replica_id: int
-    directory_id: uuid.UUID
-    log_end_offset: int
-    last_fetch_ms: int | None
-    last_caught_up_ms: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class QuorumInfo:
-    """Kafka's ``QuorumInfo``: DescribeQuorum's answer, as the tool uses it."""
-
-    leader_id: int
-    leader_epoch: int
-    high_watermark: int
-    voters: tuple[ReplicaInfo, ...]
-    observers: tuple[ReplicaInfo, ...]
-    #: node id -> its listeners as (name, host, port); DescribeQuorum v2 only.
-    nodes: dict[int, tuple[tuple[str, str, int], ...]] = field(default_factory=dict)
-
-
-def _optional_ms(value: int) -> int | None:
-    return None if value == -1 else value
-
-
-def _replica_info(state: Any) -> ReplicaInfo:
-    return ReplicaInfo(state.replica_id, state.replica_directory_id, state.log_end_offset,
-                       _optional_ms(state.last_fetch_timestamp), _optional_ms(state.last_caught_up_timestamp))
-
-
-def quorum_info(body: Any) -> QuorumInfo:
-    """The partition of a successful DescribeQuorum answer (Kafka's
-    ``KafkaAdminClient.createQuorumResult``)."""
-    partition = body.topics[0].partitions[0]
-    return QuorumInfo(
-        leader_id=partition.leader_id,
-        leader_epoch=partition.leader_epoch,
-        high_watermark=partition.high_watermark,
-        voters=tuple(_replica_info(v) for v in partition.current_voters),
-        observers=tuple(_replica_info(o) for o in partition.observers),
-        nodes={n.node_id: tuple((l.name, l.host, l.port) for l in n.listeners) for n in body.nodes},
-    )
-
-
-def _error_text(code: int, message: str | None) -> str:
-    name = ErrorCode.name_of(code)
-    return f"{name}: {message}" if message else name
-
-
-# ---------------------------------------------------------------- talking to the quorum
-
-
-class _VersionTooOld(Exception):
-    """The peer's highest common version cannot express the request."""
-
-
-class AdminSession:
-    """The requests a quorum tool makes, each bounded by ``request.timeout.ms``
-    and all of them by the command's deadline (``default.api.timeout.ms``,
-    counted from the session's start). Use as ``async with``."""
-
-    def __init__(self, bootstrap: Bootstrap, settings: AdminSettings) -> None:
-        self.bootstrap = bootstrap
-        self.settings = settings
-        self._clients: dict[tuple[str, int], PeerClient] = {}
-        self._deadline = 0.0
-
-    async def __aenter__(self) -> AdminSession:
-        self._deadline = trio.current_time() + self.settings.api_timeout_ms / 1000
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        with trio.CancelScope(shield=True):
-            for client in self._clients.values():
-                await client.aclose()
-
-    def _client(self, address: tuple[str, int]) -> PeerClient:
-        client = self._clients.get(address)
-        if client is None:
-            client = self._clients[address] = PeerClient(
-                *address, client_id=self.settings.client_id,
-                request_timeout_ms=self.settings.request_timeout_ms,
-                connect_timeout_ms=self.settings.request_timeout_ms, security=self.settings.security)
-        return client
-
-    def _remaining_ms(self) -> int:
-        return max(0, int((self._deadline - trio.current_time()) * 1000))
-
-    async def request(self, address: tuple[str, int], api: ApiKey, build: Callable[[int], Any],
-                      max_version: int | None = None) -> tuple[int, Any]:
-        """One request to ``address``; raises :class:`PeerClientError` (or
-        :class:`_VersionTooOld` from ``build``)."""
-        timeout = min(self.settings.request_timeout_ms, self._remaining_ms())
-        if timeout <= 0:
-            raise RequestTimedOut(*address, api, 0)
-        return await self._client(address).request(api, build, timeout_ms=timeout, max_version=max_version)
-
-    async def describe_cluster(self) -> ClusterView:
-        """DescribeCluster to the bootstrap addresses, in order, until one
-        answers. Raises :class:`ToolError` when none can be reached or one
-        answers with an error."""
-        endpoint_type = self.bootstrap.endpoint_type
-
-        def build(version: int) -> dc_req.DescribeClusterRequest:
-            if version < 1 and endpoint_type != ENDPOINT_TYPE_BROKER:
-                raise _VersionTooOld("DescribeCluster v0 cannot ask for controllers")
-            return dc_req.DescribeClusterRequest(include_cluster_authorized_operations=False,
-                                                 endpoint_type=endpoint_type)
-
-        failures = []
-        for address in self.bootstrap.addresses:
-            try:
-                version, body = await self.request(address, ApiKey.DESCRIBE_CLUSTER, build)
-            except (PeerClientError, KraftProtocolError) as e:
-                failures.append(str(e))
-                continue
-            except _VersionTooOld as e:
-                raise ToolError(f"{address[0]}:{address[1]}: {e} (the node is too old for --bootstrap-controller)")
-            if body.error_code != ErrorCode.NONE:
-                raise ToolError(f"DescribeCluster to {address[0]}:{address[1]} failed: "
-                                f"{_error_text(body.error_code, body.error_message)}")
-            got = body.endpoint_type if version >= 1 else ENDPOINT_TYPE_BROKER
-            if got != endpoint_type:
-                # Kafka's KafkaAdminClient.parseDescribeClusterResponse.
-                raise ToolError(f"MISMATCHED_ENDPOINT_TYPE: expected {_ENDPOINT_TYPE_NAMES[endpoint_type]} "
-                                f"endpoints, got {_ENDPOINT_TYPE_NAMES.get(got, got)} from {address[0]}:{address[1]}")
-            return ClusterView(body.cluster_id, body.controller_id,
-                               {b.broker_id: (b.host, b.port) for b in body.brokers})
-        raise ToolError(f"Cannot reach any of the bootstrap {self.bootstrap.kind}: " + "; ".join(failures))
-
-    async def until_deadline(self, what: str, attempt: Callable[[], Awaitable[T | str]]) -> T:
-        """Call ``attempt`` until it returns a result, every
-        :data:`RETRY_BACKOFF_MS` while it returns a string (why it must be
-        retried), until the command's deadline."""
-        reason = "no attempt finished"
-        with trio.move_on_at(self._deadline):
-            while True:
-                outcome = await attempt()
-                if not isinstance(outcome, str):
-                    return outcome
-                reason = outcome
-                await trio.sleep(RETRY_BACKOFF_MS / 1000)
-        raise ToolError(f"Timed out after {self.settings.api_timeout_ms} ms waiting for {what}: {reason}")
-
-    async def send_to_leader(self, api: ApiKey, build: Callable[[int], Any],
-                             max_version: int | None = None) -> tuple[ClusterView, int, Any] | str:
-        """Find the leader (DescribeCluster) and send it one request: the
-        view, the version used and the response body -- or, when there is no
-        leader to send to or it cannot be reached, the reason as a string
-        (for :meth:`until_deadline`)."""
-        view = await self.describe_cluster()
-        address = view.leader_address
-        if address is None:
-            return "no leader is known for the metadata quorum (controllerId -1)"
-        try:
-            version, body = await self.request(address, api, build, max_version)
-        except NoCommonVersion as e:
-            raise ToolError(str(e)) from None
-        except (ConnectionFailed, RequestTimedOut, KraftProtocolError) as e:
-            return f"leader {view.controller_id} at {address[0]}:{address[1]}: {e}"
-        return view, version, body
-
-    async def describe_quorum(self) -> tuple[str, QuorumInfo]:
-        """The cluster id and the leader's DescribeQuorum answer, retried
-        while the leader is unknown or moves."""
-
-        def build(version: int) -> dq_req.DescribeQuorumRequest:
-            return dq_req.DescribeQuorumRequest(topics=[dq_req.TopicData(
-                topic_name=METADATA_TOPIC, partitions=[dq_req.PartitionData(partition_index=METADATA_PARTITION)])])
-
-        async def attempt() -> tuple[str, QuorumInfo] | str:
-            sent = await self.send_to_leader(ApiKey.DESCRIBE_QUORUM, build, max_version=2)
-            if isinstance(sent, str):
-                return sent
-            view, _, body = sent
-            if body.error_code != ErrorCode.NONE:
-                raise ToolError(f"DescribeQuorum failed: {_error_text(body.error_code, body.error_message)}")
-            if len(body.topics) != 1 or len(body.topics[0].partitions) != 1:
-                raise ToolError("DescribeQuorum answer does not describe exactly one partition")
-            partition = body.topics[0].partitions[0]
-            if partition.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
-                return f"node {view.controller_id} answered NOT_LEADER_OR_FOLLOWER (the leader moved)"
-            if partition.error_code != ErrorCode.NONE:
-                raise ToolError(f"DescribeQuorum failed: "
-                                f"{_error_text(partition.error_code, partition.error_message)}")
-            return view.cluster_id, quorum_info(body)
-
-        return await self.until_deadline("the metadata quorum's leader", attempt)
 
 
 def run_tool(main: Callable[[], Awaitable[str]]) -> None:
     """Run ``main`` on trio and print what it returns; a :class:`ToolError`
     (or any other failure) prints one line on stderr and exits 1."""
+    import logging
+
+    import trio
+
     # The wire client logs connection trouble at INFO; the tool reports it.
     logging.getLogger("kraft.wire").setLevel(logging.ERROR)
     try:
@@ -451,6 +180,8 @@ def run_tool(main: Callable[[], Awaitable[str]]) -> None:
 def _node_string(replica: ReplicaInfo, info: QuorumInfo) -> str:
     """MetadataQuorumCommand's ``Node.toString`` (Kafka 4.0): the directory
     id always, ``null`` for none (a static voter, an observer without one)."""
+    from kraft.messages.json_form import uuid_to_kafka
+
     text = '{"id": ' + str(replica.replica_id)
     if replica.directory_id == _ZERO_UUID:
         text += ', "directoryId": null'
@@ -524,6 +255,8 @@ def format_replication(info: QuorumInfo, human_readable: bool = False,
                        now_ms: Callable[[], int] = lambda: int(time.time() * 1000)) -> str:
     """``describe --replication``, as Kafka's ``ToolsUtils.prettyPrintTable``
     prints it: each cell left-aligned to its column's width, then a tab."""
+    from kraft.messages.json_form import uuid_to_kafka
+
     leader = _leader_of(info)
     tagged = [(leader, "Leader")]
     tagged += [(v, "Follower") for v in info.voters if v.replica_id != info.leader_id]
@@ -546,7 +279,7 @@ def format_replication(info: QuorumInfo, human_readable: bool = False,
 # ---------------------------------------------------------------- commands
 
 
-@click.group("quorum")
+@click.group("quorum", short_help="Describe and change a KRaft quorum (kafka-metadata-quorum.sh).")
 @click.option("--bootstrap-server", metavar="HOST:PORT[,...]",
               help="A comma-separated list of host:port pairs to use for establishing the connection to the "
                    "Kafka cluster (brokers; a kraft node answers as its leader).")
@@ -591,6 +324,7 @@ def describe_command(options: QuorumToolOptions, status: bool, replication: bool
         _fail(str(e))
 
     async def main() -> str:
+        from kraft.client.admin import AdminSession
         from kraft.tools.quorum_witness import format_witnesses, witness_reasons
 
         async with AdminSession(bootstrap, settings) as session:
@@ -619,29 +353,12 @@ def _fail(message: str) -> NoReturn:
 # (add-controller / remove-controller as kafka-metadata-quorum.sh has them;
 # reassign drives kraft/node/reconfig.py's planner)
 
-#: Errors after which the admin client tries again until its deadline (Kafka's
-#: admin client retries RetriableExceptions: REQUEST_TIMED_OUT is one, and a
-#: moved leader is found again).
-_RETRIABLE_VOTER_ERRORS = frozenset({
-    ErrorCode.REQUEST_TIMED_OUT, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.BROKER_NOT_AVAILABLE,
-    ErrorCode.NOT_CONTROLLER,
-})
-
-
-@dataclass(frozen=True, slots=True)
-class ControllerIdentity:
-    """What add-controller reads from the new controller's own configuration
-    (``--command-config``) and its ``meta.properties``."""
-
-    node_id: int
-    directory_id: uuid.UUID
-    endpoints: tuple[tuple[str, str, int], ...]
-
 
 def controller_identity(path: Path) -> ControllerIdentity:
     """Kafka's MetadataQuorumCommand.getControllerId / getMetadataDirectoryId /
     getControllerAdvertisedListeners, with its messages."""
-    from kraft.config import parse_listeners
+    from kraft.client.admin import ControllerIdentity
+    from kraft.config import ConfigError, load_properties, parse_listeners
     from kraft.records.errors import StateFileError
     from kraft.records.state_files import MetaProperties
 
@@ -682,73 +399,17 @@ def controller_identity(path: Path) -> ControllerIdentity:
         raise ToolError(str(e)) from None
     if "controller.listener.names" not in props:
         raise ToolError("controller.listener.names was not found. Is this a valid controller configuration file?")
-    endpoints = []
+    endpoints: list[tuple[str, str, int]] = []
     for name in (n.strip().upper() for n in props["controller.listener.names"].split(",") if n.strip()):
-        e = listeners.get(name)
-        if e is None:
+        listener = listeners.get(name)
+        if listener is None:
             raise ToolError(f"Cannot find information about controller listener name: {name}")
-        endpoints.append((e.name, e.host or "localhost", e.port))
+        endpoints.append((listener.name, listener.host or "localhost", listener.port))
     return ControllerIdentity(node_id, meta.directory_id, tuple(endpoints))
 
 
 def _endpoint_text(endpoints: Sequence[tuple[str, str, int]]) -> str:
     return ", ".join(f"{name}://{'[' + host + ']' if ':' in host else host}:{port}" for name, host, port in endpoints)
-
-
-async def send_voter_change(session: AdminSession, api: ApiKey, build: Callable[[str, int], Any]) -> tuple[int, str | None]:
-    """Send AddRaftVoter / RemoveRaftVoter to the leader once (``build``
-    gets the cluster id and the version): (error code, message). Where
-    there is no leader to send it to, the reason as the message and
-    ``ErrorCode.NOT_LEADER_OR_FOLLOWER``."""
-    view = await session.describe_cluster()
-    address = view.leader_address
-    if address is None:
-        return ErrorCode.NOT_LEADER_OR_FOLLOWER, "no leader is known for the metadata quorum (controllerId -1)"
-    try:
-        _, body = await session.request(address, api, lambda v: build(view.cluster_id, v))
-    except NoCommonVersion as e:
-        raise ToolError(str(e)) from None
-    except (ConnectionFailed, RequestTimedOut, KraftProtocolError) as e:
-        return ErrorCode.NOT_LEADER_OR_FOLLOWER, f"leader {view.controller_id} at {address[0]}:{address[1]}: {e}"
-    return body.error_code, body.error_message
-
-
-async def voter_change_until_done(session: AdminSession, what: str, api: ApiKey,
-                                  build: Callable[[str, int], Any]) -> None:
-    """One voter change, retried as Kafka's admin client retries it; raises
-    :class:`ToolError` with Kafka's error name and message on a refusal."""
-
-    async def attempt() -> bool | str:
-        code, message = await send_voter_change(session, api, build)
-        if code == ErrorCode.NONE:
-            return True
-        if code in _RETRIABLE_VOTER_ERRORS:
-            return _error_text(code, message)
-        raise ToolError(_error_text(code, message))
-
-    await session.until_deadline(what, attempt)
-
-
-def _add_request(identity: ControllerIdentity, timeout_ms: int) -> Callable[[str, int], Any]:
-    from kraft.messages.generated import add_raft_voter_request as add_req
-
-    def build(cluster_id: str, version: int) -> Any:
-        return add_req.AddRaftVoterRequest(
-            cluster_id=cluster_id, timeout_ms=timeout_ms, voter_id=identity.node_id,
-            voter_directory_id=identity.directory_id,
-            listeners=[add_req.Listener(name=n, host=h, port=p) for n, h, p in identity.endpoints])
-
-    return build
-
-
-def _remove_request(node_id: int, directory_id: uuid.UUID) -> Callable[[str, int], Any]:
-    from kraft.messages.generated import remove_raft_voter_request as remove_req
-
-    def build(cluster_id: str, version: int) -> Any:
-        return remove_req.RemoveRaftVoterRequest(cluster_id=cluster_id, voter_id=node_id,
-                                                 voter_directory_id=directory_id)
-
-    return build
 
 
 @quorum_group.command("add-controller")
@@ -767,11 +428,15 @@ def add_controller_command(options: QuorumToolOptions, dry_run: bool) -> None:
         _fail(str(e))
 
     async def main() -> str:
+        from kraft.client.admin import AdminSession, add_voter_request, voter_change_until_done
+        from kraft.messages.json_form import uuid_to_kafka
+        from kraft.wire.apis import ApiKey
+
         if not dry_run:
             async with AdminSession(bootstrap, settings) as session:
                 await voter_change_until_done(session, f"controller {identity.node_id} to be added",
                                               ApiKey.ADD_RAFT_VOTER,
-                                              _add_request(identity, settings.request_timeout_ms))
+                                              add_voter_request(identity, settings.request_timeout_ms))
         prefix = "DRY RUN of adding" if dry_run else "Added"
         return (f"{prefix} controller {identity.node_id} with directory id {uuid_to_kafka(identity.directory_id)}"
                 f" and endpoints: {_endpoint_text(identity.endpoints)}\n")
@@ -801,10 +466,15 @@ def remove_controller_command(options: QuorumToolOptions, controller_id: int, co
         _fail(str(e))
 
     async def main() -> str:
+        from kraft.client.admin import AdminSession, remove_voter_request, voter_change_until_done
+        from kraft.messages.json_form import uuid_to_kafka
+        from kraft.wire.apis import ApiKey
+
         if not dry_run:
             async with AdminSession(bootstrap, settings) as session:
                 await voter_change_until_done(session, f"controller {controller_id} to be removed",
-                                              ApiKey.REMOVE_RAFT_VOTER, _remove_request(controller_id, directory_id))
+                                              ApiKey.REMOVE_RAFT_VOTER,
+                                              remove_voter_request(controller_id, directory_id))
         # Kafka's printf("%s KRaft controller ...", "Removed ") has two spaces.
         prefix = "DRY RUN of removing " if dry_run else "Removed "
         return f"{prefix} KRaft controller {controller_id} with directory id {uuid_to_kafka(directory_id)}\n"
@@ -812,17 +482,11 @@ def remove_controller_command(options: QuorumToolOptions, controller_id: int, co
     run_tool(main)
 
 
-def quorum_view(info: QuorumInfo, now_ms: int | None = None) -> Any:
-    """The planner's :class:`kraft.node.reconfig.QuorumView` of a DescribeQuorum answer."""
-    from kraft.node.reconfig import QuorumView, Replica
+def quorum_view(info: QuorumInfo, now_ms: int | None = None) -> QuorumInfo:
+    """The answer as the planner reads it: stamped with when it came (``now_ms``, default now)."""
+    import dataclasses
 
-    def replica(r: ReplicaInfo) -> Replica:
-        return Replica(r.replica_id, None if r.directory_id == _ZERO_UUID else r.directory_id,
-                       r.log_end_offset, r.last_fetch_ms, r.last_caught_up_ms)
-
-    return QuorumView(info.leader_id, info.high_watermark, tuple(replica(v) for v in info.voters),
-                      tuple(replica(o) for o in info.observers), dict(info.nodes),
-                      int(time.time() * 1000) if now_ms is None else now_ms)
+    return dataclasses.replace(info, now_ms=int(time.time() * 1000) if now_ms is None else now_ms)
 
 
 # A reassignment's state file (JSON) is written by `reassign` when it starts
@@ -880,7 +544,7 @@ class ReassignmentProgress:
 
 def reassignment_progress(view: Any, saved: dict[str, Any]) -> ReassignmentProgress | None:
     """The progress of the saved reassignment in ``view`` (a
-    :class:`kraft.node.reconfig.QuorumView`); None once the voter set is the
+    :class:`~kraft.client.admin.QuorumInfo` stamped by :func:`quorum_view`); None once the voter set is the
     target (the reassignment is complete, whether or not its state file was
     removed yet)."""
     from kraft.node import reconfig
@@ -930,18 +594,27 @@ class _SessionReassignClient:
         return quorum_view(info)
 
     async def apply(self, step: Any) -> tuple[str, str | None]:
+        from kraft.client.admin import ControllerIdentity, add_voter_request, remove_voter_request, send_voter_change
+        from kraft.wire.apis import ApiKey
+        from kraft.wire.errors import ErrorCode
+
         if step.kind == "add":
             identity = ControllerIdentity(step.node_id, step.directory_id, step.endpoints)
             code, message = await send_voter_change(self.session, ApiKey.ADD_RAFT_VOTER,
-                                                    _add_request(identity, self.session.settings.request_timeout_ms))
+                                                    add_voter_request(identity,
+                                                                      self.session.settings.request_timeout_ms))
         else:
             code, message = await send_voter_change(self.session, ApiKey.REMOVE_RAFT_VOTER,
-                                                    _remove_request(step.node_id, step.directory_id))
+                                                    remove_voter_request(step.node_id, step.directory_id))
         return ErrorCode.name_of(code), message
 
 
 def _voters_text(voters: Sequence[Any]) -> str:
-    return "[" + ", ".join(f"{v.node_id}:{uuid_to_kafka(v.directory_id)}" if v.directory_id else str(v.node_id)
+    from kraft.messages.json_form import uuid_to_kafka
+
+    # Voters of the answer (a zero directory id is none) or targets (None is none).
+    return "[" + ", ".join(f"{v.node_id}:{uuid_to_kafka(v.directory_id)}"
+                           if v.directory_id is not None and v.directory_id.int else str(v.node_id)
                            for v in voters) + "]"
 
 
@@ -973,13 +646,21 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
     import dataclasses
     import json
 
+    import trio
+
+    from kraft.client.admin import AdminSession
+    from kraft.messages.json_form import uuid_to_kafka
     from kraft.node import reconfig
 
     if sum(1 for x in (voters_text is not None, cancel, status) if x) != 1:
         _fail("Exactly one of --voters, --cancel or --status must be given")
     try:
         bootstrap, settings = options.resolve()
-        settings = dataclasses.replace(settings, api_timeout_ms=timeout_ms)
+        # --timeout-ms bounds the whole run (main_bounded below), which then
+        # says how to resume. The session's own deadline comes one request
+        # later, so it never ends the run first with a bare request timeout
+        # ("timed out after 0 ms") -- on a loaded machine the two raced.
+        settings = dataclasses.replace(settings, api_timeout_ms=timeout_ms + settings.request_timeout_ms)
         known = {}
         for path in controller_configs:
             identity = controller_identity(path)
@@ -1019,6 +700,7 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
             except reconfig.ReassignError as e:
                 raise ToolError(str(e)) from None
             if status:
+                assert saved is not None  # no saved reassignment returned above
                 step = plan.step or (plan.waiting or "")
                 return (f"Reassignment from {saved['original']} to {saved['target']}\n"
                         f"CurrentVoters: {_voters_text(view.voters)}\n"
@@ -1027,9 +709,11 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
                         f"Next:          {'done' if plan.done else step}\n")
             if not cancel:
                 original = saved["original"] if saved is not None else ",".join(
-                    f"{v.node_id}:{uuid_to_kafka(v.directory_id)}" if v.directory_id else str(v.node_id)
+                    f"{v.node_id}:{uuid_to_kafka(v.directory_id)}" if v.directory is not None else str(v.node_id)
                     for v in view.voters)
-                goal_text = ",".join(f"{t.node_id}:{uuid_to_kafka(t.directory_id)}" for t in resolved)
+                goal_text = ",".join(
+                    f"{t.node_id}:{uuid_to_kafka(t.directory_id)}" if t.directory_id else str(t.node_id)
+                    for t in resolved)
                 endpoints = {str(t.node_id): [list(e) for e in t.endpoints] for t in resolved if t.endpoints}
                 path.write_text(json.dumps({"cluster_id": client.cluster_id, "original": original,
                                             "target": goal_text, "endpoints": endpoints}) + "\n")

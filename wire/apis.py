@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from enum import IntEnum
 from functools import cached_property
+from typing import Any
 
 from kraft.messages import registry
 
@@ -38,11 +39,11 @@ class ApiKey(IntEnum):
     UPDATE_RAFT_VOTER = 82
 
     @cached_property
-    def request_class(self) -> type:
+    def request_class(self) -> type[Any]:
         return registry.request_class(self.value)
 
     @cached_property
-    def response_class(self) -> type:
+    def response_class(self) -> type[Any]:
         return registry.response_class(self.value)
 
     @property

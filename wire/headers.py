@@ -143,9 +143,9 @@ def request_header_from_json(data: Any, header_version: int) -> RequestHeader:
             raise DecodeError("JSON", "expected an object", "header", -1)
         v1 = {**data, "clientId": ""}
         header = from_json(RequestHeader, v1, 1)
-        return header  # type: ignore[no-any-return]
-    return from_json(RequestHeader, data, header_version)  # type: ignore[no-any-return]
+        return header
+    return from_json(RequestHeader, data, header_version)
 
 
 def response_header_from_json(data: Any, header_version: int) -> ResponseHeader:
-    return from_json(ResponseHeader, data, header_version)  # type: ignore[no-any-return]
+    return from_json(ResponseHeader, data, header_version)

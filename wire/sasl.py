@@ -140,8 +140,8 @@ class SaslServer:
         principal = None
         if done:
             self.state = "complete"
-            user = self._plain_user if self._scram is None else self._scram.username
-            self.principal = principal = f"User:{user}"
+            name = self._plain_user if self._scram is None else self._scram.username
+            self.principal = principal = f"User:{name}"
         return SaslStep(SaslAuthenticateResponse(error_code=ErrorCode.NONE, error_message=None, auth_bytes=reply,
                                                  session_lifetime_ms=0), principal=principal)
 

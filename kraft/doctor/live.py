@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from kraft.doctor.findings import Finding, Severity
 from kraft.doctor.local import check_even_voters, directory_id_finding
-from kraft.node.reconfig import QuorumView, Replica
+from kraft.client.admin import QuorumInfo, ReplicaInfo
 
 __all__ = ["LeaderAnswer", "NodeAnswer", "LiveLimits", "live_findings"]
 
@@ -30,7 +30,7 @@ class LeaderAnswer:
     """A DescribeQuorum answer from a node that says it leads."""
 
     epoch: int
-    view: QuorumView
+    view: QuorumInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +181,7 @@ def check_agreement(answers: Sequence[NodeAnswer]) -> list[Finding]:
     return out
 
 
-def _lagging(replica: Replica, leader_end: int, now_ms: int, limits: LiveLimits) -> dict[str, int] | None:
+def _lagging(replica: ReplicaInfo, leader_end: int, now_ms: int, limits: LiveLimits) -> dict[str, int] | None:
     lag = leader_end - replica.log_end_offset
     since = None if replica.last_caught_up_ms is None else now_ms - replica.last_caught_up_ms
     if lag > limits.max_lag_offsets or (lag > 0 and (since is None or since > limits.max_lag_ms)):
@@ -219,9 +219,9 @@ def check_directory_ids(leader: LeaderAnswer, bootstrap: str) -> list[Finding]:
     voters = {v.node_id: v for v in leader.view.voters}
     for o in leader.view.observers:
         v = voters.get(o.node_id)
-        if v is not None and v.directory_id is not None and o.directory_id is not None \
-                and o.directory_id != v.directory_id:
-            out.append(directory_id_finding(o.node_id, v.directory_id, o.directory_id, "DescribeQuorum observers",
+        if v is not None and v.directory is not None and o.directory is not None \
+                and o.directory != v.directory:
+            out.append(directory_id_finding(o.node_id, v.directory, o.directory, "DescribeQuorum observers",
                                             bootstrap))
     return out
 

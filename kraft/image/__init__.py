@@ -1,6 +1,5 @@
-"""The metadata image: committed ``__cluster_metadata`` records folded into
-the state a Kafka broker holds. Imports ``kraft.records`` and ``kraft.messages``;
-pure Python with no I/O except :mod:`kraft.image.source`, which reads files.
+"""The metadata image: committed ``__cluster_metadata`` records folded into the state a Kafka broker holds.
+May import kraft.records and kraft.messages; no I/O except :mod:`kraft.image.source`, which reads files.
 
 * :mod:`kraft.image.model` -- :class:`MetadataImage` and its parts;
 * :mod:`kraft.image.builder` -- :class:`ImageBuilder`, the replay rules;

@@ -74,14 +74,18 @@ from kraft.messages.generated import (
 from kraft.messages.generated.api_versions_request import ApiVersionsRequest
 from kraft.raft.roles import LeaderAndEpoch
 from kraft.raft.voters import Endpoint, Endpoints, VoterSet
+from kraft.raft.witness import WitnessDecision
 from kraft.wire.api_versions import VersionRange, api_versions_response, response_version
 from kraft.wire.apis import ApiKey
 from kraft.wire.codec import DecodedRequest
 from kraft.wire.errors import ErrorCode
 from kraft.wire.server import ConnectionInfo, Response
 
+from kraft.node import features
+from kraft.node.features import SUPPORTED_FEATURES
+
 if TYPE_CHECKING:
-    from kraft.node.node import KraftNode
+    from kraft.node.shell import RaftShell
 
 __all__ = [
     "ADMIN_API_KEYS",
@@ -101,9 +105,6 @@ __all__ = [
 #: join here as they are implemented.
 ADMIN_API_KEYS = frozenset({ApiKey.METADATA, ApiKey.DESCRIBE_QUORUM, ApiKey.DESCRIBE_CLUSTER,
                             ApiKey.UPDATE_FEATURES})
-
-#: Feature ranges this node supports (ApiVersions' SupportedFeatures).
-SUPPORTED_FEATURES: Mapping[str, VersionRange] = {"kraft.version": (0, 1)}
 
 #: Kafka's ``EndpointType`` ids (DescribeCluster v1+).
 ENDPOINT_TYPE_BROKER = 1
@@ -133,23 +134,22 @@ _NOT_LEADER_OR_FOLLOWER_MESSAGE = (
 # ---------------------------------------------------------------- dispatch
 
 
-async def handle(node: KraftNode, request: DecodedRequest, conn: ConnectionInfo) -> Response:
-    """Answer one admin request (an api in :data:`ADMIN_API_KEYS`) on ``node``."""
-    shell = node.shell
-    assert shell is not None  # listeners start after the shell exists
+async def handle(shell: RaftShell, request: DecodedRequest, conn: ConnectionInfo, *,
+                 cluster_id: str, node_id: int, witness: WitnessDecision | None = None) -> Response:
+    """Answer one admin request (an api in :data:`ADMIN_API_KEYS`) on the
+    node ``node_id`` of ``cluster_id`` whose raft is ``shell``; ``witness``:
+    this voter's witness decision, noted in a DescribeQuorum it cannot answer."""
     core = shell.core
     version = request.api_version
     voters = core.quorum.voters
     leader = shell.leader
-    cluster_id = node.cluster_id or ""
     match request.api_key:
         case ApiKey.DESCRIBE_QUORUM:
             description = core.describe_quorum(_wall_clock_ms()) if shell.initialized else None
             body: Any = describe_quorum_response(version, request.body, description, leader, voters,
                                                  core.topic_partition)
-            decision = node.witness_decision
-            if description is None and decision is not None and decision.witness:
-                _note_witness(body, decision.reason)
+            if description is None and witness is not None and witness.witness:
+                _note_witness(body, witness.reason)
         case ApiKey.DESCRIBE_CLUSTER:
             body = describe_cluster_response(version, request.body, cluster_id, voters, leader.leader_id,
                                              conn.listener)
@@ -158,9 +158,7 @@ async def handle(node: KraftNode, request: DecodedRequest, conn: ConnectionInfo)
                                      conn.listener)
         case ApiKey.UPDATE_FEATURES:
             # The kraft.version upgrade (kraft/node/features.py).
-            from kraft.node import features
-
-            body = await features.update_features(node, request.body, version)
+            body = await features.update_features(shell, node_id, request.body, version)
         case _:
             raise ValueError(f"{request.api_key.name} is not an admin api")
     return Response(body, version)
@@ -182,25 +180,25 @@ def api_versions(version: int, request: ApiVersionsRequest | None,
     ``finalized`` maps feature names to finalized levels; levels 0 are left
     out, as Kafka leaves them out. ``finalized_epoch`` is reported only
     while some level is finalized (-1 otherwise)."""
-    features = dict(SUPPORTED_FEATURES)
+    supported_features = dict(SUPPORTED_FEATURES)
     if version < 4:
         # Kafka's alterFeatureLevel0: clients before v4 fail on a zero minimum.
-        features = {name: r for name, r in features.items() if r[0] != 0}
+        supported_features = {name: r for name, r in supported_features.items() if r[0] != 0}
     levels = {name: level for name, level in (finalized or {}).items() if level > 0}
-    body = api_versions_response(version, supported, request=request, supported_features=features,
+    body = api_versions_response(version, supported, request=request, supported_features=supported_features,
                                  finalized_features=levels,
                                  finalized_features_epoch=finalized_epoch if levels else -1)
     return Response(body, response_version(version))
 
 
-def node_api_versions(node: KraftNode, version: int, request: ApiVersionsRequest | None,
+def node_api_versions(shell: RaftShell | None, version: int, request: ApiVersionsRequest | None,
                       supported: Mapping[ApiKey | int, VersionRange]) -> Response:
-    """ApiVersions on ``node``: the finalized ``kraft.version`` is its log's
+    """ApiVersions on the node whose raft is ``shell`` (None before it
+    starts): the finalized ``kraft.version`` is its log's
     latest (uncommitted included, as Kafka's ``RaftClient.kraftVersion``);
     the finalized-features epoch is the last committed offset it knows, as a
     Kafka controller reports the offset of the metadata image it read its
     features from."""
-    shell = node.shell
     if shell is None or not shell.initialized:
         return api_versions(version, request, supported)
     finalized = {"kraft.version": shell.core.kraft_version}
@@ -382,7 +380,7 @@ def metadata_response(
     response = md_resp.MetadataResponse(
         brokers=[md_resp.MetadataResponseBroker(node_id=i, host=e.host, port=e.port, rack=None) for i, e in nodes],
         cluster_id=cluster_id,
-        controller_id=leader_id if nodes else -1,
+        controller_id=leader_id if nodes and leader_id is not None else -1,
         topics=topics,
     )
     if 8 <= version <= 10 and request.include_cluster_authorized_operations:

@@ -19,15 +19,11 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from kraft.node.snapshots import SnapshotLoaded
+from kraft.node.snapshots import CommittedSource, SnapshotLoaded
 from kraft.records.bootstrap import read_bootstrap_checkpoint
 from kraft.records.metadata import decode_metadata_record
 from kraft.wire.security import ScramCredentialStore
-
-if TYPE_CHECKING:
-    from kraft.node.node import KraftNode
 
 __all__ = ["load_bootstrap_credentials", "follow_credentials", "apply_values"]
 
@@ -68,13 +64,13 @@ def apply_values(values: tuple[bytes, ...], store: ScramCredentialStore) -> int:
     return applied
 
 
-async def follow_credentials(node: KraftNode, store: ScramCredentialStore) -> None:
+async def follow_credentials(source: CommittedSource, store: ScramCredentialStore) -> None:
     """Apply SCRAM records as they commit, until cancelled. A snapshot load
     replaces the state: the accounts become those of ``bootstrap.checkpoint``
     (what the store held when following began) plus the snapshot's, so an
     account removed in the records the snapshot covers is gone."""
     base = store.copy()
-    async for item in node.committed_batches():
+    async for item in source.committed_batches():
         if isinstance(item, SnapshotLoaded):
             store.restore(base)
         elif getattr(item, "is_control", False):

@@ -64,7 +64,7 @@ from kraft.wire.api_versions import VersionRange
 from kraft.wire.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from kraft.node.node import KraftNode
+    from kraft.node.shell import RaftShell
 
 __all__ = [
     "UPGRADE",
@@ -78,6 +78,7 @@ __all__ = [
     "refusal_response",
     "not_controller_message",
     "update_features",
+    "SUPPORTED_FEATURES",
 ]
 
 log = logging.getLogger("kraft.node.features")
@@ -87,6 +88,10 @@ UPGRADE = 1
 SAFE_DOWNGRADE = 2
 UNSAFE_DOWNGRADE = 3
 _UPGRADE_TYPES = frozenset({UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE})
+
+#: Feature ranges this node supports (ApiVersions' SupportedFeatures,
+#: Kafka's ``QuorumFeatures``).
+SUPPORTED_FEATURES: Mapping[str, VersionRange] = {kraft_version.FEATURE_NAME: (0, 1)}
 
 #: ``QuorumController.updateFeatures``' prefix to the refusal of one feature.
 _FAILED_PREFIX = "The update failed for all features since the following feature had an error: "
@@ -181,13 +186,10 @@ def not_controller_message(leader_id: int | None) -> str:
     return f"The active controller appears to be node {leader_id}."
 
 
-async def update_features(node: KraftNode, request: uf_req.UpdateFeaturesRequest,
+async def update_features(shell: RaftShell, node_id: int, request: uf_req.UpdateFeaturesRequest,
                           version: int) -> uf_resp.UpdateFeaturesResponse:
-    """Answer UpdateFeatures on ``node`` (see the module docstring)."""
-    from kraft.node.admin import SUPPORTED_FEATURES
-
-    shell = node.shell
-    assert shell is not None
+    """Answer UpdateFeatures on the node ``node_id`` whose raft is ``shell``
+    (see the module docstring)."""
     core = shell.core
 
     def not_controller() -> uf_resp.UpdateFeaturesResponse:
@@ -199,7 +201,7 @@ async def update_features(node: KraftNode, request: uf_req.UpdateFeaturesRequest
     updates = requested_updates(request)
     finalized = {kraft_version.FEATURE_NAME: core.kraft_version}
     for update in updates:
-        refusal = feature_refusal(update, node_id=node.config.node_id, supported=SUPPORTED_FEATURES,
+        refusal = feature_refusal(update, node_id=node_id, supported=SUPPORTED_FEATURES,
                                   finalized=finalized)
         if refusal is not None:
             log.warning("UpdateFeatures refused: %s", refusal.message)

@@ -18,15 +18,21 @@ only the trio thread may touch consistently (a thread would read them while
 the shell mutates them), and the server ends with the node's nursery. One
 connection at a time per request, ``Connection: close``; every read and
 write is bounded by a timeout, and a malformed request gets a 400.
+
+It reads a node through a :class:`MetricsTarget` (its shell and identity),
+never the node object itself.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import json
 import logging
 import math
 import os
 import tempfile
+from dataclasses import dataclass
 from functools import partial
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
@@ -36,29 +42,43 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from kraft.node.metrics import RaftMetrics, current_state
 from kraft.raft.roles import Follower, Leader
+from kraft.raft.witness import WitnessDecision
 
 if TYPE_CHECKING:
-    from kraft.node.node import KraftNode
+    from kraft.node.shell import RaftShell
 
 log = logging.getLogger("kraft.node")
 
-__all__ = ["serve_metrics", "health", "readiness", "status"]
+__all__ = ["MetricsTarget", "serve_metrics", "health", "readiness", "status"]
 
 _MAX_HEAD = 8192
 _IO_TIMEOUT_S = 5.0
 _PROBE_TIMEOUT_S = 5.0
 
 
-async def serve_metrics(node: KraftNode, metrics: RaftMetrics, host: str, port: int, *,
+@dataclass(frozen=True, slots=True)
+class MetricsTarget:
+    """What the endpoints read of a node: its raft shell and who it is."""
+
+    shell: RaftShell
+    node_id: int
+    cluster_id: str | None
+    #: The directory /healthz writes a probe file to.
+    metadata_log_dir: str
+    #: May this voter lead, and why (kraft/raft/witness.py); None on an observer.
+    witness_decision: Callable[[], WitnessDecision | None] = lambda: None
+
+
+async def serve_metrics(target: MetricsTarget, metrics: RaftMetrics, host: str, port: int, *,
                         task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
     """Serve until cancelled; ``task_status.started(port)`` once listening."""
     listeners = await trio.open_tcp_listeners(port, host=host or None)
     bound = listeners[0].socket.getsockname()[1]
     task_status.started(bound)
-    await trio.serve_listeners(partial(_connection, node, metrics), listeners)
+    await trio.serve_listeners(partial(_connection, target, metrics), listeners)
 
 
-async def _connection(node: KraftNode, metrics: RaftMetrics, stream: trio.SocketStream) -> None:
+async def _connection(target: MetricsTarget, metrics: RaftMetrics, stream: trio.SocketStream) -> None:
     try:
         async with stream:
             with trio.move_on_after(_IO_TIMEOUT_S):
@@ -67,7 +87,7 @@ async def _connection(node: KraftNode, metrics: RaftMetrics, stream: trio.Socket
                     await _send(stream, HTTPStatus.BAD_REQUEST, b"bad request\n")
                     return
                 method, path = head
-                status_code, body, content_type = await _route(node, metrics, method, path)
+                status_code, body, content_type = await _route(target, metrics, method, path)
                 await _send(stream, status_code, body, content_type, head_only=method == "HEAD")
     except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
         pass  # the client went away
@@ -96,7 +116,7 @@ async def _send(stream: trio.SocketStream, code: HTTPStatus, body: bytes,
     await stream.send_all(head if head_only else head + body)
 
 
-async def _route(node: KraftNode, metrics: RaftMetrics, method: str,
+async def _route(target: MetricsTarget, metrics: RaftMetrics, method: str,
                  path: str) -> tuple[HTTPStatus, bytes, str]:
     text = "text/plain; charset=utf-8"
     if method not in ("GET", "HEAD"):
@@ -104,13 +124,13 @@ async def _route(node: KraftNode, metrics: RaftMetrics, method: str,
     if path == "/metrics":
         return HTTPStatus.OK, generate_latest(metrics.registry), CONTENT_TYPE_LATEST
     if path == "/healthz":
-        ok, reason = await health(node)
+        ok, reason = await health(target)
         return (HTTPStatus.OK if ok else HTTPStatus.SERVICE_UNAVAILABLE), f"{reason}\n".encode(), text
     if path == "/readyz":
-        ok, reason = readiness(node)
+        ok, reason = readiness(target)
         return (HTTPStatus.OK if ok else HTTPStatus.SERVICE_UNAVAILABLE), f"{reason}\n".encode(), text
     if path == "/status":
-        body = json.dumps(await status(node, metrics), indent=2, sort_keys=True).encode() + b"\n"
+        body = json.dumps(await status(target, metrics), indent=2, sort_keys=True).encode() + b"\n"
         return HTTPStatus.OK, body, "application/json"
     return HTTPStatus.NOT_FOUND, b"not found: try /metrics, /healthz, /readyz or /status\n", text
 
@@ -125,30 +145,30 @@ def _probe_write(directory: str) -> None:
         os.unlink(path)
 
 
-async def health(node: KraftNode) -> tuple[bool, str]:
+async def health(target: MetricsTarget) -> tuple[bool, str]:
     """Liveness: the raft loop runs and the metadata log directory takes a
     write (a disk that went read-only or full fails here)."""
-    shell = node.shell
-    if shell is None or shell.stopped.is_set():
+    shell = target.shell
+    if shell.stopped.is_set():
         return False, "the raft loop is not running"
     if shell.storage_error is not None:
         return False, f"the metadata log cannot be written: {shell.storage_error}"
     try:
         with trio.fail_after(_PROBE_TIMEOUT_S):
-            await trio.to_thread.run_sync(_probe_write, str(node.config.metadata_log_dir), abandon_on_cancel=True)
+            await trio.to_thread.run_sync(_probe_write, target.metadata_log_dir, abandon_on_cancel=True)
     except trio.TooSlowError:
-        return False, f"writing to {node.config.metadata_log_dir} took over {_PROBE_TIMEOUT_S:g} s"
+        return False, f"writing to {target.metadata_log_dir} took over {_PROBE_TIMEOUT_S:g} s"
     except OSError as e:
-        return False, f"cannot write to {node.config.metadata_log_dir}: {e}"
+        return False, f"cannot write to {target.metadata_log_dir}: {e}"
     return True, "ok"
 
 
-def readiness(node: KraftNode) -> tuple[bool, str]:
+def readiness(target: MetricsTarget) -> tuple[bool, str]:
     """Readiness: a known leader and, for a voter, being that leader or having
     fetched from it within ``controller.quorum.fetch.timeout.ms``."""
-    shell = node.shell
-    if shell is None or not shell.initialized or shell.stopped.is_set():
-        return False, "starting" if shell is None or not shell.stopped.is_set() else "stopped"
+    shell = target.shell
+    if not shell.initialized or shell.stopped.is_set():
+        return False, "stopped" if shell.stopped.is_set() else "starting"
     core = shell.core
     role = core.role
     state = current_state(role, core.quorum.is_voter)
@@ -167,15 +187,15 @@ def readiness(node: KraftNode) -> tuple[bool, str]:
     return True, f"follower of leader {role.leader_id} in epoch {core.epoch}"
 
 
-async def status(node: KraftNode, metrics: RaftMetrics) -> dict[str, Any]:
-    healthy, health_reason = await health(node)
-    ready, ready_reason = readiness(node)
+async def status(target: MetricsTarget, metrics: RaftMetrics) -> dict[str, Any]:
+    healthy, health_reason = await health(target)
+    ready, ready_reason = readiness(target)
     gauges = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in metrics.snapshot().items()}
-    shell = node.shell
-    voters = list(shell.core.voters.voter_ids) if shell is not None and shell.initialized else []
+    shell = target.shell
+    voters = list(shell.core.voters.voter_ids) if shell.initialized else []
     return {
-        "node_id": node.config.node_id,
-        "cluster_id": node.cluster_id,
+        "node_id": target.node_id,
+        "cluster_id": target.cluster_id,
         "healthy": healthy,
         "health": health_reason,
         "ready": ready,
@@ -183,5 +203,5 @@ async def status(node: KraftNode, metrics: RaftMetrics) -> dict[str, Any]:
         "voters": voters,
         "raft_metrics": gauges,
         # kraft: may this voter lead, and why (kraft/raft/witness.py); null on an observer.
-        "witness": None if (decision := node.witness_decision) is None else decision.describe(),
+        "witness": None if (decision := target.witness_decision()) is None else decision.describe(),
     }

@@ -22,6 +22,7 @@ import logging
 import random
 import time
 from contextlib import aclosing
+import uuid
 from functools import partial
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ from kraft.dirlock import DirectoryLock
 from kraft.errors import ConfigurationError, NetworkError, StorageError
 from kraft.raft.core import RaftCore
 from kraft.raft.errors import Errors, NotLeaderError
-from kraft.node import admin, rpc
+from kraft.node import admin, features, rpc
 from kraft.node import snapshots
 from kraft.node import authorizer, credentials
 from kraft.node.fault import FaultHandler
@@ -47,7 +48,7 @@ from kraft.messages.errors import KraftProtocolError
 from kraft.messages.generated import api_versions_request as av_req
 from kraft.messages.generated import describe_cluster_request as dc_req
 from kraft.messages.generated.api_versions_response import ApiVersionsResponse
-from kraft.node.snapshots import SnapshotLoaded
+from kraft.node.snapshots import CommittedBatch, SnapshotLoaded
 from kraft.node.cluster_ids import INCONSISTENT_CLUSTER_ID, ClusterIdWatch, describe_cluster_asker
 from kraft.node.metrics import RaftMetrics, event_error, error_name, request_name, wire_error
 from kraft.records.errors import CorruptLogError, StateFileError
@@ -78,7 +79,7 @@ log = logging.getLogger("kraft.node")
 __all__ = ["KraftNode", "NodeStartError", "CommittedBatch", "SnapshotLoaded"]
 
 #: The APIs a kraft controller listener answers, with the versions we speak.
-SUPPORTED_APIS: dict[ApiKey, tuple[int, int]] = {
+SUPPORTED_APIS: dict[ApiKey | int, tuple[int, int]] = {
     ApiKey.FETCH: (4, 18),
     ApiKey.API_VERSIONS: (0, 4),
     # SASL (kraft/wire/sasl.py). Advertised from v0 as Kafka does (librdkafka
@@ -125,20 +126,6 @@ class NodeStartError(StorageError):
     node's or cluster's, locked by another process, corrupt)."""
 
 
-@dataclass(frozen=True, slots=True)
-class CommittedBatch:
-    """A committed record batch as listeners see it."""
-
-    base_offset: int
-    last_offset: int
-    epoch: int
-    append_time_ms: int
-    is_control: bool
-    records: tuple[bytes, ...]  # values; for a control batch, the raw control values
-    #: The batch's size in the log (what Kafka's snapshot policy counts).
-    size_in_bytes: int = 0
-
-
 class _PreVoteNeedsV2(Exception):
     """The peer cannot take Vote v2, so it cannot take a pre-vote (KIP-996)."""
 
@@ -153,7 +140,7 @@ class KraftNode:
         self.shell: RaftShell | None = None
         self.log: MetadataLog | None = None
         self.cluster_id: str | None = None
-        self.directory_id = None
+        self.directory_id: uuid.UUID | None = None
         #: The log directory's ``.lock``, held while the node runs.
         self._dir_lock: DirectoryLock | None = None
         #: Set when :meth:`run` has released everything (after a start).
@@ -307,7 +294,7 @@ class KraftNode:
             cluster_id=meta.cluster_id,
             election_state=election_state,
             local_endpoints=self.local_endpoints(),
-            supported_kraft_versions=admin.SUPPORTED_FEATURES["kraft.version"],
+            supported_kraft_versions=features.SUPPORTED_FEATURES["kraft.version"],
             bootstrap_ids=tuple(self._bootstrap),
             auto_join=c.auto_join,
             # A controller may be added as a voter at any time (KIP-853):
@@ -346,7 +333,7 @@ class KraftNode:
                          ", ".join(f"{n}:{p}" for n, p in self.ports.items()), mlog.end_offset)
                 nursery.start_soon(self._run_shell, nursery)
                 nursery.start_soon(self.witness.run)
-                nursery.start_soon(snapshots.run_log_cleaner, self)
+                nursery.start_soon(snapshots.run_log_cleaner, shell)
                 if any(s.protocol.uses_sasl and any(m.startswith("SCRAM") for m in s.mechanisms)
                        for s in c.listener_security.values()):
                     # SCRAM accounts: bootstrap.checkpoint now, the log as it commits.
@@ -354,12 +341,14 @@ class KraftNode:
                     log.info("%d SCRAM credentials from bootstrap.checkpoint", loaded)
                     nursery.start_soon(credentials.follow_credentials, self, c.scram_credentials)
                 if self.metrics is not None:
-                    from kraft.node.metrics_server import serve_metrics
+                    from kraft.node.metrics_server import MetricsTarget, serve_metrics
 
                     assert c.prometheus_port is not None
+                    target = MetricsTarget(shell, c.node_id, meta.cluster_id, str(c.metadata_log_dir),
+                                           witness_decision=lambda: self.witness_decision)
                     try:
                         self.metrics_port = await nursery.start(
-                            serve_metrics, self, self.metrics, c.prometheus_host, c.prometheus_port)
+                            serve_metrics, target, self.metrics, c.prometheus_host, c.prometheus_port)
                     except OSError as e:
                         raise _bind_error("metrics", c.prometheus_host, c.prometheus_port,
                                           "metrics.prometheus.port", e) from None
@@ -462,8 +451,9 @@ class KraftNode:
         the start) gets the latest snapshot again, then the batches after it.
         Without ``until`` it never ends; with it, it ends once offset
         ``until`` has been delivered (by a batch, or a snapshot past it)."""
+        assert self.shell is not None
         generator = cast(AsyncGenerator[CommittedBatch | SnapshotLoaded, None],
-                         snapshots.committed_items(self, start_offset))
+                         snapshots.committed_items(self.shell, start_offset))
         async with aclosing(generator) as items:
             async for item in items:
                 yield item
@@ -481,22 +471,7 @@ class KraftNode:
         :class:`kraft.raft.errors.InvalidSnapshotIdError` for an id that is not
         committed, not on a batch boundary, or not newer than the latest
         snapshot. See :mod:`kraft.node.snapshots`."""
-        return await snapshots.create_snapshot(self, at, records)
-
-    def _read_committed(self, offset: int, hwm: int) -> list[CommittedBatch]:
-        assert self.log is not None
-        out: list[CommittedBatch] = []
-        for b in self.log.iter_batches(offset):
-            if b.base_offset >= hwm:
-                break
-            last = b.base_offset + b.last_offset_delta
-            if last < offset:
-                continue
-            recs = b.records()
-            out.append(CommittedBatch(b.base_offset, last, b.partition_leader_epoch, b.max_timestamp,
-                                      b.is_control, tuple(bytes(r.value or b"") for r in recs),
-                                      b.size_in_bytes))
-        return out
+        return await snapshots.create_snapshot(self.shell, at, records)
 
     # ------------------------------------------------------------ server side
 
@@ -516,12 +491,14 @@ class KraftNode:
         key = request.api_key
         version = request.api_version
         if key == ApiKey.API_VERSIONS:
-            return admin.node_api_versions(self, version, request.body, self.advertised_apis)
+            return admin.node_api_versions(self.shell, version, request.body, self.advertised_apis)
         refused = authorizer.authorize(self.config.secured, self.config.super_users, key, version, conn)
         if refused is not None:
             return refused
         if key in admin.ADMIN_API_KEYS:
-            return await admin.handle(self, request, conn)
+            assert self.shell is not None  # listeners start after the shell exists
+            return await admin.handle(self.shell, request, conn, cluster_id=self.cluster_id or "",
+                                      node_id=self.config.node_id, witness=self.witness_decision)
         if key in rpc.RAFT_API_KEYS or key in rpc.VOTER_CHANGE_API_KEYS:
             return await self._handle_raft(key, version, request.body, conn)
         raise CloseConnection(f"api {ApiKey(key).name} is not served by a kraft controller")
@@ -530,8 +507,8 @@ class KraftNode:
         shell = self.shell
         assert shell is not None
         event = rpc.request_from_wire(key, version, body)
-        if not isinstance(event, ev.RaftRequest.__args__):  # type: ignore[attr-defined]
-            return Response(rpc.response_to_wire(key, event, version, conn.listener), version)
+        if not isinstance(event, ev.RaftRequest.__args__):
+            return Response(rpc.response_to_wire(key, cast(ev.RaftResponse, event), version, conn.listener), version)
         source = _source_of(event)
         correlation = shell.next_correlation_id()
         done = trio.Event()
@@ -716,7 +693,7 @@ def _assign_directory_id(meta: MetaProperties, meta_path: Path) -> MetaPropertie
     updated = replace(meta, directory_id=random_kafka_uuid())
     updated.write(meta_path)
     log.info("%s had no directory.id (formatted before Kafka 3.7): wrote directory.id=%s",
-             meta_path, uuid_to_kafka(updated.directory_id))
+             meta_path, uuid_to_kafka(cast(uuid.UUID, updated.directory_id)))
     return updated
 
 

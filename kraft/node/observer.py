@@ -59,6 +59,7 @@ from typing import Any
 
 import trio
 
+from kraft.client.admin import QuorumInfo, quorum_info
 from kraft.config import ConfigError, NodeConfig
 from kraft.image.builder import ImageBuilder
 from kraft.image.changes import Change, LogBatch, LogItem, LogSnapshot, SnapshotChange, apply_item, changes_of
@@ -72,6 +73,7 @@ from kraft.records.batch import iter_batches
 from kraft.records.control import parse_control_type_id
 from kraft.records.errors import RecordsError, StateFileError
 from kraft.records.state_files import MetaProperties, random_kafka_uuid
+from kraft.wire.addresses import InvalidAddress, parse_addresses
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import ConnectionFailed, NoCommonVersion, PeerClient, PeerClientError, RequestTimedOut
 from kraft.wire.errors import ErrorCode
@@ -84,7 +86,7 @@ __all__ = [
     "ClusterIdMismatch",
     "DiscoveryError",
     "VoterInfo",
-    "ClusterView",
+    "DiscoveredQuorum",
     "parse_bootstrap",
     "discover",
     "prepare_data_dir",
@@ -136,8 +138,11 @@ class VoterInfo:
 
 
 @dataclass(frozen=True, slots=True)
-class ClusterView:
-    """What discovery learned."""
+class DiscoveredQuorum:
+    """What discovery learned: the DescribeCluster answer's cluster id and the
+    DescribeQuorum answer (decoded as the admin client's
+    :class:`~kraft.client.admin.QuorumInfo`), with the address chosen for
+    each voter."""
 
     cluster_id: str | None
     leader_id: int | None
@@ -166,21 +171,13 @@ class ClusterView:
 
 
 def parse_bootstrap(text: str | Sequence[str]) -> list[tuple[str, int]]:
-    """``host:port[,host:port...]`` (``controller.quorum.bootstrap.servers``
-    syntax; ``[::1]:9093`` for IPv6)."""
-    from kraft.config import parse_bootstrap_servers
-
-    items = [text] if isinstance(text, str) else list(text)
-    out: list[tuple[str, int]] = []
-    for item in items:
-        try:
-            out += parse_bootstrap_servers(item)
-        except ConfigError as e:
-            raise ObserverError(str(e).replace("controller.quorum.bootstrap.servers", "--bootstrap-controller")) \
-                from None
-    if not out:
-        raise ObserverError("--bootstrap-controller: at least one host:port is needed")
-    return out
+    """``host:port[,host:port...]`` (``[::1]:9093`` for IPv6), each option
+    given once or more: the one address parser,
+    :func:`kraft.wire.addresses.parse_addresses`, with Kafka's messages."""
+    try:
+        return list(parse_addresses(",".join([text] if isinstance(text, str) else text), "--bootstrap-controller"))
+    except InvalidAddress as e:
+        raise ObserverError(str(e)) from None
 
 
 # ---------------------------------------------------------------- discovery
@@ -220,7 +217,7 @@ def _error_name(code: int) -> str:
 
 async def discover(bootstrap: Sequence[tuple[str, int]], *, expected_cluster_id: str | None = None,
                    timeout_ms: int = 5000, retry_for_ms: int = 15000,
-                   security: ClientSecurity | None = None) -> ClusterView:
+                   security: ClientSecurity | None = None) -> DiscoveredQuorum:
     """Ask the bootstrap servers for the cluster id and the quorum (module
     docstring), each request bounded by ``timeout_ms``; rounds over all of
     them are retried (a quorum still starting, or electing) for
@@ -268,7 +265,7 @@ async def discover(bootstrap: Sequence[tuple[str, int]], *, expected_cluster_id:
 
 
 async def _discover_from(client_for: Any, host: str, port: int, timeout_ms: int,
-                         problems: list[str]) -> ClusterView | None:
+                         problems: list[str]) -> DiscoveredQuorum | None:
     client = client_for(host, port)
     cluster_id: str | None = None
     controller_id = -1
@@ -311,40 +308,41 @@ async def _discover_from(client_for: Any, host: str, port: int, timeout_ms: int,
         if p.error_code != 0:
             problems.append(f"{t_host}:{t_port}: DescribeQuorum: {_error_name(p.error_code)}")
             continue
-        return _view(dq, p, version, controllers, cluster_id, (t_host, t_port))
+        return _view(quorum_info(dq), version, controllers, cluster_id, (t_host, t_port))
     return None
 
 
-def _view(dq: Any, p: Any, version: int, controllers: Mapping[int, tuple[str, int]], cluster_id: str | None,
-          answered_by: tuple[str, int]) -> ClusterView:
-    node_listeners: dict[int, list[Any]] = {n.node_id: list(n.listeners) for n in getattr(dq, "nodes", []) or []}
+def _view(info: QuorumInfo, version: int, controllers: Mapping[int, tuple[str, int]], cluster_id: str | None,
+          answered_by: tuple[str, int]) -> DiscoveredQuorum:
     # The listener name of the address that answered: the one to use for all.
     listener_name = None
-    for listeners in node_listeners.values():
-        for lst in listeners:
-            if (lst.host, lst.port) == answered_by:
-                listener_name = lst.name
+    for node_listeners in info.nodes.values():
+        for node_listener, node_host, node_port in node_listeners:
+            if (node_host, node_port) == answered_by:
+                listener_name = node_listener
     voters = []
-    for v in p.current_voters:
-        host = port = name = None
-        listeners = node_listeners.get(v.replica_id, [])
-        chosen = next((x for x in listeners if x.name == listener_name), listeners[0] if listeners else None)
+    for v in info.voters:
+        host: str | None = None
+        port: int | None = None
+        name: str | None = None
+        listeners = info.nodes.get(v.replica_id, ())
+        chosen = next((x for x in listeners if x[0] == listener_name), listeners[0] if listeners else None)
         if chosen is not None:
-            host, port, name = chosen.host, chosen.port, chosen.name
+            name, host, port = chosen
         elif v.replica_id in controllers:
             host, port = controllers[v.replica_id]
-        elif v.replica_id == p.leader_id:
+        elif v.replica_id == info.leader_id:
             host, port = answered_by
-        directory = getattr(v, "replica_directory_id", None)
-        voters.append(VoterInfo(v.replica_id, uuid_to_kafka(directory) if directory is not None and directory.int
-                                else None, host, port, name or listener_name))
-    return ClusterView(
+        directory = v.directory_id
+        voters.append(VoterInfo(v.replica_id, uuid_to_kafka(directory) if directory.int else None, host, port,
+                                name or listener_name))
+    return DiscoveredQuorum(
         cluster_id=cluster_id,
-        leader_id=p.leader_id if p.leader_id >= 0 else None,
-        leader_epoch=p.leader_epoch,
-        high_watermark=p.high_watermark,
+        leader_id=info.leader_id if info.leader_id >= 0 else None,
+        leader_epoch=info.leader_epoch,
+        high_watermark=info.high_watermark,
         voters=tuple(voters),
-        observers=tuple(o.replica_id for o in p.observers),
+        observers=tuple(o.replica_id for o in info.observers),
         answered_by=answered_by,
         describe_quorum_version=version,
     )
@@ -384,7 +382,7 @@ def prepare_data_dir(data_dir: Path, cluster_id: str, node_id: int | None) -> Me
     return meta
 
 
-def observer_config(view: ClusterView, data_dir: Path, node_id: int,
+def observer_config(view: DiscoveredQuorum, data_dir: Path, node_id: int,
                     properties: Mapping[str, str] | None = None,
                     bootstrap: Sequence[tuple[str, int]] = ()) -> NodeConfig:
     """A node config for an observer of ``view``'s quorum (no listeners).
@@ -452,7 +450,7 @@ class Observer:
         if isinstance(bootstrap, str) or any(isinstance(b, str) for b in bootstrap):
             self.bootstrap = parse_bootstrap(bootstrap)  # type: ignore[arg-type]
         else:
-            self.bootstrap = [(str(h), int(p)) for h, p in bootstrap]
+            self.bootstrap = [(str(b[0]), int(b[1])) for b in bootstrap]
         #: ``None``: :func:`default_data_dir` of the cluster, once its id is known.
         self.data_dir = None if data_dir is None else Path(data_dir)
         self.expected_cluster_id = cluster_id
@@ -468,7 +466,7 @@ class Observer:
         #: With nothing committed for this long, ask the bootstrap servers
         #: for the cluster id again (:meth:`_watch_cluster`).
         self.cluster_check_s = cluster_check_s
-        self.view: ClusterView | None = None
+        self.view: DiscoveredQuorum | None = None
         self.cluster_id: str | None = None
         self.node_id: int | None = None
         self.node: Any = None  # KraftNode once started

@@ -30,12 +30,16 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, Protocol
 
+# The planner reads the one model of a DescribeQuorum answer (no directory
+# id is ``directory`` None; ``now_ms`` is when the answer came).
+from kraft.client.admin import QuorumInfo, ReplicaInfo
+
 __all__ = [
-    "Replica",
-    "QuorumView",
+    "QuorumInfo",
+    "ReplicaInfo",
     "TargetVoter",
     "Step",
     "Plan",
@@ -53,39 +57,6 @@ LIVE_WITHIN_MS = 10_000
 
 class ReassignError(Exception):
     """A reassignment that cannot go on (bad target, refused step); one line."""
-
-
-@dataclass(frozen=True, slots=True)
-class Replica:
-    """A voter or observer as the leader's DescribeQuorum reports it."""
-
-    node_id: int
-    directory_id: uuid.UUID | None
-    log_end_offset: int = -1
-    last_fetch_ms: int | None = None
-    last_caught_up_ms: int | None = None
-
-    @property
-    def key(self) -> tuple[int, uuid.UUID | None]:
-        return (self.node_id, self.directory_id)
-
-
-@dataclass(frozen=True, slots=True)
-class QuorumView:
-    """What the tool knows of the quorum at one moment."""
-
-    leader_id: int
-    high_watermark: int
-    voters: tuple[Replica, ...]
-    observers: tuple[Replica, ...]
-    #: node id -> its controller listeners as (name, host, port), for voters.
-    endpoints: dict[int, tuple[tuple[str, str, int], ...]] = field(default_factory=dict)
-    #: The leader's clock when it answered (DescribeQuorum reports the
-    #: leader's own timestamps as that time).
-    now_ms: int = 0
-
-    def voter(self, node_id: int) -> Replica | None:
-        return next((v for v in self.voters if v.node_id == node_id), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +145,7 @@ def parse_target(text: str) -> list[TargetVoter]:
 
 
 def resolve_target(
-    target: Sequence[TargetVoter], view: QuorumView, known: dict[int, TargetVoter] | None = None
+    target: Sequence[TargetVoter], view: QuorumInfo, known: dict[int, TargetVoter] | None = None
 ) -> list[TargetVoter]:
     """Fill in each target's directory id: the voter's with that id (unless
     another directory id was given), else the one observer with that id (the
@@ -188,16 +159,16 @@ def resolve_target(
         endpoints = t.endpoints or (hint.endpoints if hint is not None else ())
         if directory is None:
             voter = view.voter(t.node_id)
-            observers = [o for o in view.observers if o.node_id == t.node_id and o.directory_id is not None]
-            if voter is not None and voter.directory_id is not None and not observers:
-                directory = voter.directory_id
-            elif len(observers) == 1 and (voter is None or voter.directory_id == observers[0].directory_id):
-                directory = observers[0].directory_id
-            elif voter is not None and voter.directory_id is not None and observers:
+            observers = [o for o in view.observers if o.node_id == t.node_id and o.directory is not None]
+            if voter is not None and voter.directory is not None and not observers:
+                directory = voter.directory
+            elif len(observers) == 1 and (voter is None or voter.directory == observers[0].directory):
+                directory = observers[0].directory
+            elif voter is not None and voter.directory is not None and observers:
                 # A voter and an observer share the id: a replaced disk. The
                 # running replica is the one fetching now.
                 live = max(observers, key=lambda o: o.last_fetch_ms or -1)
-                directory = live.directory_id
+                directory = live.directory
             elif len(observers) > 1:
                 raise ReassignError(
                     f"replica {t.node_id} runs with several directory ids "
@@ -214,13 +185,13 @@ def resolve_target(
     return out
 
 
-def _is_live(r: Replica, view: QuorumView, leader_id: int) -> bool:
+def _is_live(r: ReplicaInfo, view: QuorumInfo, leader_id: int) -> bool:
     if r.node_id == leader_id:
         return True
     return r.last_fetch_ms is not None and view.now_ms - r.last_fetch_ms <= LIVE_WITHIN_MS
 
 
-def _caught_up(r: Replica, view: QuorumView) -> bool:
+def _caught_up(r: ReplicaInfo, view: QuorumInfo) -> bool:
     return (
         r.last_caught_up_ms is not None
         and r.last_fetch_ms is not None
@@ -229,14 +200,14 @@ def _caught_up(r: Replica, view: QuorumView) -> bool:
     )
 
 
-def plan_step(view: QuorumView, target: Sequence[TargetVoter]) -> Plan:
+def plan_step(view: QuorumInfo, target: Sequence[TargetVoter]) -> Plan:
     """The next single-voter change towards ``target`` (resolved: every
     entry has a directory id). Pure: the same view always gives the same
     plan."""
     current = {v.key for v in view.voters}
     wanted = {(t.node_id, t.directory_id) for t in target}
     endpoints = {t.node_id: t.endpoints for t in target}
-    to_add = sorted(k for k in wanted if k not in current)  # type: ignore[type-var]
+    to_add = sorted(k for k in wanted if k not in current)
     to_remove = sorted((k for k in current if k not in wanted), key=lambda k: (k[0] == view.leader_id, k[0]))
     adding = tuple((i, d) for i, d in to_add if d is not None)
     removing = tuple(to_remove)
@@ -308,7 +279,7 @@ def plan_step(view: QuorumView, target: Sequence[TargetVoter]) -> Plan:
 class ReassignClient(Protocol):
     """What :func:`drive` needs from an admin client."""
 
-    async def describe(self) -> QuorumView: ...
+    async def describe(self) -> QuorumInfo: ...
 
     async def apply(self, step: Step) -> tuple[str, str | None]:
         """Send the step to the leader: (Kafka error name, message)."""
@@ -330,7 +301,7 @@ async def drive(
     report: Callable[[str], None] = lambda line: None,
     pause: Callable[[float], Awaitable[None]],
     backoff_s: float = 0.2,
-) -> QuorumView:
+) -> QuorumInfo:
     """Run the reassignment to ``target`` until the voter set is exactly
     that; returns the final view. ``report`` gets one line per step taken.
     The caller bounds the time (a deadline around it). Raises

@@ -272,7 +272,7 @@ def request_to_wire(req: ev.RaftRequest, version: int, endpoints: Endpoints = ()
                                   for e in (req.leader_endpoints or endpoints)] if version >= 1 else [],
             )
         case ev.FetchRequest():
-            part = fetch_req.FetchPartition(
+            fetch_part = fetch_req.FetchPartition(
                 partition=0,
                 current_leader_epoch=req.current_leader_epoch,
                 fetch_offset=req.fetch_offset,
@@ -281,10 +281,10 @@ def request_to_wire(req: ev.RaftRequest, version: int, endpoints: Endpoints = ()
                 partition_max_bytes=0,
             )
             if version >= 17:
-                part.replica_directory_id = _wire_dir(req.replica_key.directory_id)
+                fetch_part.replica_directory_id = _wire_dir(req.replica_key.directory_id)
             if version >= 18 and req.high_watermark >= 0:
-                part.high_watermark = req.high_watermark
-            topic = fetch_req.FetchTopic(partitions=[part])
+                fetch_part.high_watermark = req.high_watermark
+            topic = fetch_req.FetchTopic(partitions=[fetch_part])
             if version >= 13:
                 topic.topic_id = METADATA_TOPIC_ID
             else:
@@ -333,19 +333,19 @@ def request_to_wire(req: ev.RaftRequest, version: int, endpoints: Endpoints = ()
                 client_software_name=CLIENT_SOFTWARE_NAME, client_software_version=CLIENT_SOFTWARE_VERSION
             )
         case ev.FetchSnapshotRequest():
-            part = fs_req.PartitionSnapshot(
+            snapshot_part = fs_req.PartitionSnapshot(
                 partition=0,
                 current_leader_epoch=req.current_leader_epoch,
                 snapshot_id=fs_req.SnapshotId(end_offset=req.snapshot_id.offset, epoch=req.snapshot_id.epoch),
                 position=req.position,
             )
             if version >= 1:
-                part.replica_directory_id = _wire_dir(req.replica_key.directory_id)
+                snapshot_part.replica_directory_id = _wire_dir(req.replica_key.directory_id)
             return FETCH_SNAPSHOT, fs_req.FetchSnapshotRequest(
                 cluster_id=req.cluster_id,
                 replica_id=req.replica_key.id,
                 max_bytes=req.max_bytes,
-                topics=[fs_req.TopicSnapshot(name=METADATA_TOPIC, partitions=[part])],
+                topics=[fs_req.TopicSnapshot(name=METADATA_TOPIC, partitions=[snapshot_part])],
             )
     raise TypeError(f"not a raft request: {req!r}")
 
@@ -434,7 +434,7 @@ def response_to_wire(api_key: int, resp: ev.RaftResponse, version: int, listener
                                       for e in resp.leader_endpoints if e.listener == listener][:1]
             return msg
         case ev.FetchSnapshotResponse():
-            part = fs_resp.PartitionSnapshot(
+            snapshot_part = fs_resp.PartitionSnapshot(
                 index=0,
                 error_code=int(resp.partition_error),
                 snapshot_id=fs_resp.SnapshotId(end_offset=resp.snapshot_id.offset, epoch=resp.snapshot_id.epoch),
@@ -445,7 +445,7 @@ def response_to_wire(api_key: int, resp: ev.RaftResponse, version: int, listener
             )
             return fs_resp.FetchSnapshotResponse(
                 error_code=int(resp.error),
-                topics=[fs_resp.TopicSnapshot(name=METADATA_TOPIC, partitions=[part])],
+                topics=[fs_resp.TopicSnapshot(name=METADATA_TOPIC, partitions=[snapshot_part])],
                 node_endpoints=_node_endpoint_list(fs_resp, resp.leader_id, resp.leader_endpoints, listener)
                 if version >= 1 else [],
             )

@@ -38,7 +38,11 @@ semantics of Kafka's ``RaftClient.Listener``: a new listener first gets the
 latest snapshot (``handleLoadSnapshot``), as does one whose next offset fell
 below the log start (a follower installed a snapshot, or retention moved the
 start past it); then every committed batch after it (``handleCommit``). A
-snapshot arrives as :class:`SnapshotLoaded`; batches as ``CommittedBatch``.
+snapshot arrives as :class:`SnapshotLoaded`; batches as :class:`CommittedBatch`.
+
+What this module needs of a node is narrow: the :class:`~kraft.node.shell.RaftShell`
+(the log and the core, through ``run_on_log``), or for the record-history
+snapshots a :class:`SnapshotTarget` (``KraftNode`` is one).
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 
@@ -59,14 +63,19 @@ from kraft.records.snapshot import SnapshotWriter
 from kraft.records.view import OffsetAndEpoch
 
 if TYPE_CHECKING:
-    from kraft.node.node import CommittedBatch, KraftNode
+    from kraft.config import NodeConfig
+    from kraft.node.shell import RaftShell
 
 log = logging.getLogger("kraft.node")
 
 __all__ = [
+    "CommittedBatch",
+    "CommittedSource",
+    "SnapshotTarget",
     "SnapshotLoaded",
     "SnapshotPolicy",
     "committed_items",
+    "read_committed",
     "create_snapshot",
     "run_log_cleaner",
     "run_record_history_snapshots",
@@ -93,6 +102,40 @@ class SnapshotLoaded:
     #: are not included).
     records: tuple[bytes, ...]
     last_contained_log_timestamp: int
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedBatch:
+    """A committed record batch as listeners see it (Kafka's ``handleCommit``)."""
+
+    base_offset: int
+    last_offset: int
+    epoch: int
+    append_time_ms: int
+    is_control: bool
+    records: tuple[bytes, ...]  # values; for a control batch, the raw control values
+    #: The batch's size in the log (what Kafka's snapshot policy counts).
+    size_in_bytes: int = 0
+
+
+class CommittedSource(Protocol):
+    """Whatever hands out the committed log as a listener sees it
+    (``KraftNode.committed_batches``)."""
+
+    def committed_batches(self, start_offset: int | None = None) -> AsyncIterator[CommittedBatch | SnapshotLoaded]:
+        ...
+
+
+class SnapshotTarget(CommittedSource, Protocol):
+    """What :func:`run_record_history_snapshots` needs: the committed log, a
+    way to write a snapshot of it, and the snapshot settings."""
+
+    @property
+    def config(self) -> NodeConfig:
+        ...
+
+    async def create_snapshot(self, at: OffsetAndEpoch | int, records: Iterable[bytes]) -> OffsetAndEpoch:
+        ...
 
 
 # ---------------------------------------------------------------- writing
@@ -126,14 +169,14 @@ def _resolve_snapshot_id(mlog: MetadataLog, at: OffsetAndEpoch | int) -> OffsetA
     return OffsetAndEpoch(offset, epoch)
 
 
-async def create_snapshot(node: KraftNode, at: OffsetAndEpoch | int, records: Iterable[bytes]) -> OffsetAndEpoch:
+async def create_snapshot(shell: RaftShell | None, at: OffsetAndEpoch | int,
+                          records: Iterable[bytes]) -> OffsetAndEpoch:
     """Write a snapshot of ``records`` ending at ``at`` (an id, or a committed
     offset whose epoch is taken from the log), then apply retention. Returns
     the snapshot id. Raises :class:`~kraft.raft.errors.InvalidSnapshotIdError` for
     an id that is not committed, not in the log, not on a batch boundary, or
     not newer than the latest snapshot; ``OSError`` if the file cannot be
     written (nothing is left behind then)."""
-    shell = node.shell
     if shell is None or not shell.initialized:
         raise LocalRaftError("the node is not running")
 
@@ -176,13 +219,12 @@ async def create_snapshot(node: KraftNode, at: OffsetAndEpoch | int, records: It
         writer.abort()
         raise
     log.info("created snapshot %s", sid)
-    await clean_log(node)
+    await clean_log(shell)
     return sid
 
 
-async def clean_log(node: KraftNode) -> bool:
+async def clean_log(shell: RaftShell) -> bool:
     """Apply retention now (Kafka's ``maybeClean``); True if anything went."""
-    assert node.shell is not None
 
     def clean(mlog: MetadataLog) -> bool:
         start, snapshots = mlog.start_offset, mlog.snapshot_ids()
@@ -192,21 +234,20 @@ async def clean_log(node: KraftNode) -> bool:
                  start, mlog.start_offset, _ids(snapshots), _ids(mlog.snapshot_ids()))
         return True
 
-    return await node.shell.run_on_log(clean)
+    return await shell.run_on_log(clean)
 
 
 def _ids(ids: list[OffsetAndEpoch]) -> str:
     return "[" + ", ".join(f"{s.offset}-{s.epoch}" for s in ids) + "]"
 
 
-async def run_log_cleaner(node: KraftNode, interval_s: float = LOG_CLEANER_INTERVAL_S) -> None:
+async def run_log_cleaner(shell: RaftShell, interval_s: float = LOG_CLEANER_INTERVAL_S) -> None:
     """Retention every ``interval_s`` (snapshots age out by time even when no
-    new one is written). Runs until cancelled or the node stops."""
-    assert node.shell is not None
-    while not node.shell.stopped.is_set():
+    new one is written). Runs until cancelled or the shell stops."""
+    while not shell.stopped.is_set():
         await trio.sleep(interval_s)
         try:
-            await clean_log(node)
+            await clean_log(shell)
         except OSError as e:
             log.warning("retention failed: %s", e)
         except LocalRaftError:
@@ -257,7 +298,7 @@ def _now_ms() -> int:
 
 
 async def run_record_history_snapshots(
-    node: KraftNode, policy: SnapshotPolicy | None = None, clock_ms: Callable[[], int] = _now_ms
+    node: SnapshotTarget, policy: SnapshotPolicy | None = None, clock_ms: Callable[[], int] = _now_ms
 ) -> None:
     """``kraft node start``'s snapshots: the committed data records
     themselves (see the module docstring). Runs until the node stops."""
@@ -296,12 +337,28 @@ async def run_record_history_snapshots(
 # ---------------------------------------------------------------- listeners
 
 
-async def committed_items(node: KraftNode, start_offset: int | None = None) -> AsyncIterator[CommittedBatch | SnapshotLoaded]:
+def read_committed(mlog: MetadataLog, offset: int, hwm: int) -> list[CommittedBatch]:
+    """The batches from the one holding ``offset`` up to the high watermark."""
+    out: list[CommittedBatch] = []
+    for b in mlog.iter_batches(offset):
+        if b.base_offset >= hwm:
+            break
+        last = b.base_offset + b.last_offset_delta
+        if last < offset:
+            continue
+        recs = b.records()
+        out.append(CommittedBatch(b.base_offset, last, b.partition_leader_epoch, b.max_timestamp,
+                                  b.is_control, tuple(bytes(r.value or b"") for r in recs),
+                                  b.size_in_bytes))
+    return out
+
+
+async def committed_items(shell: RaftShell,
+                          start_offset: int | None = None) -> AsyncIterator[CommittedBatch | SnapshotLoaded]:
     """Kafka's listener semantics (module docstring). ``start_offset`` None
     is a new listener: the latest snapshot first, if there is one; an offset
     resumes there, with a snapshot only if it is below the log start."""
-    shell, mlog = node.shell, node.log
-    assert shell is not None and mlog is not None
+    mlog = shell.log
     next_offset = -1 if start_offset is None else max(start_offset, 0)
     while True:
         async with shell.committed:
@@ -331,7 +388,7 @@ async def committed_items(node: KraftNode, start_offset: int | None = None) -> A
                         f"the committed records {max(next_offset, 0)}..{start - 1} are gone: the log starts at "
                         f"{start} and no snapshot covers them")
                 next_offset = max(next_offset, start)
-                batches = node._read_committed(next_offset, min(hwm, mlog.end_offset))
+                batches = read_committed(mlog, next_offset, min(hwm, mlog.end_offset))
         if reader is not None:
             assert latest is not None
             try:

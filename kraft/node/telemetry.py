@@ -6,7 +6,8 @@ when they are on.
 Called by the shell after it executed a ``Ready`` (so everything logged has
 happened: the election state is durable, the records are written); it reads
 the core between two calls and never changes it. Nothing here runs per
-request at INFO.
+request at INFO. The metrics are reached through :class:`MetricsHooks`
+(``RaftMetrics`` is one), so this module does not import them.
 """
 
 from __future__ import annotations
@@ -14,18 +15,17 @@ from __future__ import annotations
 import logging
 import struct
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from kraft.raft import events as ev
 from kraft.raft.logops import AppendAsFollower, AppendAsLeader
 
 if TYPE_CHECKING:
-    from kraft.raft.core import RaftCore, Ready
-    from kraft.node.metrics import RaftMetrics
+    from kraft.raft.core import RaftCore, Ready, RoleChange
 
 log = logging.getLogger("kraft.node")
 
-__all__ = ["Telemetry", "count_records"]
+__all__ = ["MetricsHooks", "Telemetry", "count_records"]
 
 _BATCH_LENGTH = struct.Struct(">i")  # at byte 8 of a v2 batch: bytes after this field
 _RECORDS_COUNT_AT = 57  # v2 batch header: records count (int32)
@@ -44,10 +44,27 @@ def count_records(data: bytes | memoryview) -> int:
     return total
 
 
+class MetricsHooks(Protocol):
+    """What the shell and its telemetry report to the raft metrics
+    (:class:`kraft.node.metrics.RaftMetrics`)."""
+
+    def idle_start(self) -> None: ...
+
+    def idle_end(self) -> None: ...
+
+    def role_changed(self, change: RoleChange) -> None: ...
+
+    def appended_as_leader(self, records: int, last_offset: int, append_time_ms: int) -> None: ...
+
+    def fetched(self, records: int) -> None: ...
+
+    def committed(self, high_watermark: int, now_wall_ms: int) -> None: ...
+
+
 class Telemetry:
     """Logs and metrics from the Readys of one shell."""
 
-    def __init__(self, metrics: RaftMetrics | None = None) -> None:
+    def __init__(self, metrics: MetricsHooks | None = None) -> None:
         self.metrics = metrics
         self._voters: object = None
         self._voters_offset: int | None = None

@@ -170,6 +170,14 @@ from kraft.raft.voters import (
 #: after this many rounds (each round changes the role, so this is generous).
 _MAX_POLL_ROUNDS = 16
 
+#: The requests and responses that pass the common gate (ApiVersions and the
+#: KIP-853 voter changes have their own paths).
+_QuorumRequest = VoteRequest | BeginQuorumEpochRequest | EndQuorumEpochRequest | FetchRequest | FetchSnapshotRequest
+_QuorumOrVoterChangeResponse = (
+    VoteResponse | BeginQuorumEpochResponse | EndQuorumEpochResponse | FetchResponse | FetchSnapshotResponse
+    | AddRaftVoterResponse | RemoveRaftVoterResponse | UpdateRaftVoterResponse
+)
+
 
 class _LeaderWrite(enum.Enum):
     """Where the leader's latest batches are (see the module docstring)."""
@@ -942,7 +950,7 @@ class RaftCore:
             return False
         return key.directory_id is None or key.directory_id == self.local_key.directory_id
 
-    def _validate_request(self, now_ms: int, source: int, msg: RaftRequest) -> RaftResponse | None:
+    def _validate_request(self, now_ms: int, source: int, msg: _QuorumRequest) -> RaftResponse | None:
         """The gate every request passes once: cluster id, partition, field
         sanity, epoch (fence, or move to a newer one), membership. Returns the
         error answer, or ``None`` to let the RPC handler run."""
@@ -1558,7 +1566,7 @@ class RaftCore:
             handled = self._handle_response_message(now_ms, env.source, message)
         self._requests.on_response(env.source, env.correlation_id, handled, now_ms)
 
-    def _handle_response_message(self, now_ms: int, source: int, msg: RaftResponse) -> bool:
+    def _handle_response_message(self, now_ms: int, source: int, msg: _QuorumOrVoterChangeResponse) -> bool:
         """Returns whether the response was handled (False: back off from ``source``)."""
         match msg:
             case AddRaftVoterResponse() | RemoveRaftVoterResponse():

@@ -1,5 +1,5 @@
 """Deterministic simulation of a KRaft cluster, and test harnesses for the core.
-May import kraft.raft, kraft.records and kraft.node's shell helpers (apply_log_op, snapshots); never tools.
+May import kraft.node, kraft.raft, kraft.records, kraft.wire and kraft.messages; never kraft.tools.
 
 * :func:`simulate` / :class:`~kraft.sim.config.SimulationConfig` — seeded
   whole-cluster runs (``python -m kraft.sim --seed N`` replays one). By concern:

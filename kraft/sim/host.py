@@ -11,13 +11,13 @@ from typing import Any, Protocol
 
 from kraft.raft.core import Ready
 from kraft.sim.config import SimulationConfig
-from kraft.sim.invariants import ClusterView, Invariants
+from kraft.sim.invariants import CheckedCluster, Invariants
 from kraft.sim.replica import SimNode
 
 __all__ = ["SimulationHost"]
 
 
-class SimulationHost(ClusterView, Protocol):
+class SimulationHost(CheckedCluster, Protocol):
     config: SimulationConfig
     rng: random.Random
     now_ms: int

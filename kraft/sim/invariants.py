@@ -27,7 +27,7 @@ by both, and "a majority of voters" is a majority of the voter set the
 leader committed the record under.
 
 The checkers read the simulation's nodes through the small
-:class:`ClusterView` protocol, so tests can plant violations in fakes.
+:class:`CheckedCluster` protocol, so tests can plant violations in fakes.
 """
 
 from __future__ import annotations
@@ -82,7 +82,10 @@ class NodeView(Protocol):
     def high_watermark(self) -> int | None: ...
 
 
-class ClusterView(Protocol):
+class CheckedCluster(Protocol):
+    """What the checkers read of the simulated cluster (not a client's view
+    of a real one: that is :class:`kraft.client.admin.ClusterView`)."""
+
     @property
     def nodes(self) -> Iterable[NodeView]: ...
     @property
@@ -100,7 +103,7 @@ class SingleLeaderPerEpoch:
         if known != leader:
             raise InvariantViolation(self.name, f"epoch {epoch} has leaders {known} and {leader} ({who})")
 
-    def check(self, cluster: ClusterView) -> None:
+    def check(self, cluster: CheckedCluster) -> None:
         for node in cluster.nodes:
             role = node.role
             if node.is_up and isinstance(role, Leader):
@@ -120,7 +123,7 @@ class OneVotePerEpoch:
     def __init__(self) -> None:
         self.votes: dict[tuple[tuple[int, int], int], ReplicaKey] = {}
 
-    def check(self, cluster: ClusterView) -> None:
+    def check(self, cluster: CheckedCluster) -> None:
         for node in cluster.nodes:
             durable = node.durable_election
             if durable is None or durable.voted_key is None:
@@ -163,7 +166,7 @@ class CommittedRecordsStable:
     def committed_end(self) -> int:
         return len(self.committed)
 
-    def check(self, cluster: ClusterView) -> None:
+    def check(self, cluster: CheckedCluster) -> None:
         for node in cluster.nodes:
             self.check_node(node)
 
@@ -198,7 +201,7 @@ class CommittedRecordsDurable:
 
     @staticmethod
     def holders(
-        cluster: ClusterView, committed: dict[int, tuple[int, bytes]], voters: VoterSet | None = None
+        cluster: CheckedCluster, committed: dict[int, tuple[int, bytes]], voters: VoterSet | None = None
     ) -> list[int]:
         """The voters (of ``voters``, or the static ones) that durably hold the
         last committed record: flushed, or in a snapshot."""
@@ -223,7 +226,7 @@ class CommittedRecordsDurable:
         return holders
 
     def check(
-        self, cluster: ClusterView, committed: dict[int, tuple[int, bytes]], voters: VoterSet | None = None
+        self, cluster: CheckedCluster, committed: dict[int, tuple[int, bytes]], voters: VoterSet | None = None
     ) -> None:
         """``voters``: the voter set the last record was committed under
         (default: the static voters)."""
@@ -255,7 +258,7 @@ class MonotonicHighWatermark:
     def __init__(self) -> None:
         self.seen: dict[tuple[int, int], _Seen] = {}
 
-    def check(self, cluster: ClusterView) -> None:
+    def check(self, cluster: CheckedCluster) -> None:
         for node in cluster.nodes:
             hwm = node.high_watermark if node.is_up else None
             durable = node.durable_election
@@ -297,7 +300,7 @@ class VoterChangesOneAtATime:
     def _members(entries: Iterable[object]) -> frozenset[tuple[int, object]]:
         return frozenset((e.voter_id, e.directory_id) for e in entries)  # type: ignore[attr-defined]
 
-    def check(self, cluster: ClusterView) -> None:
+    def check(self, cluster: CheckedCluster) -> None:
         for node in cluster.nodes:
             history = node.log.kraft_control.voter_history()
             token = (node.log.generation, len(history))
@@ -344,7 +347,7 @@ class Invariants:
         #: The voter set the last committed record was committed under.
         self.commit_voters: VoterSet | None = None
 
-    def check(self, cluster: ClusterView) -> None:
+    def check(self, cluster: CheckedCluster) -> None:
         self.single_leader.check(cluster)
         self.one_vote.check(cluster)
         end = self.stable.committed_end

@@ -96,7 +96,7 @@ from kraft.sim.disk import DiskModel
 from kraft.sim.disklog import DiskLog, DiskLogError
 from kraft.sim.faults import FaultInjector
 from kraft.sim.invariants import Invariants, InvariantViolation
-from kraft.sim.memlog import MemLogError
+from kraft.sim.memlog import MemLog, MemLogError
 from kraft.sim.network import Network, describe
 from kraft.sim.replica import DiskStorage, SimNode, directory_id, scratch_dir
 
@@ -161,7 +161,7 @@ class Simulation:
         self._faults = True
         self._payloads = 0
 
-    # --- ClusterView -------------------------------------------------------------
+    # --- CheckedCluster ----------------------------------------------------------
 
     @property
     def nodes(self) -> Iterator[SimNode]:
@@ -483,6 +483,7 @@ class Simulation:
                     return
                 raise
         else:
+            assert isinstance(node.log, MemLog)
             node.log.create_snapshot(sid)
             node.log.delete_before_snapshot(sid)
         self.stats["snapshots-created"] += 1
@@ -552,7 +553,7 @@ def _run_to_completion(coroutine: Coroutine[Any, Any, SimulationResult]) -> Simu
     try:
         coroutine.send(None)
     except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+        return done.value
     coroutine.close()
     raise RuntimeError("the simulation awaited something other than its own clock")
 

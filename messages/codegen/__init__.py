@@ -1,6 +1,5 @@
-"""The code generator: Kafka-format JSON specs in, Python codec modules out.
-
-Never imported at run time; run it with ``python -m kraft.messages.codegen``.
+"""The code generator: Kafka-format JSON specs in, Python codec modules out (``python -m kraft.messages.codegen``).
+May import the standard library only; never imported at run time.
 """
 
 from kraft.messages.codegen.generate import generate

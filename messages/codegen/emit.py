@@ -129,6 +129,7 @@ class ModuleEmitter:
         self.uses_uuid = False
         self.counter = 0
         self.inline_depth = 0  # array elements are decoded inline, this many levels deep
+        self.tb_declared = False
 
     # ----------------------------------------------------------- helpers
     def fmt(self, fmt: str) -> str:
@@ -213,7 +214,7 @@ class ModuleEmitter:
         self.counter = 0
         self.inline_depth = 0
         L = _Lines()
-        L(0, "def __FN__(buf, pos):")
+        L(0, "def __FN__(buf: Buffer, pos: int) -> tuple[Any, int]:")
         self.decode_struct_body(L, 1, s, v, "o")
         L(1, "return o, pos")
         name = self.register("d", s.name, v, L.text())
@@ -258,7 +259,7 @@ class ModuleEmitter:
                 if f.type == "uuid":
                     u = self.tmp("u")
                     pending.append((u, "16s"))
-                    post.append(f"{target} = _UUIDS.get({u}) or _uuid({u})")
+                    post.append(f"{target} = _UUIDS.get({u}) or _uuid_of({u})")
                 else:
                     pending.append((target, FIXED[f.type][0]))
                 continue
@@ -308,7 +309,7 @@ class ModuleEmitter:
             if f.type == "uuid":
                 L(ind, "if len(buf) - pos < 16:")
                 L(ind + 1, "raise _Bad('uuid past end of buffer')")
-                L(ind, f"{target} = _uuid(bytes(buf[pos:pos + 16]))")
+                L(ind, f"{target} = _uuid_of(bytes(buf[pos:pos + 16]))")
             else:
                 L(ind, f"{target}, = {self.fmt('>' + fmt)}.unpack_from(buf, pos)")
             L(ind, f"pos += {size}")
@@ -368,7 +369,7 @@ class ModuleEmitter:
             L(ind, f"if {sz} > len(buf) - pos:")
             L(ind + 1, f"raise _Bad('array of {{}} elements past end of buffer'.format({n}))")
             if et == "uuid":
-                L(ind, f"{target} = [_uuid(bytes(buf[p:p + 16])) for p in range(pos, pos + {sz}, 16)]")
+                L(ind, f"{target} = [_uuid_of(bytes(buf[p:p + 16])) for p in range(pos, pos + {sz}, 16)]")
             else:
                 L(ind, f"{target} = list(_unpack_from('>%d{fmt}' % {n}, buf, pos))")
             L(ind, f"pos += {sz}")
@@ -411,7 +412,7 @@ class ModuleEmitter:
         saved = self.counter
         self.counter = 0
         L = _Lines()
-        L(0, "def __FN__(o, buf, pos):")
+        L(0, "def __FN__(o: Any, buf: Buffer, pos: int) -> int:")
         L(1, "count, pos = _uv(buf, pos)")
         L(1, "if count > len(buf) - pos:")
         L(2, "raise _Bad('tagged field count {} past end of buffer'.format(count))")
@@ -454,16 +455,17 @@ class ModuleEmitter:
         key = (s.name, v)
         if key in self.enc:
             return self.enc[key]
-        saved = self.counter, self.inline_depth
+        saved = self.counter, self.inline_depth, self.tb_declared
         self.counter = 0
         self.inline_depth = 0
         L = _Lines()
-        L(0, "def __FN__(o, out):")
+        self.tb_declared = False  # the tagged-field buffer is annotated once per function
+        L(0, "def __FN__(o: Any, out: list[bytes]) -> None:")
         L(1, "_w = out.append")
         self.encode_struct_body(L, 1, s, v, "o")
         name = self.register("e", s.name, v, L.text())
         self.enc[key] = name
-        self.counter, self.inline_depth = saved
+        self.counter, self.inline_depth, self.tb_declared = saved
         return name
 
     def encode_struct_body(self, L: _Lines, ind: int, s: StructSpec, v: int, o: str) -> None:
@@ -593,7 +595,8 @@ class ModuleEmitter:
         for f in tagged:
             src = f"{o}.{f.attr}"
             L(ind, f"if {self.nondefault_expr(f, src)}:")
-            L(ind + 1, "tb = []")
+            L(ind + 1, "tb = []" if self.tb_declared else "tb: list[bytes] = []")
+            self.tb_declared = True
             self.encode_field(L, ind + 1, f, v, src, "tb")
             L(ind + 1, f"tags.append(({f.tag}, b''.join(tb)))")
         L(ind, f"if tags or {o}.unknown_tagged_fields:")
@@ -745,7 +748,7 @@ class ModuleEmitter:
         out(0, "")
         out(0, "import struct as _struct")
         out(0, "import uuid as _uuid")
-        out(0, "from typing import ClassVar, Sequence")
+        out(0, "from typing import Any, ClassVar, Sequence")
         out(0, "")
         out(0, "from kraft.messages import runtime as _rt")
         out(0, "from kraft.messages.schema import FieldInfo as _FieldInfo")
@@ -759,7 +762,7 @@ class ModuleEmitter:
         out(0, "_uv = _rt.read_uvarint")
         out(0, "_uvw = _rt.uvarint")
         out(0, "_UV1 = _rt.UVARINT_1")
-        out(0, "_uuid = _rt.uuid_from_bytes")
+        out(0, "_uuid_of = _rt.uuid_from_bytes")
         out(0, "_Bad = _rt.Bad")
         out(0, "_DEFAULT = _rt.DEFAULT")
         out(0, "_ZERO_UUID = _rt.ZERO_UUID")
@@ -774,8 +777,8 @@ class ModuleEmitter:
         for sname in sorted(self.default_structs):
             tail(0, f"_DEF_{sname} = {sname}()")
         pad = ["None"] * spec.valid.lo
-        tail(0, f"_DECODERS = ({', '.join(pad + dec_names)},)")
-        tail(0, f"_ENCODERS = ({', '.join(pad + enc_names)},)")
+        tail(0, f"_DECODERS: tuple[Any, ...] = ({', '.join(pad + dec_names)},)")
+        tail(0, f"_ENCODERS: tuple[Any, ...] = ({', '.join(pad + enc_names)},)")
         tail(0, "")
 
         def struct_info(s: StructSpec) -> str:

@@ -216,7 +216,7 @@ def _parse_field(raw: dict, valid: Versions, where: str) -> FieldSpec:
         versions=versions,
         nullable=nullable,
         tagged=tagged,
-        tag=int(tag) if not tagged.empty else None,
+        tag=int(tag) if tag is not None and not tagged.empty else None,
         ignorable=bool(raw.get("ignorable", False)),
         default=_default_string(raw.get("default")),
         flexible_override=Versions.parse(flex) if flex is not None else None,

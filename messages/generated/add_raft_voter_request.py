@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -127,7 +127,7 @@ class AddRaftVoterRequest:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_AddRaftVoterRequest_v0(buf, pos):
+def _d_AddRaftVoterRequest_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(AddRaftVoterRequest)
     o.ack_when_committed = True
     _n1 = buf[pos]
@@ -146,7 +146,7 @@ def _d_AddRaftVoterRequest_v0(buf, pos):
         pos = _e2
     o.timeout_ms, o.voter_id, _u3 = _S0.unpack_from(buf, pos)
     pos += 24
-    o.voter_directory_id = _UUIDS.get(_u3) or _uuid(_u3)
+    o.voter_directory_id = _UUIDS.get(_u3) or _uuid_of(_u3)
     _n4 = buf[pos]
     if _n4 < 128:
         pos += 1
@@ -203,7 +203,7 @@ def _d_AddRaftVoterRequest_v0(buf, pos):
     return o, pos
 
 
-def _d_AddRaftVoterRequest_v1(buf, pos):
+def _d_AddRaftVoterRequest_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(AddRaftVoterRequest)
     _n1 = buf[pos]
     if _n1 < 128:
@@ -221,7 +221,7 @@ def _d_AddRaftVoterRequest_v1(buf, pos):
         pos = _e2
     o.timeout_ms, o.voter_id, _u3 = _S0.unpack_from(buf, pos)
     pos += 24
-    o.voter_directory_id = _UUIDS.get(_u3) or _uuid(_u3)
+    o.voter_directory_id = _UUIDS.get(_u3) or _uuid_of(_u3)
     _n4 = buf[pos]
     if _n4 < 128:
         pos += 1
@@ -280,7 +280,7 @@ def _d_AddRaftVoterRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_AddRaftVoterRequest_v0(o, out):
+def _e_AddRaftVoterRequest_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.ack_when_committed != True:
         raise _rt.non_default('AddRaftVoterRequest', 'ack_when_committed', 0)
@@ -330,7 +330,7 @@ def _e_AddRaftVoterRequest_v0(o, out):
         _w(b'\x00')
 
 
-def _e_AddRaftVoterRequest_v1(o, out):
+def _e_AddRaftVoterRequest_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _v1 = o.cluster_id
     if _v1 is None:
@@ -379,8 +379,8 @@ def _e_AddRaftVoterRequest_v1(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_AddRaftVoterRequest_v0, _d_AddRaftVoterRequest_v1,)
-_ENCODERS = (_e_AddRaftVoterRequest_v0, _e_AddRaftVoterRequest_v1,)
+_DECODERS: tuple[Any, ...] = (_d_AddRaftVoterRequest_v0, _d_AddRaftVoterRequest_v1,)
+_ENCODERS: tuple[Any, ...] = (_e_AddRaftVoterRequest_v0, _e_AddRaftVoterRequest_v1,)
 
 SCHEMA = _MessageInfo(
     'AddRaftVoterRequest', 'request', 80, (0, 1), (0, 32767),

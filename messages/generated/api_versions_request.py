@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -93,7 +93,7 @@ class ApiVersionsRequest:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_ApiVersionsRequest_v0(buf, pos):
+def _d_ApiVersionsRequest_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(ApiVersionsRequest)
     o.client_software_name = ''
     o.client_software_version = ''
@@ -101,7 +101,7 @@ def _d_ApiVersionsRequest_v0(buf, pos):
     return o, pos
 
 
-def _d_ApiVersionsRequest_v3(buf, pos):
+def _d_ApiVersionsRequest_v3(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(ApiVersionsRequest)
     _n1 = buf[pos]
     if _n1 < 128:
@@ -137,11 +137,11 @@ def _d_ApiVersionsRequest_v3(buf, pos):
     return o, pos
 
 
-def _e_ApiVersionsRequest_v0(o, out):
+def _e_ApiVersionsRequest_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
 
 
-def _e_ApiVersionsRequest_v3(o, out):
+def _e_ApiVersionsRequest_v3(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _v1 = o.client_software_name
     _b2 = _v1.encode('utf-8')
@@ -165,8 +165,8 @@ def _e_ApiVersionsRequest_v3(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_ApiVersionsRequest_v0, _d_ApiVersionsRequest_v0, _d_ApiVersionsRequest_v0, _d_ApiVersionsRequest_v3, _d_ApiVersionsRequest_v3,)
-_ENCODERS = (_e_ApiVersionsRequest_v0, _e_ApiVersionsRequest_v0, _e_ApiVersionsRequest_v0, _e_ApiVersionsRequest_v3, _e_ApiVersionsRequest_v3,)
+_DECODERS: tuple[Any, ...] = (_d_ApiVersionsRequest_v0, _d_ApiVersionsRequest_v0, _d_ApiVersionsRequest_v0, _d_ApiVersionsRequest_v3, _d_ApiVersionsRequest_v3,)
+_ENCODERS: tuple[Any, ...] = (_e_ApiVersionsRequest_v0, _e_ApiVersionsRequest_v0, _e_ApiVersionsRequest_v0, _e_ApiVersionsRequest_v3, _e_ApiVersionsRequest_v3,)
 
 SCHEMA = _MessageInfo(
     'ApiVersionsRequest', 'request', 18, (0, 4), (3, 32767),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -179,7 +179,7 @@ class ApiVersionsResponse:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_ApiVersionsResponse_v0(buf, pos):
+def _d_ApiVersionsResponse_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(ApiVersionsResponse)
     o.throttle_time_ms = 0
     o.supported_features = []
@@ -204,7 +204,7 @@ def _d_ApiVersionsResponse_v0(buf, pos):
     return o, pos
 
 
-def _d_ApiVersionsResponse_v1(buf, pos):
+def _d_ApiVersionsResponse_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(ApiVersionsResponse)
     o.supported_features = []
     o.finalized_features_epoch = -1
@@ -230,7 +230,7 @@ def _d_ApiVersionsResponse_v1(buf, pos):
     return o, pos
 
 
-def _dt_ApiVersionsResponse_v3(o, buf, pos):
+def _dt_ApiVersionsResponse_v3(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -342,7 +342,7 @@ def _dt_ApiVersionsResponse_v3(o, buf, pos):
     return pos
 
 
-def _d_ApiVersionsResponse_v3(buf, pos):
+def _d_ApiVersionsResponse_v3(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(ApiVersionsResponse)
     o.supported_features = []
     o.finalized_features_epoch = -1
@@ -382,7 +382,7 @@ def _d_ApiVersionsResponse_v3(buf, pos):
     return o, pos
 
 
-def _e_ApiVersionsResponse_v0(o, out):
+def _e_ApiVersionsResponse_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S3.pack(o.error_code))
     _v1 = o.api_keys
@@ -391,7 +391,7 @@ def _e_ApiVersionsResponse_v0(o, out):
         _w(_S1.pack(_x2.api_key, _x2.min_version, _x2.max_version))
 
 
-def _e_ApiVersionsResponse_v1(o, out):
+def _e_ApiVersionsResponse_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S3.pack(o.error_code))
     _v1 = o.api_keys
@@ -401,7 +401,7 @@ def _e_ApiVersionsResponse_v1(o, out):
     _w(_S2.pack(o.throttle_time_ms))
 
 
-def _e_SupportedFeatureKey_v3(o, out):
+def _e_SupportedFeatureKey_v3(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _v1 = o.name
     _b2 = _v1.encode('utf-8')
@@ -418,7 +418,7 @@ def _e_SupportedFeatureKey_v3(o, out):
         _w(b'\x00')
 
 
-def _e_FinalizedFeatureKey_v3(o, out):
+def _e_FinalizedFeatureKey_v3(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _v1 = o.name
     _b2 = _v1.encode('utf-8')
@@ -435,7 +435,7 @@ def _e_FinalizedFeatureKey_v3(o, out):
         _w(b'\x00')
 
 
-def _e_ApiVersionsResponse_v3(o, out):
+def _e_ApiVersionsResponse_v3(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S3.pack(o.error_code))
     _v1 = o.api_keys
@@ -453,7 +453,7 @@ def _e_ApiVersionsResponse_v3(o, out):
     _w(_S2.pack(o.throttle_time_ms))
     tags = []
     if (o.supported_features is None or len(o.supported_features) != 0):
-        tb = []
+        tb: list[bytes] = []
         _v4 = o.supported_features
         _n5 = len(_v4) + 1
         if _n5 < 128:
@@ -488,8 +488,8 @@ def _e_ApiVersionsResponse_v3(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_ApiVersionsResponse_v0, _d_ApiVersionsResponse_v1, _d_ApiVersionsResponse_v1, _d_ApiVersionsResponse_v3, _d_ApiVersionsResponse_v3,)
-_ENCODERS = (_e_ApiVersionsResponse_v0, _e_ApiVersionsResponse_v1, _e_ApiVersionsResponse_v1, _e_ApiVersionsResponse_v3, _e_ApiVersionsResponse_v3,)
+_DECODERS: tuple[Any, ...] = (_d_ApiVersionsResponse_v0, _d_ApiVersionsResponse_v1, _d_ApiVersionsResponse_v1, _d_ApiVersionsResponse_v3, _d_ApiVersionsResponse_v3,)
+_ENCODERS: tuple[Any, ...] = (_e_ApiVersionsResponse_v0, _e_ApiVersionsResponse_v1, _e_ApiVersionsResponse_v1, _e_ApiVersionsResponse_v3, _e_ApiVersionsResponse_v3,)
 
 SCHEMA = _MessageInfo(
     'ApiVersionsResponse', 'response', 18, (0, 4), (3, 32767),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -171,7 +171,7 @@ class BeginQuorumEpochRequest:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_BeginQuorumEpochRequest_v0(buf, pos):
+def _d_BeginQuorumEpochRequest_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(BeginQuorumEpochRequest)
     o.voter_id = -1
     o.leader_endpoints = []
@@ -225,7 +225,7 @@ def _d_BeginQuorumEpochRequest_v0(buf, pos):
     return o, pos
 
 
-def _d_BeginQuorumEpochRequest_v1(buf, pos):
+def _d_BeginQuorumEpochRequest_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(BeginQuorumEpochRequest)
     _n1 = buf[pos]
     if _n1 < 128:
@@ -284,7 +284,7 @@ def _d_BeginQuorumEpochRequest_v1(buf, pos):
             _x10 = _new(PartitionData)
             _x10.partition_index, _u11, _x10.leader_id, _x10.leader_epoch = _S3.unpack_from(buf, pos)
             pos += 28
-            _x10.voter_directory_id = _UUIDS.get(_u11) or _uuid(_u11)
+            _x10.voter_directory_id = _UUIDS.get(_u11) or _uuid_of(_u11)
             if buf[pos] == 0:
                 pos += 1
                 _x10.unknown_tagged_fields = ()
@@ -355,7 +355,7 @@ def _d_BeginQuorumEpochRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_BeginQuorumEpochRequest_v0(o, out):
+def _e_BeginQuorumEpochRequest_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _v1 = o.cluster_id
     if _v1 is None:
@@ -377,7 +377,7 @@ def _e_BeginQuorumEpochRequest_v0(o, out):
             _w(_S2.pack(_x8.partition_index, _x8.leader_id, _x8.leader_epoch))
 
 
-def _e_BeginQuorumEpochRequest_v1(o, out):
+def _e_BeginQuorumEpochRequest_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _v1 = o.cluster_id
     if _v1 is None:
@@ -456,8 +456,8 @@ def _e_BeginQuorumEpochRequest_v1(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_BeginQuorumEpochRequest_v0, _d_BeginQuorumEpochRequest_v1,)
-_ENCODERS = (_e_BeginQuorumEpochRequest_v0, _e_BeginQuorumEpochRequest_v1,)
+_DECODERS: tuple[Any, ...] = (_d_BeginQuorumEpochRequest_v0, _d_BeginQuorumEpochRequest_v1,)
+_ENCODERS: tuple[Any, ...] = (_e_BeginQuorumEpochRequest_v0, _e_BeginQuorumEpochRequest_v1,)
 
 SCHEMA = _MessageInfo(
     'BeginQuorumEpochRequest', 'request', 53, (0, 1), (1, 32767),

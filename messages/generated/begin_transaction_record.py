@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -91,7 +91,7 @@ class BeginTransactionRecord:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _dt_BeginTransactionRecord_v0(o, buf, pos):
+def _dt_BeginTransactionRecord_v0(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -134,7 +134,7 @@ def _dt_BeginTransactionRecord_v0(o, buf, pos):
     return pos
 
 
-def _d_BeginTransactionRecord_v0(buf, pos):
+def _d_BeginTransactionRecord_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(BeginTransactionRecord)
     o.name = None
     if buf[pos] == 0:
@@ -145,11 +145,11 @@ def _d_BeginTransactionRecord_v0(buf, pos):
     return o, pos
 
 
-def _e_BeginTransactionRecord_v0(o, out):
+def _e_BeginTransactionRecord_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     tags = []
     if o.name is not None:
-        tb = []
+        tb: list[bytes] = []
         _v1 = o.name
         if _v1 is None:
             tb.append(b'\x00')
@@ -168,8 +168,8 @@ def _e_BeginTransactionRecord_v0(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_BeginTransactionRecord_v0,)
-_ENCODERS = (_e_BeginTransactionRecord_v0,)
+_DECODERS: tuple[Any, ...] = (_d_BeginTransactionRecord_v0,)
+_ENCODERS: tuple[Any, ...] = (_e_BeginTransactionRecord_v0,)
 
 SCHEMA = _MessageInfo(
     'BeginTransactionRecord', 'metadata', 23, (0, 0), (0, 32767),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -103,7 +103,7 @@ class BrokerRegistrationChangeRecord:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _dt_BrokerRegistrationChangeRecord_v0(o, buf, pos):
+def _dt_BrokerRegistrationChangeRecord_v0(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -134,7 +134,7 @@ def _dt_BrokerRegistrationChangeRecord_v0(o, buf, pos):
     return pos
 
 
-def _d_BrokerRegistrationChangeRecord_v0(buf, pos):
+def _d_BrokerRegistrationChangeRecord_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(BrokerRegistrationChangeRecord)
     o.fenced = 0
     o.in_controlled_shutdown = 0
@@ -150,7 +150,7 @@ def _d_BrokerRegistrationChangeRecord_v0(buf, pos):
     return o, pos
 
 
-def _dt_BrokerRegistrationChangeRecord_v1(o, buf, pos):
+def _dt_BrokerRegistrationChangeRecord_v1(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -186,7 +186,7 @@ def _dt_BrokerRegistrationChangeRecord_v1(o, buf, pos):
     return pos
 
 
-def _d_BrokerRegistrationChangeRecord_v1(buf, pos):
+def _d_BrokerRegistrationChangeRecord_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(BrokerRegistrationChangeRecord)
     o.fenced = 0
     o.in_controlled_shutdown = 0
@@ -202,7 +202,7 @@ def _d_BrokerRegistrationChangeRecord_v1(buf, pos):
     return o, pos
 
 
-def _dt_BrokerRegistrationChangeRecord_v2(o, buf, pos):
+def _dt_BrokerRegistrationChangeRecord_v2(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -235,7 +235,7 @@ def _dt_BrokerRegistrationChangeRecord_v2(o, buf, pos):
             _s2 = _n1 * 16
             if _s2 > len(buf) - pos:
                 raise _Bad('array of {} elements past end of buffer'.format(_n1))
-            o.log_dirs = [_uuid(bytes(buf[p:p + 16])) for p in range(pos, pos + _s2, 16)]
+            o.log_dirs = [_uuid_of(bytes(buf[p:p + 16])) for p in range(pos, pos + _s2, 16)]
             pos += _s2
             if pos != end:
                 raise _Bad('tagged field 2 (LogDirs) is {} bytes, its value {}'.format(size, pos - end + size))
@@ -254,7 +254,7 @@ def _dt_BrokerRegistrationChangeRecord_v2(o, buf, pos):
     return pos
 
 
-def _d_BrokerRegistrationChangeRecord_v2(buf, pos):
+def _d_BrokerRegistrationChangeRecord_v2(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(BrokerRegistrationChangeRecord)
     o.fenced = 0
     o.in_controlled_shutdown = 0
@@ -270,7 +270,7 @@ def _d_BrokerRegistrationChangeRecord_v2(buf, pos):
     return o, pos
 
 
-def _dt_BrokerRegistrationChangeRecord_v3(o, buf, pos):
+def _dt_BrokerRegistrationChangeRecord_v3(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -303,7 +303,7 @@ def _dt_BrokerRegistrationChangeRecord_v3(o, buf, pos):
             _s2 = _n1 * 16
             if _s2 > len(buf) - pos:
                 raise _Bad('array of {} elements past end of buffer'.format(_n1))
-            o.log_dirs = [_uuid(bytes(buf[p:p + 16])) for p in range(pos, pos + _s2, 16)]
+            o.log_dirs = [_uuid_of(bytes(buf[p:p + 16])) for p in range(pos, pos + _s2, 16)]
             pos += _s2
             if pos != end:
                 raise _Bad('tagged field 2 (LogDirs) is {} bytes, its value {}'.format(size, pos - end + size))
@@ -320,7 +320,7 @@ def _dt_BrokerRegistrationChangeRecord_v3(o, buf, pos):
                 _s4 = _n3 * 16
                 if _s4 > len(buf) - pos:
                     raise _Bad('array of {} elements past end of buffer'.format(_n3))
-                o.cordoned_log_dirs = [_uuid(bytes(buf[p:p + 16])) for p in range(pos, pos + _s4, 16)]
+                o.cordoned_log_dirs = [_uuid_of(bytes(buf[p:p + 16])) for p in range(pos, pos + _s4, 16)]
                 pos += _s4
             if pos != end:
                 raise _Bad('tagged field 3 (CordonedLogDirs) is {} bytes, its value {}'.format(size, pos - end + size))
@@ -339,7 +339,7 @@ def _dt_BrokerRegistrationChangeRecord_v3(o, buf, pos):
     return pos
 
 
-def _d_BrokerRegistrationChangeRecord_v3(buf, pos):
+def _d_BrokerRegistrationChangeRecord_v3(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(BrokerRegistrationChangeRecord)
     o.fenced = 0
     o.in_controlled_shutdown = 0
@@ -355,7 +355,7 @@ def _d_BrokerRegistrationChangeRecord_v3(buf, pos):
     return o, pos
 
 
-def _e_BrokerRegistrationChangeRecord_v0(o, out):
+def _e_BrokerRegistrationChangeRecord_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.in_controlled_shutdown != 0:
         raise _rt.non_default('BrokerRegistrationChangeRecord', 'in_controlled_shutdown', 0)
@@ -366,7 +366,7 @@ def _e_BrokerRegistrationChangeRecord_v0(o, out):
     _w(_S0.pack(o.broker_id, o.broker_epoch))
     tags = []
     if o.fenced != 0:
-        tb = []
+        tb: list[bytes] = []
         tb.append(_S1.pack(o.fenced))
         tags.append((0, b''.join(tb)))
     if tags or o.unknown_tagged_fields:
@@ -375,7 +375,7 @@ def _e_BrokerRegistrationChangeRecord_v0(o, out):
         _w(b'\x00')
 
 
-def _e_BrokerRegistrationChangeRecord_v1(o, out):
+def _e_BrokerRegistrationChangeRecord_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if (o.log_dirs is None or len(o.log_dirs) != 0):
         raise _rt.non_default('BrokerRegistrationChangeRecord', 'log_dirs', 1)
@@ -384,7 +384,7 @@ def _e_BrokerRegistrationChangeRecord_v1(o, out):
     _w(_S0.pack(o.broker_id, o.broker_epoch))
     tags = []
     if o.fenced != 0:
-        tb = []
+        tb: list[bytes] = []
         tb.append(_S1.pack(o.fenced))
         tags.append((0, b''.join(tb)))
     if o.in_controlled_shutdown != 0:
@@ -397,14 +397,14 @@ def _e_BrokerRegistrationChangeRecord_v1(o, out):
         _w(b'\x00')
 
 
-def _e_BrokerRegistrationChangeRecord_v2(o, out):
+def _e_BrokerRegistrationChangeRecord_v2(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.cordoned_log_dirs is not None:
         raise _rt.non_default('BrokerRegistrationChangeRecord', 'cordoned_log_dirs', 2)
     _w(_S0.pack(o.broker_id, o.broker_epoch))
     tags = []
     if o.fenced != 0:
-        tb = []
+        tb: list[bytes] = []
         tb.append(_S1.pack(o.fenced))
         tags.append((0, b''.join(tb)))
     if o.in_controlled_shutdown != 0:
@@ -428,12 +428,12 @@ def _e_BrokerRegistrationChangeRecord_v2(o, out):
         _w(b'\x00')
 
 
-def _e_BrokerRegistrationChangeRecord_v3(o, out):
+def _e_BrokerRegistrationChangeRecord_v3(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.broker_id, o.broker_epoch))
     tags = []
     if o.fenced != 0:
-        tb = []
+        tb: list[bytes] = []
         tb.append(_S1.pack(o.fenced))
         tags.append((0, b''.join(tb)))
     if o.in_controlled_shutdown != 0:
@@ -471,8 +471,8 @@ def _e_BrokerRegistrationChangeRecord_v3(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_BrokerRegistrationChangeRecord_v0, _d_BrokerRegistrationChangeRecord_v1, _d_BrokerRegistrationChangeRecord_v2, _d_BrokerRegistrationChangeRecord_v3,)
-_ENCODERS = (_e_BrokerRegistrationChangeRecord_v0, _e_BrokerRegistrationChangeRecord_v1, _e_BrokerRegistrationChangeRecord_v2, _e_BrokerRegistrationChangeRecord_v3,)
+_DECODERS: tuple[Any, ...] = (_d_BrokerRegistrationChangeRecord_v0, _d_BrokerRegistrationChangeRecord_v1, _d_BrokerRegistrationChangeRecord_v2, _d_BrokerRegistrationChangeRecord_v3,)
+_ENCODERS: tuple[Any, ...] = (_e_BrokerRegistrationChangeRecord_v0, _e_BrokerRegistrationChangeRecord_v1, _e_BrokerRegistrationChangeRecord_v2, _e_BrokerRegistrationChangeRecord_v3,)
 
 SCHEMA = _MessageInfo(
     'BrokerRegistrationChangeRecord', 'metadata', 17, (0, 3), (0, 32767),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -98,7 +98,7 @@ class DescribeClusterRequest:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_DescribeClusterRequest_v0(buf, pos):
+def _d_DescribeClusterRequest_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(DescribeClusterRequest)
     o.endpoint_type = 1
     o.include_fenced_brokers = False
@@ -112,7 +112,7 @@ def _d_DescribeClusterRequest_v0(buf, pos):
     return o, pos
 
 
-def _d_DescribeClusterRequest_v1(buf, pos):
+def _d_DescribeClusterRequest_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(DescribeClusterRequest)
     o.include_fenced_brokers = False
     o.include_cluster_authorized_operations, o.endpoint_type = _S1.unpack_from(buf, pos)
@@ -125,7 +125,7 @@ def _d_DescribeClusterRequest_v1(buf, pos):
     return o, pos
 
 
-def _d_DescribeClusterRequest_v2(buf, pos):
+def _d_DescribeClusterRequest_v2(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(DescribeClusterRequest)
     o.include_cluster_authorized_operations, o.endpoint_type, o.include_fenced_brokers = _S2.unpack_from(buf, pos)
     pos += 3
@@ -137,7 +137,7 @@ def _d_DescribeClusterRequest_v2(buf, pos):
     return o, pos
 
 
-def _e_DescribeClusterRequest_v0(o, out):
+def _e_DescribeClusterRequest_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.endpoint_type != 1:
         raise _rt.non_default('DescribeClusterRequest', 'endpoint_type', 0)
@@ -150,7 +150,7 @@ def _e_DescribeClusterRequest_v0(o, out):
         _w(b'\x00')
 
 
-def _e_DescribeClusterRequest_v1(o, out):
+def _e_DescribeClusterRequest_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.include_fenced_brokers != False:
         raise _rt.non_default('DescribeClusterRequest', 'include_fenced_brokers', 1)
@@ -161,7 +161,7 @@ def _e_DescribeClusterRequest_v1(o, out):
         _w(b'\x00')
 
 
-def _e_DescribeClusterRequest_v2(o, out):
+def _e_DescribeClusterRequest_v2(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S2.pack(o.include_cluster_authorized_operations, o.endpoint_type, o.include_fenced_brokers))
     if o.unknown_tagged_fields:
@@ -170,8 +170,8 @@ def _e_DescribeClusterRequest_v2(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_DescribeClusterRequest_v0, _d_DescribeClusterRequest_v1, _d_DescribeClusterRequest_v2,)
-_ENCODERS = (_e_DescribeClusterRequest_v0, _e_DescribeClusterRequest_v1, _e_DescribeClusterRequest_v2,)
+_DECODERS: tuple[Any, ...] = (_d_DescribeClusterRequest_v0, _d_DescribeClusterRequest_v1, _d_DescribeClusterRequest_v2,)
+_ENCODERS: tuple[Any, ...] = (_e_DescribeClusterRequest_v0, _e_DescribeClusterRequest_v1, _e_DescribeClusterRequest_v2,)
 
 SCHEMA = _MessageInfo(
     'DescribeClusterRequest', 'request', 60, (0, 2), (0, 32767),

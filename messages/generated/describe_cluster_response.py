@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -136,7 +136,7 @@ class DescribeClusterResponse:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_DescribeClusterResponse_v0(buf, pos):
+def _d_DescribeClusterResponse_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(DescribeClusterResponse)
     o.endpoint_type = 1
     o.throttle_time_ms, o.error_code = _S0.unpack_from(buf, pos)
@@ -232,7 +232,7 @@ def _d_DescribeClusterResponse_v0(buf, pos):
     return o, pos
 
 
-def _d_DescribeClusterResponse_v1(buf, pos):
+def _d_DescribeClusterResponse_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(DescribeClusterResponse)
     o.throttle_time_ms, o.error_code = _S0.unpack_from(buf, pos)
     pos += 6
@@ -329,7 +329,7 @@ def _d_DescribeClusterResponse_v1(buf, pos):
     return o, pos
 
 
-def _d_DescribeClusterResponse_v2(buf, pos):
+def _d_DescribeClusterResponse_v2(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(DescribeClusterResponse)
     o.throttle_time_ms, o.error_code = _S0.unpack_from(buf, pos)
     pos += 6
@@ -427,7 +427,7 @@ def _d_DescribeClusterResponse_v2(buf, pos):
     return o, pos
 
 
-def _e_DescribeClusterResponse_v0(o, out):
+def _e_DescribeClusterResponse_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.endpoint_type != 1:
         raise _rt.non_default('DescribeClusterResponse', 'endpoint_type', 0)
@@ -493,7 +493,7 @@ def _e_DescribeClusterResponse_v0(o, out):
         _w(b'\x00')
 
 
-def _e_DescribeClusterResponse_v1(o, out):
+def _e_DescribeClusterResponse_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.throttle_time_ms, o.error_code))
     _v1 = o.error_message
@@ -558,7 +558,7 @@ def _e_DescribeClusterResponse_v1(o, out):
         _w(b'\x00')
 
 
-def _e_DescribeClusterResponse_v2(o, out):
+def _e_DescribeClusterResponse_v2(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.throttle_time_ms, o.error_code))
     _v1 = o.error_message
@@ -622,8 +622,8 @@ def _e_DescribeClusterResponse_v2(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_DescribeClusterResponse_v0, _d_DescribeClusterResponse_v1, _d_DescribeClusterResponse_v2,)
-_ENCODERS = (_e_DescribeClusterResponse_v0, _e_DescribeClusterResponse_v1, _e_DescribeClusterResponse_v2,)
+_DECODERS: tuple[Any, ...] = (_d_DescribeClusterResponse_v0, _d_DescribeClusterResponse_v1, _d_DescribeClusterResponse_v2,)
+_ENCODERS: tuple[Any, ...] = (_e_DescribeClusterResponse_v0, _e_DescribeClusterResponse_v1, _e_DescribeClusterResponse_v2,)
 
 SCHEMA = _MessageInfo(
     'DescribeClusterResponse', 'response', 60, (0, 2), (0, 32767),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -231,7 +231,7 @@ class DescribeQuorumResponse:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_DescribeQuorumResponse_v0(buf, pos):
+def _d_DescribeQuorumResponse_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(DescribeQuorumResponse)
     o.error_message = ''
     o.nodes = []
@@ -351,7 +351,7 @@ def _d_DescribeQuorumResponse_v0(buf, pos):
     return o, pos
 
 
-def _d_DescribeQuorumResponse_v1(buf, pos):
+def _d_DescribeQuorumResponse_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(DescribeQuorumResponse)
     o.error_message = ''
     o.nodes = []
@@ -467,7 +467,7 @@ def _d_DescribeQuorumResponse_v1(buf, pos):
     return o, pos
 
 
-def _d_DescribeQuorumResponse_v2(buf, pos):
+def _d_DescribeQuorumResponse_v2(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(DescribeQuorumResponse)
     o.error_code, = _S0.unpack_from(buf, pos)
     pos += 2
@@ -557,7 +557,7 @@ def _d_DescribeQuorumResponse_v2(buf, pos):
                 _x15 = _new(ReplicaState)
                 _x15.replica_id, _u16, _x15.log_end_offset, _x15.last_fetch_timestamp, _x15.last_caught_up_timestamp = _S6.unpack_from(buf, pos)
                 pos += 44
-                _x15.replica_directory_id = _UUIDS.get(_u16) or _uuid(_u16)
+                _x15.replica_directory_id = _UUIDS.get(_u16) or _uuid_of(_u16)
                 if buf[pos] == 0:
                     pos += 1
                     _x15.unknown_tagged_fields = ()
@@ -580,7 +580,7 @@ def _d_DescribeQuorumResponse_v2(buf, pos):
                 _x19 = _new(ReplicaState)
                 _x19.replica_id, _u20, _x19.log_end_offset, _x19.last_fetch_timestamp, _x19.last_caught_up_timestamp = _S6.unpack_from(buf, pos)
                 pos += 44
-                _x19.replica_directory_id = _UUIDS.get(_u20) or _uuid(_u20)
+                _x19.replica_directory_id = _UUIDS.get(_u20) or _uuid_of(_u20)
                 if buf[pos] == 0:
                     pos += 1
                     _x19.unknown_tagged_fields = ()
@@ -680,7 +680,7 @@ def _d_DescribeQuorumResponse_v2(buf, pos):
     return o, pos
 
 
-def _e_DescribeQuorumResponse_v0(o, out):
+def _e_DescribeQuorumResponse_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if (o.nodes is None or len(o.nodes) != 0):
         raise _rt.non_default('DescribeQuorumResponse', 'nodes', 0)
@@ -750,7 +750,7 @@ def _e_DescribeQuorumResponse_v0(o, out):
         _w(b'\x00')
 
 
-def _e_DescribeQuorumResponse_v1(o, out):
+def _e_DescribeQuorumResponse_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if (o.nodes is None or len(o.nodes) != 0):
         raise _rt.non_default('DescribeQuorumResponse', 'nodes', 1)
@@ -820,7 +820,7 @@ def _e_DescribeQuorumResponse_v1(o, out):
         _w(b'\x00')
 
 
-def _e_DescribeQuorumResponse_v2(o, out):
+def _e_DescribeQuorumResponse_v2(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.error_code))
     _v1 = o.error_message
@@ -947,8 +947,8 @@ def _e_DescribeQuorumResponse_v2(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_DescribeQuorumResponse_v0, _d_DescribeQuorumResponse_v1, _d_DescribeQuorumResponse_v2,)
-_ENCODERS = (_e_DescribeQuorumResponse_v0, _e_DescribeQuorumResponse_v1, _e_DescribeQuorumResponse_v2,)
+_DECODERS: tuple[Any, ...] = (_d_DescribeQuorumResponse_v0, _d_DescribeQuorumResponse_v1, _d_DescribeQuorumResponse_v2,)
+_ENCODERS: tuple[Any, ...] = (_e_DescribeQuorumResponse_v0, _e_DescribeQuorumResponse_v1, _e_DescribeQuorumResponse_v2,)
 
 SCHEMA = _MessageInfo(
     'DescribeQuorumResponse', 'response', 55, (0, 2), (0, 32767),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -193,7 +193,7 @@ class EndQuorumEpochRequest:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_EndQuorumEpochRequest_v0(buf, pos):
+def _d_EndQuorumEpochRequest_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(EndQuorumEpochRequest)
     o.leader_endpoints = []
     _n1, = _S0.unpack_from(buf, pos)
@@ -253,7 +253,7 @@ def _d_EndQuorumEpochRequest_v0(buf, pos):
     return o, pos
 
 
-def _d_EndQuorumEpochRequest_v1(buf, pos):
+def _d_EndQuorumEpochRequest_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(EndQuorumEpochRequest)
     _n1 = buf[pos]
     if _n1 < 128:
@@ -326,7 +326,7 @@ def _d_EndQuorumEpochRequest_v1(buf, pos):
                 _x13 = _new(ReplicaInfo)
                 _x13.candidate_id, _u14 = _S4.unpack_from(buf, pos)
                 pos += 20
-                _x13.candidate_directory_id = _UUIDS.get(_u14) or _uuid(_u14)
+                _x13.candidate_directory_id = _UUIDS.get(_u14) or _uuid_of(_u14)
                 if buf[pos] == 0:
                     pos += 1
                     _x13.unknown_tagged_fields = ()
@@ -404,7 +404,7 @@ def _d_EndQuorumEpochRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_EndQuorumEpochRequest_v0(o, out):
+def _e_EndQuorumEpochRequest_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _v1 = o.cluster_id
     if _v1 is None:
@@ -429,7 +429,7 @@ def _e_EndQuorumEpochRequest_v0(o, out):
             _w(_pack('>%di' % len(_v9), *_v9))
 
 
-def _e_EndQuorumEpochRequest_v1(o, out):
+def _e_EndQuorumEpochRequest_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _v1 = o.cluster_id
     if _v1 is None:
@@ -519,8 +519,8 @@ def _e_EndQuorumEpochRequest_v1(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_EndQuorumEpochRequest_v0, _d_EndQuorumEpochRequest_v1,)
-_ENCODERS = (_e_EndQuorumEpochRequest_v0, _e_EndQuorumEpochRequest_v1,)
+_DECODERS: tuple[Any, ...] = (_d_EndQuorumEpochRequest_v0, _d_EndQuorumEpochRequest_v1,)
+_ENCODERS: tuple[Any, ...] = (_e_EndQuorumEpochRequest_v0, _e_EndQuorumEpochRequest_v1,)
 
 SCHEMA = _MessageInfo(
     'EndQuorumEpochRequest', 'request', 54, (0, 1), (1, 32767),

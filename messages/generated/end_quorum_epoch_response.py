@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -169,7 +169,7 @@ class EndQuorumEpochResponse:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_EndQuorumEpochResponse_v0(buf, pos):
+def _d_EndQuorumEpochResponse_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(EndQuorumEpochResponse)
     o.node_endpoints = []
     o.error_code, _n1 = _S0.unpack_from(buf, pos)
@@ -211,7 +211,7 @@ def _d_EndQuorumEpochResponse_v0(buf, pos):
     return o, pos
 
 
-def _dt_EndQuorumEpochResponse_v1(o, buf, pos):
+def _dt_EndQuorumEpochResponse_v1(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -277,7 +277,7 @@ def _dt_EndQuorumEpochResponse_v1(o, buf, pos):
     return pos
 
 
-def _d_EndQuorumEpochResponse_v1(buf, pos):
+def _d_EndQuorumEpochResponse_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(EndQuorumEpochResponse)
     o.node_endpoints = []
     o.error_code, = _S1.unpack_from(buf, pos)
@@ -345,7 +345,7 @@ def _d_EndQuorumEpochResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_EndQuorumEpochResponse_v0(o, out):
+def _e_EndQuorumEpochResponse_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if (o.node_endpoints is None or len(o.node_endpoints) != 0):
         raise _rt.non_default('EndQuorumEpochResponse', 'node_endpoints', 0)
@@ -363,7 +363,7 @@ def _e_EndQuorumEpochResponse_v0(o, out):
             _w(_S3.pack(_x6.partition_index, _x6.error_code, _x6.leader_id, _x6.leader_epoch))
 
 
-def _e_NodeEndpoint_v1(o, out):
+def _e_NodeEndpoint_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S2.pack(o.node_id))
     _v1 = o.host
@@ -381,7 +381,7 @@ def _e_NodeEndpoint_v1(o, out):
         _w(b'\x00')
 
 
-def _e_EndQuorumEpochResponse_v1(o, out):
+def _e_EndQuorumEpochResponse_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S1.pack(o.error_code))
     _v1 = o.topics
@@ -417,7 +417,7 @@ def _e_EndQuorumEpochResponse_v1(o, out):
             _w(b'\x00')
     tags = []
     if (o.node_endpoints is None or len(o.node_endpoints) != 0):
-        tb = []
+        tb: list[bytes] = []
         _v10 = o.node_endpoints
         _n11 = len(_v10) + 1
         if _n11 < 128:
@@ -433,8 +433,8 @@ def _e_EndQuorumEpochResponse_v1(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_EndQuorumEpochResponse_v0, _d_EndQuorumEpochResponse_v1,)
-_ENCODERS = (_e_EndQuorumEpochResponse_v0, _e_EndQuorumEpochResponse_v1,)
+_DECODERS: tuple[Any, ...] = (_d_EndQuorumEpochResponse_v0, _d_EndQuorumEpochResponse_v1,)
+_ENCODERS: tuple[Any, ...] = (_e_EndQuorumEpochResponse_v0, _e_EndQuorumEpochResponse_v1,)
 
 SCHEMA = _MessageInfo(
     'EndQuorumEpochResponse', 'response', 54, (0, 1), (1, 32767),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -94,7 +94,7 @@ class FeatureLevelRecord:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_FeatureLevelRecord_v0(buf, pos):
+def _d_FeatureLevelRecord_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FeatureLevelRecord)
     _n1 = buf[pos]
     if _n1 < 128:
@@ -119,7 +119,7 @@ def _d_FeatureLevelRecord_v0(buf, pos):
     return o, pos
 
 
-def _e_FeatureLevelRecord_v0(o, out):
+def _e_FeatureLevelRecord_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _v1 = o.name
     _b2 = _v1.encode('utf-8')
@@ -136,8 +136,8 @@ def _e_FeatureLevelRecord_v0(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_FeatureLevelRecord_v0,)
-_ENCODERS = (_e_FeatureLevelRecord_v0,)
+_DECODERS: tuple[Any, ...] = (_d_FeatureLevelRecord_v0,)
+_ENCODERS: tuple[Any, ...] = (_e_FeatureLevelRecord_v0,)
 
 SCHEMA = _MessageInfo(
     'FeatureLevelRecord', 'metadata', 12, (0, 0), (0, 32767),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -227,7 +227,7 @@ class FetchRequest:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_FetchRequest_v4(buf, pos):
+def _d_FetchRequest_v4(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FetchRequest)
     o.cluster_id = None
     o.replica_state = ReplicaState()
@@ -280,7 +280,7 @@ def _d_FetchRequest_v4(buf, pos):
     return o, pos
 
 
-def _d_FetchRequest_v5(buf, pos):
+def _d_FetchRequest_v5(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FetchRequest)
     o.cluster_id = None
     o.replica_state = ReplicaState()
@@ -332,7 +332,7 @@ def _d_FetchRequest_v5(buf, pos):
     return o, pos
 
 
-def _d_FetchRequest_v7(buf, pos):
+def _d_FetchRequest_v7(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FetchRequest)
     o.cluster_id = None
     o.replica_state = ReplicaState()
@@ -412,7 +412,7 @@ def _d_FetchRequest_v7(buf, pos):
     return o, pos
 
 
-def _d_FetchRequest_v9(buf, pos):
+def _d_FetchRequest_v9(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FetchRequest)
     o.cluster_id = None
     o.replica_state = ReplicaState()
@@ -491,7 +491,7 @@ def _d_FetchRequest_v9(buf, pos):
     return o, pos
 
 
-def _d_FetchRequest_v11(buf, pos):
+def _d_FetchRequest_v11(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FetchRequest)
     o.cluster_id = None
     o.replica_state = ReplicaState()
@@ -578,7 +578,7 @@ def _d_FetchRequest_v11(buf, pos):
     return o, pos
 
 
-def _dt_FetchRequest_v12(o, buf, pos):
+def _dt_FetchRequest_v12(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -621,7 +621,7 @@ def _dt_FetchRequest_v12(o, buf, pos):
     return pos
 
 
-def _d_FetchRequest_v12(buf, pos):
+def _d_FetchRequest_v12(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FetchRequest)
     o.cluster_id = None
     o.replica_state = ReplicaState()
@@ -753,7 +753,7 @@ def _d_FetchRequest_v12(buf, pos):
     return o, pos
 
 
-def _d_FetchRequest_v13(buf, pos):
+def _d_FetchRequest_v13(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FetchRequest)
     o.cluster_id = None
     o.replica_state = ReplicaState()
@@ -775,7 +775,7 @@ def _d_FetchRequest_v13(buf, pos):
         _x3.topic = ''
         _u4, = _S9.unpack_from(buf, pos)
         pos += 16
-        _x3.topic_id = _UUIDS.get(_u4) or _uuid(_u4)
+        _x3.topic_id = _UUIDS.get(_u4) or _uuid_of(_u4)
         _n5 = buf[pos]
         if _n5 < 128:
             pos += 1
@@ -823,7 +823,7 @@ def _d_FetchRequest_v13(buf, pos):
         _x10.topic = ''
         _u11, = _S9.unpack_from(buf, pos)
         pos += 16
-        _x10.topic_id = _UUIDS.get(_u11) or _uuid(_u11)
+        _x10.topic_id = _UUIDS.get(_u11) or _uuid_of(_u11)
         _n12 = buf[pos]
         if _n12 < 128:
             pos += 1
@@ -865,7 +865,7 @@ def _d_FetchRequest_v13(buf, pos):
     return o, pos
 
 
-def _d_ReplicaState_v15(buf, pos):
+def _d_ReplicaState_v15(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(ReplicaState)
     o.replica_id, o.replica_epoch = _S11.unpack_from(buf, pos)
     pos += 12
@@ -877,7 +877,7 @@ def _d_ReplicaState_v15(buf, pos):
     return o, pos
 
 
-def _dt_FetchRequest_v15(o, buf, pos):
+def _dt_FetchRequest_v15(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -924,7 +924,7 @@ def _dt_FetchRequest_v15(o, buf, pos):
     return pos
 
 
-def _d_FetchRequest_v15(buf, pos):
+def _d_FetchRequest_v15(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FetchRequest)
     o.cluster_id = None
     o.replica_id = -1
@@ -947,7 +947,7 @@ def _d_FetchRequest_v15(buf, pos):
         _x3.topic = ''
         _u4, = _S9.unpack_from(buf, pos)
         pos += 16
-        _x3.topic_id = _UUIDS.get(_u4) or _uuid(_u4)
+        _x3.topic_id = _UUIDS.get(_u4) or _uuid_of(_u4)
         _n5 = buf[pos]
         if _n5 < 128:
             pos += 1
@@ -995,7 +995,7 @@ def _d_FetchRequest_v15(buf, pos):
         _x10.topic = ''
         _u11, = _S9.unpack_from(buf, pos)
         pos += 16
-        _x10.topic_id = _UUIDS.get(_u11) or _uuid(_u11)
+        _x10.topic_id = _UUIDS.get(_u11) or _uuid_of(_u11)
         _n12 = buf[pos]
         if _n12 < 128:
             pos += 1
@@ -1037,7 +1037,7 @@ def _d_FetchRequest_v15(buf, pos):
     return o, pos
 
 
-def _dt_FetchPartition_v17(o, buf, pos):
+def _dt_FetchPartition_v17(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -1051,7 +1051,7 @@ def _dt_FetchPartition_v17(o, buf, pos):
         if tag == 0:
             if len(buf) - pos < 16:
                 raise _Bad('uuid past end of buffer')
-            o.replica_directory_id = _uuid(bytes(buf[pos:pos + 16]))
+            o.replica_directory_id = _uuid_of(bytes(buf[pos:pos + 16]))
             pos += 16
             if pos != end:
                 raise _Bad('tagged field 0 (ReplicaDirectoryId) is {} bytes, its value {}'.format(size, pos - end + size))
@@ -1070,7 +1070,7 @@ def _dt_FetchPartition_v17(o, buf, pos):
     return pos
 
 
-def _d_FetchRequest_v17(buf, pos):
+def _d_FetchRequest_v17(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FetchRequest)
     o.cluster_id = None
     o.replica_id = -1
@@ -1093,7 +1093,7 @@ def _d_FetchRequest_v17(buf, pos):
         _x3.topic = ''
         _u4, = _S9.unpack_from(buf, pos)
         pos += 16
-        _x3.topic_id = _UUIDS.get(_u4) or _uuid(_u4)
+        _x3.topic_id = _UUIDS.get(_u4) or _uuid_of(_u4)
         _n5 = buf[pos]
         if _n5 < 128:
             pos += 1
@@ -1141,7 +1141,7 @@ def _d_FetchRequest_v17(buf, pos):
         _x10.topic = ''
         _u11, = _S9.unpack_from(buf, pos)
         pos += 16
-        _x10.topic_id = _UUIDS.get(_u11) or _uuid(_u11)
+        _x10.topic_id = _UUIDS.get(_u11) or _uuid_of(_u11)
         _n12 = buf[pos]
         if _n12 < 128:
             pos += 1
@@ -1183,7 +1183,7 @@ def _d_FetchRequest_v17(buf, pos):
     return o, pos
 
 
-def _dt_FetchPartition_v18(o, buf, pos):
+def _dt_FetchPartition_v18(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -1197,7 +1197,7 @@ def _dt_FetchPartition_v18(o, buf, pos):
         if tag == 0:
             if len(buf) - pos < 16:
                 raise _Bad('uuid past end of buffer')
-            o.replica_directory_id = _uuid(bytes(buf[pos:pos + 16]))
+            o.replica_directory_id = _uuid_of(bytes(buf[pos:pos + 16]))
             pos += 16
             if pos != end:
                 raise _Bad('tagged field 0 (ReplicaDirectoryId) is {} bytes, its value {}'.format(size, pos - end + size))
@@ -1221,7 +1221,7 @@ def _dt_FetchPartition_v18(o, buf, pos):
     return pos
 
 
-def _d_FetchRequest_v18(buf, pos):
+def _d_FetchRequest_v18(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FetchRequest)
     o.cluster_id = None
     o.replica_id = -1
@@ -1244,7 +1244,7 @@ def _d_FetchRequest_v18(buf, pos):
         _x3.topic = ''
         _u4, = _S9.unpack_from(buf, pos)
         pos += 16
-        _x3.topic_id = _UUIDS.get(_u4) or _uuid(_u4)
+        _x3.topic_id = _UUIDS.get(_u4) or _uuid_of(_u4)
         _n5 = buf[pos]
         if _n5 < 128:
             pos += 1
@@ -1292,7 +1292,7 @@ def _d_FetchRequest_v18(buf, pos):
         _x10.topic = ''
         _u11, = _S9.unpack_from(buf, pos)
         pos += 16
-        _x10.topic_id = _UUIDS.get(_u11) or _uuid(_u11)
+        _x10.topic_id = _UUIDS.get(_u11) or _uuid_of(_u11)
         _n12 = buf[pos]
         if _n12 < 128:
             pos += 1
@@ -1334,7 +1334,7 @@ def _d_FetchRequest_v18(buf, pos):
     return o, pos
 
 
-def _e_FetchRequest_v4(o, out):
+def _e_FetchRequest_v4(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.replica_state != _DEF_ReplicaState:
         raise _rt.non_default('FetchRequest', 'replica_state', 4)
@@ -1356,7 +1356,7 @@ def _e_FetchRequest_v4(o, out):
             _w(_S3.pack(_x6.partition, _x6.fetch_offset, _x6.partition_max_bytes))
 
 
-def _e_FetchRequest_v5(o, out):
+def _e_FetchRequest_v5(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.replica_state != _DEF_ReplicaState:
         raise _rt.non_default('FetchRequest', 'replica_state', 5)
@@ -1378,7 +1378,7 @@ def _e_FetchRequest_v5(o, out):
             _w(_S4.pack(_x6.partition, _x6.fetch_offset, _x6.log_start_offset, _x6.partition_max_bytes))
 
 
-def _e_FetchRequest_v6(o, out):
+def _e_FetchRequest_v6(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.replica_state != _DEF_ReplicaState:
         raise _rt.non_default('FetchRequest', 'replica_state', 6)
@@ -1400,7 +1400,7 @@ def _e_FetchRequest_v6(o, out):
             _w(_S4.pack(_x6.partition, _x6.fetch_offset, _x6.log_start_offset, _x6.partition_max_bytes))
 
 
-def _e_FetchRequest_v7(o, out):
+def _e_FetchRequest_v7(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.replica_state != _DEF_ReplicaState:
         raise _rt.non_default('FetchRequest', 'replica_state', 7)
@@ -1430,7 +1430,7 @@ def _e_FetchRequest_v7(o, out):
         _w(_pack('>%di' % len(_v11), *_v11))
 
 
-def _e_FetchRequest_v8(o, out):
+def _e_FetchRequest_v8(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.replica_state != _DEF_ReplicaState:
         raise _rt.non_default('FetchRequest', 'replica_state', 8)
@@ -1460,7 +1460,7 @@ def _e_FetchRequest_v8(o, out):
         _w(_pack('>%di' % len(_v11), *_v11))
 
 
-def _e_FetchRequest_v9(o, out):
+def _e_FetchRequest_v9(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.replica_state != _DEF_ReplicaState:
         raise _rt.non_default('FetchRequest', 'replica_state', 9)
@@ -1490,7 +1490,7 @@ def _e_FetchRequest_v9(o, out):
         _w(_pack('>%di' % len(_v11), *_v11))
 
 
-def _e_FetchRequest_v10(o, out):
+def _e_FetchRequest_v10(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.replica_state != _DEF_ReplicaState:
         raise _rt.non_default('FetchRequest', 'replica_state', 10)
@@ -1520,7 +1520,7 @@ def _e_FetchRequest_v10(o, out):
         _w(_pack('>%di' % len(_v11), *_v11))
 
 
-def _e_FetchRequest_v11(o, out):
+def _e_FetchRequest_v11(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.replica_state != _DEF_ReplicaState:
         raise _rt.non_default('FetchRequest', 'replica_state', 11)
@@ -1554,7 +1554,7 @@ def _e_FetchRequest_v11(o, out):
     _w(_b14)
 
 
-def _e_FetchRequest_v12(o, out):
+def _e_FetchRequest_v12(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.replica_state != _DEF_ReplicaState:
         raise _rt.non_default('FetchRequest', 'replica_state', 12)
@@ -1626,7 +1626,7 @@ def _e_FetchRequest_v12(o, out):
     _w(_b20)
     tags = []
     if o.cluster_id is not None:
-        tb = []
+        tb: list[bytes] = []
         _v22 = o.cluster_id
         if _v22 is None:
             tb.append(b'\x00')
@@ -1645,7 +1645,7 @@ def _e_FetchRequest_v12(o, out):
         _w(b'\x00')
 
 
-def _e_FetchRequest_v13(o, out):
+def _e_FetchRequest_v13(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.replica_state != _DEF_ReplicaState:
         raise _rt.non_default('FetchRequest', 'replica_state', 13)
@@ -1703,7 +1703,7 @@ def _e_FetchRequest_v13(o, out):
     _w(_b14)
     tags = []
     if o.cluster_id is not None:
-        tb = []
+        tb: list[bytes] = []
         _v16 = o.cluster_id
         if _v16 is None:
             tb.append(b'\x00')
@@ -1722,7 +1722,7 @@ def _e_FetchRequest_v13(o, out):
         _w(b'\x00')
 
 
-def _e_FetchRequest_v14(o, out):
+def _e_FetchRequest_v14(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.replica_state != _DEF_ReplicaState:
         raise _rt.non_default('FetchRequest', 'replica_state', 14)
@@ -1780,7 +1780,7 @@ def _e_FetchRequest_v14(o, out):
     _w(_b14)
     tags = []
     if o.cluster_id is not None:
-        tb = []
+        tb: list[bytes] = []
         _v16 = o.cluster_id
         if _v16 is None:
             tb.append(b'\x00')
@@ -1799,7 +1799,7 @@ def _e_FetchRequest_v14(o, out):
         _w(b'\x00')
 
 
-def _e_ReplicaState_v15(o, out):
+def _e_ReplicaState_v15(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S11.pack(o.replica_id, o.replica_epoch))
     if o.unknown_tagged_fields:
@@ -1808,7 +1808,7 @@ def _e_ReplicaState_v15(o, out):
         _w(b'\x00')
 
 
-def _e_FetchRequest_v15(o, out):
+def _e_FetchRequest_v15(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.replica_id != -1:
         raise _rt.non_default('FetchRequest', 'replica_id', 15)
@@ -1866,7 +1866,7 @@ def _e_FetchRequest_v15(o, out):
     _w(_b14)
     tags = []
     if o.cluster_id is not None:
-        tb = []
+        tb: list[bytes] = []
         _v16 = o.cluster_id
         if _v16 is None:
             tb.append(b'\x00')
@@ -1889,7 +1889,7 @@ def _e_FetchRequest_v15(o, out):
         _w(b'\x00')
 
 
-def _e_FetchRequest_v16(o, out):
+def _e_FetchRequest_v16(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.replica_id != -1:
         raise _rt.non_default('FetchRequest', 'replica_id', 16)
@@ -1947,7 +1947,7 @@ def _e_FetchRequest_v16(o, out):
     _w(_b14)
     tags = []
     if o.cluster_id is not None:
-        tb = []
+        tb: list[bytes] = []
         _v16 = o.cluster_id
         if _v16 is None:
             tb.append(b'\x00')
@@ -1970,7 +1970,7 @@ def _e_FetchRequest_v16(o, out):
         _w(b'\x00')
 
 
-def _e_FetchRequest_v17(o, out):
+def _e_FetchRequest_v17(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.replica_id != -1:
         raise _rt.non_default('FetchRequest', 'replica_id', 17)
@@ -1993,7 +1993,7 @@ def _e_FetchRequest_v17(o, out):
             _w(_S8.pack(_x6.partition, _x6.current_leader_epoch, _x6.fetch_offset, _x6.last_fetched_epoch, _x6.log_start_offset, _x6.partition_max_bytes))
             tags = []
             if _x6.replica_directory_id != _ZERO_UUID:
-                tb = []
+                tb: list[bytes] = []
                 tb.append(_S9.pack(_x6.replica_directory_id.bytes))
                 tags.append((0, b''.join(tb)))
             if tags or _x6.unknown_tagged_fields:
@@ -2056,7 +2056,7 @@ def _e_FetchRequest_v17(o, out):
         _w(b'\x00')
 
 
-def _e_FetchRequest_v18(o, out):
+def _e_FetchRequest_v18(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.replica_id != -1:
         raise _rt.non_default('FetchRequest', 'replica_id', 18)
@@ -2079,7 +2079,7 @@ def _e_FetchRequest_v18(o, out):
             _w(_S8.pack(_x6.partition, _x6.current_leader_epoch, _x6.fetch_offset, _x6.last_fetched_epoch, _x6.log_start_offset, _x6.partition_max_bytes))
             tags = []
             if _x6.replica_directory_id != _ZERO_UUID:
-                tb = []
+                tb: list[bytes] = []
                 tb.append(_S9.pack(_x6.replica_directory_id.bytes))
                 tags.append((0, b''.join(tb)))
             if _x6.high_watermark != 9223372036854775807:
@@ -2147,8 +2147,8 @@ def _e_FetchRequest_v18(o, out):
 
 
 _DEF_ReplicaState = ReplicaState()
-_DECODERS = (None, None, None, None, _d_FetchRequest_v4, _d_FetchRequest_v5, _d_FetchRequest_v5, _d_FetchRequest_v7, _d_FetchRequest_v7, _d_FetchRequest_v9, _d_FetchRequest_v9, _d_FetchRequest_v11, _d_FetchRequest_v12, _d_FetchRequest_v13, _d_FetchRequest_v13, _d_FetchRequest_v15, _d_FetchRequest_v15, _d_FetchRequest_v17, _d_FetchRequest_v18,)
-_ENCODERS = (None, None, None, None, _e_FetchRequest_v4, _e_FetchRequest_v5, _e_FetchRequest_v6, _e_FetchRequest_v7, _e_FetchRequest_v8, _e_FetchRequest_v9, _e_FetchRequest_v10, _e_FetchRequest_v11, _e_FetchRequest_v12, _e_FetchRequest_v13, _e_FetchRequest_v14, _e_FetchRequest_v15, _e_FetchRequest_v16, _e_FetchRequest_v17, _e_FetchRequest_v18,)
+_DECODERS: tuple[Any, ...] = (None, None, None, None, _d_FetchRequest_v4, _d_FetchRequest_v5, _d_FetchRequest_v5, _d_FetchRequest_v7, _d_FetchRequest_v7, _d_FetchRequest_v9, _d_FetchRequest_v9, _d_FetchRequest_v11, _d_FetchRequest_v12, _d_FetchRequest_v13, _d_FetchRequest_v13, _d_FetchRequest_v15, _d_FetchRequest_v15, _d_FetchRequest_v17, _d_FetchRequest_v18,)
+_ENCODERS: tuple[Any, ...] = (None, None, None, None, _e_FetchRequest_v4, _e_FetchRequest_v5, _e_FetchRequest_v6, _e_FetchRequest_v7, _e_FetchRequest_v8, _e_FetchRequest_v9, _e_FetchRequest_v10, _e_FetchRequest_v11, _e_FetchRequest_v12, _e_FetchRequest_v13, _e_FetchRequest_v14, _e_FetchRequest_v15, _e_FetchRequest_v16, _e_FetchRequest_v17, _e_FetchRequest_v18,)
 
 SCHEMA = _MessageInfo(
     'FetchRequest', 'request', 1, (4, 18), (12, 32767),

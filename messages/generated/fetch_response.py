@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -283,7 +283,7 @@ class FetchResponse:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_FetchResponse_v4(buf, pos):
+def _d_FetchResponse_v4(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FetchResponse)
     o.error_code = 0
     o.session_id = 0
@@ -356,7 +356,7 @@ def _d_FetchResponse_v4(buf, pos):
     return o, pos
 
 
-def _d_FetchResponse_v5(buf, pos):
+def _d_FetchResponse_v5(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FetchResponse)
     o.error_code = 0
     o.session_id = 0
@@ -428,7 +428,7 @@ def _d_FetchResponse_v5(buf, pos):
     return o, pos
 
 
-def _d_FetchResponse_v7(buf, pos):
+def _d_FetchResponse_v7(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FetchResponse)
     o.node_endpoints = []
     o.throttle_time_ms, o.error_code, o.session_id, _n1 = _S6.unpack_from(buf, pos)
@@ -498,7 +498,7 @@ def _d_FetchResponse_v7(buf, pos):
     return o, pos
 
 
-def _d_FetchResponse_v11(buf, pos):
+def _d_FetchResponse_v11(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FetchResponse)
     o.node_endpoints = []
     o.throttle_time_ms, o.error_code, o.session_id, _n1 = _S6.unpack_from(buf, pos)
@@ -567,7 +567,7 @@ def _d_FetchResponse_v11(buf, pos):
     return o, pos
 
 
-def _d_EpochEndOffset_v12(buf, pos):
+def _d_EpochEndOffset_v12(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(EpochEndOffset)
     o.epoch, o.end_offset = _S9.unpack_from(buf, pos)
     pos += 12
@@ -579,7 +579,7 @@ def _d_EpochEndOffset_v12(buf, pos):
     return o, pos
 
 
-def _d_LeaderIdAndEpoch_v12(buf, pos):
+def _d_LeaderIdAndEpoch_v12(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(LeaderIdAndEpoch)
     o.leader_id, o.leader_epoch = _S0.unpack_from(buf, pos)
     pos += 8
@@ -591,7 +591,7 @@ def _d_LeaderIdAndEpoch_v12(buf, pos):
     return o, pos
 
 
-def _d_SnapshotId_v12(buf, pos):
+def _d_SnapshotId_v12(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(SnapshotId)
     o.end_offset, o.epoch = _S10.unpack_from(buf, pos)
     pos += 12
@@ -603,7 +603,7 @@ def _d_SnapshotId_v12(buf, pos):
     return o, pos
 
 
-def _dt_PartitionData_v12(o, buf, pos):
+def _dt_PartitionData_v12(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -641,7 +641,7 @@ def _dt_PartitionData_v12(o, buf, pos):
     return pos
 
 
-def _d_FetchResponse_v12(buf, pos):
+def _d_FetchResponse_v12(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FetchResponse)
     o.node_endpoints = []
     o.throttle_time_ms, o.error_code, o.session_id = _S7.unpack_from(buf, pos)
@@ -752,7 +752,7 @@ def _d_FetchResponse_v12(buf, pos):
     return o, pos
 
 
-def _d_FetchResponse_v13(buf, pos):
+def _d_FetchResponse_v13(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FetchResponse)
     o.node_endpoints = []
     o.throttle_time_ms, o.error_code, o.session_id = _S7.unpack_from(buf, pos)
@@ -773,7 +773,7 @@ def _d_FetchResponse_v13(buf, pos):
         _x3.topic = ''
         _u4, = _S11.unpack_from(buf, pos)
         pos += 16
-        _x3.topic_id = _UUIDS.get(_u4) or _uuid(_u4)
+        _x3.topic_id = _UUIDS.get(_u4) or _uuid_of(_u4)
         _n5 = buf[pos]
         if _n5 < 128:
             pos += 1
@@ -853,7 +853,7 @@ def _d_FetchResponse_v13(buf, pos):
     return o, pos
 
 
-def _dt_FetchResponse_v16(o, buf, pos):
+def _dt_FetchResponse_v16(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -933,7 +933,7 @@ def _dt_FetchResponse_v16(o, buf, pos):
     return pos
 
 
-def _d_FetchResponse_v16(buf, pos):
+def _d_FetchResponse_v16(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FetchResponse)
     o.node_endpoints = []
     o.throttle_time_ms, o.error_code, o.session_id = _S7.unpack_from(buf, pos)
@@ -954,7 +954,7 @@ def _d_FetchResponse_v16(buf, pos):
         _x3.topic = ''
         _u4, = _S11.unpack_from(buf, pos)
         pos += 16
-        _x3.topic_id = _UUIDS.get(_u4) or _uuid(_u4)
+        _x3.topic_id = _UUIDS.get(_u4) or _uuid_of(_u4)
         _n5 = buf[pos]
         if _n5 < 128:
             pos += 1
@@ -1034,7 +1034,7 @@ def _d_FetchResponse_v16(buf, pos):
     return o, pos
 
 
-def _e_FetchResponse_v4(o, out):
+def _e_FetchResponse_v4(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.session_id != 0:
         raise _rt.non_default('FetchResponse', 'session_id', 4)
@@ -1075,7 +1075,7 @@ def _e_FetchResponse_v4(o, out):
                 _w(_v9)
 
 
-def _e_FetchResponse_v5(o, out):
+def _e_FetchResponse_v5(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.session_id != 0:
         raise _rt.non_default('FetchResponse', 'session_id', 5)
@@ -1116,7 +1116,7 @@ def _e_FetchResponse_v5(o, out):
                 _w(_v9)
 
 
-def _e_FetchResponse_v6(o, out):
+def _e_FetchResponse_v6(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.session_id != 0:
         raise _rt.non_default('FetchResponse', 'session_id', 6)
@@ -1157,7 +1157,7 @@ def _e_FetchResponse_v6(o, out):
                 _w(_v9)
 
 
-def _e_FetchResponse_v7(o, out):
+def _e_FetchResponse_v7(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if (o.node_endpoints is None or len(o.node_endpoints) != 0):
         raise _rt.non_default('FetchResponse', 'node_endpoints', 7)
@@ -1196,7 +1196,7 @@ def _e_FetchResponse_v7(o, out):
                 _w(_v9)
 
 
-def _e_FetchResponse_v8(o, out):
+def _e_FetchResponse_v8(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if (o.node_endpoints is None or len(o.node_endpoints) != 0):
         raise _rt.non_default('FetchResponse', 'node_endpoints', 8)
@@ -1235,7 +1235,7 @@ def _e_FetchResponse_v8(o, out):
                 _w(_v9)
 
 
-def _e_FetchResponse_v9(o, out):
+def _e_FetchResponse_v9(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if (o.node_endpoints is None or len(o.node_endpoints) != 0):
         raise _rt.non_default('FetchResponse', 'node_endpoints', 9)
@@ -1274,7 +1274,7 @@ def _e_FetchResponse_v9(o, out):
                 _w(_v9)
 
 
-def _e_FetchResponse_v10(o, out):
+def _e_FetchResponse_v10(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if (o.node_endpoints is None or len(o.node_endpoints) != 0):
         raise _rt.non_default('FetchResponse', 'node_endpoints', 10)
@@ -1313,7 +1313,7 @@ def _e_FetchResponse_v10(o, out):
                 _w(_v9)
 
 
-def _e_FetchResponse_v11(o, out):
+def _e_FetchResponse_v11(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if (o.node_endpoints is None or len(o.node_endpoints) != 0):
         raise _rt.non_default('FetchResponse', 'node_endpoints', 11)
@@ -1351,7 +1351,7 @@ def _e_FetchResponse_v11(o, out):
                 _w(_v9)
 
 
-def _e_EpochEndOffset_v12(o, out):
+def _e_EpochEndOffset_v12(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S9.pack(o.epoch, o.end_offset))
     if o.unknown_tagged_fields:
@@ -1360,7 +1360,7 @@ def _e_EpochEndOffset_v12(o, out):
         _w(b'\x00')
 
 
-def _e_LeaderIdAndEpoch_v12(o, out):
+def _e_LeaderIdAndEpoch_v12(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.leader_id, o.leader_epoch))
     if o.unknown_tagged_fields:
@@ -1369,7 +1369,7 @@ def _e_LeaderIdAndEpoch_v12(o, out):
         _w(b'\x00')
 
 
-def _e_SnapshotId_v12(o, out):
+def _e_SnapshotId_v12(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S10.pack(o.end_offset, o.epoch))
     if o.unknown_tagged_fields:
@@ -1378,7 +1378,7 @@ def _e_SnapshotId_v12(o, out):
         _w(b'\x00')
 
 
-def _e_FetchResponse_v12(o, out):
+def _e_FetchResponse_v12(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if (o.node_endpoints is None or len(o.node_endpoints) != 0):
         raise _rt.non_default('FetchResponse', 'node_endpoints', 12)
@@ -1434,7 +1434,7 @@ def _e_FetchResponse_v12(o, out):
                 _w(_v13)
             tags = []
             if _x9.diverging_epoch != _DEF_EpochEndOffset:
-                tb = []
+                tb: list[bytes] = []
                 _e_EpochEndOffset_v12(_x9.diverging_epoch, tb)
                 tags.append((0, b''.join(tb)))
             if _x9.current_leader != _DEF_LeaderIdAndEpoch:
@@ -1459,7 +1459,7 @@ def _e_FetchResponse_v12(o, out):
         _w(b'\x00')
 
 
-def _e_FetchResponse_v13(o, out):
+def _e_FetchResponse_v13(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if (o.node_endpoints is None or len(o.node_endpoints) != 0):
         raise _rt.non_default('FetchResponse', 'node_endpoints', 13)
@@ -1508,7 +1508,7 @@ def _e_FetchResponse_v13(o, out):
                 _w(_v10)
             tags = []
             if _x6.diverging_epoch != _DEF_EpochEndOffset:
-                tb = []
+                tb: list[bytes] = []
                 _e_EpochEndOffset_v12(_x6.diverging_epoch, tb)
                 tags.append((0, b''.join(tb)))
             if _x6.current_leader != _DEF_LeaderIdAndEpoch:
@@ -1533,7 +1533,7 @@ def _e_FetchResponse_v13(o, out):
         _w(b'\x00')
 
 
-def _e_FetchResponse_v14(o, out):
+def _e_FetchResponse_v14(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if (o.node_endpoints is None or len(o.node_endpoints) != 0):
         raise _rt.non_default('FetchResponse', 'node_endpoints', 14)
@@ -1582,7 +1582,7 @@ def _e_FetchResponse_v14(o, out):
                 _w(_v10)
             tags = []
             if _x6.diverging_epoch != _DEF_EpochEndOffset:
-                tb = []
+                tb: list[bytes] = []
                 _e_EpochEndOffset_v12(_x6.diverging_epoch, tb)
                 tags.append((0, b''.join(tb)))
             if _x6.current_leader != _DEF_LeaderIdAndEpoch:
@@ -1607,7 +1607,7 @@ def _e_FetchResponse_v14(o, out):
         _w(b'\x00')
 
 
-def _e_FetchResponse_v15(o, out):
+def _e_FetchResponse_v15(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if (o.node_endpoints is None or len(o.node_endpoints) != 0):
         raise _rt.non_default('FetchResponse', 'node_endpoints', 15)
@@ -1656,7 +1656,7 @@ def _e_FetchResponse_v15(o, out):
                 _w(_v10)
             tags = []
             if _x6.diverging_epoch != _DEF_EpochEndOffset:
-                tb = []
+                tb: list[bytes] = []
                 _e_EpochEndOffset_v12(_x6.diverging_epoch, tb)
                 tags.append((0, b''.join(tb)))
             if _x6.current_leader != _DEF_LeaderIdAndEpoch:
@@ -1681,7 +1681,7 @@ def _e_FetchResponse_v15(o, out):
         _w(b'\x00')
 
 
-def _e_NodeEndpoint_v16(o, out):
+def _e_NodeEndpoint_v16(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S2.pack(o.node_id))
     _v1 = o.host
@@ -1710,7 +1710,7 @@ def _e_NodeEndpoint_v16(o, out):
         _w(b'\x00')
 
 
-def _e_FetchResponse_v16(o, out):
+def _e_FetchResponse_v16(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S7.pack(o.throttle_time_ms, o.error_code, o.session_id))
     _v1 = o.responses
@@ -1757,7 +1757,7 @@ def _e_FetchResponse_v16(o, out):
                 _w(_v10)
             tags = []
             if _x6.diverging_epoch != _DEF_EpochEndOffset:
-                tb = []
+                tb: list[bytes] = []
                 _e_EpochEndOffset_v12(_x6.diverging_epoch, tb)
                 tags.append((0, b''.join(tb)))
             if _x6.current_leader != _DEF_LeaderIdAndEpoch:
@@ -1797,8 +1797,8 @@ def _e_FetchResponse_v16(o, out):
 _DEF_EpochEndOffset = EpochEndOffset()
 _DEF_LeaderIdAndEpoch = LeaderIdAndEpoch()
 _DEF_SnapshotId = SnapshotId()
-_DECODERS = (None, None, None, None, _d_FetchResponse_v4, _d_FetchResponse_v5, _d_FetchResponse_v5, _d_FetchResponse_v7, _d_FetchResponse_v7, _d_FetchResponse_v7, _d_FetchResponse_v7, _d_FetchResponse_v11, _d_FetchResponse_v12, _d_FetchResponse_v13, _d_FetchResponse_v13, _d_FetchResponse_v13, _d_FetchResponse_v16, _d_FetchResponse_v16, _d_FetchResponse_v16,)
-_ENCODERS = (None, None, None, None, _e_FetchResponse_v4, _e_FetchResponse_v5, _e_FetchResponse_v6, _e_FetchResponse_v7, _e_FetchResponse_v8, _e_FetchResponse_v9, _e_FetchResponse_v10, _e_FetchResponse_v11, _e_FetchResponse_v12, _e_FetchResponse_v13, _e_FetchResponse_v14, _e_FetchResponse_v15, _e_FetchResponse_v16, _e_FetchResponse_v16, _e_FetchResponse_v16,)
+_DECODERS: tuple[Any, ...] = (None, None, None, None, _d_FetchResponse_v4, _d_FetchResponse_v5, _d_FetchResponse_v5, _d_FetchResponse_v7, _d_FetchResponse_v7, _d_FetchResponse_v7, _d_FetchResponse_v7, _d_FetchResponse_v11, _d_FetchResponse_v12, _d_FetchResponse_v13, _d_FetchResponse_v13, _d_FetchResponse_v13, _d_FetchResponse_v16, _d_FetchResponse_v16, _d_FetchResponse_v16,)
+_ENCODERS: tuple[Any, ...] = (None, None, None, None, _e_FetchResponse_v4, _e_FetchResponse_v5, _e_FetchResponse_v6, _e_FetchResponse_v7, _e_FetchResponse_v8, _e_FetchResponse_v9, _e_FetchResponse_v10, _e_FetchResponse_v11, _e_FetchResponse_v12, _e_FetchResponse_v13, _e_FetchResponse_v14, _e_FetchResponse_v15, _e_FetchResponse_v16, _e_FetchResponse_v16, _e_FetchResponse_v16,)
 
 SCHEMA = _MessageInfo(
     'FetchResponse', 'response', 1, (4, 18), (12, 32767),

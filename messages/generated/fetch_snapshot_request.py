@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -170,7 +170,7 @@ class FetchSnapshotRequest:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_SnapshotId_v0(buf, pos):
+def _d_SnapshotId_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(SnapshotId)
     o.end_offset, o.epoch = _S1.unpack_from(buf, pos)
     pos += 12
@@ -182,7 +182,7 @@ def _d_SnapshotId_v0(buf, pos):
     return o, pos
 
 
-def _dt_FetchSnapshotRequest_v0(o, buf, pos):
+def _dt_FetchSnapshotRequest_v0(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -225,7 +225,7 @@ def _dt_FetchSnapshotRequest_v0(o, buf, pos):
     return pos
 
 
-def _d_FetchSnapshotRequest_v0(buf, pos):
+def _d_FetchSnapshotRequest_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FetchSnapshotRequest)
     o.cluster_id = None
     o.replica_id, o.max_bytes = _S0.unpack_from(buf, pos)
@@ -297,7 +297,7 @@ def _d_FetchSnapshotRequest_v0(buf, pos):
     return o, pos
 
 
-def _dt_PartitionSnapshot_v1(o, buf, pos):
+def _dt_PartitionSnapshot_v1(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -311,7 +311,7 @@ def _dt_PartitionSnapshot_v1(o, buf, pos):
         if tag == 0:
             if len(buf) - pos < 16:
                 raise _Bad('uuid past end of buffer')
-            o.replica_directory_id = _uuid(bytes(buf[pos:pos + 16]))
+            o.replica_directory_id = _uuid_of(bytes(buf[pos:pos + 16]))
             pos += 16
             if pos != end:
                 raise _Bad('tagged field 0 (ReplicaDirectoryId) is {} bytes, its value {}'.format(size, pos - end + size))
@@ -330,7 +330,7 @@ def _dt_PartitionSnapshot_v1(o, buf, pos):
     return pos
 
 
-def _d_FetchSnapshotRequest_v1(buf, pos):
+def _d_FetchSnapshotRequest_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FetchSnapshotRequest)
     o.cluster_id = None
     o.replica_id, o.max_bytes = _S0.unpack_from(buf, pos)
@@ -402,7 +402,7 @@ def _d_FetchSnapshotRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_SnapshotId_v0(o, out):
+def _e_SnapshotId_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S1.pack(o.end_offset, o.epoch))
     if o.unknown_tagged_fields:
@@ -411,7 +411,7 @@ def _e_SnapshotId_v0(o, out):
         _w(b'\x00')
 
 
-def _e_FetchSnapshotRequest_v0(o, out):
+def _e_FetchSnapshotRequest_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.replica_id, o.max_bytes))
     _v1 = o.topics
@@ -449,7 +449,7 @@ def _e_FetchSnapshotRequest_v0(o, out):
             _w(b'\x00')
     tags = []
     if o.cluster_id is not None:
-        tb = []
+        tb: list[bytes] = []
         _v10 = o.cluster_id
         if _v10 is None:
             tb.append(b'\x00')
@@ -468,7 +468,7 @@ def _e_FetchSnapshotRequest_v0(o, out):
         _w(b'\x00')
 
 
-def _e_FetchSnapshotRequest_v1(o, out):
+def _e_FetchSnapshotRequest_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.replica_id, o.max_bytes))
     _v1 = o.topics
@@ -498,7 +498,7 @@ def _e_FetchSnapshotRequest_v1(o, out):
             _w(_S2.pack(_x9.position))
             tags = []
             if _x9.replica_directory_id != _ZERO_UUID:
-                tb = []
+                tb: list[bytes] = []
                 tb.append(_S3.pack(_x9.replica_directory_id.bytes))
                 tags.append((0, b''.join(tb)))
             if tags or _x9.unknown_tagged_fields:
@@ -530,8 +530,8 @@ def _e_FetchSnapshotRequest_v1(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_FetchSnapshotRequest_v0, _d_FetchSnapshotRequest_v1,)
-_ENCODERS = (_e_FetchSnapshotRequest_v0, _e_FetchSnapshotRequest_v1,)
+_DECODERS: tuple[Any, ...] = (_d_FetchSnapshotRequest_v0, _d_FetchSnapshotRequest_v1,)
+_ENCODERS: tuple[Any, ...] = (_e_FetchSnapshotRequest_v0, _e_FetchSnapshotRequest_v1,)
 
 SCHEMA = _MessageInfo(
     'FetchSnapshotRequest', 'request', 59, (0, 1), (0, 32767),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -220,7 +220,7 @@ class FetchSnapshotResponse:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_SnapshotId_v0(buf, pos):
+def _d_SnapshotId_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(SnapshotId)
     o.end_offset, o.epoch = _S1.unpack_from(buf, pos)
     pos += 12
@@ -232,7 +232,7 @@ def _d_SnapshotId_v0(buf, pos):
     return o, pos
 
 
-def _d_LeaderIdAndEpoch_v0(buf, pos):
+def _d_LeaderIdAndEpoch_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(LeaderIdAndEpoch)
     o.leader_id, o.leader_epoch = _S3.unpack_from(buf, pos)
     pos += 8
@@ -244,7 +244,7 @@ def _d_LeaderIdAndEpoch_v0(buf, pos):
     return o, pos
 
 
-def _dt_PartitionSnapshot_v0(o, buf, pos):
+def _dt_PartitionSnapshot_v0(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -274,7 +274,7 @@ def _dt_PartitionSnapshot_v0(o, buf, pos):
     return pos
 
 
-def _d_FetchSnapshotResponse_v0(buf, pos):
+def _d_FetchSnapshotResponse_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FetchSnapshotResponse)
     o.node_endpoints = []
     o.throttle_time_ms, o.error_code = _S0.unpack_from(buf, pos)
@@ -359,7 +359,7 @@ def _d_FetchSnapshotResponse_v0(buf, pos):
     return o, pos
 
 
-def _dt_FetchSnapshotResponse_v1(o, buf, pos):
+def _dt_FetchSnapshotResponse_v1(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -425,7 +425,7 @@ def _dt_FetchSnapshotResponse_v1(o, buf, pos):
     return pos
 
 
-def _d_FetchSnapshotResponse_v1(buf, pos):
+def _d_FetchSnapshotResponse_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(FetchSnapshotResponse)
     o.node_endpoints = []
     o.throttle_time_ms, o.error_code = _S0.unpack_from(buf, pos)
@@ -510,7 +510,7 @@ def _d_FetchSnapshotResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_SnapshotId_v0(o, out):
+def _e_SnapshotId_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S1.pack(o.end_offset, o.epoch))
     if o.unknown_tagged_fields:
@@ -519,7 +519,7 @@ def _e_SnapshotId_v0(o, out):
         _w(b'\x00')
 
 
-def _e_LeaderIdAndEpoch_v0(o, out):
+def _e_LeaderIdAndEpoch_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S3.pack(o.leader_id, o.leader_epoch))
     if o.unknown_tagged_fields:
@@ -528,7 +528,7 @@ def _e_LeaderIdAndEpoch_v0(o, out):
         _w(b'\x00')
 
 
-def _e_FetchSnapshotResponse_v0(o, out):
+def _e_FetchSnapshotResponse_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if (o.node_endpoints is None or len(o.node_endpoints) != 0):
         raise _rt.non_default('FetchSnapshotResponse', 'node_endpoints', 0)
@@ -567,7 +567,7 @@ def _e_FetchSnapshotResponse_v0(o, out):
             _w(_v10)
             tags = []
             if _x9.current_leader != _DEF_LeaderIdAndEpoch:
-                tb = []
+                tb: list[bytes] = []
                 _e_LeaderIdAndEpoch_v0(_x9.current_leader, tb)
                 tags.append((0, b''.join(tb)))
             if tags or _x9.unknown_tagged_fields:
@@ -584,7 +584,7 @@ def _e_FetchSnapshotResponse_v0(o, out):
         _w(b'\x00')
 
 
-def _e_NodeEndpoint_v1(o, out):
+def _e_NodeEndpoint_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S4.pack(o.node_id))
     _v1 = o.host
@@ -602,7 +602,7 @@ def _e_NodeEndpoint_v1(o, out):
         _w(b'\x00')
 
 
-def _e_FetchSnapshotResponse_v1(o, out):
+def _e_FetchSnapshotResponse_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.throttle_time_ms, o.error_code))
     _v1 = o.topics
@@ -639,7 +639,7 @@ def _e_FetchSnapshotResponse_v1(o, out):
             _w(_v10)
             tags = []
             if _x9.current_leader != _DEF_LeaderIdAndEpoch:
-                tb = []
+                tb: list[bytes] = []
                 _e_LeaderIdAndEpoch_v0(_x9.current_leader, tb)
                 tags.append((0, b''.join(tb)))
             if tags or _x9.unknown_tagged_fields:
@@ -669,8 +669,8 @@ def _e_FetchSnapshotResponse_v1(o, out):
 
 
 _DEF_LeaderIdAndEpoch = LeaderIdAndEpoch()
-_DECODERS = (_d_FetchSnapshotResponse_v0, _d_FetchSnapshotResponse_v1,)
-_ENCODERS = (_e_FetchSnapshotResponse_v0, _e_FetchSnapshotResponse_v1,)
+_DECODERS: tuple[Any, ...] = (_d_FetchSnapshotResponse_v0, _d_FetchSnapshotResponse_v1,)
+_ENCODERS: tuple[Any, ...] = (_e_FetchSnapshotResponse_v0, _e_FetchSnapshotResponse_v1,)
 
 SCHEMA = _MessageInfo(
     'FetchSnapshotResponse', 'response', 59, (0, 1), (0, 32767),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -121,7 +121,7 @@ class LeaderChangeMessage:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_LeaderChangeMessage_v0(buf, pos):
+def _d_LeaderChangeMessage_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(LeaderChangeMessage)
     o.version, o.leader_id = _S0.unpack_from(buf, pos)
     pos += 6
@@ -179,7 +179,7 @@ def _d_LeaderChangeMessage_v0(buf, pos):
     return o, pos
 
 
-def _d_LeaderChangeMessage_v1(buf, pos):
+def _d_LeaderChangeMessage_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(LeaderChangeMessage)
     o.version, o.leader_id = _S0.unpack_from(buf, pos)
     pos += 6
@@ -198,7 +198,7 @@ def _d_LeaderChangeMessage_v1(buf, pos):
         _x3 = _new(Voter)
         _x3.voter_id, _u4 = _S2.unpack_from(buf, pos)
         pos += 20
-        _x3.voter_directory_id = _UUIDS.get(_u4) or _uuid(_u4)
+        _x3.voter_directory_id = _UUIDS.get(_u4) or _uuid_of(_u4)
         if buf[pos] == 0:
             pos += 1
             _x3.unknown_tagged_fields = ()
@@ -221,7 +221,7 @@ def _d_LeaderChangeMessage_v1(buf, pos):
         _x7 = _new(Voter)
         _x7.voter_id, _u8 = _S2.unpack_from(buf, pos)
         pos += 20
-        _x7.voter_directory_id = _UUIDS.get(_u8) or _uuid(_u8)
+        _x7.voter_directory_id = _UUIDS.get(_u8) or _uuid_of(_u8)
         if buf[pos] == 0:
             pos += 1
             _x7.unknown_tagged_fields = ()
@@ -237,7 +237,7 @@ def _d_LeaderChangeMessage_v1(buf, pos):
     return o, pos
 
 
-def _e_LeaderChangeMessage_v0(o, out):
+def _e_LeaderChangeMessage_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.version, o.leader_id))
     _v1 = o.voters
@@ -274,7 +274,7 @@ def _e_LeaderChangeMessage_v0(o, out):
         _w(b'\x00')
 
 
-def _e_LeaderChangeMessage_v1(o, out):
+def _e_LeaderChangeMessage_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.version, o.leader_id))
     _v1 = o.voters
@@ -307,8 +307,8 @@ def _e_LeaderChangeMessage_v1(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_LeaderChangeMessage_v0, _d_LeaderChangeMessage_v1,)
-_ENCODERS = (_e_LeaderChangeMessage_v0, _e_LeaderChangeMessage_v1,)
+_DECODERS: tuple[Any, ...] = (_d_LeaderChangeMessage_v0, _d_LeaderChangeMessage_v1,)
+_ENCODERS: tuple[Any, ...] = (_e_LeaderChangeMessage_v0, _e_LeaderChangeMessage_v1,)
 
 SCHEMA = _MessageInfo(
     'LeaderChangeMessage', 'data', None, (0, 1), (0, 32767),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -124,7 +124,7 @@ class MetadataRequest:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_MetadataRequest_v0(buf, pos):
+def _d_MetadataRequest_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(MetadataRequest)
     o.allow_auto_topic_creation = True
     o.include_cluster_authorized_operations = False
@@ -155,7 +155,7 @@ def _d_MetadataRequest_v0(buf, pos):
     return o, pos
 
 
-def _d_MetadataRequest_v1(buf, pos):
+def _d_MetadataRequest_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(MetadataRequest)
     o.allow_auto_topic_creation = True
     o.include_cluster_authorized_operations = False
@@ -187,7 +187,7 @@ def _d_MetadataRequest_v1(buf, pos):
     return o, pos
 
 
-def _d_MetadataRequest_v4(buf, pos):
+def _d_MetadataRequest_v4(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(MetadataRequest)
     o.include_cluster_authorized_operations = False
     o.include_topic_authorized_operations = False
@@ -220,7 +220,7 @@ def _d_MetadataRequest_v4(buf, pos):
     return o, pos
 
 
-def _d_MetadataRequest_v8(buf, pos):
+def _d_MetadataRequest_v8(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(MetadataRequest)
     _n1, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -251,7 +251,7 @@ def _d_MetadataRequest_v8(buf, pos):
     return o, pos
 
 
-def _d_MetadataRequest_v9(buf, pos):
+def _d_MetadataRequest_v9(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(MetadataRequest)
     _n1 = buf[pos]
     if _n1 < 128:
@@ -298,7 +298,7 @@ def _d_MetadataRequest_v9(buf, pos):
     return o, pos
 
 
-def _d_MetadataRequest_v10(buf, pos):
+def _d_MetadataRequest_v10(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(MetadataRequest)
     _n1 = buf[pos]
     if _n1 < 128:
@@ -316,7 +316,7 @@ def _d_MetadataRequest_v10(buf, pos):
             _x3 = _new(MetadataRequestTopic)
             _u4, = _S4.unpack_from(buf, pos)
             pos += 16
-            _x3.topic_id = _UUIDS.get(_u4) or _uuid(_u4)
+            _x3.topic_id = _UUIDS.get(_u4) or _uuid_of(_u4)
             _n5 = buf[pos]
             if _n5 < 128:
                 pos += 1
@@ -348,7 +348,7 @@ def _d_MetadataRequest_v10(buf, pos):
     return o, pos
 
 
-def _d_MetadataRequest_v11(buf, pos):
+def _d_MetadataRequest_v11(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(MetadataRequest)
     o.include_cluster_authorized_operations = False
     _n1 = buf[pos]
@@ -367,7 +367,7 @@ def _d_MetadataRequest_v11(buf, pos):
             _x3 = _new(MetadataRequestTopic)
             _u4, = _S4.unpack_from(buf, pos)
             pos += 16
-            _x3.topic_id = _UUIDS.get(_u4) or _uuid(_u4)
+            _x3.topic_id = _UUIDS.get(_u4) or _uuid_of(_u4)
             _n5 = buf[pos]
             if _n5 < 128:
                 pos += 1
@@ -399,7 +399,7 @@ def _d_MetadataRequest_v11(buf, pos):
     return o, pos
 
 
-def _e_MetadataRequest_v0(o, out):
+def _e_MetadataRequest_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.allow_auto_topic_creation != True:
         raise _rt.non_default('MetadataRequest', 'allow_auto_topic_creation', 0)
@@ -416,7 +416,7 @@ def _e_MetadataRequest_v0(o, out):
         _w(_b4)
 
 
-def _e_MetadataRequest_v1(o, out):
+def _e_MetadataRequest_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.allow_auto_topic_creation != True:
         raise _rt.non_default('MetadataRequest', 'allow_auto_topic_creation', 1)
@@ -436,7 +436,7 @@ def _e_MetadataRequest_v1(o, out):
             _w(_b4)
 
 
-def _e_MetadataRequest_v2(o, out):
+def _e_MetadataRequest_v2(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.allow_auto_topic_creation != True:
         raise _rt.non_default('MetadataRequest', 'allow_auto_topic_creation', 2)
@@ -456,7 +456,7 @@ def _e_MetadataRequest_v2(o, out):
             _w(_b4)
 
 
-def _e_MetadataRequest_v3(o, out):
+def _e_MetadataRequest_v3(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.allow_auto_topic_creation != True:
         raise _rt.non_default('MetadataRequest', 'allow_auto_topic_creation', 3)
@@ -476,7 +476,7 @@ def _e_MetadataRequest_v3(o, out):
             _w(_b4)
 
 
-def _e_MetadataRequest_v4(o, out):
+def _e_MetadataRequest_v4(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.include_cluster_authorized_operations != False:
         raise _rt.non_default('MetadataRequest', 'include_cluster_authorized_operations', 4)
@@ -495,7 +495,7 @@ def _e_MetadataRequest_v4(o, out):
     _w(_S2.pack(o.allow_auto_topic_creation))
 
 
-def _e_MetadataRequest_v5(o, out):
+def _e_MetadataRequest_v5(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.include_cluster_authorized_operations != False:
         raise _rt.non_default('MetadataRequest', 'include_cluster_authorized_operations', 5)
@@ -514,7 +514,7 @@ def _e_MetadataRequest_v5(o, out):
     _w(_S2.pack(o.allow_auto_topic_creation))
 
 
-def _e_MetadataRequest_v6(o, out):
+def _e_MetadataRequest_v6(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.include_cluster_authorized_operations != False:
         raise _rt.non_default('MetadataRequest', 'include_cluster_authorized_operations', 6)
@@ -533,7 +533,7 @@ def _e_MetadataRequest_v6(o, out):
     _w(_S2.pack(o.allow_auto_topic_creation))
 
 
-def _e_MetadataRequest_v7(o, out):
+def _e_MetadataRequest_v7(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.include_cluster_authorized_operations != False:
         raise _rt.non_default('MetadataRequest', 'include_cluster_authorized_operations', 7)
@@ -552,7 +552,7 @@ def _e_MetadataRequest_v7(o, out):
     _w(_S2.pack(o.allow_auto_topic_creation))
 
 
-def _e_MetadataRequest_v8(o, out):
+def _e_MetadataRequest_v8(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _v1 = o.topics
     if _v1 is None:
@@ -567,7 +567,7 @@ def _e_MetadataRequest_v8(o, out):
     _w(_S3.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations))
 
 
-def _e_MetadataRequest_v9(o, out):
+def _e_MetadataRequest_v9(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _v1 = o.topics
     if _v1 is None:
@@ -598,7 +598,7 @@ def _e_MetadataRequest_v9(o, out):
         _w(b'\x00')
 
 
-def _e_MetadataRequest_v10(o, out):
+def _e_MetadataRequest_v10(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _v1 = o.topics
     if _v1 is None:
@@ -633,7 +633,7 @@ def _e_MetadataRequest_v10(o, out):
         _w(b'\x00')
 
 
-def _e_MetadataRequest_v11(o, out):
+def _e_MetadataRequest_v11(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.include_cluster_authorized_operations != False:
         raise _rt.non_default('MetadataRequest', 'include_cluster_authorized_operations', 11)
@@ -670,7 +670,7 @@ def _e_MetadataRequest_v11(o, out):
         _w(b'\x00')
 
 
-def _e_MetadataRequest_v12(o, out):
+def _e_MetadataRequest_v12(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.include_cluster_authorized_operations != False:
         raise _rt.non_default('MetadataRequest', 'include_cluster_authorized_operations', 12)
@@ -707,7 +707,7 @@ def _e_MetadataRequest_v12(o, out):
         _w(b'\x00')
 
 
-def _e_MetadataRequest_v13(o, out):
+def _e_MetadataRequest_v13(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.include_cluster_authorized_operations != False:
         raise _rt.non_default('MetadataRequest', 'include_cluster_authorized_operations', 13)
@@ -744,8 +744,8 @@ def _e_MetadataRequest_v13(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_MetadataRequest_v0, _d_MetadataRequest_v1, _d_MetadataRequest_v1, _d_MetadataRequest_v1, _d_MetadataRequest_v4, _d_MetadataRequest_v4, _d_MetadataRequest_v4, _d_MetadataRequest_v4, _d_MetadataRequest_v8, _d_MetadataRequest_v9, _d_MetadataRequest_v10, _d_MetadataRequest_v11, _d_MetadataRequest_v11, _d_MetadataRequest_v11,)
-_ENCODERS = (_e_MetadataRequest_v0, _e_MetadataRequest_v1, _e_MetadataRequest_v2, _e_MetadataRequest_v3, _e_MetadataRequest_v4, _e_MetadataRequest_v5, _e_MetadataRequest_v6, _e_MetadataRequest_v7, _e_MetadataRequest_v8, _e_MetadataRequest_v9, _e_MetadataRequest_v10, _e_MetadataRequest_v11, _e_MetadataRequest_v12, _e_MetadataRequest_v13,)
+_DECODERS: tuple[Any, ...] = (_d_MetadataRequest_v0, _d_MetadataRequest_v1, _d_MetadataRequest_v1, _d_MetadataRequest_v1, _d_MetadataRequest_v4, _d_MetadataRequest_v4, _d_MetadataRequest_v4, _d_MetadataRequest_v4, _d_MetadataRequest_v8, _d_MetadataRequest_v9, _d_MetadataRequest_v10, _d_MetadataRequest_v11, _d_MetadataRequest_v11, _d_MetadataRequest_v11,)
+_ENCODERS: tuple[Any, ...] = (_e_MetadataRequest_v0, _e_MetadataRequest_v1, _e_MetadataRequest_v2, _e_MetadataRequest_v3, _e_MetadataRequest_v4, _e_MetadataRequest_v5, _e_MetadataRequest_v6, _e_MetadataRequest_v7, _e_MetadataRequest_v8, _e_MetadataRequest_v9, _e_MetadataRequest_v10, _e_MetadataRequest_v11, _e_MetadataRequest_v12, _e_MetadataRequest_v13,)
 
 SCHEMA = _MessageInfo(
     'MetadataRequest', 'request', 3, (0, 13), (9, 32767),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -199,7 +199,7 @@ class MetadataResponse:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_MetadataResponse_v0(buf, pos):
+def _d_MetadataResponse_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(MetadataResponse)
     o.throttle_time_ms = 0
     o.cluster_id = None
@@ -290,7 +290,7 @@ def _d_MetadataResponse_v0(buf, pos):
     return o, pos
 
 
-def _d_MetadataResponse_v1(buf, pos):
+def _d_MetadataResponse_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(MetadataResponse)
     o.throttle_time_ms = 0
     o.cluster_id = None
@@ -386,7 +386,7 @@ def _d_MetadataResponse_v1(buf, pos):
     return o, pos
 
 
-def _d_MetadataResponse_v2(buf, pos):
+def _d_MetadataResponse_v2(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(MetadataResponse)
     o.throttle_time_ms = 0
     o.cluster_authorized_operations = -2147483648
@@ -491,7 +491,7 @@ def _d_MetadataResponse_v2(buf, pos):
     return o, pos
 
 
-def _d_MetadataResponse_v3(buf, pos):
+def _d_MetadataResponse_v3(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(MetadataResponse)
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
@@ -595,7 +595,7 @@ def _d_MetadataResponse_v3(buf, pos):
     return o, pos
 
 
-def _d_MetadataResponse_v5(buf, pos):
+def _d_MetadataResponse_v5(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(MetadataResponse)
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
@@ -707,7 +707,7 @@ def _d_MetadataResponse_v5(buf, pos):
     return o, pos
 
 
-def _d_MetadataResponse_v7(buf, pos):
+def _d_MetadataResponse_v7(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(MetadataResponse)
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
@@ -818,7 +818,7 @@ def _d_MetadataResponse_v7(buf, pos):
     return o, pos
 
 
-def _d_MetadataResponse_v8(buf, pos):
+def _d_MetadataResponse_v8(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(MetadataResponse)
     o.error_code = 0
     o.throttle_time_ms, _n1 = _S4.unpack_from(buf, pos)
@@ -931,7 +931,7 @@ def _d_MetadataResponse_v8(buf, pos):
     return o, pos
 
 
-def _d_MetadataResponse_v9(buf, pos):
+def _d_MetadataResponse_v9(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(MetadataResponse)
     o.error_code = 0
     o.throttle_time_ms, = _S0.unpack_from(buf, pos)
@@ -1114,7 +1114,7 @@ def _d_MetadataResponse_v9(buf, pos):
     return o, pos
 
 
-def _d_MetadataResponse_v10(buf, pos):
+def _d_MetadataResponse_v10(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(MetadataResponse)
     o.error_code = 0
     o.throttle_time_ms, = _S0.unpack_from(buf, pos)
@@ -1216,7 +1216,7 @@ def _d_MetadataResponse_v10(buf, pos):
         pos = _e14
         _u15, _x12.is_internal = _S9.unpack_from(buf, pos)
         pos += 17
-        _x12.topic_id = _UUIDS.get(_u15) or _uuid(_u15)
+        _x12.topic_id = _UUIDS.get(_u15) or _uuid_of(_u15)
         _n16 = buf[pos]
         if _n16 < 128:
             pos += 1
@@ -1297,7 +1297,7 @@ def _d_MetadataResponse_v10(buf, pos):
     return o, pos
 
 
-def _d_MetadataResponse_v11(buf, pos):
+def _d_MetadataResponse_v11(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(MetadataResponse)
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
@@ -1400,7 +1400,7 @@ def _d_MetadataResponse_v11(buf, pos):
         pos = _e14
         _u15, _x12.is_internal = _S9.unpack_from(buf, pos)
         pos += 17
-        _x12.topic_id = _UUIDS.get(_u15) or _uuid(_u15)
+        _x12.topic_id = _UUIDS.get(_u15) or _uuid_of(_u15)
         _n16 = buf[pos]
         if _n16 < 128:
             pos += 1
@@ -1479,7 +1479,7 @@ def _d_MetadataResponse_v11(buf, pos):
     return o, pos
 
 
-def _d_MetadataResponse_v12(buf, pos):
+def _d_MetadataResponse_v12(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(MetadataResponse)
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
@@ -1583,7 +1583,7 @@ def _d_MetadataResponse_v12(buf, pos):
             pos = _e14
         _u15, _x12.is_internal = _S9.unpack_from(buf, pos)
         pos += 17
-        _x12.topic_id = _UUIDS.get(_u15) or _uuid(_u15)
+        _x12.topic_id = _UUIDS.get(_u15) or _uuid_of(_u15)
         _n16 = buf[pos]
         if _n16 < 128:
             pos += 1
@@ -1662,7 +1662,7 @@ def _d_MetadataResponse_v12(buf, pos):
     return o, pos
 
 
-def _d_MetadataResponse_v13(buf, pos):
+def _d_MetadataResponse_v13(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(MetadataResponse)
     o.cluster_authorized_operations = -2147483648
     o.throttle_time_ms, = _S0.unpack_from(buf, pos)
@@ -1765,7 +1765,7 @@ def _d_MetadataResponse_v13(buf, pos):
             pos = _e14
         _u15, _x12.is_internal = _S9.unpack_from(buf, pos)
         pos += 17
-        _x12.topic_id = _UUIDS.get(_u15) or _uuid(_u15)
+        _x12.topic_id = _UUIDS.get(_u15) or _uuid_of(_u15)
         _n16 = buf[pos]
         if _n16 < 128:
             pos += 1
@@ -1846,7 +1846,7 @@ def _d_MetadataResponse_v13(buf, pos):
     return o, pos
 
 
-def _e_MetadataResponse_v0(o, out):
+def _e_MetadataResponse_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.cluster_authorized_operations != -2147483648:
         raise _rt.non_default('MetadataResponse', 'cluster_authorized_operations', 0)
@@ -1881,7 +1881,7 @@ def _e_MetadataResponse_v0(o, out):
             _w(_pack('>%di' % len(_v13), *_v13))
 
 
-def _e_MetadataResponse_v1(o, out):
+def _e_MetadataResponse_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.cluster_authorized_operations != -2147483648:
         raise _rt.non_default('MetadataResponse', 'cluster_authorized_operations', 1)
@@ -1925,7 +1925,7 @@ def _e_MetadataResponse_v1(o, out):
             _w(_pack('>%di' % len(_v15), *_v15))
 
 
-def _e_MetadataResponse_v2(o, out):
+def _e_MetadataResponse_v2(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.cluster_authorized_operations != -2147483648:
         raise _rt.non_default('MetadataResponse', 'cluster_authorized_operations', 2)
@@ -1976,7 +1976,7 @@ def _e_MetadataResponse_v2(o, out):
             _w(_pack('>%di' % len(_v17), *_v17))
 
 
-def _e_MetadataResponse_v3(o, out):
+def _e_MetadataResponse_v3(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.cluster_authorized_operations != -2147483648:
         raise _rt.non_default('MetadataResponse', 'cluster_authorized_operations', 3)
@@ -2028,7 +2028,7 @@ def _e_MetadataResponse_v3(o, out):
             _w(_pack('>%di' % len(_v17), *_v17))
 
 
-def _e_MetadataResponse_v4(o, out):
+def _e_MetadataResponse_v4(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.cluster_authorized_operations != -2147483648:
         raise _rt.non_default('MetadataResponse', 'cluster_authorized_operations', 4)
@@ -2080,7 +2080,7 @@ def _e_MetadataResponse_v4(o, out):
             _w(_pack('>%di' % len(_v17), *_v17))
 
 
-def _e_MetadataResponse_v5(o, out):
+def _e_MetadataResponse_v5(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.cluster_authorized_operations != -2147483648:
         raise _rt.non_default('MetadataResponse', 'cluster_authorized_operations', 5)
@@ -2135,7 +2135,7 @@ def _e_MetadataResponse_v5(o, out):
             _w(_pack('>%di' % len(_v19), *_v19))
 
 
-def _e_MetadataResponse_v6(o, out):
+def _e_MetadataResponse_v6(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.cluster_authorized_operations != -2147483648:
         raise _rt.non_default('MetadataResponse', 'cluster_authorized_operations', 6)
@@ -2190,7 +2190,7 @@ def _e_MetadataResponse_v6(o, out):
             _w(_pack('>%di' % len(_v19), *_v19))
 
 
-def _e_MetadataResponse_v7(o, out):
+def _e_MetadataResponse_v7(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.cluster_authorized_operations != -2147483648:
         raise _rt.non_default('MetadataResponse', 'cluster_authorized_operations', 7)
@@ -2245,7 +2245,7 @@ def _e_MetadataResponse_v7(o, out):
             _w(_pack('>%di' % len(_v19), *_v19))
 
 
-def _e_MetadataResponse_v8(o, out):
+def _e_MetadataResponse_v8(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.throttle_time_ms))
     _v1 = o.brokers
@@ -2298,7 +2298,7 @@ def _e_MetadataResponse_v8(o, out):
     _w(_S0.pack(o.cluster_authorized_operations))
 
 
-def _e_MetadataResponse_v9(o, out):
+def _e_MetadataResponse_v9(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.throttle_time_ms))
     _v1 = o.brokers
@@ -2407,7 +2407,7 @@ def _e_MetadataResponse_v9(o, out):
         _w(b'\x00')
 
 
-def _e_MetadataResponse_v10(o, out):
+def _e_MetadataResponse_v10(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.throttle_time_ms))
     _v1 = o.brokers
@@ -2516,7 +2516,7 @@ def _e_MetadataResponse_v10(o, out):
         _w(b'\x00')
 
 
-def _e_MetadataResponse_v11(o, out):
+def _e_MetadataResponse_v11(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.cluster_authorized_operations != -2147483648:
         raise _rt.non_default('MetadataResponse', 'cluster_authorized_operations', 11)
@@ -2626,7 +2626,7 @@ def _e_MetadataResponse_v11(o, out):
         _w(b'\x00')
 
 
-def _e_MetadataResponse_v12(o, out):
+def _e_MetadataResponse_v12(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.cluster_authorized_operations != -2147483648:
         raise _rt.non_default('MetadataResponse', 'cluster_authorized_operations', 12)
@@ -2739,7 +2739,7 @@ def _e_MetadataResponse_v12(o, out):
         _w(b'\x00')
 
 
-def _e_MetadataResponse_v13(o, out):
+def _e_MetadataResponse_v13(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.cluster_authorized_operations != -2147483648:
         raise _rt.non_default('MetadataResponse', 'cluster_authorized_operations', 13)
@@ -2853,8 +2853,8 @@ def _e_MetadataResponse_v13(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_MetadataResponse_v0, _d_MetadataResponse_v1, _d_MetadataResponse_v2, _d_MetadataResponse_v3, _d_MetadataResponse_v3, _d_MetadataResponse_v5, _d_MetadataResponse_v5, _d_MetadataResponse_v7, _d_MetadataResponse_v8, _d_MetadataResponse_v9, _d_MetadataResponse_v10, _d_MetadataResponse_v11, _d_MetadataResponse_v12, _d_MetadataResponse_v13,)
-_ENCODERS = (_e_MetadataResponse_v0, _e_MetadataResponse_v1, _e_MetadataResponse_v2, _e_MetadataResponse_v3, _e_MetadataResponse_v4, _e_MetadataResponse_v5, _e_MetadataResponse_v6, _e_MetadataResponse_v7, _e_MetadataResponse_v8, _e_MetadataResponse_v9, _e_MetadataResponse_v10, _e_MetadataResponse_v11, _e_MetadataResponse_v12, _e_MetadataResponse_v13,)
+_DECODERS: tuple[Any, ...] = (_d_MetadataResponse_v0, _d_MetadataResponse_v1, _d_MetadataResponse_v2, _d_MetadataResponse_v3, _d_MetadataResponse_v3, _d_MetadataResponse_v5, _d_MetadataResponse_v5, _d_MetadataResponse_v7, _d_MetadataResponse_v8, _d_MetadataResponse_v9, _d_MetadataResponse_v10, _d_MetadataResponse_v11, _d_MetadataResponse_v12, _d_MetadataResponse_v13,)
+_ENCODERS: tuple[Any, ...] = (_e_MetadataResponse_v0, _e_MetadataResponse_v1, _e_MetadataResponse_v2, _e_MetadataResponse_v3, _e_MetadataResponse_v4, _e_MetadataResponse_v5, _e_MetadataResponse_v6, _e_MetadataResponse_v7, _e_MetadataResponse_v8, _e_MetadataResponse_v9, _e_MetadataResponse_v10, _e_MetadataResponse_v11, _e_MetadataResponse_v12, _e_MetadataResponse_v13,)
 
 SCHEMA = _MessageInfo(
     'MetadataResponse', 'response', 3, (0, 13), (9, 32767),

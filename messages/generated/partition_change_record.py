@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -114,7 +114,7 @@ class PartitionChangeRecord:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _dt_PartitionChangeRecord_v0(o, buf, pos):
+def _dt_PartitionChangeRecord_v0(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -218,7 +218,7 @@ def _dt_PartitionChangeRecord_v0(o, buf, pos):
     return pos
 
 
-def _d_PartitionChangeRecord_v0(buf, pos):
+def _d_PartitionChangeRecord_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(PartitionChangeRecord)
     o.isr = None
     o.leader = -2
@@ -231,7 +231,7 @@ def _d_PartitionChangeRecord_v0(buf, pos):
     o.last_known_elr = None
     o.partition_id, _u1 = _S0.unpack_from(buf, pos)
     pos += 20
-    o.topic_id = _UUIDS.get(_u1) or _uuid(_u1)
+    o.topic_id = _UUIDS.get(_u1) or _uuid_of(_u1)
     if buf[pos] == 0:
         pos += 1
         o.unknown_tagged_fields = ()
@@ -240,7 +240,7 @@ def _d_PartitionChangeRecord_v0(buf, pos):
     return o, pos
 
 
-def _dt_PartitionChangeRecord_v1(o, buf, pos):
+def _dt_PartitionChangeRecord_v1(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -342,7 +342,7 @@ def _dt_PartitionChangeRecord_v1(o, buf, pos):
                 _s10 = _n9 * 16
                 if _s10 > len(buf) - pos:
                     raise _Bad('array of {} elements past end of buffer'.format(_n9))
-                o.directories = [_uuid(bytes(buf[p:p + 16])) for p in range(pos, pos + _s10, 16)]
+                o.directories = [_uuid_of(bytes(buf[p:p + 16])) for p in range(pos, pos + _s10, 16)]
                 pos += _s10
             if pos != end:
                 raise _Bad('tagged field 8 (Directories) is {} bytes, its value {}'.format(size, pos - end + size))
@@ -361,7 +361,7 @@ def _dt_PartitionChangeRecord_v1(o, buf, pos):
     return pos
 
 
-def _d_PartitionChangeRecord_v1(buf, pos):
+def _d_PartitionChangeRecord_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(PartitionChangeRecord)
     o.isr = None
     o.leader = -2
@@ -374,7 +374,7 @@ def _d_PartitionChangeRecord_v1(buf, pos):
     o.last_known_elr = None
     o.partition_id, _u1 = _S0.unpack_from(buf, pos)
     pos += 20
-    o.topic_id = _UUIDS.get(_u1) or _uuid(_u1)
+    o.topic_id = _UUIDS.get(_u1) or _uuid_of(_u1)
     if buf[pos] == 0:
         pos += 1
         o.unknown_tagged_fields = ()
@@ -383,7 +383,7 @@ def _d_PartitionChangeRecord_v1(buf, pos):
     return o, pos
 
 
-def _dt_PartitionChangeRecord_v2(o, buf, pos):
+def _dt_PartitionChangeRecord_v2(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -519,7 +519,7 @@ def _dt_PartitionChangeRecord_v2(o, buf, pos):
                 _s14 = _n13 * 16
                 if _s14 > len(buf) - pos:
                     raise _Bad('array of {} elements past end of buffer'.format(_n13))
-                o.directories = [_uuid(bytes(buf[p:p + 16])) for p in range(pos, pos + _s14, 16)]
+                o.directories = [_uuid_of(bytes(buf[p:p + 16])) for p in range(pos, pos + _s14, 16)]
                 pos += _s14
             if pos != end:
                 raise _Bad('tagged field 8 (Directories) is {} bytes, its value {}'.format(size, pos - end + size))
@@ -538,7 +538,7 @@ def _dt_PartitionChangeRecord_v2(o, buf, pos):
     return pos
 
 
-def _d_PartitionChangeRecord_v2(buf, pos):
+def _d_PartitionChangeRecord_v2(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(PartitionChangeRecord)
     o.isr = None
     o.leader = -2
@@ -551,7 +551,7 @@ def _d_PartitionChangeRecord_v2(buf, pos):
     o.last_known_elr = None
     o.partition_id, _u1 = _S0.unpack_from(buf, pos)
     pos += 20
-    o.topic_id = _UUIDS.get(_u1) or _uuid(_u1)
+    o.topic_id = _UUIDS.get(_u1) or _uuid_of(_u1)
     if buf[pos] == 0:
         pos += 1
         o.unknown_tagged_fields = ()
@@ -560,7 +560,7 @@ def _d_PartitionChangeRecord_v2(buf, pos):
     return o, pos
 
 
-def _e_PartitionChangeRecord_v0(o, out):
+def _e_PartitionChangeRecord_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.directories is not None:
         raise _rt.non_default('PartitionChangeRecord', 'directories', 0)
@@ -571,7 +571,7 @@ def _e_PartitionChangeRecord_v0(o, out):
     _w(_S0.pack(o.partition_id, o.topic_id.bytes))
     tags = []
     if o.isr is not None:
-        tb = []
+        tb: list[bytes] = []
         _v1 = o.isr
         if _v1 is None:
             tb.append(b'\x00')
@@ -636,7 +636,7 @@ def _e_PartitionChangeRecord_v0(o, out):
         _w(b'\x00')
 
 
-def _e_PartitionChangeRecord_v1(o, out):
+def _e_PartitionChangeRecord_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.eligible_leader_replicas is not None:
         raise _rt.non_default('PartitionChangeRecord', 'eligible_leader_replicas', 1)
@@ -645,7 +645,7 @@ def _e_PartitionChangeRecord_v1(o, out):
     _w(_S0.pack(o.partition_id, o.topic_id.bytes))
     tags = []
     if o.isr is not None:
-        tb = []
+        tb: list[bytes] = []
         _v1 = o.isr
         if _v1 is None:
             tb.append(b'\x00')
@@ -724,12 +724,12 @@ def _e_PartitionChangeRecord_v1(o, out):
         _w(b'\x00')
 
 
-def _e_PartitionChangeRecord_v2(o, out):
+def _e_PartitionChangeRecord_v2(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.partition_id, o.topic_id.bytes))
     tags = []
     if o.isr is not None:
-        tb = []
+        tb: list[bytes] = []
         _v1 = o.isr
         if _v1 is None:
             tb.append(b'\x00')
@@ -834,8 +834,8 @@ def _e_PartitionChangeRecord_v2(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_PartitionChangeRecord_v0, _d_PartitionChangeRecord_v1, _d_PartitionChangeRecord_v2,)
-_ENCODERS = (_e_PartitionChangeRecord_v0, _e_PartitionChangeRecord_v1, _e_PartitionChangeRecord_v2,)
+_DECODERS: tuple[Any, ...] = (_d_PartitionChangeRecord_v0, _d_PartitionChangeRecord_v1, _d_PartitionChangeRecord_v2,)
+_ENCODERS: tuple[Any, ...] = (_e_PartitionChangeRecord_v0, _e_PartitionChangeRecord_v1, _e_PartitionChangeRecord_v2,)
 
 SCHEMA = _MessageInfo(
     'PartitionChangeRecord', 'metadata', 5, (0, 2), (0, 32767),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -118,7 +118,7 @@ class PartitionRecord:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _dt_PartitionRecord_v0(o, buf, pos):
+def _dt_PartitionRecord_v0(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -149,7 +149,7 @@ def _dt_PartitionRecord_v0(o, buf, pos):
     return pos
 
 
-def _d_PartitionRecord_v0(buf, pos):
+def _d_PartitionRecord_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(PartitionRecord)
     o.leader_recovery_state = 0
     o.directories = []
@@ -157,7 +157,7 @@ def _d_PartitionRecord_v0(buf, pos):
     o.last_known_elr = None
     o.partition_id, _u1 = _S0.unpack_from(buf, pos)
     pos += 20
-    o.topic_id = _UUIDS.get(_u1) or _uuid(_u1)
+    o.topic_id = _UUIDS.get(_u1) or _uuid_of(_u1)
     _n2 = buf[pos]
     if _n2 < 128:
         pos += 1
@@ -220,14 +220,14 @@ def _d_PartitionRecord_v0(buf, pos):
     return o, pos
 
 
-def _d_PartitionRecord_v1(buf, pos):
+def _d_PartitionRecord_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(PartitionRecord)
     o.leader_recovery_state = 0
     o.eligible_leader_replicas = None
     o.last_known_elr = None
     o.partition_id, _u1 = _S0.unpack_from(buf, pos)
     pos += 20
-    o.topic_id = _UUIDS.get(_u1) or _uuid(_u1)
+    o.topic_id = _UUIDS.get(_u1) or _uuid_of(_u1)
     _n2 = buf[pos]
     if _n2 < 128:
         pos += 1
@@ -293,7 +293,7 @@ def _d_PartitionRecord_v1(buf, pos):
     _s11 = _n10 * 16
     if _s11 > len(buf) - pos:
         raise _Bad('array of {} elements past end of buffer'.format(_n10))
-    o.directories = [_uuid(bytes(buf[p:p + 16])) for p in range(pos, pos + _s11, 16)]
+    o.directories = [_uuid_of(bytes(buf[p:p + 16])) for p in range(pos, pos + _s11, 16)]
     pos += _s11
     if buf[pos] == 0:
         pos += 1
@@ -303,7 +303,7 @@ def _d_PartitionRecord_v1(buf, pos):
     return o, pos
 
 
-def _dt_PartitionRecord_v2(o, buf, pos):
+def _dt_PartitionRecord_v2(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -368,14 +368,14 @@ def _dt_PartitionRecord_v2(o, buf, pos):
     return pos
 
 
-def _d_PartitionRecord_v2(buf, pos):
+def _d_PartitionRecord_v2(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(PartitionRecord)
     o.leader_recovery_state = 0
     o.eligible_leader_replicas = None
     o.last_known_elr = None
     o.partition_id, _u1 = _S0.unpack_from(buf, pos)
     pos += 20
-    o.topic_id = _UUIDS.get(_u1) or _uuid(_u1)
+    o.topic_id = _UUIDS.get(_u1) or _uuid_of(_u1)
     _n2 = buf[pos]
     if _n2 < 128:
         pos += 1
@@ -441,7 +441,7 @@ def _d_PartitionRecord_v2(buf, pos):
     _s11 = _n10 * 16
     if _s11 > len(buf) - pos:
         raise _Bad('array of {} elements past end of buffer'.format(_n10))
-    o.directories = [_uuid(bytes(buf[p:p + 16])) for p in range(pos, pos + _s11, 16)]
+    o.directories = [_uuid_of(bytes(buf[p:p + 16])) for p in range(pos, pos + _s11, 16)]
     pos += _s11
     if buf[pos] == 0:
         pos += 1
@@ -451,7 +451,7 @@ def _d_PartitionRecord_v2(buf, pos):
     return o, pos
 
 
-def _e_PartitionRecord_v0(o, out):
+def _e_PartitionRecord_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if (o.directories is None or len(o.directories) != 0):
         raise _rt.non_default('PartitionRecord', 'directories', 0)
@@ -491,7 +491,7 @@ def _e_PartitionRecord_v0(o, out):
     _w(_S1.pack(o.leader, o.leader_epoch, o.partition_epoch))
     tags = []
     if o.leader_recovery_state != 0:
-        tb = []
+        tb: list[bytes] = []
         tb.append(_S2.pack(o.leader_recovery_state))
         tags.append((0, b''.join(tb)))
     if tags or o.unknown_tagged_fields:
@@ -500,7 +500,7 @@ def _e_PartitionRecord_v0(o, out):
         _w(b'\x00')
 
 
-def _e_PartitionRecord_v1(o, out):
+def _e_PartitionRecord_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.eligible_leader_replicas is not None:
         raise _rt.non_default('PartitionRecord', 'eligible_leader_replicas', 1)
@@ -546,7 +546,7 @@ def _e_PartitionRecord_v1(o, out):
         _w(_x15.bytes)
     tags = []
     if o.leader_recovery_state != 0:
-        tb = []
+        tb: list[bytes] = []
         tb.append(_S2.pack(o.leader_recovery_state))
         tags.append((0, b''.join(tb)))
     if tags or o.unknown_tagged_fields:
@@ -555,7 +555,7 @@ def _e_PartitionRecord_v1(o, out):
         _w(b'\x00')
 
 
-def _e_PartitionRecord_v2(o, out):
+def _e_PartitionRecord_v2(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.partition_id, o.topic_id.bytes))
     _v1 = o.replicas
@@ -597,7 +597,7 @@ def _e_PartitionRecord_v2(o, out):
         _w(_x15.bytes)
     tags = []
     if o.leader_recovery_state != 0:
-        tb = []
+        tb: list[bytes] = []
         tb.append(_S2.pack(o.leader_recovery_state))
         tags.append((0, b''.join(tb)))
     if o.eligible_leader_replicas is not None:
@@ -632,8 +632,8 @@ def _e_PartitionRecord_v2(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_PartitionRecord_v0, _d_PartitionRecord_v1, _d_PartitionRecord_v2,)
-_ENCODERS = (_e_PartitionRecord_v0, _e_PartitionRecord_v1, _e_PartitionRecord_v2,)
+_DECODERS: tuple[Any, ...] = (_d_PartitionRecord_v0, _d_PartitionRecord_v1, _d_PartitionRecord_v2,)
+_ENCODERS: tuple[Any, ...] = (_e_PartitionRecord_v0, _e_PartitionRecord_v1, _e_PartitionRecord_v2,)
 
 SCHEMA = _MessageInfo(
     'PartitionRecord', 'metadata', 3, (0, 2), (0, 32767),

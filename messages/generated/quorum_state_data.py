@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -125,7 +125,7 @@ class QuorumStateData:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_QuorumStateData_v0(buf, pos):
+def _d_QuorumStateData_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(QuorumStateData)
     o.voted_directory_id = _ZERO_UUID
     _n1 = buf[pos]
@@ -174,14 +174,14 @@ def _d_QuorumStateData_v0(buf, pos):
     return o, pos
 
 
-def _d_QuorumStateData_v1(buf, pos):
+def _d_QuorumStateData_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(QuorumStateData)
     o.cluster_id = ''
     o.applied_offset = 0
     o.current_voters = []
     o.leader_id, o.leader_epoch, o.voted_id, _u1 = _S2.unpack_from(buf, pos)
     pos += 28
-    o.voted_directory_id = _UUIDS.get(_u1) or _uuid(_u1)
+    o.voted_directory_id = _UUIDS.get(_u1) or _uuid_of(_u1)
     if buf[pos] == 0:
         pos += 1
         o.unknown_tagged_fields = ()
@@ -190,7 +190,7 @@ def _d_QuorumStateData_v1(buf, pos):
     return o, pos
 
 
-def _e_QuorumStateData_v0(o, out):
+def _e_QuorumStateData_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.voted_directory_id != _ZERO_UUID:
         raise _rt.non_default('QuorumStateData', 'voted_directory_id', 0)
@@ -224,7 +224,7 @@ def _e_QuorumStateData_v0(o, out):
         _w(b'\x00')
 
 
-def _e_QuorumStateData_v1(o, out):
+def _e_QuorumStateData_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.cluster_id != '':
         raise _rt.non_default('QuorumStateData', 'cluster_id', 1)
@@ -239,8 +239,8 @@ def _e_QuorumStateData_v1(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_QuorumStateData_v0, _d_QuorumStateData_v1,)
-_ENCODERS = (_e_QuorumStateData_v0, _e_QuorumStateData_v1,)
+_DECODERS: tuple[Any, ...] = (_d_QuorumStateData_v0, _d_QuorumStateData_v1,)
+_ENCODERS: tuple[Any, ...] = (_e_QuorumStateData_v0, _e_QuorumStateData_v1,)
 
 SCHEMA = _MessageInfo(
     'QuorumStateData', 'data', None, (0, 1), (0, 32767),

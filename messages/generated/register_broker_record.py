@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -165,7 +165,7 @@ class RegisterBrokerRecord:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_RegisterBrokerRecord_v0(buf, pos):
+def _d_RegisterBrokerRecord_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(RegisterBrokerRecord)
     o.is_migrating_zk_broker = False
     o.in_controlled_shutdown = False
@@ -173,7 +173,7 @@ def _d_RegisterBrokerRecord_v0(buf, pos):
     o.cordoned_log_dirs = None
     o.broker_id, _u1, o.broker_epoch = _S0.unpack_from(buf, pos)
     pos += 28
-    o.incarnation_id = _UUIDS.get(_u1) or _uuid(_u1)
+    o.incarnation_id = _UUIDS.get(_u1) or _uuid_of(_u1)
     _n2 = buf[pos]
     if _n2 < 128:
         pos += 1
@@ -281,14 +281,14 @@ def _d_RegisterBrokerRecord_v0(buf, pos):
     return o, pos
 
 
-def _d_RegisterBrokerRecord_v1(buf, pos):
+def _d_RegisterBrokerRecord_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(RegisterBrokerRecord)
     o.is_migrating_zk_broker = False
     o.log_dirs = []
     o.cordoned_log_dirs = None
     o.broker_id, _u1, o.broker_epoch = _S0.unpack_from(buf, pos)
     pos += 28
-    o.incarnation_id = _UUIDS.get(_u1) or _uuid(_u1)
+    o.incarnation_id = _UUIDS.get(_u1) or _uuid_of(_u1)
     _n2 = buf[pos]
     if _n2 < 128:
         pos += 1
@@ -396,13 +396,13 @@ def _d_RegisterBrokerRecord_v1(buf, pos):
     return o, pos
 
 
-def _d_RegisterBrokerRecord_v2(buf, pos):
+def _d_RegisterBrokerRecord_v2(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(RegisterBrokerRecord)
     o.log_dirs = []
     o.cordoned_log_dirs = None
     o.broker_id, o.is_migrating_zk_broker, _u1, o.broker_epoch = _S5.unpack_from(buf, pos)
     pos += 29
-    o.incarnation_id = _UUIDS.get(_u1) or _uuid(_u1)
+    o.incarnation_id = _UUIDS.get(_u1) or _uuid_of(_u1)
     _n2 = buf[pos]
     if _n2 < 128:
         pos += 1
@@ -510,7 +510,7 @@ def _d_RegisterBrokerRecord_v2(buf, pos):
     return o, pos
 
 
-def _dt_RegisterBrokerRecord_v3(o, buf, pos):
+def _dt_RegisterBrokerRecord_v3(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -533,7 +533,7 @@ def _dt_RegisterBrokerRecord_v3(o, buf, pos):
             _s2 = _n1 * 16
             if _s2 > len(buf) - pos:
                 raise _Bad('array of {} elements past end of buffer'.format(_n1))
-            o.log_dirs = [_uuid(bytes(buf[p:p + 16])) for p in range(pos, pos + _s2, 16)]
+            o.log_dirs = [_uuid_of(bytes(buf[p:p + 16])) for p in range(pos, pos + _s2, 16)]
             pos += _s2
             if pos != end:
                 raise _Bad('tagged field 0 (LogDirs) is {} bytes, its value {}'.format(size, pos - end + size))
@@ -552,13 +552,13 @@ def _dt_RegisterBrokerRecord_v3(o, buf, pos):
     return pos
 
 
-def _d_RegisterBrokerRecord_v3(buf, pos):
+def _d_RegisterBrokerRecord_v3(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(RegisterBrokerRecord)
     o.log_dirs = []
     o.cordoned_log_dirs = None
     o.broker_id, o.is_migrating_zk_broker, _u1, o.broker_epoch = _S5.unpack_from(buf, pos)
     pos += 29
-    o.incarnation_id = _UUIDS.get(_u1) or _uuid(_u1)
+    o.incarnation_id = _UUIDS.get(_u1) or _uuid_of(_u1)
     _n2 = buf[pos]
     if _n2 < 128:
         pos += 1
@@ -666,7 +666,7 @@ def _d_RegisterBrokerRecord_v3(buf, pos):
     return o, pos
 
 
-def _dt_RegisterBrokerRecord_v4(o, buf, pos):
+def _dt_RegisterBrokerRecord_v4(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -689,7 +689,7 @@ def _dt_RegisterBrokerRecord_v4(o, buf, pos):
             _s2 = _n1 * 16
             if _s2 > len(buf) - pos:
                 raise _Bad('array of {} elements past end of buffer'.format(_n1))
-            o.log_dirs = [_uuid(bytes(buf[p:p + 16])) for p in range(pos, pos + _s2, 16)]
+            o.log_dirs = [_uuid_of(bytes(buf[p:p + 16])) for p in range(pos, pos + _s2, 16)]
             pos += _s2
             if pos != end:
                 raise _Bad('tagged field 0 (LogDirs) is {} bytes, its value {}'.format(size, pos - end + size))
@@ -706,7 +706,7 @@ def _dt_RegisterBrokerRecord_v4(o, buf, pos):
                 _s4 = _n3 * 16
                 if _s4 > len(buf) - pos:
                     raise _Bad('array of {} elements past end of buffer'.format(_n3))
-                o.cordoned_log_dirs = [_uuid(bytes(buf[p:p + 16])) for p in range(pos, pos + _s4, 16)]
+                o.cordoned_log_dirs = [_uuid_of(bytes(buf[p:p + 16])) for p in range(pos, pos + _s4, 16)]
                 pos += _s4
             if pos != end:
                 raise _Bad('tagged field 1 (CordonedLogDirs) is {} bytes, its value {}'.format(size, pos - end + size))
@@ -725,13 +725,13 @@ def _dt_RegisterBrokerRecord_v4(o, buf, pos):
     return pos
 
 
-def _d_RegisterBrokerRecord_v4(buf, pos):
+def _d_RegisterBrokerRecord_v4(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(RegisterBrokerRecord)
     o.log_dirs = []
     o.cordoned_log_dirs = None
     o.broker_id, o.is_migrating_zk_broker, _u1, o.broker_epoch = _S5.unpack_from(buf, pos)
     pos += 29
-    o.incarnation_id = _UUIDS.get(_u1) or _uuid(_u1)
+    o.incarnation_id = _UUIDS.get(_u1) or _uuid_of(_u1)
     _n2 = buf[pos]
     if _n2 < 128:
         pos += 1
@@ -839,7 +839,7 @@ def _d_RegisterBrokerRecord_v4(buf, pos):
     return o, pos
 
 
-def _e_RegisterBrokerRecord_v0(o, out):
+def _e_RegisterBrokerRecord_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.is_migrating_zk_broker != False:
         raise _rt.non_default('RegisterBrokerRecord', 'is_migrating_zk_broker', 0)
@@ -916,7 +916,7 @@ def _e_RegisterBrokerRecord_v0(o, out):
         _w(b'\x00')
 
 
-def _e_RegisterBrokerRecord_v1(o, out):
+def _e_RegisterBrokerRecord_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.is_migrating_zk_broker != False:
         raise _rt.non_default('RegisterBrokerRecord', 'is_migrating_zk_broker', 1)
@@ -991,7 +991,7 @@ def _e_RegisterBrokerRecord_v1(o, out):
         _w(b'\x00')
 
 
-def _e_RegisterBrokerRecord_v2(o, out):
+def _e_RegisterBrokerRecord_v2(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if (o.log_dirs is None or len(o.log_dirs) != 0):
         raise _rt.non_default('RegisterBrokerRecord', 'log_dirs', 2)
@@ -1064,7 +1064,7 @@ def _e_RegisterBrokerRecord_v2(o, out):
         _w(b'\x00')
 
 
-def _e_RegisterBrokerRecord_v3(o, out):
+def _e_RegisterBrokerRecord_v3(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.cordoned_log_dirs is not None:
         raise _rt.non_default('RegisterBrokerRecord', 'cordoned_log_dirs', 3)
@@ -1131,7 +1131,7 @@ def _e_RegisterBrokerRecord_v3(o, out):
     _w(_S4.pack(o.fenced, o.in_controlled_shutdown))
     tags = []
     if (o.log_dirs is None or len(o.log_dirs) != 0):
-        tb = []
+        tb: list[bytes] = []
         _v19 = o.log_dirs
         _n20 = len(_v19) + 1
         if _n20 < 128:
@@ -1147,7 +1147,7 @@ def _e_RegisterBrokerRecord_v3(o, out):
         _w(b'\x00')
 
 
-def _e_RegisterBrokerRecord_v4(o, out):
+def _e_RegisterBrokerRecord_v4(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S5.pack(o.broker_id, o.is_migrating_zk_broker, o.incarnation_id.bytes, o.broker_epoch))
     _v1 = o.end_points
@@ -1212,7 +1212,7 @@ def _e_RegisterBrokerRecord_v4(o, out):
     _w(_S4.pack(o.fenced, o.in_controlled_shutdown))
     tags = []
     if (o.log_dirs is None or len(o.log_dirs) != 0):
-        tb = []
+        tb: list[bytes] = []
         _v19 = o.log_dirs
         _n20 = len(_v19) + 1
         if _n20 < 128:
@@ -1242,8 +1242,8 @@ def _e_RegisterBrokerRecord_v4(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_RegisterBrokerRecord_v0, _d_RegisterBrokerRecord_v1, _d_RegisterBrokerRecord_v2, _d_RegisterBrokerRecord_v3, _d_RegisterBrokerRecord_v4,)
-_ENCODERS = (_e_RegisterBrokerRecord_v0, _e_RegisterBrokerRecord_v1, _e_RegisterBrokerRecord_v2, _e_RegisterBrokerRecord_v3, _e_RegisterBrokerRecord_v4,)
+_DECODERS: tuple[Any, ...] = (_d_RegisterBrokerRecord_v0, _d_RegisterBrokerRecord_v1, _d_RegisterBrokerRecord_v2, _d_RegisterBrokerRecord_v3, _d_RegisterBrokerRecord_v4,)
+_ENCODERS: tuple[Any, ...] = (_e_RegisterBrokerRecord_v0, _e_RegisterBrokerRecord_v1, _e_RegisterBrokerRecord_v2, _e_RegisterBrokerRecord_v3, _e_RegisterBrokerRecord_v4,)
 
 SCHEMA = _MessageInfo(
     'RegisterBrokerRecord', 'metadata', 0, (0, 4), (0, 32767),

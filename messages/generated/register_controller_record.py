@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -150,11 +150,11 @@ class RegisterControllerRecord:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_RegisterControllerRecord_v0(buf, pos):
+def _d_RegisterControllerRecord_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(RegisterControllerRecord)
     o.controller_id, _u1, o.zk_migration_ready = _S0.unpack_from(buf, pos)
     pos += 21
-    o.incarnation_id = _UUIDS.get(_u1) or _uuid(_u1)
+    o.incarnation_id = _UUIDS.get(_u1) or _uuid_of(_u1)
     _n2 = buf[pos]
     if _n2 < 128:
         pos += 1
@@ -246,7 +246,7 @@ def _d_RegisterControllerRecord_v0(buf, pos):
     return o, pos
 
 
-def _e_RegisterControllerRecord_v0(o, out):
+def _e_RegisterControllerRecord_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.controller_id, o.incarnation_id.bytes, o.zk_migration_ready))
     _v1 = o.end_points
@@ -303,8 +303,8 @@ def _e_RegisterControllerRecord_v0(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_RegisterControllerRecord_v0,)
-_ENCODERS = (_e_RegisterControllerRecord_v0,)
+_DECODERS: tuple[Any, ...] = (_d_RegisterControllerRecord_v0,)
+_ENCODERS: tuple[Any, ...] = (_e_RegisterControllerRecord_v0,)
 
 SCHEMA = _MessageInfo(
     'RegisterControllerRecord', 'metadata', 27, (0, 0), (0, 32767),

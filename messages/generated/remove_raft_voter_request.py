@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -96,7 +96,7 @@ class RemoveRaftVoterRequest:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_RemoveRaftVoterRequest_v0(buf, pos):
+def _d_RemoveRaftVoterRequest_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(RemoveRaftVoterRequest)
     _n1 = buf[pos]
     if _n1 < 128:
@@ -114,7 +114,7 @@ def _d_RemoveRaftVoterRequest_v0(buf, pos):
         pos = _e2
     o.voter_id, _u3 = _S0.unpack_from(buf, pos)
     pos += 20
-    o.voter_directory_id = _UUIDS.get(_u3) or _uuid(_u3)
+    o.voter_directory_id = _UUIDS.get(_u3) or _uuid_of(_u3)
     if buf[pos] == 0:
         pos += 1
         o.unknown_tagged_fields = ()
@@ -123,7 +123,7 @@ def _d_RemoveRaftVoterRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_RemoveRaftVoterRequest_v0(o, out):
+def _e_RemoveRaftVoterRequest_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _v1 = o.cluster_id
     if _v1 is None:
@@ -143,8 +143,8 @@ def _e_RemoveRaftVoterRequest_v0(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_RemoveRaftVoterRequest_v0,)
-_ENCODERS = (_e_RemoveRaftVoterRequest_v0,)
+_DECODERS: tuple[Any, ...] = (_d_RemoveRaftVoterRequest_v0,)
+_ENCODERS: tuple[Any, ...] = (_e_RemoveRaftVoterRequest_v0,)
 
 SCHEMA = _MessageInfo(
     'RemoveRaftVoterRequest', 'request', 81, (0, 0), (0, 32767),

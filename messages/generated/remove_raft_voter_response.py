@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -96,7 +96,7 @@ class RemoveRaftVoterResponse:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_RemoveRaftVoterResponse_v0(buf, pos):
+def _d_RemoveRaftVoterResponse_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(RemoveRaftVoterResponse)
     o.throttle_time_ms, o.error_code = _S0.unpack_from(buf, pos)
     pos += 6
@@ -122,7 +122,7 @@ def _d_RemoveRaftVoterResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_RemoveRaftVoterResponse_v0(o, out):
+def _e_RemoveRaftVoterResponse_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.throttle_time_ms, o.error_code))
     _v1 = o.error_message
@@ -142,8 +142,8 @@ def _e_RemoveRaftVoterResponse_v0(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_RemoveRaftVoterResponse_v0,)
-_ENCODERS = (_e_RemoveRaftVoterResponse_v0,)
+_DECODERS: tuple[Any, ...] = (_d_RemoveRaftVoterResponse_v0,)
+_ENCODERS: tuple[Any, ...] = (_e_RemoveRaftVoterResponse_v0,)
 
 SCHEMA = _MessageInfo(
     'RemoveRaftVoterResponse', 'response', 81, (0, 0), (0, 32767),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -100,7 +100,7 @@ class RequestHeader:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_RequestHeader_v1(buf, pos):
+def _d_RequestHeader_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(RequestHeader)
     o.request_api_key, o.request_api_version, o.correlation_id, _n1 = _S0.unpack_from(buf, pos)
     pos += 10
@@ -116,7 +116,7 @@ def _d_RequestHeader_v1(buf, pos):
     return o, pos
 
 
-def _d_RequestHeader_v2(buf, pos):
+def _d_RequestHeader_v2(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(RequestHeader)
     o.request_api_key, o.request_api_version, o.correlation_id, _n1 = _S0.unpack_from(buf, pos)
     pos += 10
@@ -136,7 +136,7 @@ def _d_RequestHeader_v2(buf, pos):
     return o, pos
 
 
-def _e_RequestHeader_v1(o, out):
+def _e_RequestHeader_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S1.pack(o.request_api_key, o.request_api_version, o.correlation_id))
     _v1 = o.client_id
@@ -148,7 +148,7 @@ def _e_RequestHeader_v1(o, out):
         _w(_b2)
 
 
-def _e_RequestHeader_v2(o, out):
+def _e_RequestHeader_v2(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S1.pack(o.request_api_key, o.request_api_version, o.correlation_id))
     _v1 = o.client_id
@@ -164,8 +164,8 @@ def _e_RequestHeader_v2(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (None, _d_RequestHeader_v1, _d_RequestHeader_v2,)
-_ENCODERS = (None, _e_RequestHeader_v1, _e_RequestHeader_v2,)
+_DECODERS: tuple[Any, ...] = (None, _d_RequestHeader_v1, _d_RequestHeader_v2,)
+_ENCODERS: tuple[Any, ...] = (None, _e_RequestHeader_v1, _e_RequestHeader_v2,)
 
 SCHEMA = _MessageInfo(
     'RequestHeader', 'header', None, (1, 2), (2, 32767),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -92,7 +92,7 @@ class SaslAuthenticateRequest:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_SaslAuthenticateRequest_v0(buf, pos):
+def _d_SaslAuthenticateRequest_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(SaslAuthenticateRequest)
     _n1, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -107,7 +107,7 @@ def _d_SaslAuthenticateRequest_v0(buf, pos):
     return o, pos
 
 
-def _d_SaslAuthenticateRequest_v2(buf, pos):
+def _d_SaslAuthenticateRequest_v2(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(SaslAuthenticateRequest)
     _n1 = buf[pos]
     if _n1 < 128:
@@ -130,14 +130,14 @@ def _d_SaslAuthenticateRequest_v2(buf, pos):
     return o, pos
 
 
-def _e_SaslAuthenticateRequest_v0(o, out):
+def _e_SaslAuthenticateRequest_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _v1 = o.auth_bytes
     _w(_S0.pack(len(_v1)))
     _w(_v1)
 
 
-def _e_SaslAuthenticateRequest_v2(o, out):
+def _e_SaslAuthenticateRequest_v2(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _v1 = o.auth_bytes
     _n2 = len(_v1) + 1
@@ -152,8 +152,8 @@ def _e_SaslAuthenticateRequest_v2(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_SaslAuthenticateRequest_v0, _d_SaslAuthenticateRequest_v0, _d_SaslAuthenticateRequest_v2,)
-_ENCODERS = (_e_SaslAuthenticateRequest_v0, _e_SaslAuthenticateRequest_v0, _e_SaslAuthenticateRequest_v2,)
+_DECODERS: tuple[Any, ...] = (_d_SaslAuthenticateRequest_v0, _d_SaslAuthenticateRequest_v0, _d_SaslAuthenticateRequest_v2,)
+_ENCODERS: tuple[Any, ...] = (_e_SaslAuthenticateRequest_v0, _e_SaslAuthenticateRequest_v0, _e_SaslAuthenticateRequest_v2,)
 
 SCHEMA = _MessageInfo(
     'SaslAuthenticateRequest', 'request', 36, (0, 2), (2, 32767),

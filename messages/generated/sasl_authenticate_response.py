@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -101,7 +101,7 @@ class SaslAuthenticateResponse:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_SaslAuthenticateResponse_v0(buf, pos):
+def _d_SaslAuthenticateResponse_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(SaslAuthenticateResponse)
     o.session_lifetime_ms = 0
     o.error_code, _n1 = _S0.unpack_from(buf, pos)
@@ -127,7 +127,7 @@ def _d_SaslAuthenticateResponse_v0(buf, pos):
     return o, pos
 
 
-def _d_SaslAuthenticateResponse_v1(buf, pos):
+def _d_SaslAuthenticateResponse_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(SaslAuthenticateResponse)
     o.error_code, _n1 = _S0.unpack_from(buf, pos)
     pos += 4
@@ -154,7 +154,7 @@ def _d_SaslAuthenticateResponse_v1(buf, pos):
     return o, pos
 
 
-def _d_SaslAuthenticateResponse_v2(buf, pos):
+def _d_SaslAuthenticateResponse_v2(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(SaslAuthenticateResponse)
     o.error_code, = _S3.unpack_from(buf, pos)
     pos += 2
@@ -195,7 +195,7 @@ def _d_SaslAuthenticateResponse_v2(buf, pos):
     return o, pos
 
 
-def _e_SaslAuthenticateResponse_v0(o, out):
+def _e_SaslAuthenticateResponse_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S3.pack(o.error_code))
     _v1 = o.error_message
@@ -210,7 +210,7 @@ def _e_SaslAuthenticateResponse_v0(o, out):
     _w(_v3)
 
 
-def _e_SaslAuthenticateResponse_v1(o, out):
+def _e_SaslAuthenticateResponse_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S3.pack(o.error_code))
     _v1 = o.error_message
@@ -226,7 +226,7 @@ def _e_SaslAuthenticateResponse_v1(o, out):
     _w(_S2.pack(o.session_lifetime_ms))
 
 
-def _e_SaslAuthenticateResponse_v2(o, out):
+def _e_SaslAuthenticateResponse_v2(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S3.pack(o.error_code))
     _v1 = o.error_message
@@ -254,8 +254,8 @@ def _e_SaslAuthenticateResponse_v2(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_SaslAuthenticateResponse_v0, _d_SaslAuthenticateResponse_v1, _d_SaslAuthenticateResponse_v2,)
-_ENCODERS = (_e_SaslAuthenticateResponse_v0, _e_SaslAuthenticateResponse_v1, _e_SaslAuthenticateResponse_v2,)
+_DECODERS: tuple[Any, ...] = (_d_SaslAuthenticateResponse_v0, _d_SaslAuthenticateResponse_v1, _d_SaslAuthenticateResponse_v2,)
+_ENCODERS: tuple[Any, ...] = (_e_SaslAuthenticateResponse_v0, _e_SaslAuthenticateResponse_v1, _e_SaslAuthenticateResponse_v2,)
 
 SCHEMA = _MessageInfo(
     'SaslAuthenticateResponse', 'response', 36, (0, 2), (2, 32767),

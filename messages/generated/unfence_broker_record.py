@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -94,7 +94,7 @@ class UnfenceBrokerRecord:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_UnfenceBrokerRecord_v0(buf, pos):
+def _d_UnfenceBrokerRecord_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(UnfenceBrokerRecord)
     o.id, o.epoch = _S0.unpack_from(buf, pos)
     pos += 12
@@ -106,7 +106,7 @@ def _d_UnfenceBrokerRecord_v0(buf, pos):
     return o, pos
 
 
-def _e_UnfenceBrokerRecord_v0(o, out):
+def _e_UnfenceBrokerRecord_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.id, o.epoch))
     if o.unknown_tagged_fields:
@@ -115,8 +115,8 @@ def _e_UnfenceBrokerRecord_v0(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_UnfenceBrokerRecord_v0,)
-_ENCODERS = (_e_UnfenceBrokerRecord_v0,)
+_DECODERS: tuple[Any, ...] = (_d_UnfenceBrokerRecord_v0,)
+_ENCODERS: tuple[Any, ...] = (_e_UnfenceBrokerRecord_v0,)
 
 SCHEMA = _MessageInfo(
     'UnfenceBrokerRecord', 'metadata', 8, (0, 0), (0, 32767),

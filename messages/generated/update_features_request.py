@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -124,7 +124,7 @@ class UpdateFeaturesRequest:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_UpdateFeaturesRequest_v0(buf, pos):
+def _d_UpdateFeaturesRequest_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(UpdateFeaturesRequest)
     o.validate_only = False
     o.timeout_ms, = _S0.unpack_from(buf, pos)
@@ -173,7 +173,7 @@ def _d_UpdateFeaturesRequest_v0(buf, pos):
     return o, pos
 
 
-def _d_UpdateFeaturesRequest_v1(buf, pos):
+def _d_UpdateFeaturesRequest_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(UpdateFeaturesRequest)
     o.timeout_ms, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -223,7 +223,7 @@ def _d_UpdateFeaturesRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_UpdateFeaturesRequest_v0(o, out):
+def _e_UpdateFeaturesRequest_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if o.validate_only != False:
         raise _rt.non_default('UpdateFeaturesRequest', 'validate_only', 0)
@@ -256,7 +256,7 @@ def _e_UpdateFeaturesRequest_v0(o, out):
         _w(b'\x00')
 
 
-def _e_UpdateFeaturesRequest_v1(o, out):
+def _e_UpdateFeaturesRequest_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.timeout_ms))
     _v1 = o.feature_updates
@@ -288,7 +288,7 @@ def _e_UpdateFeaturesRequest_v1(o, out):
         _w(b'\x00')
 
 
-def _e_UpdateFeaturesRequest_v2(o, out):
+def _e_UpdateFeaturesRequest_v2(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.timeout_ms))
     _v1 = o.feature_updates
@@ -320,8 +320,8 @@ def _e_UpdateFeaturesRequest_v2(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_UpdateFeaturesRequest_v0, _d_UpdateFeaturesRequest_v1, _d_UpdateFeaturesRequest_v1,)
-_ENCODERS = (_e_UpdateFeaturesRequest_v0, _e_UpdateFeaturesRequest_v1, _e_UpdateFeaturesRequest_v2,)
+_DECODERS: tuple[Any, ...] = (_d_UpdateFeaturesRequest_v0, _d_UpdateFeaturesRequest_v1, _d_UpdateFeaturesRequest_v1,)
+_ENCODERS: tuple[Any, ...] = (_e_UpdateFeaturesRequest_v0, _e_UpdateFeaturesRequest_v1, _e_UpdateFeaturesRequest_v2,)
 
 SCHEMA = _MessageInfo(
     'UpdateFeaturesRequest', 'request', 57, (0, 2), (0, 32767),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -122,7 +122,7 @@ class UpdateFeaturesResponse:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_UpdateFeaturesResponse_v0(buf, pos):
+def _d_UpdateFeaturesResponse_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(UpdateFeaturesResponse)
     o.throttle_time_ms, o.error_code = _S0.unpack_from(buf, pos)
     pos += 6
@@ -197,7 +197,7 @@ def _d_UpdateFeaturesResponse_v0(buf, pos):
     return o, pos
 
 
-def _d_UpdateFeaturesResponse_v2(buf, pos):
+def _d_UpdateFeaturesResponse_v2(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(UpdateFeaturesResponse)
     o.results = []
     o.throttle_time_ms, o.error_code = _S0.unpack_from(buf, pos)
@@ -224,7 +224,7 @@ def _d_UpdateFeaturesResponse_v2(buf, pos):
     return o, pos
 
 
-def _e_UpdateFeaturesResponse_v0(o, out):
+def _e_UpdateFeaturesResponse_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.throttle_time_ms, o.error_code))
     _v1 = o.error_message
@@ -275,7 +275,7 @@ def _e_UpdateFeaturesResponse_v0(o, out):
         _w(b'\x00')
 
 
-def _e_UpdateFeaturesResponse_v2(o, out):
+def _e_UpdateFeaturesResponse_v2(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if (o.results is None or len(o.results) != 0):
         raise _rt.non_default('UpdateFeaturesResponse', 'results', 2)
@@ -297,8 +297,8 @@ def _e_UpdateFeaturesResponse_v2(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_UpdateFeaturesResponse_v0, _d_UpdateFeaturesResponse_v0, _d_UpdateFeaturesResponse_v2,)
-_ENCODERS = (_e_UpdateFeaturesResponse_v0, _e_UpdateFeaturesResponse_v0, _e_UpdateFeaturesResponse_v2,)
+_DECODERS: tuple[Any, ...] = (_d_UpdateFeaturesResponse_v0, _d_UpdateFeaturesResponse_v0, _d_UpdateFeaturesResponse_v2,)
+_ENCODERS: tuple[Any, ...] = (_e_UpdateFeaturesResponse_v0, _e_UpdateFeaturesResponse_v0, _e_UpdateFeaturesResponse_v2,)
 
 SCHEMA = _MessageInfo(
     'UpdateFeaturesResponse', 'response', 57, (0, 2), (0, 32767),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -123,7 +123,7 @@ class UpdateRaftVoterResponse:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_CurrentLeader_v0(buf, pos):
+def _d_CurrentLeader_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(CurrentLeader)
     o.leader_id, o.leader_epoch = _S1.unpack_from(buf, pos)
     pos += 8
@@ -150,7 +150,7 @@ def _d_CurrentLeader_v0(buf, pos):
     return o, pos
 
 
-def _dt_UpdateRaftVoterResponse_v0(o, buf, pos):
+def _dt_UpdateRaftVoterResponse_v0(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -180,7 +180,7 @@ def _dt_UpdateRaftVoterResponse_v0(o, buf, pos):
     return pos
 
 
-def _d_UpdateRaftVoterResponse_v0(buf, pos):
+def _d_UpdateRaftVoterResponse_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(UpdateRaftVoterResponse)
     o.current_leader = CurrentLeader()
     o.throttle_time_ms, o.error_code = _S0.unpack_from(buf, pos)
@@ -193,7 +193,7 @@ def _d_UpdateRaftVoterResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_CurrentLeader_v0(o, out):
+def _e_CurrentLeader_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S1.pack(o.leader_id, o.leader_epoch))
     _v1 = o.host
@@ -211,12 +211,12 @@ def _e_CurrentLeader_v0(o, out):
         _w(b'\x00')
 
 
-def _e_UpdateRaftVoterResponse_v0(o, out):
+def _e_UpdateRaftVoterResponse_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.throttle_time_ms, o.error_code))
     tags = []
     if o.current_leader != _DEF_CurrentLeader:
-        tb = []
+        tb: list[bytes] = []
         _e_CurrentLeader_v0(o.current_leader, tb)
         tags.append((0, b''.join(tb)))
     if tags or o.unknown_tagged_fields:
@@ -226,8 +226,8 @@ def _e_UpdateRaftVoterResponse_v0(o, out):
 
 
 _DEF_CurrentLeader = CurrentLeader()
-_DECODERS = (_d_UpdateRaftVoterResponse_v0,)
-_ENCODERS = (_e_UpdateRaftVoterResponse_v0,)
+_DECODERS: tuple[Any, ...] = (_d_UpdateRaftVoterResponse_v0,)
+_ENCODERS: tuple[Any, ...] = (_e_UpdateRaftVoterResponse_v0,)
 
 SCHEMA = _MessageInfo(
     'UpdateRaftVoterResponse', 'response', 82, (0, 0), (0, 32767),

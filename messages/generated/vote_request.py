@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -153,7 +153,7 @@ class VoteRequest:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_VoteRequest_v0(buf, pos):
+def _d_VoteRequest_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(VoteRequest)
     o.voter_id = -1
     _n1 = buf[pos]
@@ -236,7 +236,7 @@ def _d_VoteRequest_v0(buf, pos):
     return o, pos
 
 
-def _d_VoteRequest_v1(buf, pos):
+def _d_VoteRequest_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(VoteRequest)
     _n1 = buf[pos]
     if _n1 < 128:
@@ -296,8 +296,8 @@ def _d_VoteRequest_v1(buf, pos):
             _x10.pre_vote = False
             _x10.partition_index, _x10.replica_epoch, _x10.replica_id, _u11, _u12, _x10.last_offset_epoch, _x10.last_offset = _S2.unpack_from(buf, pos)
             pos += 56
-            _x10.replica_directory_id = _UUIDS.get(_u11) or _uuid(_u11)
-            _x10.voter_directory_id = _UUIDS.get(_u12) or _uuid(_u12)
+            _x10.replica_directory_id = _UUIDS.get(_u11) or _uuid_of(_u11)
+            _x10.voter_directory_id = _UUIDS.get(_u12) or _uuid_of(_u12)
             if buf[pos] == 0:
                 pos += 1
                 _x10.unknown_tagged_fields = ()
@@ -320,7 +320,7 @@ def _d_VoteRequest_v1(buf, pos):
     return o, pos
 
 
-def _d_VoteRequest_v2(buf, pos):
+def _d_VoteRequest_v2(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(VoteRequest)
     _n1 = buf[pos]
     if _n1 < 128:
@@ -379,8 +379,8 @@ def _d_VoteRequest_v2(buf, pos):
             _x10 = _new(PartitionData)
             _x10.partition_index, _x10.replica_epoch, _x10.replica_id, _u11, _u12, _x10.last_offset_epoch, _x10.last_offset, _x10.pre_vote = _S3.unpack_from(buf, pos)
             pos += 57
-            _x10.replica_directory_id = _UUIDS.get(_u11) or _uuid(_u11)
-            _x10.voter_directory_id = _UUIDS.get(_u12) or _uuid(_u12)
+            _x10.replica_directory_id = _UUIDS.get(_u11) or _uuid_of(_u11)
+            _x10.voter_directory_id = _UUIDS.get(_u12) or _uuid_of(_u12)
             if buf[pos] == 0:
                 pos += 1
                 _x10.unknown_tagged_fields = ()
@@ -403,7 +403,7 @@ def _d_VoteRequest_v2(buf, pos):
     return o, pos
 
 
-def _e_VoteRequest_v0(o, out):
+def _e_VoteRequest_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _v1 = o.cluster_id
     if _v1 is None:
@@ -455,7 +455,7 @@ def _e_VoteRequest_v0(o, out):
         _w(b'\x00')
 
 
-def _e_VoteRequest_v1(o, out):
+def _e_VoteRequest_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _v1 = o.cluster_id
     if _v1 is None:
@@ -508,7 +508,7 @@ def _e_VoteRequest_v1(o, out):
         _w(b'\x00')
 
 
-def _e_VoteRequest_v2(o, out):
+def _e_VoteRequest_v2(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _v1 = o.cluster_id
     if _v1 is None:
@@ -559,8 +559,8 @@ def _e_VoteRequest_v2(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_VoteRequest_v0, _d_VoteRequest_v1, _d_VoteRequest_v2,)
-_ENCODERS = (_e_VoteRequest_v0, _e_VoteRequest_v1, _e_VoteRequest_v2,)
+_DECODERS: tuple[Any, ...] = (_d_VoteRequest_v0, _d_VoteRequest_v1, _d_VoteRequest_v2,)
+_ENCODERS: tuple[Any, ...] = (_e_VoteRequest_v0, _e_VoteRequest_v1, _e_VoteRequest_v2,)
 
 SCHEMA = _MessageInfo(
     'VoteRequest', 'request', 52, (0, 2), (0, 32767),

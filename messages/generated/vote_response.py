@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -170,7 +170,7 @@ class VoteResponse:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_VoteResponse_v0(buf, pos):
+def _d_VoteResponse_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(VoteResponse)
     o.node_endpoints = []
     o.error_code, = _S0.unpack_from(buf, pos)
@@ -238,7 +238,7 @@ def _d_VoteResponse_v0(buf, pos):
     return o, pos
 
 
-def _dt_VoteResponse_v1(o, buf, pos):
+def _dt_VoteResponse_v1(o: Any, buf: Buffer, pos: int) -> int:
     count, pos = _uv(buf, pos)
     if count > len(buf) - pos:
         raise _Bad('tagged field count {} past end of buffer'.format(count))
@@ -304,7 +304,7 @@ def _dt_VoteResponse_v1(o, buf, pos):
     return pos
 
 
-def _d_VoteResponse_v1(buf, pos):
+def _d_VoteResponse_v1(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(VoteResponse)
     o.node_endpoints = []
     o.error_code, = _S0.unpack_from(buf, pos)
@@ -372,7 +372,7 @@ def _d_VoteResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_VoteResponse_v0(o, out):
+def _e_VoteResponse_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     if (o.node_endpoints is None or len(o.node_endpoints) != 0):
         raise _rt.non_default('VoteResponse', 'node_endpoints', 0)
@@ -414,7 +414,7 @@ def _e_VoteResponse_v0(o, out):
         _w(b'\x00')
 
 
-def _e_NodeEndpoint_v1(o, out):
+def _e_NodeEndpoint_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S2.pack(o.node_id))
     _v1 = o.host
@@ -432,7 +432,7 @@ def _e_NodeEndpoint_v1(o, out):
         _w(b'\x00')
 
 
-def _e_VoteResponse_v1(o, out):
+def _e_VoteResponse_v1(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.error_code))
     _v1 = o.topics
@@ -468,7 +468,7 @@ def _e_VoteResponse_v1(o, out):
             _w(b'\x00')
     tags = []
     if (o.node_endpoints is None or len(o.node_endpoints) != 0):
-        tb = []
+        tb: list[bytes] = []
         _v10 = o.node_endpoints
         _n11 = len(_v10) + 1
         if _n11 < 128:
@@ -484,8 +484,8 @@ def _e_VoteResponse_v1(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_VoteResponse_v0, _d_VoteResponse_v1, _d_VoteResponse_v1,)
-_ENCODERS = (_e_VoteResponse_v0, _e_VoteResponse_v1, _e_VoteResponse_v1,)
+_DECODERS: tuple[Any, ...] = (_d_VoteResponse_v0, _d_VoteResponse_v1, _d_VoteResponse_v1,)
+_ENCODERS: tuple[Any, ...] = (_e_VoteResponse_v0, _e_VoteResponse_v1, _e_VoteResponse_v1,)
 
 SCHEMA = _MessageInfo(
     'VoteResponse', 'response', 52, (0, 2), (0, 32767),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -166,7 +166,7 @@ class VotersRecord:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_KRaftVersionFeature_v0(buf, pos):
+def _d_KRaftVersionFeature_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(KRaftVersionFeature)
     o.min_supported_version, o.max_supported_version = _S3.unpack_from(buf, pos)
     pos += 4
@@ -178,7 +178,7 @@ def _d_KRaftVersionFeature_v0(buf, pos):
     return o, pos
 
 
-def _d_VotersRecord_v0(buf, pos):
+def _d_VotersRecord_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(VotersRecord)
     o.version, = _S0.unpack_from(buf, pos)
     pos += 2
@@ -197,7 +197,7 @@ def _d_VotersRecord_v0(buf, pos):
         _x3 = _new(Voter)
         _x3.voter_id, _u4 = _S1.unpack_from(buf, pos)
         pos += 20
-        _x3.voter_directory_id = _UUIDS.get(_u4) or _uuid(_u4)
+        _x3.voter_directory_id = _UUIDS.get(_u4) or _uuid_of(_u4)
         _n5 = buf[pos]
         if _n5 < 128:
             pos += 1
@@ -262,7 +262,7 @@ def _d_VotersRecord_v0(buf, pos):
     return o, pos
 
 
-def _e_KRaftVersionFeature_v0(o, out):
+def _e_KRaftVersionFeature_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S3.pack(o.min_supported_version, o.max_supported_version))
     if o.unknown_tagged_fields:
@@ -271,7 +271,7 @@ def _e_KRaftVersionFeature_v0(o, out):
         _w(b'\x00')
 
 
-def _e_VotersRecord_v0(o, out):
+def _e_VotersRecord_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.version))
     _v1 = o.voters
@@ -321,8 +321,8 @@ def _e_VotersRecord_v0(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_VotersRecord_v0,)
-_ENCODERS = (_e_VotersRecord_v0,)
+_DECODERS: tuple[Any, ...] = (_d_VotersRecord_v0,)
+_ENCODERS: tuple[Any, ...] = (_e_VotersRecord_v0,)
 
 SCHEMA = _MessageInfo(
     'VotersRecord', 'data', None, (0, 0), (0, 32767),

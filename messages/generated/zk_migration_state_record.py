@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid as _uuid
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from kraft.messages import runtime as _rt
 from kraft.messages.schema import FieldInfo as _FieldInfo
@@ -20,7 +20,7 @@ _pack = _struct.pack
 _uv = _rt.read_uvarint
 _uvw = _rt.uvarint
 _UV1 = _rt.UVARINT_1
-_uuid = _rt.uuid_from_bytes
+_uuid_of = _rt.uuid_from_bytes
 _Bad = _rt.Bad
 _DEFAULT = _rt.DEFAULT
 _ZERO_UUID = _rt.ZERO_UUID
@@ -92,7 +92,7 @@ class ZkMigrationStateRecord:
             raise _rt.decode_failure(SCHEMA, buf, pos, version, exc) from None
 
 
-def _d_ZkMigrationStateRecord_v0(buf, pos):
+def _d_ZkMigrationStateRecord_v0(buf: Buffer, pos: int) -> tuple[Any, int]:
     o = _new(ZkMigrationStateRecord)
     o.zk_migration_state, = _S0.unpack_from(buf, pos)
     pos += 1
@@ -104,7 +104,7 @@ def _d_ZkMigrationStateRecord_v0(buf, pos):
     return o, pos
 
 
-def _e_ZkMigrationStateRecord_v0(o, out):
+def _e_ZkMigrationStateRecord_v0(o: Any, out: list[bytes]) -> None:
     _w = out.append
     _w(_S0.pack(o.zk_migration_state))
     if o.unknown_tagged_fields:
@@ -113,8 +113,8 @@ def _e_ZkMigrationStateRecord_v0(o, out):
         _w(b'\x00')
 
 
-_DECODERS = (_d_ZkMigrationStateRecord_v0,)
-_ENCODERS = (_e_ZkMigrationStateRecord_v0,)
+_DECODERS: tuple[Any, ...] = (_d_ZkMigrationStateRecord_v0,)
+_ENCODERS: tuple[Any, ...] = (_e_ZkMigrationStateRecord_v0,)
 
 SCHEMA = _MessageInfo(
     'ZkMigrationStateRecord', 'metadata', 21, (0, 0), (0, 32767),

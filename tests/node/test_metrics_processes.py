@@ -71,7 +71,7 @@ def readyz(port: int) -> tuple[int, str]:
         return 0, str(e)
 
 
-def wait_for(what: str, check: Callable[[], Any], timeout_s: float = 30, interval_s: float = 0.05) -> Any:
+def wait_for(what: str, check: Callable[[], Any], timeout_s: float = 60, interval_s: float = 0.05) -> Any:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         result = check()
@@ -114,8 +114,10 @@ def test_gauges_and_readiness_follow_a_leader_kill_and_a_voter_addition(tmp_path
         # Node 4 fetches as an observer: the leader tracks it.
         wait_for("the leader to track the observer",
                  lambda: (scrape(metrics_ports[old_leader]) or {}).get("number_of_observers", 0) >= 1)
+        # Ready once each has fetched from the leader (polled: on a loaded
+        # machine a follower's first fetch can come late).
         for i in followers:
-            assert readyz(metrics_ports[i])[0] == 200
+            wait_for(f"follower {i}'s /readyz to be ready", lambda i=i: readyz(metrics_ports[i])[0] == 200)
 
         def followers_high_watermark() -> float | None:
             views = [scrape(metrics_ports[i]) for i in followers]
@@ -170,7 +172,7 @@ def test_gauges_and_readiness_follow_a_leader_kill_and_a_voter_addition(tmp_path
             (scrape(metrics_ports[i]) or {}).get("number_of_voters") == 4 for i in ids))
         leader_now = scrape(metrics_ports[new_leader])
         assert leader_now is not None and leader_now["uncommitted_voter_change"] == 0
-        assert (scrape(metrics_ports[4]) or {}).get("state") == "follower"
+        wait_for("node 4 to follow", lambda: (scrape(metrics_ports[4]) or {}).get("state") == "follower")
 
         # One log line per role change, with its reason.
         survivors_log = "".join(procs[i].output() for i in followers)

@@ -13,9 +13,10 @@ from kraft.records.control import decode_control_record
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.snapshot import validate_snapshot_bytes
 from kraft.records.state_files import MetaProperties
+from tests.conftest import SHARED
 from tests.node.reconfig_cluster import format_node, write_configs
 
-FIXTURE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "kafka-4.1-standalone-dynamic"
+FIXTURE = SHARED / "fixtures" / "kafka-4.1-standalone-dynamic"  # resolved (tests/conftest.py)
 BOOTSTRAP = "__cluster_metadata-0/00000000000000000000-0000000000.checkpoint"
 
 

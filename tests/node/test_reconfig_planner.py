@@ -8,11 +8,10 @@ import uuid
 
 import pytest
 
+from kraft.client.admin import QuorumInfo, ReplicaInfo
 from kraft.node.reconfig import (
     Plan,
-    QuorumView,
     ReassignError,
-    Replica,
     Step,
     TargetVoter,
     parse_target,
@@ -27,23 +26,23 @@ def d(i: int, disk: int = 0) -> uuid.UUID:
     return uuid.UUID(int=(disk << 32) + i + 1)
 
 
-def voter(i: int, disk: int = 0, fetched: bool = True) -> Replica:
-    return Replica(i, d(i, disk), 100, NOW - 10 if fetched else NOW - 60_000, NOW - 10 if fetched else None)
+def voter(i: int, disk: int = 0, fetched: bool = True) -> ReplicaInfo:
+    return ReplicaInfo(i, d(i, disk), 100, NOW - 10 if fetched else NOW - 60_000, NOW - 10 if fetched else None)
 
 
-def observer(i: int, disk: int = 0, caught_up: bool = True) -> Replica:
-    return Replica(i, d(i, disk), 100 if caught_up else 3, NOW - 10, NOW - 10 if caught_up else None)
+def observer(i: int, disk: int = 0, caught_up: bool = True) -> ReplicaInfo:
+    return ReplicaInfo(i, d(i, disk), 100 if caught_up else 3, NOW - 10, NOW - 10 if caught_up else None)
 
 
-def view(voters: list[Replica], observers: list[Replica], leader: int) -> QuorumView:
-    return QuorumView(leader, 100, tuple(voters), tuple(observers), {}, NOW)
+def view(voters: list[ReplicaInfo], observers: list[ReplicaInfo], leader: int) -> QuorumInfo:
+    return QuorumInfo(leader, 7, 100, tuple(voters), tuple(observers), {}, NOW)
 
 
 def target(*ids: int) -> list[TargetVoter]:
     return [TargetVoter(i, d(i), (("CONTROLLER", "127.0.0.1", 9000 + i),)) for i in ids]
 
 
-def run(v: QuorumView, goal: list[TargetVoter], steps: int = 20) -> list[Step]:
+def run(v: QuorumInfo, goal: list[TargetVoter], steps: int = 20) -> list[Step]:
     """Apply the plan's steps to a model of the quorum until done."""
     taken: list[Step] = []
     for _ in range(steps):
@@ -55,7 +54,7 @@ def run(v: QuorumView, goal: list[TargetVoter], steps: int = 20) -> list[Step]:
         taken.append(step)
         if step.kind == "add":
             obs = next(o for o in v.observers if o.key == (step.node_id, step.directory_id))
-            v = QuorumView(v.leader_id, v.high_watermark, v.voters + (obs,),
+            v = QuorumInfo(v.leader_id, 7, v.high_watermark, v.voters + (obs,),
                            tuple(o for o in v.observers if o is not obs), {}, NOW)
         else:
             gone = next(x for x in v.voters if x.key == (step.node_id, step.directory_id))
@@ -63,7 +62,7 @@ def run(v: QuorumView, goal: list[TargetVoter], steps: int = 20) -> list[Step]:
             rest = tuple(x for x in v.voters if x is not gone)
             if gone.node_id == leader:
                 leader = rest[0].node_id  # the removed leader hands over
-            v = QuorumView(leader, v.high_watermark, rest, v.observers + (gone,), {}, NOW)
+            v = QuorumInfo(leader, 7, v.high_watermark, rest, v.observers + (gone,), {}, NOW)
         before = {x.key for x in v.voters}
         assert len(before) >= 1
     raise AssertionError(f"no end after {steps} steps: {taken}")

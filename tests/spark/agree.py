@@ -58,7 +58,7 @@ def row_records(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         if r["offset"] is None:
             continue
         row = {col: r[col] for col in SAME.values()}
-        row["file"] = r["file"]
+        row["file"] = str(Path(r["file"]).resolve())  # as dump_log_records: compared resolved
         # dump-log names a metadata record's type only when it decodes; the
         # row also keeps what could be read of an undecodable one.
         row["record_type"] = r["record_type"] if r["payload"] is not None or r["is_control"] else None

@@ -21,15 +21,8 @@ import trio
 from click.testing import CliRunner
 
 from kraft.node.node import KraftNode
-from kraft.tools.quorum import (
-    QuorumInfo,
-    ReplicaInfo,
-    ToolError,
-    format_replication,
-    format_status,
-    quorum_group,
-    quorum_info,
-)
+from kraft.client.admin import QuorumInfo, ReplicaInfo, quorum_info
+from kraft.tools.quorum import ToolError, format_replication, format_status, quorum_group
 from kraft.wire.codec import decode_response
 from kraft.wire.framing import unframe
 from tests.conftest import shared_path

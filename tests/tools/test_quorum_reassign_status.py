@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kraft.messages.json_form import uuid_to_kafka
-from kraft.node.reconfig import QuorumView, Replica
+from kraft.client.admin import QuorumInfo, ReplicaInfo
 from kraft.tools.quorum import (
     ReassignmentProgress,
     format_reassignment,
@@ -27,13 +27,13 @@ def d(i: int) -> uuid.UUID:
     return uuid.UUID(int=i)
 
 
-def replica(i: int, leo: int = 100) -> Replica:
-    return Replica(i, d(i), leo, NOW - 10, NOW - 10)
+def replica(i: int, leo: int = 100) -> ReplicaInfo:
+    return ReplicaInfo(i, d(i), leo, NOW - 10, NOW - 10)
 
 
-def view(voters: list[int], observers: list[int] = (), leader: int = 1) -> QuorumView:  # type: ignore[assignment]
+def view(voters: list[int], observers: list[int] = (), leader: int = 1) -> QuorumInfo:  # type: ignore[assignment]
     endpoints = {i: (("CONTROLLER", "127.0.0.1", 9000 + i),) for i in voters}
-    return QuorumView(leader, 100, tuple(replica(i) for i in voters), tuple(replica(i) for i in observers),
+    return QuorumInfo(leader, 7, 100, tuple(replica(i) for i in voters), tuple(replica(i) for i in observers),
                       endpoints, NOW)
 
 

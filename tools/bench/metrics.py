@@ -80,8 +80,10 @@ async def run_metrics_overhead(options: QuorumBenchOptions, root: Path, say: Cal
                 for node_id in VOTERS:
                     await quorum.start(node_id, nursery)
             for name, quorum in quorums.items():
-                await quorum.wait_until(f"the metrics-{name} voters to start",
-                                        lambda q=quorum: all(v.ready for v in q.voters.values()))
+                def voters_ready(q: _Quorum = quorum) -> bool:
+                    return all(v.ready for v in q.voters.values())
+
+                await quorum.wait_until(f"the metrics-{name} voters to start", voters_ready)
                 await quorum.wait_until(f"a metrics-{name} leader", quorum.leader)
             ports = [await _metrics_port(quorums["on"], n) for n in VOTERS]
             nursery.start_soon(_scraper, ports, scrapes)

@@ -20,7 +20,8 @@ committed. Then the phases:
    first record, restart the killed voter and let it catch up.
 
 There is no Kafka to run here as a peer, so each figure is printed next to
-its target and as a ratio to it.
+its target and as a ratio to it. The command itself is in
+:mod:`kraft.tools.bench.quorum_command` (it also runs :mod:`kraft.tools.bench.metrics`).
 """
 
 from __future__ import annotations
@@ -28,48 +29,23 @@ from __future__ import annotations
 import base64
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
 import trio
 
+from kraft.tools.bench.quorum_options import TARGETS, VOTERS, QuorumBenchOptions
 from kraft.tools.quickstart import _free_ports, write_properties
 
-__all__ = ["quorum_bench_command", "run_quorum_bench", "QuorumBenchOptions", "TARGETS"]
-
-VOTERS = (1, 2, 3)
-
-#: The acceptance targets (issue 4; failover: issue 14): records/s at least, p99 ms and failover s at most.
-TARGETS = {"records_per_s": 20_000.0, "p99_ms": 20.0, "failover_median_s": 2.3}
-
-
-@dataclass(frozen=True)
-class QuorumBenchOptions:
-    duration_s: float = 10.0
-    warmup_s: float = 2.0
-    record_size: int = 100
-    failovers: int = 5
-    linger_ms: int = 5
-    window: int = 20_000
-    #: Records/s of the latency phase; ``None``: half the measured maximum,
-    #: then half the throughput target.
-    latency_rate: float | None = None
-    #: Records/s appended during the failovers (the new leader's first
-    #: commit ends a failover): half the throughput target.
-    failover_rate: float = TARGETS["records_per_s"] / 2
-    #: Extra server.properties for every voter.
-    extra: dict[str, str] = field(default_factory=dict)
-
+__all__ = ["run_quorum_bench", "format_report", "QuorumBenchOptions", "BenchError", "TARGETS", "VOTERS"]
 
 class BenchError(click.ClickException):
     """The quorum misbehaved during the bench (no leader, a node died...)."""
@@ -440,75 +416,6 @@ def format_report(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _first_leaf(group: BaseExceptionGroup) -> BaseException:
+def first_leaf(group: BaseExceptionGroup) -> BaseException:
     first = group.exceptions[0]
-    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
-
-
-@click.command("quorum")
-@click.option("--duration", type=click.FloatRange(min=0.1), default=QuorumBenchOptions.duration_s,
-              show_default=True, help="Seconds measured in the throughput and latency phases (each).")
-@click.option("--warmup", type=click.FloatRange(min=0), default=QuorumBenchOptions.warmup_s, show_default=True,
-              help="Seconds of load before each measurement.")
-@click.option("--records-size", "record_size", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Bytes per record.")
-@click.option("--failovers", type=click.IntRange(min=0), default=5, show_default=True,
-              help="How many times to kill -9 the leader.")
-@click.option("--linger-ms", type=click.IntRange(min=0), default=QuorumBenchOptions.linger_ms, show_default=True,
-              help="controller.quorum.append.linger.ms of the voters (Kafka's default is 25).")
-@click.option("--window", type=click.IntRange(min=1), default=QuorumBenchOptions.window, show_default=True,
-              help="At most this many records appended and not yet committed.")
-@click.option("--latency-rate", type=click.FloatRange(min=1), default=None,
-              help="Records/s of a single latency phase  [default: half the measured maximum, then half "
-              "the throughput target]")
-@click.option("--failover-rate", type=click.FloatRange(min=1), default=QuorumBenchOptions.failover_rate,
-              show_default=True, help="Records/s appended during the failovers.")
-@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
-@click.option("--keep", is_flag=True, help="Keep the temporary directory (configs, node logs, data).")
-@click.option("--metrics-overhead", is_flag=True,
-              help="Instead of the phases: maximum throughput with the raft metrics off and on "
-              "(metrics.prometheus.port, scraped every second), alternating rounds, and the ratio.")
-def quorum_bench_command(duration: float, warmup: float, record_size: int, failovers: int, linger_ms: int,
-                         window: int, latency_rate: float | None, failover_rate: float, as_json: bool,
-                         keep: bool, metrics_overhead: bool) -> None:
-    """Committed records/s, commit latency and failover time of a local
-    3-voter quorum (separate processes, fsync on); with --metrics-overhead,
-    what the Prometheus metrics cost."""
-    options = QuorumBenchOptions(duration_s=duration, warmup_s=warmup, record_size=record_size,
-                                 failovers=failovers, linger_ms=linger_ms, window=window,
-                                 latency_rate=latency_rate, failover_rate=failover_rate)
-    root = Path(tempfile.mkdtemp(prefix="kraft-bench-quorum-"))
-
-    def say(message: str) -> None:
-        click.echo(message, err=as_json)
-
-    ok = False
-    try:
-        try:
-            if metrics_overhead:
-                from kraft.tools.bench.metrics import run_metrics_overhead
-
-                result = trio.run(run_metrics_overhead, options, root, say)
-            else:
-                result = trio.run(run_quorum_bench, options, root, say)
-        except BaseExceptionGroup as group:
-            # A BenchError raised inside the driver's nursery: show it plainly.
-            errors = group.subgroup(BenchError)
-            if errors is not None:
-                raise _first_leaf(errors) from None
-            raise
-        ok = True
-    finally:
-        if keep or not ok:
-            click.echo(f"files kept in {root} (node-N.log has each voter's log)", err=True)
-        else:
-            shutil.rmtree(root, ignore_errors=True)
-    if as_json:
-        click.echo(json.dumps(result, indent=2))
-    elif metrics_overhead:
-        from kraft.tools.bench.metrics import format_overhead
-
-        click.echo("\n" + format_overhead(result))
-    else:
-        click.echo("\n" + format_report(result))
-
+    return first_leaf(first) if isinstance(first, BaseExceptionGroup) else first

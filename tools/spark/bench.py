@@ -23,14 +23,12 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
-from kraft.records.batch import iter_batches
-from kraft.records.log import MetadataLog, metadata_partition_dir
-from kraft.records.log_config import LogConfig
-from kraft.records.state_files import MetaProperties
-from kraft.records.view import OffsetAndEpoch
+# The log and the codecs are imported where they are used: ``kraft bench
+# spark --help`` answers at once.
 
 TEMPLATE_BYTES = 32 * 1024 * 1024
 APPEND_CHUNK_BYTES = 1024 * 1024
@@ -48,6 +46,8 @@ class SynthSet:
 
 def _chunks(template: bytes, size: int) -> list[bytes]:
     """The template cut at batch boundaries into appends of about ``size`` bytes."""
+    from kraft.records.batch import iter_batches
+
     out = []
     start = 0
     for batch in iter_batches(template):
@@ -62,6 +62,11 @@ def _chunks(template: bytes, size: int) -> list[bytes]:
 def synthesize_set(log_dir: Path, target_bytes: int, *, segment_bytes: int = 256 * 1024 * 1024, seed: int = 1,
                    template_bytes: int = TEMPLATE_BYTES, snapshots: int = 2) -> SynthSet:
     """A metadata log dir of about ``target_bytes``: segments, indexes, snapshots, meta.properties."""
+    from kraft.records.batch import iter_batches
+    from kraft.records.log import MetadataLog, metadata_partition_dir
+    from kraft.records.log_config import LogConfig
+    from kraft.records.state_files import MetaProperties
+    from kraft.records.view import OffsetAndEpoch
     from kraft.tools.bench.records import synthesize_metadata_log
 
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -74,7 +79,7 @@ def synthesize_set(log_dir: Path, target_bytes: int, *, segment_bytes: int = 256
     copies = max(1, -(-target_bytes // len(template)))
     snapshot_every = max(1, copies // max(1, snapshots))
     config = LogConfig(segment_bytes=segment_bytes, flush_on_append=False, retention_bytes=-1, retention_ms=-1)
-    values = [r.value for b in iter_batches(template) if not b.is_control for r in b.records()][:20_000]
+    values = [r.value or b"" for b in iter_batches(template) if not b.is_control for r in b.records()][:20_000]
     made = 0
     with MetadataLog.open(metadata_partition_dir(log_dir), config) as log:
         for copy in range(copies):
@@ -113,13 +118,13 @@ def run_single_process(paths: list[str], min_partitions: int) -> tuple[int, int,
     return rows, chars, time.perf_counter() - t0
 
 
-def run_spark(spark: object, paths: list[str]) -> tuple[int, int, int, float]:
+def run_spark(spark: Any, paths: list[str]) -> tuple[int, int, int, float]:
     from pyspark.sql import functions as F
 
     from kraft.tools.spark.source import read
 
     t0 = time.perf_counter()
-    df = read(spark, paths, minPartitions=spark.sparkContext.defaultParallelism)  # type: ignore[attr-defined]
+    df = read(spark, paths, minPartitions=spark.sparkContext.defaultParallelism)
     partitions = df.rdd.getNumPartitions()
     row = df.agg(F.count("*").alias("rows"), F.sum(F.length("payload")).alias("chars")).first()
     return row["rows"], row["chars"] or 0, partitions, time.perf_counter() - t0
@@ -130,7 +135,7 @@ def run_spark_filtered(spark: object, paths: list[str], where: str | None) -> tu
     from kraft.tools.spark.source import read
 
     t0 = time.perf_counter()
-    df = read(spark, paths, minPartitions=spark.sparkContext.defaultParallelism,  # type: ignore[attr-defined]
+    df = read(spark, paths, minPartitions=spark.sparkContext.defaultParallelism,  # type: ignore[attr-defined, arg-type]
               pushdown="true" if where is not None else None)
     if where is not None:
         df = df.where(where)
@@ -201,7 +206,7 @@ def interleaved_rounds(log_dir: Path, rounds: int) -> list[list[str]]:
     return groups
 
 
-@click.command("spark")
+@click.command("spark", short_help="Rows per second of the Spark data source: one process against Spark.")
 @click.option("--size-gb", type=float, default=2.0, show_default=True, help="Size of the synthesized metadata log.")
 @click.option("--master", default="local[2]", show_default=True, help="Spark master for the Spark side.")
 @click.option("--segment-mb", type=int, default=256, show_default=True, help="Segment size of the synthesized log.")

@@ -178,7 +178,7 @@ def _with_read_options(fn: Any) -> Any:
     return fn
 
 
-@click.group("spark")
+@click.group("spark", short_help="Decode metadata logs at scale with Spark.")
 def spark_group() -> None:
     """Metadata-log analytics on Spark (needs pyspark and Java 17+)."""
 

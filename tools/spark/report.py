@@ -17,6 +17,9 @@ made a change, not which client asked for it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -329,7 +332,8 @@ def snapshot_coverage(df: DataFrame) -> DataFrame:
 
 
 #: The report sections, in the order ``kraft spark report`` prints them.
-SECTIONS = {
+#: Each takes the records DataFrame (``leadership_over_time`` also the bucket).
+SECTIONS: dict[str, Callable[..., Any]] = {
     "topic_lifecycle": topic_lifecycle,
     "topic_events": topic_events,
     "leadership_over_time": leadership_over_time,

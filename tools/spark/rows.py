@@ -346,7 +346,7 @@ def _describe(batch: RecordBatch, record: Any, is_control: bool) -> tuple[Any, .
         if fast is not None:
             name, api_key, version, message, text = fast
             view = _TYPED_VIEWS.get(name)
-            out = (name, api_key, version, text, None, None, _NO_TYPED if view is None else view(message))
+            out: tuple[Any, ...] = (name, api_key, version, text, None, None, _NO_TYPED if view is None else view(message))
             if small:
                 if len(_memo) >= _MEMO_MAX_ENTRIES:
                     _memo.clear()

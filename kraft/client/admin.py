@@ -1,0 +1,427 @@
+"""The admin client of the quorum tools: what Kafka's ``KafkaAdminClient``
+does for ``kafka-metadata-quorum.sh`` and ``kafka-features.sh``, over our
+wire client. It finds the leader (DescribeCluster to the bootstrap
+addresses), describes the quorum (DescribeQuorum), and sends voter changes
+(AddRaftVoter, RemoveRaftVoter) and other requests to the leader -- each
+request bounded by ``request.timeout.ms``, all of them by the session's
+``default.api.timeout.ms``, retried every ``retry.backoff.ms`` while the
+leader is unknown or moves.
+
+The models are the one model of each answer: :class:`ClusterView`
+(DescribeCluster) and :class:`QuorumInfo` / :class:`ReplicaInfo` (Kafka's
+``QuorumInfo``, DescribeQuorum). Output formatting and the click commands
+are in ``kraft.tools`` (:mod:`kraft.tools.quorum`, :mod:`kraft.tools.features`).
+
+Python API::
+
+    bootstrap = Bootstrap(parse_bootstrap("127.0.0.1:9093", "bootstrap.controllers"), ENDPOINT_TYPE_CONTROLLER)
+    async with AdminSession(bootstrap, AdminSettings()) as session:
+        cluster_id, info = await session.describe_quorum()
+
+Failures are :class:`AdminError`: one line, said as Kafka's tools say it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import trio
+
+from kraft.client.errors import AdminError
+from kraft.messages.errors import KraftProtocolError
+from kraft.messages.generated import describe_cluster_request as dc_req
+from kraft.messages.generated import describe_quorum_request as dq_req
+from kraft.wire.addresses import InvalidAddress, parse_addresses
+from kraft.wire.apis import ApiKey
+from kraft.wire.client import ConnectionFailed, NoCommonVersion, PeerClient, PeerClientError, RequestTimedOut
+from kraft.wire.errors import ErrorCode
+from kraft.wire.security import ClientSecurity
+
+__all__ = [
+    "AdminError",
+    "Bootstrap",
+    "AdminSettings",
+    "AdminSession",
+    "ClusterView",
+    "ReplicaInfo",
+    "QuorumInfo",
+    "ControllerIdentity",
+    "quorum_info",
+    "parse_bootstrap",
+    "error_text",
+    "send_voter_change",
+    "voter_change_until_done",
+    "add_voter_request",
+    "remove_voter_request",
+    "ENDPOINT_TYPE_BROKER",
+    "ENDPOINT_TYPE_CONTROLLER",
+    "DEFAULT_API_TIMEOUT_MS",
+    "DEFAULT_REQUEST_TIMEOUT_MS",
+    "RETRY_BACKOFF_MS",
+]
+
+#: The bound on a whole command (Kafka's ``default.api.timeout.ms`` is
+#: 60000; a tool that cannot reach its quorum should say so sooner).
+DEFAULT_API_TIMEOUT_MS = 10_000
+#: The bound on one request, connecting included.
+DEFAULT_REQUEST_TIMEOUT_MS = 5_000
+#: Kafka's ``retry.backoff.ms``: the pause before asking again.
+RETRY_BACKOFF_MS = 100
+
+ENDPOINT_TYPE_BROKER = 1
+ENDPOINT_TYPE_CONTROLLER = 2
+_ENDPOINT_TYPE_NAMES = {ENDPOINT_TYPE_BROKER: "BROKER", ENDPOINT_TYPE_CONTROLLER: "CONTROLLER"}
+
+METADATA_TOPIC = "__cluster_metadata"
+METADATA_PARTITION = 0
+
+T = TypeVar("T")
+
+
+# ---------------------------------------------------------------- settings
+
+
+@dataclass(frozen=True, slots=True)
+class Bootstrap:
+    """Where to start: addresses and which kind of node they are."""
+
+    addresses: tuple[tuple[str, int], ...]
+    #: ``ENDPOINT_TYPE_CONTROLLER`` (``--bootstrap-controller``) or
+    #: ``ENDPOINT_TYPE_BROKER`` (``--bootstrap-server``).
+    endpoint_type: int
+
+    @property
+    def kind(self) -> str:
+        return "controllers" if self.endpoint_type == ENDPOINT_TYPE_CONTROLLER else "servers"
+
+
+@dataclass(frozen=True, slots=True)
+class AdminSettings:
+    """The admin client settings the tool honours (from ``--command-config``)."""
+
+    api_timeout_ms: int = DEFAULT_API_TIMEOUT_MS
+    request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
+    client_id: str = "kraft-quorum"
+    #: security.protocol, sasl.*, ssl.* (None: PLAINTEXT).
+    security: ClientSecurity | None = None
+
+
+def parse_bootstrap(text: str, config_key: str) -> tuple[tuple[str, int], ...]:
+    """Kafka's ``ClientUtils.parseAndValidateAddresses`` (the one parser,
+    :func:`kraft.wire.addresses.parse_addresses`); :class:`AdminError` on a bad list."""
+    try:
+        return parse_addresses(text, config_key)
+    except InvalidAddress as e:
+        raise AdminError(str(e)) from None
+
+
+# ---------------------------------------------------------------- what the cluster said
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterView:
+    """A DescribeCluster answer: the cluster id, the leader (``controllerId``,
+    -1 if none) and where each listed node is."""
+
+    cluster_id: str
+    controller_id: int
+    nodes: dict[int, tuple[str, int]]
+
+    @property
+    def leader_address(self) -> tuple[str, int] | None:
+        return self.nodes.get(self.controller_id) if self.controller_id >= 0 else None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaInfo:
+    """Kafka's ``QuorumInfo.ReplicaState``; a timestamp of -1 on the wire is None."""
+
+    replica_id: int
+    #: As on the wire: ``Uuid.ZERO_UUID`` when the replica has none (a static quorum).
+    directory_id: uuid.UUID
+    log_end_offset: int
+    last_fetch_ms: int | None
+    last_caught_up_ms: int | None
+
+    @property
+    def node_id(self) -> int:
+        return self.replica_id
+
+    @property
+    def directory(self) -> uuid.UUID | None:
+        """The directory id, None for none (the zero uuid)."""
+        return self.directory_id if self.directory_id.int else None
+
+    @property
+    def key(self) -> tuple[int, uuid.UUID | None]:
+        """Kafka's ``ReplicaKey``: the id and the directory id (or None)."""
+        return (self.replica_id, self.directory)
+
+
+@dataclass(frozen=True, slots=True)
+class QuorumInfo:
+    """Kafka's ``QuorumInfo``: DescribeQuorum's answer -- the one model of it,
+    read by the tools' output, the observer and the reassignment planner."""
+
+    leader_id: int
+    leader_epoch: int
+    high_watermark: int
+    voters: tuple[ReplicaInfo, ...]
+    observers: tuple[ReplicaInfo, ...]
+    #: node id -> its listeners as (name, host, port); DescribeQuorum v2 only.
+    nodes: dict[int, tuple[tuple[str, str, int], ...]] = field(default_factory=dict)
+    #: When the answer was received (wall ms): what the leader's fetch
+    #: timestamps are compared with (0: unknown).
+    now_ms: int = 0
+
+    def voter(self, node_id: int) -> ReplicaInfo | None:
+        return next((v for v in self.voters if v.replica_id == node_id), None)
+
+
+def _optional_ms(value: int) -> int | None:
+    return None if value == -1 else value
+
+
+def _replica_info(state: Any) -> ReplicaInfo:
+    return ReplicaInfo(state.replica_id, state.replica_directory_id, state.log_end_offset,
+                       _optional_ms(state.last_fetch_timestamp), _optional_ms(state.last_caught_up_timestamp))
+
+
+def quorum_info(body: Any) -> QuorumInfo:
+    """The partition of a successful DescribeQuorum answer (Kafka's
+    ``KafkaAdminClient.createQuorumResult``)."""
+    partition = body.topics[0].partitions[0]
+    return QuorumInfo(
+        leader_id=partition.leader_id,
+        leader_epoch=partition.leader_epoch,
+        high_watermark=partition.high_watermark,
+        voters=tuple(_replica_info(v) for v in partition.current_voters),
+        observers=tuple(_replica_info(o) for o in partition.observers),
+        nodes={n.node_id: tuple((l.name, l.host, l.port) for l in n.listeners) for n in body.nodes},
+    )
+
+
+def error_text(code: int, message: str | None) -> str:
+    name = ErrorCode.name_of(code)
+    return f"{name}: {message}" if message else name
+
+
+# ---------------------------------------------------------------- talking to the quorum
+
+
+class _VersionTooOld(Exception):
+    """The peer's highest common version cannot express the request."""
+
+
+class AdminSession:
+    """The requests a quorum tool makes, each bounded by ``request.timeout.ms``
+    and all of them by the command's deadline (``default.api.timeout.ms``,
+    counted from the session's start). Use as ``async with``."""
+
+    def __init__(self, bootstrap: Bootstrap, settings: AdminSettings) -> None:
+        self.bootstrap = bootstrap
+        self.settings = settings
+        self._clients: dict[tuple[str, int], PeerClient] = {}
+        self._deadline = 0.0
+
+    async def __aenter__(self) -> AdminSession:
+        self._deadline = trio.current_time() + self.settings.api_timeout_ms / 1000
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        with trio.CancelScope(shield=True):
+            for client in self._clients.values():
+                await client.aclose()
+
+    def _client(self, address: tuple[str, int]) -> PeerClient:
+        client = self._clients.get(address)
+        if client is None:
+            client = self._clients[address] = PeerClient(
+                *address, client_id=self.settings.client_id,
+                request_timeout_ms=self.settings.request_timeout_ms,
+                connect_timeout_ms=self.settings.request_timeout_ms, security=self.settings.security)
+        return client
+
+    def _remaining_ms(self) -> int:
+        return max(0, int((self._deadline - trio.current_time()) * 1000))
+
+    async def request(self, address: tuple[str, int], api: ApiKey, build: Callable[[int], Any],
+                      max_version: int | None = None) -> tuple[int, Any]:
+        """One request to ``address``; raises :class:`PeerClientError` (or
+        :class:`_VersionTooOld` from ``build``)."""
+        timeout = min(self.settings.request_timeout_ms, self._remaining_ms())
+        if timeout <= 0:
+            raise RequestTimedOut(*address, api, 0)
+        return await self._client(address).request(api, build, timeout_ms=timeout, max_version=max_version)
+
+    async def describe_cluster(self) -> ClusterView:
+        """DescribeCluster to the bootstrap addresses, in order, until one
+        answers. Raises :class:`AdminError` when none can be reached or one
+        answers with an error."""
+        endpoint_type = self.bootstrap.endpoint_type
+
+        def build(version: int) -> dc_req.DescribeClusterRequest:
+            if version < 1 and endpoint_type != ENDPOINT_TYPE_BROKER:
+                raise _VersionTooOld("DescribeCluster v0 cannot ask for controllers")
+            return dc_req.DescribeClusterRequest(include_cluster_authorized_operations=False,
+                                                 endpoint_type=endpoint_type)
+
+        failures = []
+        for address in self.bootstrap.addresses:
+            try:
+                version, body = await self.request(address, ApiKey.DESCRIBE_CLUSTER, build)
+            except (PeerClientError, KraftProtocolError) as e:
+                failures.append(str(e))
+                continue
+            except _VersionTooOld as e:
+                raise AdminError(f"{address[0]}:{address[1]}: {e} (the node is too old for --bootstrap-controller)")
+            if body.error_code != ErrorCode.NONE:
+                raise AdminError(f"DescribeCluster to {address[0]}:{address[1]} failed: "
+                                f"{error_text(body.error_code, body.error_message)}")
+            got = body.endpoint_type if version >= 1 else ENDPOINT_TYPE_BROKER
+            if got != endpoint_type:
+                # Kafka's KafkaAdminClient.parseDescribeClusterResponse.
+                raise AdminError(f"MISMATCHED_ENDPOINT_TYPE: expected {_ENDPOINT_TYPE_NAMES[endpoint_type]} "
+                                f"endpoints, got {_ENDPOINT_TYPE_NAMES.get(got, got)} from {address[0]}:{address[1]}")
+            return ClusterView(body.cluster_id, body.controller_id,
+                               {b.broker_id: (b.host, b.port) for b in body.brokers})
+        raise AdminError(f"Cannot reach any of the bootstrap {self.bootstrap.kind}: " + "; ".join(failures))
+
+    async def until_deadline(self, what: str, attempt: Callable[[], Awaitable[T | str]]) -> T:
+        """Call ``attempt`` until it returns a result, every
+        :data:`RETRY_BACKOFF_MS` while it returns a string (why it must be
+        retried), until the command's deadline."""
+        reason = "no attempt finished"
+        with trio.move_on_at(self._deadline):
+            while True:
+                outcome = await attempt()
+                if not isinstance(outcome, str):
+                    return outcome
+                reason = outcome
+                await trio.sleep(RETRY_BACKOFF_MS / 1000)
+        raise AdminError(f"Timed out after {self.settings.api_timeout_ms} ms waiting for {what}: {reason}")
+
+    async def send_to_leader(self, api: ApiKey, build: Callable[[int], Any],
+                             max_version: int | None = None) -> tuple[ClusterView, int, Any] | str:
+        """Find the leader (DescribeCluster) and send it one request: the
+        view, the version used and the response body -- or, when there is no
+        leader to send to or it cannot be reached, the reason as a string
+        (for :meth:`until_deadline`)."""
+        view = await self.describe_cluster()
+        address = view.leader_address
+        if address is None:
+            return "no leader is known for the metadata quorum (controllerId -1)"
+        try:
+            version, body = await self.request(address, api, build, max_version)
+        except NoCommonVersion as e:
+            raise AdminError(str(e)) from None
+        except (ConnectionFailed, RequestTimedOut, KraftProtocolError) as e:
+            return f"leader {view.controller_id} at {address[0]}:{address[1]}: {e}"
+        return view, version, body
+
+    async def describe_quorum(self) -> tuple[str, QuorumInfo]:
+        """The cluster id and the leader's DescribeQuorum answer, retried
+        while the leader is unknown or moves."""
+
+        def build(version: int) -> dq_req.DescribeQuorumRequest:
+            return dq_req.DescribeQuorumRequest(topics=[dq_req.TopicData(
+                topic_name=METADATA_TOPIC, partitions=[dq_req.PartitionData(partition_index=METADATA_PARTITION)])])
+
+        async def attempt() -> tuple[str, QuorumInfo] | str:
+            sent = await self.send_to_leader(ApiKey.DESCRIBE_QUORUM, build, max_version=2)
+            if isinstance(sent, str):
+                return sent
+            view, _, body = sent
+            if body.error_code != ErrorCode.NONE:
+                raise AdminError(f"DescribeQuorum failed: {error_text(body.error_code, body.error_message)}")
+            if len(body.topics) != 1 or len(body.topics[0].partitions) != 1:
+                raise AdminError("DescribeQuorum answer does not describe exactly one partition")
+            partition = body.topics[0].partitions[0]
+            if partition.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
+                return f"node {view.controller_id} answered NOT_LEADER_OR_FOLLOWER (the leader moved)"
+            if partition.error_code != ErrorCode.NONE:
+                raise AdminError(f"DescribeQuorum failed: "
+                                f"{error_text(partition.error_code, partition.error_message)}")
+            return view.cluster_id, quorum_info(body)
+
+        return await self.until_deadline("the metadata quorum's leader", attempt)
+
+
+#: Errors after which the admin client tries again until its deadline (Kafka's
+#: admin client retries RetriableExceptions: REQUEST_TIMED_OUT is one, and a
+#: moved leader is found again).
+RETRIABLE_VOTER_ERRORS = frozenset({
+    ErrorCode.REQUEST_TIMED_OUT, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.BROKER_NOT_AVAILABLE,
+    ErrorCode.NOT_CONTROLLER,
+})
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerIdentity:
+    """What add-controller reads from the new controller's own configuration
+    (``--command-config``) and its ``meta.properties``."""
+
+    node_id: int
+    directory_id: uuid.UUID
+    endpoints: tuple[tuple[str, str, int], ...]
+
+
+async def send_voter_change(session: AdminSession, api: ApiKey,
+                            build: Callable[[str, int], Any]) -> tuple[int, str | None]:
+    """Send AddRaftVoter / RemoveRaftVoter to the leader once (``build``
+    gets the cluster id and the version): (error code, message). Where
+    there is no leader to send it to, the reason as the message and
+    ``ErrorCode.NOT_LEADER_OR_FOLLOWER``."""
+    view = await session.describe_cluster()
+    address = view.leader_address
+    if address is None:
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER, "no leader is known for the metadata quorum (controllerId -1)"
+    try:
+        _, body = await session.request(address, api, lambda v: build(view.cluster_id, v))
+    except NoCommonVersion as e:
+        raise AdminError(str(e)) from None
+    except (ConnectionFailed, RequestTimedOut, KraftProtocolError) as e:
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER, f"leader {view.controller_id} at {address[0]}:{address[1]}: {e}"
+    return body.error_code, body.error_message
+
+
+async def voter_change_until_done(session: AdminSession, what: str, api: ApiKey,
+                                  build: Callable[[str, int], Any]) -> None:
+    """One voter change, retried as Kafka's admin client retries it; raises
+    :class:`AdminError` with Kafka's error name and message on a refusal."""
+
+    async def attempt() -> bool | str:
+        code, message = await send_voter_change(session, api, build)
+        if code == ErrorCode.NONE:
+            return True
+        if code in RETRIABLE_VOTER_ERRORS:
+            return error_text(code, message)
+        raise AdminError(error_text(code, message))
+
+    await session.until_deadline(what, attempt)
+
+
+def add_voter_request(identity: ControllerIdentity, timeout_ms: int) -> Callable[[str, int], Any]:
+    from kraft.messages.generated import add_raft_voter_request as add_req
+
+    def build(cluster_id: str, version: int) -> Any:
+        return add_req.AddRaftVoterRequest(
+            cluster_id=cluster_id, timeout_ms=timeout_ms, voter_id=identity.node_id,
+            voter_directory_id=identity.directory_id,
+            listeners=[add_req.Listener(name=n, host=h, port=p) for n, h, p in identity.endpoints])
+
+    return build
+
+
+def remove_voter_request(node_id: int, directory_id: uuid.UUID) -> Callable[[str, int], Any]:
+    from kraft.messages.generated import remove_raft_voter_request as remove_req
+
+    def build(cluster_id: str, version: int) -> Any:
+        return remove_req.RemoveRaftVoterRequest(cluster_id=cluster_id, voter_id=node_id,
+                                                 voter_directory_id=directory_id)
+
+    return build
+
