@@ -846,7 +846,7 @@ def _stdout() -> IO[str]:
     )
 
 
-@click.command("dump-log")
+@click.command("dump-log", short_help="Print the batches and records of log segments and snapshots.")
 @click.option("--files", "files", multiple=True, required=True, help="REQUIRED: The comma separated list of data and index log files to be dumped.")
 @click.option("--print-data-log", is_flag=True, help="If set, printing the messages content when dumping data logs. Automatically set if any decoder option is specified.")
 @click.option("--deep-iteration", is_flag=True, help="If set, uses deep instead of shallow iteration. Automatically set if print-data-log is enabled.")

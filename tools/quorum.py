@@ -279,7 +279,7 @@ def format_replication(info: QuorumInfo, human_readable: bool = False,
 # ---------------------------------------------------------------- commands
 
 
-@click.group("quorum", short_help="Describe and change a KRaft quorum (kafka-metadata-quorum.sh).")
+@click.group("quorum", short_help="Describe and change a KRaft quorum (kafka-metadata-quorum.sh; alias metadata-quorum).")
 @click.option("--bootstrap-server", metavar="HOST:PORT[,...]",
               help="A comma-separated list of host:port pairs to use for establishing the connection to the "
                    "Kafka cluster (brokers; a kraft node answers as its leader).")

@@ -295,7 +295,8 @@ def _interactive(session: Any, history_path: Path) -> int:
         sys.stdout.flush()
 
 
-@click.command("shell", context_settings={"allow_interspersed_args": False})
+@click.command("shell", context_settings={"allow_interspersed_args": False},
+               short_help="Browse the metadata image (kafka-metadata-shell.sh; alias metadata-shell).")
 @click.option("--snapshot", "-s", type=click.Path(path_type=Path), default=None,
               help="A .checkpoint snapshot file (as kafka-metadata-shell.sh --snapshot).")
 @click.option("--directory", "-d", type=click.Path(path_type=Path), default=None,

@@ -380,7 +380,7 @@ def _parse_host_port(text: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-@click.group("storage")
+@click.group("storage", short_help="Format and inspect log directories (kafka-storage.sh).")
 def storage_group() -> None:
     """The Kafka storage tool (kafka-storage.sh)."""
 

@@ -1,5 +1,7 @@
-"""``kraft doctor`` and ``kraft storage recover-quorum``: what is wrong with a
-quorum, and the way out when it lost its majority for good.
+"""``kraft doctor`` and ``kraft storage recover-quorum``: what is wrong with a quorum, and the way out.
+May import kraft.client, kraft.config, kraft.dirlock, kraft.records, kraft.wire and kraft.messages; never kraft.node or tools.
+
+The way out is for a quorum that lost its majority for good.
 
 - :mod:`kraft.doctor.findings`: findings as data, their one-line and JSON
   forms and the exit status;

@@ -24,7 +24,8 @@ from typing import Any
 import pytest
 
 from kraft.messages.json_form import uuid_from_kafka
-from kraft.tools.quorum import QuorumInfo, ReplicaInfo, format_replication, format_status
+from kraft.client.admin import QuorumInfo, ReplicaInfo
+from kraft.tools.quorum import format_replication, format_status
 
 CLI = (Path(__file__).resolve().parents[2] / ".." / "shared").resolve() / "fixtures" / "real-tool-outputs" / \
     "kafka-4.0.0-cli.jsonl"

@@ -611,7 +611,7 @@ def format_chaos_report(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@click.command("chaos")
+@click.command("chaos", short_help="Kill, pause, fill the disk and fail fsync of real voters; no acknowledged record lost.")
 @click.option("--duration", type=click.FloatRange(min=1), default=ChaosOptions.duration_s, show_default=True,
               help="Seconds of faults.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the fault schedule.")

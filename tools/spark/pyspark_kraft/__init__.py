@@ -1,4 +1,5 @@
-"""Spark's discovery hook for the ``kraft`` data source.
+"""Spark's discovery hook for the ``kraft`` data source (installed as ``pyspark_kraft``).
+May import kraft.tools.spark only (the data source it names).
 
 PySpark 4 looks, once per session, for installed top-level modules named
 ``pyspark_*`` that define ``DefaultSource`` (a ``DataSource``), and registers
