@@ -60,7 +60,8 @@ def test_bootstrap_servers_instead_of_voters() -> None:
     ("listeners", "CONTROLLER://127.0.0.1:70000", "listeners: port must be between 0 and 65535"),
     ("advertised.listeners", "CONTROLLER://h:65536", "advertised.listeners: port must be between 0 and 65535"),
     ("controller.quorum.voters", "1@h:99999", "controller.quorum.voters: port must be between 0 and 65535"),
-    ("controller.quorum.bootstrap.servers", "h:99999", "controller.quorum.bootstrap.servers: port must be"),
+    # Kafka's wording (ClientUtils.parseAndValidateAddresses), the key named.
+    ("controller.quorum.bootstrap.servers", "h:99999", "Invalid url in controller.quorum.bootstrap.servers: h:99999"),
     # KIP-1219's sizes: at least one byte.
     ("controller.quorum.fetch.max.bytes", "0", "controller.quorum.fetch.max.bytes: must be at least 1"),
     ("controller.quorum.fetch.snapshot.max.bytes", "-1", "fetch.snapshot.max.bytes: must be at least 1"),
