@@ -76,11 +76,8 @@ def _register_replayers() -> None:
         importlib.import_module(module)
 
 
-@pytest.mark.parametrize("name", sorted(golden.GOLDEN_FILES))
-def test_every_golden_record_is_replayed_or_excluded(name: str) -> None:
-    records = golden.records(name)
-    if not records:
-        pytest.skip(f"reference material not present: ../shared/fixtures/real-tool-outputs/{golden.GOLDEN_FILES[name]}")
+def audit(name: str, records: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """(records neither replayed nor excluded, records both replayed and excluded)."""
     _register_replayers()
     neither, both = [], []
     for index, record in enumerate(records):
@@ -92,17 +89,29 @@ def test_every_golden_record_is_replayed_or_excluded(name: str) -> None:
             neither.append(where)
         elif tests and reasons:
             both.append(f"{where} (replayed by {tests}, excluded: {reasons})")
+    return neither, both
+
+
+@pytest.mark.parametrize("name", sorted(golden.GOLDEN_FILES))
+def test_every_golden_record_is_replayed_or_excluded(name: str) -> None:
+    records = golden.records(name)
+    if not records:
+        pytest.skip(f"reference material not present: ../shared/fixtures/real-tool-outputs/{golden.GOLDEN_FILES[name]}")
+    neither, both = audit(name, records)
     assert not neither, "records neither replayed by a test nor excluded with a reason:\n" + "\n".join(neither)
     assert not both, "records both replayed and excluded (drop the exclusion):\n" + "\n".join(both)
 
 
-def test_the_audit_sees_a_record_nobody_replays() -> None:
-    """A record no test selects and no exclusion names is reported."""
-    _register_replayers()
-    record = {"tool": "kafka-dump-log.sh", "args": ["--files", "new.log"], "stdout": "", "stderr": "", "rc": 0,
-              "context": "no cluster"}
-    assert golden_replayed("cli", record) == []
-    assert not any(selects(record) for golden_name, selects, _ in EXCLUDED if golden_name == "cli")
+def test_the_audit_reports_a_record_nobody_replays_and_one_replayed_and_excluded() -> None:
+    new = {"tool": "kafka-dump-log.sh", "args": ["--files", "new.log"], "stdout": "", "stderr": "", "rc": 0,
+           "context": "no cluster"}
+    # replayed by test_kafka_tool_errors.py, and (recorded against a live cluster) excluded too
+    replayed = {"tool": "kafka-features.sh", "args": ["--bootstrap-controller", "127.0.0.1:21499",
+                "--command-config", "short-timeout.properties", "describe"], "stdout": "", "stderr": "",
+                "rc": 1, "context": "cluster x"}
+    neither, both = audit("cli", [new, replayed])
+    assert neither == ["kafka-4.0.0-cli.jsonl line 1: kafka-dump-log.sh --files new.log"]
+    assert len(both) == 1 and both[0].startswith("kafka-4.0.0-cli.jsonl line 2: kafka-features.sh"), both
 
 
 def test_every_replaying_test_replays_something() -> None:

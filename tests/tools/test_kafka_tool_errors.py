@@ -117,3 +117,13 @@ def test_kafka_error_run_is_reproduced(record: dict[str, Any] | None, tmp_path: 
     assert len(result.stderr.splitlines()) == 1, result.stderr
     assert "Traceback" not in result.stderr and "Exception" not in result.stderr
     assert expect.stderr_names.replace(UNREACHABLE, refused_address) in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("command", [["quorum", "describe", "--status"], ["features", "describe"]])
+def test_a_bootstrap_server_with_nothing_listening(command: list[str], refused_address: str) -> None:
+    """Not recorded (Kafka's admin client answers it as the --bootstrap-controller
+    run above: log lines, then a TimeoutException): one line naming the
+    address, exit status 1."""
+    result = CliRunner().invoke(main, [command[0], "--bootstrap-server", refused_address, *command[1:]])
+    assert (result.stdout, result.exit_code) == ("", 1), result.stderr
+    assert len(result.stderr.splitlines()) == 1 and refused_address in result.stderr, result.stderr
