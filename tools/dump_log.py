@@ -27,6 +27,7 @@ torn tail ends the file with Kafka's ``Found N invalid bytes at the end of ...``
 
 from __future__ import annotations
 
+import re
 import struct
 import sys
 from pathlib import Path
@@ -153,15 +154,29 @@ class _Dumper:
     def dump_log(self, path: Path, arg: str) -> None:
         name = path.name
         if not self.as_json:
+            # DumpLogSegments.dumpLog parses the name before reading the file
+            # and dies when it cannot (NumberFormatException, or
+            # StringIndexOutOfBounds in Snapshots.parse): we stop there too,
+            # with one line instead of the stack trace.
             if name.endswith(".log"):
                 stem = name.split(".")[0]
-                self.emit(f"Log starting offset: {int(stem) if stem.isdigit() else stem}")
+                start = _java_long(stem)
+                if start is None:
+                    raise DumpAborted(
+                        f'Cannot dump {arg}: For input string: "{stem}" (a segment is named after its base '
+                        "offset, e.g. 00000000000000000000.log)"
+                    )
+                self.emit(f"Log starting offset: {start}")
             elif name == BOOTSTRAP_FILE_NAME:
                 self.emit("KRaft bootstrap snapshot")
             else:
                 sp = parse_snapshot_path(path)
-                if sp is not None:
-                    self.emit(f"Snapshot end offset: {sp.snapshot_id.offset}, epoch: {sp.snapshot_id.epoch}")
+                if sp is None:
+                    raise DumpAborted(
+                        f"Cannot dump {arg}: a snapshot is named <end offset, 20 digits>-<epoch, 10 digits>"
+                        ".checkpoint, e.g. 00000000000000000100-0000000001.checkpoint"
+                    )
+                self.emit(f"Snapshot end offset: {sp.snapshot_id.offset}, epoch: {sp.snapshot_id.epoch}")
         data = self.read(path, arg)
         if data is None:
             return
@@ -443,6 +458,17 @@ class _Dumper:
             self.err.write(f"Non-consecutive offsets in {name}\n")
             for first, second in pairs:
                 self.err.write(f"  {first} is followed by {second}\n")
+
+
+_JAVA_LONG = re.compile(r"[+-]?[0-9]+")
+
+
+def _java_long(text: str) -> int | None:
+    """``Long.parseLong(text)``, or None where Java throws NumberFormatException."""
+    if _JAVA_LONG.fullmatch(text) is None:
+        return None
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else None
 
 
 def _base_offset(path: Path) -> int:

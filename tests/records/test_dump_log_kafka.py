@@ -16,22 +16,25 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kraft.tools.dump_log import run_dump
+from tests import golden
 from tests.conftest import SHARED, shared_path
 
 RECORDED = SHARED / "fixtures" / "real-tool-outputs" / "kafka-4.0.0-dump-log.jsonl"
 
 
+@golden.replays("dump-log", "tests/records/test_dump_log_kafka.py")
+def replayed(record: dict[str, Any]) -> bool:
+    return True  # every recorded run, in test_recorded_kafka_output_is_reproduced
+
+
 def _runs() -> list[dict[str, Any]]:
-    if not RECORDED.exists():
-        return []
-    return [json.loads(line) for line in RECORDED.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return golden.selected("dump-log", replayed)
 
 
 def _id(run: dict[str, Any]) -> str:

@@ -16,7 +16,6 @@ What is replaced before comparing, and why:
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from click.testing import CliRunner
 
 from kraft.cli import main
 from kraft.records.state_files import MetaProperties, uuid_to_kafka
+from tests import golden
 from tests.conftest import shared_path
 
 #: Records not reproduced: argparse4j's help and usage text (kraft's is
@@ -48,6 +48,11 @@ def _skipped(record: dict[str, Any]) -> str | None:
     return None
 
 
+@golden.replays("cli", "tests/tools/test_kafka_tool_parity.py")
+def replayed(record: dict[str, Any]) -> bool:
+    return record["tool"] in ("kafka-storage.sh", "kafka-features.sh") and _skipped(record) is None
+
+
 #: (tool, args) -> (what kraft prints on stderr instead, rc, why).
 DIFFERENCES: dict[tuple[str, ...], tuple[str, int, str]] = {
     ("format", "-t", "MkU3OEVBNTcwNTJENDM2Qg", "-c", "static2.properties", "--standalone"): (
@@ -59,8 +64,8 @@ DIFFERENCES: dict[tuple[str, ...], tuple[str, int, str]] = {
 
 
 def _records(tool: str) -> list[dict[str, Any]]:
-    path = shared_path("fixtures", "real-tool-outputs", "kafka-4.0.0-cli.jsonl")
-    return [r for r in map(json.loads, path.read_text().splitlines()) if r["tool"] == tool]
+    shared_path("fixtures", "real-tool-outputs", golden.GOLDEN_FILES["cli"])
+    return [r for r in golden.selected("cli", replayed) if r["tool"] == tool]
 
 
 def _java_message(stderr: str) -> str:
@@ -91,8 +96,6 @@ def test_kafka_storage_records_replayed_in_order(tmp_path: Path, monkeypatch: py
     monkeypatch.chdir(tmp_path)
     replayed = 0
     for record in _records("kafka-storage.sh"):
-        if _skipped(record):
-            continue
         for name, text in (record.get("inputs") or {}).items():
             Path(name).parent.mkdir(parents=True, exist_ok=True)
             Path(name).write_text(text)
@@ -119,8 +122,6 @@ def test_kafka_storage_records_replayed_in_order(tmp_path: Path, monkeypatch: py
 def test_kafka_features_offline_records() -> None:
     replayed = 0
     for record in _records("kafka-features.sh"):
-        if _skipped(record):
-            continue
         stdout, stderr, rc = _invoke(record["tool"], record["args"])
         assert (stdout, stderr, rc) == (record["stdout"], record["stderr"], record["rc"]), record["args"]
         replayed += 1

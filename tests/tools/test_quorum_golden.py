@@ -26,6 +26,7 @@ import pytest
 from kraft.messages.json_form import uuid_from_kafka
 from kraft.client.admin import QuorumInfo, ReplicaInfo
 from kraft.tools.quorum import format_replication, format_status
+from tests import golden
 
 CLI = (Path(__file__).resolve().parents[2] / ".." / "shared").resolve() / "fixtures" / "real-tool-outputs" / \
     "kafka-4.0.0-cli.jsonl"
@@ -36,14 +37,14 @@ NOW = 1_795_572_480_000
 def records() -> list[dict[str, Any]]:
     if not CLI.exists():
         pytest.skip(f"needs the real Kafka 4.0.0 tool outputs at {CLI}")
-    out = []
-    for line in CLI.read_text().splitlines():
-        record = json.loads(line)
-        args = record["args"]
-        if (record["tool"] == "kafka-metadata-quorum.sh" and record["rc"] == 0 and isinstance(args, list)
-                and "describe" in args):
-            out.append(record)
-    return out
+    return golden.selected("cli", replayed)
+
+
+@golden.replays("cli", "tests/tools/test_quorum_golden.py")
+def replayed(record: dict[str, Any]) -> bool:
+    args = record["args"]
+    return (record["tool"] == "kafka-metadata-quorum.sh" and record["rc"] == 0 and isinstance(args, list)
+            and "describe" in args)
 
 
 def _uuid(text: str | None) -> uuid.UUID:

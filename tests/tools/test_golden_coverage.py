@@ -1,0 +1,122 @@
+"""Audit: every record real Kafka 4.0.0's tools printed
+(``../shared/fixtures/real-tool-outputs/kafka-4.0.0-{cli,dump-log,metadata-shell}.jsonl``)
+is either replayed by a test (registered with :func:`tests.golden.replays`)
+or listed, with its reason, in :data:`EXCLUDED` -- never both, never neither.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests import golden
+
+#: The modules whose tests replay golden records; importing one registers its selector.
+REPLAYING_TESTS = (
+    "tests.tools.test_kafka_tool_parity",  # kafka-storage.sh, offline kafka-features.sh
+    "tests.tools.test_quorum_golden",  # kafka-metadata-quorum.sh describe
+    "tests.tools.test_kafka_tool_errors",  # error runs of dump-log, metadata-shell, quorum, features
+    "tests.records.test_dump_log_kafka",  # kafka-dump-log.sh on the fixture files
+    "tests.image.test_kafka_shell_golden",  # kafka-metadata-shell.sh on the fixture snapshots
+)
+
+
+def _live(record: dict[str, Any]) -> bool:
+    return not str(record.get("context", "")).startswith("no cluster")
+
+
+def _shell_shows_kafkas_empty_image(record: dict[str, Any]) -> bool:
+    """A command whose 4.0.0 output depends on the image Kafka could not load."""
+    from tests.image.test_kafka_shell_golden import CONTENT_BLIND, RECORDS, _kafka_could_not_load
+
+    return _kafka_could_not_load(RECORDS[record["snapshot"]]) and tuple(record["cmd"]) not in CONTENT_BLIND
+
+
+#: THE exclusion table: (golden file, which records, why they are not replayed).
+EXCLUDED: list[tuple[str, Callable[[dict[str, Any]], bool], str]] = [
+    # argparse4j (storage, quorum, features, shell) and joptsimple (dump-log)
+    # help text: ours is click's (README "Deliberate differences").
+    ("cli", lambda r: "--help" in r["args"], "Kafka's --help text; `kraft <tool> --help` is click's"),
+    ("cli", lambda r: (r["stderr"] or "").startswith("usage:"),
+     "argparse4j usage error; ours is click's usage error, exit status 2"),
+    ("cli", lambda r: r["tool"] == "kafka-dump-log.sh" and r["args"] == [],
+     "joptsimple prints its help on a missing --files (exit 1); ours is click's usage error, exit status 2"),
+    # Runs against the live Kafka clusters of the recording: their output
+    # depends on that cluster's state (epochs, offsets, supported ranges) or
+    # changed it. The protocol is tested against kraft nodes
+    # (tests/node/test_kraft_version_upgrade.py, tests/tools/test_quorum_cli.py).
+    ("cli", lambda r: _live(r) and r["tool"] == "kafka-features.sh"
+     and ("describe" in r["args"] or "upgrade" in r["args"]),
+     "kafka-features.sh describe/upgrade against the live Kafka cluster it was recorded against"),
+    ("cli", lambda r: _live(r) and r["tool"] == "kafka-metadata-quorum.sh"
+     and ("add-controller" in r["args"] or "remove-controller" in r["args"]),
+     "add-/remove-controller change the live Kafka quorum they were recorded against"),
+    # metadata-shell records that are not one command's output.
+    ("metadata-shell", lambda r: r["cmd"] == ["<stdin-session>"] and "note" not in r,
+     "the whole interactive session's transcript; each command of it is its own record, replayed"),
+    ("metadata-shell", lambda r: "note" in r,
+     "Kafka 4.0.0 hangs on a snapshot of control records only (nothing recorded); "
+     "ours is pinned in test_a_control_only_snapshot_opens"),
+    ("metadata-shell", lambda r: r["cmd"] != ["<stdin-session>"] and "note" not in r
+     and _shell_shows_kafkas_empty_image(r),
+     "Kafka 4.0.0 cannot load metadata.version 27 and shows an empty image; we open it "
+     "(README; pinned in test_a_41_snapshot_opens)"),
+]
+
+
+def golden_replayed(name: str, record: dict[str, Any]) -> list[str]:
+    return [r.test for r in golden.REPLAYERS if r.golden == name and r.selects(record)]
+
+
+def _register_replayers() -> None:
+    for module in REPLAYING_TESTS:
+        importlib.import_module(module)
+
+
+def audit(name: str, records: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """(records neither replayed nor excluded, records both replayed and excluded)."""
+    _register_replayers()
+    neither, both = [], []
+    for index, record in enumerate(records):
+        tests = golden_replayed(name, record)
+        reasons = [why for golden_name, selects, why in EXCLUDED if golden_name == name and selects(record)]
+        where = f"{golden.GOLDEN_FILES[name]} line {index + 1}: {record['tool']} " \
+            f"{' '.join(record.get('args') or record.get('cmd') or [])}"
+        if not tests and not reasons:
+            neither.append(where)
+        elif tests and reasons:
+            both.append(f"{where} (replayed by {tests}, excluded: {reasons})")
+    return neither, both
+
+
+@pytest.mark.parametrize("name", sorted(golden.GOLDEN_FILES))
+def test_every_golden_record_is_replayed_or_excluded(name: str) -> None:
+    records = golden.records(name)
+    if not records:
+        pytest.skip(f"reference material not present: ../shared/fixtures/real-tool-outputs/{golden.GOLDEN_FILES[name]}")
+    neither, both = audit(name, records)
+    assert not neither, "records neither replayed by a test nor excluded with a reason:\n" + "\n".join(neither)
+    assert not both, "records both replayed and excluded (drop the exclusion):\n" + "\n".join(both)
+
+
+def test_the_audit_reports_a_record_nobody_replays_and_one_replayed_and_excluded() -> None:
+    new = {"tool": "kafka-dump-log.sh", "args": ["--files", "new.log"], "stdout": "", "stderr": "", "rc": 0,
+           "context": "no cluster"}
+    # replayed by test_kafka_tool_errors.py, and (recorded against a live cluster) excluded too
+    replayed = {"tool": "kafka-features.sh", "args": ["--bootstrap-controller", "127.0.0.1:21499",
+                "--command-config", "short-timeout.properties", "describe"], "stdout": "", "stderr": "",
+                "rc": 1, "context": "cluster x"}
+    neither, both = audit("cli", [new, replayed])
+    assert neither == ["kafka-4.0.0-cli.jsonl line 1: kafka-dump-log.sh --files new.log"]
+    assert len(both) == 1 and both[0].startswith("kafka-4.0.0-cli.jsonl line 2: kafka-features.sh"), both
+
+
+def test_every_replaying_test_replays_something() -> None:
+    _register_replayers()
+    if not golden.records("cli"):
+        pytest.skip("reference material not present: ../shared/fixtures/real-tool-outputs")
+    for replayer in golden.REPLAYERS:
+        assert golden.selected(replayer.golden, replayer.selects), replayer.test
