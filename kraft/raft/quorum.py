@@ -70,7 +70,9 @@ import random
 from dataclasses import replace
 
 from kraft.raft.errors import IllegalTransitionError
+from kraft.raft.accumulator import BatchAccumulator
 from kraft.raft.leader_progress import LeaderProgress
+from kraft.raft.leader_state import LeaderState
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.roles import (
@@ -417,13 +419,21 @@ class QuorumState:
             self.local_key,
             epoch_start_offset,
             current.votes.granted,
-            LeaderProgress(
-                self.local_key,
-                epoch_start_offset,
-                self.voters,
-                now_ms,
-                self._config.check_quorum_timeout_ms,
-                self._config.begin_quorum_epoch_timeout_ms,
+            LeaderState(
+                LeaderProgress(
+                    self.local_key,
+                    epoch_start_offset,
+                    self.voters,
+                    now_ms,
+                    self._config.check_quorum_timeout_ms,
+                    self._config.begin_quorum_epoch_timeout_ms,
+                ),
+                BatchAccumulator(
+                    current.epoch,
+                    epoch_start_offset,
+                    self._config.append_linger_ms,
+                    self._config.max_batch_size_bytes,
+                ),
             ),
         )
         self._durable_transition(leader)
@@ -480,13 +490,17 @@ class QuorumState:
                 current,
                 fetch_deadline_ms=now_ms + self._config.fetch_timeout_ms,
                 has_fetched_from_leader=True,
+                fetch_timeout_cause=None,
             )
         )
 
-    def override_fetch_timeout(self, now_ms: int, timeout_ms: int) -> None:
+    def override_fetch_timeout(self, now_ms: int, timeout_ms: int, cause: str) -> None:
         """EndQuorumEpoch: start the election sooner (strict exponential backoff)."""
         current = self._follower()
-        self._update(replace(current, fetch_deadline_ms=now_ms + timeout_ms))
+        self._update(replace(current, fetch_deadline_ms=now_ms + timeout_ms, fetch_timeout_cause=cause))
+
+    def set_installing_snapshot(self, snapshot_id: OffsetAndEpoch | None) -> None:
+        self._update(replace(self._follower(), installing_snapshot=snapshot_id))
 
     def set_fetching_snapshot(self, download: SnapshotDownload | None) -> None:
         self._update(replace(self._follower(), fetching_snapshot=download))
