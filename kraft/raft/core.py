@@ -14,43 +14,15 @@ harness) drives it:
   :meth:`RaftCore.validate_snapshot_id` before writing a snapshot.
 
 Each of ``initialize``/``step``/``poll``/``begin_shutdown`` returns a
-:class:`Ready`, which the shell executes **completely and in this order**
-before calling the core again:
-
-1. ``persist`` — write the election state to ``quorum-state`` (fsync the
-   temporary file, atomic rename). A vote or candidacy is durable before any
-   message that depends on it leaves the node.
-2. ``log`` — the log operations in list order (appends, truncation, snapshot
-   download and install, ``Flush`` = fsync). The core reads the log only
-   through :class:`~kraft.records.view.LogView`; it sees the effect of these
-   operations on its next call, and counts the leader's own appended records
-   towards the high watermark only after the ``Flush`` covering them has
-   completed. A leader spreads a write over three Readys, as Kafka's
-   ``flushLeaderLog`` moves the end offset before it flushes "so that parked
-   fetches can return sooner": the batches (no fsync); the parked fetches
-   answered with them; then the ``Flush``, while the followers write the
-   same records -- the two fsyncs overlap instead of adding up.
-3. ``send`` — the outbound requests and responses.
-4. ``committed`` — if set, the new high watermark: records below it are
-   committed; hand them to listeners (read them from the log).
-5. ``leader_change`` — if set, tell listeners the new leader and epoch.
-6. ``next_deadline_ms`` — call :meth:`RaftCore.poll` no later than this
-   (``None``: only a message can make the core act). It may equal ``now_ms``:
-   then poll right after executing this Ready (for example so a follower sends
-   its next Fetch from the log end it just wrote).
-
-``violations`` lists things a peer sent that a correct replica never sends;
-the core refused them. ``shutdown`` reports the end of a graceful shutdown.
-``role_changes`` lists the role transitions the call made, each with the
-reason it happened (for the operator's log and the metrics; nothing to
-execute).
+:class:`~kraft.raft.ready.Ready`, which the shell executes completely and in
+the order :mod:`kraft.raft.ready` documents before calling the core again.
 
 The voter set comes from the log (KIP-853): every call first picks up the
 latest ``VotersRecord`` and ``KRaftVersionRecord`` of the log
 (``LogView.kraft_control_state``, uncommitted records included, reverted
 by truncation); without one the static ``voters`` apply (kraft.version 0).
 The leader handles AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter as
-Kafka's handlers do (:mod:`kraft.raft.voter_changes`): one change at a time,
+Kafka's handlers do (:mod:`kraft.raft.handlers.membership`): one change at a time,
 only once its epoch is committed, a new voter checked with ApiVersions and
 its fetch position, the answer once the new set committed the change; a
 leader removed from the set keeps serving fetches without counting itself
@@ -63,7 +35,10 @@ stale epoch is fenced (FENCED_LEADER_EPOCH), a newer one moves this replica
 to it first — except for Fetch/FetchSnapshot, which only a leader of the
 same epoch serves (UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER), and for a
 pre-vote, which never disrupts (KIP-996). The RPC handlers below the gate
-work in the receiver's current epoch.
+work in the receiver's current epoch. The handlers live in
+:mod:`kraft.raft.handlers`, one module per RPC family; each role's changing
+state lives on its role object (:mod:`kraft.raft.roles`,
+:class:`~kraft.raft.leader_state.LeaderState`), so leaving a role drops it.
 """
 
 from __future__ import annotations
@@ -71,12 +46,11 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 
 from kraft.raft.errors import (
     Errors,
-    InvalidSnapshotIdError,
     LocalRaftError,
     NotLeaderError,
     RemoteProtocolViolation,
@@ -99,7 +73,6 @@ from kraft.raft.events import (
     Inbound,
     InboundRequest,
     InboundResponse,
-    Outbound,
     OutboundRequest,
     OutboundResponse,
     RaftRequest,
@@ -114,7 +87,7 @@ from kraft.raft.events import (
     VoteResponse,
 )
 from kraft.raft.handlers import election, membership, replication
-from kraft.raft.handlers.common import LeaderFields
+from kraft.raft.handlers.common import LeaderFields, partition_error_response, top_level_error_response
 from kraft.raft.leader_progress import QuorumDescription
 from kraft.raft.leader_state import LeaderWrite
 from kraft.raft.logops import (
@@ -126,9 +99,10 @@ from kraft.raft.logops import (
     VotersControl,
 )
 from kraft.raft.quorum import QuorumState
+from kraft.raft.ready import Ready, RoleChange, ShutdownOutcome
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import KRaftControlState, LogView, OffsetAndEpoch
-from kraft.raft.replication import FetchValidity, log_end, validate_offset_and_epoch
+from kraft.raft.replication import log_end
 from kraft.raft.request_manager import RequestManager
 from kraft.raft.roles import (
     Candidate,
@@ -152,42 +126,6 @@ from kraft.raft.voters import (
 #: A poll loop iteration that keeps asking to run again immediately is cut
 #: after this many rounds (each round changes the role, so this is generous).
 _MAX_POLL_ROUNDS = 16
-
-
-@dataclass(frozen=True, slots=True)
-class ShutdownOutcome:
-    """How a graceful shutdown ended: ``completed`` (a leader was handed over,
-    or none is needed) or timed out."""
-
-    completed: bool
-
-
-@dataclass(frozen=True, slots=True)
-class RoleChange:
-    """One role transition: the roles' names (``previous`` None at start-up),
-    the epoch and leader after it, and why, as a short phrase for an operator
-    ("fetch timeout after 2000 ms", "lost pre-vote: 1 of 3 votes")."""
-
-    previous: str | None
-    role: str
-    epoch: int
-    leader_id: int | None
-    reason: str
-
-
-@dataclass(slots=True)
-class Ready:
-    """What the shell must do, in field order (see the module docstring)."""
-
-    persist: ElectionState | None = None
-    log: list[LogOp] = field(default_factory=list)
-    send: list[Outbound] = field(default_factory=list)
-    committed: int | None = None
-    leader_change: LeaderAndEpoch | None = None
-    next_deadline_ms: int | None = None
-    violations: list[RemoteProtocolViolation] = field(default_factory=list)
-    shutdown: ShutdownOutcome | None = None
-    role_changes: list[RoleChange] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -425,27 +363,7 @@ class RaftCore:
         (the epoch of the record just before the offset). Raises
         :class:`~kraft.raft.errors.InvalidSnapshotIdError` otherwise."""
         self._check_initialized()
-        hwm = self._committed
-        if snapshot_id.offset <= 0 or snapshot_id.epoch < 0:
-            raise InvalidSnapshotIdError(f"invalid snapshot id {snapshot_id}")
-        if hwm is None or snapshot_id.offset > hwm:
-            raise InvalidSnapshotIdError(
-                f"snapshot end offset {snapshot_id.offset} is not committed (high watermark {hwm})"
-            )
-        if snapshot_id.offset < self._log.start_offset:
-            raise InvalidSnapshotIdError(
-                f"snapshot end offset {snapshot_id.offset} is below the log start {self._log.start_offset}"
-            )
-        check = validate_offset_and_epoch(self._log, snapshot_id.offset, snapshot_id.epoch)
-        # Stricter than Kafka's check: the epoch must be that of the record just
-        # before the offset, i.e. the epoch must also have started before it.
-        previous = self._log.end_offset_for_epoch(snapshot_id.epoch - 1) if snapshot_id.epoch > 0 else None
-        starts_before = previous is None or previous.offset < snapshot_id.offset
-        if check.kind is not FetchValidity.VALID or not starts_before:
-            raise InvalidSnapshotIdError(
-                f"snapshot id {snapshot_id} does not match the log "
-                f"({check.kind.value} {check.offset_and_epoch})"
-            )
+        replication.validate_snapshot_id(self._log, self._committed, snapshot_id)
 
     # --- call framing -----------------------------------------------------------
 
@@ -568,43 +486,12 @@ class RaftCore:
             if role.progress.update_voters(voters):
                 self.on_leader_high_watermark(now_ms)
 
-    def _update_removal_pending(self, now_ms: int) -> None:
-        """Raft's rule for a replica its latest voter set removed: until that
-        record is committed it still campaigns (not counting its own vote),
-        since a majority of the new set may need it to elect a leader."""
-        key = self.local_key
-        pending = False
-        if key is not None and not self.quorum.is_voter and self.voters_offset is not None:
-            previous = self._control_state.previous_voters if self._control_state is not None else None
-            hwm = self.quorum.high_watermark
-            pending = (
-                previous is not None
-                and VoterSet.from_entries(previous.voters).is_voter(key)
-                and (hwm is None or self.voters_offset >= hwm)
-            )
-        self.quorum.set_removal_pending(pending, now_ms)
-
     def _bootstrap_nodes(self) -> tuple[int, ...]:
         """Who a replica without a known leader asks: the known voters and the
         ``controller.quorum.bootstrap.servers`` (negative ids)."""
         local = self.quorum.local_id
         known = tuple(v for v in self.voters.voter_ids if v != local)
         return known + tuple(b for b in self._bootstrap_ids if b not in known)
-
-    def _start_of_epoch_voters(self) -> list[KRaftVersionControl | VotersControl]:
-        """KRaftVersion and Voters records a new leader writes with its
-        LeaderChange (Kafka's ``appendStartOfEpochControlRecords``): the voter
-        set read from the bootstrap checkpoint is not replicated, so the first
-        leader writes it to the log; a leader whose listeners changed records
-        the new ones."""
-        if self.kraft_version < 1 or self.voters_offset is None or not self._local_endpoints:
-            return []
-        assert self.local_key is not None
-        local = self._membership.local_voter_node(self.local_key)
-        if self.voters_offset != -1 and not self.voters.voter_node_needs_update(local):
-            return []
-        updated = self.voters.update_voter(local) or self.voters
-        return [KRaftVersionControl(self.kraft_version), VotersControl(updated.to_entries())]
 
     # --- transitions (QuorumState does the checking and persisting) -----------
 
@@ -673,7 +560,7 @@ class RaftCore:
         controls: list[LeaderChangeMessage | KRaftVersionControl | VotersControl] = [
             LeaderChangeMessage(leader.leader_id, self.voters.voter_ids, tuple(sorted(leader.granting_voters)))
         ]
-        controls += self._start_of_epoch_voters()
+        controls += membership.start_of_epoch_control_records(self, self._membership)
         leader.state.accumulator.append_control(now_ms, *controls)
         leader.progress.update_local_end_offset(epoch_start)
         if self.kraft_version == 0 and self.local_key is not None:
@@ -774,52 +661,23 @@ class RaftCore:
 
     def _error_response(self, request: RaftRequest, error: Errors) -> RaftResponse:
         """A partition-level error answer carrying our epoch and leader."""
-        common = self.response_common()
-        match request:
-            case VoteRequest():
-                return VoteResponse(partition_error=error, **common)
-            case BeginQuorumEpochRequest():
-                return BeginQuorumEpochResponse(partition_error=error, **common)
-            case EndQuorumEpochRequest():
-                return EndQuorumEpochResponse(partition_error=error, **common)
-            case FetchRequest():
-                return replication.fetch_error(self, error)
-            case FetchSnapshotRequest():
-                return FetchSnapshotResponse(partition_error=error, **common)
-        raise TypeError(f"not a request: {request!r}")
-
-    @staticmethod
-    def _top_level_error(request: RaftRequest, error: Errors) -> RaftResponse:
-        match request:
-            case VoteRequest():
-                return VoteResponse(error=error)
-            case BeginQuorumEpochRequest():
-                return BeginQuorumEpochResponse(error=error)
-            case EndQuorumEpochRequest():
-                return EndQuorumEpochResponse(error=error)
-            case FetchRequest():
-                return FetchResponse(error=error)
-            case FetchSnapshotRequest():
-                return FetchSnapshotResponse(error=error)
-        raise TypeError(f"not a request: {request!r}")
+        if isinstance(request, FetchRequest):
+            return replication.fetch_error(self, error)
+        return partition_error_response(request, error, self.response_common())
 
     def _validate_voter_only(self, remote: ReplicaKey, epoch: int) -> Errors | None:
-        """Vote, BeginQuorumEpoch, EndQuorumEpoch (Kafka's
-        ``validateVoterOnlyRequest``).
-
-        A static quorum (kraft.version 0) has one fixed voter set, so both
-        ends must be in it (INCONSISTENT_VOTER_SET): an outsider cannot
-        disrupt the quorum with a high epoch. A dynamic quorum (kraft.version
-        1) does not check membership, as Kafka 4.x does not: the two ends may
-        disagree for a while -- a voter just added may not have its
-        VotersRecord yet and must still vote and follow -- and a candidate
-        only counts the votes of its own voters."""
+        """Vote, BeginQuorumEpoch, EndQuorumEpoch (Kafka 3.9+/4.x
+        ``KafkaRaftClient.validateVoterOnlyRequest``): only the epoch and a
+        non-negative id are checked, under kraft.version 0 as under 1 --
+        membership is not: the two ends may disagree for a while (a voter
+        just added may lack its VotersRecord), and a candidate only counts
+        the votes of its own voters. Stricter than Kafka: a request naming
+        this replica's own id is INVALID_REQUEST (a replica never votes for,
+        or follows, itself through the wire)."""
         if epoch < self.quorum.epoch:
             return Errors.FENCED_LEADER_EPOCH
         if remote.id < 0 or remote.id == self.quorum.local_id:
             return Errors.INVALID_REQUEST
-        if self.kraft_version < 1 and (not self.quorum.is_voter or not self.voters.is_voter(remote)):
-            return Errors.INCONSISTENT_VOTER_SET
         return None
 
     def validate_leader_only(self, epoch: int) -> Errors | None:
@@ -846,12 +704,12 @@ class RaftCore:
         sanity, epoch (fence, or move to a newer one), membership. Returns the
         error answer, or ``None`` to let the RPC handler run."""
         if msg.cluster_id is not None and self.cluster_id is not None and msg.cluster_id != self.cluster_id:
-            return self._top_level_error(msg, Errors.INCONSISTENT_CLUSTER_ID)
+            return top_level_error_response(msg, Errors.INCONSISTENT_CLUSTER_ID)
         if msg.topic_partition != self.topic_partition:
             if isinstance(msg, FetchSnapshotRequest):
                 return FetchSnapshotResponse(partition_error=Errors.UNKNOWN_TOPIC_OR_PARTITION)
             # Until multi-raft, a partition mismatch is an invalid request.
-            return self._top_level_error(msg, Errors.INVALID_REQUEST)
+            return top_level_error_response(msg, Errors.INVALID_REQUEST)
         match msg:
             case VoteRequest():
                 illegal_epoch = (
@@ -1093,7 +951,6 @@ class RaftCore:
     # --- polling ----------------------------------------------------------------
 
     def _run_poll(self, now_ms: int) -> None:
-        self._update_removal_pending(now_ms)
         timeout: int | None = 0
         for _ in range(_MAX_POLL_ROUNDS):
             if self._maybe_complete_shutdown(now_ms):
@@ -1199,34 +1056,10 @@ class RaftCore:
         if now_ms >= progress.begin_quorum_epoch_deadline_ms:
             for key in progress.voters_needing_begin_quorum_epoch(now_ms):
                 self._maybe_send_request(
-                    now_ms, key.id, partial(self._begin_quorum_epoch_request, leader, key)
+                    now_ms, key.id, partial(election.begin_quorum_epoch_request, self, leader, key)
                 )
             progress.reset_begin_quorum_epoch_timer(now_ms)
         return progress.begin_quorum_epoch_deadline_ms - now_ms
-
-    def _begin_quorum_epoch_request(self, leader: Leader, voter: ReplicaKey) -> BeginQuorumEpochRequest:
-        return BeginQuorumEpochRequest(
-            cluster_id=self.cluster_id,
-            topic_partition=self.topic_partition,
-            voter_key=voter,
-            leader_id=leader.leader_id,
-            leader_epoch=leader.epoch,
-            leader_endpoints=self.quorum.leader_endpoints,
-        )
-
-    def _vote_request(self, role: Prospective | Candidate, voter: int) -> VoteRequest:
-        assert self.local_key is not None
-        end = log_end(self._log)
-        return VoteRequest(
-            cluster_id=self.cluster_id,
-            topic_partition=self.topic_partition,
-            voter_key=self.voters.key(voter),
-            candidate_epoch=role.epoch,
-            candidate_key=self.local_key,
-            last_offset_epoch=end.epoch,
-            last_offset=end.offset,
-            pre_vote=isinstance(role, Prospective),
-        )
 
     def _maybe_send_vote_requests(self, now_ms: int) -> int | None:
         role = self.quorum.role
@@ -1235,7 +1068,7 @@ class RaftCore:
             return None
         timeout: int | None = None
         for voter in role.votes.unrecorded_voters():
-            t = self._maybe_send_request(now_ms, voter, partial(self._vote_request, role, voter))
+            t = self._maybe_send_request(now_ms, voter, partial(election.vote_request, self, role, voter))
             timeout = _min_opt(timeout, t)
         return timeout
 
@@ -1334,7 +1167,7 @@ class RaftCore:
                 self._become_prospective(now_ms, f"election timeout with no leader in epoch {role.epoch}")
                 return 0
         else:
-            deadline = None  # an observer (or a removed voter) never campaigns
+            deadline = None  # an observer never campaigns
         fetch_timeout = self._maybe_send_fetch_to_any_bootstrap(now_ms)
         return _min_opt(fetch_timeout, None if deadline is None else deadline - now_ms)
 
@@ -1342,14 +1175,7 @@ class RaftCore:
         role = self.quorum.role
         assert isinstance(role, Resigned)
         timeout: int | None = None
-        request = EndQuorumEpochRequest(
-            cluster_id=self.cluster_id,
-            topic_partition=self.topic_partition,
-            leader_id=role.local_id,
-            leader_epoch=role.epoch,
-            preferred_candidates=role.preferred_successors,
-            leader_endpoints=self.quorum.leader_endpoints,
-        )
+        request = election.end_quorum_epoch_request(self, role)
         for voter in sorted(role.unacked_voters):
             timeout = _min_opt(timeout, self._maybe_send_request(now_ms, voter, lambda: request))
         if self._shutdown is not None:

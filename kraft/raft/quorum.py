@@ -41,12 +41,11 @@ Unattached and Follower, on the same triggers.
 The voter set is the latest one in the log (KIP-853: a ``VotersRecord``,
 committed or not; the static ``controller.quorum.voters`` without one), so
 a replica becomes a voter or an observer as records arrive or are truncated
-(:meth:`QuorumState.update_voters`). Two rules of dynamic quorums: a replica
-with an id grants votes whether or not its own log lists it yet (a voter
-just added may lack the record); and a replica whose removal is not yet
-committed may still campaign (``removal_pending``, Raft's "a server not in
-its latest configuration still starts elections"), counting the votes of
-its latest voter set only -- not its own.
+(:meth:`QuorumState.update_voters`), as Kafka's ``QuorumState.isVoter``
+reads ``lastVoterSet()``. Two rules of dynamic quorums: a replica with an id
+grants votes whether or not its own log lists it yet (a voter just added may
+lack the record); and a replica removed by a VotersRecord -- committed or
+not -- is an observer at once and never campaigns.
 
 Every transition checks its preconditions first and raises
 :class:`~kraft.raft.errors.IllegalTransitionError` without changing anything when
@@ -108,9 +107,6 @@ class QuorumState:
         #: Our own listeners: what a Leader or Resigned role advertises (the
         #: leader may not be in the voter set it works from, KIP-853).
         self.local_endpoints = local_endpoints
-        #: Not in the latest voter set, but removed by a record that is not
-        #: committed yet: may still campaign (without counting its own vote).
-        self.removal_pending = False
         self._config = config
         self._rng = rng
         self._role: Role | None = None
@@ -185,18 +181,10 @@ class QuorumState:
 
     @property
     def may_campaign(self) -> bool:
-        """A voter, or a replica whose removal is not committed (Raft: a
-        server not in its latest configuration still starts elections, as it
-        may be needed to commit that configuration)."""
-        return self.local_key is not None and (self.is_voter or self.removal_pending)
-
-    def set_removal_pending(self, pending: bool, now_ms: int) -> None:
-        if pending == self.removal_pending:
-            return
-        self.removal_pending = pending
-        current = self._role
-        if pending and isinstance(current, Unattached) and current.election_deadline_ms is None:
-            self._update(replace(current, election_deadline_ms=now_ms + self.random_election_timeout_ms()))
+        """A voter of the latest voter set in the log (Kafka 4.x: a replica
+        removed by an uncommitted VotersRecord is an observer and does not
+        campaign)."""
+        return self.local_key is not None and self.is_voter
 
     @property
     def is_only_voter(self) -> bool:

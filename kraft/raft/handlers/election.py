@@ -16,6 +16,7 @@ from kraft.raft.events import (
     BeginQuorumEpochResponse,
     EndQuorumEpochRequest,
     EndQuorumEpochResponse,
+    TopicPartition,
     VoteRequest,
     VoteResponse,
 )
@@ -24,8 +25,17 @@ from kraft.raft.handlers.common import LeaderFields
 from kraft.raft.quorum import QuorumState
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.raft.replication import log_end
-from kraft.raft.roles import Candidate, EpochElection, Follower, Leader, Prospective, Unattached, log_up_to_date
-from kraft.raft.voters import ReplicaKey
+from kraft.raft.roles import (
+    Candidate,
+    EpochElection,
+    Follower,
+    Leader,
+    Prospective,
+    Resigned,
+    Unattached,
+    log_up_to_date,
+)
+from kraft.raft.voters import ReplicaKey, VoterSet
 from kraft.records.view import LogView, OffsetAndEpoch
 
 
@@ -40,6 +50,12 @@ class ElectionContext(Protocol):
     def log(self) -> LogView: ...
     @property
     def local_key(self) -> ReplicaKey | None: ...
+    @property
+    def cluster_id(self) -> str | None: ...
+    @property
+    def topic_partition(self) -> TopicPartition: ...
+    @property
+    def voters(self) -> VoterSet: ...
 
     def response_common(self) -> LeaderFields: ...
     def maybe_transition_forward(self, now_ms: int) -> None: ...
@@ -49,6 +65,44 @@ class ElectionContext(Protocol):
 def tally(votes: EpochElection) -> str:
     """A vote count as a role-change reason shows it."""
     return f"{len(votes.granted)} of {len(votes.voter_ids)} votes"
+
+
+def vote_request(ctx: ElectionContext, role: Prospective | Candidate, voter: int) -> VoteRequest:
+    """A (pre-)vote request of ``role`` to ``voter``, with our log end."""
+    assert ctx.local_key is not None
+    end = log_end(ctx.log)
+    return VoteRequest(
+        cluster_id=ctx.cluster_id,
+        topic_partition=ctx.topic_partition,
+        voter_key=ctx.voters.key(voter),
+        candidate_epoch=role.epoch,
+        candidate_key=ctx.local_key,
+        last_offset_epoch=end.epoch,
+        last_offset=end.offset,
+        pre_vote=isinstance(role, Prospective),
+    )
+
+
+def begin_quorum_epoch_request(ctx: ElectionContext, leader: Leader, voter: ReplicaKey) -> BeginQuorumEpochRequest:
+    return BeginQuorumEpochRequest(
+        cluster_id=ctx.cluster_id,
+        topic_partition=ctx.topic_partition,
+        voter_key=voter,
+        leader_id=leader.leader_id,
+        leader_epoch=leader.epoch,
+        leader_endpoints=ctx.quorum.leader_endpoints,
+    )
+
+
+def end_quorum_epoch_request(ctx: ElectionContext, role: Resigned) -> EndQuorumEpochRequest:
+    return EndQuorumEpochRequest(
+        cluster_id=ctx.cluster_id,
+        topic_partition=ctx.topic_partition,
+        leader_id=role.local_id,
+        leader_epoch=role.epoch,
+        preferred_candidates=role.preferred_successors,
+        leader_endpoints=ctx.quorum.leader_endpoints,
+    )
 
 
 def handle_vote_request(ctx: ElectionContext, now_ms: int, msg: VoteRequest) -> VoteResponse:

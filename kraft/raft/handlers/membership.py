@@ -350,6 +350,24 @@ def removed_leader_must_resign(ctx: MembershipContext, leader: Leader) -> bool:
     )
 
 
+def start_of_epoch_control_records(
+    ctx: MembershipContext, client: MembershipClient
+) -> list[KRaftVersionControl | VotersControl]:
+    """KRaftVersion and Voters records a new leader writes with its
+    LeaderChange (Kafka's ``LeaderState.appendLeaderChangeMessageAndBootstrapRecords``):
+    the voter set read from the bootstrap checkpoint is not replicated, so the
+    first leader writes it to the log; a leader whose listeners changed
+    records the new ones."""
+    local_key = ctx.local_key
+    if ctx.kraft_version < 1 or ctx.voters_offset is None or local_key is None or not client.has_endpoints:
+        return []
+    local = client.local_voter_node(local_key)
+    if ctx.voters_offset != -1 and not ctx.voters.voter_node_needs_update(local):
+        return []
+    updated = ctx.voters.update_voter(local) or ctx.voters
+    return [KRaftVersionControl(ctx.kraft_version), VotersControl(updated.to_entries())]
+
+
 def upgrade_kraft_version(
     ctx: MembershipContext, now_ms: int, kraft_version: int, *, validate_only: bool = False
 ) -> bool:
@@ -404,6 +422,10 @@ class MembershipClient:
         self._updated_voter_epoch = -1
         #: Not before this time (ms) again.
         self.retry_ms = 0
+
+    @property
+    def has_endpoints(self) -> bool:
+        return bool(self._endpoints)
 
     def local_voter_node(self, key: ReplicaKey) -> VoterNode:
         return VoterNode(key, self._endpoints, self._supported)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from kraft.raft.errors import Errors
+from kraft.raft.errors import Errors, InvalidSnapshotIdError
 from kraft.raft.events import (
     FetchRequest,
     FetchResponse,
@@ -33,7 +33,7 @@ from kraft.raft.quorum_config import QuorumConfig
 from kraft.raft.replication import BOOTSTRAP_SNAPSHOT_ID, FetchValidity, truncation_offset, validate_offset_and_epoch
 from kraft.raft.roles import Follower, Leader, SnapshotDownload
 from kraft.raft.voters import ReplicaKey
-from kraft.records.view import LogView
+from kraft.records.view import LogView, OffsetAndEpoch
 
 
 class ReplicationContext(Protocol):
@@ -329,3 +329,27 @@ def handle_fetch_snapshot_response(
         quorum.set_fetching_snapshot(SnapshotDownload(sid, size))
     quorum.reset_fetch_timeout(now_ms)
     return True
+
+
+def validate_snapshot_id(log: LogView, committed: int | None, snapshot_id: OffsetAndEpoch) -> None:
+    """See :meth:`kraft.raft.core.RaftCore.validate_snapshot_id` (Kafka's
+    ``KafkaRaftClient.createSnapshot`` checks via ``validateOffsetAndEpoch``)."""
+    if snapshot_id.offset <= 0 or snapshot_id.epoch < 0:
+        raise InvalidSnapshotIdError(f"invalid snapshot id {snapshot_id}")
+    if committed is None or snapshot_id.offset > committed:
+        raise InvalidSnapshotIdError(
+            f"snapshot end offset {snapshot_id.offset} is not committed (high watermark {committed})"
+        )
+    if snapshot_id.offset < log.start_offset:
+        raise InvalidSnapshotIdError(
+            f"snapshot end offset {snapshot_id.offset} is below the log start {log.start_offset}"
+        )
+    check = validate_offset_and_epoch(log, snapshot_id.offset, snapshot_id.epoch)
+    # Stricter than Kafka's check: the epoch must be that of the record just
+    # before the offset, i.e. the epoch must also have started before it.
+    previous = log.end_offset_for_epoch(snapshot_id.epoch - 1) if snapshot_id.epoch > 0 else None
+    starts_before = previous is None or previous.offset < snapshot_id.offset
+    if check.kind is not FetchValidity.VALID or not starts_before:
+        raise InvalidSnapshotIdError(
+            f"snapshot id {snapshot_id} does not match the log ({check.kind.value} {check.offset_and_epoch})"
+        )
