@@ -123,6 +123,10 @@ from kraft.raft.voters import (
     VoterSet,
 )
 
+#: The requests of the quorum RPCs (Vote, BeginQuorumEpoch, EndQuorumEpoch,
+#: Fetch, FetchSnapshot), which pass the epoch gate.
+_QuorumRequest = VoteRequest | BeginQuorumEpochRequest | EndQuorumEpochRequest | FetchRequest | FetchSnapshotRequest
+
 #: A poll loop iteration that keeps asking to run again immediately is cut
 #: after this many rounds (each round changes the role, so this is generous).
 _MAX_POLL_ROUNDS = 16
@@ -387,6 +391,7 @@ class RaftCore:
         out = self._ready
         self._out = None
         out.persist = self.quorum.take_pending_persist()
+        out.kraft_version = self.kraft_version
         if self._shutdown is not None and self._shutdown.outcome is not None:
             out.next_deadline_ms = None
         elif out.log or self._leader_write() is LeaderWrite.SERVED:
@@ -454,6 +459,7 @@ class RaftCore:
         if self._committed is None or high_watermark > self._committed:
             self._committed = high_watermark
             self._ready.committed = high_watermark
+            self._maybe_fire_leader_change()
 
     # --- the voter set (KIP-853) -----------------------------------------------
 
@@ -509,10 +515,22 @@ class RaftCore:
                 self, now_ms, state.take_parked(lambda p: True), error=Errors.NOT_LEADER_OR_FOLLOWER)
             membership.finish_voter_change(
                 self, state, Errors.NOT_LEADER_OR_FOLLOWER, "The leader changed before the voter change completed")
+        self._maybe_fire_leader_change()
+
+    def _maybe_fire_leader_change(self) -> None:
+        """Kafka's ``ListenerContext.maybeFireLeaderChange``: a new leader or
+        epoch is announced at once, except our own leadership, announced only
+        once the committed offsets reached the epoch start -- a state machine
+        acting as leader must first have replayed the previous leaders'
+        commits."""
         lae = self.quorum.leader_and_epoch
-        if lae != self._last_leader:
-            self._last_leader = lae
-            self._ready.leader_change = lae
+        if lae == self._last_leader:
+            return
+        role = self.quorum.role
+        if isinstance(role, Leader) and (self._committed is None or self._committed < role.epoch_start_offset):
+            return
+        self._last_leader = lae
+        self._ready.leader_change = lae
 
     def _note_role_change(self, previous: Role | None, reason: str) -> None:
         role = self.quorum.role
@@ -699,7 +717,7 @@ class RaftCore:
             return False
         return key.directory_id is None or key.directory_id == self.local_key.directory_id
 
-    def _validate_request(self, now_ms: int, source: int, msg: RaftRequest) -> RaftResponse | None:
+    def _validate_request(self, now_ms: int, source: int, msg: _QuorumRequest) -> RaftResponse | None:
         """The gate every request passes once: cluster id, partition, field
         sanity, epoch (fence, or move to a newer one), membership. Returns the
         error answer, or ``None`` to let the RPC handler run."""
@@ -793,20 +811,8 @@ class RaftCore:
         replication.complete_parked_where(self, now_ms, lambda p: True)
 
     def upgrade_kraft_version(self, now_ms: int, kraft_version: int, *, validate_only: bool = False) -> bool:
-        """Finalize ``kraft_version`` (Kafka's ``upgradeKRaftVersion`` /
-        ``LeaderState.maybeAppendUpgradedKRaftVersion``; the checks are
-        :func:`kraft.raft.kraft_version.check_upgrade`): only 0 -> 1, on the
-        leader, once every static voter told it its directory id and that it
-        supports version 1 (UpdateRaftVoter). Appends one control batch with
-        the KRaftVersion record and the voter set (see
-        :attr:`pending_kraft_version_upgrade`); call :meth:`poll` afterwards.
-        ``validate_only`` runs the checks and appends nothing. Returns False
-        when there is nothing to do (already finalized, or already appended).
-        Raises :class:`~kraft.raft.errors.NotLeaderError` off the leader,
-        :class:`~kraft.raft.kraft_version.InvalidUpdateVersionError` when the
-        upgrade is refused (Kafka's ``InvalidUpdateVersionException``) and
-        :class:`~kraft.raft.errors.LocalRaftError` for the states Kafka treats as
-        impossible."""
+        """Finalize ``kraft_version`` as leader (Kafka's ``upgradeKRaftVersion``);
+        see :func:`kraft.raft.handlers.membership.upgrade_kraft_version`."""
         self._check_initialized()
         return membership.upgrade_kraft_version(self, now_ms, kraft_version, validate_only=validate_only)
 
@@ -873,6 +879,8 @@ class RaftCore:
                 return self._membership.handle_join_response(self, now_ms, msg)
             case UpdateRaftVoterResponse():
                 return self._handle_update_raft_voter_response(now_ms, source, msg)
+            case ApiVersionsResponse():
+                raise TypeError("ApiVersions responses go to the membership handler")
         if msg.error is not Errors.NONE:
             if (
                 msg.error is Errors.UNSUPPORTED_VERSION
@@ -951,6 +959,9 @@ class RaftCore:
     # --- polling ----------------------------------------------------------------
 
     def _run_poll(self, now_ms: int) -> None:
+        previous = self._control_state.previous_voters if self._control_state is not None else None
+        self.quorum.update_removal_pending(
+            None if previous is None else VoterSet.from_entries(previous.voters), self.voters_offset, now_ms)
         timeout: int | None = 0
         for _ in range(_MAX_POLL_ROUNDS):
             if self._maybe_complete_shutdown(now_ms):

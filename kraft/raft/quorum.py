@@ -45,7 +45,13 @@ a replica becomes a voter or an observer as records arrive or are truncated
 reads ``lastVoterSet()``. Two rules of dynamic quorums: a replica with an id
 grants votes whether or not its own log lists it yet (a voter just added may
 lack the record); and a replica removed by a VotersRecord -- committed or
-not -- is an observer at once and never campaigns.
+not -- is an observer at once and does not campaign. One exception keeps a
+quorum live where Kafka 4.x would stay leaderless forever: while its own
+removal is uncommitted, a removed replica that refused a (pre-)vote because
+the candidate's log was behind its own -- so only it can still win --
+campaigns (``removal_pending``), counting the votes of its latest voter set
+only, not its own (a two-voter quorum whose leader removed itself and
+restarted before the record reached the other voter).
 
 Every transition checks its preconditions first and raises
 :class:`~kraft.raft.errors.IllegalTransitionError` without changing anything when
@@ -107,6 +113,11 @@ class QuorumState:
         #: Our own listeners: what a Leader or Resigned role advertises (the
         #: leader may not be in the voter set it works from, KIP-853).
         self.local_endpoints = local_endpoints
+        #: Removed by an uncommitted record and the only replica whose log can
+        #: win (see the module docstring): may campaign.
+        self.removal_pending = False
+        #: A (pre-)vote was refused because the candidate's log is behind ours.
+        self.refused_behind_candidate = False
         self._config = config
         self._rng = rng
         self._role: Role | None = None
@@ -183,8 +194,33 @@ class QuorumState:
     def may_campaign(self) -> bool:
         """A voter of the latest voter set in the log (Kafka 4.x: a replica
         removed by an uncommitted VotersRecord is an observer and does not
-        campaign)."""
-        return self.local_key is not None and self.is_voter
+        campaign) -- or ``removal_pending``, the liveness exception."""
+        return self.local_key is not None and (self.is_voter or self.removal_pending)
+
+    def update_removal_pending(self, previous: VoterSet | None, voters_offset: int | None, now_ms: int) -> None:
+        """The liveness exception to Kafka's rule (see the module docstring):
+        removed by the uncommitted record at ``voters_offset`` from the
+        ``previous`` set, and a candidate of that set could not win against
+        our log."""
+        key = self.local_key
+        hwm = self.high_watermark
+        eligible = (
+            key is not None
+            and not self.is_voter
+            and voters_offset is not None
+            and previous is not None
+            and previous.is_voter(key)
+            and (hwm is None or voters_offset >= hwm)
+        )
+        if not eligible:
+            self.refused_behind_candidate = False
+        pending = eligible and self.refused_behind_candidate
+        if pending == self.removal_pending:
+            return
+        self.removal_pending = pending
+        current = self._role
+        if pending and isinstance(current, Unattached) and current.election_deadline_ms is None:
+            self._update(replace(current, election_deadline_ms=now_ms + self.random_election_timeout_ms()))
 
     @property
     def is_only_voter(self) -> bool:
@@ -359,13 +395,19 @@ class QuorumState:
             raise IllegalTransitionError(f"cannot become Prospective from {current.name}")
         retries = current.retries + 1 if isinstance(current, Candidate) else 1
         leader_id = current.election.leader_id
+        # Kafka's transitionToProspective keeps the endpoints the previous
+        # state knew (a follower learned them from BeginQuorumEpoch or a
+        # response; they may not be those of the voter set).
+        endpoints = current.leader_endpoints if isinstance(current, Follower) else ()
+        if leader_id is not None and not endpoints:
+            endpoints = self.voters.endpoints(leader_id)
         self._memory_transition(
             Prospective(
                 current.epoch,
                 self.local_key.id,
                 EpochElection.start(self.voters.voter_ids, self.local_key.id),
                 leader_id=leader_id,
-                leader_endpoints=self.voters.endpoints(leader_id) if leader_id is not None else (),
+                leader_endpoints=endpoints,
                 voted_key=current.election.voted_key,
                 retries=retries,
                 election_deadline_ms=now_ms + self.random_election_timeout_ms(),

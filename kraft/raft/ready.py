@@ -5,8 +5,13 @@ Each of ``initialize``/``step``/``poll``/``begin_shutdown`` returns a
 before calling the core again:
 
 1. ``persist`` — write the election state to ``quorum-state`` (fsync the
-   temporary file, atomic rename). A vote or candidacy is durable before any
-   message that depends on it leaves the node.
+   temporary file, atomic rename) in the form of ``kraft_version``: data
+   version 0 (with the static voter ids) under kraft.version 0, data version
+   1 (with ``votedDirectoryId``) from kraft.version 1 on -- Kafka's
+   ``FileQuorumStateStore`` writes ``kraftVersion.quorumStateVersion()`` of
+   the latest kraft.version in the log, so the first write after an in-place
+   upgrade is version 1. A vote or candidacy is durable before any message
+   that depends on it leaves the node.
 2. ``log`` — the log operations in list order (appends, truncation, snapshot
    download and install, ``Flush`` = fsync). The core reads the log only
    through :class:`~kraft.records.view.LogView`; it sees the effect of these
@@ -20,7 +25,11 @@ before calling the core again:
 3. ``send`` — the outbound requests and responses.
 4. ``committed`` — if set, the new high watermark: records below it are
    committed; hand them to listeners (read them from the log).
-5. ``leader_change`` — if set, tell listeners the new leader and epoch.
+5. ``leader_change`` — if set, tell listeners the new leader and epoch. As
+   Kafka's ``KafkaRaftClient`` fires ``handleLeaderChange``, this replica
+   learns of its own leadership only once the committed offsets handed to
+   the listeners reached the epoch's start offset (the previous leaders'
+   records are all replayed first); other leader changes come at once.
 6. ``next_deadline_ms`` — call :meth:`~kraft.raft.core.RaftCore.poll` no later than this
    (``None``: only a message can make the core act). It may equal ``now_ms``:
    then poll right after executing this Ready (for example so a follower sends
@@ -77,3 +86,5 @@ class Ready:
     violations: list[RemoteProtocolViolation] = field(default_factory=list)
     shutdown: ShutdownOutcome | None = None
     role_changes: list[RoleChange] = field(default_factory=list)
+    #: The latest kraft.version in the log: the form ``persist`` is written in.
+    kraft_version: int = 0

@@ -67,8 +67,8 @@ class EpochElection:
 
     @classmethod
     def start(cls, voter_ids: tuple[int, ...], local_id: int) -> EpochElection:
-        # A leader that removed itself (KIP-853) is not one of its voters and
-        # never counts its own vote.
+        # A replica outside its latest voter set (a leader that removed
+        # itself, a removal_pending campaign) never counts its own vote.
         return cls(voter_ids, frozenset({local_id}) if local_id in voter_ids else frozenset())
 
     @property

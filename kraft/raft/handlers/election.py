@@ -116,6 +116,9 @@ def handle_vote_request(ctx: ElectionContext, now_ms: int, msg: VoteRequest) -> 
     # voter yet (a voter just added may not have the record), but only a
     # replica with an id can record a vote.
     granted = ctx.local_key is not None and role.can_grant_vote(msg.candidate_key, up_to_date, msg.pre_vote)
+    if not up_to_date and not quorum.is_voter:
+        # We may be the removed replica whose log alone can win (QuorumState).
+        quorum.refused_behind_candidate = True
     if granted and not msg.pre_vote:
         # The vote binds only once it is durable: the Ready carrying this
         # response persists the new election state first.

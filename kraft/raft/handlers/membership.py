@@ -213,14 +213,11 @@ def handle_api_versions_response(
             f"support the finalized version {kraft_version}",
         )
         return True
-    window = ctx.config.fetch_timeout_ms
-    if not state.progress.is_replica_caught_up(key, now_ms, window):
+    # Kafka's window (an hour), not fetch.timeout.ms: on a busy cluster a
+    # healthy observer is rarely at the very log end when asked.
+    if not state.progress.is_replica_caught_up(key, now_ms, ADD_VOTER_CAUGHT_UP_WINDOW_MS):
         finish_voter_change(
-            ctx,
-            state,
-            Errors.REQUEST_TIMED_OUT,
-            f"Aborted add voter operation for {key} since it is lagging behind: it has not fetched "
-            f"up to the leader's log end offset in the last {window} ms",
+            ctx, state, Errors.REQUEST_TIMED_OUT, f"Aborted add voter operation for {key} since it is lagging behind"
         )
         return True
     node = VoterNode(key, pending.voter.endpoints, versions)
@@ -371,7 +368,20 @@ def start_of_epoch_control_records(
 def upgrade_kraft_version(
     ctx: MembershipContext, now_ms: int, kraft_version: int, *, validate_only: bool = False
 ) -> bool:
-    """See :meth:`kraft.raft.core.RaftCore.upgrade_kraft_version`."""
+    """Finalize ``kraft_version`` (Kafka's ``upgradeKRaftVersion`` /
+    ``LeaderState.maybeAppendUpgradedKRaftVersion``; the checks are
+    :func:`kraft.raft.kraft_version.check_upgrade`): only 0 -> 1, on the
+    leader, once every static voter told it its directory id and that it
+    supports version 1 (UpdateRaftVoter). Appends one control batch with the
+    KRaftVersion record and the voter set (see
+    ``RaftCore.pending_kraft_version_upgrade``); call ``RaftCore.poll``
+    afterwards. ``validate_only`` runs the checks and appends nothing.
+    Returns False when there is nothing to do (already finalized, or already
+    appended). Raises :class:`~kraft.raft.errors.NotLeaderError` off the
+    leader, :class:`~kraft.raft.kraft_version.InvalidUpdateVersionError` when
+    the upgrade is refused (Kafka's ``InvalidUpdateVersionException``) and
+    :class:`~kraft.raft.errors.LocalRaftError` for the states Kafka treats as
+    impossible."""
     leader = ctx.quorum.role
     if not isinstance(leader, Leader) or leader.state.resign_requested:
         raise NotLeaderError("Upgrade kraft version failed since the replica is not the leader")
