@@ -1144,11 +1144,9 @@ class RaftCore:
         if not requests.has_any_inflight(now_ms):
             join = self._membership.request(self, now_ms, role)
             if join is not None:
-                # KIP-853: between two fetches (one request in flight at a time).
-                return _min_opt(
-                    self._maybe_send_request(now_ms, leader, lambda: join),
-                    self._membership.retry_ms - now_ms,
-                )
+                # KIP-853: between two fetches (one request in flight at a time);
+                # the next one no sooner than fetch.timeout.ms from now.
+                return _min_opt(self._maybe_send_request(now_ms, leader, lambda: join), self.config.fetch_timeout_ms)
             # One fetch in flight at a time: two could append the same offsets.
             download = role.fetching_snapshot
             build: Callable[[], RaftRequest]

@@ -529,6 +529,16 @@ class QuorumState:
         current = self._follower()
         self._update(replace(current, fetch_deadline_ms=now_ms + timeout_ms, fetch_timeout_cause=cause))
 
+    def set_membership_state(self, *, retry_ms: int | None = None, updated_voter: bool | None = None) -> None:
+        """The follower's own KIP-853 requests: when to try again, and whether
+        this leader has our listeners."""
+        current = self._follower()
+        self._update(replace(
+            current,
+            membership_retry_ms=current.membership_retry_ms if retry_ms is None else retry_ms,
+            updated_voter=current.updated_voter if updated_voter is None else updated_voter,
+        ))
+
     def set_installing_snapshot(self, snapshot_id: OffsetAndEpoch | None) -> None:
         self._update(replace(self._follower(), installing_snapshot=snapshot_id))
 

@@ -251,6 +251,11 @@ class Follower:
     installing_snapshot: OffsetAndEpoch | None = None
     #: Why the fetch timer runs short (EndQuorumEpoch), for the role-change reason.
     fetch_timeout_cause: str | None = None
+    #: KIP-853, as Kafka's ``FollowerState`` keeps them: this leader has our
+    #: current listeners (UpdateRaftVoter answered), and no UpdateRaftVoter /
+    #: AddRaftVoter / RemoveRaftVoter of ours before this time.
+    updated_voter: bool = False
+    membership_retry_ms: int = 0
 
     name = "Follower"
 

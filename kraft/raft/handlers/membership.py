@@ -420,18 +420,17 @@ class MembershipClient:
     0: once per leader epoch, so a leader learns the directory ids an upgrade
     needs); AddRaftVoter from an observer with
     ``controller.quorum.auto.join.enable`` that has caught up -- after
-    RemoveRaftVoter of a stale voter with its id."""
+    RemoveRaftVoter of a stale voter with its id. What changes while
+    following one leader (told it, when to retry) is on the
+    :class:`~kraft.raft.roles.Follower` role, as on Kafka's ``FollowerState``;
+    this object holds only the replica's own settings."""
 
-    __slots__ = ("_endpoints", "_supported", "_auto_join", "_updated_voter_epoch", "retry_ms")
+    __slots__ = ("_endpoints", "_supported", "_auto_join")
 
     def __init__(self, local_endpoints: Endpoints, supported_kraft_versions: KRaftVersionRange, auto_join: bool) -> None:
         self._endpoints = tuple(local_endpoints)
         self._supported = supported_kraft_versions
         self._auto_join = auto_join
-        #: The leader epoch whose leader has our current listeners.
-        self._updated_voter_epoch = -1
-        #: Not before this time (ms) again.
-        self.retry_ms = 0
 
     @property
     def has_endpoints(self) -> bool:
@@ -442,15 +441,16 @@ class MembershipClient:
 
     def request(self, ctx: MembershipContext, now_ms: int, role: Follower) -> RaftRequest | None:
         key = ctx.local_key
-        if key is None or key.directory_id is None or not self._endpoints or now_ms < self.retry_ms:
+        if key is None or key.directory_id is None or not self._endpoints or now_ms < role.membership_retry_ms:
             return None
         voters = ctx.voters
-        if ctx.quorum.is_voter:
-            if role.epoch == self._updated_voter_epoch:
+        quorum = ctx.quorum
+        if quorum.is_voter:
+            if role.updated_voter:
                 return None
             if ctx.kraft_version >= 1 and not voters.voter_node_needs_update(self.local_voter_node(key)):
                 return None
-            self.retry_ms = now_ms + ctx.config.fetch_timeout_ms
+            quorum.set_membership_state(retry_ms=now_ms + ctx.config.fetch_timeout_ms)
             return UpdateRaftVoterRequest(
                 cluster_id=ctx.cluster_id,
                 current_leader_epoch=role.epoch,
@@ -467,7 +467,7 @@ class MembershipClient:
             or ctx.log.end_offset < hwm
         ):
             return None
-        self.retry_ms = now_ms + ctx.config.fetch_timeout_ms
+        quorum.set_membership_state(retry_ms=now_ms + ctx.config.fetch_timeout_ms)
         stale = voters.key(key.id)
         if stale is not None:
             # Our id is a voter with another directory id: a disk we replaced.
@@ -483,12 +483,14 @@ class MembershipClient:
     def handle_join_response(
         self, ctx: MembershipContext, now_ms: int, msg: AddRaftVoterResponse | RemoveRaftVoterResponse
     ) -> bool:
-        if isinstance(msg, RemoveRaftVoterResponse) and msg.error is Errors.NONE:
+        removed = isinstance(msg, RemoveRaftVoterResponse) and msg.error is Errors.NONE
+        if removed and isinstance(ctx.quorum.role, Follower):
             # The stale entry is gone: join as soon as the removal commits.
-            self.retry_ms = now_ms + ctx.config.retry_backoff_ms
+            ctx.quorum.set_membership_state(retry_ms=now_ms + ctx.config.retry_backoff_ms)
         return True
 
     def note_update_answered(self, ctx: MembershipContext, msg: UpdateRaftVoterResponse) -> None:
-        if msg.error in (Errors.NONE, Errors.INVALID_REQUEST, Errors.VOTER_NOT_FOUND, Errors.UNSUPPORTED_VERSION):
+        done = msg.error in (Errors.NONE, Errors.INVALID_REQUEST, Errors.VOTER_NOT_FOUND, Errors.UNSUPPORTED_VERSION)
+        if done and isinstance(ctx.quorum.role, Follower):
             # Done for this leader: told it, or it will not take it.
-            self._updated_voter_epoch = ctx.quorum.epoch
+            ctx.quorum.set_membership_state(updated_voter=True)
