@@ -78,27 +78,26 @@ class BatchAccumulator:
                 f"Attempting to append records when the number of batches {len(self._completed)} "
                 f"reached {self._max_batches}"
             )
-        if not records:
-            raise ValueError("append needs at least one record")
-        values = list(records)
-        total = 0
-        for i, value in enumerate(values):
-            if type(value) is not bytes:  # the common case costs one check
-                if not isinstance(value, _BYTES_LIKE):
-                    raise TypeError(f"records are bytes, got {type(value).__name__}")
-                value = values[i] = bytes(value)
-            total += len(value)
-        if total > self._max_batch_bytes:
+        if len(records) == 1 and type(records[0]) is bytes:
+            # The common case: one record, already bytes.
+            values: Sequence[bytes] = records
+            total = len(records[0])
+        else:
+            values, total = _checked(records)
+        limit = self._max_batch_bytes
+        if total > limit:
             raise RecordBatchTooLargeError(
-                f"The total record(s) size of {total} exceeds the maximum allowed batch size of "
-                f"{self._max_batch_bytes}"
+                f"The total record(s) size of {total} exceeds the maximum allowed batch size of {limit}"
             )
-        if self._open and self._open_bytes + total > self._max_batch_bytes:
-            self._complete_open(now_ms)
-        if not self._open:
+        open_ = self._open
+        if open_:
+            if self._open_bytes + total > limit:
+                self._complete_open(now_ms)
+                open_ = self._open
+        if not open_:
             self._open_base = self.next_offset
             self._open_since_ms = now_ms
-        self._open.extend(values)
+        open_.extend(values)
         self._open_bytes += total
         self.next_offset += len(values)
         return self.next_offset - 1
@@ -138,3 +137,19 @@ class BatchAccumulator:
             )
             self._open = []
             self._open_bytes = 0
+
+
+def _checked(records: Sequence[bytes]) -> tuple[list[bytes], int]:
+    """The records as a new list of ``bytes`` (bytes-like values copied) and
+    their total size; raises for no records or a value that is not bytes."""
+    if not records:
+        raise ValueError("append needs at least one record")
+    values = list(records)
+    total = 0
+    for i, value in enumerate(values):
+        if type(value) is not bytes:
+            if not isinstance(value, _BYTES_LIKE):
+                raise TypeError(f"records are bytes, got {type(value).__name__}")
+            value = values[i] = bytes(value)
+        total += len(value)
+    return values, total

@@ -322,7 +322,7 @@ class RaftCore:
         leadership ends first the records may never be written."""
         if self._initialized:
             role = self.quorum.role
-            if type(role) is Leader and epoch is None and self._shutdown is None and role.state.accepts_appends():
+            if type(role) is Leader and epoch is None and self._shutdown is None and not role.state.resign_requested:
                 # A busy leader's every append: the checks below, in short.
                 return role.state.accumulator.append(now_ms, records)
         self._check_initialized()
