@@ -66,10 +66,9 @@ class KRaftControlState(NamedTuple):
 
     voters: VotersAt | None = None
     kraft_version: int = 0
-    #: The voter set before ``voters`` (if the history still has it): a
-    #: replica removed by an uncommitted record may still be needed to elect
-    #: a leader (Raft's "a server not in its latest configuration still starts
-    #: elections").
+    #: The voter set before ``voters`` (if the history still has it): the
+    #: raft core's liveness exception for a replica whose removal is not
+    #: committed yet (``kraft.raft.quorum``).
     previous_voters: VotersAt | None = None
 
 

@@ -24,7 +24,8 @@ each because Prometheus has a better native form:
 
 * ``current-state`` is a string, which the JMX exporter drops; it is the
   state set ``kafka_raft_current_state{state="leader"} 1`` (0 for every
-  other state). A resigned leader reports ``resigned`` (Kafka: ``unattached``).
+  other state). The states are Kafka 4.x's (``KafkaRaftMetrics``): a
+  resigned leader reports ``unattached``, as Kafka's does.
 * Kafka's ``TotalTimeMs`` is a Yammer histogram the exporter turns into
   quantile gauges; ``kafka_raft_totaltimems`` is a Prometheus histogram
   (``_bucket``/``_sum``/``_count``; ``_count`` is the same as Kafka's).
@@ -53,7 +54,7 @@ from prometheus_client import PlatformCollector, ProcessCollector
 from prometheus_client.registry import Collector
 
 from kraft.raft.errors import Errors
-from kraft.raft.roles import Candidate, Follower, Leader, Prospective, Resigned, Unattached
+from kraft.raft.roles import Candidate, Follower, Leader, Prospective, Unattached
 
 if TYPE_CHECKING:
     from kraft.raft.core import RoleChange
@@ -80,9 +81,12 @@ NUM_SAMPLES = 2
 #: ``fetch.max.wait.ms``, 500 by default, when there is nothing new).
 TIME_BUCKETS_MS = (1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0)
 
-#: The values of ``current-state``.
-CURRENT_STATES = ("leader", "candidate", "prospective", "voted", "follower", "unattached", "resigned", "observer",
-                  "witness")
+#: The values of ``current-state``: Kafka 4.x's ``KafkaRaftMetrics`` set, and
+#: (kraft) ``witness``: a voter beside Kafka controllers that never leads.
+CURRENT_STATES = (
+    "leader", "prospective", "prospective-voted", "candidate", "unattached-voted", "follower", "observer", "unattached",
+    "witness",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,9 +107,9 @@ def _spec(name: str, type_: str, help_: str, *labels: str) -> MetricSpec:
 #: Help texts are Kafka's where Kafka has the metric.
 METRICS: tuple[MetricSpec, ...] = (
     _spec("kafka_raft_current_state", "gauge",
-          "The current state of this member; possible values are leader, candidate, prospective, voted, "
-          "follower, unattached, resigned, observer, and (kraft) witness: a voter beside Kafka controllers that "
-          "never leads (1 for the current state, 0 for the others)", "state"),
+          "The current state of this member; possible values are leader, prospective, prospective-voted, "
+          "candidate, unattached-voted, follower, observer, unattached, and (kraft) witness: a voter beside Kafka "
+          "controllers that never leads (1 for the current state, 0 for the others)", "state"),
     _spec("kafka_raft_current_leader", "gauge", "The current quorum leader's id; -1 indicates unknown"),
     _spec("kafka_raft_current_vote", "gauge", "The current voted id; -1 indicates not voted for anyone"),
     _spec("kafka_raft_current_epoch", "gauge", "The current quorum epoch."),
@@ -163,7 +167,9 @@ def request_name(api_key_name: str) -> str:
 
 
 def current_state(role: Any, is_voter: bool, witness: bool = False) -> str:
-    """Kafka's ``current-state`` value for a role (see :data:`CURRENT_STATES`);
+    """Kafka 4.x's ``current-state`` value for a role, checked in
+    ``KafkaRaftMetrics.initialize``'s order (see :data:`CURRENT_STATES`); a
+    Resigned leader is none of Kafka's named states: ``unattached``.
     ``witness`` (kraft): a witness voter that follows, waits or voted
     (kraft/raft/witness.py) reports ``witness`` instead."""
     if witness and is_voter and isinstance(role, (Follower, Unattached)):
@@ -171,17 +177,15 @@ def current_state(role: Any, is_voter: bool, witness: bool = False) -> str:
     match role:
         case Leader():
             return "leader"
+        case Prospective(voted_key=voted):
+            return "prospective" if voted is None else "prospective-voted"
         case Candidate():
             return "candidate"
-        case Prospective():
-            return "prospective"
         case Unattached(voted_key=voted) if voted is not None:
-            return "voted"
+            return "unattached-voted"
         case Follower():
             # An observer is a follower that is not a voter (a broker, in Kafka).
             return "follower" if is_voter else "observer"
-        case Resigned():
-            return "resigned"
     return "unattached"
 
 

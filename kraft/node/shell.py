@@ -156,20 +156,23 @@ class ElectionStateStore:
         leader = data.leader_id if data.leader_id >= 0 else None
         return ElectionState(epoch=data.leader_epoch, leader_id=leader, voted_key=voted)
 
-    def write(self, state: ElectionState) -> None:
+    def write(self, state: ElectionState, kraft_version: int | None = None) -> None:
+        """Kafka's ``FileQuorumStateStore.writeElectionState``: the data version
+        follows the latest kraft.version in the log (0 -> data_version 0 with
+        the static voter ids; 1 -> data_version 1 with votedDirectoryId).
+        ``None`` (a caller that does not know it): by the configuration."""
         import uuid
 
         voted = state.voted_key
+        v0 = self.static_voters is not None if kraft_version is None else kraft_version == 0
         data = QuorumStateFileData(
             leader_id=-1 if state.leader_id is None else state.leader_id,
             leader_epoch=state.epoch,
             voted_id=-1 if voted is None else voted.id,
             voted_directory_id=uuid.UUID(int=0) if voted is None or voted.directory_id is None else voted.directory_id,
-            # kraft.version 0 (static voters) writes data_version 0 with the
-            # voter ids, as Kafka's FileQuorumStateStore does.
-            current_voters=self.static_voters if self.static_voters is not None else (),
+            current_voters=self.static_voters if v0 and self.static_voters is not None else (),
             cluster_id="",
-            data_version=0 if self.static_voters is not None else 1,
+            data_version=0 if v0 else 1,
         )
         self.file.write(data)
 
@@ -437,7 +440,7 @@ class RaftShell:
         for v in ready.violations:
             log.warning("refused a protocol violation from node %s: %s", v.source, v.description)
         if ready.persist is not None:
-            await self._persist(ready.persist)
+            await self._persist(ready.persist, ready.kraft_version)
         fault = None
         if ready.log:
             self._wrote = False
@@ -524,7 +527,7 @@ class RaftShell:
 
     # ------------------------------------------------------------ disk faults
 
-    async def _persist(self, state: ElectionState) -> None:
+    async def _persist(self, state: ElectionState, kraft_version: int | None = None) -> None:
         """Write the election state; when a full disk refused the temporary
         file (the old state stands), retry until it works: nothing the core
         decided after this state may happen before it is durable (a vote
@@ -533,7 +536,7 @@ class RaftShell:
         delay = _FAULT_BACKOFF_MIN_S
         while True:
             try:
-                await trio.to_thread.run_sync(self.store.write, state)
+                await trio.to_thread.run_sync(self.store.write, state, kraft_version)
             except OSError as e:
                 if not is_known_outcome(e):
                     self._fail_stop(e, "persisting the election state")

@@ -44,6 +44,19 @@ class NotLeaderError(LocalRaftError):
     epoch; Kafka's ``NotLeaderException``."""
 
 
+class RecordBatchTooLargeError(LocalRaftError):
+    """One append whose records together exceed the maximum batch size:
+    Kafka's ``RecordBatchTooLargeException`` from ``BatchAccumulator.append``
+    (the records of one append always go into one batch)."""
+
+
+class AccumulatorFullError(LocalRaftError):
+    """An append while the leader already holds the maximum number of
+    completed batches not yet written: Kafka's ``IllegalStateException``
+    from ``BatchAccumulator.append`` ("the number of batches ... reached").
+    The caller slows down: wait for earlier appends to commit."""
+
+
 class InvalidSnapshotIdError(LocalRaftError):
     """A snapshot id that is not a committed (offset, epoch) of the log."""
 

@@ -16,7 +16,8 @@ because it changes on every fetch:
 * voter-set changes (KIP-853, :meth:`LeaderProgress.update_voters`):
   replicas move between voters and observers keeping what is known of
   them; a leader removed from the set tracks itself as an observer and is
-  not counted; and whether an observer is caught up enough to be added.
+  not counted; and whether an observer is caught up enough to be added
+  (Kafka's one-hour window).
 """
 
 from __future__ import annotations
@@ -161,18 +162,17 @@ class LeaderProgress:
         self._fetched_voters &= set(new_voters)
         return self._maybe_update_high_watermark()
 
-    def is_replica_caught_up(self, key: ReplicaKey, now_ms: int, max_lag_ms: int) -> bool:
+    def is_replica_caught_up(self, key: ReplicaKey, now_ms: int, window_ms: int) -> bool:
         """An observer that may be added as a voter (Kafka's
-        ``isReplicaCaughtUp``): it fetched and was caught up with the
-        leader's log end within ``max_lag_ms`` -- stricter than Kafka's hour,
-        so a replica that went away is never added (that would cost the
-        quorum its availability)."""
+        ``LeaderState.isReplicaCaughtUp``): it has caught up with the
+        leader's log end at least once and fetched within ``window_ms``
+        (Kafka: one hour)."""
         p = self.observers.get(key)
         return (
             p is not None
             and p.last_caught_up_ms > 0
-            and p.last_fetch_ms >= now_ms - max_lag_ms
-            and p.last_caught_up_ms >= now_ms - max_lag_ms
+            and p.last_fetch_ms > 0
+            and p.last_fetch_ms > now_ms - window_ms
         )
 
     def update_local_end_offset(self, end_offset: int) -> bool:

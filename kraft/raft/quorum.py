@@ -41,12 +41,17 @@ Unattached and Follower, on the same triggers.
 The voter set is the latest one in the log (KIP-853: a ``VotersRecord``,
 committed or not; the static ``controller.quorum.voters`` without one), so
 a replica becomes a voter or an observer as records arrive or are truncated
-(:meth:`QuorumState.update_voters`). Two rules of dynamic quorums: a replica
-with an id grants votes whether or not its own log lists it yet (a voter
-just added may lack the record); and a replica whose removal is not yet
-committed may still campaign (``removal_pending``, Raft's "a server not in
-its latest configuration still starts elections"), counting the votes of
-its latest voter set only -- not its own.
+(:meth:`QuorumState.update_voters`), as Kafka's ``QuorumState.isVoter``
+reads ``lastVoterSet()``. Two rules of dynamic quorums: a replica with an id
+grants votes whether or not its own log lists it yet (a voter just added may
+lack the record); and a replica removed by a VotersRecord -- committed or
+not -- is an observer at once and does not campaign. One exception keeps a
+quorum live where Kafka 4.x would stay leaderless forever: while its own
+removal is uncommitted, a removed replica that refused a (pre-)vote because
+the candidate's log was behind its own -- so only it can still win --
+campaigns (``removal_pending``), counting the votes of its latest voter set
+only, not its own (a two-voter quorum whose leader removed itself and
+restarted before the record reached the other voter).
 
 Every transition checks its preconditions first and raises
 :class:`~kraft.raft.errors.IllegalTransitionError` without changing anything when
@@ -70,7 +75,9 @@ import random
 from dataclasses import replace
 
 from kraft.raft.errors import IllegalTransitionError
+from kraft.raft.accumulator import BatchAccumulator
 from kraft.raft.leader_progress import LeaderProgress
+from kraft.raft.leader_state import LeaderState
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.roles import (
@@ -106,9 +113,11 @@ class QuorumState:
         #: Our own listeners: what a Leader or Resigned role advertises (the
         #: leader may not be in the voter set it works from, KIP-853).
         self.local_endpoints = local_endpoints
-        #: Not in the latest voter set, but removed by a record that is not
-        #: committed yet: may still campaign (without counting its own vote).
+        #: Removed by an uncommitted record and the only replica whose log can
+        #: win (see the module docstring): may campaign.
         self.removal_pending = False
+        #: A (pre-)vote was refused because the candidate's log is behind ours.
+        self.refused_behind_candidate = False
         self._config = config
         self._rng = rng
         self._role: Role | None = None
@@ -183,12 +192,29 @@ class QuorumState:
 
     @property
     def may_campaign(self) -> bool:
-        """A voter, or a replica whose removal is not committed (Raft: a
-        server not in its latest configuration still starts elections, as it
-        may be needed to commit that configuration)."""
+        """A voter of the latest voter set in the log (Kafka 4.x: a replica
+        removed by an uncommitted VotersRecord is an observer and does not
+        campaign) -- or ``removal_pending``, the liveness exception."""
         return self.local_key is not None and (self.is_voter or self.removal_pending)
 
-    def set_removal_pending(self, pending: bool, now_ms: int) -> None:
+    def update_removal_pending(self, previous: VoterSet | None, voters_offset: int | None, now_ms: int) -> None:
+        """The liveness exception to Kafka's rule (see the module docstring):
+        removed by the uncommitted record at ``voters_offset`` from the
+        ``previous`` set, and a candidate of that set could not win against
+        our log."""
+        key = self.local_key
+        hwm = self.high_watermark
+        eligible = (
+            key is not None
+            and not self.is_voter
+            and voters_offset is not None
+            and previous is not None
+            and previous.is_voter(key)
+            and (hwm is None or voters_offset >= hwm)
+        )
+        if not eligible:
+            self.refused_behind_candidate = False
+        pending = eligible and self.refused_behind_candidate
         if pending == self.removal_pending:
             return
         self.removal_pending = pending
@@ -369,13 +395,19 @@ class QuorumState:
             raise IllegalTransitionError(f"cannot become Prospective from {current.name}")
         retries = current.retries + 1 if isinstance(current, Candidate) else 1
         leader_id = current.election.leader_id
+        # Kafka's transitionToProspective keeps the endpoints the previous
+        # state knew (a follower learned them from BeginQuorumEpoch or a
+        # response; they may not be those of the voter set).
+        endpoints = current.leader_endpoints if isinstance(current, Follower) else ()
+        if leader_id is not None and not endpoints:
+            endpoints = self.voters.endpoints(leader_id)
         self._memory_transition(
             Prospective(
                 current.epoch,
                 self.local_key.id,
                 EpochElection.start(self.voters.voter_ids, self.local_key.id),
                 leader_id=leader_id,
-                leader_endpoints=self.voters.endpoints(leader_id) if leader_id is not None else (),
+                leader_endpoints=endpoints,
                 voted_key=current.election.voted_key,
                 retries=retries,
                 election_deadline_ms=now_ms + self.random_election_timeout_ms(),
@@ -417,13 +449,21 @@ class QuorumState:
             self.local_key,
             epoch_start_offset,
             current.votes.granted,
-            LeaderProgress(
-                self.local_key,
-                epoch_start_offset,
-                self.voters,
-                now_ms,
-                self._config.check_quorum_timeout_ms,
-                self._config.begin_quorum_epoch_timeout_ms,
+            LeaderState(
+                LeaderProgress(
+                    self.local_key,
+                    epoch_start_offset,
+                    self.voters,
+                    now_ms,
+                    self._config.check_quorum_timeout_ms,
+                    self._config.begin_quorum_epoch_timeout_ms,
+                ),
+                BatchAccumulator(
+                    current.epoch,
+                    epoch_start_offset,
+                    self._config.append_linger_ms,
+                    self._config.max_batch_size_bytes,
+                ),
             ),
         )
         self._durable_transition(leader)
@@ -480,13 +520,27 @@ class QuorumState:
                 current,
                 fetch_deadline_ms=now_ms + self._config.fetch_timeout_ms,
                 has_fetched_from_leader=True,
+                fetch_timeout_cause=None,
             )
         )
 
-    def override_fetch_timeout(self, now_ms: int, timeout_ms: int) -> None:
+    def override_fetch_timeout(self, now_ms: int, timeout_ms: int, cause: str) -> None:
         """EndQuorumEpoch: start the election sooner (strict exponential backoff)."""
         current = self._follower()
-        self._update(replace(current, fetch_deadline_ms=now_ms + timeout_ms))
+        self._update(replace(current, fetch_deadline_ms=now_ms + timeout_ms, fetch_timeout_cause=cause))
+
+    def set_membership_state(self, *, retry_ms: int | None = None, updated_voter: bool | None = None) -> None:
+        """The follower's own KIP-853 requests: when to try again, and whether
+        this leader has our listeners."""
+        current = self._follower()
+        self._update(replace(
+            current,
+            membership_retry_ms=current.membership_retry_ms if retry_ms is None else retry_ms,
+            updated_voter=current.updated_voter if updated_voter is None else updated_voter,
+        ))
+
+    def set_installing_snapshot(self, snapshot_id: OffsetAndEpoch | None) -> None:
+        self._update(replace(self._follower(), installing_snapshot=snapshot_id))
 
     def set_fetching_snapshot(self, download: SnapshotDownload | None) -> None:
         self._update(replace(self._follower(), fetching_snapshot=download))

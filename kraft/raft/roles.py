@@ -9,8 +9,9 @@ or replaces them, both for role changes (``transition_to_*``) and for updates
 inside a role (a vote tallied, a fetch timer reset), which it makes with
 :func:`dataclasses.replace` and checks never alter the role's
 :class:`ElectionState`. The one mutable part is the leader's replica-progress
-tracking, :class:`kraft.raft.leader_progress.LeaderProgress`, which changes with
-every fetch.
+state, :class:`kraft.raft.leader_state.LeaderState` (replica progress, the
+accumulator, parked fetches, the voter change in flight, the resign request),
+which changes with every fetch and append and is dropped with the role.
 
 Timers are absolute deadlines in the core's clock (``now_ms`` passed to
 ``step``/``poll``); ``None`` means "never" (an observer never starts an
@@ -27,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kraft.raft.leader_progress import LeaderProgress
+from kraft.raft.leader_state import LeaderState
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.voters import Endpoints, ReplicaKey
 
@@ -65,8 +67,8 @@ class EpochElection:
 
     @classmethod
     def start(cls, voter_ids: tuple[int, ...], local_id: int) -> EpochElection:
-        # A replica campaigning while its removal is uncommitted (KIP-853) does
-        # not count its own vote: it is not in its latest voter set.
+        # A replica outside its latest voter set (a leader that removed
+        # itself, a removal_pending campaign) never counts its own vote.
         return cls(voter_ids, frozenset({local_id}) if local_id in voter_ids else frozenset())
 
     @property
@@ -189,13 +191,14 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class Leader:
-    """Elected for ``epoch``; ``progress`` tracks the replicas."""
+    """Elected for ``epoch``; ``state`` holds everything that changes while
+    leading (Kafka's ``LeaderState``)."""
 
     epoch: int
     local_key: ReplicaKey
     epoch_start_offset: int
     granting_voters: frozenset[int]
-    progress: LeaderProgress
+    state: LeaderState
 
     name = "Leader"
 
@@ -208,8 +211,12 @@ class Leader:
         return self.local_key.id
 
     @property
+    def progress(self) -> LeaderProgress:
+        return self.state.progress
+
+    @property
     def high_watermark(self) -> int | None:
-        return self.progress.high_watermark
+        return self.state.progress.high_watermark
 
     def can_grant_vote(self, candidate: ReplicaKey, log_up_to_date: bool, pre_vote: bool) -> bool:
         return False
@@ -238,6 +245,17 @@ class Follower:
     #: leader validated; the local high watermark is min(this, log end).
     leader_high_watermark: int | None = None
     fetching_snapshot: SnapshotDownload | None = None
+    #: A downloaded snapshot the last Ready asked the shell to install: the
+    #: high watermark moves to its end only once the log shows it installed
+    #: (a failed install must not expose an old, possibly divergent tail).
+    installing_snapshot: OffsetAndEpoch | None = None
+    #: Why the fetch timer runs short (EndQuorumEpoch), for the role-change reason.
+    fetch_timeout_cause: str | None = None
+    #: KIP-853, as Kafka's ``FollowerState`` keeps them: this leader has our
+    #: current listeners (UpdateRaftVoter answered), and no UpdateRaftVoter /
+    #: AddRaftVoter / RemoveRaftVoter of ours before this time.
+    updated_voter: bool = False
+    membership_retry_ms: int = 0
 
     name = "Follower"
 

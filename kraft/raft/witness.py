@@ -91,6 +91,25 @@ class CampaignPolicy(Protocol):
         ...
 
 
+def may_campaign(policy: CampaignPolicy | None, local: ReplicaKey | None, voter_ids: Collection[int]) -> bool:
+    """The core's witness hook before a candidacy: what ``policy`` says
+    (Raft's rules alone without one, or for a pure observer)."""
+    return policy is None or local is None or policy.may_campaign(local.id, voter_ids)
+
+
+def resign_reason(policy: CampaignPolicy | None, local_id: int, voter_ids: Collection[int]) -> str | None:
+    """The core's witness hook on a leader: why a witness that finds itself
+    leading (detection arrived late) hands over at once; None: no reason."""
+    return None if policy is None else policy.resign_reason(local_id, voter_ids)
+
+
+def preferred_successors(policy: CampaignPolicy | None,
+                         by_fetch_offset: tuple[ReplicaKey, ...]) -> tuple[ReplicaKey, ...]:
+    """A resigning leader's successors, the voters that can lead (Kafka's
+    controllers) first when a policy knows them."""
+    return by_fetch_offset if policy is None else policy.preferred_successors(by_fetch_offset)
+
+
 class WitnessMode(enum.Enum):
     """``kraft.witness``: ``auto`` detects a Kafka quorum; ``true`` / ``false`` force."""
 

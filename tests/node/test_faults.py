@@ -168,10 +168,14 @@ async def test_stale_and_future_epochs(tmp_path: Path) -> None:
             nursery.cancel_scope.cancel()
 
 
-async def test_non_voters_cannot_vote_or_lead(tmp_path: Path) -> None:
-    """Static quorum (kraft.version 0): a Vote or BeginQuorumEpoch from a
-    replica outside controller.quorum.voters is INCONSISTENT_VOTER_SET,
-    however high its epoch, and changes nothing."""
+async def test_replicas_outside_the_voters_are_checked_for_epoch_and_id_only(tmp_path: Path) -> None:
+    """Static quorum (kraft.version 0), as Kafka 3.9+/4.x
+    ``KafkaRaftClient.validateVoterOnlyRequest``: a Vote or BeginQuorumEpoch
+    from a replica outside controller.quorum.voters is checked for its epoch
+    (FENCED_LEADER_EPOCH) and a non-negative id (INVALID_REQUEST) only --
+    never INCONSISTENT_VOTER_SET. A pre-vote from such a replica, however
+    high its epoch, disrupts nothing: replicas that hear from their leader
+    do not grant it (KIP-996)."""
     paths = make_configs(tmp_path, [1, 2, 3], observers=[9])
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
@@ -181,16 +185,17 @@ async def test_non_voters_cannot_vote_or_lead(tmp_path: Path) -> None:
             epoch = leader.leader.epoch
             follower = next(n for n in nodes if n is not leader)
             for target in (leader, follower):
-                for pre_vote in (False, True):
-                    answer = await ask(target, vote(epoch + 10, 42, epoch, end + 100, pre_vote=pre_vote))
-                    assert answer.partition_error is Errors.INCONSISTENT_VOTER_SET
-                    assert not answer.vote_granted
-                claim = await ask(target, begin_epoch(epoch + 10, 42))
-                assert claim.partition_error is Errors.INCONSISTENT_VOTER_SET
+                invalid = await ask(target, vote(epoch + 10, -5, epoch, end + 100))
+                assert invalid.partition_error is Errors.INVALID_REQUEST and not invalid.vote_granted
+                answer = await ask(target, vote(epoch + 10, 42, epoch, end + 100, pre_vote=True))
+                assert answer.partition_error is Errors.NONE and not answer.vote_granted
+                claim = await ask(target, begin_epoch(epoch - 1, 42))
+                assert claim.partition_error is Errors.FENCED_LEADER_EPOCH
             assert all(n.leader == leader.leader for n in nodes) and leader.role == "leader"
-            # The observer (9) is a real node but not a voter either.
-            observer_vote = await ask(follower, vote(epoch + 1, 9, epoch, end))
-            assert observer_vote.partition_error is Errors.INCONSISTENT_VOTER_SET
+            # The observer (9) is a real node but not a voter: its pre-vote is
+            # answered (no INCONSISTENT_VOTER_SET) and not granted.
+            observer_vote = await ask(follower, vote(epoch + 1, 9, epoch, end, pre_vote=True))
+            assert observer_vote.partition_error is Errors.NONE and not observer_vote.vote_granted
             assert follower.leader.epoch == epoch
             nursery.cancel_scope.cancel()
 

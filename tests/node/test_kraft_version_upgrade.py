@@ -188,4 +188,20 @@ async def test_upgrade_a_static_quorum_then_add_a_controller(tmp_path: Path) -> 
             code, out, err = await kraft_cli("quorum", "--bootstrap-controller", bootstrap, "describe", "--status",
                                              "--state-file", str(state))
             assert code == 0 and "Reassignment" not in out, (out, err)
+
+            # From kraft.version 1 on, quorum-state is written as data_version 1
+            # (votedDirectoryId), as Kafka's FileQuorumStateStore.writeElectionState
+            # writes kraftVersion.quorumStateVersion(): a new election shows it.
+            old = await leader_of(voters)
+            old_epoch = old.leader.epoch
+            await old.shutdown(5000)
+            rest = [n for n in (*voters, nodes[NEW]) if n is not old]
+
+            def stored(n: KraftNode) -> dict[str, Any]:
+                assert n.shell is not None
+                return dict(json.loads(n.shell.store.file.path.read_text()))
+
+            await until(lambda: all(stored(n)["leaderEpoch"] > old_epoch for n in rest))
+            for n in rest:
+                assert stored(n)["data_version"] == 1 and "votedDirectoryId" in stored(n), stored(n)
             nursery.cancel_scope.cancel()

@@ -29,7 +29,8 @@ from tests.node.procs import NodeProcess
 from tests.node.reconfig_cluster import write_configs
 from tests.node.test_reconfig_processes import add_controller, format_initial
 
-STATES = ("leader", "candidate", "prospective", "voted", "follower", "unattached", "resigned", "observer")
+STATES = ("leader", "prospective", "prospective-voted", "candidate", "unattached-voted", "follower", "observer",
+          "unattached")
 
 
 def freeze(node: NodeProcess) -> None:

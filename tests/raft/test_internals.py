@@ -8,7 +8,7 @@ import random
 import pytest
 
 from kraft.raft.accumulator import BatchAccumulator
-from kraft.raft.core import strict_exponential_election_backoff_ms
+from kraft.raft.handlers.election import strict_exponential_election_backoff_ms
 from kraft.raft.logops import AppendAsLeader, Batch, LeaderChangeMessage
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import OffsetAndEpoch
@@ -59,9 +59,10 @@ def test_the_accumulator_lingers_and_closes_batches_on_control_records() -> None
 
 def test_the_accumulator_starts_a_new_batch_when_full() -> None:
     acc = BatchAccumulator(epoch=1, base_offset=0, linger_ms=25, max_batch_size_bytes=10)
-    acc.append(0, [b"12345678", b"12345678"])
+    acc.append(0, [b"12345678"])
+    acc.append(0, [b"1234", b"5678"])
     batches = acc.drain(25)
-    assert [b.base_offset for b in batches] == [0, 1]
+    assert [(b.base_offset, b.records) for b in batches] == [(0, (b"12345678",)), (1, (b"1234", b"5678"))]
 
 
 def test_the_accumulator_refuses_non_bytes() -> None:

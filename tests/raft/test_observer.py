@@ -1,4 +1,4 @@
-"""Observers: never vote or campaign; Unattached <-> Follower only."""
+"""Observers: never campaign; Unattached <-> Follower only."""
 
 from __future__ import annotations
 
@@ -48,9 +48,14 @@ def test_an_observer_never_starts_an_election() -> None:
     assert isinstance(ctx.role, (Follower, Unattached))
 
 
-def test_an_observer_answers_votes_with_inconsistent_voter_set() -> None:
+def test_an_observer_with_an_id_answers_votes_like_any_replica() -> None:
+    """Kafka 4.x ``KafkaRaftClient.handleVoteRequest``: no membership check
+    (``validateVoterOnlyRequest`` looks at the epoch and the id only), so an
+    observer with a node id adopts the epoch and grants an up-to-date
+    candidate, as Kafka's ``UnattachedState.canGrantVote`` does -- it may be
+    a voter whose VotersRecord has not reached it yet (KIP-853)."""
     ctx = observer()
     ctx.deliver(ctx.vote_request(candidate=2, epoch=3), source=2)
     response = ctx.assert_response(VoteResponse)
-    assert response.partition_error is Errors.INCONSISTENT_VOTER_SET and not response.vote_granted
-    assert ctx.epoch == 0
+    assert response.partition_error is Errors.NONE and response.vote_granted
+    assert ctx.epoch == 3 and ctx.persisted is not None and ctx.persisted.voted_key == ctx.key(2)

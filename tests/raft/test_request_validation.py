@@ -124,20 +124,35 @@ def test_a_higher_epoch_in_a_real_vote_is_adopted_first() -> None:
 # --- membership ----------------------------------------------------------------------------
 
 
-def test_a_vote_from_a_non_voter_is_inconsistent_voter_set() -> None:
-    """Static quorum: a replica outside controller.quorum.voters cannot be elected."""
+def test_a_vote_from_outside_the_static_voters_is_checked_for_epoch_and_id_only() -> None:
+    """kraft.version 0, Kafka 3.9+/4.x ``KafkaRaftClient.validateVoterOnlyRequest``:
+    only the epoch and a non-negative id are checked, not membership -- no
+    INCONSISTENT_VOTER_SET. The higher epoch is adopted first
+    (``handleVoteRequest``: ``transitionToUnattached``) and the vote follows
+    ``UnattachedState.canGrantVote``."""
     ctx = at_epoch(5)
     ctx.deliver(ctx.vote_request(candidate=7, epoch=6), source=7)
     response = ctx.assert_response(VoteResponse)
-    assert response.partition_error is Errors.INCONSISTENT_VOTER_SET and not response.vote_granted
-    assert ctx.epoch == 5 and ctx.persisted is not None and ctx.persisted.voted_key is None
+    assert response.partition_error is Errors.NONE and response.vote_granted
+    assert ctx.epoch == 6 and ctx.persisted is not None and ctx.persisted.voted_key == ctx.key(7)
+    # A stale epoch is still fenced, a negative id still invalid.
+    ctx.clear_sent()
+    ctx.deliver(ctx.vote_request(candidate=8, epoch=5, last_epoch=4), source=8)
+    assert ctx.assert_response(VoteResponse).partition_error is Errors.FENCED_LEADER_EPOCH
+    ctx.clear_sent()
+    ctx.deliver(ctx.vote_request(candidate=-3, epoch=7), source=3)
+    assert ctx.assert_response(VoteResponse).partition_error is Errors.INVALID_REQUEST
+    assert ctx.epoch == 6
 
 
-def test_a_begin_quorum_epoch_from_a_non_voter_is_inconsistent_voter_set() -> None:
+def test_a_begin_quorum_epoch_from_outside_the_static_voters_is_followed() -> None:
+    """kraft.version 0, ``validateVoterOnlyRequest`` then ``maybeTransition``
+    (Kafka 4.x ``handleBeginQuorumEpochRequest``): the announced leader of a
+    newer epoch is adopted whether or not it is a configured voter."""
     ctx = at_epoch(5)
     ctx.deliver(ctx.begin_quorum_epoch(leader=7, epoch=6), source=7)
-    assert ctx.assert_response(BeginQuorumEpochResponse).partition_error is Errors.INCONSISTENT_VOTER_SET
-    assert ctx.epoch == 5
+    assert ctx.assert_response(BeginQuorumEpochResponse).partition_error is Errors.NONE
+    assert ctx.epoch == 6 and ctx.raft.leader_id == 7
 
 
 def test_a_vote_meant_for_another_replica_is_invalid_voter_key() -> None:

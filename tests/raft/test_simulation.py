@@ -106,9 +106,9 @@ def test_a_seed_replays_exactly() -> None:
 def test_a_failure_names_the_command_that_replays_it() -> None:
     """Break the core on purpose (grant votes to stale logs): the simulation
     catches it and prints the replay command; the same seed fails the same way."""
-    import kraft.raft.core
+    import kraft.raft.handlers.election
 
-    with mock.patch.object(kraft.raft.core, "log_up_to_date", lambda candidate, local: True):
+    with mock.patch.object(kraft.raft.handlers.election, "log_up_to_date", lambda candidate, local: True):
         for seed in range(40):
             try:
                 simulate(seed, voters=3, observers=1)
@@ -164,7 +164,9 @@ class FakeCluster:
 
 
 def leader_role(node_id: int, epoch: int) -> Leader:
+    from kraft.raft.accumulator import BatchAccumulator
     from kraft.raft.leader_progress import LeaderProgress
+    from kraft.raft.leader_state import LeaderState
 
     key = ReplicaKey(node_id)
     return Leader(
@@ -172,7 +174,10 @@ def leader_role(node_id: int, epoch: int) -> Leader:
         key,
         0,
         frozenset({node_id}),
-        LeaderProgress(key, 0, VoterSet.from_ids([1, 2, 3]), 0, 3000, 1000),
+        LeaderState(
+            LeaderProgress(key, 0, VoterSet.from_ids([1, 2, 3]), 0, 3000, 1000),
+            BatchAccumulator(epoch, 0, 25, 1 << 20),
+        ),
     )
 
 

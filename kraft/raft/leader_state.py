@@ -1,0 +1,109 @@
+"""Everything that changes while this replica leads one epoch.
+
+Kafka's ``LeaderState`` owns the ``BatchAccumulator``, the voters' and
+observers' ``ReplicaState``, the pending AddVoter/RemoveVoter handler state
+and the resign request; leaving leadership drops the object, so nothing has
+to be cleared by hand. :class:`LeaderState` is that object here: the frozen
+:class:`~kraft.raft.roles.Leader` role holds one, built by
+``QuorumState.transition_to_leader`` and dropped with the role.
+
+What it owns:
+
+* ``progress`` -- replica progress, the high watermark, check-quorum and the
+  BeginQuorumEpoch timer (:class:`~kraft.raft.leader_progress.LeaderProgress`);
+* ``accumulator`` -- client appends waiting for ``append.linger.ms``;
+* ``parked`` -- Fetch requests held until there is news (Kafka's fetch
+  purgatory);
+* ``write`` -- where the latest drained batches are on their way to disk
+  (see :class:`LeaderWrite`);
+* ``voter_change`` -- the AddRaftVoter/RemoveRaftVoter in flight and its
+  deadline (Kafka's ``AddVoterHandlerState``/``RemoveVoterHandlerState``);
+* ``resign_requested`` -- ``RaftClient.resign`` was called for this epoch;
+* ``upgrade_voters`` / ``pending_upgrade`` -- the kraft.version upgrade
+  bookkeeping of a kraft.version 0 leader (Kafka's ``KRaftVersionUpgrade``).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kraft.raft.accumulator import BatchAccumulator
+from kraft.raft.events import FetchRequest, InboundRequest
+from kraft.raft.leader_progress import LeaderProgress
+from kraft.raft.voter_changes import PendingVoterChange
+from kraft.raft.voters import VoterSet
+from kraft.records.view import OffsetAndEpoch
+
+
+class LeaderWrite(enum.Enum):
+    """Where the leader's latest batches are (see ``kraft.raft.core``)."""
+
+    #: AppendAsLeader in the Ready being executed.
+    WRITTEN = "written"
+    #: In the log, being sent to the parked fetches; the Flush comes next.
+    SERVED = "served"
+    #: The Flush is in the Ready being executed.
+    FLUSHING = "flushing"
+
+
+@dataclass(slots=True)
+class ParkedFetch:
+    """A Fetch the leader holds until new data, a higher high watermark, or
+    ``max_wait_ms`` (Kafka's fetch purgatory)."""
+
+    deadline_ms: int
+    request: InboundRequest
+    fetch: FetchRequest
+
+
+ParkedPredicate = Callable[[ParkedFetch], bool]
+
+
+class LeaderState:
+    """The mutable state of one leadership (one epoch)."""
+
+    __slots__ = (
+        "progress",
+        "accumulator",
+        "parked",
+        "write",
+        "voter_change",
+        "resign_requested",
+        "upgrade_voters",
+        "pending_upgrade",
+    )
+
+    def __init__(self, progress: LeaderProgress, accumulator: BatchAccumulator) -> None:
+        self.progress = progress
+        self.accumulator = accumulator
+        self.parked: list[ParkedFetch] = []
+        self.write: LeaderWrite | None = None
+        self.voter_change: PendingVoterChange | None = None
+        self.resign_requested = False
+        #: kraft.version 0: the static voters with the directory ids and
+        #: listeners learned from UpdateRaftVoter (Kafka's KRaftVersionUpgrade.Voters).
+        self.upgrade_voters: VoterSet | None = None
+        #: The kraft.version level this leader appended and where (the last
+        #: control record), until the log makes it the finalized level.
+        self.pending_upgrade: tuple[int, OffsetAndEpoch] | None = None
+
+    @property
+    def high_watermark(self) -> int | None:
+        """The one high watermark of a leader (Kafka's ``LeaderState.highWatermark``)."""
+        return self.progress.high_watermark
+
+    def accepts_appends(self) -> bool:
+        """Appends go into the accumulator until a resignation is requested."""
+        return not self.resign_requested
+
+    def take_parked(self, which: ParkedPredicate) -> list[ParkedFetch]:
+        """Remove and return the parked fetches ``which`` selects."""
+        done = [p for p in self.parked if which(p)]
+        if done:
+            self.parked = [p for p in self.parked if not which(p)]
+        return done
+
+    def next_parked_deadline(self) -> int | None:
+        return min((p.deadline_ms for p in self.parked), default=None)
