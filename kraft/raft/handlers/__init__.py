@@ -1,6 +1,8 @@
-"""The raft core's RPC handlers, one module per family, as Kafka keeps them
-(``KafkaRaftClient``'s handle* methods and its ``AddVoterHandler``,
-``RemoveVoterHandler``, ``UpdateVoterHandler``):
+"""The raft core's RPC handlers, one module per family, as Kafka keeps them.
+May import the rest of kraft.raft (never its core), kraft.records views, kraft.wire errors, kraft.messages.
+
+As ``KafkaRaftClient``'s handle* methods and its ``AddVoterHandler``,
+``RemoveVoterHandler``, ``UpdateVoterHandler``:
 
 * :mod:`.election` -- Vote, BeginQuorumEpoch, EndQuorumEpoch;
 * :mod:`.replication` -- Fetch, FetchSnapshot;
