@@ -152,7 +152,7 @@ class FaultInjector:
                 request: AddRaftVoterRequest | RemoveRaftVoterRequest = AddRaftVoterRequest(
                     cluster_id=CLUSTER_ID, voter_key=new.replica_key, listeners=new.endpoints
                 )
-                self._admin_send(leader if self.host.rng.random() < 0.85 else self.host.rng.choice(up), request)
+                self.admin_send(leader if self.host.rng.random() < 0.85 else self.host.rng.choice(up), request)
             case "remove-voter" if leader is not None:
                 voters = leader.voters
                 if len(voters) < 2:
@@ -165,7 +165,7 @@ class FaultInjector:
                 if remaining is None or self._live(remaining) < remaining.majority_size:
                     return
                 request = RemoveRaftVoterRequest(cluster_id=CLUSTER_ID, voter_key=key)
-                self._admin_send(leader if self.host.rng.random() < 0.85 else self.host.rng.choice(up), request)
+                self.admin_send(leader if self.host.rng.random() < 0.85 else self.host.rng.choice(up), request)
             case "replace-disk":
                 # A leader still counts what the lost disk fetched; only a disk
                 # holding nothing uncommitted can go without a later commit
@@ -197,7 +197,7 @@ class FaultInjector:
             case _:
                 pass
 
-    def _admin_send(self, target: SimNode, request: object) -> None:
+    def admin_send(self, target: SimNode, request: object) -> None:
         correlation_id = 10_000_000 + self.host.next_payload_id()
         self.host.stats[f"admin-{type(request).__name__}"] += 1
         delay = self.host.rng.randint(self.host.config.min_delay_ms, self.host.config.max_delay_ms)

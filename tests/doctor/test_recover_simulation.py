@@ -70,7 +70,7 @@ class LostMajority(Simulation):
 
     def _recover(self, survivor: SimNode, disks: object) -> int:
         """What an operator does: stop the node, run recover-quorum --unsafe."""
-        self._note(f"node {survivor.node_id} stopped for recovery")
+        self.note(f"node {survivor.node_id} stopped for recovery")
         survivor.core = None
         survivor.timer_token += 1
         assert isinstance(survivor.log, DiskLog)
@@ -105,7 +105,7 @@ class LostMajority(Simulation):
                     self._start_node(node)
                 # No chaos, no lost messages: the loss below is the fault.
                 self._faults = False
-                self._drop_rate = 0.0
+                self.network.drop_rate = 0.0
                 await self._wait("a leader", lambda: self._stable_leader() is not None)
                 await self._appending(3000)
                 await self._run_until(self.now_ms + 3000)  # quiet: followers catch up
@@ -118,7 +118,7 @@ class LostMajority(Simulation):
                 self.committed_before = dict(self.invariants.stable.committed)
                 for node in voters:
                     if node is not survivor:
-                        self._crash(node, "lost for good")  # no faults: never restarted
+                        self.crash(node, "lost for good")  # no faults: never restarted
                 recovered_at = self._recover(survivor, disks)
                 self.invariants.voter_changes = OneAtATimeExceptTheRecovery(recovered_at)
                 self._start_node(survivor)
@@ -131,7 +131,7 @@ class LostMajority(Simulation):
                                      lambda n=node: n.core is not None and survivor.core is not None  # type: ignore[misc]
                                      and n.core.epoch == survivor.core.epoch
                                      and n.log.end_offset == survivor.log.end_offset)
-                    self._admin_send(survivor, AddRaftVoterRequest(
+                    self.faults.admin_send(survivor, AddRaftVoterRequest(
                         cluster_id=CLUSTER_ID, voter_key=node.replica_key, listeners=node.endpoints))
                     await self._wait(f"node {node.node_id} to become a voter",
                                      lambda n=node: survivor.core is not None  # type: ignore[misc]
