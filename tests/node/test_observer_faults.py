@@ -213,7 +213,7 @@ async def test_kraft_observe_on_a_full_disk_exits_with_a_message_and_resumes_lat
             image = json.loads(back.stdout)
             assert image["provenance"]["lastContainedOffset"] == last
             offline = image_from_directory(metadata_partition_dir(leader.config.metadata_log_dir), up_to=last)
-            assert image == {"clusterId": held["clusterId"], **offline.to_json()}
+            assert image == {"clusterId": leader.cluster_id, **offline.to_json()}
             theirs, snapshots = await _leader_log(leader)
             nursery.cancel_scope.cancel()
         assert_valid_prefix(fs / "copy", theirs, snapshots).close()
