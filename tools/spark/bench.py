@@ -105,7 +105,7 @@ def run_single_process(paths: list[str], min_partitions: int) -> tuple[int, int,
     import pyarrow.compute as pc
 
     from kraft.tools.spark.plan import plan
-    from kraft.tools.spark.rows import read_splits
+    from kraft.tools.spark.columnar import read_splits
 
     t0 = time.perf_counter()
     planned = plan(paths, min_partitions=min_partitions)
@@ -135,7 +135,7 @@ def run_spark_filtered(spark: object, paths: list[str], where: str | None) -> tu
     from kraft.tools.spark.source import read
 
     t0 = time.perf_counter()
-    df = read(spark, paths, minPartitions=spark.sparkContext.defaultParallelism,  # type: ignore[attr-defined, arg-type]
+    df = read(spark, paths, minPartitions=spark.sparkContext.defaultParallelism,  # type: ignore[attr-defined]
               pushdown="true" if where is not None else None)
     if where is not None:
         df = df.where(where)

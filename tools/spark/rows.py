@@ -225,8 +225,7 @@ class _SplitReader:
             yield self.problem(UNREADABLE_FILE, f"cannot read {file.path}: {exc.strerror or exc}", split.start)
             return
         batches, valid, corruption = read_file_batches(data)
-        for batch in batches:
-            yield from self.batch_rows(batch)
+        yield from self.batches_rows(batches)
         end = split.start + len(data)
         at = split.start + valid
         if corruption is not None:
@@ -251,6 +250,10 @@ class _SplitReader:
             yield self.problem(
                 TORN_TAIL, f"{file.path} shrank while it was read: {split.length - len(data)} bytes missing", end
             )
+
+    def batches_rows(self, batches: list[RecordBatch]) -> Iterator[tuple[Any, ...] | None]:
+        for batch in batches:
+            yield from self.batch_rows(batch)
 
     def batch_rows(self, batch: RecordBatch) -> Iterator[tuple[Any, ...] | None]:
         position = self.split.start + batch.position
@@ -355,7 +358,7 @@ def _describe(batch: RecordBatch, record: Any, is_control: bool) -> tuple[Any, .
     d = describe_record(batch, record)
     typed = _NO_TYPED
     if d.message is not None and not is_control:
-        view = _TYPED_VIEWS.get(d.type_name)  # type: ignore[arg-type]
+        view = _TYPED_VIEWS.get(d.type_name)
         if view is not None:
             typed = view(d.message)
     error_kind, error = d.error_kind, d.error

@@ -64,7 +64,8 @@ from pyspark.sql.types import (
 
 from kraft.tools.spark.plan import DEFAULT_MAX_PARTITION_BYTES, FileSplit, PlanError, parse_size, plan
 from kraft.tools.spark.pushdown import Pushed, push
-from kraft.tools.spark.rows import COLUMNS, DEFAULT_BATCH_ROWS, arrow_schema, read_splits
+from kraft.tools.spark.columnar import read_splits
+from kraft.tools.spark.rows import COLUMNS, DEFAULT_BATCH_ROWS, arrow_schema
 
 FORMAT = "kraft"
 

@@ -1,0 +1,444 @@
+"""Rows of the ``kraft`` data source built column by column, as Arrow batches.
+
+The same rows as :func:`kraft.tools.spark.rows.iter_rows` (that tuple path
+stays: the tests use it as the oracle), without a 45-wide tuple per row:
+
+- the file's and the batch's columns (16 of them) are one small tuple per
+  *batch*; each row keeps the index of its batch, and the columns are built
+  once per batch then repeated with Arrow's ``take``;
+- ``offset``, ``timestamp``, ``key``, ``value`` are per-record lists (the
+  decoded :class:`~kraft.records.batch.Record` tuples, transposed by ``zip``);
+- what a record *is* (type name, id, version, payload JSON, the 19 typed
+  columns) is one "description" per distinct value: a controller's log
+  repeats its values (a NoOpRecord every 500 ms, the same PartitionChange,
+  Fence and Unfence records again and again), so a description is kept in a
+  memo keyed by the value bytes, bounded by entries and by bytes, and a
+  repeated value costs one dict lookup. Each Arrow batch builds its distinct
+  descriptions' columns once and ``take``\\ s them per row;
+- ``error_kind``/``error`` are null columns unless a row in the batch has a
+  problem.
+
+With a pushed ``record_type`` filter a batch's records are not decoded, and
+its CRC is not checked, unless its records section holds the frame prefix
+(``0x01``, api key) of a wanted type (see :meth:`_ColumnarSplitReader.batch_rows`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from kraft.records.batch import RecordBatch
+from kraft.tools.spark.plan import FileSplit
+from kraft.tools.spark.pushdown import CONTROL_TYPES, Pushed
+from kraft.tools.spark.rows import (
+    COLUMN_NAMES,
+    CORRUPT_BATCH,
+    CRC_MISMATCH,
+    DEFAULT_BATCH_ROWS,
+    _NO_BATCH,
+    _NO_TYPED,
+    KraftReadError,
+    _describe,
+    _SplitReader,
+    _type_name,
+    arrow_schema,
+)
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+#: Column positions: the head (file + batch columns), the record columns, the
+#: description columns (their order in :data:`COLUMNS`).
+_HEAD = COLUMN_NAMES.index("offset")  # cluster_id .. crc_valid
+_RECORD = (COLUMN_NAMES.index("offset"), COLUMN_NAMES.index("timestamp"),
+           COLUMN_NAMES.index("key"), COLUMN_NAMES.index("value"))
+_DESCRIBED = (COLUMN_NAMES.index("record_type"), COLUMN_NAMES.index("record_type_id"),
+              COLUMN_NAMES.index("record_version"), COLUMN_NAMES.index("payload"))
+_ERROR_KIND = COLUMN_NAMES.index("error_kind")
+_ERROR = COLUMN_NAMES.index("error")
+_TYPED_START = COLUMN_NAMES.index("topic_id")
+
+#: A problem row's record part (offset, timestamp, key, value) and description.
+_NO_RECORD = (None, None, None, None)
+_NO_DESCRIPTION: tuple[Any, ...] = (None, None, None, None, None, None, _NO_TYPED)
+
+# --- the description memo ---------------------------------------------------------------------
+
+#: Values up to this size are memoised (real metadata values are mostly far
+#: smaller; a larger one is rarely repeated).
+MEMO_MAX_VALUE = 1024
+#: The memo is emptied when it would pass either bound, so memory stays flat
+#: on any input (a log of all-distinct values just never hits).
+MEMO_MAX_ENTRIES = 65_536
+MEMO_MAX_BYTES = 32 * 1024 * 1024
+_memo: dict[bytes, tuple[Any, ...]] = {}
+_memo_bytes = 0
+
+
+def _metadata_description(batch: RecordBatch, record: Any) -> tuple[Any, ...]:
+    """:func:`kraft.tools.spark.rows._describe` of a metadata record, memoised by value."""
+    global _memo_bytes
+    value = record[3]
+    d = _memo.get(value)  # None is never a key: a miss
+    if d is not None:
+        return d
+    d = _describe(batch, record, False)
+    if value is not None and len(value) <= MEMO_MAX_VALUE and d[5] is None:
+        cost = 2 * len(value) + (len(d[3]) if d[3] is not None else 0) + 200
+        if len(_memo) >= MEMO_MAX_ENTRIES or _memo_bytes + cost > MEMO_MAX_BYTES:
+            _memo.clear()
+            _memo_bytes = 0
+        _memo[bytes(value)] = d
+        _memo_bytes += cost
+    return d
+
+
+# --- one Arrow batch's worth of rows ---------------------------------------------------------
+
+_NULL_BATCH: tuple[Any, ...] = (None,) * 15  # a problem row's RecordBatch fields
+
+
+def _codec_names() -> list[str]:
+    from kraft.records.compression import Compression
+    from kraft.records.errors import RecordsError
+
+    names = []
+    for codec in range(8):
+        try:
+            names.append(Compression.from_id(codec).kafka_name)
+        except RecordsError:
+            names.append(f"unknown({codec})")  # describe.codec_name's wording
+    return names
+
+
+class _Columns:
+    """The rows of one Arrow batch, kept column-wise until :meth:`build`.
+
+    A "head" is one Kafka batch (or one problem): its split (the file
+    columns), position, header fields and CRC check; rows point at theirs."""
+
+    def __init__(self) -> None:
+        self.file_parts: list[tuple[Any, ...]] = []
+        self.head_split: list[int] = []
+        self.head_position: list[int | None] = []
+        self.head_batch: list[tuple[Any, ...]] = []  # RecordBatch tuples (or _NULL_BATCH)
+        self.head_crc: list[bool | None] = []
+        self.head_of_row: list[int] = []
+        self.offsets: list[int | None] = []
+        self.timestamps: list[int | None] = []
+        self.keys: list[bytes | None] = []
+        self.values: list[bytes | None] = []
+        self.descriptions: list[tuple[Any, ...]] = []  # distinct in this Arrow batch
+        self.description_index: dict[int, int] = {}  # id(description) -> its index
+        self.description_of_row: list[int] = []
+        self.errors: dict[int, tuple[str | None, str | None]] = {}  # row -> (error_kind, error)
+
+    def __len__(self) -> int:
+        return len(self.head_of_row)
+
+    def split_index(self, file_part: tuple[Any, ...]) -> int:
+        if not self.file_parts or self.file_parts[-1] is not file_part:
+            self.file_parts.append(file_part)
+        return len(self.file_parts) - 1
+
+    def add_head(self, split: int, position: int | None, batch: tuple[Any, ...], crc_valid: bool | None) -> int:
+        self.head_split.append(split)
+        self.head_position.append(position)
+        self.head_batch.append(batch)
+        self.head_crc.append(crc_valid)
+        return len(self.head_split) - 1
+
+    def add_problem(self, head: int, kind: str, message: str) -> None:
+        self.errors[len(self.head_of_row)] = (kind, message)
+        self.head_of_row.append(head)
+        self.offsets.append(None)
+        self.timestamps.append(None)
+        self.keys.append(None)
+        self.values.append(None)
+        self.description_of_row.append(self.index(_NO_DESCRIPTION))
+
+    def index(self, d: tuple[Any, ...]) -> int:
+        i = self.description_index.get(id(d))
+        if i is None:
+            i = self.description_index[id(d)] = len(self.descriptions)
+            self.descriptions.append(d)
+        return i
+
+    def build(self, schema: pa.Schema, pa: Any) -> pa.RecordBatch:
+        import pyarrow.compute as pc
+
+        n = len(self.head_of_row)
+        types = [f.type for f in schema]
+        arrays: list[Any] = [None] * len(types)
+        # the 16 head columns, one value per head, then one per row
+        heads = self.head_batch
+        attributes = pa.array([b[5] for b in heads], type=pa.int32())
+        base = pa.array([b[0] for b in heads], type=pa.int64())
+        split_at = pa.array(self.head_split, type=pa.int32())
+        head_columns: list[Any] = [
+            pa.array(column, type=types[c]).take(split_at) for c, column in enumerate(zip(*self.file_parts, strict=True))
+        ]
+        head_columns += [
+            pa.array(self.head_position, type=pa.int64()),
+            base,
+            pc.add(base, pa.array([b[6] for b in heads], type=pa.int64())),
+            pa.array([b[2] for b in heads], type=pa.int32()),
+            pa.array([b[8] for b in heads], type=pa.int64()),
+            pc.if_else(pc.not_equal(pc.bit_wise_and(attributes, 0x08), 0), "LogAppendTime", "CreateTime"),
+            pa.array(_CODEC_NAMES, type=pa.string()).take(pc.bit_wise_and(attributes, 0x07)),
+            pc.not_equal(pc.bit_wise_and(attributes, 0x20), 0),
+            pc.not_equal(pc.bit_wise_and(attributes, 0x10), 0),
+            pa.array(self.head_crc, type=pa.bool_()),
+        ]
+        assert len(head_columns) == _HEAD
+        single_head = len(heads) == 1
+        at = None if single_head else pa.array(self.head_of_row, type=pa.int32())
+        for c, column in enumerate(head_columns):
+            arrays[c] = pa.repeat(column[0], n) if single_head else column.take(at)
+        for c, values in zip(_RECORD, (self.offsets, self.timestamps, self.keys, self.values), strict=True):
+            arrays[c] = pa.array(values, type=types[c])
+        descriptions = self.descriptions
+        if len(descriptions) == 1:
+            d = descriptions[0]
+            for c, value in zip(_DESCRIBED, d, strict=False):
+                arrays[c] = pa.repeat(pa.scalar(value, type=types[c]), n)
+            for k, value in enumerate(d[6]):
+                c = _TYPED_START + k
+                arrays[c] = pa.repeat(pa.scalar(value, type=types[c]), n) if value is not None else pa.nulls(n, types[c])
+        else:
+            at = pa.array(self.description_of_row, type=pa.int32())
+            for c, column in zip(_DESCRIBED, zip(*descriptions), strict=False):
+                arrays[c] = pa.array(column, type=types[c]).take(at)
+            typed = [d[6] for d in descriptions if d[6] is not _NO_TYPED]
+            if not typed:
+                for c in range(_TYPED_START, len(types)):
+                    arrays[c] = pa.nulls(n, types[c])
+            else:
+                for k, column in enumerate(zip(*(d[6] for d in descriptions), strict=True)):
+                    c = _TYPED_START + k
+                    if column.count(None) == len(column):
+                        arrays[c] = pa.nulls(n, types[c])
+                    else:
+                        arrays[c] = pa.array(column, type=types[c]).take(at)
+        errors = self.errors
+        if errors:
+            kinds: list[str | None] = [None] * n
+            messages: list[str | None] = [None] * n
+            for row, (kind, message) in errors.items():
+                kinds[row] = kind
+                messages[row] = message
+            arrays[_ERROR_KIND] = pa.array(kinds, type=types[_ERROR_KIND])
+            arrays[_ERROR] = pa.array(messages, type=types[_ERROR])
+        else:
+            arrays[_ERROR_KIND] = pa.nulls(n, types[_ERROR_KIND])
+            arrays[_ERROR] = pa.nulls(n, types[_ERROR])
+        for c, array in enumerate(arrays):
+            if not array.type.equals(types[c]):
+                arrays[c] = array.cast(types[c])
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+_CODEC_NAMES = _codec_names()
+
+
+# --- reading one split into columns -----------------------------------------------------------
+
+#: Records sections up to this size (uncompressed metadata batches) are
+#: memoised whole: a controller writes the same one-record batch (a NoOp, a
+#: Fence, a PartitionChange) over and over, and only the batch header (offset,
+#: timestamp, epoch, CRC) differs. The records count and the section bytes
+#: (offset and timestamp *deltas*, key, value) are the key.
+SECTION_MEMO_MAX = 1024
+_sections: dict[bytes, tuple[tuple[Any, ...], ...]] = {}
+_sections_bytes = 0
+
+#: where the records count starts in a v2 batch (the records follow it)
+_RECORDS_COUNT_OFFSET = 57
+
+
+def _metadata_needles(types: frozenset[str]) -> tuple[bytes, ...]:
+    """The frame prefixes (frame version 1, api key) of the wanted metadata types."""
+    return tuple(bytes([1, k]) for k in range(128) if _type_name(k) in types)
+
+
+class _ColumnarSplitReader(_SplitReader):
+    """The split logic of the tuple reader (files, torn tails, corrupt
+    batches), with rows appended to :class:`_Columns` instead of yielded."""
+
+    def __init__(self, split: FileSplit, failfast: bool, pushed: Pushed | None, out: _Columns) -> None:
+        super().__init__(split, failfast, pushed)
+        self.out = out
+        types = None if self.pushed is None else self.pushed.record_types
+        self.needles = None if types is None else _metadata_needles(types)
+
+    def problem(self, kind: str, message: str, position: int | None,
+                batch_part: tuple[Any, ...] = _NO_BATCH) -> None:
+        self._problem(kind, message, position, _NULL_BATCH, None)
+
+    def _problem(self, kind: str, message: str, position: int | None, batch: tuple[Any, ...], crc_valid: bool | None) -> None:
+        if self.failfast:
+            raise KraftReadError(f"{kind}: {message}")
+        if self.pushed is not None and self.pushed.row_level:
+            return  # a problem row has no record_type or offset: the filter drops it
+        out = self.out
+        out.add_problem(out.add_head(out.split_index(self.file_part), position, batch, crc_valid), kind, message)
+
+    def _skip_by_type(self, batch: RecordBatch) -> bool:
+        """No record of ``batch`` can be of a wanted metadata type: its
+        records section does not hold one's frame prefix (a wanted record's
+        value, which starts with it, lies in that section verbatim)."""
+        needles = self.needles
+        if needles is None or batch[5] & 0x20:
+            return False
+        if batch[5] & 0x07:
+            try:
+                data: Any = batch.records_bytes()
+            except Exception:  # noqa: BLE001 - decoded below, where the problem is worded
+                return False
+            start, end = 0, len(data)
+        else:
+            data = batch[13]
+            start, end = batch[14] + 61, batch.end_position
+        return not any(data.find(needle, start, end) >= 0 for needle in needles)
+
+    def _decode(self, batch: RecordBatch, position: int, key: bytes | None) -> tuple[tuple[Any, ...], ...] | None:
+        """``(offset delta, timestamp delta, key, value, description)`` of
+        every record of ``batch``; memoised by ``key`` (its records section)."""
+        global _sections_bytes
+        try:
+            records = batch.records()
+        except Exception as exc:  # noqa: BLE001 - any decoding failure is this batch's problem
+            self._problem(CORRUPT_BATCH, f"cannot decode the records of the batch at position {position} of "
+                          f"{self.split.file.path}: {exc}", position, batch, batch.is_valid())
+            return None
+        base, base_ts = batch[0], batch[7]
+        if batch[5] & 0x20:
+            entry = tuple((r[0] - base, r[1] - base_ts, r[2], r[3], _describe(batch, r, True)) for r in records)
+        else:
+            describe = _metadata_description
+            entry = tuple((r[0] - base, r[1] - base_ts, r[2], r[3], describe(batch, r)) for r in records)
+            if key is not None and all(e[4][5] is None for e in entry):
+                cost = 2 * len(key) + sum(len(e[4][3] or "") for e in entry) + 200
+                if len(_sections) >= MEMO_MAX_ENTRIES or _sections_bytes + cost > MEMO_MAX_BYTES:
+                    _sections.clear()
+                    _sections_bytes = 0
+                _sections[key] = entry
+                _sections_bytes += cost
+        return entry
+
+    def batches_rows(self, batches: list[RecordBatch]) -> Iterator[None]:
+        pushed = self.pushed
+        types = None if pushed is None else pushed.record_types
+        start = self.split.start
+        failfast = self.failfast
+        path = self.split.file.path
+        sections_get = _sections.get
+        out: _Columns | None = None
+        for batch in batches:
+            if self.out is not out:  # the caller swapped it: it cut an Arrow batch
+                out = self.out
+                split_index = out.split_index(self.file_part)
+                head_split, head_position, head_batch, head_crc = (
+                    out.head_split, out.head_position, out.head_batch, out.head_crc)
+                offsets, timestamps, keys, values = out.offsets, out.timestamps, out.keys, out.values
+                index_get = out.description_index.get
+                description_of_row = out.description_of_row
+                head_of_row = out.head_of_row
+            attributes = batch[5]
+            position = start + batch[14]
+            if pushed is not None:
+                if not pushed.keeps_batch(batch[0], batch[0] + batch[6], bool(attributes & 0x20)):
+                    yield None
+                    continue  # not decoded at all
+            key = None
+            entry = None
+            if not attributes & 0x2F and batch[1] <= SECTION_MEMO_MAX + 49:  # uncompressed metadata, CreateTime
+                p = batch[14]
+                key = bytes(batch[13][p + _RECORDS_COUNT_OFFSET : p + batch[1] + 12])
+                entry = sections_get(key)
+            if entry is None:
+                if self.needles is not None and self._skip_by_type(batch):
+                    # No wanted row can come from this batch: it is neither
+                    # decoded nor CRC-checked (a batch that contributes no
+                    # row has no crc_valid to report).
+                    yield None
+                    continue
+                entry = self._decode(batch, position, key)
+                if entry is None:
+                    yield None
+                    continue
+            base = batch[0]
+            if pushed is not None:
+                entry = tuple(e for e in entry if pushed.keeps_offset(base + e[0]))
+                if types is not None:
+                    entry = tuple(e for e in entry if e[4][0] in types)
+            if not entry:
+                yield None
+                continue  # no row from this batch: its CRC is not needed
+            crc_valid = batch.is_valid()
+            crc_error = None
+            if not crc_valid:
+                crc_error = f"CRC mismatch in the batch at position {position}: stored {batch[4]}, computed {batch.compute_crc()}"
+                if failfast:
+                    raise KraftReadError(f"{CRC_MISMATCH}: {crc_error} of {path}")
+            head = len(head_split)
+            head_split.append(split_index)
+            head_position.append(position)
+            head_batch.append(batch)
+            head_crc.append(crc_valid)
+            log_append_time = attributes & 0x08
+            base_ts = batch[7]
+            max_ts = batch[8]
+            row = len(head_of_row)
+            for od, td, k, v, d in entry:
+                offsets.append(base + od)
+                timestamps.append(max_ts if log_append_time else base_ts + td)
+                keys.append(k)
+                values.append(v)
+                i = index_get(id(d))
+                if i is None:
+                    i = out.index(d)
+                description_of_row.append(i)
+                error = d[5]
+                if error is not None or crc_error is not None:
+                    error_kind = d[4]
+                    if error is not None and failfast:
+                        raise KraftReadError(f"{error_kind}: {error} (offset {base + od} of {path})")
+                    if crc_error is not None:
+                        error_kind = CRC_MISMATCH
+                        error = crc_error if error is None else f"{crc_error}; {error}"
+                    out.errors[row] = (error_kind, error)
+                row += 1
+            head_of_row.extend([head] * len(entry))
+            yield None
+
+
+def read_splits(
+    splits: Iterable[FileSplit],
+    *,
+    failfast: bool = False,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    schema: pa.Schema | None = None,
+    pushed: Pushed | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """The rows of ``splits`` as Arrow record batches of up to ``batch_rows``
+    rows (the rows of :func:`kraft.tools.spark.rows.iter_rows`, in order)."""
+    import pyarrow as pa
+
+    schema = schema or arrow_schema()
+    out = _Columns()
+    for split in splits:
+        reader = _ColumnarSplitReader(split, failfast, pushed, out)
+        for _ in reader._rows():
+            if len(out) >= batch_rows:
+                yield from _cut(out.build(schema, pa), batch_rows)
+                out = reader.out = _Columns()
+    if len(out):
+        yield from _cut(out.build(schema, pa), batch_rows)
+
+
+def _cut(batch: pa.RecordBatch, batch_rows: int) -> Iterator[pa.RecordBatch]:
+    """A batch that passed ``batch_rows`` (a Kafka batch is added whole) in slices."""
+    for start in range(0, batch.num_rows, batch_rows):
+        yield batch.slice(start, batch_rows)
