@@ -130,12 +130,12 @@ def run_spark(spark: Any, paths: list[str]) -> tuple[int, int, int, float]:
     return row["rows"], row["chars"] or 0, partitions, time.perf_counter() - t0
 
 
-def run_spark_filtered(spark: object, paths: list[str], where: str | None) -> tuple[int, float]:
+def run_spark_filtered(spark: Any, paths: list[str], where: str | None) -> tuple[int, float]:
     """``count()`` of the data source with an optional filter (pushed down when it can be)."""
     from kraft.tools.spark.source import read
 
     t0 = time.perf_counter()
-    df = read(spark, paths, minPartitions=spark.sparkContext.defaultParallelism,  # type: ignore[attr-defined]
+    df = read(spark, paths, minPartitions=spark.sparkContext.defaultParallelism,
               pushdown="true" if where is not None else None)
     if where is not None:
         df = df.where(where)

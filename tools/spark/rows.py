@@ -358,7 +358,7 @@ def _describe(batch: RecordBatch, record: Any, is_control: bool) -> tuple[Any, .
     d = describe_record(batch, record)
     typed = _NO_TYPED
     if d.message is not None and not is_control:
-        view = _TYPED_VIEWS.get(d.type_name)
+        view = _TYPED_VIEWS.get(d.type_name or "")
         if view is not None:
             typed = view(d.message)
     error_kind, error = d.error_kind, d.error
