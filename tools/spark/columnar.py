@@ -28,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from crc32c import crc32c
+
 from kraft.records.batch import RecordBatch
 from kraft.tools.spark.plan import FileSplit
 from kraft.tools.spark.pushdown import CONTROL_TYPES, Pushed
@@ -51,17 +53,20 @@ if TYPE_CHECKING:
 #: Column positions: the head (file + batch columns), the record columns, the
 #: description columns (their order in :data:`COLUMNS`).
 _HEAD = COLUMN_NAMES.index("offset")  # cluster_id .. crc_valid
-_RECORD = (COLUMN_NAMES.index("offset"), COLUMN_NAMES.index("timestamp"),
-           COLUMN_NAMES.index("key"), COLUMN_NAMES.index("value"))
-_DESCRIBED = (COLUMN_NAMES.index("record_type"), COLUMN_NAMES.index("record_type_id"),
-              COLUMN_NAMES.index("record_version"), COLUMN_NAMES.index("payload"))
+_OFFSET = COLUMN_NAMES.index("offset")
+_TIMESTAMP = COLUMN_NAMES.index("timestamp")
+#: The columns of a record's "row description" ``(key, value, type_name,
+#: type_id, version, payload, error_kind, error, typed)``, in that order.
+_DESCRIBED = (COLUMN_NAMES.index("key"), COLUMN_NAMES.index("value"), COLUMN_NAMES.index("record_type"),
+              COLUMN_NAMES.index("record_type_id"), COLUMN_NAMES.index("record_version"), COLUMN_NAMES.index("payload"))
 _ERROR_KIND = COLUMN_NAMES.index("error_kind")
 _ERROR = COLUMN_NAMES.index("error")
 _TYPED_START = COLUMN_NAMES.index("topic_id")
+_R_TYPE, _R_ERROR_KIND, _R_ERROR, _R_TYPED = 2, 6, 7, 8
 
-#: A problem row's record part (offset, timestamp, key, value) and description.
-_NO_RECORD = (None, None, None, None)
-_NO_DESCRIPTION: tuple[Any, ...] = (None, None, None, None, None, None, _NO_TYPED)
+#: A problem row's description.
+_NO_DESCRIPTION: tuple[Any, ...] = (None, None, None, None, None, None, None, None, _NO_TYPED)
+
 
 # --- the description memo ---------------------------------------------------------------------
 
@@ -127,8 +132,6 @@ class _Columns:
         self.head_of_row: list[int] = []
         self.offsets: list[int | None] = []
         self.timestamps: list[int | None] = []
-        self.keys: list[bytes | None] = []
-        self.values: list[bytes | None] = []
         self.descriptions: list[tuple[Any, ...]] = []  # distinct in this Arrow batch
         self.description_index: dict[int, int] = {}  # id(description) -> its index
         self.description_of_row: list[int] = []
@@ -154,8 +157,6 @@ class _Columns:
         self.head_of_row.append(head)
         self.offsets.append(None)
         self.timestamps.append(None)
-        self.keys.append(None)
-        self.values.append(None)
         self.description_of_row.append(self.index(_NO_DESCRIPTION))
 
     def index(self, d: tuple[Any, ...]) -> int:
@@ -196,26 +197,25 @@ class _Columns:
         at = None if single_head else pa.array(self.head_of_row, type=pa.int32())
         for c, column in enumerate(head_columns):
             arrays[c] = pa.repeat(column[0], n) if single_head else column.take(at)
-        for c, values in zip(_RECORD, (self.offsets, self.timestamps, self.keys, self.values), strict=True):
-            arrays[c] = pa.array(values, type=types[c])
+        arrays[_OFFSET] = pa.array(self.offsets, type=types[_OFFSET])
+        arrays[_TIMESTAMP] = pa.array(self.timestamps, type=types[_TIMESTAMP])
         descriptions = self.descriptions
         if len(descriptions) == 1:
             d = descriptions[0]
             for c, value in zip(_DESCRIBED, d, strict=False):
                 arrays[c] = pa.repeat(pa.scalar(value, type=types[c]), n)
-            for k, value in enumerate(d[6]):
+            for k, value in enumerate(d[_R_TYPED]):
                 c = _TYPED_START + k
                 arrays[c] = pa.repeat(pa.scalar(value, type=types[c]), n) if value is not None else pa.nulls(n, types[c])
         else:
             at = pa.array(self.description_of_row, type=pa.int32())
             for c, column in zip(_DESCRIBED, zip(*descriptions), strict=False):
                 arrays[c] = pa.array(column, type=types[c]).take(at)
-            typed = [d[6] for d in descriptions if d[6] is not _NO_TYPED]
-            if not typed:
+            if all(d[_R_TYPED] is _NO_TYPED for d in descriptions):
                 for c in range(_TYPED_START, len(types)):
                     arrays[c] = pa.nulls(n, types[c])
             else:
-                for k, column in enumerate(zip(*(d[6] for d in descriptions), strict=True)):
+                for k, column in enumerate(zip(*(d[_R_TYPED] for d in descriptions), strict=True)):
                     c = _TYPED_START + k
                     if column.count(None) == len(column):
                         arrays[c] = pa.nulls(n, types[c])
@@ -269,6 +269,7 @@ class _ColumnarSplitReader(_SplitReader):
     def __init__(self, split: FileSplit, failfast: bool, pushed: Pushed | None, out: _Columns) -> None:
         super().__init__(split, failfast, pushed)
         self.out = out
+        self.batch_rows_limit = DEFAULT_BATCH_ROWS
         types = None if self.pushed is None else self.pushed.record_types
         self.needles = None if types is None else _metadata_needles(types)
 
@@ -303,8 +304,10 @@ class _ColumnarSplitReader(_SplitReader):
         return not any(data.find(needle, start, end) >= 0 for needle in needles)
 
     def _decode(self, batch: RecordBatch, position: int, key: bytes | None) -> tuple[tuple[Any, ...], ...] | None:
-        """``(offset delta, timestamp delta, key, value, description)`` of
-        every record of ``batch``; memoised by ``key`` (its records section)."""
+        """``(offset delta, timestamp delta, row description)`` of every
+        record of ``batch`` (the description: key, value, then
+        :func:`kraft.tools.spark.rows._describe`'s tuple); memoised by ``key``
+        (its records section) when no record has a problem."""
         global _sections_bytes
         try:
             records = batch.records()
@@ -314,12 +317,12 @@ class _ColumnarSplitReader(_SplitReader):
             return None
         base, base_ts = batch[0], batch[7]
         if batch[5] & 0x20:
-            entry = tuple((r[0] - base, r[1] - base_ts, r[2], r[3], _describe(batch, r, True)) for r in records)
+            entry = tuple((r[0] - base, r[1] - base_ts, (r[2], r[3], *_describe(batch, r, True))) for r in records)
         else:
             describe = _metadata_description
-            entry = tuple((r[0] - base, r[1] - base_ts, r[2], r[3], describe(batch, r)) for r in records)
-            if key is not None and all(e[4][5] is None for e in entry):
-                cost = 2 * len(key) + sum(len(e[4][3] or "") for e in entry) + 200
+            entry = tuple((r[0] - base, r[1] - base_ts, (r[2], r[3], *describe(batch, r))) for r in records)
+            if key is not None and all(e[2][_R_ERROR] is None for e in entry):
+                cost = 2 * len(key) + sum(len(e[2][5] or "") for e in entry) + 200
                 if len(_sections) >= MEMO_MAX_ENTRIES or _sections_bytes + cost > MEMO_MAX_BYTES:
                     _sections.clear()
                     _sections_bytes = 0
@@ -328,11 +331,14 @@ class _ColumnarSplitReader(_SplitReader):
         return entry
 
     def batches_rows(self, batches: list[RecordBatch]) -> Iterator[None]:
+        """Append the rows of ``batches``; yield when an Arrow batch is full
+        (the caller then cuts it and hands this reader a fresh :class:`_Columns`)."""
         pushed = self.pushed
         types = None if pushed is None else pushed.record_types
         start = self.split.start
         failfast = self.failfast
         path = self.split.file.path
+        full = self.batch_rows_limit
         sections_get = _sections.get
         out: _Columns | None = None
         for batch in batches:
@@ -341,42 +347,42 @@ class _ColumnarSplitReader(_SplitReader):
                 split_index = out.split_index(self.file_part)
                 head_split, head_position, head_batch, head_crc = (
                     out.head_split, out.head_position, out.head_batch, out.head_crc)
-                offsets, timestamps, keys, values = out.offsets, out.timestamps, out.keys, out.values
+                offsets, timestamps = out.offsets, out.timestamps
                 index_get = out.description_index.get
+                index = out.index
                 description_of_row = out.description_of_row
                 head_of_row = out.head_of_row
             attributes = batch[5]
-            position = start + batch[14]
-            if pushed is not None:
-                if not pushed.keeps_batch(batch[0], batch[0] + batch[6], bool(attributes & 0x20)):
-                    yield None
-                    continue  # not decoded at all
+            buf = batch[13]
+            p = batch[14]
+            end = p + batch[1] + 12
+            position = start + p
+            if pushed is not None and not pushed.keeps_batch(batch[0], batch[0] + batch[6], bool(attributes & 0x20)):
+                continue  # not decoded at all
             key = None
             entry = None
-            if not attributes & 0x2F and batch[1] <= SECTION_MEMO_MAX + 49:  # uncompressed metadata, CreateTime
-                p = batch[14]
-                key = bytes(batch[13][p + _RECORDS_COUNT_OFFSET : p + batch[1] + 12])
+            if not attributes & 0x2F and end - p <= SECTION_MEMO_MAX + 61:  # uncompressed metadata, CreateTime
+                key = bytes(buf[p + _RECORDS_COUNT_OFFSET : end])
                 entry = sections_get(key)
             if entry is None:
                 if self.needles is not None and self._skip_by_type(batch):
                     # No wanted row can come from this batch: it is neither
                     # decoded nor CRC-checked (a batch that contributes no
                     # row has no crc_valid to report).
-                    yield None
                     continue
                 entry = self._decode(batch, position, key)
                 if entry is None:
-                    yield None
+                    if len(head_of_row) >= full:
+                        yield None
                     continue
             base = batch[0]
             if pushed is not None:
                 entry = tuple(e for e in entry if pushed.keeps_offset(base + e[0]))
                 if types is not None:
-                    entry = tuple(e for e in entry if e[4][0] in types)
-            if not entry:
-                yield None
-                continue  # no row from this batch: its CRC is not needed
-            crc_valid = batch.is_valid()
+                    entry = tuple(e for e in entry if e[2][_R_TYPE] in types)
+                if not entry:
+                    continue  # no row from this batch: its CRC is not needed
+            crc_valid = crc32c(buf[p + 21 : end]) == batch[4]
             crc_error = None
             if not crc_valid:
                 crc_error = f"CRC mismatch in the batch at position {position}: stored {batch[4]}, computed {batch.compute_crc()}"
@@ -387,22 +393,19 @@ class _ColumnarSplitReader(_SplitReader):
             head_position.append(position)
             head_batch.append(batch)
             head_crc.append(crc_valid)
-            log_append_time = attributes & 0x08
-            base_ts = batch[7]
-            max_ts = batch[8]
             row = len(head_of_row)
-            for od, td, k, v, d in entry:
+            if attributes & 0x08:  # LogAppendTime: every record carries maxTimestamp
+                base_ts, log_append_ts = 0, batch[8]
+            else:
+                base_ts, log_append_ts = batch[7], None
+            for od, td, d in entry:
                 offsets.append(base + od)
-                timestamps.append(max_ts if log_append_time else base_ts + td)
-                keys.append(k)
-                values.append(v)
+                timestamps.append(base_ts + td if log_append_ts is None else log_append_ts)
                 i = index_get(id(d))
-                if i is None:
-                    i = out.index(d)
-                description_of_row.append(i)
-                error = d[5]
+                description_of_row.append(index(d) if i is None else i)
+                error = d[_R_ERROR]
                 if error is not None or crc_error is not None:
-                    error_kind = d[4]
+                    error_kind = d[_R_ERROR_KIND]
                     if error is not None and failfast:
                         raise KraftReadError(f"{error_kind}: {error} (offset {base + od} of {path})")
                     if crc_error is not None:
@@ -411,7 +414,8 @@ class _ColumnarSplitReader(_SplitReader):
                     out.errors[row] = (error_kind, error)
                 row += 1
             head_of_row.extend([head] * len(entry))
-            yield None
+            if row >= full:
+                yield None
 
 
 def read_splits(
@@ -430,6 +434,7 @@ def read_splits(
     out = _Columns()
     for split in splits:
         reader = _ColumnarSplitReader(split, failfast, pushed, out)
+        reader.batch_rows_limit = batch_rows
         for _ in reader._rows():
             if len(out) >= batch_rows:
                 yield from _cut(out.build(schema, pa), batch_rows)
