@@ -142,6 +142,20 @@ def _read_input(spark: Any, inputs: tuple[str, ...], *, failfast: bool, max_part
     )
 
 
+#: Inputs up to this size are cached once decoded (``export``).
+SMALL_INPUT_BYTES = 256 * 1024 * 1024
+
+
+def _input_bytes(inputs: tuple[str, ...]) -> int:
+    """Bytes of the metadata files the inputs name (0 when they cannot be listed: the read says why)."""
+    from kraft.tools.spark.plan import PlanError, discover
+
+    try:
+        return sum(f.size for f in discover(list(inputs)))
+    except PlanError:
+        return 0
+
+
 def _note_mixed_clusters(inputs: tuple[str, ...]) -> None:
     """Say so when the input spans clusters: nothing is wrong with any one
     file, but offsets of different clusters are unrelated."""
@@ -198,6 +212,11 @@ def export_command(inputs: tuple[str, ...], output: str, fmt: str, overwrite: bo
     """Write one row per record of INPUT's segments and snapshots, partitioned by cluster_id and record_type."""
     with _spark(master, conf, ui) as spark:
         df = _read_input(spark, inputs, failfast=failfast, max_partition_bytes=max_partition_bytes, cluster_id=cluster_id)
+        small = _input_bytes(inputs) <= SMALL_INPUT_BYTES
+        if small:
+            # Decoded once, written from the cache and summed up from it (a
+            # large input is summed up from what was written instead).
+            df = df.cache()
         _note(f"[export] {df.rdd.getNumPartitions()} input partitions")
         t0 = time.perf_counter()
         writer = df.write.mode("overwrite" if overwrite else "errorifexists").partitionBy(*PARTITION_COLUMNS)
@@ -207,7 +226,7 @@ def export_command(inputs: tuple[str, ...], output: str, fmt: str, overwrite: bo
         except Exception as exc:  # noqa: BLE001 - Spark wraps everything; show the cause, not a JVM trace
             raise click.ClickException(_spark_error(exc)) from None
         elapsed = time.perf_counter() - t0
-        written = _read_back(spark, output, fmt)
+        written = df if small else _read_back(spark, output, fmt)
         summary = written.groupBy().agg(*_summary_aggs()).first()
         click.echo(
             f"wrote {summary['rows']:,} rows ({summary['records']:,} records, {summary['clusters']} clusters, "
@@ -348,26 +367,47 @@ _ORDER = {
 }
 
 
+#: A section's rows are fetched in one job when there are at most this many
+#: (their count is then known); a larger result is counted by a second job.
+FETCH_ROWS = 10_000
+
+
 def _print_report(df: Any, sections: list[str], *, limit: int, bucket: str, topic: str | None, csv_dir: str | None) -> None:
     from pyspark.sql import functions as F
 
     from kraft.tools.spark import report as R
 
+    events = None
+    if "topic_events" in sections and "topic_lifecycle" in sections:
+        events = R.topic_events(df).cache()  # both sections: computed once
     for name in sections:
         fn = R.SECTIONS[name]
-        result = fn(df, bucket) if name == "leadership_over_time" else fn(df)
+        if name == "leadership_over_time":
+            result = fn(df, bucket)
+        elif name == "topic_events" and events is not None:
+            result = events
+        elif name == "topic_lifecycle" and events is not None:
+            result = R.topic_lifecycle(df, events)
+        else:
+            result = fn(df)
         if topic is not None and "topic_name" in result.columns:
             result = result.where(F.col("topic_name") == topic)
         if name == "partition_churn":
             result = result.orderBy(F.desc("leader_changes"), F.desc("isr_changes"))
         elif name in _ORDER:
             result = result.orderBy(*_ORDER[name])
-        result = result.cache()  # counted, shown and maybe written: computed once
         if csv_dir is not None:
+            result = result.cache()  # written and shown: computed once
             _write_csv(result, Path(csv_dir) / name)
-        total = result.count()
+        # Spark jobs cost more than small results: fetch up to FETCH_ROWS
+        # rows at once; count separately only a result larger than that.
+        fetched = result.limit(FETCH_ROWS + 1).collect()
+        total = len(fetched) if len(fetched) <= FETCH_ROWS else result.count()
         click.echo(f"\n== {name.replace('_', ' ')} ({total:,} rows{', first ' + str(limit) if total > limit else ''})")
-        rows = result.limit(limit).collect() if name != "leadership_over_time" else result.collect()
+        if name == "leadership_over_time":
+            rows = fetched if total <= FETCH_ROWS else result.collect()
+        else:
+            rows = fetched[:limit]
         if not rows:
             click.echo("  (none)")
             continue

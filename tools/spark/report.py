@@ -151,10 +151,12 @@ def topic_events(df: DataFrame) -> DataFrame:
     )
 
 
-def topic_lifecycle(df: DataFrame) -> DataFrame:
+def topic_lifecycle(df: DataFrame, events: DataFrame | None = None) -> DataFrame:
     """One row per topic: when it was created and deleted, partitions at
-    creation and added later."""
-    events = topic_events(df)
+    creation and added later (from ``events``, :func:`topic_events` of
+    ``df``, when the caller has them already)."""
+    if events is None:
+        events = topic_events(df)
     return events.groupBy("cluster", "topic_id").agg(
         F.first("topic_name", ignorenulls=True).alias("topic_name"),
         F.min(F.when(F.col("event") == "created", F.col("time"))).alias("created"),
