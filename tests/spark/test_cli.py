@@ -131,7 +131,7 @@ def test_bench_spark_smoke(tmp_path: Path, spark_installed: None) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout
     assert "segments, 1 snapshots" in out  # one copy of the template, one snapshot after it
-    assert "single process :" in out and "spark local[2]" in out and "ratio (spark / single process)" in out
+    assert "single process :" in out and "spark local[2]" in out and "ratio (local[2] / single process)" in out and "per CPU second" in out
     assert out.count("cores busy") == 2  # CPU seconds of both sides, read from /proc
     assert "raw decoder    :" in out and "ratio (single process rows/s / raw decoder records/s)" in out
     assert "filtered query (record_type = 'TOPIC_RECORD', pushed down)" in out

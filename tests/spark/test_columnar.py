@@ -22,7 +22,7 @@ from kraft.tools.spark.rows import KraftReadError, arrow_schema, iter_rows
 from tests.conftest import shared_path
 from tests.spark.conftest import copy_scenario
 from tests.spark.synth import Scenario, value
-from tests.spark.test_pushdown import CASES, EqualTo
+from tests.spark.test_pushdown import CASES, EqualTo, In
 
 
 @pytest.fixture(autouse=True)
@@ -221,3 +221,29 @@ def test_the_memo_stays_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     _cold_memo()
     assert assert_same([seg]) == 40
     assert len(columnar._memo) <= 5 and len(columnar._sections) <= 5
+
+
+@pytest.mark.parametrize("damage", ["torn_tail", "magic", "crc"])
+def test_a_type_filter_on_damaged_files(tmp_path: Path, scenario: Scenario, damage: str) -> None:
+    """The filtered scan finds the same structure as the full one: rows past
+    the damage are not read, and failfast still fails on it."""
+    seg = _segment(copy_scenario(scenario, tmp_path / "n"))
+    data = bytearray(seg.read_bytes())
+    victim = list(iter_batches(bytes(data)))[4]
+    if damage == "torn_tail":
+        data = data[:-10]
+    elif damage == "magic":
+        data[victim.position + 16] = 7
+    else:
+        data[victim.position + 34] ^= 0x01
+    seg.write_bytes(bytes(data))
+    for types in (("TOPIC_RECORD",), ("PARTITION_CHANGE_RECORD", "LEADER_CHANGE")):
+        _cold_memo()
+        pushed = push([In(("record_type",), types)])
+        assert_same([seg], pushed=pushed)
+    full = oracle(P.plan([str(seg)]).partitions[0])
+    assert full.column("error_kind").null_count < full.num_rows  # the damage is there to be found
+    if damage != "crc":  # a CRC is checked only on batches that contribute rows
+        with pytest.raises(KraftReadError):
+            list(columnar.read_splits(P.plan([str(seg)]).partitions[0], failfast=True,
+                                      pushed=push([EqualTo(("record_type",), "PARTITION_CHANGE_RECORD")])))

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from crc32c import crc32c
 
-from kraft.records.batch import RecordBatch
+from kraft.records.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC_V2, MIN_BATCH_LENGTH, RecordBatch
+from kraft.records.describe import _PREFIX, HEADER_SIZE_UP_TO_MAGIC, MIN_RECORD_OVERHEAD, read_file_batches
 from kraft.tools.spark.plan import FileSplit
 from kraft.tools.spark.pushdown import CONTROL_TYPES, Pushed
 from kraft.tools.spark.rows import (
@@ -303,6 +304,37 @@ class _ColumnarSplitReader(_SplitReader):
             start, end = batch[14] + 61, batch.end_position
         return not any(data.find(needle, start, end) >= 0 for needle in needles)
 
+    def scan(self, data: bytes) -> tuple[list[RecordBatch], int, str | None]:
+        """With a pushed ``record_type`` filter: :func:`read_file_batches`
+        (the same structure checks, so torn tails and corruption are found
+        alike) keeping only the batches that may hold a wanted record: an
+        uncompressed metadata batch whose records section holds no wanted
+        frame prefix is dropped here, before a batch object is even built
+        (it contributes no row, so it needs no decoding and no CRC check)."""
+        needles = self.needles
+        if needles is None:
+            return read_file_batches(data)
+        batches: list[RecordBatch] = []
+        pos = 0
+        end = len(data)
+        prefix = _PREFIX.unpack_from
+        header = HEADER.unpack_from
+        find = data.find
+        while end - pos >= HEADER_SIZE_UP_TO_MAGIC:
+            _, length = prefix(data, pos)
+            size = length + LOG_OVERHEAD
+            if length < MIN_RECORD_OVERHEAD or pos + size > end or data[pos + 16] != MAGIC_V2 \
+                    or length < MIN_BATCH_LENGTH or size < HEADER_SIZE:
+                # the rare case (a torn tail, a damaged batch): worded by read_file_batches
+                rest, valid, corruption = read_file_batches(data[pos:])
+                batches += [RecordBatch(header(data, pos + b[14]), data, pos + b[14]) for b in rest]
+                return batches, pos + valid, corruption
+            attributes = data[pos + 22]  # the low byte of the int16 attributes
+            if attributes & 0x27 or any(find(n, pos + HEADER_SIZE, pos + size) >= 0 for n in needles):
+                batches.append(RecordBatch(header(data, pos), data, pos))
+            pos += size
+        return batches, pos, None
+
     def _decode(self, batch: RecordBatch, position: int, key: bytes | None) -> tuple[tuple[Any, ...], ...] | None:
         """``(offset delta, timestamp delta, row description)`` of every
         record of ``batch`` (the description: key, value, then
@@ -339,6 +371,7 @@ class _ColumnarSplitReader(_SplitReader):
         failfast = self.failfast
         path = self.split.file.path
         full = self.batch_rows_limit
+        by_offset = pushed is not None and (pushed.offset_min is not None or pushed.offset_max is not None)
         sections_get = _sections.get
         out: _Columns | None = None
         for batch in batches:
@@ -377,7 +410,8 @@ class _ColumnarSplitReader(_SplitReader):
                     continue
             base = batch[0]
             if pushed is not None:
-                entry = tuple(e for e in entry if pushed.keeps_offset(base + e[0]))
+                if by_offset:
+                    entry = tuple(e for e in entry if pushed.keeps_offset(base + e[0]))
                 if types is not None:
                     entry = tuple(e for e in entry if e[2][_R_TYPE] in types)
                 if not entry:

@@ -224,7 +224,7 @@ class _SplitReader:
         except OSError as exc:
             yield self.problem(UNREADABLE_FILE, f"cannot read {file.path}: {exc.strerror or exc}", split.start)
             return
-        batches, valid, corruption = read_file_batches(data)
+        batches, valid, corruption = self.scan(data)
         yield from self.batches_rows(batches)
         end = split.start + len(data)
         at = split.start + valid
@@ -250,6 +250,10 @@ class _SplitReader:
             yield self.problem(
                 TORN_TAIL, f"{file.path} shrank while it was read: {split.length - len(data)} bytes missing", end
             )
+
+    def scan(self, data: bytes) -> tuple[list[RecordBatch], int, str | None]:
+        """The batches of the split's bytes, the valid byte count and the corruption found."""
+        return read_file_batches(data)
 
     def batches_rows(self, batches: list[RecordBatch]) -> Iterator[tuple[Any, ...] | None]:
         for batch in batches:
