@@ -413,10 +413,10 @@ def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: in
                         p_cpu += time.process_time() - cpu0
                         p_rows, p_chars, p_time = p_rows + r, p_chars + c, p_time + dt
                 click.echo(f"[round {i + 1}/{len(groups)}] {len(paths)} files: spark {s_time:.0f} s, single process {p_time:.0f} s so far", err=True)
-            # A filtered query against the same data unfiltered, on the last slice.
-            last = groups[-1]
-            all_rows, all_time = run_spark_filtered(spark, last, None)
-            topic_rows, topic_time = run_spark_filtered(spark, last, "record_type = 'TOPIC_RECORD'")
+            # A filtered query against the same query unfiltered, on the whole data set.
+            everything = [p for g in groups for p in g]
+            all_rows, all_time = run_spark_filtered(spark, everything, None)
+            topic_rows, topic_time = run_spark_filtered(spark, everything, "record_type = 'TOPIC_RECORD'")
         finally:
             spark.stop()
         load_after = os.getloadavg()[0]
