@@ -156,6 +156,19 @@ def _input_bytes(inputs: tuple[str, ...]) -> int:
         return 0
 
 
+def _input_partitions(spark: Any, inputs: tuple[str, ...], max_partition_bytes: str | None, cluster_id: str | None) -> int:
+    """The input partitions the read will have, planned here: asking Spark
+    (``df.rdd.getNumPartitions()``) starts a Python planner process for it."""
+    from kraft.tools.spark.plan import DEFAULT_MAX_PARTITION_BYTES, PlanError, parse_size, plan
+
+    try:
+        planned = plan(list(inputs), max_partition_bytes=parse_size(max_partition_bytes or DEFAULT_MAX_PARTITION_BYTES),
+                       min_partitions=spark.sparkContext.defaultParallelism, expected_cluster_id=cluster_id)
+    except PlanError:
+        return 0  # the read says why
+    return max(1, len(planned.partitions))
+
+
 def _note_mixed_clusters(inputs: tuple[str, ...]) -> None:
     """Say so when the input spans clusters: nothing is wrong with any one
     file, but offsets of different clusters are unrelated."""
@@ -217,7 +230,7 @@ def export_command(inputs: tuple[str, ...], output: str, fmt: str, overwrite: bo
             # Decoded once, written from the cache and summed up from it (a
             # large input is summed up from what was written instead).
             df = df.cache()
-        _note(f"[export] {df.rdd.getNumPartitions()} input partitions")
+        _note(f"[export] {_input_partitions(spark, inputs, max_partition_bytes, cluster_id)} input partitions")
         t0 = time.perf_counter()
         writer = df.write.mode("overwrite" if overwrite else "errorifexists").partitionBy(*PARTITION_COLUMNS)
         try:

@@ -48,11 +48,16 @@ def problems(df: DataFrame) -> DataFrame:
     )
 
 
-def log_records(df: DataFrame) -> DataFrame:
-    """Decoded records of the log segments, one per (cluster, offset), with ``time``."""
+def log_records(df: DataFrame, *record_types: str) -> DataFrame:
+    """Decoded records of the log segments, one per (cluster, offset), with
+    ``time``; only those of ``record_types`` when given (filtered before the
+    copies on every voter are deduplicated: the copies of one offset are one
+    record, and the shuffle then moves only the wanted rows)."""
     decoded = df.where(
         (F.col("file_kind") == "segment") & F.col("offset").isNotNull() & F.col("error_kind").isNull()
     )
+    if record_types:
+        decoded = decoded.where(F.col("record_type").isin(*record_types))
     return (
         with_cluster(decoded)
         .dropDuplicates(["cluster", "offset"])
@@ -98,7 +103,7 @@ def topic_events(df: DataFrame) -> DataFrame:
     TopicRecord (consecutive offsets, even across the batches of a large
     creation); later PartitionRecords of the topic are partitions added.
     """
-    log = log_records(df)
+    log = log_records(df, "TOPIC_RECORD", "PARTITION_RECORD", "REMOVE_TOPIC_RECORD")
     topics = log.where(F.col("record_type") == "TOPIC_RECORD").select(
         "cluster", "topic_id", F.col("offset").alias("topic_offset")
     )
@@ -170,7 +175,7 @@ def partition_history(df: DataFrame) -> DataFrame:
     """Every PartitionRecord and PartitionChangeRecord of the log: the leader
     (null when unchanged), the ISR and replicas (null when unchanged), and
     whether each changed."""
-    log = log_records(df).where(F.col("record_type").isin("PARTITION_RECORD", "PARTITION_CHANGE_RECORD"))
+    log = log_records(df, "PARTITION_RECORD", "PARTITION_CHANGE_RECORD")
     changes = log.select(
         "cluster", "topic_id", "partition_id", "offset", "time", "partition_leader_epoch",
         F.when(F.col("record_type") == "PARTITION_RECORD", "created").otherwise("changed").alias("event"),
@@ -225,7 +230,7 @@ _BROKER_EVENTS = {
 def broker_events(df: DataFrame) -> DataFrame:
     """Broker registrations, unregistrations, fencing and unfencing.
     ``fenced`` is the fencing state after the record (null: unchanged)."""
-    log = log_records(df).where(F.col("record_type").isin(*_BROKER_EVENTS))
+    log = log_records(df, *_BROKER_EVENTS)
     event = F.create_map(*[x for k, v in _BROKER_EVENTS.items() for x in (F.lit(k), F.lit(v))])[F.col("record_type")]
     # A registration change that only fences/unfences reads as that event.
     event = (
@@ -250,7 +255,7 @@ def broker_events(df: DataFrame) -> DataFrame:
 def config_changes(df: DataFrame) -> DataFrame:
     """ConfigRecords: which config of which resource was set (or deleted: null value) when."""
     names = F.create_map(*[x for k, v in RESOURCE_TYPES.items() for x in (F.lit(k), F.lit(v))])
-    log = log_records(df).where(F.col("record_type") == "CONFIG_RECORD")
+    log = log_records(df, "CONFIG_RECORD")
     events = log.select(
         "cluster",
         F.coalesce(names[F.col("resource_type").cast("int")], F.col("resource_type").cast("string")).alias("resource_type"),
@@ -277,7 +282,7 @@ def feature_changes(df: DataFrame) -> DataFrame:
         "cluster", F.lit("bootstrap").alias("source"), "feature_name", "feature_level", F.lit(None).cast("long").alias("offset"),
         F.lit(None).cast("timestamp").alias("time"), F.lit(None).cast("int").alias("controller_id"),
     )
-    log = log_records(df).where(F.col("record_type") == "FEATURE_LEVEL_RECORD")
+    log = log_records(df, "FEATURE_LEVEL_RECORD")
     logged = _with_controller(
         log.select("cluster", "feature_name", "feature_level", "offset", "time", "partition_leader_epoch"), df
     ).select("cluster", F.lit("log").alias("source"), "feature_name", "feature_level", "offset", "time", "controller_id")
