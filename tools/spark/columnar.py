@@ -3,24 +3,32 @@
 The same rows as :func:`kraft.tools.spark.rows.iter_rows` (that tuple path
 stays: the tests use it as the oracle), without a 45-wide tuple per row:
 
-- the file's and the batch's columns (16 of them) are one small tuple per
-  *batch*; each row keeps the index of its batch, and the columns are built
-  once per batch then repeated with Arrow's ``take``;
-- ``offset``, ``timestamp``, ``key``, ``value`` are per-record lists (the
-  decoded :class:`~kraft.records.batch.Record` tuples, transposed by ``zip``);
-- what a record *is* (type name, id, version, payload JSON, the 19 typed
-  columns) is one "description" per distinct value: a controller's log
-  repeats its values (a NoOpRecord every 500 ms, the same PartitionChange,
-  Fence and Unfence records again and again), so a description is kept in a
-  memo keyed by the value bytes, bounded by entries and by bytes, and a
-  repeated value costs one dict lookup. Each Arrow batch builds its distinct
-  descriptions' columns once and ``take``\\ s them per row;
-- ``error_kind``/``error`` are null columns unless a row in the batch has a
+- the file's and the batch's columns (16 of them) come from one "head" per
+  Kafka batch (its split, position, header fields, CRC check); each row
+  keeps the index of its head, and the columns are built once per head
+  (the attribute-derived ones with Arrow compute) and repeated with ``take``;
+- ``offset`` and ``timestamp`` are per-row lists;
+- what a record *is* (key, value, type name, id, version, payload JSON, the
+  19 typed columns) is one "row description" per distinct record; each Arrow
+  batch builds its distinct descriptions' columns once and take them
+  per row (typed columns nobody in the batch has are null arrays);
+- ``error_kind``/``error`` are null columns unless a row of the batch has a
   problem.
 
-With a pushed ``record_type`` filter a batch's records are not decoded, and
-its CRC is not checked, unless its records section holds the frame prefix
-(``0x01``, api key) of a wanted type (see :meth:`_ColumnarSplitReader.batch_rows`).
+A controller's log repeats itself (a NoOpRecord every 500 ms, the same
+PartitionChange, Fence and Unfence records again and again), and only the
+batch header (offset, timestamp, epoch, CRC) of such a batch differs. So a
+small uncompressed metadata batch's records section (records count, then
+the records with their offset and timestamp *deltas*) is the key of a memo
+holding its row descriptions, and descriptions are memoised by value bytes
+too; both memos are bounded by entries and by bytes (emptied when full), so
+memory stays flat on any input. A repeated batch costs a slice, a dict
+lookup and its CRC check.
+
+With a pushed ``record_type`` filter, a batch that cannot hold a wanted
+record (its records section lacks the frame prefix ``0x01``, api key of
+every wanted type) is neither decoded nor CRC-checked: it contributes no
+row, so there is no ``crc_valid`` to report (:meth:`_ColumnarSplitReader.scan`).
 """
 
 from __future__ import annotations
@@ -305,16 +313,15 @@ class _ColumnarSplitReader(_SplitReader):
         return not any(data.find(needle, start, end) >= 0 for needle in needles)
 
     def scan(self, data: bytes) -> tuple[list[RecordBatch], int, str | None]:
-        """With a pushed ``record_type`` filter: :func:`read_file_batches`
-        (the same structure checks, so torn tails and corruption are found
-        alike) keeping only the batches that may hold a wanted record: an
+        """:func:`read_file_batches` (the same structure checks, so torn
+        tails and corruption are found alike), a little leaner; with a pushed
+        ``record_type`` filter only the batches that may hold a wanted record: an
         uncompressed metadata batch whose records section holds no wanted
         frame prefix is dropped here, before a batch object is even built
         (it contributes no row, so it needs no decoding and no CRC check)."""
         needles = self.needles
-        if needles is None:
-            return read_file_batches(data)
         batches: list[RecordBatch] = []
+        new = tuple.__new__  # RecordBatch(header, data, pos) without its Python-level __new__
         pos = 0
         end = len(data)
         prefix = _PREFIX.unpack_from
@@ -327,11 +334,12 @@ class _ColumnarSplitReader(_SplitReader):
                     or length < MIN_BATCH_LENGTH or size < HEADER_SIZE:
                 # the rare case (a torn tail, a damaged batch): worded by read_file_batches
                 rest, valid, corruption = read_file_batches(data[pos:])
-                batches += [RecordBatch(header(data, pos + b[14]), data, pos + b[14]) for b in rest]
+                batches += [new(RecordBatch, header(data, pos + b[14]) + (data, pos + b[14])) for b in rest]
                 return batches, pos + valid, corruption
-            attributes = data[pos + 22]  # the low byte of the int16 attributes
-            if attributes & 0x27 or any(find(n, pos + HEADER_SIZE, pos + size) >= 0 for n in needles):
-                batches.append(RecordBatch(header(data, pos), data, pos))
+            if needles is None or data[pos + 22] & 0x27 \
+                    or any(find(n, pos + HEADER_SIZE, pos + size) >= 0 for n in needles):
+                # (data[pos + 22]: the low byte of the int16 attributes)
+                batches.append(new(RecordBatch, header(data, pos) + (data, pos)))
             pos += size
         return batches, pos, None
 
