@@ -228,8 +228,10 @@ def export_command(inputs: tuple[str, ...], output: str, fmt: str, overwrite: bo
         small = _input_bytes(inputs) <= SMALL_INPUT_BYTES
         if small:
             # Decoded once, written from the cache and summed up from it (a
-            # large input is summed up from what was written instead).
-            df = df.cache()
+            # large input is summed up from what was written instead); in
+            # one task: each task writes a file per (cluster, record type),
+            # and for a small input opening those costs more than decoding.
+            df = df.coalesce(1).cache()
         _note(f"[export] {_input_partitions(spark, inputs, max_partition_bytes, cluster_id)} input partitions")
         t0 = time.perf_counter()
         writer = df.write.mode("overwrite" if overwrite else "errorifexists").partitionBy(*PARTITION_COLUMNS)
