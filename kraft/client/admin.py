@@ -49,6 +49,7 @@ __all__ = [
     "AdminSettings",
     "AdminSession",
     "ClusterView",
+    "cluster_view",
     "ReplicaInfo",
     "QuorumInfo",
     "ControllerIdentity",
@@ -136,6 +137,12 @@ class ClusterView:
     @property
     def leader_address(self) -> tuple[str, int] | None:
         return self.nodes.get(self.controller_id) if self.controller_id >= 0 else None
+
+
+def cluster_view(body: Any) -> ClusterView:
+    """A successful DescribeCluster answer as the one cluster view (Kafka's
+    ``KafkaAdminClient.describeCluster`` result: cluster id, controller, nodes)."""
+    return ClusterView(body.cluster_id, body.controller_id, {b.broker_id: (b.host, b.port) for b in body.brokers})
 
 
 def _optional_ms(value: int) -> int | None:
@@ -244,8 +251,7 @@ class AdminSession:
                 # Kafka's KafkaAdminClient.parseDescribeClusterResponse.
                 raise AdminError(f"MISMATCHED_ENDPOINT_TYPE: expected {_ENDPOINT_TYPE_NAMES[endpoint_type]} "
                                 f"endpoints, got {_ENDPOINT_TYPE_NAMES.get(got, got)} from {address[0]}:{address[1]}")
-            return ClusterView(body.cluster_id, body.controller_id,
-                               {b.broker_id: (b.host, b.port) for b in body.brokers})
+            return cluster_view(body)
         raise AdminError(f"Cannot reach any of the bootstrap {self.bootstrap.kind}: " + "; ".join(failures))
 
     async def until_deadline(self, what: str, attempt: Callable[[], Awaitable[T | str]]) -> T:
