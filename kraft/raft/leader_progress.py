@@ -17,7 +17,9 @@ because it changes on every fetch:
   replicas move between voters and observers keeping what is known of
   them; a leader removed from the set tracks itself as an observer and is
   not counted; and whether an observer is caught up enough to be added
-  (Kafka's one-hour window).
+  (Kafka's one-hour window);
+* DescribeQuorum's answer (:meth:`LeaderProgress.describe`), as the one
+  model of it, :class:`~kraft.raft.quorum_info.QuorumInfo`.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ OBSERVER_SESSION_TIMEOUT_MS = 300_000
 
 @dataclass(slots=True)
 class ReplicaProgress:
+    """What the leader tracks of one replica (Kafka's ``LeaderState.ReplicaState``);
+    :meth:`LeaderProgress.describe` reports it as a
+    :class:`~kraft.raft.quorum_info.ReplicaInfo`."""
+
     key: ReplicaKey
     #: Fetch offset of the last validated fetch (the replica's log end offset).
     end_offset: int | None = None
