@@ -66,13 +66,18 @@ def message_json(message: Any) -> dict[str, Any]:
     return to_json(message, version)
 
 
-def read_file_batches(data: bytes | memoryview) -> tuple[list[RecordBatch], int, str | None]:
-    """Batches as Kafka's ``FileLogInputStream`` finds them in ``data``: stop
-    at a batch that does not fit (torn tail); a batch too short or of an
-    unknown magic is corruption. Returns the batches (positions relative to
-    ``data``), the valid byte count, and the corruption found (if any)."""
+def read_file_batches(
+    data: bytes | memoryview, start: int = 0, *, until_last_offset: int | None = None
+) -> tuple[list[RecordBatch], int, str | None]:
+    """Batches as Kafka's ``FileLogInputStream`` finds them in ``data`` from
+    ``start``: stop at a batch that does not fit (torn tail); a batch too
+    short or of an unknown magic is corruption. Returns the batches
+    (positions in ``data``), the valid byte count, and the corruption found
+    (if any). With ``until_last_offset`` the scan stops after the first batch
+    whose last offset reaches it (an index lookup reads no further, as
+    Kafka's lazy batch iterator does not)."""
     batches: list[RecordBatch] = []
-    pos = 0
+    pos = start
     end = len(data)
     while end - pos >= HEADER_SIZE_UP_TO_MAGIC:
         _, length = _PREFIX.unpack_from(data, pos)
@@ -86,8 +91,11 @@ def read_file_batches(data: bytes | memoryview) -> tuple[list[RecordBatch], int,
             return batches, pos, f"unsupported magic {magic} (only v2 batches are dumped)"
         if length < MIN_BATCH_LENGTH or size < HEADER_SIZE:
             return batches, pos, f"batch length {length} is below the v2 minimum {MIN_BATCH_LENGTH}"
-        batches.append(RecordBatch(HEADER.unpack_from(data, pos), data, pos))
+        batch = RecordBatch(HEADER.unpack_from(data, pos), data, pos)
+        batches.append(batch)
         pos += size
+        if until_last_offset is not None and batch.last_offset >= until_last_offset:
+            break
     return batches, pos, None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -18,3 +19,26 @@ def shared_path(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"reference material not present: {path} (tests that need ../shared skip without it)")
     return path
+
+
+# --- running in parallel (pytest-xdist: ``pytest -n auto``) --------------------------------
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """Two workers per core: most of the suite's wall time is spent waiting
+    (elections, real processes starting, sockets, Spark), not computing."""
+    return min(8, 2 * (os.cpu_count() or 1))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        # One Spark session per run: every test that uses the session-scoped
+        # ``spark`` fixture runs on the same worker (``--dist loadgroup``), so
+        # the suite starts one JVM for them, not one per worker.
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("spark-session"))
+    if hasattr(config, "workerinput"):
+        # On a worker: the long tests go first, so none of them starts last
+        # and keeps the run waiting after the other workers are done. (Every
+        # worker sorts alike: xdist requires the same order everywhere.)
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)

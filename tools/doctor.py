@@ -36,14 +36,22 @@ async def _probe(session: Any, host: str, port: int, node_id: int | None,
     from kraft.messages.generated import describe_cluster_request as dc_req
     from kraft.messages.generated import describe_quorum_request as dq_req
     from kraft.messages.generated.api_versions_request import ApiVersionsRequest
-    from kraft.client.admin import ENDPOINT_TYPE_CONTROLLER, METADATA_PARTITION, METADATA_TOPIC, quorum_info
+    from kraft.client.admin import (
+        ENDPOINT_TYPE_CONTROLLER,
+        METADATA_PARTITION,
+        METADATA_TOPIC,
+        ClusterView,
+        cluster_view,
+        quorum_info,
+    )
     from kraft.wire.apis import ApiKey
     from kraft.wire.client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION, PeerClientError
     from kraft.wire.errors import ErrorCode
 
     address = (host, port)
     refused: list[str] = []
-    cluster = quorum = None
+    cluster: ClusterView | None = None
+    quorum = None
     try:
         _, versions = await session.request(address, ApiKey.API_VERSIONS, lambda v: ApiVersionsRequest(
             client_software_name=CLIENT_SOFTWARE_NAME, client_software_version=CLIENT_SOFTWARE_VERSION), max_version=4)
@@ -51,14 +59,14 @@ async def _probe(session: Any, host: str, port: int, node_id: int | None,
                               if f.name == "kraft.version"), 0)
         # Kafka's controller wants ALTER on CLUSTER for DescribeCluster and
         # DESCRIBE for DescribeQuorum: a refusal leaves the node reachable.
-        _, cluster = await session.request(address, ApiKey.DESCRIBE_CLUSTER, lambda v: dc_req.DescribeClusterRequest(
+        _, described = await session.request(address, ApiKey.DESCRIBE_CLUSTER, lambda v: dc_req.DescribeClusterRequest(
             include_cluster_authorized_operations=False, endpoint_type=ENDPOINT_TYPE_CONTROLLER))
-        if cluster.error_code != ErrorCode.NONE:
-            refused.append(f"DescribeCluster: {ErrorCode.name_of(cluster.error_code)}")
-            cluster = None
+        if described.error_code != ErrorCode.NONE:
+            refused.append(f"DescribeCluster: {ErrorCode.name_of(described.error_code)}")
         else:
-            for b in cluster.brokers:
-                known.setdefault(b.broker_id, (b.host, b.port))
+            cluster = cluster_view(described)
+            for node, node_address in cluster.nodes.items():
+                known.setdefault(node, node_address)
         _, quorum = await session.request(address, ApiKey.DESCRIBE_QUORUM, lambda v: dq_req.DescribeQuorumRequest(
             topics=[dq_req.TopicData(topic_name=METADATA_TOPIC,
                                      partitions=[dq_req.PartitionData(partition_index=METADATA_PARTITION)])]),
@@ -86,7 +94,7 @@ async def _probe(session: Any, host: str, port: int, node_id: int | None,
         return NodeAnswer(host, port, node_id, kraft_version=kraft_version, leader=leader, refused=tuple(refused),
                           epoch=epoch)
     return NodeAnswer(host, port, node_id, cluster_id=cluster.cluster_id, controller_id=cluster.controller_id,
-                      controllers=tuple(sorted(b.broker_id for b in cluster.brokers)), kraft_version=kraft_version,
+                      controllers=tuple(sorted(cluster.nodes)), kraft_version=kraft_version,
                       leader=leader, refused=tuple(refused), epoch=epoch)
 
 

@@ -529,11 +529,10 @@ def _lookup(entries: list[tuple[int, int]], target: int, base: int) -> int:
 
 def _find_batch(log: bytes, position: int, offset: int) -> RecordBatch | None:
     """The first batch from ``position`` whose last offset is >= ``offset``."""
-    batches, _, _ = _read_batches(memoryview(log)[position:]) if 0 <= position <= len(log) else ([], 0, None)
-    for batch in batches:
-        if batch.last_offset >= offset:
-            return batch
-    return None
+    if not 0 <= position <= len(log):
+        return None
+    batches, _, _ = _read_batches(log, position, until_last_offset=offset)
+    return batches[-1] if batches and batches[-1].last_offset >= offset else None
 
 
 # --- the fast path ------------------------------------------------------------------------

@@ -27,7 +27,9 @@ feature is ``kraft.version``: upgrading it to 1 turns a static quorum
 ``kraft quorum add-controller`` / ``remove-controller`` work.
 
 Connection options, ``--command-config`` and error reporting are those of
-``kraft quorum`` (:mod:`kraft.tools.quorum`).
+``kraft quorum`` (:mod:`kraft.tools.quorum`). The requests are the admin
+client's (:mod:`kraft.client.features`); this module parses the options
+and prints what Kafka prints.
 """
 
 from __future__ import annotations
@@ -43,21 +45,16 @@ import click
 from kraft.tools.quorum import QuorumToolOptions, ToolError, run_tool
 
 if TYPE_CHECKING:
-    from kraft.client.admin import AdminSession
+    from kraft.client.features import FeatureMetadata, FeatureUpdate, UpgradeType
 
 __all__ = [
     "features_group",
     "FeatureLine",
+    "feature_lines",
     "parse_name_and_level",
     "format_describe",
     "format_update",
 ]
-
-#: Kafka's ``FeatureUpdate.UpgradeType`` codes.
-UPGRADE = 1
-SAFE_DOWNGRADE = 2
-UNSAFE_DOWNGRADE = 3
-
 
 @dataclass(frozen=True, slots=True)
 class FeatureLine:
@@ -118,80 +115,11 @@ def _fail(message: str) -> NoReturn:
     sys.exit(1)
 
 
-# ---------------------------------------------------------------- talking to the cluster
-
-
-async def _describe(session: AdminSession) -> tuple[list[FeatureLine], int | None]:
-    """ApiVersions to the bootstrap addresses, in order, until one answers."""
-    from kraft.messages.errors import KraftProtocolError
-    from kraft.messages.generated.api_versions_request import ApiVersionsRequest
-    from kraft.wire.apis import ApiKey
-    from kraft.wire.client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION, PeerClientError
-    from kraft.wire.errors import ErrorCode
-
-    def build(version: int) -> ApiVersionsRequest:
-        return ApiVersionsRequest(client_software_name=CLIENT_SOFTWARE_NAME,
-                                  client_software_version=CLIENT_SOFTWARE_VERSION)
-
-    failures = []
-    for address in session.bootstrap.addresses:
-        try:
-            _, body = await session.request(address, ApiKey.API_VERSIONS, build, max_version=4)
-        except (PeerClientError, KraftProtocolError) as e:
-            failures.append(str(e))
-            continue
-        if body.error_code != ErrorCode.NONE:
-            raise ToolError(f"ApiVersions to {address[0]}:{address[1]} failed: {ErrorCode.name_of(body.error_code)}")
-        finalized = {f.name: f.max_version_level for f in body.finalized_features}
-        lines = [FeatureLine(f.name, f.min_version, f.max_version, finalized.get(f.name, 0))
-                 for f in body.supported_features]
-        epoch = body.finalized_features_epoch if body.finalized_features_epoch >= 0 else None
-        return lines, epoch
-    raise ToolError(f"Cannot reach any of the bootstrap {session.bootstrap.kind}: " + "; ".join(failures))
-
-
-async def _update(session: AdminSession, updates: dict[str, tuple[int, int]],
-                  dry_run: bool) -> dict[str, str | None]:
-    """UpdateFeatures to the active controller: each feature's failure
-    message (None on success), as ``KafkaAdminClient.updateFeatures``
-    completes each feature's future."""
-    from kraft.messages.generated import update_features_request as uf_req
-    from kraft.wire.apis import ApiKey
-    from kraft.wire.errors import ErrorCode
-
-    def build(version: int) -> uf_req.UpdateFeaturesRequest:
-        if version == 0 and (dry_run or any(t != UPGRADE for _, t in updates.values())):
-            # v0 has neither ValidateOnly nor UpgradeType.
-            raise ToolError("The controller only speaks UpdateFeatures v0, which cannot express this update")
-        return uf_req.UpdateFeaturesRequest(
-            timeout_ms=session.settings.request_timeout_ms,
-            feature_updates=[uf_req.FeatureUpdateKey(feature=name, max_version_level=level, upgrade_type=kind)
-                             for name, (level, kind) in updates.items()],
-            validate_only=dry_run)
-
-    async def attempt() -> tuple[int, Any] | str:
-        sent = await session.send_to_leader(ApiKey.UPDATE_FEATURES, build, max_version=2)
-        if isinstance(sent, str):
-            return sent
-        view, version, body = sent
-        if body.error_code == ErrorCode.NOT_CONTROLLER:
-            return f"node {view.controller_id} answered NOT_CONTROLLER: {body.error_message}"
-        return version, body
-
-    _, body = await session.until_deadline("the active controller", attempt)
-    if body.error_code != ErrorCode.NONE:
-        message = body.error_message or ErrorCode.name_of(body.error_code)
-        return {name: message for name in updates}
-    results = {r.feature: r for r in body.results}
-    out: dict[str, str | None] = {}
-    for name in updates:
-        result = results.get(name)
-        if result is None or result.error_code == ErrorCode.NONE:
-            # v2 answers a success without per-feature results.
-            out[name] = None
-        else:
-            out[name] = result.error_message or ErrorCode.name_of(result.error_code)
-    return out
+def feature_lines(metadata: FeatureMetadata) -> list[FeatureLine]:
+    """``FeatureCommand.handleDescribe``'s rows: every supported feature, at
+    its finalized level (0 when not finalized)."""
+    return [FeatureLine(name, r.min_version, r.max_version, metadata.finalized.get(name, 0))
+            for name, r in metadata.supported.items()]
 
 
 # ---------------------------------------------------------------- commands
@@ -229,25 +157,27 @@ def describe_command(options: QuorumToolOptions) -> None:
 
     async def main() -> str:
         from kraft.client.admin import AdminSession
+        from kraft.client.features import describe_features
 
         async with AdminSession(bootstrap, settings) as session:
-            lines, epoch = await _describe(session)
-        return format_describe(lines, epoch)
+            metadata = await describe_features(session)
+        return format_describe(feature_lines(metadata), metadata.finalized_epoch)
 
     run_tool(main)
 
 
-def _run_update(options: QuorumToolOptions, op: str, updates: dict[str, tuple[int, int]], dry_run: bool) -> None:
+def _run_update(options: QuorumToolOptions, op: str, updates: dict[str, FeatureUpdate], dry_run: bool) -> None:
     bootstrap, settings = _resolve(options)
     if not updates:
         _fail(f"You must specify at least one feature to {op}")
 
     async def main() -> str:
         from kraft.client.admin import AdminSession
+        from kraft.client.features import update_features
 
         async with AdminSession(bootstrap, settings) as session:
-            errors = await _update(session, updates, dry_run)
-        report, failures = format_update(op, {name: level for name, (level, _) in updates.items()}, errors,
+            errors = await update_features(session, updates, dry_run)
+        report, failures = format_update(op, {name: u.max_version_level for name, u in updates.items()}, errors,
                                          dry_run)
         if failures:
             click.echo(report, nl=False)
@@ -257,14 +187,16 @@ def _run_update(options: QuorumToolOptions, op: str, updates: dict[str, tuple[in
     run_tool(main)
 
 
-def _parse_updates(features: Sequence[str], kind: int) -> dict[str, tuple[int, int]]:
-    updates: dict[str, tuple[int, int]] = {}
+def _parse_updates(features: Sequence[str], kind: UpgradeType) -> dict[str, FeatureUpdate]:
+    from kraft.client.features import FeatureUpdate
+
+    updates: dict[str, FeatureUpdate] = {}
     try:
         for text in features:
             name, level = parse_name_and_level(text)
             if name in updates:
                 raise ToolError(f"Feature {name} was specified more than once.")
-            updates[name] = (level, kind)
+            updates[name] = FeatureUpdate(level, kind)
     except ToolError as e:
         _fail(str(e))
     return updates
@@ -310,7 +242,9 @@ def feature_dependencies_command(features: tuple[str, ...]) -> None:
 @click.pass_obj
 def upgrade_command(options: QuorumToolOptions, features: tuple[str, ...], dry_run: bool) -> None:
     """Upgrade one or more feature flags."""
-    _run_update(options, "upgrade", _parse_updates(features, UPGRADE), dry_run)
+    from kraft.client.features import UpgradeType
+
+    _run_update(options, "upgrade", _parse_updates(features, UpgradeType.UPGRADE), dry_run)
 
 
 @features_group.command("downgrade")
@@ -321,7 +255,9 @@ def upgrade_command(options: QuorumToolOptions, features: tuple[str, ...], dry_r
 @click.pass_obj
 def downgrade_command(options: QuorumToolOptions, features: tuple[str, ...], unsafe: bool, dry_run: bool) -> None:
     """Downgrade one or more feature flags."""
-    kind = UNSAFE_DOWNGRADE if unsafe else SAFE_DOWNGRADE
+    from kraft.client.features import UpgradeType
+
+    kind = UpgradeType.UNSAFE_DOWNGRADE if unsafe else UpgradeType.SAFE_DOWNGRADE
     _run_update(options, "downgrade", _parse_updates(features, kind), dry_run)
 
 
@@ -332,10 +268,12 @@ def downgrade_command(options: QuorumToolOptions, features: tuple[str, ...], uns
 @click.pass_obj
 def disable_command(options: QuorumToolOptions, features: tuple[str, ...], unsafe: bool, dry_run: bool) -> None:
     """Disable one or more feature flags. This is the same as downgrading the version to zero."""
-    kind = UNSAFE_DOWNGRADE if unsafe else SAFE_DOWNGRADE
-    updates: dict[str, tuple[int, int]] = {}
+    from kraft.client.features import FeatureUpdate, UpgradeType
+
+    kind = UpgradeType.UNSAFE_DOWNGRADE if unsafe else UpgradeType.SAFE_DOWNGRADE
+    updates: dict[str, FeatureUpdate] = {}
     for name in features:
         if name in updates:
             _fail(f"Feature {name} was specified more than once.")
-        updates[name] = (0, kind)
+        updates[name] = FeatureUpdate(0, kind)
     _run_update(options, "disable", updates, dry_run)

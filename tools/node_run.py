@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import logging
 import signal
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TextIO
 
@@ -24,13 +25,22 @@ log = logging.getLogger("kraft.node")
 async def run_node(config: NodeConfig, demo_append_rate: float, bench_record_size: int | None = None,
                     demo_ack_log: Path | None = None) -> None:
     node = KraftNode(config)
+    # The handlers go in before the node starts: a SIGTERM sent the moment
+    # the node says "listening on" is then a clean shutdown, not a kill by
+    # the default action (the receiver keeps what arrives until it is read).
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        await _run_started(node, signals, bench_record_size, demo_append_rate, demo_ack_log)
+
+
+async def _run_started(node: KraftNode, signals: AsyncIterator[int], bench_record_size: int | None,
+                       demo_append_rate: float, demo_ack_log: Path | None) -> None:
     async with trio.open_nursery() as nursery:
         await nursery.start(node.run)
         # What exists now (modules, generated codecs, the opened log) lives as
         # long as the process: keep it out of the collector's full passes,
         # which otherwise stall the event loop for tens of milliseconds.
         gc.freeze()
-        nursery.start_soon(_stop_on_signal, node)
+        nursery.start_soon(_stop_on_signal, node, signals)
         if bench_record_size is None:
             # No state machine here: snapshots hold the committed record
             # history (kraft.node.snapshots). Not under the bench load, whose
@@ -46,12 +56,11 @@ async def run_node(config: NodeConfig, demo_append_rate: float, bench_record_siz
         nursery.cancel_scope.cancel()
 
 
-async def _stop_on_signal(node: KraftNode) -> None:
-    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for signum in signals:
-            log.info("received %s, shutting down", signal.Signals(signum).name)
-            await node.shutdown()
-            return
+async def _stop_on_signal(node: KraftNode, signals: AsyncIterator[int]) -> None:
+    async for signum in signals:
+        log.info("received %s, shutting down", signal.Signals(signum).name)
+        await node.shutdown()
+        return
 
 
 async def _demo_writer(node: KraftNode, rate: float, ack_log: Path | None = None) -> None:

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import sys
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,7 +59,8 @@ import click
 from kraft.client.errors import AdminError
 
 if TYPE_CHECKING:
-    from kraft.client.admin import AdminSession, AdminSettings, Bootstrap, ControllerIdentity, QuorumInfo, ReplicaInfo
+    from kraft.client.admin import AdminSession, AdminSettings, Bootstrap, ControllerIdentity
+    from kraft.raft.quorum_info import QuorumInfo, ReplicaInfo
 
 __all__ = [
     "quorum_group",
@@ -76,9 +76,6 @@ __all__ = [
     "format_reassignment",
     "format_replication",
 ]
-
-_ZERO_UUID = uuid.UUID(int=0)
-
 
 #: A failure the tool reports as one message on stderr, exit status 1: the
 #: admin client's error type, so its failures and the tool's are one kind.
@@ -183,7 +180,7 @@ def _node_string(replica: ReplicaInfo, info: QuorumInfo) -> str:
     from kraft.messages.json_form import uuid_to_kafka
 
     text = '{"id": ' + str(replica.replica_id)
-    if replica.directory_id == _ZERO_UUID:
+    if replica.directory is None:
         text += ', "directoryId": null'
     else:
         text += ', "directoryId": "' + uuid_to_kafka(replica.directory_id) + '"'
@@ -544,7 +541,7 @@ class ReassignmentProgress:
 
 def reassignment_progress(view: Any, saved: dict[str, Any]) -> ReassignmentProgress | None:
     """The progress of the saved reassignment in ``view`` (a
-    :class:`~kraft.client.admin.QuorumInfo` stamped by :func:`quorum_view`); None once the voter set is the
+    :class:`~kraft.raft.quorum_info.QuorumInfo` stamped by :func:`quorum_view`); None once the voter set is the
     target (the reassignment is complete, whether or not its state file was
     removed yet)."""
     from kraft.node import reconfig

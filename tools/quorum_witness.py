@@ -18,9 +18,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
+
+if TYPE_CHECKING:
+    from kraft.client.admin import AdminSession
+    from kraft.raft.quorum_info import QuorumInfo
 
 __all__ = ["WITNESS_PROBE_MS", "format_witnesses", "parse_witness_note", "witness_reasons"]
 
@@ -45,9 +49,9 @@ def format_witnesses(reasons: Mapping[int, str]) -> str:
     return f"Witnesses:              [{items}]\n"
 
 
-async def witness_reasons(session: Any, info: Any) -> dict[int, str]:
-    """Ask every voter but the leader of ``info`` (a ``QuorumInfo``) through
-    ``session`` (an ``AdminSession``): voter id -> why it is a witness."""
+async def witness_reasons(session: AdminSession, info: QuorumInfo) -> dict[int, str]:
+    """Ask every voter but the leader of ``info`` through ``session``: voter
+    id -> why it is a witness."""
     from kraft.messages.errors import KraftProtocolError
     from kraft.messages.generated import describe_quorum_request as dq_req
     from kraft.wire.apis import ApiKey

@@ -1,3 +1,4 @@
-"""Clients of a running quorum: the admin client (DescribeCluster, DescribeQuorum, voter changes) and its models.
-May import kraft.wire, kraft.messages and kraft.records; never the node, the raft core or kraft.tools.
+"""Clients of a running quorum: the admin client (DescribeCluster, DescribeQuorum, voter changes, features).
+May import kraft.wire, kraft.messages, kraft.records and the raft layer's models (the one DescribeQuorum model,
+:mod:`kraft.raft.quorum_info`); never the node or kraft.tools.
 """

@@ -9,7 +9,9 @@ leader is unknown or moves.
 
 The models are the one model of each answer: :class:`ClusterView`
 (DescribeCluster) and :class:`QuorumInfo` / :class:`ReplicaInfo` (Kafka's
-``QuorumInfo``, DescribeQuorum). Output formatting and the click commands
+``QuorumInfo``, DescribeQuorum: defined in :mod:`kraft.raft.quorum_info`,
+where the raft core builds the same model, and re-exported here).
+Output formatting and the click commands
 are in ``kraft.tools`` (:mod:`kraft.tools.quorum`, :mod:`kraft.tools.features`).
 
 Python API::
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import trio
@@ -34,6 +36,7 @@ from kraft.client.errors import AdminError
 from kraft.messages.errors import KraftProtocolError
 from kraft.messages.generated import describe_cluster_request as dc_req
 from kraft.messages.generated import describe_quorum_request as dq_req
+from kraft.raft.quorum_info import QuorumInfo, ReplicaInfo
 from kraft.wire.addresses import InvalidAddress, parse_addresses
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import ConnectionFailed, NoCommonVersion, PeerClient, PeerClientError, RequestTimedOut
@@ -46,6 +49,7 @@ __all__ = [
     "AdminSettings",
     "AdminSession",
     "ClusterView",
+    "cluster_view",
     "ReplicaInfo",
     "QuorumInfo",
     "ControllerIdentity",
@@ -135,50 +139,10 @@ class ClusterView:
         return self.nodes.get(self.controller_id) if self.controller_id >= 0 else None
 
 
-@dataclass(frozen=True, slots=True)
-class ReplicaInfo:
-    """Kafka's ``QuorumInfo.ReplicaState``; a timestamp of -1 on the wire is None."""
-
-    replica_id: int
-    #: As on the wire: ``Uuid.ZERO_UUID`` when the replica has none (a static quorum).
-    directory_id: uuid.UUID
-    log_end_offset: int
-    last_fetch_ms: int | None
-    last_caught_up_ms: int | None
-
-    @property
-    def node_id(self) -> int:
-        return self.replica_id
-
-    @property
-    def directory(self) -> uuid.UUID | None:
-        """The directory id, None for none (the zero uuid)."""
-        return self.directory_id if self.directory_id.int else None
-
-    @property
-    def key(self) -> tuple[int, uuid.UUID | None]:
-        """Kafka's ``ReplicaKey``: the id and the directory id (or None)."""
-        return (self.replica_id, self.directory)
-
-
-@dataclass(frozen=True, slots=True)
-class QuorumInfo:
-    """Kafka's ``QuorumInfo``: DescribeQuorum's answer -- the one model of it,
-    read by the tools' output, the observer and the reassignment planner."""
-
-    leader_id: int
-    leader_epoch: int
-    high_watermark: int
-    voters: tuple[ReplicaInfo, ...]
-    observers: tuple[ReplicaInfo, ...]
-    #: node id -> its listeners as (name, host, port); DescribeQuorum v2 only.
-    nodes: dict[int, tuple[tuple[str, str, int], ...]] = field(default_factory=dict)
-    #: When the answer was received (wall ms): what the leader's fetch
-    #: timestamps are compared with (0: unknown).
-    now_ms: int = 0
-
-    def voter(self, node_id: int) -> ReplicaInfo | None:
-        return next((v for v in self.voters if v.replica_id == node_id), None)
+def cluster_view(body: Any) -> ClusterView:
+    """A successful DescribeCluster answer as the one cluster view (Kafka's
+    ``KafkaAdminClient.describeCluster`` result: cluster id, controller, nodes)."""
+    return ClusterView(body.cluster_id, body.controller_id, {b.broker_id: (b.host, b.port) for b in body.brokers})
 
 
 def _optional_ms(value: int) -> int | None:
@@ -192,7 +156,8 @@ def _replica_info(state: Any) -> ReplicaInfo:
 
 def quorum_info(body: Any) -> QuorumInfo:
     """The partition of a successful DescribeQuorum answer (Kafka's
-    ``KafkaAdminClient.createQuorumResult``)."""
+    ``KafkaAdminClient.createQuorumResult``): the inverse of the node's
+    encoding (:func:`kraft.node.admin.describe_quorum_response`)."""
     partition = body.topics[0].partitions[0]
     return QuorumInfo(
         leader_id=partition.leader_id,
@@ -286,8 +251,7 @@ class AdminSession:
                 # Kafka's KafkaAdminClient.parseDescribeClusterResponse.
                 raise AdminError(f"MISMATCHED_ENDPOINT_TYPE: expected {_ENDPOINT_TYPE_NAMES[endpoint_type]} "
                                 f"endpoints, got {_ENDPOINT_TYPE_NAMES.get(got, got)} from {address[0]}:{address[1]}")
-            return ClusterView(body.cluster_id, body.controller_id,
-                               {b.broker_id: (b.host, b.port) for b in body.brokers})
+            return cluster_view(body)
         raise AdminError(f"Cannot reach any of the bootstrap {self.bootstrap.kind}: " + "; ".join(failures))
 
     async def until_deadline(self, what: str, attempt: Callable[[], Awaitable[T | str]]) -> T:

@@ -57,12 +57,10 @@ without an authorizer answers.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from kraft.raft.events import METADATA_PARTITION, TopicPartition
-from kraft.raft.leader_progress import QuorumDescription, ReplicaDescription
 from kraft.messages.generated import (
     describe_cluster_request as dc_req,
     describe_cluster_response as dc_resp,
@@ -72,6 +70,7 @@ from kraft.messages.generated import (
     metadata_response as md_resp,
 )
 from kraft.messages.generated.api_versions_request import ApiVersionsRequest
+from kraft.raft.quorum_info import Listener, QuorumInfo, ReplicaInfo
 from kraft.raft.roles import LeaderAndEpoch
 from kraft.raft.voters import Endpoint, Endpoints, VoterSet
 from kraft.raft.witness import WitnessDecision
@@ -119,9 +118,6 @@ CLUSTER_AUTHORIZED_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
 
 #: The schema default of the authorized-operations fields: "not requested".
 _OPERATIONS_NOT_REQUESTED = -(2**31)
-
-#: Kafka's ``Uuid.ZERO_UUID``: "no directory id" on the wire.
-_ZERO_UUID = uuid.UUID(int=0)
 
 #: ``Errors.NOT_LEADER_OR_FOLLOWER.message()``, which Kafka (3.9+) puts in
 #: DescribeQuorum's partition error message on a non-leader.
@@ -208,18 +204,22 @@ def node_api_versions(shell: RaftShell | None, version: int, request: ApiVersion
 # ---------------------------------------------------------------- DescribeQuorum
 
 
-def _replica_state(version: int, r: ReplicaDescription) -> dq_resp.ReplicaState:
-    state = dq_resp.ReplicaState(replica_id=r.key.id, log_end_offset=r.log_end_offset,
-                                 last_fetch_timestamp=r.last_fetch_ms,
-                                 last_caught_up_timestamp=r.last_caught_up_ms)
+def _wire_ms(value: int | None) -> int:
+    return -1 if value is None else value
+
+
+def _replica_state(version: int, r: ReplicaInfo) -> dq_resp.ReplicaState:
+    state = dq_resp.ReplicaState(replica_id=r.replica_id, log_end_offset=r.log_end_offset,
+                                 last_fetch_timestamp=_wire_ms(r.last_fetch_ms),
+                                 last_caught_up_timestamp=_wire_ms(r.last_caught_up_ms))
     if version >= 2:
-        state.replica_directory_id = _ZERO_UUID if r.key.directory_id is None else r.key.directory_id
+        state.replica_directory_id = r.directory_id
     return state
 
 
-def _quorum_node(node_id: int, endpoints: Endpoints) -> dq_resp.Node:
+def _quorum_node(node_id: int, listeners: tuple[Listener, ...]) -> dq_resp.Node:
     return dq_resp.Node(node_id=node_id, listeners=[
-        dq_resp.Listener(name=e.listener, host=e.host, port=e.port) for e in endpoints])
+        dq_resp.Listener(name=name, host=host, port=port) for name, host, port in listeners])
 
 
 def _is_single_partition(request: dq_req.DescribeQuorumRequest, tp: TopicPartition) -> bool:
@@ -245,7 +245,7 @@ def _note_witness(body: Any, reason: str) -> None:
 def describe_quorum_response(
     version: int,
     request: dq_req.DescribeQuorumRequest,
-    description: QuorumDescription | None,
+    description: QuorumInfo | None,
     leader: LeaderAndEpoch,
     voters: VoterSet,
     topic_partition: TopicPartition = METADATA_PARTITION,
@@ -270,7 +270,8 @@ def describe_quorum_response(
         response = dq_resp.DescribeQuorumResponse(topics=[
             dq_resp.TopicData(topic_name=topic_partition.topic, partitions=[partition])])
         if version >= 2 and leader.leader_id is not None and voters.endpoints(leader.leader_id):
-            response.nodes = [_quorum_node(leader.leader_id, voters.endpoints(leader.leader_id))]
+            listeners = tuple((e.listener, e.host, e.port) for e in voters.endpoints(leader.leader_id))
+            response.nodes = [_quorum_node(leader.leader_id, listeners)]
         return response
     partition = dq_resp.PartitionData(
         partition_index=topic_partition.partition,
@@ -284,7 +285,7 @@ def describe_quorum_response(
         dq_resp.TopicData(topic_name=topic_partition.topic, partitions=[partition])])
     if version >= 2:
         # Kafka lists the voters' listeners only (RaftUtil.singletonDescribeQuorumResponse).
-        response.nodes = [_quorum_node(v.key.id, v.endpoints) for v in description.voters]
+        response.nodes = [_quorum_node(node_id, listeners) for node_id, listeners in description.nodes.items()]
     return response
 
 

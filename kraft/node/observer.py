@@ -59,7 +59,7 @@ from typing import Any
 
 import trio
 
-from kraft.client.admin import QuorumInfo, quorum_info
+from kraft.client.admin import cluster_view, quorum_info
 from kraft.config import ConfigError, NodeConfig
 from kraft.image.builder import ImageBuilder
 from kraft.image.changes import Change, LogBatch, LogItem, LogSnapshot, SnapshotChange, apply_item, changes_of
@@ -69,6 +69,7 @@ from kraft.messages.generated import (
     describe_quorum_request as dq_req,
 )
 from kraft.messages.json_form import uuid_to_kafka
+from kraft.raft.quorum_info import QuorumInfo
 from kraft.records.batch import iter_batches
 from kraft.records.control import parse_control_type_id
 from kraft.records.errors import RecordsError, StateFileError
@@ -141,7 +142,7 @@ class VoterInfo:
 class DiscoveredQuorum:
     """What discovery learned: the DescribeCluster answer's cluster id and the
     DescribeQuorum answer (decoded as the admin client's
-    :class:`~kraft.client.admin.QuorumInfo`), with the address chosen for
+    :class:`~kraft.raft.quorum_info.QuorumInfo`), with the address chosen for
     each voter."""
 
     cluster_id: str | None
@@ -281,9 +282,8 @@ async def _discover_from(client_for: Any, host: str, port: int, timeout_ms: int,
             problems.append(f"{host}:{port}: DescribeCluster: {_error_name(dc.error_code)}"
                             f"{': ' + dc.error_message if dc.error_message else ''}{hint}")
             return None
-        cluster_id = dc.cluster_id
-        controller_id = dc.controller_id
-        controllers = {b.broker_id: (b.host, b.port) for b in dc.brokers}
+        view = cluster_view(dc)
+        cluster_id, controller_id, controllers = view.cluster_id, view.controller_id, view.nodes
     targets: list[tuple[str, int]] = []
     if controller_id >= 0 and controller_id in controllers:
         targets.append(controllers[controller_id])

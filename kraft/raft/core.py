@@ -81,7 +81,6 @@ from kraft.raft.events import (
 )
 from kraft.raft.handlers import election, membership, replication
 from kraft.raft.handlers.common import LeaderFields, partition_error_response, top_level_error_response
-from kraft.raft.leader_progress import QuorumDescription
 from kraft.raft.leader_state import LeaderWrite
 from kraft.raft.logops import (
     AppendAsLeader,
@@ -92,6 +91,7 @@ from kraft.raft.logops import (
     VotersControl,
 )
 from kraft.raft.quorum import QuorumState
+from kraft.raft.quorum_info import QuorumInfo
 from kraft.raft.ready import Ready, RoleChange, ShutdownOutcome
 from kraft.raft.witness import CampaignPolicy, may_campaign, preferred_successors, resign_reason
 from kraft.raft.quorum_config import QuorumConfig
@@ -244,7 +244,7 @@ class RaftCore:
             return None
         return role.state.voter_change.describe()
 
-    def describe_quorum(self, now_ms: int) -> QuorumDescription | None:
+    def describe_quorum(self, now_ms: int) -> QuorumInfo | None:
         """The leader's view of its voters and observers for DescribeQuorum
         (Kafka's ``LeaderState.describeQuorum``); None unless this replica is
         the leader. Read-only: it changes no state and may be called between

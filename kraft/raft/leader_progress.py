@@ -17,7 +17,9 @@ because it changes on every fetch:
   replicas move between voters and observers keeping what is known of
   them; a leader removed from the set tracks itself as an observer and is
   not counted; and whether an observer is caught up enough to be added
-  (Kafka's one-hour window).
+  (Kafka's one-hour window);
+* DescribeQuorum's answer (:meth:`LeaderProgress.describe`), as the one
+  model of it, :class:`~kraft.raft.quorum_info.QuorumInfo`.
 """
 
 from __future__ import annotations
@@ -25,41 +27,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kraft.raft.errors import LocalRaftError
-from kraft.raft.voters import Endpoints, ReplicaKey, VoterSet
+from kraft.raft.quorum_info import ZERO_UUID, QuorumInfo, ReplicaInfo
+from kraft.raft.voters import ReplicaKey, VoterSet
 
 #: Kafka's ``LeaderState.OBSERVER_SESSION_TIMEOUT_MS``: an observer that has
 #: not fetched for this long is left out of the leader's description.
 OBSERVER_SESSION_TIMEOUT_MS = 300_000
 
 
-@dataclass(frozen=True, slots=True)
-class ReplicaDescription:
-    """One replica as the leader sees it (DescribeQuorum's ``ReplicaState``).
-    -1 means unknown: no log end offset yet, never fetched, never caught up."""
-
-    key: ReplicaKey
-    log_end_offset: int
-    last_fetch_ms: int
-    last_caught_up_ms: int
-    #: The voter's listeners (observers have none: Kafka learns no observer
-    #: endpoints).
-    endpoints: Endpoints = ()
-
-
-@dataclass(frozen=True, slots=True)
-class QuorumDescription:
-    """The leader's view of the quorum (Kafka's ``LeaderState.describeQuorum``)."""
-
-    leader_id: int
-    leader_epoch: int
-    #: -1 until the new leader has committed a record of its epoch.
-    high_watermark: int
-    voters: tuple[ReplicaDescription, ...]
-    observers: tuple[ReplicaDescription, ...]
-
-
 @dataclass(slots=True)
 class ReplicaProgress:
+    """What the leader tracks of one replica (Kafka's ``LeaderState.ReplicaState``);
+    :meth:`LeaderProgress.describe` reports it as a
+    :class:`~kraft.raft.quorum_info.ReplicaInfo`."""
+
     key: ReplicaKey
     #: Fetch offset of the last validated fetch (the replica's log end offset).
     end_offset: int | None = None
@@ -68,6 +49,11 @@ class ReplicaProgress:
     last_fetch_leader_end_offset: int = -1
     #: Answered BeginQuorumEpoch or fetched in this epoch.
     acknowledged: bool = False
+
+
+def _optional_ms(value: int) -> int | None:
+    """-1 (never) is None in the model, as the admin client reads it."""
+    return None if value == -1 else value
 
 
 def _sort_key(p: ReplicaProgress) -> tuple[int, int, int, str]:
@@ -227,27 +213,35 @@ class LeaderProgress:
             p.key for p in sorted(self.voters.values(), key=_sort_key) if p.key.id != self.local_key.id
         )
 
-    def describe(self, now_ms: int, leader_epoch: int, voter_set: VoterSet) -> QuorumDescription:
-        """What DescribeQuorum reports, read-only: every voter (sorted by id),
-        and the observers that fetched within :data:`OBSERVER_SESSION_TIMEOUT_MS`
+    def describe(self, now_ms: int, leader_epoch: int, voter_set: VoterSet) -> QuorumInfo:
+        """What DescribeQuorum reports (Kafka's ``LeaderState.describeQuorum``),
+        read-only, as the one model :class:`~kraft.raft.quorum_info.QuorumInfo`:
+        every voter (sorted by id) with its listeners in ``nodes``, and the
+        observers that fetched within :data:`OBSERVER_SESSION_TIMEOUT_MS`
         (Kafka drops the others from its map here; we only skip them). The
         leader reports itself as fetching and caught up at ``now_ms``."""
         local = self.local_key
 
-        def describe_one(p: ReplicaProgress, endpoints: Endpoints) -> ReplicaDescription:
+        def describe_one(p: ReplicaProgress) -> ReplicaInfo:
             end = -1 if p.end_offset is None else p.end_offset
+            directory_id = ZERO_UUID if p.key.directory_id is None else p.key.directory_id
             if p.key.matches(local):
-                return ReplicaDescription(p.key, end, now_ms, now_ms, endpoints)
-            return ReplicaDescription(p.key, end, p.last_fetch_ms, p.last_caught_up_ms, endpoints)
+                return ReplicaInfo(p.key.id, directory_id, end, now_ms, now_ms)
+            return ReplicaInfo(p.key.id, directory_id, end, _optional_ms(p.last_fetch_ms),
+                               _optional_ms(p.last_caught_up_ms))
 
-        voters = tuple(describe_one(self.voters[i], voter_set.endpoints(i)) for i in sorted(self.voters))
+        voter_ids = sorted(self.voters)
+        voters = tuple(describe_one(self.voters[i]) for i in voter_ids)
         observers = tuple(
-            describe_one(p, ())
+            describe_one(p)
             for p in sorted(self.observers.values(), key=lambda p: (p.key.id, str(p.key.directory_id)))
             if p.key.matches(local) or now_ms - p.last_fetch_ms < OBSERVER_SESSION_TIMEOUT_MS
         )
+        # Every voter, listeners or none: RaftUtil.singletonDescribeQuorumResponse
+        # lists the voters' nodes only (Kafka learns no observer endpoints).
+        nodes = {i: tuple((e.listener, e.host, e.port) for e in voter_set.endpoints(i)) for i in voter_ids}
         hwm = -1 if self.high_watermark is None else self.high_watermark
-        return QuorumDescription(local.id, leader_epoch, hwm, voters, observers)
+        return QuorumInfo(local.id, leader_epoch, hwm, voters, observers, nodes, now_ms)
 
     # --- check quorum ------------------------------------------------------
 

@@ -20,7 +20,6 @@ old set and a majority of the new one always share a voter
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -154,26 +153,6 @@ class VoterSet:
         """Voters with placeholder endpoints (``node-<id>:9093``); for tests and
         the simulation, where addresses are never dialled."""
         return cls.of(VoterNode(ReplicaKey(i), (Endpoint(listener, f"node-{i}", 9093),)) for i in ids)
-
-    @classmethod
-    def parse_quorum_voters(cls, value: str, listener: str = DEFAULT_CONTROLLER_LISTENER) -> VoterSet:
-        """Parse Kafka's ``controller.quorum.voters``: ``{id}@{host}:{port}``
-        entries separated by commas (IPv6 hosts in brackets)."""
-        entries = [e.strip() for e in value.split(",") if e.strip()]
-        if not entries:
-            raise ValueError("controller.quorum.voters is empty")
-        nodes = []
-        for entry in entries:
-            m = re.fullmatch(r"(\d+)@(\[[^\]]+\]|[^:@\[\]]+):(\d+)", entry)
-            if m is None:
-                raise ValueError(
-                    f"invalid controller.quorum.voters entry {entry!r}: expected {{id}}@{{host}}:{{port}}"
-                )
-            node_id, host, port = int(m.group(1)), m.group(2).strip("[]"), int(m.group(3))
-            if not 0 < port < 65536:
-                raise ValueError(f"invalid port {port} in controller.quorum.voters entry {entry!r}")
-            nodes.append(VoterNode(ReplicaKey(node_id), (Endpoint(listener, host, port),)))
-        return cls.of(nodes)
 
     @property
     def voter_ids(self) -> tuple[int, ...]:

@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from kraft.config import NodeConfig
-
-
-def free_ports(n: int) -> list[int]:
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
+from tests.ports import free_ports
 
 CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qk"
 

@@ -388,15 +388,17 @@ def test_an_observer_that_stops_fetching_ages_out_after_kafkas_session_timeout()
     assert OBSERVER_SESSION_TIMEOUT_MS == 300_000
     seen = progress.describe(t0 + OBSERVER_SESSION_TIMEOUT_MS - 1, 5, VoterSet.from_ids([1, 2, 3]))
     assert [(o.key, o.log_end_offset, o.last_fetch_ms, o.last_caught_up_ms) for o in seen.observers] == [
-        (observer, 10, t0, t0)]
+        ((observer.id, observer.directory_id), 10, t0, t0)]
     gone = progress.describe(t0 + OBSERVER_SESSION_TIMEOUT_MS, 5, VoterSet.from_ids([1, 2, 3]))
     assert gone.observers == ()
-    assert [v.key.id for v in gone.voters] == [1, 2, 3]
-    # Voters that never fetched: unknown offset and times; the leader: now.
-    assert [(v.log_end_offset, v.last_fetch_ms) for v in gone.voters[1:]] == [(-1, -1), (-1, -1)]
+    assert [v.replica_id for v in gone.voters] == [1, 2, 3]
+    # Voters that never fetched: unknown offset and times (-1 on the wire,
+    # None in the model); the leader: now.
+    assert [(v.log_end_offset, v.last_fetch_ms, v.last_caught_up_ms) for v in gone.voters[1:]] == [
+        (-1, None, None), (-1, None, None)]
     assert gone.voters[0].last_fetch_ms == gone.voters[0].last_caught_up_ms == t0 + OBSERVER_SESSION_TIMEOUT_MS
     # Describing changed nothing: a fetch brings the observer back with its history.
     progress.update_replica(observer, t0 + OBSERVER_SESSION_TIMEOUT_MS + 5, 10)
     back = progress.describe(t0 + OBSERVER_SESSION_TIMEOUT_MS + 5, 5, VoterSet.from_ids([1, 2, 3]))
-    assert [o.key for o in back.observers] == [observer]
+    assert [o.key for o in back.observers] == [(observer.id, observer.directory_id)]
     assert back.high_watermark == -1  # no voter has reached past the epoch start yet

@@ -83,6 +83,12 @@ class Voters:
         return metadata_partition_dir(load(self.paths[node_id]).metadata_log_dir)
 
 
+def _log_starts_after_zero(log_dir: Path) -> bool:
+    """A snapshot exists and the segment at offset 0 is gone (retention ran)."""
+    names = os.listdir(log_dir) if log_dir.exists() else []
+    return any(n.endswith(".checkpoint") for n in names) and "00000000000000000000.log" not in names
+
+
 async def _leader_and_hwm(voters: Voters) -> tuple[int, int]:
     while True:
         view = await discover([("127.0.0.1", p) for p in voters.ports.values()], timeout_ms=1000)
@@ -125,7 +131,11 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
                         voters.kill(leader_id)
                         await trio.sleep(2)
                         voters.start(leader_id)
-                    await trio.sleep(3)
+                    # The late observer must need a snapshot: wait (on a loaded
+                    # machine the writers are slow) until every voter has
+                    # snapshotted and deleted the log's first segment.
+                    while not all(_log_starts_after_zero(voters.log_dir(i)) for i in voters.paths):
+                        await trio.sleep(0.2)
 
                     async with open_observer(voters.bootstrap, data_dir=tmp_path / "late") as late:
                         voters.signal_all(signal.SIGUSR1)  # stop writing; the nodes keep running

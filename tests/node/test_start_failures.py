@@ -16,14 +16,13 @@ import time
 from pathlib import Path
 
 from kraft.errors import EXIT_CONFIG, EXIT_NETWORK, EXIT_STORAGE
+from tests.ports import free_port
 
 CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return free_port()
 
 
 def _config(tmp_path: Path, port: int, extra: str = "") -> Path:

@@ -1,4 +1,5 @@
-"""VoterSet: majority math and static quorum parsing (KIP-595, KIP-853 voter keys)."""
+"""VoterSet: majority math and voter keys (KIP-595, KIP-853). ``controller.quorum.voters``
+has one parser, :func:`kraft.config.parse_voters` (tests/node/test_config.py)."""
 
 from __future__ import annotations
 
@@ -6,35 +7,12 @@ import uuid
 
 import pytest
 
-from kraft.raft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
+from kraft.raft.voters import ReplicaKey, VoterNode, VoterSet
 
 
 @pytest.mark.parametrize(("size", "majority"), [(1, 1), (2, 2), (3, 2), (4, 3), (5, 3), (7, 4)])
 def test_majority_is_more_than_half_of_the_voters(size: int, majority: int) -> None:
     assert VoterSet.from_ids(range(1, size + 1)).majority_size == majority
-
-
-def test_parses_controller_quorum_voters() -> None:
-    voters = VoterSet.parse_quorum_voters("1@localhost:9093, 2@host-2:19093,3@[::1]:9094")
-    assert voters.voter_ids == (1, 2, 3)
-    assert voters.endpoints(2) == (Endpoint("CONTROLLER", "host-2", 19093),)
-    assert voters.endpoints(3) == (Endpoint("CONTROLLER", "::1", 9094),)
-
-
-@pytest.mark.parametrize(
-    "value",
-    [
-        "",
-        "1@localhost",
-        "x@localhost:9093",
-        "1@localhost:0",
-        "1@localhost:9093,1@other:9093",
-        "1:localhost:9093",
-    ],
-)
-def test_rejects_malformed_controller_quorum_voters(value: str) -> None:
-    with pytest.raises(ValueError):
-        VoterSet.parse_quorum_voters(value)
 
 
 def test_a_static_voter_matches_any_directory_id() -> None:

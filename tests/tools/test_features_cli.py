@@ -8,7 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from kraft.cli import main
-from kraft.tools.features import FeatureLine, format_describe, format_update, parse_name_and_level
+from kraft.client.features import FeatureMetadata, SupportedVersionRange
+from kraft.tools.features import FeatureLine, feature_lines, format_describe, format_update, parse_name_and_level
 from kraft.tools.quorum import ToolError
 
 
@@ -19,6 +20,15 @@ def test_describe_sorts_by_name_with_level_0_for_unfinalized_and_dash_for_no_epo
         "Feature: metadata.version\tSupportedMinVersion: 7\tSupportedMaxVersion: 27\tFinalizedVersionLevel: 27\t"
         "Epoch: -\n")
     assert format_describe(lines[1:], 42).endswith("\tEpoch: 42\n")
+
+
+def test_describe_rows_come_from_the_admin_clients_feature_metadata() -> None:
+    """FeatureCommand.handleDescribe: every supported feature, at its
+    finalized level, 0 when the feature is not finalized."""
+    metadata = FeatureMetadata(finalized={"metadata.version": 27, "gone.feature": 3}, finalized_epoch=42,
+                               supported={"metadata.version": SupportedVersionRange(7, 27),
+                                          "kraft.version": SupportedVersionRange(0, 1)})
+    assert feature_lines(metadata) == [FeatureLine("metadata.version", 7, 27, 27), FeatureLine("kraft.version", 0, 1, 0)]
 
 
 def test_update_report_per_feature_sorted() -> None:

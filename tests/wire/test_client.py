@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import random
-import socket
 from typing import Any
 
 import pytest
@@ -32,6 +31,7 @@ from kraft.wire.codec import decode_request, encode_response
 from kraft.wire.errors import ErrorCode
 from kraft.wire.server import CloseConnection, serve_listener
 from tests.conftest import shared_path
+from tests.ports import free_port as _free_port
 from tests.wire.netutil import (
     CANNED_QUORUM,
     HOST,
@@ -51,10 +51,8 @@ def describe_quorum(version: int) -> DescribeQuorumRequest:
 
 
 def free_port() -> int:
-    """A port nothing listens on (bound then released)."""
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
+    """A port nothing listens on (see tests.ports)."""
+    return _free_port()
 
 
 def unframed_response(body: Any, version: int, correlation_id: int) -> bytes:
