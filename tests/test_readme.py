@@ -31,11 +31,30 @@ def readme_blocks() -> list[tuple[int, str, str]]:
     return [(text.count("\n", 0, m.start()) + 1, m.group(1), m.group(2)) for m in _FENCE.finditer(text)]
 
 
+#: ``<!-- run by tests/x/test_y.py -->`` on the line before a fence: that
+#: test runs the block as written (and checks what it made), this one does not
+#: run it a second time.
+_DELEGATED = re.compile(r"^<!-- run by (tests/\S+\.py) -->\n```", re.MULTILINE)
+
+
+def delegated_blocks() -> dict[int, str]:
+    """Line number of each delegated block's fence -> the test file that runs it."""
+    text = README.read_text(encoding="utf-8")
+    return {text.count("\n", 0, m.start()) + 2: m.group(1) for m in _DELEGATED.finditer(text)}
+
+
+def readme_block(line: int) -> str:
+    """The code of the block whose fence is on ``line``."""
+    [code] = [code for at, _, code in readme_blocks() if at == line]
+    return code
+
+
 def _runnable() -> list[pytest.param]:  # type: ignore[valid-type]
     # Spark examples start a JVM (a standalone cluster, even): slow, still run in CI.
+    delegated = delegated_blocks()
     return [pytest.param(lang, code, id=f"README.md:{line}-{lang}",
                          marks=[pytest.mark.slow] if "spark" in code.lower() else [])
-            for line, lang, code in readme_blocks() if lang in RUNNABLE]
+            for line, lang, code in readme_blocks() if lang in RUNNABLE and line not in delegated]
 
 
 def test_blocks_are_found_and_fences_balance() -> None:
@@ -46,8 +65,21 @@ def test_blocks_are_found_and_fences_balance() -> None:
         assert lang, f"README.md:{line}: a fence without a language (python, sh, console, properties, ...)"
 
 
+def test_delegated_blocks_are_run_by_the_test_they_name() -> None:
+    for line, test_file in delegated_blocks().items():
+        source = (REPO / test_file).read_text(encoding="utf-8")
+        assert "readme_block(" in source and "run_example(" in source, (
+            f"README.md:{line} says {test_file} runs it, but that file does not")
+
+
 @pytest.mark.parametrize(("lang", "code"), _runnable())
 def test_readme_example_runs(lang: str, code: str, tmp_path: Path) -> None:
+    run_example(lang, code, tmp_path)
+
+
+def run_example(lang: str, code: str, tmp_path: Path) -> str:
+    """Run one example (``kraft`` on PATH meaning this checkout) in a
+    directory of its own under ``tmp_path``; its stdout, or a failure."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     shim = bin_dir / "kraft"
@@ -77,3 +109,4 @@ def test_readme_example_runs(lang: str, code: str, tmp_path: Path) -> None:
             pass
         proc.wait()
     assert proc.returncode == 0, f"exit {proc.returncode}\n--- code\n{code}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    return stdout
