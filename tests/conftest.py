@@ -32,13 +32,23 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        # One Spark session per run: every test that uses the session-scoped
-        # ``spark`` fixture runs on the same worker (``--dist loadgroup``), so
-        # the suite starts one JVM for them, not one per worker.
-        if "spark" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("spark-session"))
+        # Spark on one worker (``--dist loadgroup``): the tests that use the
+        # session-scoped ``spark`` fixture share one JVM, and those that start
+        # their own (the CLI, a standalone cluster, the README's Spark
+        # examples) run one at a time. Side by side, each JVM's compiler and
+        # collector threads starve the others' and every test that waits.
+        if _uses_spark(item):
+            item.add_marker(pytest.mark.xdist_group("spark"))
     if hasattr(config, "workerinput"):
         # On a worker: the long tests go first, so none of them starts last
         # and keeps the run waiting after the other workers are done. (Every
         # worker sorts alike: xdist requires the same order everywhere.)
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+def _uses_spark(item: pytest.Item) -> bool:
+    if item.nodeid.startswith("tests/spark/") or "spark" in getattr(item, "fixturenames", ()):
+        return True
+    callspec = getattr(item, "callspec", None)  # the README's examples: the code is a parameter
+    code = callspec.params.get("code") if callspec is not None else None
+    return isinstance(code, str) and "spark" in code.lower()
