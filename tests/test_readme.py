@@ -52,7 +52,8 @@ def readme_block(line: int) -> str:
 def _runnable() -> list[pytest.param]:  # type: ignore[valid-type]
     # Spark examples start a JVM (a standalone cluster, even): slow, still run in CI.
     delegated = delegated_blocks()
-    return [pytest.param(lang, code, id=f"README.md:{line}-{lang}",
+    # The id names Spark: the suite runs Spark's tests on one worker (tests/conftest.py).
+    return [pytest.param(lang, code, id=f"README.md:{line}-{lang}" + ("-spark" if "spark" in code.lower() else ""),
                          marks=[pytest.mark.slow] if "spark" in code.lower() else [])
             for line, lang, code in readme_blocks() if lang in RUNNABLE and line not in delegated]
 

@@ -61,6 +61,7 @@ IDLE_MS = 3000
 RECEIVE_TIMEOUT_MS = 2000
 MAX_REQUEST = 1024 * 1024
 FLOOD = 10_000
+FLOOD_S = 15.0
 #: Peak resident memory a node may reach during the attack.
 MEMORY_BOUND_MB = 300
 
@@ -239,11 +240,15 @@ class Attacker:
         timeout."""
         streams: list[trio.SocketStream] = []
         try:
-            for _ in range(FLOOD):
-                try:
-                    streams.append(await self.connect(FLOODER))
-                except OSError:
-                    self.count("flood connect failed")
+            # At most FLOOD_S of connecting: on a loaded machine FLOOD
+            # connects take longer than the attack's 30 s bound (the node
+            # accepts slowly and the kernel's queue makes connects wait).
+            with trio.move_on_after(FLOOD_S):
+                for _ in range(FLOOD):
+                    try:
+                        streams.append(await self.connect(FLOODER))
+                    except OSError:
+                        self.count("flood connect failed")
             await trio.sleep(1)
         finally:
             for s in streams:
