@@ -32,7 +32,9 @@ async def add_until_ok(leader_of_cluster, node_id: int, directory, port: int) ->
     while True:
         leader = await leader_of_cluster()
         body = await add_voter(("127.0.0.1", leader.ports["CONTROLLER"]), node_id, directory, port)
-        if body.error_code == Errors.NONE:
+        # DUPLICATE_VOTER: an earlier attempt whose answer timed out (the
+        # commit outlasted the request on a loaded machine) went through.
+        if body.error_code in (Errors.NONE, Errors.DUPLICATE_VOTER):
             return
         assert body.error_code in (Errors.REQUEST_TIMED_OUT, Errors.NOT_LEADER_OR_FOLLOWER), body
         await trio.sleep(0.1)
