@@ -29,31 +29,26 @@ async def run_node(config: NodeConfig, demo_append_rate: float, bench_record_siz
     # the node says "listening on" is then a clean shutdown, not a kill by
     # the default action (the receiver keeps what arrives until it is read).
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        await _run_started(node, signals, bench_record_size, demo_append_rate, demo_ack_log)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(node.run)
+            # What exists now (modules, generated codecs, the opened log) lives as
+            # long as the process: keep it out of the collector's full passes,
+            # which otherwise stall the event loop for tens of milliseconds.
+            gc.freeze()
+            nursery.start_soon(_stop_on_signal, node, signals)
+            if bench_record_size is None:
+                # No state machine here: snapshots hold the committed record
+                # history (kraft.node.snapshots). Not under the bench load, whose
+                # history would only measure the cost of copying it.
+                nursery.start_soon(run_record_history_snapshots, node)
+            if demo_append_rate > 0:
+                nursery.start_soon(_demo_writer, node, demo_append_rate, demo_ack_log)
+            if bench_record_size is not None:
+                from kraft.tools.bench.load import run_bench_load
 
-
-async def _run_started(node: KraftNode, signals: AsyncIterator[int], bench_record_size: int | None,
-                       demo_append_rate: float, demo_ack_log: Path | None) -> None:
-    async with trio.open_nursery() as nursery:
-        await nursery.start(node.run)
-        # What exists now (modules, generated codecs, the opened log) lives as
-        # long as the process: keep it out of the collector's full passes,
-        # which otherwise stall the event loop for tens of milliseconds.
-        gc.freeze()
-        nursery.start_soon(_stop_on_signal, node, signals)
-        if bench_record_size is None:
-            # No state machine here: snapshots hold the committed record
-            # history (kraft.node.snapshots). Not under the bench load, whose
-            # history would only measure the cost of copying it.
-            nursery.start_soon(run_record_history_snapshots, node)
-        if demo_append_rate > 0:
-            nursery.start_soon(_demo_writer, node, demo_append_rate, demo_ack_log)
-        if bench_record_size is not None:
-            from kraft.tools.bench.load import run_bench_load
-
-            nursery.start_soon(run_bench_load, node, bench_record_size)
-        await node.shell.stopped.wait()  # type: ignore[union-attr]
-        nursery.cancel_scope.cancel()
+                nursery.start_soon(run_bench_load, node, bench_record_size)
+            await node.shell.stopped.wait()  # type: ignore[union-attr]
+            nursery.cancel_scope.cancel()
 
 
 async def _stop_on_signal(node: KraftNode, signals: AsyncIterator[int]) -> None:

@@ -21,10 +21,6 @@ from tests.ports import free_port
 CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
 
 
-def _free_port() -> int:
-    return free_port()
-
-
 def _config(tmp_path: Path, port: int, extra: str = "") -> Path:
     config = tmp_path / "controller.properties"
     config.write_text(
@@ -61,14 +57,14 @@ def test_missing_config_file_is_a_config_failure(tmp_path: Path) -> None:
 
 
 def test_bad_value_names_the_key(tmp_path: Path) -> None:
-    config = _config(tmp_path, _free_port(), "controller.quorum.election.timeout.ms=soon\n")
+    config = _config(tmp_path, free_port(), "controller.quorum.election.timeout.ms=soon\n")
     result = _kraft("node", "start", "-c", str(config))
     assert result.returncode == EXIT_CONFIG
     assert "controller.quorum.election.timeout.ms" in _error_line(result)
 
 
 def test_unformatted_directory_names_it_and_the_format_command(tmp_path: Path) -> None:
-    config = _config(tmp_path, _free_port())
+    config = _config(tmp_path, free_port())
     result = _kraft("node", "start", "-c", str(config))
     assert result.returncode == EXIT_STORAGE
     line = _error_line(result)
@@ -107,7 +103,7 @@ def _wait_for(path: Path, text: str, proc: subprocess.Popen[bytes], timeout_s: f
 
 
 def test_one_process_per_log_directory_and_a_kill_9_leaves_no_stale_lock(tmp_path: Path) -> None:
-    config = _config(tmp_path, _free_port())
+    config = _config(tmp_path, free_port())
     _format(config)
     out = tmp_path / "first.out"
     with open(out, "wb") as sink:
@@ -117,7 +113,7 @@ def test_one_process_per_log_directory_and_a_kill_9_leaves_no_stale_lock(tmp_pat
         _wait_for(out, "listening on", first)
         # A second node on the same directory (another port, same data).
         (tmp_path / "second").mkdir()
-        second_config = _config(tmp_path / "second", _free_port())
+        second_config = _config(tmp_path / "second", free_port())
         second_config.write_text(second_config.read_text().replace(str(tmp_path / "second" / "data"),
                                                                    str(tmp_path / "data")))
         second = _kraft("node", "start", "-c", str(second_config))
@@ -148,7 +144,7 @@ def test_one_process_per_log_directory_and_a_kill_9_leaves_no_stale_lock(tmp_pat
 def test_a_directory_formatted_before_kafka_3_7_gets_a_directory_id_once(tmp_path: Path) -> None:
     """Kafka's ``KafkaRaftServer.initializeLogDirs``: a meta.properties
     without directory.id gets one at start, written back, logged once."""
-    config = _config(tmp_path, _free_port())
+    config = _config(tmp_path, free_port())
     _format(config)
     meta = tmp_path / "data" / "meta.properties"
     meta.write_text("".join(line + "\n" for line in meta.read_text().splitlines()
@@ -184,7 +180,7 @@ async def test_a_failed_start_in_process_releases_the_directory(tmp_path: Path) 
     from kraft.node.node import KraftNode
     from kraft.records.errors import StateFileError
 
-    config = _config(tmp_path, _free_port())
+    config = _config(tmp_path, free_port())
     _format(config)
     state = tmp_path / "data" / "__cluster_metadata-0" / "quorum-state"
     state.parent.mkdir(parents=True, exist_ok=True)

@@ -31,7 +31,7 @@ from kraft.wire.codec import decode_request, encode_response
 from kraft.wire.errors import ErrorCode
 from kraft.wire.server import CloseConnection, serve_listener
 from tests.conftest import shared_path
-from tests.ports import free_port as _free_port
+from tests.ports import free_port
 from tests.wire.netutil import (
     CANNED_QUORUM,
     HOST,
@@ -48,11 +48,6 @@ from tests.wire.netutil import (
 
 def describe_quorum(version: int) -> DescribeQuorumRequest:
     return DescribeQuorumRequest()
-
-
-def free_port() -> int:
-    """A port nothing listens on (see tests.ports)."""
-    return _free_port()
 
 
 def unframed_response(body: Any, version: int, correlation_id: int) -> bytes:
