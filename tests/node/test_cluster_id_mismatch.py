@@ -15,14 +15,15 @@ from pathlib import Path
 
 from kraft.records.log import MetadataLog
 from kraft.records.state_files import MetaProperties
-from tests.node.test_start_failures import _free_port, _kraft
+from tests.node.test_start_failures import _kraft
+from tests.ports import free_port
 
 GOOD = "MkU3OEVBNTcwNTJENDM2Qg"
 OTHER = "T3RoZXJDbHVzdGVySWQwMA"
 
 
 def _write_configs(root: Path) -> dict[int, Path]:
-    ports = {n: _free_port() for n in (1, 2, 3)}
+    ports = {n: free_port() for n in (1, 2, 3)}
     voters = ",".join(f"{n}@127.0.0.1:{p}" for n, p in ports.items())
     paths = {}
     for n, port in ports.items():
