@@ -361,6 +361,7 @@ class MetadataLog:
         """Whole batches from the batch containing ``start_offset``, from one
         segment, at least one batch. Raises :class:`LogOffsetError` outside
         ``[start_offset, end_offset]``."""
+        self._ensure_open()  # a closed segment's reads would fail with EBADF
         if start_offset < self._log_start_offset or start_offset > self.end_offset:
             raise LogOffsetError(
                 f"offset {start_offset} is out of range [{self._log_start_offset}, {self.end_offset}]"

@@ -449,7 +449,8 @@ class KraftNode:
         snapshot only if it is below the log start). A listener that falls
         below the log start later (a snapshot was installed, retention moved
         the start) gets the latest snapshot again, then the batches after it.
-        Without ``until`` it never ends; with it, it ends once offset
+        Without ``until`` it ends only when the node stops, with
+        ``LocalRaftError("the node stopped")``; with it, it ends once offset
         ``until`` has been delivered (by a batch, or a snapshot past it)."""
         assert self.shell is not None
         generator = cast(AsyncGenerator[CommittedBatch | SnapshotLoaded, None],

@@ -407,6 +407,12 @@ class RaftShell:
                 waiter.error = NotLeaderError("the node stopped")
                 waiter.done.set()
             self._commit_waiters = []
+            # Listeners waiting for a commit wake up and see the node
+            # stopped; left waiting, they would hang, or read the log after
+            # the node closed it.
+            with trio.CancelScope(shield=True):
+                async with self.committed:
+                    self.committed.notify_all()
 
     async def _handle(self, now: int, item: Any) -> None:
         match item:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from kraft.raft.errors import NotLeaderError
+from kraft.raft.errors import LocalRaftError, NotLeaderError
 from kraft.node.node import KraftNode, NodeStartError
 from tests.node.cluster import load, make_configs
 
@@ -59,3 +59,47 @@ async def test_unformatted_directory_is_refused(tmp_path: Path) -> None:
     node = KraftNode(load(paths[1]))
     with pytest.raises(NodeStartError, match="kraft storage format"):
         await node.run()
+
+
+async def _one_voter_with_records(nursery: trio.Nursery, tmp_path: Path) -> tuple[KraftNode, int]:
+    node = KraftNode(load(make_configs(tmp_path, [1])[1]))
+    await nursery.start(node.run)
+    last = 0
+    for i in range(3):
+        last = await (await _leader({1: node})).append([f"r{i}".encode()])
+    return node, last
+
+
+async def test_a_listener_that_outlives_its_node_is_told_the_node_stopped(tmp_path: Path) -> None:
+    """A listener in a task of its own (``kraft observe`` runs its image
+    builder so) may be woken, or start reading, after the node closed its
+    log. It must get "the node stopped", not read closed segments (an
+    ``OSError`` EBADF that stopped the observer) and not wait forever."""
+    with trio.fail_after(60):
+        async with trio.open_nursery() as outer:
+            async with trio.open_nursery() as node_nursery:
+                node, last = await _one_voter_with_records(node_nursery, tmp_path)
+                waiting: list[BaseException] = []
+
+                async def listen() -> None:
+                    try:
+                        async for _ in node.committed_batches():
+                            pass
+                    except LocalRaftError as e:
+                        waiting.append(e)
+
+                outer.start_soon(listen)
+                # Parked in the wait for the next commit.
+                while node.shell is None or node.shell.high_watermark <= last:
+                    await trio.sleep(0.01)
+                await trio.sleep(0.2)
+                await node.shutdown()
+            # A listener that was waiting for a commit is told.
+            with trio.fail_after(10):
+                while not waiting:
+                    await trio.sleep(0.01)
+            assert "the node stopped" in str(waiting[0])
+            # One that starts reading after the log closed is told too.
+            with pytest.raises(LocalRaftError, match="the node stopped"):
+                async for _ in node.committed_batches(0):
+                    pass
