@@ -36,7 +36,7 @@ from kraft.config import NodeConfig
 from kraft.dirlock import DirectoryLock
 from kraft.errors import ConfigurationError, NetworkError, StorageError
 from kraft.raft.core import RaftCore
-from kraft.raft.errors import Errors, NotLeaderError
+from kraft.raft.errors import Errors, LocalRaftError, NotLeaderError
 from kraft.node import admin, features, rpc
 from kraft.node import snapshots
 from kraft.node import authorizer, credentials
@@ -449,9 +449,10 @@ class KraftNode:
         snapshot only if it is below the log start). A listener that falls
         below the log start later (a snapshot was installed, retention moved
         the start) gets the latest snapshot again, then the batches after it.
-        Without ``until`` it ends only when the node stops, with
-        ``LocalRaftError("the node stopped")``; with it, it ends once offset
-        ``until`` has been delivered (by a batch, or a snapshot past it)."""
+        Without ``until`` it ends only when the node stops; with it, it
+        ends once offset ``until`` has been delivered (by a batch, or a
+        snapshot past it), and raises ``LocalRaftError`` if the node stops
+        before that."""
         assert self.shell is not None
         generator = cast(AsyncGenerator[CommittedBatch | SnapshotLoaded, None],
                          snapshots.committed_items(self.shell, start_offset))
@@ -463,6 +464,8 @@ class KraftNode:
                                  else item.snapshot_id.offset - 1)
                     if delivered >= until:
                         return
+        if until is not None:
+            raise LocalRaftError(f"the node stopped before offset {until} was delivered")
 
     async def create_snapshot(self, at: OffsetAndEpoch | int, records: Iterable[bytes]) -> OffsetAndEpoch:
         """Write a snapshot of your state (``records``) as of ``at``: a

@@ -69,7 +69,6 @@ from kraft.messages.generated import (
     describe_quorum_request as dq_req,
 )
 from kraft.messages.json_form import uuid_to_kafka
-from kraft.raft.errors import LocalRaftError
 from kraft.raft.quorum_info import QuorumInfo
 from kraft.records.batch import iter_batches
 from kraft.records.control import parse_control_type_id
@@ -545,11 +544,6 @@ class Observer:
                 self.published = self.builder.image
                 async with self.image_changed:
                     self.image_changed.notify_all()
-        except LocalRaftError:
-            # The node stopped (a shutdown, or a failure that node.run
-            # raises itself): the image stays as it is.
-            if self.node.shell is None or not self.node.shell.stopped.is_set():
-                raise
         finally:
             nursery.cancel_scope.cancel()
 

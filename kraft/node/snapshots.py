@@ -39,9 +39,10 @@ latest snapshot (``handleLoadSnapshot``), as does one whose next offset fell
 below the log start (a follower installed a snapshot, or retention moved the
 start past it); then every committed batch after it (``handleCommit``). A
 snapshot arrives as :class:`SnapshotLoaded`; batches as :class:`CommittedBatch`.
-Once the node stops, the listener raises ``LocalRaftError("the node
-stopped")`` instead of waiting or reading: the node closes its log when it
-stops, and a listener may run in a task of its own that outlives the node.
+Once the node stops, the listener ends (Kafka's listeners get no more
+callbacks after ``beginShutdown``) instead of waiting or reading: the node
+closes its log when it stops, and a listener may run in a task of its own
+that outlives the node.
 
 What this module needs of a node is narrow: the :class:`~kraft.node.shell.RaftShell`
 (the log and the core, through ``run_on_log``), or for the record-history
@@ -375,7 +376,7 @@ async def committed_items(shell: RaftShell,
             # shell stopped, so a read past this check never meets a closed
             # segment (whose reads would fail with EBADF).
             if shell.stopped.is_set():
-                raise LocalRaftError("the node stopped")
+                return
             start = mlog.start_offset
             latest = mlog.latest_snapshot_id()
             wants_snapshot = next_offset < 0 or next_offset < start

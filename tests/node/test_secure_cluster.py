@@ -184,10 +184,13 @@ def test_kafka_python_admin_describes_the_sasl_ssl_quorum(sasl_cluster: Cluster,
     assert sorted(v["replica_id"] for v in partition["current_voters"]) == VOTERS
 
 
-def test_kafka_python_with_a_wrong_password_is_refused(sasl_cluster: Cluster) -> None:
+def test_kafka_python_with_a_wrong_password_is_refused(sasl_cluster: Cluster, tmp_path: Path) -> None:
     from kafka import KafkaAdminClient
     from kafka.errors import KafkaError
 
+    # Up first, so the refusal is the password's, not a cluster still starting.
+    sasl_cluster.wait_for_status(write_properties(
+        tmp_path / "admin.properties", sasl_client_props(sasl_cluster.certs, "admin", ACCOUNTS["admin"])))
     with pytest.raises(KafkaError):
         admin = KafkaAdminClient(bootstrap_servers=sasl_cluster.bootstrap.split(","), security_protocol="SASL_SSL",
                                  sasl_mechanism="SCRAM-SHA-512", sasl_plain_username="admin",
@@ -217,6 +220,9 @@ def test_kcat_lists_the_sasl_ssl_quorum_and_refuses_a_wrong_password(sasl_cluste
 
 
 def test_wrong_credentials_are_refused_by_the_quorum_tool(sasl_cluster: Cluster, tmp_path: Path) -> None:
+    # Up first (tests of a module may run in any order).
+    sasl_cluster.wait_for_status(write_properties(
+        tmp_path / "admin.properties", sasl_client_props(sasl_cluster.certs, "admin", ACCOUNTS["admin"])))
     wrong = write_properties(tmp_path / "wrong.properties",
                              {**sasl_client_props(sasl_cluster.certs, "admin", "not-the-password"),
                               "default.api.timeout.ms": "5000"})
