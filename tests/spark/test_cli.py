@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from kraft.cli import main
+from tests.conftest import shared_path
 from tests.spark.agree import dump_log_records
 from tests.spark.conftest import copy_scenario
 from tests.spark.synth import Scenario
@@ -111,18 +112,50 @@ def test_failfast_export_fails_cleanly(spark: Any, damaged: Path, tmp_path: Path
     assert "KraftReadError: torn_tail" in result.output
 
 
+def test_the_summary_of_a_driver_decode_is_the_summary_spark_computes(spark: Any, damaged: Path) -> None:
+    """``export`` sums up rows decoded in the driver from their Arrow table,
+    without a Spark job: the same figures as Spark's aggregation."""
+    from kraft.tools.spark.cli import frame_summary, table_summary
+    from kraft.tools.spark.source import dataframe_of, decode_in_driver
+
+    table = decode_in_driver([str(shared_path("fixtures")), str(damaged)])
+    summary, problems = table_summary(table)
+    assert (summary, problems) == frame_summary(dataframe_of(spark, table))
+    assert summary["clusters"] >= 2 and problems == [("torn_tail", 1)]
+
+
 def _kraft(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "kraft.cli", *args], capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.mark.slow
-def test_real_cli_export_with_progress(scenario: Scenario, tmp_path: Path, spark_installed: None) -> None:
+def test_real_cli_export_small_input_is_decoded_in_the_driver(scenario: Scenario, tmp_path: Path,
+                                                             spark_installed: None) -> None:
+    """An input that fits one partition skips the data source's processes,
+    on a JVM tuned for a short session."""
     done = _kraft("spark", "export", "--input", str(scenario.log_dir), "--output", str(tmp_path / "out"),
+                  "--master", "local[2]")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "started (local[2], " in done.stderr and "; driver JVM tuned for a short session)" in done.stderr
+    assert "[export] " in done.stderr and " kB decoded in the driver (" in done.stderr
+    assert f"rows ({len(dump_log_records(scenario.files)):,} records" in done.stdout
+
+
+@pytest.mark.slow
+def test_real_cli_export_through_the_data_source(tmp_path: Path, spark_installed: None) -> None:
+    """An input larger than --max-partition-bytes is read by the data
+    source's tasks, on Spark's default JVM; the rows are dump-log's."""
+    from kraft.tools.spark.plan import discover
+
+    fixtures = shared_path("fixtures")
+    done = _kraft("spark", "export", "--input", str(fixtures), "--output", str(tmp_path / "out"),
                   "--master", "local[2]", "--max-partition-bytes", "1m")
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "spark " in done.stderr and "started (local[2]" in done.stderr
-    assert "[export]" in done.stderr and "input partitions" in done.stderr
-    assert f"rows ({len(dump_log_records(scenario.files)):,} records" in done.stdout
+    assert "started (local[2], " in done.stderr and "tuned" not in done.stderr
+    assert "[export] " in done.stderr and " input partitions" in done.stderr
+    files = [Path(f.path) for f in discover([str(fixtures)])]
+    clusters = len({f.cluster_id for f in discover([str(fixtures)])} - {None})
+    assert f"rows ({len(dump_log_records(files)):,} records, {clusters} clusters, {len(files)} files)" in done.stdout
 
 
 @pytest.mark.slow

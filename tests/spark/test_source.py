@@ -102,3 +102,35 @@ def test_cluster_option_and_many_paths(spark: Any, scenario: Scenario, tmp_path:
     assert df.where(f"cluster_id = '{scenario.cluster_id}' and offset is not null").count() == len(
         dump_log_records(scenario.files)
     )
+
+
+@pytest.mark.parametrize("failfast", [False, True])
+def test_decoding_in_the_driver_gives_the_rows_of_the_data_source(spark: Any, scenario: Scenario, tmp_path: Path,
+                                                                   failfast: bool) -> None:
+    """``read_in_driver`` (the CLI's path for an input that fits one
+    partition) and the data source give the same rows, cell for cell, on
+    every shared fixture and on a damaged log; with FAILFAST both refuse the
+    damage with the same reason."""
+    from kraft.tools.spark.rows import KraftReadError
+    from kraft.tools.spark.source import read_in_driver
+
+    damaged = copy_scenario(scenario, tmp_path / "node1")
+    seg = damaged / "__cluster_metadata-0" / "00000000000000000946.log"
+    os.truncate(seg, seg.stat().st_size - 5)
+    inputs = [str(shared_path("fixtures")), str(damaged)]
+    if failfast:
+        with pytest.raises(KraftReadError, match="torn_tail") as refused:
+            read_in_driver(spark, [str(damaged)], failfast=True)
+        with pytest.raises(Exception, match="KraftReadError: torn_tail") as failed:
+            load(spark, [damaged], mode="FAILFAST").count()
+        assert str(refused.value).splitlines()[0] in str(failed.value)
+        return
+    via_tasks = load(spark, inputs, minPartitions=4)
+    in_driver = read_in_driver(spark, inputs)
+    assert in_driver.schema == via_tasks.schema
+    order = ["file", "position", "offset"]
+    expected = [r.asDict() for r in via_tasks.orderBy(*order).collect()]
+    got = [r.asDict() for r in in_driver.orderBy(*order).collect()]
+    assert len(got) == len(expected) > 80_000
+    assert got == expected
+    assert any(r["error_kind"] == "torn_tail" for r in got)

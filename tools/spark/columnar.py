@@ -33,13 +33,14 @@ row, so there is no ``crc_valid`` to report (:meth:`_ColumnarSplitReader.scan`).
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from crc32c import crc32c
 
 from kraft.records.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC_V2, MIN_BATCH_LENGTH, RecordBatch
-from kraft.records.describe import _PREFIX, HEADER_SIZE_UP_TO_MAGIC, MIN_RECORD_OVERHEAD, read_file_batches
+from kraft.records.describe import HEADER_SIZE_UP_TO_MAGIC, read_file_batches
 from kraft.tools.spark.plan import FileSplit
 from kraft.tools.spark.pushdown import CONTROL_TYPES, Pushed
 from kraft.tools.spark.rows import (
@@ -271,6 +272,22 @@ def _metadata_needles(types: frozenset[str]) -> tuple[bytes, ...]:
     return tuple(bytes([1, k]) for k in range(128) if _type_name(k) in types)
 
 
+_BATCH_LENGTH = struct.Struct(">i")  # batchLength, at byte 8 of a batch
+
+
+def _positions(data: bytes, needles: tuple[bytes, ...]) -> list[int]:
+    """Every position where one of ``needles`` starts in ``data``, ascending."""
+    out: list[int] = []
+    find = data.find
+    for needle in needles:
+        i = find(needle)
+        while i >= 0:
+            out.append(i)
+            i = find(needle, i + 1)
+    out.sort()
+    return out
+
+
 class _ColumnarSplitReader(_SplitReader):
     """The split logic of the tuple reader (files, torn tails, corrupt
     batches), with rows appended to :class:`_Columns` instead of yielded."""
@@ -324,22 +341,32 @@ class _ColumnarSplitReader(_SplitReader):
         new = tuple.__new__  # RecordBatch(header, data, pos) without its Python-level __new__
         pos = 0
         end = len(data)
-        prefix = _PREFIX.unpack_from
         header = HEADER.unpack_from
-        find = data.find
+        # Where a wanted frame prefix occurs in the data, found once at C
+        # speed: a batch is kept when one lies in its records section (a
+        # search per batch cost more than the rest of the scan).
+        hits = _positions(data, needles) if needles is not None else []
+        h, n_hits = 0, len(hits)
+        keep_all = needles is None
+        length_at = _BATCH_LENGTH.unpack_from
         while end - pos >= HEADER_SIZE_UP_TO_MAGIC:
-            _, length = prefix(data, pos)
+            length = length_at(data, pos + 8)[0]
             size = length + LOG_OVERHEAD
-            if length < MIN_RECORD_OVERHEAD or pos + size > end or data[pos + 16] != MAGIC_V2 \
-                    or length < MIN_BATCH_LENGTH or size < HEADER_SIZE:
+            # (MIN_BATCH_LENGTH: a whole header, past the least record overhead)
+            if length < MIN_BATCH_LENGTH or pos + size > end or data[pos + 16] != MAGIC_V2:
                 # the rare case (a torn tail, a damaged batch): worded by read_file_batches
                 rest, valid, corruption = read_file_batches(data[pos:])
                 batches += [new(RecordBatch, header(data, pos + b[14]) + (data, pos + b[14])) for b in rest]
                 return batches, pos + valid, corruption
-            if needles is None or data[pos + 22] & 0x27 \
-                    or any(find(n, pos + HEADER_SIZE, pos + size) >= 0 for n in needles):
+            if keep_all or data[pos + 22] & 0x27:
                 # (data[pos + 22]: the low byte of the int16 attributes)
                 batches.append(new(RecordBatch, header(data, pos) + (data, pos)))
+            elif h < n_hits:
+                records_start = pos + HEADER_SIZE
+                while h < n_hits and hits[h] < records_start:
+                    h += 1
+                if h < n_hits and hits[h] < pos + size:
+                    batches.append(new(RecordBatch, header(data, pos) + (data, pos)))
             pos += size
         return batches, pos, None
 

@@ -253,3 +253,35 @@ def read(spark: SparkSession, paths: list[str], **options: Any) -> Any:
         if value is not None:
             reader = reader.option(key, str(value))
     return reader.load(paths if len(paths) != 1 else paths[0])
+
+
+def decode_in_driver(paths: list[str], *, failfast: bool = False, cluster_id: str | None = None) -> Any:
+    """The rows ``read`` returns, decoded in this process: a ``pyarrow.Table``
+    of the data source's Arrow schema. Raises
+    :class:`~kraft.tools.spark.plan.PlanError` and, with ``failfast``,
+    :class:`~kraft.tools.spark.rows.KraftReadError`."""
+    import pyarrow as pa
+
+    schema = _expected_arrow_schema(SCHEMA)
+    planned = plan(paths, expected_cluster_id=cluster_id)
+    batches = [b for p in planned.partitions for b in read_splits(p, failfast=failfast, schema=schema)]
+    return pa.Table.from_batches(batches, schema=schema)
+
+
+def dataframe_of(spark: SparkSession, table: Any) -> Any:
+    """A DataFrame of the data source's schema over a table of
+    :func:`decode_in_driver` (one local relation)."""
+    return spark.createDataFrame(table, schema=SCHEMA)
+
+
+def read_in_driver(spark: SparkSession, paths: list[str], *, failfast: bool = False,
+                   cluster_id: str | None = None) -> Any:
+    """The rows ``read`` returns, decoded in this process and handed to Spark
+    as one local relation (Spark's own answer for small local data).
+
+    For an input that one task would read anyway this skips the data
+    source's Python planner processes and the task's Python worker, which
+    cost seconds on a small input. The driver must see the files and holds
+    every row: for small inputs on a local master only (the CLI's choice).
+    Errors are raised here (see :func:`decode_in_driver`), not when a job runs."""
+    return dataframe_of(spark, decode_in_driver(paths, failfast=failfast, cluster_id=cluster_id))
