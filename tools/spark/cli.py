@@ -157,20 +157,17 @@ def _size_text(size: int) -> str:
 
 
 def _read_input(spark: Any, inputs: tuple[str, ...], size: int, *, failfast: bool, max_partition_bytes: str | None,
-                cluster_id: str | None, label: str, in_driver: bool | None = None) -> tuple[Any, Any]:
+                cluster_id: str | None, label: str) -> tuple[Any, Any]:
     """The records DataFrame of ``inputs`` (``size`` bytes), and their Arrow
-    table when they were decoded in the driver (``in_driver``; None: when
-    they fit one partition and the master is local), else None: the data
-    source's tasks decode them."""
+    table when they were decoded in the driver (they fit one partition and
+    the master is local), else None: the data source's tasks decode them."""
     from kraft.tools.spark.plan import PlanError
     from kraft.tools.spark.rows import KraftReadError
     from kraft.tools.spark.source import dataframe_of, decode_in_driver, read
 
     if cluster_id is None:
         _note_mixed_clusters(inputs)
-    if in_driver is None:
-        in_driver = spark.sparkContext.master.startswith("local") and _fits_one_partition(size, max_partition_bytes)
-    if in_driver:
+    if spark.sparkContext.master.startswith("local") and _fits_one_partition(size, max_partition_bytes):
         # It fits one partition: decoding it here costs less than starting
         # the data source's Python planner and worker processes.
         t0 = time.perf_counter()
