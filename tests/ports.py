@@ -15,15 +15,19 @@ import itertools
 import os
 import socket
 
-#: first port of worker gw0's block; gw1 starts BLOCK later, and so on
-FIRST_PORT = 12_000
-BLOCK = 1_500
+#: first port of worker gw0's block; gw1 starts BLOCK later, and so on.
+#: Two test runs side by side on one machine (two checkouts) give each its
+#: own range: KRAFT_TEST_FIRST_PORT and KRAFT_TEST_PORT_BLOCKS (how many
+#: worker blocks the range holds; workers beyond it wrap around).
+FIRST_PORT = int(os.environ.get("KRAFT_TEST_FIRST_PORT", "12000"))
+BLOCKS = int(os.environ.get("KRAFT_TEST_PORT_BLOCKS", "12"))
+BLOCK = int(os.environ.get("KRAFT_TEST_PORT_BLOCK", "1500"))
 
 
 def _worker_index() -> int:
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")  # "gw3"; absent when not parallel
     try:
-        return int(worker.removeprefix("gw")) % 12  # 12 blocks end at 30000, below the ephemeral range
+        return int(worker.removeprefix("gw")) % BLOCKS  # 12 blocks end at 30000, below the ephemeral range
     except ValueError:
         return 0
 
