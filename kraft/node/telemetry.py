@@ -80,6 +80,8 @@ class Telemetry:
             else:
                 log.info("raft role %s -> %s in epoch %d, leader %s: %s", change.previous, change.role,
                          change.epoch, _leader(change.leader_id), change.reason)
+        for notice in ready.notices:
+            log.info("%s", notice)
         persisted = ready.persist
         if persisted is not None and persisted.voted_key is not None \
                 and persisted.voted_key.id != core.quorum.local_id:

@@ -81,7 +81,7 @@ from kraft.raft.events import (
 )
 from kraft.raft.handlers import election, membership, replication
 from kraft.raft.handlers.common import LeaderFields, partition_error_response, top_level_error_response
-from kraft.raft.leader_state import LeaderWrite
+from kraft.raft.leader_state import HandoverLeadership, LeaderWrite
 from kraft.raft.logops import (
     AppendAsLeader,
     Flush,
@@ -93,7 +93,8 @@ from kraft.raft.logops import (
 from kraft.raft.quorum import QuorumState
 from kraft.raft.quorum_info import QuorumInfo
 from kraft.raft.ready import Ready, RoleChange, ShutdownOutcome
-from kraft.raft.witness import CampaignPolicy, may_campaign, preferred_successors, resign_reason
+from kraft.raft import handover
+from kraft.raft.witness import CampaignPolicy, handover_leaders, may_campaign, preferred_successors, resign_reason
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import KRaftControlState, LogView, OffsetAndEpoch
 from kraft.raft.replication import log_end
@@ -189,6 +190,8 @@ class RaftCore:
         self.default_listener = local_endpoints[0].listener if local_endpoints else DEFAULT_CONTROLLER_LISTENER
         self.followers_always_flush = followers_always_flush
         self._campaign_policy = campaign_policy
+        #: A witness's hand-over bookkeeping (kraft/raft/handover.py).
+        self._handover = handover.HandoverWatch(handover.reachable_window_ms(self.config))
         self._membership = membership.MembershipClient(local_endpoints, supported_kraft_versions, auto_join)
         #: The finalized kraft.version and the offset of the VotersRecord of
         #: the current voter set (None: the static set), from the log.
@@ -243,6 +246,17 @@ class RaftCore:
         if not isinstance(role, Leader) or role.state.voter_change is None:
             return None
         return role.state.voter_change.describe()
+
+    @property
+    def handover_stats(self) -> handover.HandoverStats:
+        """The hand-over epochs this witness led and their total time."""
+        return self._handover.stats
+
+    @property
+    def handover_leadership(self) -> handover.HandoverLeadership | None:
+        """Set while this witness leads a hand-over epoch (kraft/raft/handover.py)."""
+        role = self.quorum.role if self._initialized else None
+        return role.state.handover if isinstance(role, Leader) else None
 
     def describe_quorum(self, now_ms: int) -> QuorumInfo | None:
         """The leader's view of its voters and observers for DescribeQuorum
@@ -308,7 +322,8 @@ class RaftCore:
         leadership ends first the records may never be written."""
         if self._initialized:
             role = self.quorum.role
-            if type(role) is Leader and epoch is None and self._shutdown is None and not role.state.resign_requested:
+            if type(role) is Leader and epoch is None and self._shutdown is None and not role.state.resign_requested \
+                    and role.state.handover is None:
                 # A busy leader's every append: the checks below, in short.
                 return role.state.accumulator.append(now_ms, records)
         self._check_initialized()
@@ -317,6 +332,9 @@ class RaftCore:
             raise NotLeaderError("append failed: this replica is not the leader")
         if epoch is not None and epoch != role.epoch:
             raise NotLeaderError(f"append for epoch {epoch} but the leader epoch is {role.epoch}")
+        if role.state.handover is not None:
+            raise NotLeaderError("append failed: this replica is a kraft witness leading only to hand the log over "
+                                 "(kraft/raft/handover.py); it appends no records")
         if not role.state.accepts_appends() or self._shutdown is not None:
             raise NotLeaderError("append failed: the leader is resigning")
         return role.state.accumulator.append(now_ms, records)
@@ -490,6 +508,8 @@ class RaftCore:
     def _after_transition(self, now_ms: int, previous: Role | None) -> None:
         # Answers to requests sent in the old role are meaningless now.
         self._requests.reset_all()
+        # --- kraft witness hand-over hook (kraft/raft/handover.py)
+        handover.after_transition(self._handover, now_ms, previous, self.quorum.role)
         if isinstance(previous, Leader):
             # The leadership's state went with the role; answer what waited on it.
             state = previous.state
@@ -541,14 +561,34 @@ class RaftCore:
         # --- kraft witness hook (kraft/raft/witness.py): every election
         # timeout that would start a candidacy comes here. A witness lets it
         # pass and waits another timeout; it still votes and fetches.
+        for_handover = False
         if not may_campaign(self._campaign_policy, self.local_key, self.voters.voter_ids):
-            self.quorum.restart_election_timer(now_ms)
-            return
+            # ... unless it may lead a hand-over epoch (kraft/raft/handover.py).
+            if not self._may_take_handover(now_ms):
+                self.quorum.restart_election_timer(now_ms)
+                return
+            for_handover = True
+            reason = f"{reason}; hand-over candidacy"
         previous = self.quorum.role
         self.quorum.transition_to_prospective(now_ms)
         self._note_role_change(previous, reason)
         self._after_transition(now_ms, previous)
+        self._handover.campaigning = for_handover
         self.maybe_transition_forward(now_ms)
+
+    def _may_take_handover(self, now_ms: int) -> bool:
+        """The hand-over rule (:func:`kraft.raft.handover.decide`) for a
+        witness whose election timeout passed; its verdict is an INFO line
+        once per change."""
+        leaders = handover_leaders(self._campaign_policy, self.local_key, self.voters.voter_ids)
+        if leaders is None or self.local_key is None:
+            return False
+        decision = handover.decide(self.local_key.id, log_end(self._log), self.voters.voter_ids, leaders,
+                                   self._handover.heard(now_ms))
+        notice = self._handover.changed(decision)
+        if notice is not None:
+            self._ready.notices.append(f"kraft.witness: {notice}")
+        return decision.allowed
 
     def _become_candidate(self, now_ms: int, reason: str) -> None:
         previous = self.quorum.role
@@ -562,7 +602,16 @@ class RaftCore:
             raise LocalRaftError("cannot become leader with log writes pending")
         epoch_start = self._log.end_offset
         previous = self.quorum.role
+        leaders = handover_leaders(self._campaign_policy, self.local_key, self.voters.voter_ids)
+        for_handover = self._handover.campaigning and leaders is not None
         leader = self.quorum.transition_to_leader(epoch_start, now_ms)
+        if for_handover:
+            assert leaders is not None
+            leader.state.handover = HandoverLeadership(now_ms, leaders)
+            self._handover.began()
+            reason = (f"{reason}; hand-over epoch: a kraft witness leads only until one of "
+                      f"{handover.ids(leaders)} has fetched its log (up to offset {epoch_start} and this "
+                      f"epoch's LeaderChange), then resigns in its favour")
         self._note_role_change(previous, reason)
         self._after_transition(now_ms, previous)
         # The high watermark only moves once a record of this epoch is
@@ -588,7 +637,8 @@ class RaftCore:
         """Prospective -> Candidate, or Candidate -> Leader, once a majority granted."""
         role = self.quorum.role
         if isinstance(role, Prospective) and role.votes.is_vote_granted() \
-                and may_campaign(self._campaign_policy, self.local_key, self.voters.voter_ids):
+                and (may_campaign(self._campaign_policy, self.local_key, self.voters.voter_ids)
+                     or (self._handover.campaigning and self._may_take_handover(now_ms))):
             self._become_candidate(now_ms, f"won pre-vote: {election.tally(role.votes)}")
         elif isinstance(role, Candidate) and role.votes.is_vote_granted():
             self._become_leader(now_ms, f"won election: {election.tally(role.votes)}")
@@ -779,6 +829,9 @@ class RaftCore:
         if response is None:
             match msg:
                 case VoteRequest():
+                    # What a witness's hand-over rule knows of the others' logs.
+                    self._handover.note_vote_request(
+                        now_ms, msg.candidate_key.id, OffsetAndEpoch(msg.last_offset, msg.last_offset_epoch))
                     response = election.handle_vote_request(self, now_ms, msg)
                 case BeginQuorumEpochRequest():
                     response = election.handle_begin_quorum_epoch_request(self, msg)
@@ -1027,10 +1080,14 @@ class RaftCore:
                       f"{self.config.check_quorum_timeout_ms} ms")
         elif membership.removed_leader_must_resign(self, leader):
             reason = "its removal from the voter set committed"
-        if reason is None:  # --- kraft witness hook (kraft/raft/witness.py)
+        successors: tuple[ReplicaKey, ...] | None = None
+        if reason is None and leader.state.handover is not None:
+            # --- kraft witness hand-over hook (kraft/raft/handover.py)
+            successors, reason = handover.completed(leader, now_ms)
+        elif reason is None:  # --- kraft witness hook (kraft/raft/witness.py)
             reason = resign_reason(self._campaign_policy, leader.local_key.id, self.voters.voter_ids)
         if reason is not None:
-            self._become_resigned(now_ms, preferred_successors(
+            self._become_resigned(now_ms, successors or preferred_successors(
                 self._campaign_policy, progress.non_leader_voters_by_descending_fetch_offset()), reason)
             return 0
         state = leader.state

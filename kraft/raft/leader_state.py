@@ -20,7 +20,9 @@ What it owns:
   deadline (Kafka's ``AddVoterHandlerState``/``RemoveVoterHandlerState``);
 * ``resign_requested`` -- ``RaftClient.resign`` was called for this epoch;
 * ``upgrade_voters`` / ``pending_upgrade`` -- the kraft.version upgrade
-  bookkeeping of a kraft.version 0 leader (Kafka's ``KRaftVersionUpgrade``).
+  bookkeeping of a kraft.version 0 leader (Kafka's ``KRaftVersionUpgrade``);
+* ``handover`` -- set when a witness leads only to hand the log over
+  (:mod:`kraft.raft.handover`): it accepts no appends.
 """
 
 from __future__ import annotations
@@ -48,6 +50,15 @@ class LeaderWrite(enum.Enum):
     FLUSHING = "flushing"
 
 
+@dataclass(frozen=True, slots=True)
+class HandoverLeadership:
+    """A witness's hand-over epoch (:mod:`kraft.raft.handover`): when it
+    began and which voters may take over. It accepts no appends."""
+
+    started_ms: int
+    leaders: frozenset[int]
+
+
 @dataclass(slots=True)
 class ParkedFetch:
     """A Fetch the leader holds until new data, a higher high watermark, or
@@ -73,6 +84,7 @@ class LeaderState:
         "resign_requested",
         "upgrade_voters",
         "pending_upgrade",
+        "handover",
     )
 
     def __init__(self, progress: LeaderProgress, accumulator: BatchAccumulator) -> None:
@@ -88,6 +100,8 @@ class LeaderState:
         #: The kraft.version level this leader appended and where (the last
         #: control record), until the log makes it the finalized level.
         self.pending_upgrade: tuple[int, OffsetAndEpoch] | None = None
+        #: A witness's hand-over epoch (kraft/raft/handover.py): no appends.
+        self.handover: HandoverLeadership | None = None
 
     @property
     def high_watermark(self) -> int | None:
@@ -95,8 +109,9 @@ class LeaderState:
         return self.progress.high_watermark
 
     def accepts_appends(self) -> bool:
-        """Appends go into the accumulator until a resignation is requested."""
-        return not self.resign_requested
+        """Appends go into the accumulator until a resignation is requested
+        (never in a witness's hand-over epoch)."""
+        return not self.resign_requested and self.handover is None
 
     def take_parked(self, which: ParkedPredicate) -> list[ParkedFetch]:
         """Remove and return the parked fetches ``which`` selects."""

@@ -39,7 +39,8 @@ before calling the core again:
 the core refused them. ``shutdown`` reports the end of a graceful shutdown.
 ``role_changes`` lists the role transitions the call made, each with the
 reason it happened (for the operator's log and the metrics; nothing to
-execute).
+execute). ``notices`` are lines for the operator's log (INFO), each said once
+per change of what it reports.
 """
 
 from __future__ import annotations
@@ -86,5 +87,6 @@ class Ready:
     violations: list[RemoteProtocolViolation] = field(default_factory=list)
     shutdown: ShutdownOutcome | None = None
     role_changes: list[RoleChange] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
     #: The latest kraft.version in the log: the form ``persist`` is written in.
     kraft_version: int = 0

@@ -297,7 +297,10 @@ class Resigned:
         return None
 
     def can_grant_vote(self, candidate: ReplicaKey, log_up_to_date: bool, pre_vote: bool) -> bool:
-        return False
+        # Kafka 4.x's ResignedState.canGrantVote: a pre-vote for an
+        # up-to-date log (the successors it named must be able to win), no
+        # vote in its own epoch.
+        return pre_vote and log_up_to_date
 
 
 Role = Unattached | Prospective | Candidate | Leader | Follower | Resigned

@@ -43,6 +43,7 @@ __all__ = [
     "WitnessDecision",
     "WitnessMode",
     "WitnessPolicy",
+    "handover_leaders",
     "kafka_controller_apis",
     "votes_needed_from_others",
 ]
@@ -90,6 +91,12 @@ class CampaignPolicy(Protocol):
         """The EndQuorumEpoch successors of a resigning leader, best first."""
         ...
 
+    def handover_leaders(self, local_id: int, voter_ids: Collection[int]) -> frozenset[int] | None:
+        """None unless this replica is a witness; else the other voters that
+        may lead, to whom a hand-over epoch gives the log
+        (:mod:`kraft.raft.handover`)."""
+        ...
+
 
 def may_campaign(policy: CampaignPolicy | None, local: ReplicaKey | None, voter_ids: Collection[int]) -> bool:
     """The core's witness hook before a candidacy: what ``policy`` says
@@ -108,6 +115,13 @@ def preferred_successors(policy: CampaignPolicy | None,
     """A resigning leader's successors, the voters that can lead (Kafka's
     controllers) first when a policy knows them."""
     return by_fetch_offset if policy is None else policy.preferred_successors(by_fetch_offset)
+
+
+def handover_leaders(policy: CampaignPolicy | None, local: ReplicaKey | None,
+                     voter_ids: Collection[int]) -> frozenset[int] | None:
+    """The core's hand-over hook: the voters a witness may hand the log to,
+    None when this replica is no witness (no policy, or an observer)."""
+    return None if policy is None or local is None else policy.handover_leaders(local.id, voter_ids)
 
 
 class WitnessMode(enum.Enum):
@@ -260,6 +274,19 @@ class WitnessPolicy:
     def resign_reason(self, local_id: int, voter_ids: Collection[int]) -> str | None:
         decision = self.decide(local_id, voter_ids)
         return f"witness: {decision.reason}" if decision.witness else None
+
+    def handover_leaders(self, local_id: int, voter_ids: Collection[int]) -> frozenset[int] | None:
+        """The Kafka voters when any is known; else (``true``, or Kafka
+        metadata in the log) every other voter not heard as a kraft node."""
+        if not self.decide(local_id, voter_ids).witness:
+            return None
+        others = [i for i in voter_ids if i != local_id]
+        kafka = self.kafka_voters(others)
+        if kafka:
+            return frozenset(kafka)
+        if self.mode is WitnessMode.ALWAYS:
+            return frozenset(others)
+        return frozenset(i for i in others if i not in self._peers)
 
     def preferred_successors(self, by_fetch_offset: tuple[ReplicaKey, ...]) -> tuple[ReplicaKey, ...]:
         """The Kafka voters (most caught up first); all of them when none is known."""

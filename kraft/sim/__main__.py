@@ -38,8 +38,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--witnesses", default="",
-        help="comma-separated node ids that run as witness voters (never campaign)",
+        help="comma-separated node ids that run as witness voters (lead only hand-over epochs)",
     )
+    parser.add_argument("--witness-detection", choices=("forced", "auto"), default="forced",
+                        help="witnesses by kraft.witness=true, or detected from the others' ApiVersions")
+    parser.add_argument("--scenario", choices=("behind-survivor",), default=None,
+                        help="a fixed fault schedule instead of random faults")
     parser.add_argument("--stats", action="store_true", help="print coverage counters")
     args = parser.parse_args(argv)
     failures = 0
@@ -58,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
                 storage=args.storage,
                 clock=args.clock,
                 witnesses=tuple(int(i) for i in args.witnesses.split(",") if i.strip()),
+                witness_detection=args.witness_detection,
+                scenario=args.scenario,
             )
         except SimulationFailure as failure:
             failures += 1

@@ -66,6 +66,15 @@ class SimulationConfig:
     #: Node ids that run as witnesses (kraft/raft/witness.py): they vote and
     #: replicate but never campaign; a witness that leads fails the run.
     witnesses: tuple[int, ...] = ()
+    #: How a witness knows it is one: ``forced`` (``kraft.witness=true``) or
+    #: ``auto`` (``kraft.witness=auto``, having heard every other node's
+    #: ApiVersions: the non-witnesses advertise Kafka controller APIs).
+    witness_detection: str = "forced"
+    #: ``behind-survivor``: instead of random faults, the schedule of a
+    #: two-site deployment's worst case -- a voter that may lead is cut off
+    #: while records commit, the leader dies for good, the voter comes back
+    #: behind the witness (kraft/raft/handover.py). Needs a witness.
+    scenario: str | None = None
 
     @property
     def is_dynamic(self) -> bool:
@@ -91,6 +100,10 @@ class SimulationConfig:
             parts.append(f"--clock {self.clock}")
         if self.witnesses:
             parts.append("--witnesses " + ",".join(str(i) for i in self.witnesses))
+        if self.witness_detection != "forced":
+            parts.append(f"--witness-detection {self.witness_detection}")
+        if self.scenario is not None:
+            parts.append(f"--scenario {self.scenario}")
         return " ".join(parts)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from kraft.raft.core import RaftCore
 from kraft.raft.roles import ElectionState, Role
 from kraft.raft.voters import Endpoint, Endpoints, ReplicaKey, VoterSet
-from kraft.raft.witness import WitnessPolicy
+from kraft.raft.witness import KAFKA_CONTROLLER_APIS, WitnessMode, WitnessPolicy
 from kraft.sim.config import CLUSTER_ID, SimulationConfig
 from kraft.sim.disk import DiskModel
 from kraft.sim.disklog import DiskLog
@@ -43,6 +43,13 @@ class DiskStorage:
             cluster_id=CLUSTER_ID,
             bootstrap=bootstrap,
         )
+
+
+#: What a kraft node and a Kafka controller advertise on the controller
+#: listener, for auto-detected witnesses (a few of kraft's APIs; Kafka's add
+#: its controller APIs).
+_KRAFT_APIS = (1, 17, 18, 52, 53, 54, 55, 59, 60)
+_KAFKA_APIS = _KRAFT_APIS + tuple(KAFKA_CONTROLLER_APIS)
 
 
 class SimNode:
@@ -185,7 +192,18 @@ class SimNode:
         )
 
     def _campaign_policy(self) -> WitnessPolicy | None:
-        return WitnessPolicy.forced() if self.node_id in self._config.witnesses else None
+        config = self._config
+        if self.node_id not in config.witnesses:
+            return None
+        if config.witness_detection != "auto":
+            return WitnessPolicy.forced()
+        # kraft.witness=auto, every other node's ApiVersions heard: the
+        # others witnesses answer as kraft nodes, the rest as Kafka controllers.
+        policy = WitnessPolicy(WitnessMode.AUTO)
+        for other in range(1, config.voters + config.observers + 1):
+            if other != self.node_id:
+                policy.heard(other, _KRAFT_APIS if other in config.witnesses else _KAFKA_APIS)
+        return policy
 
     def crash(self, rng: random.Random | None) -> tuple[str, ...]:
         """Lose everything not durable: memory, unflushed log data. Returns

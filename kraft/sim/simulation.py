@@ -73,14 +73,15 @@ from typing import Any
 import trio
 import trio.testing
 
-from kraft.raft.core import Ready
+from kraft.raft.core import RaftCore, Ready
 from kraft.raft.errors import LocalRaftError
 from kraft.raft.events import InboundRequest
-from kraft.raft.logops import InstallSnapshot, SnapshotChunk, TruncateTo
+from kraft.raft.logops import AppendAsLeader, InstallSnapshot, SnapshotChunk, TruncateTo
 from kraft.raft.roles import Leader
 from kraft.raft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
 from kraft.records.errors import RecordsError
 from kraft.records.view import OffsetAndEpoch
+from kraft.sim import behind_survivor
 from kraft.sim.config import (
     ADMIN_ID,
     CLOCKS,
@@ -160,6 +161,13 @@ class Simulation:
         self.faults = FaultInjector(self, self.network)
         self._faults = True
         self._payloads = 0
+        #: Hand-over epochs not yet followed by a non-witness leader.
+        self._handovers_open: set[int] = set()
+        #: behind-survivor: nodes that never restart, and when the survivor
+        #: came back (the liveness bound counts from there).
+        self.dead_forever: set[int] = set()
+        self.survivor_back_ms: int | None = None
+        self.first_leader_after_back_ms: int | None = None
 
     # --- CheckedCluster ----------------------------------------------------------
 
@@ -299,10 +307,12 @@ class Simulation:
                     (self.network.drop_rate,) = event.data
             case "heal-link":
                 self.network.blocked.discard(event.data)
+            case "scenario":
+                behind_survivor.step(self, *event.data)
             case "restart":
                 (node_id,) = event.data
                 node = self._nodes[node_id]
-                if node.core is None:
+                if node.core is None and node_id not in self.dead_forever:
                     self._start_node(node)
             case "append":
                 self._client_append()
@@ -368,6 +378,8 @@ class Simulation:
                 raise
             done += 1
         for op in ready.log:
+            if type(op) is AppendAsLeader and op.batch.records and core.handover_leadership is not None:
+                raise self._fail(f"witness {node.node_id} appended records in its hand-over epoch {core.epoch}")
             if crash_at == done:
                 return self.crash(node, f"before {type(op).__name__}")
             try:
@@ -390,7 +402,12 @@ class Simulation:
             if role_after != node.last_role:
                 self.stats[f"became-{role_after}"] += 1
                 if role_after == "Leader" and node.node_id in self.config.witnesses:
-                    raise self._fail(f"witness {node.node_id} became leader in epoch {core.epoch}")
+                    self._witness_leads(node, core)
+                elif role_after == "Leader" and node.node_id not in self.config.witnesses:
+                    # A non-witness leads: every hand-over epoch before it ended well.
+                    self._handovers_open.clear()
+                    if self.survivor_back_ms is not None and self.first_leader_after_back_ms is None:
+                        self.first_leader_after_back_ms = self.now_ms
             self.note(f"node {node.node_id}: {node.last_role} -> {role_after} epoch {core.epoch}")
             node.last_role, node.last_epoch = role_after, core.epoch
         if ready.shutdown is not None:
@@ -403,6 +420,14 @@ class Simulation:
         if ready.next_deadline_ms is not None:
             node.timer_token += 1
             self.schedule(ready.next_deadline_ms, "poll", node.node_id, node.timer_token)
+
+    def _witness_leads(self, node: SimNode, core: RaftCore) -> None:
+        """A witness may lead only a hand-over epoch (kraft/raft/handover.py);
+        it stays open until a non-witness leads a later epoch."""
+        if core.handover_leadership is None:
+            raise self._fail(f"witness {node.node_id} became leader in epoch {core.epoch}")
+        self.stats["handover-epochs"] += 1
+        self._handovers_open.add(core.epoch)
 
     def _on_disk_error(self, node: SimNode, during: str, error: OSError) -> bool:
         """The node's shell on a disk error of unknown outcome: fail-stop
@@ -433,6 +458,10 @@ class Simulation:
     # --- faults and workload ------------------------------------------------------------------
 
     def _schedule_chaos(self) -> None:
+        if self.config.scenario == "behind-survivor":
+            behind_survivor.schedule(self)
+            self.schedule(self.rng.randint(100, 500), "append")
+            return
         self.schedule(self.rng.randint(500, 2000), "fault")
         self.schedule(self.rng.randint(100, 500), "append")
         self.schedule(self.rng.randint(1000, 3000), "snapshot")
@@ -500,7 +529,7 @@ class Simulation:
             node.crash_armed = False
             if isinstance(node.log, DiskLog):
                 node.log.heal_fsync()
-            if node.core is None:
+            if node.core is None and node.node_id not in self.dead_forever:
                 self._start_node(node)
 
     async def _converge(self) -> None:
@@ -521,7 +550,14 @@ class Simulation:
                 target = marker[1] + 1
                 if all(
                     n.core is not None and (n.committed_offset or 0) >= target for n in self._nodes.values()
+                    if n.node_id not in self.dead_forever
                 ):
+                    if self._handovers_open:
+                        raise self._fail(f"hand-over epochs {sorted(self._handovers_open)} never ended with a "
+                                         f"non-witness leader")
+                    problem = behind_survivor.problem_at_convergence(self, leader)
+                    if problem is not None:
+                        raise self._fail(problem)
                     self.stats["converged"] += 1
                     return
             if not self._queue:
@@ -544,6 +580,8 @@ class Simulation:
         if len(leaders) != 1:
             return None
         leader = leaders[0]
+        if leader.core is not None and leader.core.handover_leadership is not None:
+            return None  # a witness handing the log over appends no marker
         return leader if leader.high_watermark is not None else None
 
 

@@ -131,6 +131,11 @@ def handle_voter_change_request(ctx: MembershipContext, now_ms: int, env: Inboun
         )
     leader = ctx.quorum.role
     assert isinstance(leader, Leader)
+    if leader.state.handover is not None:
+        # A witness leading a hand-over epoch writes nothing but LeaderChange
+        # (kraft/raft/handover.py): ask again of the leader it hands over to.
+        return refuse(Errors.NOT_LEADER_OR_FOLLOWER,
+                      "The leader is a kraft witness handing the log over; retry with the next leader")
     match msg:
         case AddRaftVoterRequest():
             _handle_add_voter(ctx, now_ms, env, msg, leader.state)
@@ -383,7 +388,7 @@ def upgrade_kraft_version(
     :class:`~kraft.raft.errors.LocalRaftError` for the states Kafka treats as
     impossible."""
     leader = ctx.quorum.role
-    if not isinstance(leader, Leader) or leader.state.resign_requested:
+    if not isinstance(leader, Leader) or not leader.state.accepts_appends():
         raise NotLeaderError("Upgrade kraft version failed since the replica is not the leader")
     state = leader.state
     pending = state.pending_upgrade

@@ -1,0 +1,203 @@
+"""Hand-over leadership (kraft/raft/handover.py): a witness whose log is ahead
+of every reachable voter that may lead campaigns, leads an epoch that appends
+only the LeaderChange control record, and resigns as soon as such a voter has
+fetched its log, naming the caught-up voters as preferred successors.
+
+What settles the details is Kafka's code:
+
+* the new leader's only record: ``KafkaRaftClient.onBecomeLeader`` ->
+  ``LeaderState.appendStartOfEpochControlRecords`` (LeaderChangeMessage);
+* resignation: ``KafkaRaftClient.pollLeader`` -> ``transitionToResigned(
+  state.nonLeaderVotersByDescendingFetchOffset())`` -> ``ResignedState``,
+  whose ``preferredSuccessors`` go into every EndQuorumEpoch
+  (``buildEndQuorumEpochRequest``), most caught up first; the first named
+  starts its election at once (``handleEndQuorumEpochRequest`` ->
+  ``endEpochElectionBackoff`` -> ``strictExponentialElectionBackoffMs(0, n) == 0``);
+* ``ResignedState.canGrantVote``: a pre-vote for an up-to-date log, no vote
+  in its own epoch; the successor's real vote (epoch + 1) moves it to
+  Unattached, which grants an up-to-date log (``UnattachedState.canGrantVote``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kraft.raft.errors import Errors, NotLeaderError
+from kraft.raft.events import (
+    EndQuorumEpochRequest,
+    FetchResponse,
+    VoteRequest,
+    VoteResponse,
+)
+from kraft.raft.handover import HandoverStats, decide
+from kraft.raft.roles import Candidate, Follower, Leader, Prospective, Resigned, Unattached
+from kraft.raft.voters import ReplicaKey
+from kraft.raft.witness import WitnessPolicy
+from kraft.records.view import OffsetAndEpoch
+from kraft.sim.context import RaftTestContext
+from tests.raft.test_witness import KAFKA_APIS
+
+# --- the rule ----------------------------------------------------------------------
+
+
+def test_the_rule_needs_a_reachable_voter_strictly_behind() -> None:
+    ours = OffsetAndEpoch(10, 1)
+    nobody = decide(3, ours, (1, 2, 3), {1, 2}, {})
+    assert not nobody.allowed and "nobody to hand the log to" in nobody.reason
+    behind = decide(3, ours, (1, 2, 3), {1, 2}, {2: OffsetAndEpoch(5, 1)})
+    assert behind.allowed and "2 at offset 5 epoch 1" in behind.reason
+    # An equal log can win with our vote: Raft's own election, no hand-over.
+    level = decide(3, ours, (1, 2, 3), {1, 2}, {2: OffsetAndEpoch(10, 1)})
+    assert not level.allowed and "voter 2 has a log as long as ours" in level.reason
+    # A later epoch beats a longer log (Raft's comparison: epoch first).
+    assert not decide(3, ours, (1, 2, 3), {1, 2}, {2: OffsetAndEpoch(3, 2)}).allowed
+    # Any voter that may lead and has a log as long as ours blocks it.
+    assert not decide(3, ours, (1, 2, 3), {1, 2}, {1: OffsetAndEpoch(11, 1), 2: OffsetAndEpoch(5, 1)}).allowed
+    # A voter that may not lead (another witness) is nobody to hand to.
+    assert not decide(3, ours, (1, 2, 3), {1}, {2: OffsetAndEpoch(5, 1)}).allowed
+    # Five voters: ourselves and one behind voter are no majority.
+    few = decide(5, ours, (1, 2, 3, 4, 5), {1, 2, 3, 4}, {2: OffsetAndEpoch(5, 1)})
+    assert not few.allowed and "cannot elect" in few.reason
+
+
+# --- the core ------------------------------------------------------------------------
+
+
+def kafka_witness() -> tuple[RaftTestContext, WitnessPolicy]:
+    """Node 3, a kraft witness beside Kafka controllers 1 and 2 (auto-detected),
+    with ten records of epoch 1 that leader 1 committed with it; leader 1 is
+    gone, controller 2 has only the first five."""
+    policy = WitnessPolicy()
+    policy.heard(1, KAFKA_APIS)
+    policy.heard(2, KAFKA_APIS)
+    ctx = RaftTestContext(local_id=3, campaign_policy=policy).with_log((1, 10)).start().follow(leader=1, epoch=1)
+    return ctx, policy
+
+
+def notices(ctx: RaftTestContext) -> list[str]:
+    return [n for ready in ctx.readies for n in ready.notices]
+
+
+def take_handover_epoch(ctx: RaftTestContext) -> None:
+    """Controller 2 (log end 5) canvasses, is refused, and the witness then
+    campaigns itself and wins with 2's votes."""
+    ctx.advance(ctx.config.fetch_timeout_ms + 1)
+    ctx.deliver(ctx.vote_request(candidate=2, epoch=2, last_offset=5, last_epoch=1, pre_vote=True), source=2)
+    assert not ctx.assert_response(VoteResponse).vote_granted  # Raft: 2's log is shorter
+    ctx.advance(2 * ctx.config.election_timeout_ms)
+    assert isinstance(ctx.role, Prospective)
+    [pre_vote] = ctx.assert_sent(VoteRequest, destination=2, pre_vote=True)
+    ctx.respond(pre_vote, ctx.vote_response(granted=True, epoch=1))
+    assert isinstance(ctx.role, Candidate) and ctx.epoch == 2
+    [vote] = ctx.assert_sent(VoteRequest, destination=2, pre_vote=False)
+    ctx.respond(vote, ctx.vote_response(granted=True, epoch=2))
+    assert isinstance(ctx.role, Leader) and ctx.epoch == 2
+
+
+def test_a_witness_without_a_reachable_kafka_voter_never_leads_and_says_so_once() -> None:
+    ctx, _ = kafka_witness()
+    for _ in range(5):
+        ctx.advance(2 * ctx.config.fetch_timeout_ms)
+    assert not isinstance(ctx.role, (Prospective, Candidate, Leader))
+    ctx.assert_not_sent(VoteRequest)
+    said = [n for n in notices(ctx) if "nobody to hand the log to" in n]
+    assert len(said) == 1 and said[0].startswith("kraft.witness: no leader and none of the voters 1, 2")
+
+
+def test_a_witness_ahead_of_the_kafka_survivor_leads_only_to_hand_the_log_over() -> None:
+    ctx, _ = kafka_witness()
+    take_handover_epoch(ctx)
+    leader = ctx.role
+    assert isinstance(leader, Leader) and leader.state.handover is not None
+    change = [rc for r in ctx.readies for rc in r.role_changes if rc.role == "Leader"][-1]
+    assert "hand-over epoch" in change.reason
+    # Its only record: LeaderChange (LeaderState.appendStartOfEpochControlRecords).
+    new = [b for b in ctx.log.batches if b.epoch == 2]
+    assert len(new) == 1 and new[0].control and len(new[0].records) == 1
+    assert ctx.log.end_offset == 11
+    # It refuses the embedder's appends.
+    with pytest.raises(NotLeaderError, match="hand the log over"):
+        ctx.raft.append(ctx.now_ms, [b"controller record"])
+    # Controller 2 fetches from its log end: the records it lacks, then the end.
+    ctx.deliver(ctx.fetch_request(replica=2, fetch_offset=5, last_fetched_epoch=1), source=2)
+    first = ctx.assert_response(FetchResponse)
+    assert first.partition_error is Errors.NONE and first.records
+    assert isinstance(ctx.role, Leader)  # 2 is not at the log end yet
+    ctx.deliver(ctx.fetch_request(replica=2, fetch_offset=11, last_fetched_epoch=2), source=2)
+    ctx.advance(1)
+    # Caught up: it resigns at once, naming 2 (pollLeader -> transitionToResigned).
+    assert isinstance(ctx.role, Resigned) and ctx.epoch == 2
+    assert ctx.role.preferred_successors == (ReplicaKey(2),)
+    for destination in (1, 2):
+        [end] = ctx.assert_sent(EndQuorumEpochRequest, destination=destination)
+        assert end.message.preferred_candidates == (ReplicaKey(2),)
+    resigned = [rc for r in ctx.readies for rc in r.role_changes if rc.role == "Resigned"][-1]
+    assert resigned.reason.startswith("hand-over complete: voter 2 fetched up to the log end (offset 11) after ")
+    stats = ctx.raft.handover_stats
+    assert stats.epochs == 1 and stats.total_ms >= 0
+    # Then it votes for its successor: the pre-vote (ResignedState.canGrantVote)
+    # and the vote of epoch 3 (Unattached in epoch 3 grants an up-to-date log).
+    ctx.clear_sent().deliver(
+        ctx.vote_request(candidate=2, epoch=3, last_offset=11, last_epoch=2, pre_vote=True), source=2)
+    assert ctx.assert_response(VoteResponse).vote_granted
+    ctx.clear_sent().deliver(ctx.vote_request(candidate=2, epoch=3, last_offset=11, last_epoch=2), source=2)
+    assert ctx.assert_response(VoteResponse).vote_granted
+    ctx.follow(leader=2, epoch=3)
+    assert isinstance(ctx.role, Follower)
+    # It never takes another hand-over epoch while 2's log is as long as its own.
+    ctx.advance(3 * ctx.config.fetch_timeout_ms)
+    ctx.deliver(ctx.vote_request(candidate=2, epoch=4, last_offset=11, last_epoch=2, pre_vote=True), source=2)
+    ctx.advance(3 * ctx.config.election_timeout_ms)
+    assert ctx.raft.handover_stats.epochs == 1
+    assert not isinstance(ctx.role, Leader)
+
+
+def test_a_resigned_leader_grants_pre_votes_only_for_an_up_to_date_log() -> None:
+    """Kafka 4.x ``ResignedState.canGrantVote``: ``isPreVote && isLogUpToDate``."""
+    ctx = RaftTestContext(local_id=1).start().elect_local()
+    ctx.raft.resign(ctx.epoch)
+    ctx.poll()
+    assert isinstance(ctx.role, Resigned)
+    ctx.deliver(ctx.vote_request(candidate=2, epoch=ctx.epoch + 1, pre_vote=True), source=2)
+    assert ctx.assert_response(VoteResponse).vote_granted
+    ctx.clear_sent().deliver(
+        ctx.vote_request(candidate=2, epoch=ctx.epoch + 1, last_offset=0, last_epoch=0, pre_vote=True), source=2)
+    assert not ctx.assert_response(VoteResponse).vote_granted
+
+
+def test_a_handover_leader_keeps_serving_until_a_voter_that_may_lead_caught_up() -> None:
+    """Four voters, Kafka controllers 1, 2 and 4 and the witness 3: 2 and 4
+    are behind. Fetching part of the log is not enough; the witness keeps
+    serving Fetch (and appends nothing) until its LeaderChange is committed
+    and a voter that may lead reached the end, then names the caught-up ones."""
+    policy = WitnessPolicy()
+    for kafka in (1, 2, 4):
+        policy.heard(kafka, KAFKA_APIS)
+    ctx = RaftTestContext(local_id=3, voters=(1, 2, 3, 4), campaign_policy=policy).with_log((1, 10)).start()
+    ctx.follow(leader=1, epoch=1).advance(ctx.config.fetch_timeout_ms + 1)
+    for candidate, end in ((2, 5), (4, 7)):
+        ctx.deliver(ctx.vote_request(candidate=candidate, epoch=2, last_offset=end, last_epoch=1, pre_vote=True),
+                    source=candidate)
+    ctx.advance(2 * ctx.config.election_timeout_ms)
+    assert isinstance(ctx.role, Prospective)
+    for voter in (2, 4):
+        [pre] = ctx.assert_sent(VoteRequest, destination=voter, pre_vote=True)
+        ctx.respond(pre, ctx.vote_response(granted=True, epoch=1))
+    for voter in (2, 4):
+        [vote] = ctx.assert_sent(VoteRequest, destination=voter, pre_vote=False)
+        ctx.respond(vote, ctx.vote_response(granted=True, epoch=2))
+    assert isinstance(ctx.role, Leader) and ctx.role.state.handover is not None
+    ctx.deliver(ctx.fetch_request(replica=4, fetch_offset=7, last_fetched_epoch=1), source=4)
+    ctx.deliver(ctx.fetch_request(replica=2, fetch_offset=10, last_fetched_epoch=1), source=2)
+    ctx.advance(1)
+    assert isinstance(ctx.role, Leader)
+    with pytest.raises(NotLeaderError):  # a kraft.version upgrade appends records too
+        ctx.raft.upgrade_kraft_version(ctx.now_ms, 1)
+    ctx.deliver(ctx.fetch_request(replica=4, fetch_offset=11, last_fetched_epoch=2), source=4)
+    ctx.advance(1)
+    # 4 has the whole log, but the LeaderChange needs 3 of 4 voters: not
+    # committed yet, so nothing is handed over yet (Raft's rule for a new leader).
+    assert isinstance(ctx.role, Leader) and ctx.raft.high_watermark is None
+    ctx.deliver(ctx.fetch_request(replica=2, fetch_offset=11, last_fetched_epoch=2), source=2)
+    ctx.advance(1)
+    assert isinstance(ctx.role, Resigned) and ctx.role.preferred_successors == (ReplicaKey(2), ReplicaKey(4))
