@@ -1,0 +1,251 @@
+"""The ``witness-handover`` chaos scenario: a two-site quorum whose surviving
+"Kafka" controller is behind when the leader dies (kraft/raft/handover.py).
+
+Three ``kraft node start`` processes on 127.0.0.1: nodes 1 and 2 play Kafka
+controllers -- they answer ApiVersions exactly as a real Kafka 4.0 controller
+does (``kafka_api_versions_hex``, a real answer's frame) and run with
+``kraft.witness=false`` so they lead as Kafka's do -- and node 3 is a kraft
+voter with default settings (``kraft.witness=auto``: a witness). Each
+node appends numbered records while it leads and logs every one acknowledged
+as committed (the demo load; the witness's appends are refused while it
+hands over); an in-process observer follows the log and the leaders.
+
+One round: once a Kafka-played node leads and records commit, the other is
+paused (SIGSTOP, as a GC pause or a stalled disk would), records go on
+committing with the witness's acknowledgement for ``pause_s``, the leader is
+killed (kill -9), and the paused one resumes (SIGCONT). It is behind the
+witness, so only a hand-over epoch can elect it: the witness leads once,
+briefly, appending nothing but LeaderChange, and resigns in its favour. The
+round ends when the resumed node leads and commits records again. Between
+rounds the killed node restarts and catches up.
+
+Checked at the end (on the stopped processes' files): every acknowledged
+record is committed at its offset; the witness led at most once per round,
+and never appended a record; the final leader is a Kafka-played node.
+
+Entry point for the chaos tool's scenario registry::
+
+    await run_witness_handover(root, say, kafka_api_versions_hex=hex, rounds=3,
+                               pause_s=4.0, append_rate=50.0, ports=None)
+
+returns a JSON-able dict (see :func:`run_witness_handover`).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["HANDOVER_LINE", "run_witness_handover"]
+
+KAFKA = (1, 2)
+WITNESS = 3
+OBSERVER_ID = 99
+#: The witness's INFO line when it hands over (kraft/raft/handover.py).
+HANDOVER_LINE = re.compile(r"-> Resigned in epoch (\d+), leader \d+: hand-over complete: .* after (\d+) ms as leader")
+_LEADS = re.compile(r"raft role \w+ -> Leader in epoch (\d+)")
+
+
+@dataclass
+class _Proc:
+    node_id: int
+    config: Path
+    out: Path
+    acks: Path
+    rate: float
+    proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        with open(self.out, "ab") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "kraft.cli", "node", "start", "--config", str(self.config),
+                 "--demo-append-rate", str(self.rate), "--demo-ack-log", str(self.acks)],
+                stdout=out, stderr=subprocess.STDOUT)
+
+    def signal(self, sig: signal.Signals) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(sig)
+        if sig == signal.SIGKILL:
+            self.proc.wait()
+
+    def stop(self) -> int | None:
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def output(self) -> str:
+        return self.out.read_text(errors="replace") if self.out.exists() else ""
+
+    def acknowledged(self) -> list[tuple[int, bytes]]:
+        if not self.acks.exists():
+            return []
+        out = []
+        for line in self.acks.read_text().splitlines():
+            offset, _, value = line.partition("\t")
+            if value:  # a line cut by kill -9 was never acknowledged
+                out.append((int(offset), value.encode()))
+        return out
+
+
+def _median(values: Sequence[float]) -> float | None:
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+async def run_witness_handover(
+    root: Path, say: Callable[[str], None], *, kafka_api_versions_hex: str, rounds: int = 1,
+    pause_s: float = 4.0, append_rate: float = 50.0, ports: Sequence[int] | None = None,
+    round_timeout_s: float = 90.0,
+) -> dict[str, Any]:
+    """Run ``rounds`` paused-follower rounds in ``root`` (see the module
+    docstring). ``ports``: four free ports (nodes 1-3 and the observer),
+    else the system picks. The result: ``rounds`` (per round: the leader
+    killed, the resumed node, ``kill_to_leader_ms`` until the observer saw
+    the resumed node lead, ``handover_ms`` the witness's time as leader or
+    None if it did not need to lead), ``handover_ms_median`` / ``_max``,
+    ``witness_led`` (hand-over epochs in the witness's log),
+    ``witness_appended`` (records acknowledged by the witness: 0),
+    ``acknowledged``, ``lost`` (acknowledged but not committed there),
+    ``final_leader``, ``load_average``."""
+    import trio
+
+    from kraft.config import NodeConfig
+    from kraft.node.fault import RaisingFaultHandler
+    from kraft.node.node import KraftNode
+    from kraft.node.snapshots import CommittedBatch
+    from kraft.tools.quickstart import _free_ports, write_properties
+
+    ports = list(ports) if ports is not None else _free_ports(4)
+    ids = [*KAFKA, WITNESS]
+    quorum = ",".join(f"{i}@127.0.0.1:{p}" for i, p in zip(ids, ports))
+    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    configs: dict[int, Path] = {}
+    for node_id, port in zip([*ids, OBSERVER_ID], ports):
+        extra = {"kraft.witness": "false", "kraft.testing.api.versions.response.hex": kafka_api_versions_hex} \
+            if node_id in KAFKA else {}
+        configs[node_id] = root / f"server-{node_id}.properties"
+        write_properties(configs[node_id], node_id, port, quorum, root / f"metadata-{node_id}", extra)
+        done = subprocess.run([sys.executable, "-m", "kraft.cli", "storage", "format", "--config",
+                               str(configs[node_id]), "--cluster-id", cluster_id], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"kraft storage format failed: {done.stdout}{done.stderr}")
+    procs = {i: _Proc(i, configs[i], root / f"node-{i}.out", root / f"acks-{i}.tsv",
+                      append_rate) for i in ids}
+    committed: dict[int, bytes] = {}
+    leaders: list[tuple[float, int, int | None]] = []
+    result: dict[str, Any] = {"rounds": [], "load_average": os.getloadavg()[0]}
+    observer = KraftNode(NodeConfig.load(configs[OBSERVER_ID]), fault_handler=RaisingFaultHandler())
+
+    async def follow() -> None:
+        async for item in observer.committed_batches(start_offset=0):
+            if isinstance(item, CommittedBatch) and not item.is_control:
+                for i, value in enumerate(item.records):
+                    committed[item.base_offset + i] = value
+
+    async def watch() -> None:
+        shell = observer.shell
+        assert shell is not None
+        while True:
+            leaders.append((time.monotonic(), shell.leader.epoch, shell.leader.leader_id))
+            async with shell.leader_changed:
+                await shell.leader_changed.wait()
+
+    def leader_now() -> int | None:
+        shell = observer.shell
+        return None if shell is None else shell.leader.leader_id
+
+    async def until(predicate: Callable[[], bool], what: str, timeout_s: float = round_timeout_s) -> None:
+        with trio.move_on_after(timeout_s) as scope:
+            while not predicate():
+                await trio.sleep(0.02)
+        if scope.cancelled_caught:
+            raise AssertionError(f"witness-handover: {what} not within {timeout_s:g} s")
+
+    async def commits(count: int, what: str) -> None:
+        target = len(committed) + count
+        await until(lambda: len(committed) >= target, what)
+
+    try:
+        async with trio.open_nursery() as nursery:
+            for p in procs.values():
+                p.start()
+            await nursery.start(observer.run)
+            nursery.start_soon(follow)
+            nursery.start_soon(watch)
+            await until(lambda: leader_now() in KAFKA, "a Kafka-played leader after start-up")
+            await commits(20, "commits after start-up")
+            for n in range(rounds):
+                first = leader_now()
+                assert first in KAFKA
+                behind = next(i for i in KAFKA if i != first)
+                procs[behind].signal(signal.SIGSTOP)
+                say(f"round {n + 1}: node {behind} paused, node {first} commits with the witness")
+                await commits(5, "commits while the follower is paused")
+                await trio.sleep(pause_s)
+                led_before = len(_LEADS.findall(procs[WITNESS].output()))
+                procs[first].signal(signal.SIGKILL)
+                killed_at = time.monotonic()
+                procs[behind].signal(signal.SIGCONT)
+                say(f"round {n + 1}: node {first} killed (kill -9), node {behind} resumed")
+                await until(lambda: leader_now() == behind, f"node {behind} leading after the kill")
+                elected_ms = (time.monotonic() - killed_at) * 1000
+                await commits(10, f"commits by node {behind}")
+                witness_log = procs[WITNESS].output()
+                handovers = HANDOVER_LINE.findall(witness_log)
+                led = len(_LEADS.findall(witness_log)) - led_before
+                round_result = {"killed": first, "resumed": behind, "kill_to_leader_ms": round(elected_ms),
+                                "witness_led": led,
+                                "handover_ms": int(handovers[-1][1]) if led and handovers else None}
+                result["rounds"].append(round_result)
+                say(f"round {n + 1}: node {behind} leads {elected_ms:.0f} ms after the kill; witness led "
+                    f"{led} time(s)" + (f", for {round_result['handover_ms']} ms" if led else ""))
+                # The killed node returns as a follower and catches up.
+                procs[first].start()
+                await commits(20, f"commits after node {first} restarted")
+            for p in procs.values():
+                if p.proc is not None and p.proc.poll() is None:
+                    p.signal(signal.SIGUSR1)  # stop the demo load
+            seen = -1
+            while seen != observer.high_watermark:
+                seen = observer.high_watermark
+                await trio.sleep(1.5)
+            result["final_leader"] = leader_now()
+            await observer.shutdown()
+            nursery.cancel_scope.cancel()
+    finally:
+        for p in procs.values():
+            p.stop()
+    acks = [a for i in KAFKA for a in procs[i].acknowledged()]
+    result["acknowledged"] = len(acks)
+    result["lost"] = sum(1 for offset, value in acks if committed.get(offset) != value)
+    result["witness_appended"] = len(procs[WITNESS].acknowledged())
+    result["witness_led"] = len(_LEADS.findall(procs[WITNESS].output()))
+    result["leaders"] = [(epoch, leader) for _, epoch, leader in leaders]
+    times = [r["handover_ms"] for r in result["rounds"] if r["handover_ms"] is not None]
+    result["handover_ms_median"] = _median(times)
+    result["handover_ms_max"] = max(times) if times else None
+    elected = [r["kill_to_leader_ms"] for r in result["rounds"]]
+    result["kill_to_leader_ms_median"] = _median(elected)
+    result["kill_to_leader_ms_max"] = max(elected) if elected else None
+    return result
