@@ -82,10 +82,11 @@ NUM_SAMPLES = 2
 TIME_BUCKETS_MS = (1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0)
 
 #: The values of ``current-state``: Kafka 4.x's ``KafkaRaftMetrics`` set, and
-#: (kraft) ``witness``: a voter beside Kafka controllers that never leads.
+#: (kraft) ``witness``: a voter beside Kafka controllers that never leads
+#: but to hand the log over, which it reports as ``witness-handover``.
 CURRENT_STATES = (
     "leader", "prospective", "prospective-voted", "candidate", "unattached-voted", "follower", "observer", "unattached",
-    "witness",
+    "witness", "witness-handover",
 )
 
 
@@ -109,8 +110,14 @@ METRICS: tuple[MetricSpec, ...] = (
     _spec("kafka_raft_current_state", "gauge",
           "The current state of this member; possible values are leader, prospective, prospective-voted, "
           "candidate, unattached-voted, follower, observer, unattached, and (kraft) witness: a voter beside Kafka "
-          "controllers that never leads (1 for the current state, 0 for the others)", "state"),
+          "controllers that leads only to hand the log over (witness-handover while it does; 1 for the current "
+          "state, 0 for the others)", "state"),
     _spec("kafka_raft_current_leader", "gauge", "The current quorum leader's id; -1 indicates unknown"),
+    _spec("kafka_raft_witness_handover_epochs", "gauge",
+          "(kraft) Hand-over epochs this witness led since it started: epochs it led only to bring a voter that "
+          "may lead up to date, then resigned in that voter's favour"),
+    _spec("kafka_raft_witness_handover_time_ms", "gauge",
+          "(kraft) Total time in milliseconds this witness spent leading hand-over epochs since it started"),
     _spec("kafka_raft_current_vote", "gauge", "The current voted id; -1 indicates not voted for anyone"),
     _spec("kafka_raft_current_epoch", "gauge", "The current quorum epoch."),
     _spec("kafka_raft_high_watermark", "gauge", "The high watermark maintained on this member; -1 if it is unknown"),
@@ -166,12 +173,15 @@ def request_name(api_key_name: str) -> str:
     return "".join(part.capitalize() for part in api_key_name.split("_"))
 
 
-def current_state(role: Any, is_voter: bool, witness: bool = False) -> str:
+def current_state(role: Any, is_voter: bool, witness: bool = False, handover: bool = False) -> str:
     """Kafka 4.x's ``current-state`` value for a role, checked in
     ``KafkaRaftMetrics.initialize``'s order (see :data:`CURRENT_STATES`); a
     Resigned leader is none of Kafka's named states: ``unattached``.
     ``witness`` (kraft): a witness voter that follows, waits or voted
-    (kraft/raft/witness.py) reports ``witness`` instead."""
+    (kraft/raft/witness.py) reports ``witness`` instead, and
+    ``witness-handover`` while it leads a hand-over epoch (kraft/raft/handover.py)."""
+    if handover and isinstance(role, Leader):
+        return "witness-handover"
     if witness and is_voter and isinstance(role, (Follower, Unattached)):
         return "witness"
     match role:
@@ -377,7 +387,11 @@ class RaftMetrics:
             core = shell.core
             role = core.role
             is_voter = core.quorum.is_voter
-            out["current-state"] = current_state(role, is_voter, self.is_witness())
+            out["current-state"] = current_state(role, is_voter, self.is_witness(),
+                                                 core.handover_leadership is not None)
+            handovers = core.handover_stats
+            out["witness-handover-epochs"] = handovers.epochs
+            out["witness-handover-time-ms"] = handovers.total_ms
             out["current-leader"] = -1 if core.leader_id is None else core.leader_id
             out["current-vote"] = _current_vote(core)
             out["current-epoch"] = core.epoch

@@ -162,7 +162,8 @@ def test_current_state_reports_kafka_4_values() -> None:
     unattached -- no ``resigned`` (a resigned leader is ``unattached``)."""
     # ... and kraft's own "witness" (a voter that never leads; kraft/raft/witness.py).
     assert set(CURRENT_STATES) == {"leader", "prospective", "prospective-voted", "candidate", "unattached-voted",
-                                   "follower", "observer", "unattached", "witness"}
+                                   "follower", "observer", "unattached", "witness",
+                                   "witness-handover"}
     key = ReplicaKey(1)
     votes = EpochElection.start((1, 2, 3), 1)
     ep = (Endpoint("CONTROLLER", "h", 1),)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import pytest
 
+from kraft.node.metrics import current_state
 from kraft.raft.errors import Errors, NotLeaderError
 from kraft.raft.events import (
     EndQuorumEpochRequest,
@@ -115,6 +116,8 @@ def test_a_witness_ahead_of_the_kafka_survivor_leads_only_to_hand_the_log_over()
     new = [b for b in ctx.log.batches if b.epoch == 2]
     assert len(new) == 1 and new[0].control and len(new[0].records) == 1
     assert ctx.log.end_offset == 11
+    # The current-state metric says so (kraft/node/metrics.py).
+    assert current_state(leader, True, True, ctx.raft.handover_leadership is not None) == "witness-handover"
     # It refuses the embedder's appends.
     with pytest.raises(NotLeaderError, match="hand the log over"):
         ctx.raft.append(ctx.now_ms, [b"controller record"])
