@@ -49,6 +49,7 @@ from kraft.messages.generated import api_versions_request as av_req
 from kraft.messages.generated import describe_cluster_request as dc_req
 from kraft.messages.generated.api_versions_response import ApiVersionsResponse
 from kraft.node.snapshots import CommittedBatch, SnapshotLoaded
+from kraft.node.leader_changes import LeaderChanged
 from kraft.node.cluster_ids import INCONSISTENT_CLUSTER_ID, ClusterIdWatch, describe_cluster_asker
 from kraft.node.metrics import RaftMetrics, event_error, error_name, request_name, wire_error
 from kraft.records.errors import CorruptLogError, StateFileError
@@ -441,8 +442,8 @@ class KraftNode:
         return self.shell.leader
 
     async def committed_batches(
-        self, start_offset: int | None = None, *, until: int | None = None
-    ) -> AsyncIterator[CommittedBatch | SnapshotLoaded]:
+        self, start_offset: int | None = None, *, until: int | None = None, leader_changes: bool = False,
+    ) -> AsyncIterator[CommittedBatch | SnapshotLoaded | LeaderChanged]:
         """What a Kafka ``RaftClient.Listener`` gets: the latest snapshot
         first (a :class:`SnapshotLoaded`) if there is one, then every committed
         batch after it, as it commits. With ``start_offset``, resume there (a
@@ -452,14 +453,17 @@ class KraftNode:
         Without ``until`` it ends only when the node stops; with it, it
         ends once offset ``until`` has been delivered (by a batch, or a
         snapshot past it), and raises ``LocalRaftError`` if the node stops
-        before that."""
+        before that. With ``leader_changes`` it also yields
+        :class:`~kraft.node.leader_changes.LeaderChanged` items as Kafka fires
+        ``handleLeaderChange``: this node's own leadership only once this
+        listener has read past the epoch's start offset."""
         assert self.shell is not None
-        generator = cast(AsyncGenerator[CommittedBatch | SnapshotLoaded, None],
-                         snapshots.committed_items(self.shell, start_offset))
+        generator = cast(AsyncGenerator[CommittedBatch | SnapshotLoaded | LeaderChanged, None],
+                         snapshots.committed_items(self.shell, start_offset, leader_changes=leader_changes))
         async with aclosing(generator) as items:
             async for item in items:
                 yield item
-                if until is not None:
+                if until is not None and not isinstance(item, LeaderChanged):
                     delivered = (item.last_offset if isinstance(item, CommittedBatch)
                                  else item.snapshot_id.offset - 1)
                     if delivered >= until:

@@ -488,6 +488,8 @@ class RaftShell:
                       self.leader.epoch, self.leader.leader_id, old.epoch, old.leader_id, self.core.role.name)
             async with self.leader_changed:
                 self.leader_changed.notify_all()
+            async with self.committed:  # listeners that take leader changes (kraft/node/leader_changes.py)
+                self.committed.notify_all()
         self.telemetry.after_ready(ready, self.core, self._clock_ms)
         if fault is not None:
             await self._on_storage_fault(fault)

@@ -59,7 +59,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 
+from kraft.node.leader_changes import LeaderChanged
+from kraft.node.leader_changes import due as leader_change_due
 from kraft.raft.errors import InvalidSnapshotIdError, LocalRaftError
+from kraft.raft.roles import LeaderAndEpoch
 from kraft.records.batch import iter_batches
 from kraft.records.errors import LogOffsetError
 from kraft.records.log import MetadataLog
@@ -357,17 +360,29 @@ def read_committed(mlog: MetadataLog, offset: int, hwm: int) -> list[CommittedBa
     return out
 
 
-async def committed_items(shell: RaftShell,
-                          start_offset: int | None = None) -> AsyncIterator[CommittedBatch | SnapshotLoaded]:
+async def committed_items(
+    shell: RaftShell, start_offset: int | None = None, *, leader_changes: bool = False,
+) -> AsyncIterator[CommittedBatch | SnapshotLoaded | LeaderChanged]:
     """Kafka's listener semantics (module docstring). ``start_offset`` None
     is a new listener: the latest snapshot first, if there is one; an offset
-    resumes there, with a snapshot only if it is below the log start."""
+    resumes there, with a snapshot only if it is below the log start. With
+    ``leader_changes``, :class:`~kraft.node.leader_changes.LeaderChanged`
+    items too, this node's own leadership only once this listener has read
+    past the epoch's start (Kafka's ``maybeFireLeaderChange``)."""
     mlog = shell.log
     next_offset = -1 if start_offset is None else max(start_offset, 0)
+    told: LeaderAndEpoch | None = None
     while True:
+        if leader_changes and (change := leader_change_due(shell, told, next_offset)) is not None:
+            told = change
+            yield LeaderChanged(change)
         async with shell.committed:
             while shell.high_watermark <= max(next_offset, 0) and not shell.stopped.is_set():
+                if leader_changes and leader_change_due(shell, told, next_offset) is not None:
+                    break
                 await shell.committed.wait()
+        if leader_changes and shell.high_watermark <= max(next_offset, 0) and not shell.stopped.is_set():
+            continue  # woken by a leader change: give it first (top of the loop)
         hwm = shell.high_watermark
         reader = None
         batches: list[CommittedBatch] = []
@@ -421,3 +436,6 @@ async def committed_items(shell: RaftShell,
         for batch in batches:
             yield batch
             next_offset = batch.last_offset + 1
+            if leader_changes and (change := leader_change_due(shell, told, next_offset)) is not None:
+                told = change
+                yield LeaderChanged(change)
