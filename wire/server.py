@@ -57,6 +57,7 @@ from kraft.wire.framing import DEFAULT_MAX_FRAME_SIZE, FrameReader
 from kraft.wire.headers import peek_request_header
 from kraft.wire.limits import ConnectionLimits, ConnectionTracker
 from kraft.wire.log_limit import RateLimitedLog
+from kraft.wire.not_controller import REFUSED_CONTROLLER_APIS, not_controller_response
 from kraft.wire.sasl import SaslServer, illegal_state_response
 from kraft.wire.security import ListenerSecurity
 from kraft.wire.tls import ANONYMOUS, certificate_principal, close_quietly
@@ -344,6 +345,15 @@ class _ServerConnection:
                 log.debug("ApiVersions v%d from %s is not supported: answering with v0", e.api_version, self._info)
                 slot = _Slot()
                 slot.complete(b"".join(encode_response(unsupported_version_response(), 0, e.correlation_id)))
+                await self._enqueue(slot)
+                return True
+            refused = not_controller_response(e.api_key, e.api_version, e.correlation_id)
+            if refused is not None and (self._sasl is None or self._sasl.complete):
+                # A Kafka controller RPC: NOT_CONTROLLER, as a Kafka controller
+                # that is not the active one answers (kraft/wire/not_controller.py).
+                log.debug("%s from %s: NOT_CONTROLLER", REFUSED_CONTROLLER_APIS[e.api_key][0], self._info)
+                slot = _Slot()
+                slot.complete(refused)
                 await self._enqueue(slot)
                 return True
             self._close(logging.WARNING, "%s (api key %d, version %d, correlation id %d)",

@@ -73,6 +73,7 @@ from kraft.wire.client import (
 )
 from kraft.wire.server import CloseConnection, ConnectionInfo, Response, serve_listener
 from kraft.wire.limits import ConnectionTracker
+from kraft.wire.not_controller import REFUSED_CONTROLLER_APIS
 from kraft.wire.security import ClientSecurity
 
 log = logging.getLogger("kraft.node")
@@ -499,7 +500,7 @@ class KraftNode:
         key = request.api_key
         version = request.api_version
         if key == ApiKey.API_VERSIONS:
-            return admin.node_api_versions(self.shell, version, request.body, self.advertised_apis)
+            return admin.node_api_versions(self.shell, version, request.body, self._advertised())
         refused = authorizer.authorize(self.config.secured, self.config.super_users, key, version, conn)
         if refused is not None:
             return refused
@@ -510,6 +511,16 @@ class KraftNode:
         if key in rpc.RAFT_API_KEYS or key in rpc.VOTER_CHANGE_API_KEYS:
             return await self._handle_raft(key, version, request.body, conn)
         raise CloseConnection(f"api {ApiKey(key).name} is not served by a kraft controller")
+
+    def _advertised(self) -> dict[Any, tuple[int, int]]:
+        """What ApiVersions advertises: a witness leading a hand-over epoch
+        adds the Kafka controller RPCs it answers with NOT_CONTROLLER
+        (kraft/wire/not_controller.py), so a broker that finds it as leader
+        sends them and is told to retry with the next controller."""
+        shell = self.shell
+        if shell is None or not shell.initialized or shell.core.handover_leadership is None:
+            return self.advertised_apis
+        return {**self.advertised_apis, **{k: v for k, (_, v) in REFUSED_CONTROLLER_APIS.items()}}
 
     async def _handle_raft(self, key: int, version: int, body: Any, conn: ConnectionInfo) -> Response:
         shell = self.shell
