@@ -27,7 +27,7 @@ from functools import partial
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast, overload
 
 import trio
 
@@ -441,6 +441,16 @@ class KraftNode:
             while self.shell.leader.leader_id is None:
                 await self.shell.leader_changed.wait()
         return self.shell.leader
+
+    @overload
+    def committed_batches(
+        self, start_offset: int | None = None, *, until: int | None = None, leader_changes: Literal[False] = False,
+    ) -> AsyncIterator[CommittedBatch | SnapshotLoaded]: ...
+
+    @overload
+    def committed_batches(
+        self, start_offset: int | None = None, *, until: int | None = None, leader_changes: Literal[True],
+    ) -> AsyncIterator[CommittedBatch | SnapshotLoaded | LeaderChanged]: ...
 
     async def committed_batches(
         self, start_offset: int | None = None, *, until: int | None = None, leader_changes: bool = False,

@@ -15,13 +15,36 @@ with a non-witness leader and that every committed record survives.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import random
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 from kraft.raft.roles import Leader
+from kraft.raft.voters import VoterSet
+from kraft.sim.config import SimulationConfig
+from kraft.sim.replica import SimNode
 
-if TYPE_CHECKING:
-    from kraft.sim.replica import SimNode
-    from kraft.sim.simulation import Simulation
+
+class Simulation(Protocol):
+    """What the schedule uses of :class:`kraft.sim.simulation.Simulation`."""
+
+    config: SimulationConfig
+    rng: random.Random
+    now_ms: int
+    network: Any
+    voter_set: VoterSet
+    stats: Counter[str]
+    dead_forever: set[int]
+    survivor_back_ms: int | None
+    first_leader_after_back_ms: int | None
+
+    @property
+    def nodes(self) -> Iterable[SimNode]: ...
+    def node(self, node_id: int) -> SimNode: ...
+    def schedule(self, at_ms: int, kind: str, *data: Any) -> None: ...
+    def note(self, text: str) -> None: ...
+    def crash(self, node: SimNode, why: str) -> None: ...
 
 #: Virtual time from the survivors' return to a non-witness leader with a
 #: high watermark: Kafka's timeouts (fetch 2 s, election 1-2 s) several times

@@ -118,10 +118,10 @@ async def test_kafka_controllers_lead_and_the_witness_never_does(tmp_path: Path)
                 await obs.commits(20)
 
                 # Quiesce, so that no record is on the witness and not on the
-                # surviving Kafka controller when the leader dies (a witness
-                # never leads, so it cannot hand such records over; see the
-                # README), then kill -9 the Kafka leader: the other one is
-                # elected with the witness's vote (2 of 3).
+                # surviving Kafka controller when the leader dies (then the
+                # witness would lead a hand-over epoch first, the scenario of
+                # test_witness_handover_processes.py), then kill -9 the Kafka
+                # leader: the other one is elected with the witness's vote.
                 for i in KAFKA:
                     await procs[i].stop_load_async()
                 await obs.quiet()
