@@ -2,9 +2,10 @@
 
 A kraft witness (kraft/raft/witness.py) answers DescribeQuorum, as every
 non-leader does, with NOT_LEADER_OR_FOLLOWER and Kafka's message, to which
-it appends ``" (kraft witness: <reason>)"``. After Kafka's lines the tool asks
-every voter but the leader (at the listeners DescribeQuorum v2 gave), all
-at once and briefly (a voter that does not answer within
+it appends ``" (kraft witness: <reason>)"``; a witness leading a hand-over
+epoch (kraft/raft/handover.py) adds the same note to its leader's answer.
+After Kafka's lines the tool asks every voter (at the listeners
+DescribeQuorum v2 gave), all at once and briefly (a voter that does not answer within
 :data:`WITNESS_PROBE_MS` is left out), and adds one line when some voter is
 a witness::
 
@@ -50,8 +51,9 @@ def format_witnesses(reasons: Mapping[int, str]) -> str:
 
 
 async def witness_reasons(session: AdminSession, info: QuorumInfo) -> dict[int, str]:
-    """Ask every voter but the leader of ``info`` through ``session``: voter
-    id -> why it is a witness."""
+    """Ask every voter of ``info`` through ``session`` (the leader too: a
+    witness may be leading a hand-over epoch): voter id -> why it is a
+    witness."""
     from kraft.messages.errors import KraftProtocolError
     from kraft.messages.generated import describe_quorum_request as dq_req
     from kraft.wire.apis import ApiKey
@@ -78,7 +80,7 @@ async def witness_reasons(session: AdminSession, info: QuorumInfo) -> dict[int, 
         async with trio.open_nursery() as nursery:
             for voter in info.voters:
                 endpoints = info.nodes.get(voter.replica_id, ())
-                if voter.replica_id != info.leader_id and endpoints:
+                if endpoints:
                     _, host, port = endpoints[0]
                     nursery.start_soon(ask, voter.replica_id, (host, port))
     return reasons

@@ -146,6 +146,10 @@ async def handle(shell: RaftShell, request: DecodedRequest, conn: ConnectionInfo
                                                  core.topic_partition)
             if description is None and witness is not None and witness.witness:
                 _note_witness(body, witness.reason)
+            elif description is not None and version >= 2 and (lead := core.handover_leadership) is not None:
+                # A witness leading a hand-over epoch says so (kraft/raft/handover.py).
+                _note_handover(body, f"leading hand-over epoch {description.leader_epoch} until voter "
+                                     f"{' or '.join(str(i) for i in sorted(lead.leaders))} has fetched the log")
         case ApiKey.DESCRIBE_CLUSTER:
             body = describe_cluster_response(version, request.body, cluster_id, voters, leader.leader_id,
                                              conn.listener)
@@ -240,6 +244,14 @@ def _note_witness(body: Any, reason: str) -> None:
         for partition in topic.partitions:
             if partition.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
                 partition.error_message = (partition.error_message or "") + WITNESS_NOTE + reason + ")"
+
+
+def _note_handover(body: Any, reason: str) -> None:
+    """A hand-over leader's answer (error NONE) carries the note as its
+    partition message; Kafka's tools read no message from a NONE answer."""
+    for topic in body.topics:
+        for partition in topic.partitions:
+            partition.error_message = "Leader" + WITNESS_NOTE + reason + ")"
 
 
 def describe_quorum_response(

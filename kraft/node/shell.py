@@ -371,8 +371,12 @@ class RaftShell:
 
     async def run(self) -> None:
         try:
+            # The leader is what the core's Readys announce (leader_change), as
+            # Kafka's maybeFireLeaderChange does: our own leadership only once
+            # committed up to the epoch start. Setting it here from the role
+            # announced it early and without waking wait_for_leader, and then
+            # the core's announcement, equal to it, woke nobody either.
             await self._execute(self.core.initialize(self._clock_ms()))
-            self.leader = LeaderAndEpoch(self.core.leader_id, self.core.epoch)
             self.initialized = True
             while self._shutdown is None or not self._shutdown.done.is_set():
                 now = self._clock_ms()

@@ -20,7 +20,7 @@ from tests.node.cluster import load, make_configs
 
 async def test_a_slow_listener_learns_of_its_leadership_after_replaying_the_earlier_commits(tmp_path: Path) -> None:
     paths = make_configs(tmp_path, [1])
-    with trio.fail_after(120):
+    with trio.fail_after(20):
         # Epoch 1: commit records one batch at a time, then stop.
         async with trio.open_nursery() as nursery:
             node = KraftNode(load(paths[1]))

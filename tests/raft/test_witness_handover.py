@@ -204,3 +204,25 @@ def test_a_handover_leader_keeps_serving_until_a_voter_that_may_lead_caught_up()
     ctx.deliver(ctx.fetch_request(replica=2, fetch_offset=11, last_fetched_epoch=2), source=2)
     ctx.advance(1)
     assert isinstance(ctx.role, Resigned) and ctx.role.preferred_successors == (ReplicaKey(2), ReplicaKey(4))
+
+
+def test_describe_quorum_of_a_handover_leader_names_it_a_witness() -> None:
+    """``kraft quorum describe --status`` lists a witness leading a hand-over
+    epoch: its leader's answer (error NONE, which Kafka's tools read no
+    message from) carries the witness note."""
+    from kraft.messages.generated import describe_quorum_request as dq_req
+    from kraft.node.admin import _note_handover, describe_quorum_response
+    from kraft.tools.quorum_witness import parse_witness_note
+
+    ctx, _ = kafka_witness()
+    take_handover_epoch(ctx)
+    request = dq_req.DescribeQuorumRequest(topics=[dq_req.TopicData(
+        topic_name="__cluster_metadata", partitions=[dq_req.PartitionData(partition_index=0)])])
+    info = ctx.raft.describe_quorum(ctx.now_ms)
+    assert info is not None
+    body = describe_quorum_response(2, request, info, ctx.raft.quorum.leader_and_epoch, ctx.raft.voters)
+    _note_handover(body, "leading hand-over epoch 2 until voter 1 or 2 has fetched the log")
+    partition = body.topics[0].partitions[0]
+    assert partition.error_code == 0 and partition.leader_id == 3
+    assert parse_witness_note(partition.error_message) == \
+        "leading hand-over epoch 2 until voter 1 or 2 has fetched the log"
