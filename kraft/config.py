@@ -125,7 +125,6 @@ _DEFAULTS: dict[str, str] = {
     # Testing knob only: answer ApiVersions with the api ranges of this hex
     # ApiVersions response frame (e.g. a real Kafka 4.0 controller's), so a
     # kraft node can play a Kafka controller in multi-process tests.
-    "kraft.testing.api.versions.response.hex": "",
     # Empty: every interface (an orchestrator probes from outside the host).
     "metrics.prometheus.host": "",
 }
@@ -271,8 +270,6 @@ class NodeConfig:
     super_users: frozenset[str] = frozenset()
     #: ``kraft.witness``: auto (detect a Kafka quorum), true, false.
     witness: WitnessMode = WitnessMode.AUTO
-    #: ``kraft.testing.api.versions.response.hex`` (tests only; empty: ours).
-    testing_api_versions_hex: str = ""
     #: SCRAM accounts every SASL listener checks; the node fills it from
     #: bootstrap.checkpoint and the committed metadata log.
     scram_credentials: ScramCredentialStore = field(default_factory=ScramCredentialStore, repr=False, compare=False)
@@ -383,7 +380,6 @@ class NodeConfig:
             raw=dict(props),
             connection_limits=_limits(props),
             witness=_witness_mode(props),
-            testing_api_versions_hex=props.get("kraft.testing.api.versions.response.hex", "").strip(),
             **security,  # type: ignore[arg-type]
         )
 

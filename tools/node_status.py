@@ -1,5 +1,5 @@
 """``kraft node status``: one look at a running node, from its metrics port
-(``GET /status``, see :mod:`kraft.node.metrics_server`): its raft state,
+(``GET /status``, see :mod:`kraft.node.metrics_endpoint`): its raft state,
 health and readiness, and Kafka's raft-metrics gauges."""
 
 from __future__ import annotations

@@ -157,7 +157,7 @@ def _replica_info(state: Any) -> ReplicaInfo:
 def quorum_info(body: Any) -> QuorumInfo:
     """The partition of a successful DescribeQuorum answer (Kafka's
     ``KafkaAdminClient.createQuorumResult``): the inverse of the node's
-    encoding (:func:`kraft.node.admin.describe_quorum_response`)."""
+    encoding (:func:`kraft.node.admin_apis.describe_quorum_response`)."""
     partition = body.topics[0].partitions[0]
     return QuorumInfo(
         leader_id=partition.leader_id,

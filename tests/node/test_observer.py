@@ -269,14 +269,16 @@ async def test_the_observer_sends_what_a_kafka_controller_takes_from_a_broker(tm
         async with trio.open_nursery() as nursery:
             nodes = await _cluster(nursery, tmp_path)
             for node in nodes:
-                original = node.handle
+                apis = node.controller_apis
+                assert apis is not None
+                original = apis.handle
 
                 async def recording(request, conn, original=original):  # type: ignore[no-untyped-def]
                     if request.header.client_id in ("kraft-observer", f"raft-client-{observer_id}"):
                         seen.append((request.api_key.name, request.api_version, request.body))
                     return await original(request, conn)
 
-                node.handle = recording  # type: ignore[method-assign]
+                apis.handle = recording  # type: ignore[method-assign]
             await append_until_ok(nodes, _topic_records("foo"))
             async with open_observer(_bootstrap(nodes[0]), data_dir=tmp_path / "o", node_id=observer_id) as observer:
                 await observer.catch_up()

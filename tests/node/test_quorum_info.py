@@ -1,6 +1,6 @@
 """One DescribeQuorum model (issue 13): what the raft core's leader
 describes (``RaftCore.describe_quorum``, Kafka's ``LeaderState.describeQuorum``)
-is, after the node's encoding (:func:`kraft.node.admin.describe_quorum_response`)
+is, after the node's encoding (:func:`kraft.node.admin_apis.describe_quorum_response`)
 and the admin client's decoding (:func:`kraft.client.admin.quorum_info`,
 Kafka's ``KafkaAdminClient.createQuorumResult``) of the real bytes, the same
 :class:`~kraft.raft.quorum_info.QuorumInfo` -- no field lost or changed on
@@ -15,7 +15,7 @@ import pytest
 from kraft.client import admin as client_admin
 from kraft.client.admin import quorum_info
 from kraft.messages.generated import describe_quorum_request as dq_req
-from kraft.node.admin import describe_quorum_response
+from kraft.node.admin_apis import describe_quorum_response
 from kraft.raft.quorum_info import ZERO_UUID, QuorumInfo, ReplicaInfo
 from kraft.raft.roles import LeaderAndEpoch
 from kraft.sim.context import RaftTestContext

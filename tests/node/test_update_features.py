@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from kraft.messages.generated import update_features_request as uf_req
-from kraft.node.features import (
+from kraft.node.update_features import (
     SAFE_DOWNGRADE,
     UNSAFE_DOWNGRADE,
     UPGRADE,

@@ -16,7 +16,7 @@ import pytest
 import trio
 
 from kraft.config import ConfigError, NodeConfig
-from kraft.node.telemetry import Telemetry
+from kraft.node.ready_report import Telemetry
 from kraft.node.witness import PeerAnswer, WitnessDetector, kafka_metadata_evidence, scan_for_kafka_metadata
 from kraft.raft.core import Ready
 from kraft.raft.voters import VoterSet
@@ -140,7 +140,7 @@ def test_an_observer_names_the_voter_set_it_reads_not_an_empty_static_one(caplog
 
 
 def test_current_state_says_witness_for_a_following_or_waiting_witness() -> None:
-    from kraft.node.metrics import current_state
+    from kraft.node.raft_metrics import current_state
     from kraft.raft.roles import Follower, Unattached
 
     follower = Follower(1, 2, ())

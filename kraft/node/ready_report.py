@@ -1,6 +1,6 @@
 """What an operator sees of each ``Ready`` the shell executes: one log line
 per role change (with its epoch, leader and reason), per vote granted, per
-step of a voter change, and the raft metrics (:mod:`kraft.node.metrics`)
+step of a voter change, and the raft metrics (:mod:`kraft.node.raft_metrics`)
 when they are on.
 
 Called by the shell after it executed a ``Ready`` (so everything logged has
@@ -46,7 +46,7 @@ def count_records(data: bytes | memoryview) -> int:
 
 class MetricsHooks(Protocol):
     """What the shell and its telemetry report to the raft metrics
-    (:class:`kraft.node.metrics.RaftMetrics`)."""
+    (:class:`kraft.node.raft_metrics.RaftMetrics`)."""
 
     def idle_start(self) -> None: ...
 
@@ -82,7 +82,7 @@ class Telemetry:
                          change.epoch, _leader(change.leader_id), change.reason)
         persisted = ready.persist
         if persisted is not None and persisted.voted_key is not None \
-                and persisted.voted_key.id != core.quorum.local_id:
+                and persisted.voted_key.id != core.local_id:
             vote = (persisted.epoch, persisted.voted_key.id)
             if vote != self._vote:
                 # A vote granted is durable now (quorum-state written).

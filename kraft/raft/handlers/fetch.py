@@ -13,7 +13,6 @@ higher high watermark, or its ``max_wait_ms``),
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
 
 from kraft.raft.errors import Errors, InvalidSnapshotIdError
 from kraft.raft.events import (
@@ -22,48 +21,18 @@ from kraft.raft.events import (
     FetchSnapshotRequest,
     FetchSnapshotResponse,
     InboundRequest,
-    RaftResponse,
-    TopicPartition,
 )
-from kraft.raft.handlers.common import LeaderFields
+from kraft.raft.handlers.common import HandlerContext
 from kraft.raft.leader_state import ParkedFetch
-from kraft.raft.logops import AppendAsFollower, Flush, InstallSnapshot, LogOp, SnapshotChunk, TruncateTo
-from kraft.raft.quorum import QuorumState
-from kraft.raft.quorum_config import QuorumConfig
-from kraft.raft.replication import BOOTSTRAP_SNAPSHOT_ID, FetchValidity, truncation_offset, validate_offset_and_epoch
+from kraft.raft.logops import AppendAsFollower, Flush, InstallSnapshot, SnapshotChunk, TruncateTo
+from kraft.raft.log_reconciliation import BOOTSTRAP_SNAPSHOT_ID, FetchValidity, truncation_offset, validate_offset_and_epoch
 from kraft.raft.roles import Follower, Leader, SnapshotDownload
 from kraft.raft.voters import ReplicaKey
 from kraft.records.view import LogView, OffsetAndEpoch
 
 
-class ReplicationContext(Protocol):
-    """What the replication handlers use of the core."""
-
-    @property
-    def quorum(self) -> QuorumState: ...
-    @property
-    def config(self) -> QuorumConfig: ...
-    @property
-    def log(self) -> LogView: ...
-    @property
-    def local_key(self) -> ReplicaKey | None: ...
-    @property
-    def cluster_id(self) -> str | None: ...
-    @property
-    def topic_partition(self) -> TopicPartition: ...
-    @property
-    def committed_offset(self) -> int | None: ...
-    @property
-    def followers_always_flush(self) -> bool: ...
-
-    def response_common(self) -> LeaderFields: ...
-    def validate_leader_only(self, epoch: int) -> Errors | None: ...
-    def respond(self, env: InboundRequest, response: RaftResponse) -> None: ...
-    def violation(self, source: int, description: str) -> None: ...
-    def emit_log(self, op: LogOp) -> None: ...
-    def has_pending_log(self) -> bool: ...
-    def note_committed(self, high_watermark: int) -> None: ...
-    def on_leader_high_watermark(self, now_ms: int) -> None: ...
+#: What the replication handlers get (:class:`~kraft.raft.handlers.common.HandlerContext`).
+ReplicationContext = HandlerContext
 
 
 # --- the leader ----------------------------------------------------------------

@@ -2,7 +2,7 @@
 server inside the node's trio loop.
 
 * ``GET /metrics`` -- the raft metrics in the Prometheus text format
-  (:mod:`kraft.node.metrics`, rendered by ``prometheus_client``);
+  (:mod:`kraft.node.raft_metrics`, rendered by ``prometheus_client``);
 * ``GET /healthz`` -- 200 while the raft loop runs and the metadata log
   directory can be written (a small file written, fsynced and removed), 503
   with the reason otherwise: restart me;
@@ -40,12 +40,12 @@ from typing import TYPE_CHECKING, Any
 import trio
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
-from kraft.node.metrics import RaftMetrics, current_state
+from kraft.node.raft_metrics import RaftMetrics, current_state
 from kraft.raft.roles import Follower, Leader
 from kraft.raft.witness import WitnessDecision
 
 if TYPE_CHECKING:
-    from kraft.node.shell import RaftShell
+    from kraft.node.raft_view import RaftView
 
 log = logging.getLogger("kraft.node")
 
@@ -60,7 +60,7 @@ _PROBE_TIMEOUT_S = 5.0
 class MetricsTarget:
     """What the endpoints read of a node: its raft shell and who it is."""
 
-    shell: RaftShell
+    shell: RaftView
     node_id: int
     cluster_id: str | None
     #: The directory /healthz writes a probe file to.
@@ -171,14 +171,14 @@ def readiness(target: MetricsTarget) -> tuple[bool, str]:
         return False, "stopped" if shell.stopped.is_set() else "starting"
     core = shell.core
     role = core.role
-    state = current_state(role, core.quorum.is_voter)
+    state = current_state(role, core.is_voter)
     if core.leader_id is None:
         return False, f"no known leader in epoch {core.epoch} ({state})"
     if isinstance(role, Leader):
         return True, f"leader of epoch {core.epoch}"
     if not isinstance(role, Follower):
         return False, f"{state} in epoch {core.epoch} (last leader {core.leader_id})"
-    if not core.quorum.is_voter:
+    if not core.is_voter:
         return True, f"observer of leader {role.leader_id} in epoch {core.epoch}"
     if not role.has_fetched_from_leader:
         return False, f"has not fetched from leader {role.leader_id} of epoch {core.epoch} yet"

@@ -1,6 +1,14 @@
-"""The trio shell around the sans-IO raft core.
+"""The trio driver around the sans-IO raft core (Kafka's ``KafkaRaftClient``
+around its ``QuorumState``; :class:`RaftShell` is its older name).
 
-One task (:meth:`RaftShell.run`) owns the :class:`~kraft.raft.core.RaftCore` and
+A request goes one way through it. Inbound, a listener's task hands the
+request to :meth:`KafkaRaftClient.handle_request` and awaits the answer the
+core gives (the answer goes straight back to that task, from the ``Ready``
+that carries it). Outbound, the core's requests go to the
+:class:`RequestSender` (the node's network channel, Kafka's
+``NetworkChannel``), whose answers come back in through :meth:`deliver`.
+
+One task (:meth:`KafkaRaftClient.run`) owns the :class:`~kraft.raft.core.RaftCore` and
 the :class:`~kraft.records.log.MetadataLog`; everything else talks to it
 through a memory channel. It sleeps until the core's next deadline or the
 next message, steps the core, and executes the returned ``Ready`` in the
@@ -8,9 +16,9 @@ order the core documents: persist the election state, run the log
 operations (in a worker thread when they may fsync; a leader's batch writes
 in the task), then send, then tell listeners.
 
-Leaders append without waiting: :meth:`RaftShell.append_nowait` hands the
+Leaders append without waiting: :meth:`KafkaRaftClient.append_nowait` hands the
 records to the core's accumulator at once and returns their offset, many
-appends may be outstanding, and :meth:`RaftShell.wait_committed` waits for
+appends may be outstanding, and :meth:`KafkaRaftClient.wait_committed` waits for
 one (failing if the leadership ends first).
 
 The shell is also where bytes meet the core's abstractions: batches the core
@@ -31,9 +39,9 @@ failed append as fatal for its leadership) and appends are refused with
 reading; a follower fetches the same records again after a backoff; an
 election state whose temporary file did not fit is retried until it is
 written, since nothing may depend on it before (see
-:meth:`RaftShell._on_storage_fault`).
+:meth:`KafkaRaftClient._on_storage_fault`).
 Other work on the log (snapshots, retention) comes in through
-:meth:`RaftShell.run_on_log` and runs between two calls of the core.
+:meth:`KafkaRaftClient.run_on_log` and runs between two calls of the core.
 """
 
 from __future__ import annotations
@@ -45,36 +53,26 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 import trio
 
 from kraft.raft import events as ev
 from kraft.raft.core import RaftCore, Ready
 from kraft.raft.errors import LocalRaftError, NotLeaderError
-from kraft.raft.logops import (
-    AppendAsFollower,
-    AppendAsLeader,
-    Batch,
-    Flush,
-    InstallSnapshot,
-    LogOp,
-    SnapshotChunk,
-    TruncateTo,
-)
-from kraft.records.batch import build_data_batch
-from kraft.node.control_records import encode_control_batch
+from kraft.raft.logops import AppendAsLeader, Flush, LogOp
+from kraft.node.log_writer import apply_log_op, encode_batch
+from kraft.node.quorum_state_store import ElectionStateStore
 from kraft.node.fault import FaultHandler, ProcessTerminatingFaultHandler
-from kraft.node.telemetry import Telemetry
-from kraft.records.errors import CorruptRecordError, CorruptSnapshotError, DiskIOError, LogOffsetError
+from kraft.node.ready_report import Telemetry
+from kraft.records.errors import DiskIOError
 from kraft.records.log import MetadataLog
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.roles import ElectionState, LeaderAndEpoch
-from kraft.records.state_files import QuorumStateFile, QuorumStateFileData
 
 log = logging.getLogger("kraft.node")
 
-__all__ = ["RaftShell", "Shutdown", "ElectionStateStore", "StorageError", "apply_log_op", "encode_batch"]
+__all__ = ["KafkaRaftClient", "RaftShell", "RequestSender", "Shutdown", "ElectionStateStore", "StorageError", "apply_log_op", "encode_batch"]
 
 def is_known_outcome(error: OSError) -> bool:
     """True for the one disk error the node survives: a full disk refused a
@@ -135,57 +133,19 @@ class Shutdown:
     done: trio.Event = field(default_factory=trio.Event)
 
 
-class ElectionStateStore:
-    """The election state in ``quorum-state`` (temp file, fsync, rename)."""
-
-    def __init__(self, file: QuorumStateFile, static_voters: Sequence[int] | None, cluster_id: str) -> None:
-        self.file = file
-        self.static_voters = tuple(static_voters) if static_voters is not None else None
-        self.cluster_id = cluster_id
-
-    def read(self) -> ElectionState | None:
-        from kraft.raft.voters import ReplicaKey
-
-        data = self.file.read()
-        if data is None or data.leader_epoch < 0:
-            return None
-        voted = None
-        if data.voted_id >= 0:
-            directory = None if data.voted_directory_id.int == 0 else data.voted_directory_id
-            voted = ReplicaKey(data.voted_id, directory)
-        leader = data.leader_id if data.leader_id >= 0 else None
-        return ElectionState(epoch=data.leader_epoch, leader_id=leader, voted_key=voted)
-
-    def write(self, state: ElectionState, kraft_version: int | None = None) -> None:
-        """Kafka's ``FileQuorumStateStore.writeElectionState``: the data version
-        follows the latest kraft.version in the log (0 -> data_version 0 with
-        the static voter ids; 1 -> data_version 1 with votedDirectoryId).
-        ``None`` (a caller that does not know it): by the configuration."""
-        import uuid
-
-        voted = state.voted_key
-        v0 = self.static_voters is not None if kraft_version is None else kraft_version == 0
-        data = QuorumStateFileData(
-            leader_id=-1 if state.leader_id is None else state.leader_id,
-            leader_epoch=state.epoch,
-            voted_id=-1 if voted is None else voted.id,
-            voted_directory_id=uuid.UUID(int=0) if voted is None or voted.directory_id is None else voted.directory_id,
-            current_voters=self.static_voters if v0 and self.static_voters is not None else (),
-            cluster_id="",
-            data_version=0 if v0 else 1,
-        )
-        self.file.write(data)
-
-
 _FAULT_BACKOFF_MIN_S = 0.05
 _FAULT_BACKOFF_MAX_S = 0.5
 _FAULT_QUIET_MS = 10_000
 
-Sender = Callable[[ev.OutboundRequest], Any]
-Responder = Callable[[ev.OutboundResponse], Any]
+class RequestSender(Protocol):
+    """Where the core's outbound requests go (Kafka's ``NetworkChannel.send``),
+    all those of one ``Ready`` at once: sent without blocking; the answer, or the failure, comes back through
+    :meth:`KafkaRaftClient.deliver`."""
+
+    def send_all(self, requests: Sequence[ev.OutboundRequest]) -> None: ...
 
 
-class RaftShell:
+class KafkaRaftClient:
     """Drives one RaftCore on trio."""
 
     def __init__(
@@ -194,8 +154,7 @@ class RaftShell:
         log_: MetadataLog,
         store: ElectionStateStore,
         *,
-        send_request: Sender,
-        send_response: Responder,
+        sender: RequestSender | None = None,
         clock_ms: Callable[[], int] = lambda: int(time.time() * 1000),
         fault_handler: FaultHandler | None = None,
     ) -> None:
@@ -204,8 +163,10 @@ class RaftShell:
         self.fault_handler: FaultHandler = fault_handler or ProcessTerminatingFaultHandler()
         self.log = log_
         self.store = store
-        self._send_request = send_request
-        self._send_response = send_response
+        #: Set before :meth:`run` (the network channel needs this client to deliver to).
+        self.sender = sender
+        #: Inbound requests waiting for the core's answer, by correlation id.
+        self._waiting: dict[int, tuple[trio.Event, list[ev.RaftResponse]]] = {}
         self._clock_ms = clock_ms
         self._inbox_send, self._inbox = trio.open_memory_channel[Any](1024)
         self._deadline_ms: int | None = None
@@ -336,6 +297,23 @@ class RaftShell:
 
     def next_correlation_id(self) -> int:
         return next(self._correlation)
+
+    async def handle_request(self, source: int, request: ev.RaftRequest, timeout_ms: int) -> ev.RaftResponse | None:
+        """Step the core with one inbound request and return its answer (Kafka's
+        ``KafkaRaftClient.handleRequest``), or None when the core gave none
+        within ``timeout_ms``. The caller's task waits; the answer comes from
+        the ``Ready`` that carries it."""
+        correlation = next(self._correlation)
+        done = trio.Event()
+        slot: list[ev.RaftResponse] = []
+        self._waiting[correlation] = (done, slot)
+        try:
+            self.deliver(ev.InboundRequest(source, correlation, request))
+            with trio.move_on_after(timeout_ms / 1000):
+                await done.wait()
+        finally:
+            del self._waiting[correlation]
+        return slot[0] if slot else None
 
     async def run_on_log(self, fn: Callable[[MetadataLog], Any], *, in_thread: bool = True) -> Any:
         """Run ``fn(log)`` in the shell task, between two calls of the core,
@@ -469,11 +447,18 @@ class RaftShell:
             # now): the next append needs to wake the shell again. This Ready
             # asks for a poll right after, which sees anything appended since.
             self._poll_requested = False
+        requests = []
         for message in ready.send:
             if isinstance(message, ev.OutboundRequest):
-                self._send_request(message)
+                requests.append(message)
             else:
-                self._send_response(message)
+                waiting = self._waiting.get(message.correlation_id)
+                if waiting is not None:  # else it timed out on the listener's side meanwhile
+                    waiting[1].append(message.message)
+                    waiting[0].set()
+        if requests:
+            assert self.sender is not None
+            self.sender.send_all(requests)
         if ready.committed is not None and ready.committed > self.high_watermark:
             async with self.committed:
                 self.high_watermark = ready.committed
@@ -604,56 +589,5 @@ class RaftShell:
         self.storage_error = None
 
 
-def apply_log_op(log_: MetadataLog, op: LogOp) -> bool:
-    """Execute one log operation of a ``Ready`` on the metadata log, as the
-    node does (the simulation's disk-backed replicas run this same code).
-    Returns True if it wrote new data. Fetched records or snapshot chunks the
-    log refuses are logged and dropped (the core fetches them again); disk
-    errors (``OSError``) propagate."""
-    wrote = False
-    match op:
-        case AppendAsLeader(batch=batch):
-            log_.append_as_leader(encode_batch(batch), batch.epoch)
-            wrote = True
-        case AppendAsFollower(records=records):
-            if records:
-                try:
-                    log_.append_as_follower(records)
-                    wrote = True
-                except (CorruptRecordError, LogOffsetError) as e:
-                    # Kafka's KafkaRaftClient fails the fetch; the next
-                    # one starts again from our (unchanged) log end.
-                    log.warning("refused fetched records: %s", e)
-        case TruncateTo(offset=offset):
-            log_.truncate_to(offset)
-        case Flush():
-            log_.flush()
-        case SnapshotChunk(snapshot_id=sid, position=position, data=data):
-            try:
-                log_.write_snapshot_chunk(sid, position, data)
-                wrote = True
-            except LogOffsetError as e:
-                # An earlier chunk was lost (disk error): the install
-                # fails too, and the next Fetch starts the download over.
-                log.warning("dropped a snapshot chunk: %s", e)
-        case InstallSnapshot(snapshot_id=sid):
-            try:
-                log_.install_snapshot(sid)
-            except (LogOffsetError, CorruptSnapshotError) as e:
-                # The log is unchanged; the leader answers our next Fetch
-                # (still below its log start) with the snapshot id again.
-                log.warning("snapshot %s not installed, it will be fetched again: %s", sid, e)
-            else:
-                wrote = True
-                log.info("installed snapshot %d-%d from the leader: the log restarts at offset %d",
-                         sid.offset, sid.epoch, sid.offset)
-    return wrote
-
-
-def encode_batch(batch: Batch) -> bytes:
-    """A core ``Batch`` as a Kafka v2 record batch (data or control)."""
-    if batch.controls:
-        # LeaderChange, KRaftVersion, Voters (KIP-853): kraft/node/control_records.py
-        return encode_control_batch(batch)
-    return build_data_batch(list(batch.records), base_offset=batch.base_offset, epoch=batch.epoch,
-                            timestamp=batch.append_time_ms)
+#: The older name (kept for code written against it).
+RaftShell = KafkaRaftClient

@@ -15,7 +15,7 @@ What a Kafka controller answers, and kraft with it:
   with the finalized-features epoch = the last committed offset it knows.
 * **UpdateFeatures** (the 0 -> 1 ``kraft.version`` upgrade, as
   ``kafka-features.sh --bootstrap-controller ... upgrade --feature
-  kraft.version=1`` sends it): :mod:`kraft.node.features`.
+  kraft.version=1`` sends it): :mod:`kraft.node.update_features`.
 * **DescribeQuorum** v0-v2 (Kafka's ``KafkaRaftClient.handleDescribeQuorumRequest``):
   on the leader, its view of every voter and of the observers that fetched
   in the last five minutes (log end offset, last fetch and last caught-up
@@ -80,11 +80,11 @@ from kraft.wire.codec import DecodedRequest
 from kraft.wire.errors import ErrorCode
 from kraft.wire.server import ConnectionInfo, Response
 
-from kraft.node import features
-from kraft.node.features import SUPPORTED_FEATURES
+from kraft.node import update_features as features
+from kraft.node.update_features import SUPPORTED_FEATURES
 
 if TYPE_CHECKING:
-    from kraft.node.shell import RaftShell
+    from kraft.node.raft_view import RaftView, RaftWriter
 
 __all__ = [
     "ADMIN_API_KEYS",
@@ -130,14 +130,14 @@ _NOT_LEADER_OR_FOLLOWER_MESSAGE = (
 # ---------------------------------------------------------------- dispatch
 
 
-async def handle(shell: RaftShell, request: DecodedRequest, conn: ConnectionInfo, *,
+async def handle(shell: RaftWriter, request: DecodedRequest, conn: ConnectionInfo, *,
                  cluster_id: str, node_id: int, witness: WitnessDecision | None = None) -> Response:
     """Answer one admin request (an api in :data:`ADMIN_API_KEYS`) on the
     node ``node_id`` of ``cluster_id`` whose raft is ``shell``; ``witness``:
     this voter's witness decision, noted in a DescribeQuorum it cannot answer."""
     core = shell.core
     version = request.api_version
-    voters = core.quorum.voters
+    voters = core.voters
     leader = shell.leader
     match request.api_key:
         case ApiKey.DESCRIBE_QUORUM:
@@ -153,7 +153,7 @@ async def handle(shell: RaftShell, request: DecodedRequest, conn: ConnectionInfo
             body = metadata_response(version, request.body, cluster_id, voters, leader.leader_id,
                                      conn.listener)
         case ApiKey.UPDATE_FEATURES:
-            # The kraft.version upgrade (kraft/node/features.py).
+            # The kraft.version upgrade (kraft/node/update_features.py).
             body = await features.update_features(shell, node_id, request.body, version)
         case _:
             raise ValueError(f"{request.api_key.name} is not an admin api")
@@ -187,7 +187,7 @@ def api_versions(version: int, request: ApiVersionsRequest | None,
     return Response(body, response_version(version))
 
 
-def node_api_versions(shell: RaftShell | None, version: int, request: ApiVersionsRequest | None,
+def node_api_versions(shell: RaftView | None, version: int, request: ApiVersionsRequest | None,
                       supported: Mapping[ApiKey | int, VersionRange]) -> Response:
     """ApiVersions on the node whose raft is ``shell`` (None before it
     starts): the finalized ``kraft.version`` is its log's

@@ -64,7 +64,7 @@ from kraft.wire.api_versions import VersionRange
 from kraft.wire.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from kraft.node.shell import RaftShell
+    from kraft.node.raft_view import RaftWriter
 
 __all__ = [
     "UPGRADE",
@@ -81,7 +81,7 @@ __all__ = [
     "SUPPORTED_FEATURES",
 ]
 
-log = logging.getLogger("kraft.node.features")
+log = logging.getLogger("kraft.node.update_features")
 
 #: Kafka's ``FeatureUpdate.UpgradeType`` codes.
 UPGRADE = 1
@@ -186,7 +186,7 @@ def not_controller_message(leader_id: int | None) -> str:
     return f"The active controller appears to be node {leader_id}."
 
 
-async def update_features(shell: RaftShell, node_id: int, request: uf_req.UpdateFeaturesRequest,
+async def update_features(shell: RaftWriter, node_id: int, request: uf_req.UpdateFeaturesRequest,
                           version: int) -> uf_resp.UpdateFeaturesResponse:
     """Answer UpdateFeatures on the node ``node_id`` whose raft is ``shell``
     (see the module docstring)."""

@@ -58,7 +58,7 @@ from kraft.raft.roles import Candidate, Follower, Leader, Prospective, Unattache
 
 if TYPE_CHECKING:
     from kraft.raft.core import RoleChange
-    from kraft.node.shell import RaftShell
+    from kraft.node.raft_view import RaftView
 
 __all__ = [
     "METRICS",
@@ -270,7 +270,7 @@ class RaftMetrics:
 
     def __init__(self, clock: Callable[[], float] = _now_ms) -> None:
         self._clock = clock
-        self.shell: RaftShell | None = None
+        self.shell: RaftView | None = None
         #: Whether this voter is a witness (kraft/node/witness.py), set by the node.
         self.is_witness: Callable[[], bool] = lambda: False
         self._commit = _Sampled(clock)
@@ -376,7 +376,7 @@ class RaftMetrics:
         if shell is not None and shell.initialized:
             core = shell.core
             role = core.role
-            is_voter = core.quorum.is_voter
+            is_voter = core.is_voter
             out["current-state"] = current_state(role, is_voter, self.is_witness())
             out["current-leader"] = -1 if core.leader_id is None else core.leader_id
             out["current-vote"] = _current_vote(core)
@@ -405,7 +405,7 @@ def _current_vote(core: Any) -> int:
     unattached (or prospective) voter the candidate it voted for; -1 otherwise."""
     role = core.role
     if isinstance(role, (Leader, Candidate)):
-        return core.quorum.local_id
+        return core.local_id
     if isinstance(role, (Unattached, Prospective)) and role.voted_key is not None:
         return role.voted_key.id
     return -1
