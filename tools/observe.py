@@ -190,7 +190,8 @@ def observe_command(bootstrap: str, cluster_id: str | None, node_id: int | None,
     """Join a KRaft quorum as an observer and show its metadata."""
     import trio
 
-    from kraft.node.observer import Observer, ObserverError, parse_bootstrap
+    from kraft.client.admin import AdminError, parse_bootstrap
+    from kraft.node.observer import Observer
 
     _setup_logging(log_level)
     fmt = fmt or "table"
@@ -207,8 +208,8 @@ def observe_command(bootstrap: str, cluster_id: str | None, node_id: int | None,
             raise click.BadParameter(f"expected key=value, got {item!r}", param_hint="--override")
         props[key.strip()] = value.strip()
     try:
-        servers = parse_bootstrap(bootstrap)
-    except ObserverError as e:
+        servers = parse_bootstrap(bootstrap, "--bootstrap-controller")
+    except AdminError as e:
         raise click.BadParameter(str(e), param_hint="--bootstrap-controller") from None
     quorum = {} if fetch_snapshot_max_bytes is None else {"fetch_snapshot_max_bytes": fetch_snapshot_max_bytes}
     security = _client_security(command_config)

@@ -162,9 +162,9 @@ class _LiveSource:
     """An observer on a trio thread; the shell reads its latest image."""
 
     def __init__(self, bootstrap: str, cluster_id: str | None, data_dir: Path | None) -> None:
-        from kraft.node.observer import Observer, parse_bootstrap
+        from kraft.node.observer import Observer
 
-        self.observer = Observer(parse_bootstrap(bootstrap), data_dir=data_dir, cluster_id=cluster_id)
+        self.observer = Observer(bootstrap, data_dir=data_dir, cluster_id=cluster_id)
         self.ready = threading.Event()
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._main, name="kraft-observer", daemon=True)
