@@ -10,7 +10,7 @@ import pytest
 from kraft.client.admin import parse_bootstrap
 from kraft.client.errors import AdminError
 from kraft.config import ConfigError, parse_bootstrap_servers
-from kraft.node.observer import Observer, ObserverError
+from kraft.programs.observer import Observer, ObserverError
 from kraft.wire.addresses import InvalidAddress, parse_addresses
 
 

@@ -74,6 +74,7 @@ from kraft.image.builder import ImageBuilder
 from kraft.image.changes import Change, LogBatch, LogItem, LogSnapshot, SnapshotChange, apply_item, changes_of
 from kraft.image.model import MetadataImage
 from kraft.messages.json_form import uuid_to_kafka
+from kraft.node.node import KraftNode
 from kraft.raft.quorum_info import QuorumInfo
 from kraft.records.batch import iter_batches
 from kraft.records.control import parse_control_type_id
@@ -449,7 +450,8 @@ class Observer:
         self.view: DiscoveredQuorum | None = None
         self.cluster_id: str | None = None
         self.node_id: int | None = None
-        self.node: Any = None  # KraftNode once started
+        #: The embedded node, once :meth:`run` started it.
+        self.node: KraftNode | None = None
         self.builder = ImageBuilder()
         #: The latest image, safe to read from another thread (replaced, never changed).
         self.published: MetadataImage = self.builder.image
@@ -501,25 +503,23 @@ class Observer:
         return self._config
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        from kraft.node.node import KraftNode
-
         config = await self.prepare()
         self.node = node = KraftNode(config, client_security=self.client_security)
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 await nursery.start(node.run)
-                nursery.start_soon(self._follow, nursery)
+                nursery.start_soon(self._follow, node, nursery)
                 nursery.start_soon(self._watch_storage)
                 nursery.start_soon(self._watch_cluster)
                 task_status.started()
         finally:
             self.stopped.set()
 
-    async def _follow(self, nursery: trio.Nursery) -> None:
+    async def _follow(self, node: KraftNode, nursery: trio.Nursery) -> None:
         """Fold every committed item into the image."""
         try:
-            async for item in self.node.committed_batches():
+            async for item in node.committed_batches():
                 apply_item(self.builder, to_log_item(item))
                 self.published = self.builder.image
                 async with self.image_changed:
@@ -637,19 +637,21 @@ class Observer:
         async for item in source:
             log_item = to_log_item(item)
             if isinstance(log_item, LogBatch) and log_item.is_control:
-                log_item = await self._with_control_types(log_item)
+                log_item = await self._with_control_types(node, log_item)
             for change in changes_of(log_item):
                 if isinstance(change, Change) and start_offset is not None and change.offset < start_offset:
                     continue
                 yield change
 
-    async def _with_control_types(self, batch: LogBatch) -> LogBatch:
+    async def _with_control_types(self, node: KraftNode, batch: LogBatch) -> LogBatch:
         """Listeners get control values without their keys; read the types
         from the local log (best effort: retention may have removed it)."""
-        node = self.node
+        shell, local_log = node.shell, node.log
+        if shell is None or local_log is None:
+            return batch
         try:
-            async with node.shell.log_lock:
-                data = node.log.read(batch.base_offset, 1 << 16)
+            async with shell.log_lock:
+                data = local_log.read(batch.base_offset, 1 << 16)
             raw = next(iter_batches(data), None)
             if raw is None or raw.base_offset != batch.base_offset:
                 return batch
