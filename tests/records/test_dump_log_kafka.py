@@ -145,11 +145,11 @@ def test_parallel_rendering_prints_the_oracles_bytes(tmp_path: Path, monkeypatch
     from kraft.records.batch import Record, build_batch
     from kraft.records.metadata import encode_metadata_record
     from kraft.tools import dump_log
-    from kraft.tools.bench.records import _Synth
+    from kraft.tools.bench.records import MetadataSynth
 
     import random
 
-    synth = _Synth(random.Random(7))
+    synth = MetadataSynth(random.Random(7))
     chunks = []
     offset = 0
     for i in range(400):

@@ -30,9 +30,9 @@ def _live(record: dict[str, Any]) -> bool:
 
 def _shell_shows_kafkas_empty_image(record: dict[str, Any]) -> bool:
     """A command whose 4.0.0 output depends on the image Kafka could not load."""
-    from tests.image.test_kafka_shell_golden import CONTENT_BLIND, RECORDS, _kafka_could_not_load
+    from tests.image.test_kafka_shell_golden import CONTENT_BLIND, RECORDS, kafka_could_not_load
 
-    return _kafka_could_not_load(RECORDS[record["snapshot"]]) and tuple(record["cmd"]) not in CONTENT_BLIND
+    return kafka_could_not_load(RECORDS[record["snapshot"]]) and tuple(record["cmd"]) not in CONTENT_BLIND
 
 
 #: THE exclusion table: (golden file, which records, why they are not replayed).
