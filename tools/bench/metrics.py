@@ -20,7 +20,7 @@ from typing import Any
 
 import trio
 
-from kraft.tools.bench.quorum import QuorumBenchOptions, VOTERS, measure, BenchQuorum, throughput
+from kraft.tools.bench.quorum_commits import QuorumBenchOptions, VOTERS, measure, BenchQuorum, throughput
 
 __all__ = ["run_metrics_overhead", "format_overhead", "MAX_LOSS"]
 
