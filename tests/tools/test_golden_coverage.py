@@ -19,7 +19,7 @@ REPLAYING_TESTS = (
     "tests.tools.test_kafka_tool_parity",  # kafka-storage.sh, offline kafka-features.sh
     "tests.tools.test_quorum_golden",  # kafka-metadata-quorum.sh describe
     "tests.tools.test_kafka_tool_errors",  # error runs of dump-log, metadata-shell, quorum, features
-    "tests.records.test_dump_log_kafka",  # kafka-dump-log.sh on the fixture files
+    "tests.tools.test_dump_log_kafka",  # kafka-dump-log.sh on the fixture files
     "tests.image.test_kafka_shell_golden",  # kafka-metadata-shell.sh on the fixture snapshots
 )
 

@@ -28,7 +28,7 @@ from tests.conftest import SHARED, shared_path
 RECORDED = SHARED / "fixtures" / "real-tool-outputs" / "kafka-4.0.0-dump-log.jsonl"
 
 
-@golden.replays("dump-log", "tests/records/test_dump_log_kafka.py")
+@golden.replays("dump-log", "tests/tools/test_dump_log_kafka.py")
 def replayed(record: dict[str, Any]) -> bool:
     return True  # every recorded run, in test_recorded_kafka_output_is_reproduced
 
