@@ -35,24 +35,35 @@ DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes
 
 class _IndexFile:
     """The file handling both index kinds share: entries of two int columns
-    (``_first``, ``_second``, in file order), kept in memory and appended to
-    the file; a partial trailing entry and a zero-filled tail dropped on load."""
+    (the attributes :attr:`COLUMNS` names, in file order; both kinds have a
+    ``_offsets`` column of relative offsets), kept in memory and appended to
+    the file; a partial trailing entry and a zero-filled tail dropped on load.
+    The entry methods of each kind use their columns directly (hot paths)."""
 
     ENTRY: struct.Struct
     ENTRY_SIZE: int
-    #: The array typecodes of the two columns.
+    #: The attribute names and array typecodes of the two columns, in file order.
+    COLUMNS: tuple[str, str]
     TYPECODES: tuple[str, str]
+
+    _offsets: array[int]
 
     def __init__(self, path: Path, base_offset: int, max_index_size: int = DEFAULT_MAX_INDEX_SIZE) -> None:
         self.path = Path(path)
         self.base_offset = base_offset
         self.max_entries = max(1, max_index_size // self.ENTRY_SIZE)
-        self._first = array(self.TYPECODES[0])
-        self._second = array(self.TYPECODES[1])
+        self._clear_columns()
         self._fd: int | None = None
         # What load() had to repair, for the recovery report.
         self.dropped_tail_bytes = 0
         self.dropped_zero_entries = 0
+
+    def _clear_columns(self) -> None:
+        for name, typecode in zip(self.COLUMNS, self.TYPECODES):
+            setattr(self, name, array(typecode))
+
+    def _columns(self) -> tuple[array[int], array[int]]:
+        return getattr(self, self.COLUMNS[0]), getattr(self, self.COLUMNS[1])
 
     @staticmethod
     def _is_zero_fill(first: int, second: int) -> bool:
@@ -64,8 +75,7 @@ class _IndexFile:
     def load(self) -> None:
         """Read the entries on disk; drop a partial trailing entry and a
         zero-filled tail (both are crash leftovers). Missing file = empty."""
-        self._first = array(self.TYPECODES[0])
-        self._second = array(self.TYPECODES[1])
+        self._clear_columns()
         self.dropped_tail_bytes = 0
         self.dropped_zero_entries = 0
         try:
@@ -74,18 +84,19 @@ class _IndexFile:
             return
         usable = len(data) - len(data) % self.ENTRY_SIZE
         self.dropped_tail_bytes = len(data) - usable
+        firsts, seconds = self._columns()
         for i, (first, second) in enumerate(self.ENTRY.iter_unpack(memoryview(data)[:usable])):
             if i > 0 and self._is_zero_fill(first, second):
                 self.dropped_zero_entries = usable // self.ENTRY_SIZE - i
                 break
-            self._first.append(first)
-            self._second.append(second)
+            firsts.append(first)
+            seconds.append(second)
 
     def open_for_append(self) -> None:
         """Open the file for appends and rewrite it to exactly the loaded entries."""
         if self._fd is None:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        os.ftruncate(self._fd, len(self._first) * self.ENTRY_SIZE)
+        os.ftruncate(self._fd, len(self._offsets) * self.ENTRY_SIZE)
 
     def close(self) -> None:
         if self._fd is not None:
@@ -102,7 +113,7 @@ class _IndexFile:
 
     def rewrite(self) -> None:
         """Write the in-memory entries to disk from scratch (after a rebuild)."""
-        data = b"".join(self.ENTRY.pack(a, b) for a, b in zip(self._first, self._second))
+        data = b"".join(self.ENTRY.pack(a, b) for a, b in zip(*self._columns()))
         fd = self._fd if self._fd is not None else os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             os.ftruncate(fd, 0)
@@ -114,22 +125,22 @@ class _IndexFile:
     # --- entries -----------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._first)
+        return len(self._offsets)
 
     def is_full(self) -> bool:
-        return len(self._first) >= self.max_entries
+        return len(self._offsets) >= self.max_entries
 
-    def _append_entry(self, first: int, second: int) -> None:
+    def _write_entry(self, first: int, second: int) -> None:
+        """Write the entry after the last one to the file, if it is open
+        (the caller then appends it to its columns)."""
         if self._fd is not None:
-            pwrite_all(self._fd, self.ENTRY.pack(first, second), len(self._first) * self.ENTRY_SIZE)
-        self._first.append(first)
-        self._second.append(second)
+            pwrite_all(self._fd, self.ENTRY.pack(first, second), len(self._offsets) * self.ENTRY_SIZE)
 
     def _truncate_entries(self, keep: int) -> None:
-        if keep >= len(self._first):
+        if keep >= len(self._offsets):
             return
-        del self._first[keep:]
-        del self._second[keep:]
+        for column in self._columns():
+            del column[keep:]
         if self._fd is not None:
             os.ftruncate(self._fd, keep * self.ENTRY_SIZE)
 
@@ -142,19 +153,14 @@ class OffsetIndex(_IndexFile):
 
     ENTRY = _OFFSET_ENTRY
     ENTRY_SIZE = 8
+    COLUMNS = ("_offsets", "_positions")  # relative offsets, file positions
     TYPECODES = ("i", "i")
+
+    _positions: array[int]
 
     @staticmethod
     def _is_zero_fill(first: int, second: int) -> bool:
         return first == 0  # a zero relative offset after the first entry
-
-    @property
-    def _offsets(self) -> array[int]:
-        return self._first  # relative offsets
-
-    @property
-    def _positions(self) -> array[int]:
-        return self._second
 
     @property
     def entries(self) -> list[tuple[int, int]]:
@@ -183,7 +189,9 @@ class OffsetIndex(_IndexFile):
             raise CorruptIndexError(f"offset {offset} does not fit segment base {self.base_offset}")
         if self._offsets and rel <= self._offsets[-1]:
             raise CorruptIndexError(f"index append of offset {offset} not after {self.last_offset}")
-        self._append_entry(rel, position)
+        self._write_entry(rel, position)
+        self._offsets.append(rel)
+        self._positions.append(position)
 
     def lookup(self, offset: int) -> tuple[int, int]:
         """The largest entry with offset <= ``offset``: ``(offset, position)``;
@@ -208,19 +216,14 @@ class TimeIndex(_IndexFile):
 
     ENTRY = _TIME_ENTRY
     ENTRY_SIZE = 12
+    COLUMNS = ("_timestamps", "_offsets")  # timestamps, relative offsets
     TYPECODES = ("q", "i")
+
+    _timestamps: array[int]
 
     @staticmethod
     def _is_zero_fill(first: int, second: int) -> bool:
         return first == 0 and second == 0  # timestamp 0 at relative offset 0 after the first entry
-
-    @property
-    def _timestamps(self) -> array[int]:
-        return self._first
-
-    @property
-    def _offsets(self) -> array[int]:
-        return self._second  # relative offsets
 
     @property
     def entries(self) -> list[tuple[int, int]]:
@@ -252,7 +255,10 @@ class TimeIndex(_IndexFile):
             raise CorruptIndexError(f"time index append of offset {offset} before {last_offset}")
         if timestamp <= last_ts:
             return
-        self._append_entry(timestamp, offset - self.base_offset)
+        rel = offset - self.base_offset
+        self._write_entry(timestamp, rel)
+        self._timestamps.append(timestamp)
+        self._offsets.append(rel)
 
     def lookup(self, timestamp: int) -> tuple[int, int]:
         """The largest entry with timestamp <= ``timestamp``: ``(timestamp, offset)``."""
