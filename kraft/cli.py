@@ -90,7 +90,7 @@ BENCH_COMMANDS: dict[str, LazyCommand] = {
                           "Committed throughput, commit latency and failover time of a local quorum."),
     "records": LazyCommand("kraft.tools.bench.records:bench_records",
                            "Decode speed of our batch reader against kafka-python's."),
-    "shell": LazyCommand("kraft.tools.bench.shell:shell_bench_command",
+    "shell": LazyCommand("kraft.tools.bench.shell_load:shell_bench_command",
                          "Records replayed per second opening a log directory, against dump-log --json."),
     "spark": LazyCommand("kraft.tools.spark.bench:spark_bench_command",
                          "Rows per second of the Spark data source: one process against Spark."),

@@ -21,7 +21,7 @@ from kraft.raft.quorum_config import QuorumConfig
 from kraft.raft.witness import WitnessMode
 from kraft.records.state_files import parse_java_properties
 from kraft.wire.addresses import InvalidAddress, parse_addresses
-from kraft.wire.limits import INT32_MAX, ConnectionLimits
+from kraft.wire.connection_limits import INT32_MAX, ConnectionLimits
 from kraft.wire.security import (
     ClientSecurity,
     ListenerSecurity,
@@ -107,7 +107,7 @@ _DEFAULTS: dict[str, str] = {
     "metadata.log.max.snapshot.interval.ms": str(60 * 60 * 1000),
     "metadata.log.flush.interval.messages": str(2**63 - 1),
     "socket.request.max.bytes": str(100 * 1024 * 1024),
-    # Connection limits and security (kraft/wire/limits.py, kraft/wire/security.py).
+    # Connection limits and security (kraft/wire/connection_limits.py, kraft/wire/security.py).
     "max.connections": str(INT32_MAX),
     "max.connections.per.ip": str(INT32_MAX),
     "max.connections.per.ip.overrides": "",

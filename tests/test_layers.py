@@ -125,7 +125,6 @@ def test_node_object_contract_names_every_node_module() -> None:
     modules by hand: a new one must be listed (or, embedding the node, be
     named here on purpose)."""
     contract = next(c for c in _contracts() if c.get("id") == "node-object-private")
-    allowed = {"kraft.node", "kraft.node.node", "kraft.node.raft_manager", "kraft.node.raft_client",
-               "kraft.node.observer", "kraft.node.reconfig"}
+    allowed = {"kraft.node", "kraft.node.node", "kraft.node.raft_manager", "kraft.node.raft_client"}
     node_modules = {m for m in _modules() if m == "kraft.node" or m.startswith("kraft.node.")}
     assert node_modules - allowed - set(contract["source_modules"]) == set()

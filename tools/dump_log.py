@@ -37,11 +37,11 @@ import click
 
 from kraft.records.batch import Record, RecordBatch
 from kraft.records.control import ControlRecordType, decode_control_record
-from kraft.records.describe import codec_name as _codec_name
-from kraft.records.describe import java_json
-from kraft.records.describe import message_json as _message_json
-from kraft.records.describe import read_file_batches as _read_batches
-from kraft.records.describe import record_json as _record_json
+from kraft.tools.record_format.describe import codec_name as _codec_name
+from kraft.tools.record_format.describe import java_json
+from kraft.tools.record_format.describe import message_json as _message_json
+from kraft.tools.record_format.describe import read_file_batches as _read_batches
+from kraft.tools.record_format.describe import record_json as _record_json
 from kraft.records.errors import RecordsError
 from kraft.records.snapshot import BOOTSTRAP_FILE_NAME, parse_snapshot_path
 
@@ -549,7 +549,7 @@ class _FastDumper(_Dumper):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        from kraft.records.fastjson import MetadataPayloads
+        from kraft.tools.record_format.fastjson import MetadataPayloads
 
         self.lines: list[str] = []
         self.payloads = MetadataPayloads()

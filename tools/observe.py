@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     # The node, trio and the image are imported when the command runs, so
     # ``kraft observe --help`` answers at once.
     from kraft.image.model import MetadataImage
-    from kraft.node.observer import Observer
+    from kraft.programs.observer import Observer
     from kraft.wire.security import ClientSecurity
 
 log = logging.getLogger("kraft.observer")
@@ -190,7 +190,8 @@ def observe_command(bootstrap: str, cluster_id: str | None, node_id: int | None,
     """Join a KRaft quorum as an observer and show its metadata."""
     import trio
 
-    from kraft.node.observer import Observer, ObserverError, parse_bootstrap
+    from kraft.client.admin import AdminError, parse_bootstrap
+    from kraft.programs.observer import Observer
 
     _setup_logging(log_level)
     fmt = fmt or "table"
@@ -207,8 +208,8 @@ def observe_command(bootstrap: str, cluster_id: str | None, node_id: int | None,
             raise click.BadParameter(f"expected key=value, got {item!r}", param_hint="--override")
         props[key.strip()] = value.strip()
     try:
-        servers = parse_bootstrap(bootstrap)
-    except ObserverError as e:
+        servers = parse_bootstrap(bootstrap, "--bootstrap-controller")
+    except AdminError as e:
         raise click.BadParameter(str(e), param_hint="--bootstrap-controller") from None
     quorum = {} if fetch_snapshot_max_bytes is None else {"fetch_snapshot_max_bytes": fetch_snapshot_max_bytes}
     security = _client_security(command_config)
@@ -244,7 +245,7 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 def exit_status(exc: BaseException, what: str) -> int:
     """Map what ended a trio run (possibly inside exception groups) to an
     exit status: Ctrl-C 130, a closed stdout 0, our errors a message and 1."""
-    from kraft.node.observer import ObserverError
+    from kraft.programs.observer import ObserverError
 
     leaves = _leaves(exc)
     if any(isinstance(e, KeyboardInterrupt) for e in leaves):

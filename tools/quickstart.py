@@ -38,7 +38,7 @@ VOTERS = (1, 2, 3)
 OBSERVER_ID = 100
 
 
-def _free_ports(n: int) -> list[int]:
+def free_ports(n: int) -> list[int]:
     socks = []
     try:
         for _ in range(n):
@@ -70,7 +70,7 @@ class Cluster:
     def __init__(self, root: Path, extra: dict[str, str] | None = None) -> None:
         self.root = root
         self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
-        ports = _free_ports(len(VOTERS) + 1)
+        ports = free_ports(len(VOTERS) + 1)
         self.ports = dict(zip(VOTERS, ports))
         self.voters = ",".join(f"{i}@127.0.0.1:{p}" for i, p in self.ports.items())
         self.observer_port = ports[-1]

@@ -348,7 +348,7 @@ def _fail(message: str) -> NoReturn:
 
 # ---------------------------------------------------------------- KIP-853 voter changes and KIP-642 reassignment
 # (add-controller / remove-controller as kafka-metadata-quorum.sh has them;
-# reassign drives kraft/node/reconfig.py's planner)
+# reassign drives kraft/programs/reconfig.py's planner)
 
 
 def controller_identity(path: Path) -> ControllerIdentity:
@@ -514,8 +514,8 @@ def load_reassignment_state(path: Path, cluster_id: str) -> dict[str, Any] | Non
 
 def saved_endpoints(saved: dict[str, Any]) -> dict[int, Any]:
     """The target voters' listeners a state file holds, as ``reassign``'s
-    ``known`` controllers (:class:`kraft.node.reconfig.TargetVoter` by id)."""
-    from kraft.node.reconfig import TargetVoter
+    ``known`` controllers (:class:`kraft.programs.reconfig.TargetVoter` by id)."""
+    from kraft.programs.reconfig import TargetVoter
 
     out = {}
     for key, listeners in (saved.get("endpoints") or {}).items():
@@ -544,7 +544,7 @@ def reassignment_progress(view: Any, saved: dict[str, Any]) -> ReassignmentProgr
     :class:`~kraft.raft.quorum_info.QuorumInfo` stamped by :func:`quorum_view`); None once the voter set is the
     target (the reassignment is complete, whether or not its state file was
     removed yet)."""
-    from kraft.node import reconfig
+    from kraft.programs import reconfig
 
     try:
         target = reconfig.parse_target(saved["target"])
@@ -579,7 +579,7 @@ def format_reassignment(progress: ReassignmentProgress) -> str:
 
 
 class _SessionReassignClient:
-    """kraft/node/reconfig.py's ReassignClient over an AdminSession."""
+    """kraft/programs/reconfig.py's ReassignClient over an AdminSession."""
 
     def __init__(self, session: AdminSession) -> None:
         self.session = session
@@ -647,7 +647,7 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
 
     from kraft.client.admin import AdminSession
     from kraft.messages.json_form import uuid_to_kafka
-    from kraft.node import reconfig
+    from kraft.programs import reconfig
 
     if sum(1 for x in (voters_text is not None, cancel, status) if x) != 1:
         _fail("Exactly one of --voters, --cancel or --status must be given")

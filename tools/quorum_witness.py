@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -52,25 +52,23 @@ def format_witnesses(reasons: Mapping[int, str]) -> str:
 async def witness_reasons(session: AdminSession, info: QuorumInfo) -> dict[int, str]:
     """Ask every voter but the leader of ``info`` through ``session``: voter
     id -> why it is a witness."""
+    from kraft.client.describe import DESCRIBE_QUORUM_MAX_VERSION, describe_quorum_request, quorum_answer
     from kraft.messages.errors import KraftProtocolError
-    from kraft.messages.generated import describe_quorum_request as dq_req
     from kraft.wire.apis import ApiKey
     from kraft.wire.client import PeerClientError
-
-    def build(version: int) -> Any:
-        return dq_req.DescribeQuorumRequest(topics=[dq_req.TopicData(
-            topic_name="__cluster_metadata", partitions=[dq_req.PartitionData(partition_index=0)])])
 
     reasons: dict[int, str] = {}
 
     async def ask(voter_id: int, address: tuple[str, int]) -> None:
         try:
-            version, body = await session.request(address, ApiKey.DESCRIBE_QUORUM, build, max_version=2)
+            version, body = await session.request(address, ApiKey.DESCRIBE_QUORUM, describe_quorum_request,
+                                                  max_version=DESCRIBE_QUORUM_MAX_VERSION)
         except (PeerClientError, KraftProtocolError):
             return  # not a witness we can tell about: Kafka's lines stand alone
-        if version < 2 or len(body.topics) != 1 or len(body.topics[0].partitions) != 1:
+        answer = quorum_answer(body)
+        if version < 2 or answer.partition_error_code is None:
             return
-        reason = parse_witness_note(body.topics[0].partitions[0].error_message)
+        reason = parse_witness_note(answer.partition_error_message)
         if reason is not None:
             reasons[voter_id] = reason
 

@@ -162,9 +162,9 @@ class _LiveSource:
     """An observer on a trio thread; the shell reads its latest image."""
 
     def __init__(self, bootstrap: str, cluster_id: str | None, data_dir: Path | None) -> None:
-        from kraft.node.observer import Observer, parse_bootstrap
+        from kraft.programs.observer import Observer
 
-        self.observer = Observer(parse_bootstrap(bootstrap), data_dir=data_dir, cluster_id=cluster_id)
+        self.observer = Observer(bootstrap, data_dir=data_dir, cluster_id=cluster_id)
         self.ready = threading.Event()
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._main, name="kraft-observer", daemon=True)
@@ -208,7 +208,7 @@ class _LiveSource:
 
 
 def _open_live(bootstrap: str, cluster_id: str | None, data_dir: Path | None, timeout_s: float) -> _Opened:
-    from kraft.node.observer import ObserverError
+    from kraft.programs.observer import ObserverError
 
     try:
         live = _LiveSource(bootstrap, cluster_id, data_dir)

@@ -1,4 +1,4 @@
-"""The trio node around the raft core: log I/O, RPCs, admin, features, snapshots, metrics, the observer.
+"""The trio node around the raft core: log I/O, RPCs, admin, features, snapshots, metrics.
 May import kraft.config, .client, .raft, .image, .wire, .records and .messages; never kraft.sim or kraft.tools.
 
 A request goes one way: inbound, listener -> :mod:`~kraft.node.controller_apis` -> the raft

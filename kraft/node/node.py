@@ -48,7 +48,7 @@ from kraft.raft.voters import Endpoint
 from kraft.raft.witness import WitnessDecision
 from kraft.records.log import MetadataLog
 from kraft.records.view import OffsetAndEpoch
-from kraft.wire.limits import ConnectionTracker
+from kraft.wire.connection_limits import ConnectionTracker
 from kraft.wire.security import ClientSecurity
 
 __all__ = ["KraftNode", "NodeStartError", "CommittedBatch", "SnapshotLoaded", "SUPPORTED_APIS",

@@ -42,7 +42,7 @@ from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.log_config import LogConfig
 from kraft.records.state_files import MetaProperties, QuorumStateFile
 from kraft.wire.client import ClientPool, PeerClient
-from kraft.wire.limits import ConnectionTracker
+from kraft.wire.connection_limits import ConnectionTracker
 from kraft.wire.security import ClientSecurity
 from kraft.wire.server import serve_listener
 

@@ -145,7 +145,7 @@ class SnapshotTarget(CommittedSource, Protocol):
 # ---------------------------------------------------------------- writing
 
 
-def _batch_ending_at(mlog: MetadataLog, offset: int) -> Any:
+def batch_ending_at(mlog: MetadataLog, offset: int) -> Any:
     """The batch holding ``offset - 1``; it must end there (a snapshot that
     ended mid-batch could never be continued by fetching whole batches)."""
     try:
@@ -187,7 +187,7 @@ async def create_snapshot(shell: RaftWriter | None, at: OffsetAndEpoch | int,
     def prepare(mlog: MetadataLog) -> tuple[OffsetAndEpoch, SnapshotWriter]:
         sid = _resolve_snapshot_id(mlog, at)
         shell.core.validate_snapshot_id(sid)
-        batch = _batch_ending_at(mlog, sid.offset)
+        batch = batch_ending_at(mlog, sid.offset)
         latest = mlog.latest_snapshot_id()
         if latest is not None and not (latest.offset < sid.offset and latest.epoch <= sid.epoch):
             raise InvalidSnapshotIdError(f"snapshot {sid} is not newer than the latest snapshot {latest}")

@@ -36,10 +36,9 @@ from typing import Any
 
 import trio
 
-from kraft.client.admin import cluster_view
+from kraft.client.describe import ENDPOINT_TYPE_CONTROLLER, cluster_view, describe_cluster_request
 from kraft.messages.errors import KraftProtocolError
 from kraft.messages.generated import api_versions_request as av_req
-from kraft.messages.generated import describe_cluster_request as dc_req
 from kraft.raft.witness import WitnessDecision, WitnessPolicy
 from kraft.records.batch import iter_batches
 from kraft.records.errors import RecordsError
@@ -92,8 +91,7 @@ async def probe_peer(pool: ClientPool, supported: Mapping[Any, tuple[int, int]],
         if describe and advertised.get(ApiKey.DESCRIBE_CLUSTER, (0, 0))[1] >= 1:
             _, body = await client.request(
                 ApiKey.DESCRIBE_CLUSTER,
-                lambda v: dc_req.DescribeClusterRequest(include_cluster_authorized_operations=False,
-                                                        endpoint_type=2),
+                describe_cluster_request(ENDPOINT_TYPE_CONTROLLER),
                 max_version=supported[ApiKey.DESCRIBE_CLUSTER][1])
             if body.error_code == 0:
                 view = cluster_view(body)

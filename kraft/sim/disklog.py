@@ -38,7 +38,7 @@ from kraft.raft.errors import InvalidSnapshotIdError
 from kraft.raft.logops import Flush, InstallSnapshot, LogOp, SnapshotChunk, TruncateTo
 from kraft.node.log_writer import apply_log_op
 from kraft.node.quorum_state_store import ElectionStateStore
-from kraft.node.snapshots import _batch_ending_at
+from kraft.node.snapshots import batch_ending_at
 from kraft.records.batch import RecordBatch, iter_batches
 from kraft.records.bootstrap import DynamicVoter, write_bootstrap_snapshot
 from kraft.records.kraft_control import KRaftControlHistory
@@ -254,7 +254,7 @@ class DiskLog:
         latest = mlog.latest_snapshot_id()
         if latest is not None and not (latest.offset < snapshot_id.offset and latest.epoch <= snapshot_id.epoch):
             return False
-        batch = _batch_ending_at(mlog, snapshot_id.offset)
+        batch = batch_ending_at(mlog, snapshot_id.offset)
         values = [
             _ENTRY_HEADER.pack(offset, epoch) + identity
             for offset, (epoch, identity) in sorted(self._entries_below(snapshot_id.offset).items())

@@ -144,7 +144,7 @@ CONTENT_BLIND = {("ls", "/"), ("ls", "/image"), ("ls", "/local"), ("cat", "/nope
                  ("cat", "/local/commitId"), ("ls", "/image/topics/byName/nope")}
 
 
-def _kafka_could_not_load(records: list[dict[str, Any]]) -> bool:
+def kafka_could_not_load(records: list[dict[str, Any]]) -> bool:
     head = records[0]
     return "No MetadataVersion with feature level" in (head.get("stderr") or "")
 
@@ -154,7 +154,7 @@ def replayed(record: dict[str, Any]) -> bool:
     """The records test_every_recorded_output compares (it skips the same ones)."""
     if record["cmd"] == ["<stdin-session>"] or "note" in record:
         return False
-    return not _kafka_could_not_load(RECORDS[record["snapshot"]]) or tuple(record["cmd"]) in CONTENT_BLIND
+    return not kafka_could_not_load(RECORDS[record["snapshot"]]) or tuple(record["cmd"]) in CONTENT_BLIND
 
 
 @pytest.mark.parametrize("snapshot", SNAPSHOTS)
@@ -165,7 +165,7 @@ def test_every_recorded_output(snapshot: str) -> None:
     if "note" in records[0]:
         # Kafka 4.0.0 hangs on a snapshot of control records only: nothing was recorded.
         pytest.skip("Kafka 4.0.0 recorded nothing here (it hangs); see test_a_control_only_snapshot_opens")
-    unloadable = _kafka_could_not_load(records)
+    unloadable = kafka_could_not_load(records)
     session = ShellSession(_tree(snapshot), interactive=True)
     checked = 0
     for record in records:

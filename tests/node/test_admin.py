@@ -1,4 +1,4 @@
-"""The admin surface of the controller listener (kraft/node/admin.py),
+"""The admin surface of the controller listener (kraft/node/admin_apis.py),
 against real nodes over TCP: ApiVersions with features, DescribeQuorum v0-v2
 on the leader and elsewhere, DescribeCluster for controllers and brokers,
 Metadata for broker-only clients, Kafka's own request frames replayed, and

@@ -1,4 +1,4 @@
-"""UpdateFeatures on a kraft controller (kraft/node/features.py), the pure
+"""UpdateFeatures on a kraft controller (kraft/node/update_features.py), the pure
 part: Kafka 4.x ``FeatureControlManager.updateFeature``'s checks, in order,
 for a controller whose one feature is kraft.version, and the answer's shape
 (``QuorumController.updateFeatures``)."""

@@ -19,7 +19,7 @@ REPLAYING_TESTS = (
     "tests.tools.test_kafka_tool_parity",  # kafka-storage.sh, offline kafka-features.sh
     "tests.tools.test_quorum_golden",  # kafka-metadata-quorum.sh describe
     "tests.tools.test_kafka_tool_errors",  # error runs of dump-log, metadata-shell, quorum, features
-    "tests.records.test_dump_log_kafka",  # kafka-dump-log.sh on the fixture files
+    "tests.tools.test_dump_log_kafka",  # kafka-dump-log.sh on the fixture files
     "tests.image.test_kafka_shell_golden",  # kafka-metadata-shell.sh on the fixture snapshots
 )
 
@@ -30,9 +30,9 @@ def _live(record: dict[str, Any]) -> bool:
 
 def _shell_shows_kafkas_empty_image(record: dict[str, Any]) -> bool:
     """A command whose 4.0.0 output depends on the image Kafka could not load."""
-    from tests.image.test_kafka_shell_golden import CONTENT_BLIND, RECORDS, _kafka_could_not_load
+    from tests.image.test_kafka_shell_golden import CONTENT_BLIND, RECORDS, kafka_could_not_load
 
-    return _kafka_could_not_load(RECORDS[record["snapshot"]]) and tuple(record["cmd"]) not in CONTENT_BLIND
+    return kafka_could_not_load(RECORDS[record["snapshot"]]) and tuple(record["cmd"]) not in CONTENT_BLIND
 
 
 #: THE exclusion table: (golden file, which records, why they are not replayed).

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from kraft.node.observer import discover, open_observer
+from kraft.programs.observer import discover, open_observer
 from kraft.records.log import metadata_partition_dir
 from kraft.image.source import image_from_directory
 from tests.node.cluster import load, make_configs

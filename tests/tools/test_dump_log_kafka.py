@@ -28,7 +28,7 @@ from tests.conftest import SHARED, shared_path
 RECORDED = SHARED / "fixtures" / "real-tool-outputs" / "kafka-4.0.0-dump-log.jsonl"
 
 
-@golden.replays("dump-log", "tests/records/test_dump_log_kafka.py")
+@golden.replays("dump-log", "tests/tools/test_dump_log_kafka.py")
 def replayed(record: dict[str, Any]) -> bool:
     return True  # every recorded run, in test_recorded_kafka_output_is_reproduced
 
@@ -145,11 +145,11 @@ def test_parallel_rendering_prints_the_oracles_bytes(tmp_path: Path, monkeypatch
     from kraft.records.batch import Record, build_batch
     from kraft.records.metadata import encode_metadata_record
     from kraft.tools import dump_log
-    from kraft.tools.bench.records import _Synth
+    from kraft.tools.bench.records import MetadataSynth
 
     import random
 
-    synth = _Synth(random.Random(7))
+    synth = MetadataSynth(random.Random(7))
     chunks = []
     offset = 0
     for i in range(400):

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from kraft.wire.log_limit import RateLimitedLog
+from kraft.wire.rate_limited_log import RateLimitedLog
 
 
 def test_repeats_within_a_minute_are_counted_into_the_next_line(caplog: pytest.LogCaptureFixture) -> None:

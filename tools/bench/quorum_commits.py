@@ -43,7 +43,7 @@ import click
 import trio
 
 from kraft.tools.bench.quorum_options import TARGETS, VOTERS, QuorumBenchOptions
-from kraft.tools.quickstart import _free_ports, write_properties
+from kraft.tools.quickstart import free_ports, write_properties
 
 __all__ = ["run_quorum_bench", "format_report", "QuorumBenchOptions", "BenchError", "TARGETS", "VOTERS"]
 
@@ -62,14 +62,14 @@ class _Voter:
     leader: tuple[int, int | None] = (0, None)
 
 
-class _Quorum:
+class BenchQuorum:
     """Three bench-mode voter processes and what they report."""
 
     def __init__(self, root: Path, options: QuorumBenchOptions) -> None:
         self.root = root
         self.options = options
         self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
-        ports = _free_ports(len(VOTERS))
+        ports = free_ports(len(VOTERS))
         self.voters = {n: _Voter(n) for n in VOTERS}
         quorum_voters = ",".join(f"{n}@127.0.0.1:{p}" for n, p in zip(VOTERS, ports))
         extra = {"controller.quorum.append.linger.ms": str(options.linger_ms), **options.extra}
@@ -221,14 +221,14 @@ class _Quorum:
 # --- phases ---------------------------------------------------------------------------
 
 
-async def _measure(quorum: _Quorum, options: QuorumBenchOptions) -> dict[int, dict[str, Any]]:
+async def measure(quorum: BenchQuorum, options: QuorumBenchOptions) -> dict[int, dict[str, Any]]:
     await trio.sleep(options.warmup_s)
     await quorum.broadcast({"op": "reset"})
     await trio.sleep(options.duration_s)
     return await quorum.report()
 
 
-def _throughput(stats: dict[int, dict[str, Any]]) -> float:
+def throughput(stats: dict[int, dict[str, Any]]) -> float:
     elapsed = max(s["elapsed"] for s in stats.values())
     return sum(s["committed"] for s in stats.values()) / elapsed
 
@@ -251,7 +251,7 @@ def _busiest(stats: dict[int, dict[str, Any]]) -> dict[str, Any]:
     return max(stats.values(), key=lambda s: s["committed"])
 
 
-async def _failover(quorum: _Quorum, nursery: trio.Nursery, say: Callable[[str], None]) -> dict[str, float]:
+async def _failover(quorum: BenchQuorum, nursery: trio.Nursery, say: Callable[[str], None]) -> dict[str, float]:
     current = await quorum.wait_until("a leader", quorum.leader)
     epoch, leader = current
     await quorum.wait_until(
@@ -287,20 +287,20 @@ async def _failover(quorum: _Quorum, nursery: trio.Nursery, say: Callable[[str],
     return result
 
 
-async def _latency(quorum: _Quorum, options: QuorumBenchOptions, rate: float, why: str,
+async def _latency(quorum: BenchQuorum, options: QuorumBenchOptions, rate: float, why: str,
                    say: Callable[[str], None]) -> dict[str, Any]:
     say(f"latency at {rate:,.0f} records/s ({why})")
     await quorum.set_rate(rate)
-    stats = await _measure(quorum, options)
+    stats = await measure(quorum, options)
     busiest = _busiest(stats)
     say(f"  p50 {_ms(busiest['p50_ms'])}, p99 {_ms(busiest['p99_ms'])}, max {_ms(busiest['max_ms'])}")
-    return {"rate": rate, "why": why, "records_per_s": _throughput(stats), "p50_ms": busiest["p50_ms"],
+    return {"rate": rate, "why": why, "records_per_s": throughput(stats), "p50_ms": busiest["p50_ms"],
             "p99_ms": busiest["p99_ms"], "max_ms": busiest["max_ms"], **_cpu(stats)}
 
 
 async def run_quorum_bench(options: QuorumBenchOptions, root: Path, say: Callable[[str], None]) -> dict[str, Any]:
     """Run the phases in ``root``; the figures as a JSON-able dict."""
-    quorum = _Quorum(root, options)
+    quorum = BenchQuorum(root, options)
     result: dict[str, Any] = {
         "voters": len(VOTERS),
         "record_size": options.record_size,
@@ -324,8 +324,8 @@ async def run_quorum_bench(options: QuorumBenchOptions, root: Path, say: Callabl
             say(f"maximum throughput ({options.warmup_s:g} s warm-up, {options.duration_s:g} s measured, "
                 f"at most {options.window:,} records uncommitted)")
             await quorum.set_rate(-1)
-            stats = await _measure(quorum, options)
-            records_per_s = _throughput(stats)
+            stats = await measure(quorum, options)
+            records_per_s = throughput(stats)
             busiest = _busiest(stats)
             result["throughput"] = {"records_per_s": records_per_s, "p50_ms": busiest["p50_ms"],
                                     "p99_ms": busiest["p99_ms"], **_cpu(stats)}

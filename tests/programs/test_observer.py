@@ -17,7 +17,7 @@ import trio
 from kraft.image.changes import Change, SnapshotChange
 from kraft.messages.generated import describe_quorum_request as dq_req
 from kraft.node.node import KraftNode
-from kraft.node.observer import (
+from kraft.programs.observer import (
     ClusterIdMismatch,
     DiscoveryError,
     Observer,

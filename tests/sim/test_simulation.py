@@ -31,7 +31,7 @@ from kraft.sim.invariants import (
 )
 from kraft.sim.memlog import MemLog
 from kraft.raft.voters import ReplicaKey, VoterSet
-from tests.raft.sweeps import sweep_totals
+from tests.sim.sweeps import sweep_totals
 
 #: (voters, observers) shapes the sweeps cycle through.
 SHAPES = [(3, 1), (5, 2), (3, 0), (1, 1), (4, 1), (2, 1)]

@@ -15,7 +15,7 @@ from kraft.node.node import KraftNode
 from tests.image.records import partition, rec, topic
 from tests.node.cluster import CLUSTER_ID
 from tests.node.harness import append_until_ok, node_config, start
-from tests.node.test_observer import fast_configs
+from tests.programs.test_observer import fast_configs
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -26,7 +26,7 @@ from kraft.records.log import MetadataLog
 from kraft.sim import SimulationConfig, SimulationFailure, simulate
 from kraft.sim.disk import DiskModel
 from kraft.sim.disklog import DiskLog
-from tests.raft.sweeps import sweep_totals
+from tests.sim.sweeps import sweep_totals
 
 SHAPES = [(3, 1), (5, 2), (3, 0), (1, 1), (4, 1), (2, 1)]
 

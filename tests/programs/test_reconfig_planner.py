@@ -1,4 +1,4 @@
-"""KIP-642 reassignment planning (kraft/node/reconfig.py): single-voter
+"""KIP-642 reassignment planning (kraft/programs/reconfig.py): single-voter
 steps, adds before removes, the leader last, never below a live majority,
 resumable from any voter set."""
 
@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from kraft.client.admin import QuorumInfo, ReplicaInfo
-from kraft.node.reconfig import (
+from kraft.programs.reconfig import (
     Plan,
     ReassignError,
     Step,

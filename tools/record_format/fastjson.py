@@ -37,7 +37,7 @@ MEMO_MAX_ENTRIES = 1 << 16
 _UUID_TEXT: dict[int, str] = {}
 
 
-def _uuid_text(u: uuid.UUID) -> str:
+def uuid_text(u: uuid.UUID) -> str:
     """Kafka's ``Uuid.toString()``, remembered: topic ids repeat in every
     partition record (keyed by the uuid's int: ``UUID.__hash__`` is Python code)."""
     key = u.int
@@ -60,7 +60,7 @@ class _Compiler:
         self.info = info
         self.version = version
         self.lines: list[str] = []
-        self.env: dict[str, Any] = {"_uuid": _uuid_text, "_b64": _b64, "_isdef": is_default, "_info": info}
+        self.env: dict[str, Any] = {"_uuid": uuid_text, "_b64": _b64, "_isdef": is_default, "_info": info}
         self.names: dict[str, str] = {}
         self.fields: list[FieldInfo] = []
 

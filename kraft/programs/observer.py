@@ -59,22 +59,27 @@ from typing import Any
 
 import trio
 
-from kraft.client.admin import cluster_view, quorum_info
+from kraft.client.admin import AdminError, parse_bootstrap
+from kraft.client.describe import (
+    DESCRIBE_QUORUM_MAX_VERSION,
+    ENDPOINT_TYPE_CONTROLLER,
+    VersionTooOld,
+    cluster_view,
+    describe_cluster_request,
+    describe_quorum_request,
+    quorum_answer,
+)
 from kraft.config import ConfigError, NodeConfig
 from kraft.image.builder import ImageBuilder
 from kraft.image.changes import Change, LogBatch, LogItem, LogSnapshot, SnapshotChange, apply_item, changes_of
 from kraft.image.model import MetadataImage
-from kraft.messages.generated import (
-    describe_cluster_request as dc_req,
-    describe_quorum_request as dq_req,
-)
 from kraft.messages.json_form import uuid_to_kafka
+from kraft.node.node import KraftNode
 from kraft.raft.quorum_info import QuorumInfo
 from kraft.records.batch import iter_batches
 from kraft.records.control import parse_control_type_id
 from kraft.records.errors import RecordsError, StateFileError
 from kraft.records.state_files import MetaProperties, random_kafka_uuid
-from kraft.wire.addresses import InvalidAddress, parse_addresses
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import ConnectionFailed, NoCommonVersion, PeerClient, PeerClientError, RequestTimedOut
 from kraft.wire.errors import ErrorCode
@@ -88,7 +93,6 @@ __all__ = [
     "DiscoveryError",
     "VoterInfo",
     "DiscoveredQuorum",
-    "parse_bootstrap",
     "discover",
     "prepare_data_dir",
     "observer_config",
@@ -105,13 +109,11 @@ __all__ = [
 REQUEST_VERSIONS: Mapping[str, tuple[int, int]] = {
     "ApiVersions": (0, 4),
     "DescribeCluster": (1, 2),
-    "DescribeQuorum": (0, 2),
+    "DescribeQuorum": (0, DESCRIBE_QUORUM_MAX_VERSION),
     "Fetch": (13, 18),
     "FetchSnapshot": (0, 1),
 }
 
-METADATA_TOPIC = "__cluster_metadata"
-CONTROLLER_ENDPOINT_TYPE = 2  # Kafka's EndpointType.CONTROLLER (KIP-919)
 _DISCOVERY_CLIENT_ID = "kraft-observer"
 #: How often the observer looks whether its local copy can be written.
 _STORAGE_WATCH_S = 0.2
@@ -171,41 +173,17 @@ class DiscoveredQuorum:
         return [v for v in self.voters if v.host is not None and v.port is not None]
 
 
-def parse_bootstrap(text: str | Sequence[str]) -> list[tuple[str, int]]:
-    """``host:port[,host:port...]`` (``[::1]:9093`` for IPv6), each option
-    given once or more: the one address parser,
-    :func:`kraft.wire.addresses.parse_addresses`, with Kafka's messages."""
-    try:
-        return list(parse_addresses(",".join([text] if isinstance(text, str) else text), "--bootstrap-controller"))
-    except InvalidAddress as e:
-        raise ObserverError(str(e)) from None
-
-
 # ---------------------------------------------------------------- discovery
 
 
-class _VersionTooLow(Exception):
-    pass
-
-
 async def _describe_cluster(client: PeerClient, timeout_ms: int) -> Any:
-    def build(version: int) -> Any:
-        if version < 1:
-            raise _VersionTooLow()  # v0 cannot ask for controllers
-        return dc_req.DescribeClusterRequest(include_cluster_authorized_operations=False,
-                                             endpoint_type=CONTROLLER_ENDPOINT_TYPE)
-
-    _, body = await client.request(ApiKey.DESCRIBE_CLUSTER, build, timeout_ms=timeout_ms,
-                                   max_version=REQUEST_VERSIONS["DescribeCluster"][1])
+    _, body = await client.request(ApiKey.DESCRIBE_CLUSTER, describe_cluster_request(ENDPOINT_TYPE_CONTROLLER),
+                                   timeout_ms=timeout_ms, max_version=REQUEST_VERSIONS["DescribeCluster"][1])
     return body
 
 
 async def _describe_quorum(client: PeerClient, timeout_ms: int) -> tuple[int, Any]:
-    def build(version: int) -> Any:
-        return dq_req.DescribeQuorumRequest(topics=[dq_req.TopicData(
-            topic_name=METADATA_TOPIC, partitions=[dq_req.PartitionData(partition_index=0)])])
-
-    return await client.request(ApiKey.DESCRIBE_QUORUM, build, timeout_ms=timeout_ms,
+    return await client.request(ApiKey.DESCRIBE_QUORUM, describe_quorum_request, timeout_ms=timeout_ms,
                                 max_version=REQUEST_VERSIONS["DescribeQuorum"][1])
 
 
@@ -273,7 +251,7 @@ async def _discover_from(client_for: Any, host: str, port: int, timeout_ms: int,
     controllers: dict[int, tuple[str, int]] = {}
     try:
         dc = await _describe_cluster(client, timeout_ms)
-    except (NoCommonVersion, _VersionTooLow):
+    except (NoCommonVersion, VersionTooOld):
         dc = None  # an old controller: DescribeQuorum alone
     if dc is not None:
         if dc.error_code != 0:
@@ -298,17 +276,17 @@ async def _discover_from(client_for: Any, host: str, port: int, timeout_ms: int,
         except (ConnectionFailed, RequestTimedOut) as e:
             problems.append(str(e))
             continue
-        if dq.error_code != 0:
-            problems.append(f"{t_host}:{t_port}: DescribeQuorum: {_error_name(dq.error_code)}")
+        answer = quorum_answer(dq)
+        if answer.error_code != ErrorCode.NONE:
+            problems.append(f"{t_host}:{t_port}: DescribeQuorum: {_error_name(answer.error_code)}")
             continue
-        if len(dq.topics) != 1 or len(dq.topics[0].partitions) != 1:
+        if answer.partition_error_code is None:
             problems.append(f"{t_host}:{t_port}: DescribeQuorum answered for no partition")
             continue
-        p = dq.topics[0].partitions[0]
-        if p.error_code != 0:
-            problems.append(f"{t_host}:{t_port}: DescribeQuorum: {_error_name(p.error_code)}")
+        if answer.info is None:
+            problems.append(f"{t_host}:{t_port}: DescribeQuorum: {_error_name(answer.partition_error_code)}")
             continue
-        return _view(quorum_info(dq), version, controllers, cluster_id, (t_host, t_port))
+        return _view(answer.info, version, controllers, cluster_id, (t_host, t_port))
     return None
 
 
@@ -448,7 +426,10 @@ class Observer:
                  discovery_timeout_ms: int = 5000, discovery_retry_ms: int = 15000,
                  cluster_check_s: float = 15.0, client_security: ClientSecurity | None = None) -> None:
         if isinstance(bootstrap, str) or any(isinstance(b, str) for b in bootstrap):
-            self.bootstrap = parse_bootstrap(bootstrap)  # type: ignore[arg-type]
+            try:
+                self.bootstrap = list(parse_bootstrap(bootstrap, "--bootstrap-controller"))  # type: ignore[arg-type]
+            except AdminError as e:
+                raise ObserverError(str(e)) from None
         else:
             self.bootstrap = [(str(b[0]), int(b[1])) for b in bootstrap]
         #: ``None``: :func:`default_data_dir` of the cluster, once its id is known.
@@ -469,7 +450,8 @@ class Observer:
         self.view: DiscoveredQuorum | None = None
         self.cluster_id: str | None = None
         self.node_id: int | None = None
-        self.node: Any = None  # KraftNode once started
+        #: The embedded node, once :meth:`run` started it.
+        self.node: KraftNode | None = None
         self.builder = ImageBuilder()
         #: The latest image, safe to read from another thread (replaced, never changed).
         self.published: MetadataImage = self.builder.image
@@ -521,25 +503,23 @@ class Observer:
         return self._config
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        from kraft.node.node import KraftNode
-
         config = await self.prepare()
         self.node = node = KraftNode(config, client_security=self.client_security)
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 await nursery.start(node.run)
-                nursery.start_soon(self._follow, nursery)
+                nursery.start_soon(self._follow, node, nursery)
                 nursery.start_soon(self._watch_storage)
                 nursery.start_soon(self._watch_cluster)
                 task_status.started()
         finally:
             self.stopped.set()
 
-    async def _follow(self, nursery: trio.Nursery) -> None:
+    async def _follow(self, node: KraftNode, nursery: trio.Nursery) -> None:
         """Fold every committed item into the image."""
         try:
-            async for item in self.node.committed_batches():
+            async for item in node.committed_batches():
                 apply_item(self.builder, to_log_item(item))
                 self.published = self.builder.image
                 async with self.image_changed:
@@ -657,19 +637,21 @@ class Observer:
         async for item in source:
             log_item = to_log_item(item)
             if isinstance(log_item, LogBatch) and log_item.is_control:
-                log_item = await self._with_control_types(log_item)
+                log_item = await self._with_control_types(node, log_item)
             for change in changes_of(log_item):
                 if isinstance(change, Change) and start_offset is not None and change.offset < start_offset:
                     continue
                 yield change
 
-    async def _with_control_types(self, batch: LogBatch) -> LogBatch:
+    async def _with_control_types(self, node: KraftNode, batch: LogBatch) -> LogBatch:
         """Listeners get control values without their keys; read the types
         from the local log (best effort: retention may have removed it)."""
-        node = self.node
+        shell, local_log = node.shell, node.log
+        if shell is None or local_log is None:
+            return batch
         try:
-            async with node.shell.log_lock:
-                data = node.log.read(batch.base_offset, 1 << 16)
+            async with shell.log_lock:
+                data = local_log.read(batch.base_offset, 1 << 16)
             raw = next(iter_batches(data), None)
             if raw is None or raw.base_offset != batch.base_offset:
                 return batch

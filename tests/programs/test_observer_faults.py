@@ -23,7 +23,7 @@ import trio
 
 from kraft.image.changes import Change, SnapshotChange, format_jsonl
 from kraft.node.node import KraftNode
-from kraft.node.observer import Observer, open_observer
+from kraft.programs.observer import Observer, open_observer
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.snapshot import PARTIAL_SUFFIX, SUFFIX, snapshot_file_name
 from kraft.records.view import OffsetAndEpoch
@@ -31,7 +31,7 @@ from kraft.image.source import image_from_directory
 from tests.image.records import partition, raw_record, rec, topic
 from tests.node.harness import leader_of, node_config, start
 from tests.node.test_faults import fill, small_filesystem
-from tests.node.test_observer import fast_configs
+from tests.programs.test_observer import fast_configs
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -395,7 +395,7 @@ async def test_a_cluster_replaced_under_the_observer_stops_it_with_a_clear_messa
     observer asks DescribeCluster again and stops with ClusterIdMismatch
     naming both ids; its copy is still a valid prefix of the first cluster's
     log."""
-    from kraft.node.observer import ClusterIdMismatch
+    from kraft.programs.observer import ClusterIdMismatch
     from tests.node.cluster import CLUSTER_ID, free_ports
 
     other = "OtherClusterIdAAAAAAAA"
