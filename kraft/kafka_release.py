@@ -52,6 +52,9 @@ class KafkaRelease:
     features: tuple[str, ...]
     #: ``Formatter.effectiveKRaftFeatureLevel``'s error for kraft.version=1 without a dynamic quorum
     kraft_version_1_error: str
+    #: ``MetadataQuorumCommand``'s error for a missing ``--command-config``
+    #: (``{path}``; 4.0 and 4.1 say "does not exists!", Kafka 4.4 "does not exist.")
+    missing_command_config: str = "Properties file {path} does not exists!"
 
 
 RELEASES: dict[str, KafkaRelease] = {

@@ -133,7 +133,7 @@ class QuorumToolOptions:
             return AdminSettings()
         path = self.command_config
         if not path.exists():
-            raise ToolError(f"Properties file {path} does not exist.")
+            raise ToolError(current_release().missing_command_config.format(path=path))
         try:
             props = load_properties(path)
         except ConfigError as e:
