@@ -11,12 +11,12 @@ configuration error) from the environment variable.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
 from kraft import errors
-from kraft.kafka_release import ENV_VAR, KafkaRelease, UnknownKafkaVersion, kafka_release, known_versions
+from kraft.kafka_release import ENV_VAR, LATEST, KafkaRelease, UnknownKafkaVersion, kafka_release, known_versions
 
 __all__ = ["kafka_version_option", "current_release"]
 
@@ -24,7 +24,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 _META_KEY = "kraft.kafka_release"
 
 
-def _refuse(exc: UnknownKafkaVersion, code: int) -> None:
+def _refuse(exc: UnknownKafkaVersion, code: int) -> NoReturn:
     click.echo(f"Error: {exc}", err=True)
     raise click.exceptions.Exit(code)
 
@@ -42,8 +42,8 @@ def kafka_version_option(f: F) -> F:
     """Add ``--kafka-version`` to a command or group (read it with :func:`current_release`)."""
     return click.option(
         "--kafka-version", metavar="X.Y", default=None, expose_value=False, callback=_store, is_eager=True,
-        help=f"Print as this Kafka release prints ({known_versions()}; default: the newest, "
-             f"or ${ENV_VAR}).",
+        help=f"Print as this Kafka release's tool prints ({known_versions()}). Default: ${ENV_VAR}, "
+             f"else {LATEST.name}, the newest.",
     )(f)
 
 
@@ -58,4 +58,3 @@ def current_release() -> KafkaRelease:
         return kafka_release()
     except UnknownKafkaVersion as exc:
         _refuse(exc, errors.EXIT_CONFIG)
-        raise  # not reached: _refuse raises
