@@ -14,8 +14,9 @@ with ``--bootstrap-server``) to learn the cluster id and the leader
 has Kafka's fields, order and layout, byte for byte: ``--status`` prints
 ``ClusterId`` ... ``CurrentObservers`` with Kafka's column alignment and
 node strings (``{"id": 1, "directoryId": "...", "endpoints":
-["CONTROLLER://host:port"]}``, ``"directoryId": null`` for a zero directory
-id, an empty endpoint list left out); ``--replication`` prints Kafka's ``prettyPrintTable``:
+["CONTROLLER://host:port"]}``, no ``directoryId`` for a zero directory id
+as Kafka 4.1 prints it -- ``"directoryId": null`` with ``--kafka-version 4.0``
+--, an empty endpoint list left out); ``--replication`` prints Kafka's ``prettyPrintTable``:
 every cell padded to its column's width and followed by a tab, the leader
 first, then the other voters, then the observers.
 
@@ -57,6 +58,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from kraft.client.errors import AdminError
+from kraft.kafka_release import LATEST, KafkaRelease
+from kraft.tools.kafka_version import current_release, kafka_version_option
 
 if TYPE_CHECKING:
     from kraft.client.admin import AdminSession, AdminSettings, Bootstrap, ControllerIdentity
@@ -130,7 +133,7 @@ class QuorumToolOptions:
             return AdminSettings()
         path = self.command_config
         if not path.exists():
-            raise ToolError(f"Properties file {path} does not exist.")
+            raise ToolError(current_release().missing_command_config.format(path=path))
         try:
             props = load_properties(path)
         except ConfigError as e:
@@ -174,14 +177,16 @@ def run_tool(main: Callable[[], Awaitable[str]]) -> None:
 # ---------------------------------------------------------------- output, as MetadataQuorumCommand prints it
 
 
-def _node_string(replica: ReplicaInfo, info: QuorumInfo) -> str:
-    """MetadataQuorumCommand's ``Node.toString`` (Kafka 4.0): the directory
-    id always, ``null`` for none (a static voter, an observer without one)."""
+def _node_string(replica: ReplicaInfo, info: QuorumInfo, release: KafkaRelease) -> str:
+    """MetadataQuorumCommand's ``Node.toString``: for a replica without a
+    directory id (a static voter, an observer without one) Kafka 4.1 leaves
+    the key out, Kafka 4.0 prints ``"directoryId": null``."""
     from kraft.messages.json_form import uuid_to_kafka
 
     text = '{"id": ' + str(replica.replica_id)
     if replica.directory is None:
-        text += ', "directoryId": null'
+        if not release.omits_missing_directory_id:
+            text += ', "directoryId": null'
     else:
         text += ', "directoryId": "' + uuid_to_kafka(replica.directory_id) + '"'
     endpoints = info.nodes.get(replica.replica_id, ())
@@ -192,8 +197,8 @@ def _node_string(replica: ReplicaInfo, info: QuorumInfo) -> str:
     return text + "}"
 
 
-def _replicas_string(replicas: Sequence[ReplicaInfo], info: QuorumInfo) -> str:
-    return "[" + ", ".join(_node_string(r, info) for r in replicas) + "]"
+def _replicas_string(replicas: Sequence[ReplicaInfo], info: QuorumInfo, release: KafkaRelease) -> str:
+    return "[" + ", ".join(_node_string(r, info, release) for r in replicas) + "]"
 
 
 def _leader_of(info: QuorumInfo) -> ReplicaInfo:
@@ -204,8 +209,8 @@ def _leader_of(info: QuorumInfo) -> ReplicaInfo:
                     f"{[v.replica_id for v in info.voters]}")
 
 
-def format_status(cluster_id: str, info: QuorumInfo) -> str:
-    """``describe --status``, exactly as Kafka prints it."""
+def format_status(cluster_id: str, info: QuorumInfo, release: KafkaRelease = LATEST) -> str:
+    """``describe --status``, exactly as Kafka ``release`` prints it."""
     leader = _leader_of(info)
     # Stream.min keeps the first of equal elements.
     max_lag = min(info.voters, key=lambda v: v.log_end_offset)
@@ -223,8 +228,8 @@ def format_status(cluster_id: str, info: QuorumInfo) -> str:
         f"HighWatermark:          {info.high_watermark}\n"
         f"MaxFollowerLag:         {max_follower_lag}\n"
         f"MaxFollowerLagTimeMs:   {max_follower_lag_time_ms}\n"
-        f"CurrentVoters:          {_replicas_string(info.voters, info)}\n"
-        f"CurrentObservers:       {_replicas_string(info.observers, info)}\n"
+        f"CurrentVoters:          {_replicas_string(info.voters, info, release)}\n"
+        f"CurrentObservers:       {_replicas_string(info.observers, info, release)}\n"
     )
 
 
@@ -287,6 +292,7 @@ def format_replication(info: QuorumInfo, human_readable: bool = False,
               help="Property file containing configs to be passed to the admin client "
                    "(default.api.timeout.ms, request.timeout.ms, client.id, security.protocol, sasl.mechanism, "
                    "sasl.jaas.config, ssl.*).")
+@kafka_version_option
 @click.pass_context
 def quorum_group(ctx: click.Context, bootstrap_server: str | None, bootstrap_controller: str | None,
                  command_config: Path | None) -> None:
@@ -305,6 +311,7 @@ def quorum_group(ctx: click.Context, bootstrap_server: str | None, bootstrap_con
               help="kraft: with --status, where `kraft quorum reassign` keeps its state (default "
                    ".kraft-reassignment-<cluster id>.json in the current directory); a reassignment in progress "
                    "is shown after Kafka's fields.")
+@kafka_version_option
 @click.pass_obj
 def describe_command(options: QuorumToolOptions, status: bool, replication: bool, human_readable: bool,
                      state_file: Path | None) -> None:
@@ -315,6 +322,7 @@ def describe_command(options: QuorumToolOptions, status: bool, replication: bool
         _fail("One of --status or --replication must be specified with describe sub-command")
     if status and human_readable:
         _fail("The option --human-readable is only supported along with --replication")
+    release = current_release()
     try:
         bootstrap, settings = options.resolve()
     except ToolError as e:
@@ -335,7 +343,7 @@ def describe_command(options: QuorumToolOptions, status: bool, replication: bool
             saved = load_reassignment_state(_state_path(state_file, cluster_id), cluster_id)
             progress = None if saved is None else reassignment_progress(quorum_view(info), saved)
             extra = "" if progress is None else format_reassignment(progress)
-            return format_status(cluster_id, info) + format_witnesses(witnesses) + extra
+            return format_status(cluster_id, info, release) + format_witnesses(witnesses) + extra
         return format_replication(info, human_readable)
 
     run_tool(main)

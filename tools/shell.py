@@ -11,8 +11,10 @@ Sources (one of):
   ``--diff A B`` what changed between two offsets or times;
 * ``--bootstrap-controller HOST:PORT``: a live cluster, through an observer.
 
-With commands after the options it runs them and exits, with status 1 when
-a command printed an error (Kafka 4.0.0 exits 0). Without, it is
+It prints what Kafka 4.1.0's shell prints (``--kafka-version 4.0``: 4.0.0's;
+they differ in ``/local/version`` and ``/local/commitId``). With commands
+after the options it runs them and exits, with status 1 when a command
+printed an error (Kafka exits 0). Without, it is
 interactive: prompt_toolkit line editing, history kept across sessions in
 ``~/.kraft_shell_history``, tab completion of commands and paths. With
 stdin not a terminal it reads commands line by line, printing Kafka's banner
@@ -32,66 +34,15 @@ from typing import Any, TextIO
 
 import click
 
+from kraft.tools.kafka_version import current_release, kafka_version_option
+
 log = logging.getLogger("kraft.shell")
 
-__all__ = ["shell_command", "kraft_version", "kraft_commit_id", "HISTORY_FILE_NAME"]
+__all__ = ["shell_command", "HISTORY_FILE_NAME"]
 
 HISTORY_FILE_NAME = ".kraft_shell_history"
 BANNER = "[ Kafka Metadata Shell ]"
 PROMPT = ">> "
-
-
-def kraft_version() -> str:
-    """What ``/local/version`` says: the installed kraft's version."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("kraft")
-    except PackageNotFoundError:
-        return "unknown"
-
-
-def kraft_commit_id(start: Path | None = None) -> str:
-    """What ``/local/commitId`` says: the first 16 hex digits of the git
-    commit of the checkout kraft runs from (an editable install or a source
-    tree), read from its ``.git`` without running git; ``unknown`` (Kafka's
-    ``AppInfoParser`` default) when kraft is not in a git checkout."""
-    here = start or Path(__file__).resolve().parent
-    for directory in [here, *here.parents]:
-        dot_git = directory / ".git"
-        if dot_git.exists():
-            return _head_commit(dot_git) or "unknown"
-    return "unknown"
-
-
-def _head_commit(dot_git: Path) -> str | None:
-    try:
-        git_dir = dot_git
-        if dot_git.is_file():  # a worktree: "gitdir: <path>"
-            text = dot_git.read_text().strip()
-            if not text.startswith("gitdir:"):
-                return None
-            git_dir = (dot_git.parent / text[len("gitdir:"):].strip()).resolve()
-        head = (git_dir / "HEAD").read_text().strip()
-        if not head.startswith("ref:"):
-            return head[:16] or None
-        ref = head[len("ref:"):].strip()
-        common = git_dir
-        common_file = git_dir / "commondir"
-        if common_file.exists():
-            common = (git_dir / common_file.read_text().strip()).resolve()
-        for base in (git_dir, common):
-            ref_file = base / ref
-            if ref_file.exists():
-                return ref_file.read_text().strip()[:16]
-        packed = common / "packed-refs"
-        if packed.exists():
-            for line in packed.read_text().splitlines():
-                if line.endswith(" " + ref):
-                    return line.split()[0][:16]
-    except OSError:
-        return None
-    return None
 
 
 # ----------------------------------------------------------------- sources
@@ -109,10 +60,13 @@ class _Opened:
 
 
 def _tree_maker() -> Callable[[Any], Any]:
+    """``/local/version`` and ``/local/commitId`` are those of the Kafka
+    release the shell prints as (``LocalShellNode``: 4.1.0 and its build's
+    commit by default, 4.0.0's with ``--kafka-version 4.0``)."""
     from kraft.image.tree import build_tree
 
-    version, commit_id = kraft_version(), kraft_commit_id()
-    return lambda image: build_tree(image, version=version, commit_id=commit_id)
+    release = current_release()
+    return lambda image: build_tree(image, version=release.version, commit_id=release.commit_id)
 
 
 def _warn_all(warnings: Iterable[str]) -> None:
@@ -312,6 +266,7 @@ def _interactive(session: Any, history_path: Path) -> int:
               help="With --bootstrap-controller: the observer's local copy (see kraft observe).")
 @click.option("--timeout", "timeout_s", type=float, default=60.0, show_default=True,
               help="With --bootstrap-controller: how long to wait for the observer to catch up.")
+@kafka_version_option
 @click.argument("command", nargs=-1)
 def shell_command(snapshot: Path | None, directory: Path | None, at: str | None, diff: tuple[str, str] | None,
                   bootstrap: str | None, cluster_id: str | None, data_dir: Path | None, timeout_s: float,

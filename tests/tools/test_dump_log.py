@@ -41,12 +41,17 @@ def test_kafka_lines_for_a_real_segment() -> None:
         "| offset: 0 CreateTime: 1737526471712 keySize: -1 valueSize: 23 sequence: -1 headerKeys: [] "
         'payload: {"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"metadata.version","featureLevel":11}}'
     )
-    # Kafka 4.0.0's DumpLogSegments.dumpLog decodes snapshot and KRaft control
-    # records only; a LeaderChange falls to its `controlType: $type($id)` case.
+    # Kafka 4.1's DumpLogSegments.printControlRecord decodes a LeaderChange;
+    # 4.0.0's fell to its `controlType: $type($id)` case.
     assert lines[6] == (
         "| offset: 2 CreateTime: 1737526471169 keySize: 4 valueSize: 34 sequence: -1 headerKeys: [] "
-        "controlType: LEADER_CHANGE(2)"
+        'LeaderChange: {"version":0,"leaderId":1,"voters":[{"voterId":1},{"voterId":2},{"voterId":3}],'
+        '"grantingVoters":[{"voterId":1},{"voterId":3}]}'
     )
+    from kraft.kafka_release import RELEASES
+
+    _, lines_40, _ = _dump([path], metadata_decoder=True, release=RELEASES["4.0"])
+    assert lines_40[6].endswith("headerKeys: [] controlType: LEADER_CHANGE(2)")
 
 
 def test_snapshot_and_bootstrap_headers() -> None:

@@ -1,8 +1,10 @@
-"""``kraft dump-log`` against real Kafka 4.0.0's ``kafka-dump-log.sh``: every
-output recorded in ``../shared/fixtures/real-tool-outputs/kafka-4.0.0-dump-log.jsonl``
-reproduced byte for byte (``kafka.tools.DumpLogSegments.main``/``dumpLog``/
-``dumpIndex``/``dumpTimeIndex`` of Kafka 4.0), and the fast path printing the
-same bytes as the record-by-record oracle on every fixture file.
+"""``kraft dump-log`` against real Kafka 4.1.0's and 4.0.0's ``kafka-dump-log.sh``:
+every output recorded in ``../shared/fixtures/real-tool-outputs/kafka-4.1.0-dump-log.jsonl``
+reproduced byte for byte by default, every one of ``kafka-4.0.0-dump-log.jsonl``
+with ``--kafka-version 4.0`` (``kafka.tools.DumpLogSegments.main``/``dumpLog``/
+``dumpIndex``/``dumpTimeIndex``/``printControlRecord``: 4.1 decodes
+LeaderChange control records), and the fast path printing the same bytes as
+the record-by-record oracle on every fixture file, in both releases' forms.
 
 How the recording was made (../shared/fixtures/README.md) decides two
 transformations of our output before comparing: absolute fixture paths are
@@ -25,29 +27,26 @@ from kraft.tools.dump_log import run_dump
 from tests import golden
 from tests.conftest import SHARED, shared_path
 
-RECORDED = SHARED / "fixtures" / "real-tool-outputs" / "kafka-4.0.0-dump-log.jsonl"
+RECORDED = SHARED / "fixtures" / "real-tool-outputs"
 
 
 @golden.replays("dump-log", "tests/tools/test_dump_log_kafka.py")
 def replayed(record: dict[str, Any]) -> bool:
-    return True  # every recorded run, in test_recorded_kafka_output_is_reproduced
+    return True  # every recorded run of both releases, in test_recorded_kafka_output_is_reproduced
 
 
-def _runs() -> list[dict[str, Any]]:
-    return golden.selected("dump-log", replayed)
-
-
-def _id(run: dict[str, Any]) -> str:
+def _id(version: str, run: dict[str, Any]) -> str:
     files = [a.removeprefix("fixtures:") for a in run["args"] if a.startswith("fixtures:")]
     flags = [a.removeprefix("--") for a in run["args"] if a.startswith("--") and a != "--files"]
-    return "+".join(flags) + ":" + ",".join(files)
+    return version + "/" + "+".join(flags) + ":" + ",".join(files)
 
 
-RUNS = _runs()
+RUNS = [(version, run) for version in golden.VERSIONS
+        for run in golden.selected(golden.name("dump-log", version), replayed)]
 PARAMS = [
-    pytest.param(run, id=_id(run), marks=[pytest.mark.slow] if run.get("truncated") else [])
-    for run in RUNS
-] or [pytest.param(None, id="recorded-outputs-absent")]
+    pytest.param(version, run, id=_id(version, run), marks=[pytest.mark.slow] if run.get("truncated") else [])
+    for version, run in RUNS
+] or [pytest.param("", None, id="recorded-outputs-absent")]
 
 
 def _as_recorded(text: str, fixtures: Path) -> str:
@@ -68,12 +67,12 @@ def _dump(args: list[str], fixtures: Path, **kwargs: Any) -> tuple[int, str, str
     return status, _as_recorded(out.getvalue(), fixtures), err.getvalue()
 
 
-@pytest.mark.parametrize("run", PARAMS)
-def test_recorded_kafka_output_is_reproduced(run: dict[str, Any] | None) -> None:
+@pytest.mark.parametrize("version,run", PARAMS)
+def test_recorded_kafka_output_is_reproduced(version: str, run: dict[str, Any] | None) -> None:
     if run is None:
         pytest.skip(f"recorded Kafka outputs not present: {RECORDED}")
     fixtures = shared_path("fixtures").resolve()
-    status, stdout, stderr = _dump(run["args"], fixtures)
+    status, stdout, stderr = _dump(run["args"], fixtures, release=golden.release(version))
     assert status == run["rc"]
     if run.get("truncated"):
         lines = stdout.split("\n")
@@ -100,6 +99,40 @@ def _fixture_logs() -> list[Path]:
     return sorted(p for p in [*root.rglob("*.log"), *root.rglob("*.checkpoint")])
 
 
+def test_both_releases_are_replayed_whole() -> None:
+    """Every run of both recordings is a case above: 160 each."""
+    if not RUNS:
+        pytest.skip(f"recorded Kafka outputs not present: {RECORDED}")
+    counts = {v: sum(1 for version, _ in RUNS if version == v) for v in golden.VERSIONS}
+    assert counts == {"4.0.0": 160, "4.1.0": 160}
+
+
+def test_leader_change_is_printed_as_each_release_prints_it() -> None:
+    """``DumpLogSegments.printControlRecord``: 4.1 decodes a LeaderChange
+    control record, 4.0 names its type."""
+    from kraft.kafka_release import RELEASES
+    from kraft.records.control import leader_change_batch
+
+    import tempfile
+
+    batch = leader_change_batch(base_offset=0, epoch=3, leader_id=3, voters=[1, 2, 3], granting_voters=[3, 1],
+                                timestamp=1)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "00000000000000000000.log"
+        path.write_bytes(batch)
+        lines = {}
+        for name, release in RELEASES.items():
+            for fast in (True, False):
+                out = io.StringIO()
+                assert run_dump([str(path)], deep=True, out=out, err=io.StringIO(), release=release, fast=fast) == 0
+                lines.setdefault(name, set()).add(out.getvalue().splitlines()[-1].split("headerKeys: [] ")[1])
+    assert lines == {
+        "4.0": {"controlType: LEADER_CHANGE(2)"},
+        "4.1": {'LeaderChange: {"version":0,"leaderId":3,"voters":[{"voterId":1},{"voterId":2},{"voterId":3}],'
+                '"grantingVoters":[{"voterId":3},{"voterId":1}]}'},
+    }
+
+
 MODES = [
     pytest.param({"metadata_decoder": True}, id="cluster-metadata-decoder"),
     pytest.param({"print_data": True}, id="print-data-log"),
@@ -112,13 +145,16 @@ MODES = [
 
 
 def _both_paths(files: list[Path], mode: dict[str, Any]) -> None:
+    from kraft.kafka_release import RELEASES
+
     for path in files:
-        outs = []
-        for fast in (True, False):
-            out, err = io.StringIO(), io.StringIO()
-            status = run_dump([str(path)], out=out, err=err, fast=fast, **mode)
-            outs.append((status, out.getvalue(), err.getvalue()))
-        assert outs[0] == outs[1], f"fast and oracle paths differ on {path} ({mode})"
+        for release in RELEASES.values():
+            outs = []
+            for fast in (True, False):
+                out, err = io.StringIO(), io.StringIO()
+                status = run_dump([str(path)], out=out, err=err, fast=fast, release=release, **mode)
+                outs.append((status, out.getvalue(), err.getvalue()))
+            assert outs[0] == outs[1], f"fast and oracle paths differ on {path} ({mode}, Kafka {release.name})"
 
 
 @pytest.mark.parametrize("mode", MODES)

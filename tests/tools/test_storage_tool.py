@@ -37,12 +37,13 @@ def test_format_static_quorum(tmp_path: Path) -> None:
     result = _run("format", "-t", CLUSTER, "--node-id", "1", "--metadata-log-dir", str(meta))
     assert result.exit_code == 0, result.output
     # Kafka 4.0.0 prints one line per directory (no "Bootstrap metadata:" line).
-    assert result.output.splitlines() == [f"Formatting metadata directory {meta} with metadata.version 4.0-IV3."]
+    assert result.output.splitlines() == [f"Formatting metadata directory {meta} with metadata.version 4.1-IV1."]
     props = MetaProperties.read(meta / "meta.properties")
     assert (props.version, props.cluster_id, props.node_id) == (1, CLUSTER, 1) and props.directory_id is not None
     assert sorted(p.name for p in meta.iterdir()) == [".lock", "bootstrap.checkpoint", "meta.properties"]
     names = [m.name for m in read_bootstrap_checkpoint(meta / "bootstrap.checkpoint")]
-    assert names == ["metadata.version", "group.version", "transaction.version"]
+    # Kafka 4.1's 4.1-IV1 defaults: eligible.leader.replicas.version 1 too (0, not written, in 4.0-IV3).
+    assert names == ["metadata.version", "eligible.leader.replicas.version", "group.version", "transaction.version"]
 
 
 def test_bootstrap_records_match_kafkas_for_the_same_release(tmp_path: Path) -> None:
@@ -60,7 +61,7 @@ def test_format_standalone_writes_the_kip853_bootstrap_snapshot(tmp_path: Path) 
     result = _run("format", "-t", CLUSTER, "--node-id", "3", "--metadata-log-dir", str(meta), "--standalone",
                   "--controller-endpoint", "localhost:9093")
     assert result.exit_code == 0, result.output
-    assert f"Formatting dynamic metadata voter directory {meta} with metadata.version 4.0-IV3." in result.output
+    assert f"Formatting dynamic metadata voter directory {meta} with metadata.version 4.1-IV1." in result.output
     snapshot = meta / "__cluster_metadata-0" / "00000000000000000000-0000000000.checkpoint"
     contents = validate_snapshot_bytes(snapshot.read_bytes())
     [voter] = contents.voters.voters
