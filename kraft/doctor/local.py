@@ -202,7 +202,16 @@ class LocalLimits:
 def check_meta(facts: DirectoryFacts, config: ControllerConfig | None) -> list[Finding]:
     if facts.meta is not None:
         return []
-    fix = f"kraft storage format --config {config.path} --cluster-id <cluster id>" if config else None
+    cfg = str(config.path) if config else "<this node's server.properties>"
+    if facts.meta_error is not None and facts.meta_error.startswith("no meta.properties") \
+            or facts.meta_error == "the directory does not exist":
+        fix = (f"kraft storage format --config {cfg} --cluster-id <the cluster's id> (metadata.log.dir={facts.path}), "
+               "or point --dir/metadata.log.dir at the node's formatted directory")
+    else:
+        # A damaged meta.properties: re-formatting would give the node a new directory id.
+        fix = (f"restore {facts.path / META_PROPERTIES_FILE} from a backup (kraft dump-log and a voter's VotersRecord "
+               f"name its node.id and directory.id), or treat the node as lost: kraft storage format --config {cfg} "
+               "--cluster-id <the cluster's id> into an empty directory")
     return [Finding(Severity.ERROR, "meta-properties-unreadable", f"{facts.path} has no usable meta.properties",
                     {"directory": str(facts.path), "reason": facts.meta_error}, fix)]
 
@@ -212,7 +221,8 @@ def check_meta_vs_config(facts: DirectoryFacts, config: ControllerConfig) -> lis
     out = []
     if config.error:
         out.append(Finding(Severity.ERROR, "config-unreadable", f"{config.path} cannot be used",
-                           {"config": str(config.path), "reason": config.error}))
+                           {"config": str(config.path), "reason": config.error},
+                           f"correct {config.path} ({config.error}) and run kraft doctor again"))
     if facts.meta is not None and config.node_id is not None and facts.meta.node_id != config.node_id:
         out.append(Finding(
             Severity.ERROR, "node-id-mismatch",
@@ -297,7 +307,28 @@ def directory_id_finding(node_id: int, voter_dir: uuid.UUID, actual: uuid.UUID, 
         f"--controller-directory-id {uuid_to_kafka(voter_dir)}, then add-controller with node {node_id}'s config")
 
 
-def check_damage(facts: DirectoryFacts) -> list[Finding]:
+def _refetch_fix(facts: DirectoryFacts, config: ControllerConfig | None) -> str:
+    """How a node gets a whole log back from the leader. A voter of a dynamic
+    quorum (KIP-853: voters are named by node id and directory id) comes back
+    with a new directory id after formatting, so it must leave the voter set
+    first and join it again once it has caught up as an observer."""
+    cfg = str(config.path) if config else "<this node's server.properties>"
+    cluster = facts.meta.cluster_id if facts.meta is not None and facts.meta.cluster_id else "<the cluster's id>"
+    node_id = facts.meta.node_id if facts.meta is not None else None
+    mine = next((v for v in facts.voters or () if v.voter_id == node_id), None)
+    if mine is None or mine.directory_id is None:
+        return (f"stop the node, move {facts.path} away, kraft storage format --config {cfg} --cluster-id {cluster}, "
+                "then start it: it re-fetches the log from the leader")
+    others = ",".join(f"{host}:{port}" for v in facts.voters or () if v.voter_id != node_id
+                      for _, host, port in v.endpoints[:1]) or "HOST:PORT"
+    return (f"stop node {node_id}; kraft quorum --bootstrap-controller {others} remove-controller --controller-id "
+            f"{node_id} --controller-directory-id {uuid_to_kafka(mine.directory_id)}; move {facts.path} away; "
+            f"kraft storage format --config {cfg} --cluster-id {cluster} --no-initial-controllers; start the node "
+            f"(it fetches the log as an observer); once it has caught up: kraft quorum --bootstrap-controller "
+            f"{others} --command-config {cfg} add-controller")
+
+
+def check_damage(facts: DirectoryFacts, config: ControllerConfig | None = None) -> list[Finding]:
     out = []
     for d in facts.damage:
         if d.torn_tail:
@@ -310,8 +341,7 @@ def check_damage(facts: DirectoryFacts) -> list[Finding]:
             out.append(Finding(Severity.ERROR, "corrupt-batch",
                                f"{d.path.name} has a corrupt batch with valid data after it",
                                {"file": str(d.path), "position": d.position, "problem": d.problem},
-                               "stop the node, move its metadata log directory away and let it re-fetch from the "
-                               "leader (kraft storage format, then start it)"))
+                               _refetch_fix(facts, config)))
     return out
 
 
@@ -360,13 +390,14 @@ def local_findings(directories: Sequence[Path], configs: Sequence[ControllerConf
         if config is not None:
             findings += check_meta_vs_config(facts, config)
         findings += check_directory_id(facts)
-        findings += check_damage(facts)
+        findings += check_damage(facts, config)
         findings += check_snapshot_lag(facts, limits)
         findings += check_disk(facts, limits)
     for c in configs:
         if c.metadata_log_dir is None:
             findings.append(Finding(Severity.ERROR, "config-unreadable", f"{c.path} names no metadata.log.dir",
-                                    {"config": str(c.path), "reason": c.error or "no metadata.log.dir or log.dirs"}))
+                                    {"config": str(c.path), "reason": c.error or "no metadata.log.dir or log.dirs"},
+                                    f"set metadata.log.dir=<the node's metadata log directory> in {c.path}"))
     findings += check_cluster_ids(all_facts, expected_cluster_id)
     findings += check_static_voters(configs)
     voter_sets = {tuple(sorted(v.voter_id for v in f.voters)) for f in all_facts if f.voters is not None}
