@@ -345,6 +345,57 @@ def check_damage(facts: DirectoryFacts, config: ControllerConfig | None = None) 
     return out
 
 
+def registered_controllers(path: Path) -> dict[int, int]:
+    """The controllers the directory's metadata image has registered
+    (``RegisterControllerRecord``, KIP-919), id -> the highest
+    metadata.version each claims to support; empty when unreadable."""
+    import logging
+
+    from kraft.image.source import MetadataSourceError, image_from_directory
+
+    quiet = logging.getLogger("kraft.image")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # damage is the other checks' business
+    try:
+        image = image_from_directory(path)
+    except (MetadataSourceError, RecordsError, OSError, ValueError):
+        return {}
+    finally:
+        quiet.setLevel(level)
+    return {i: next((f.max_version for f in c.supported_features if f.name == "metadata.version"), -1)
+            for i, c in image.controllers.items()}
+
+
+def check_ghost_controllers(facts: DirectoryFacts, registered: dict[int, int]) -> list[Finding]:
+    """Registered controllers that are not voters ("ghosts": removed voters,
+    or voters lost to a recover-quorum). Kafka 4.0 to 4.3's
+    ``FeatureControlManager.reasonNotSupported`` checks every controller
+    registration (``ClusterControlManager.controllerSupportedFeatures``)
+    before a metadata.version upgrade, and nothing removes a controller's
+    registration (``kafka-cluster.sh unregister`` / UnregisterBroker removes
+    brokers only): a ghost registered by an older Kafka blocks the upgrade.
+    A new registration under the same id (a new incarnation) replaces it."""
+    if facts.voters is None or not registered:
+        return []
+    voters = {v.voter_id for v in facts.voters}
+    ghosts = sorted(set(registered) - voters)
+    if not ghosts:
+        return []
+    ids = ", ".join(map(str, ghosts))
+    return [Finding(
+        Severity.WARNING, "ghost-controller-registration",
+        f"controller{'s' if len(ghosts) > 1 else ''} {ids} {'are' if len(ghosts) > 1 else 'is'} registered but not "
+        "a voter: a metadata.version upgrade checks every registered controller",
+        {"directory": str(facts.path), "registered": sorted(registered), "voters": sorted(voters),
+         "max_metadata_version": {i: registered[i] for i in ghosts}},
+        f"Kafka 4.0-4.3 (no RPC removes a controller registration; kafka-cluster.sh unregister removes brokers "
+        f"only): for each of {ids}, start a controller with that node.id on the target Kafka version, formatted with "
+        "--no-initial-controllers and never added as a voter; it registers again (a new incarnation replaces the "
+        "ghost's supported versions); then upgrade metadata.version and stop it. A controller of that id still "
+        "running as an observer needs only its upgrade. Kafka 4.4 and later: see its upgrade notes on controller "
+        "registrations (not checked here)")]
+
+
 def check_snapshot_lag(facts: DirectoryFacts, limits: LocalLimits) -> list[Finding]:
     if not facts.has_log or facts.bytes_since_snapshot <= limits.max_bytes_since_snapshot:
         return []
@@ -392,6 +443,8 @@ def local_findings(directories: Sequence[Path], configs: Sequence[ControllerConf
         findings += check_directory_id(facts)
         findings += check_damage(facts, config)
         findings += check_snapshot_lag(facts, limits)
+        if facts.has_log and facts.voters is not None:
+            findings += check_ghost_controllers(facts, registered_controllers(path))
         findings += check_disk(facts, limits)
     for c in configs:
         if c.metadata_log_dir is None:

@@ -75,3 +75,25 @@ def test_a_corrupt_batch_on_a_dynamic_voter_names_remove_and_add_controller(tmp_
     assert "--no-initial-controllers" in fix and f"--cluster-id {meta.cluster_id}" in fix, fix
     # The other voters' endpoints (from the VotersRecord) are the bootstrap of the commands.
     assert "--bootstrap-controller 127.0.0.1:21192,127.0.0.1:21193" in fix, fix
+
+
+def test_registered_controllers_that_are_no_longer_voters_are_named(tmp_path: Path) -> None:
+    """Kafka 4.0's controller 1 after a recover-quorum: voters [1], but the
+    image still holds the RegisterControllerRecords of 1, 2 and 3."""
+    from click.testing import CliRunner
+
+    from kraft.tools.recover_quorum import recover_quorum_command
+
+    directory = real_copy(tmp_path, "controller1")
+    code, out = doctor("--dir", str(directory))
+    assert code == 0, out  # voters 1, 2, 3 are the registered controllers: no ghost
+    config = tmp_path / "c1.properties"
+    config.write_text("process.roles=controller\nnode.id=1\nlisteners=CONTROLLER://127.0.0.1:1\n"
+                      "controller.listener.names=CONTROLLER\ncontroller.quorum.bootstrap.servers=127.0.0.1:1\n"
+                      f"metadata.log.dir={directory}\n")
+    done = CliRunner().invoke(recover_quorum_command, ["--config", str(config), "--unsafe", "--offline"])
+    assert done.exit_code == 0, done.output
+    code, out = doctor("--dir", str(directory))
+    assert code == 2 and codes(out) == ["ghost-controller-registration"], out
+    assert "controllers 2, 3 are registered but not a voter" in out, out
+    assert "Kafka 4.0-4.3" in out and "--no-initial-controllers" in out and "kafka-cluster.sh unregister" in out
