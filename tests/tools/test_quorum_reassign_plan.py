@@ -46,7 +46,7 @@ def test_dry_run_changes_nothing_and_a_real_run_warns_first(tmp_path: Path) -> N
         target = ",".join(map(str, sorted(keep)))
         out = quorum(q.ports, "reassign", "--voters", target, "--dry-run", "--state-file", str(state))
         assert out.returncode == 0, out.stdout + out.stderr
-        assert f"  remove {dropped}" in out.stdout and "Dry run: nothing was changed." in out.stdout, out.stdout
+        assert f"  remove {dropped}" in out.stdout and "Dry run: nothing was changed." in out.stdout, out.stdout + out.stderr
         assert "Warning: the quorum would end with 2 voters" in out.stderr, out.stderr
         assert not state.exists() and voters_of(q.ports, [1, 2, 3]) == [1, 2, 3]
         out = quorum(q.ports, "reassign", "--voters", target, "--state-file", str(state))

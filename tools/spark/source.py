@@ -285,6 +285,9 @@ def session(
         builder = builder.config("spark.sql.shuffle.partitions", "8")
     for key, value in loopback.items():
         builder = builder.config(key, value)
+    if local and "spark.python.daemon.module" not in (conf or {}):
+        # Workers end quietly when a show/take/limit hangs up on them (see the module).
+        builder = builder.config("spark.python.daemon.module", "kraft.tools.spark.daemon")
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
