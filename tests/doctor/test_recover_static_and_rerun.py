@@ -99,3 +99,24 @@ def test_a_second_run_finds_nothing_to_do(tmp_path: Path) -> None:
     assert "Nothing to recover: node 1 is already the only voter" in out and "nothing was changed" in out, out
     assert log_end(directory) == end and snapshot_of(directory) == after_first
     assert len(list(tmp_path.glob("*.recover-quorum-backup-*"))) == 1
+
+
+def test_a_second_run_still_offers_a_config_edit_left_undone(tmp_path: Path) -> None:
+    """The log was recovered but the config is the static one again (restored
+    from its copy): nothing to recover, only the edit, which --rewrite-config makes."""
+    voters = "controller.quorum.voters=1@127.0.0.1:1,2@127.0.0.1:2,3@127.0.0.1:3"
+    directory, config = static_survivor(tmp_path, voters + "\n")
+    code, out, err = run(config, "--unsafe", "--offline", "--rewrite-config")
+    assert code == 0, out + err
+    (backup,) = tmp_path.glob(f"{config.name}.recover-quorum-backup-*")
+    config.write_text(backup.read_text())
+    backup.unlink()
+    end = log_end(directory)
+    code, out, err = run(config, "--unsafe", "--offline")
+    assert code == 0, out + err
+    assert "Nothing to recover" in out and f"- {voters}" in out and "--rewrite-config" in out, out
+    assert voters in config.read_text() and log_end(directory) == end
+    code, out, err = run(config, "--unsafe", "--offline", "--rewrite-config")
+    assert code == 0, out + err
+    assert "controller.quorum.voters" not in config.read_text() and log_end(directory) == end
+    assert len(list(tmp_path.glob("*.recover-quorum-backup-*"))) == 2  # the directory's and the config's
