@@ -447,9 +447,14 @@ def local_findings(directories: Sequence[Path], configs: Sequence[ControllerConf
             findings += check_ghost_controllers(facts, registered_controllers(path))
         findings += check_disk(facts, limits)
     for c in configs:
-        if c.metadata_log_dir is None:
+        if c.metadata_log_dir is None and c.error is not None:
+            # Unreadable or unparsable: the file itself is the problem, not a missing key.
+            findings.append(Finding(Severity.ERROR, "config-unreadable", f"{c.path} cannot be used",
+                                    {"config": str(c.path), "reason": c.error},
+                                    f"give the path of the controller's server.properties, or correct {c.path}"))
+        elif c.metadata_log_dir is None:
             findings.append(Finding(Severity.ERROR, "config-unreadable", f"{c.path} names no metadata.log.dir",
-                                    {"config": str(c.path), "reason": c.error or "no metadata.log.dir or log.dirs"},
+                                    {"config": str(c.path), "reason": "no metadata.log.dir or log.dirs"},
                                     f"set metadata.log.dir=<the node's metadata log directory> in {c.path}"))
     findings += check_cluster_ids(all_facts, expected_cluster_id)
     findings += check_static_voters(configs)

@@ -43,6 +43,13 @@ def test_an_unreadable_config_gets_a_fix(tmp_path: Path) -> None:
     assert "fix: " in line and "node.id" in line, line
 
 
+def test_a_missing_config_is_named_as_missing_not_as_lacking_a_key(tmp_path: Path) -> None:
+    code, out = doctor("--config", str(tmp_path / "nowhere.properties"))
+    assert code == 1 and codes(out) == ["config-unreadable"], out
+    assert "No such file or directory" in out and "names no metadata.log.dir" not in out, out
+    assert "fix: give the path of the controller's server.properties" in out, out
+
+
 def test_a_directory_given_by_dir_and_by_config_is_read_once(tmp_path: Path) -> None:
     configs = dynamic_controllers(tmp_path, [1, 2, 3])
     # The same directory spelled another way: relative, through "..".
