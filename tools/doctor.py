@@ -207,12 +207,14 @@ def doctor_command(bootstrap_controller: str | None, directories: tuple[Path, ..
                                                                      7 * settings.request_timeout_ms))
         answers = trio.run(gather, bootstrap.addresses, settings)
         findings += live_findings(answers, LiveLimits(max_lag_offsets, max_lag_ms))
+    directories_read = 0
     if directories or configs:
         local, facts = local_findings(
             list(directories), [read_config(c) for c in configs],
             LocalLimits(max_bytes_since_snapshot, min_free_percent, min_free_percent / 5),
             expected_cluster_id(answers) if answers else None)
         findings += local
+        directories_read = len(facts)  # each directory once, however many times it was named
     checked = {"controllers": [a.address for a in answers], "directories": [str(d) for d in directories],
                "configs": [str(c) for c in configs]}
     if as_json:
@@ -222,7 +224,7 @@ def doctor_command(bootstrap_controller: str | None, directories: tuple[Path, ..
     else:
         for f in findings:
             click.echo(format_line(f))
-        summary = _summary(answers, len(directories) + len(configs))
+        summary = _summary(answers, directories_read)
         status = exit_status(findings)
         verdict = {0: "healthy", 1: "errors found", 2: "warnings only"}[status]
         click.echo(f"{verdict}: {summary}" if summary else verdict)

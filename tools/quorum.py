@@ -76,6 +76,7 @@ __all__ = [
     "load_reassignment_state",
     "ReassignmentProgress",
     "reassignment_progress",
+    "reassignment_plan_lines",
     "format_reassignment",
     "format_replication",
 ]
@@ -623,6 +624,28 @@ def _voters_text(voters: Sequence[Any]) -> str:
                            for v in voters) + "]"
 
 
+def reassignment_plan_lines(view: Any, resolved: Sequence[Any], plan: Any) -> list[str]:
+    """What ``reassign`` will do, before it does it: the voters it adds
+    (each once caught up) and removes (the leader last), and a warning when
+    the quorum would end with an even number of voters (2 tolerate no
+    failure, as 1 does; 4 tolerate one, as 3 do)."""
+    lines = [f"Plan: voters {_voters_text(view.voters)} -> {_voters_text(resolved)}"]
+    if plan.done:
+        return [*lines, "  nothing to do: the voters are already the target"]
+    if plan.adding:
+        lines.append("  add " + ", ".join(str(i) for i, _ in plan.adding) + " (each once it has caught up with the leader)")
+    if plan.removing:
+        leader = [i for i, _ in plan.removing if i == view.leader_id]
+        lines.append("  remove " + ", ".join(str(i) for i, _ in plan.removing)
+                     + (f" (the leader, {leader[0]}, last)" if leader else ""))
+    n = len(resolved)
+    if n % 2 == 0:
+        lines.append(f"Warning: the quorum would end with {n} voters, an even number: {n // 2 + 1} must agree, so it "
+                     f"tolerates no more failures than {n - 1} voters would ({(n - 1) // 2}). Add or keep one more "
+                     "voter, or remove one more.")
+    return lines
+
+
 def _state_path(state_file: Path | None, cluster_id: str) -> Path:
     return state_file if state_file is not None else Path(f".kraft-reassignment-{cluster_id}.json")
 
@@ -641,9 +664,10 @@ def _state_path(state_file: Path | None, cluster_id: str) -> Path:
                    ".kraft-reassignment-<cluster id>.json in the current directory.")
 @click.option("--timeout-ms", type=click.IntRange(min=1), default=300_000, show_default=True,
               help="How long the whole reassignment may take.")
+@click.option("--dry-run", is_flag=True, help="Print the plan (and any warning) and change nothing.")
 @click.pass_obj
 def reassign_command(options: QuorumToolOptions, voters_text: str | None, controller_configs: tuple[Path, ...],
-                     cancel: bool, status: bool, state_file: Path | None, timeout_ms: int) -> None:
+                     cancel: bool, status: bool, state_file: Path | None, timeout_ms: int, dry_run: bool) -> None:
     """Move the quorum to another voter set, one voter at a time (KIP-642 on
     KIP-853's AddRaftVoter/RemoveRaftVoter): new voters are added once caught
     up, old ones removed, the leader last. Run the same command again to
@@ -712,6 +736,10 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
                         f"Adding:        {[f'{i}:{uuid_to_kafka(d)}' for i, d in plan.adding]}\n"
                         f"Removing:      {[f'{i}:{uuid_to_kafka(d) if d else None}' for i, d in plan.removing]}\n"
                         f"Next:          {'done' if plan.done else step}\n")
+            for line in reassignment_plan_lines(view, resolved, plan):
+                click.echo(line, err=line.startswith("Warning:"))
+            if dry_run:
+                return "Dry run: nothing was changed.\n"
             if not cancel:
                 original = saved["original"] if saved is not None else ",".join(
                     f"{v.node_id}:{uuid_to_kafka(v.directory_id)}" if v.directory is not None else str(v.node_id)

@@ -101,15 +101,41 @@ def _open_directory(path: Path, at: str | None) -> _Opened:
         raise click.ClickException(f"no such directory: {path}")
     try:
         history = DirectoryHistory(path)
-        up_to = history.resolve(at) if at is not None else None
+        up_to = history.resolve(at) if at is not None else _committed_bound(history)
         builder = ImageBuilder()
-        image = history.image(up_to, builder)
+        image = history.image(up_to, builder) if up_to is None or up_to >= 0 else builder.image
     except (MetadataSourceError, ValueError) as e:
         raise click.ClickException(str(e)) from None
     _warn_all(builder.warnings)
     tree_of = _tree_maker()
     tree = tree_of(image)
     return _Opened(lambda: tree, history, tree_of)
+
+
+def _committed_bound(history: Any) -> int | None:
+    """The last offset to read of a directory a running process holds (its
+    ``.lock``, seen in /proc/locks: the lock is neither taken nor touched),
+    None for a stopped node's directory (read whole, as Kafka's shell does).
+
+    A running node's log may end in records no majority has yet: the high
+    watermark lives only in the leader's memory (Kafka persists none for
+    ``__cluster_metadata``). What the files prove committed is the latest
+    snapshot, which is taken only at a committed offset (KIP-630), so the
+    image stops there; the tail after it is left out, with a note."""
+    from kraft.dirlock import lock_holder
+
+    holder = lock_holder(history.pdir.parent)
+    if holder is None:
+        return None
+    cov = history.coverage
+    snapshot_end = cov.snapshots[-1][0] if cov.snapshots else 0
+    tail = "" if cov.log_end is None or cov.log_end < snapshot_end else (
+        f"; offsets {snapshot_end}..{cov.log_end} after it may not be committed yet and are left out")
+    click.echo(f"NOTE: {history.pdir.parent} is in use by process {holder}: reading only what its files prove "
+               f"committed, up to its latest snapshot (offset {snapshot_end}){tail}. Nothing is locked or written. "
+               "--at OFFSET reads further; kraft shell --bootstrap-controller shows the live committed image.",
+               err=True)
+    return snapshot_end - 1
 
 
 class _LiveSource:
