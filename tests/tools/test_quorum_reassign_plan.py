@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kraft.node import reconfig
+from kraft.programs import reconfig
 from kraft.tools.quorum import reassignment_plan_lines
 from tests.doctor.helpers import DynamicQuorum, leader_of, poll, quorum, voters_of
 from tests.tools.test_quorum_reassign_status import view
