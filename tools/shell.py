@@ -210,10 +210,16 @@ class _LiveSource:
 def _open_live(bootstrap: str, cluster_id: str | None, data_dir: Path | None, timeout_s: float) -> _Opened:
     from kraft.node.observer import ObserverError
 
+    from kraft.client.reach import check_reachable
+    from kraft.node.observer import parse_bootstrap
+
     try:
         live = _LiveSource(bootstrap, cluster_id, data_dir)
     except ObserverError as e:
         raise click.BadParameter(str(e), param_hint="--bootstrap-controller") from None
+    # A refused or unreachable address is named at once (exit 5), not
+    # hidden behind "did not catch up" after the timeout.
+    check_reachable(parse_bootstrap(bootstrap), timeout_s)
     try:
         live.start(timeout_s)
     except BaseException as e:
