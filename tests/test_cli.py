@@ -135,3 +135,13 @@ def test_the_quorum_tools_exit_with_the_network_code_when_nobody_answers(command
                                                                          refused_address: str) -> None:
     result = CliRunner().invoke(main, [a.format(a=refused_address) for a in command])
     assert result.exit_code == errors.EXIT_NETWORK and refused_address in result.stderr, result.stderr
+
+
+def test_an_observer_override_out_of_range_is_a_config_error(refused_address: str) -> None:
+    """Checked as the node's own config is (Kafka's INT range), before any connection."""
+    result = subprocess.run([sys.executable, "-m", "kraft.cli", "observe", "--bootstrap-controller", refused_address,
+                             "--override", "controller.quorum.fetch.max.bytes=99999999999"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == errors.EXIT_CONFIG, result.stderr
+    assert result.stderr.startswith("Error: Invalid value 99999999999 for configuration "
+                                    "controller.quorum.fetch.max.bytes: Not a number of type INT"), result.stderr

@@ -210,6 +210,7 @@ def observe_command(bootstrap: str, cluster_id: str | None, node_id: int | None,
     import trio
 
     from kraft.client.reach import check_reachable
+    from kraft.config import validate_numbers
     from kraft.node.observer import Observer, ObserverError, parse_bootstrap
 
     _setup_logging(log_level)
@@ -226,6 +227,8 @@ def observe_command(bootstrap: str, cluster_id: str | None, node_id: int | None,
         if not sep:
             raise click.BadParameter(f"expected key=value, got {item!r}", param_hint="--override")
         props[key.strip()] = value.strip()
+    # A bad value is a config error (exit 3), named before anything connects.
+    validate_numbers(props)
     try:
         servers = parse_bootstrap(bootstrap)
     except ObserverError as e:
