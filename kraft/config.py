@@ -252,7 +252,9 @@ def validate_numbers(props: Mapping[str, str]) -> None:
     the listener and voter lists): what ``kraft storage format`` checks
     before it writes anything, as Kafka's tool builds a ``KafkaConfig``."""
     for key, spec in NUMERIC_KEYS.items():
-        if props.get(key, "").strip():
+        # Present but empty is "Not a number" too, as Kafka's parseInt says;
+        # an empty node.id is "required", which the caller says.
+        if key in props and (props[key].strip() or key != "node.id"):
             check_number(key, props[key], spec)
     for key in ("listeners", "advertised.listeners"):
         parse_listeners(props.get(key, ""), key)

@@ -106,19 +106,22 @@ def _one_error_line(result: subprocess.CompletedProcess[str]) -> str:
 @pytest.mark.parametrize("key", sorted(NUMERIC_KEYS))
 def test_node_start_and_storage_format_refuse_a_bad_value_with_the_config_exit_code(key: str,
                                                                                      tmp_path: Path) -> None:
+    """The real processes, each with some of the bad values (all of them
+    are checked in process above): one line, exit code 3."""
     port = free_port()
-    for value in _invalid(key):
+    below, above, text = _invalid(key)
+    config = tmp_path / "server.properties"
+    start = ["node", "start", "-c", str(config)]
+    format_ = ["storage", "format", "-c", str(config), "-t", "MkU3OEVBNTcwNTJENDM2Qg"]
+    for value, command in ((above, start), (text, start), (below, format_)):
         props = {**BASE, "listeners": f"CONTROLLER://127.0.0.1:{port}",
                  "controller.quorum.voters": f"1@127.0.0.1:{port}", "metadata.log.dir": str(tmp_path / "data"),
                  key: value}
-        config = tmp_path / "server.properties"
         config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-        for command in (["node", "start", "-c", str(config)],
-                        ["storage", "format", "-c", str(config), "-t", "MkU3OEVBNTcwNTJENDM2Qg"]):
-            result = _kraft(*command)
-            assert result.returncode == EXIT_CONFIG, (command, result.stderr)
-            line = _one_error_line(result)
-            assert line.startswith(f"Error: Invalid value {value} for configuration {key}: "), line
+        result = _kraft(*command)
+        assert result.returncode == EXIT_CONFIG, (command, result.stderr)
+        line = _one_error_line(result)
+        assert line.startswith(f"Error: Invalid value {value} for configuration {key}: "), line
         assert not (tmp_path / "data" / "meta.properties").exists()  # format wrote nothing
 
 
@@ -144,3 +147,21 @@ def test_a_quorum_runs_with_the_largest_ids_and_sizes_kafka_allows(tmp_path: Pat
         codes = [n.terminate() for n in nodes]
     assert "bug in kraft" not in "".join(n.output() for n in nodes)
     assert codes == [0, 0], "\n".join(n.output() for n in nodes)
+
+
+@pytest.mark.parametrize(("extra", "names"), [
+    ("controller.quorum.request.timeout.ms=", "for configuration controller.quorum.request.timeout.ms: Not a number"),
+    ("kraft.witness=maybe", "kraft.witness"),
+    ("max.connections.per.ip.overrides=:5", "max.connections.per.ip.overrides"),
+])
+def test_storage_format_refuses_what_node_start_would(extra: str, names: str, tmp_path: Path) -> None:
+    """Found trying bad values by hand: an empty number, a bad witness mode
+    or overrides list passed `storage format` and stopped `node start`.
+    Kafka's format builds the whole KafkaConfig first; so does ours."""
+    props = {**BASE, "metadata.log.dir": str(tmp_path / "data")}
+    config = tmp_path / "server.properties"
+    config.write_text("".join(f"{k}={v}\n" for k, v in props.items()) + extra + "\n")
+    result = _kraft("storage", "format", "-c", str(config), "-t", "MkU3OEVBNTcwNTJENDM2Qg")
+    assert result.returncode == EXIT_CONFIG, result.stderr
+    assert names in _one_error_line(result)
+    assert not (tmp_path / "data" / "meta.properties").exists()
