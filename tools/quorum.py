@@ -155,7 +155,8 @@ class QuorumToolOptions:
 
 def run_tool(main: Callable[[], Awaitable[str]]) -> None:
     """Run ``main`` on trio and print what it returns; a :class:`ToolError`
-    (or any other failure) prints one line on stderr and exits 1."""
+    (or any other failure) prints one line on stderr and exits with its
+    class's code (:mod:`kraft.errors`: 1 refused, 5 unreachable)."""
     import logging
 
     import trio
@@ -166,7 +167,7 @@ def run_tool(main: Callable[[], Awaitable[str]]) -> None:
         output = trio.run(main)
     except ToolError as e:
         click.echo(str(e), err=True)
-        sys.exit(1)
+        sys.exit(e.exit_code)  # 1 as Kafka's tools; 5 when no bootstrap server answers
     except KeyboardInterrupt:
         sys.exit(130)
     except Exception as e:  # a bug; still no traceback for the user

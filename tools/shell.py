@@ -188,12 +188,17 @@ class _LiveSource:
 
 
 def _open_live(bootstrap: str, cluster_id: str | None, data_dir: Path | None, timeout_s: float) -> _Opened:
+    from kraft.client.admin import parse_bootstrap
+    from kraft.client.reach import check_reachable
     from kraft.programs.observer import ObserverError
 
     try:
         live = _LiveSource(bootstrap, cluster_id, data_dir)
     except ObserverError as e:
         raise click.BadParameter(str(e), param_hint="--bootstrap-controller") from None
+    # A refused or unreachable address is named at once (exit 5), not
+    # hidden behind "did not catch up" after the timeout.
+    check_reachable(parse_bootstrap(bootstrap, "--bootstrap-controller"), timeout_s)
     try:
         live.start(timeout_s)
     except BaseException as e:

@@ -346,15 +346,21 @@ def _read_config(path: str) -> _ConfigDirs:
         text = Path(path).read_text(encoding="latin-1")
     except OSError as exc:
         raise FormatError(f"Unable to read {path}: {exc.strerror or exc}") from None
+    from kraft.config import NodeConfig, validate_numbers  # at run time: `kraft storage --help` stays light
+
     props = parse_java_properties(text)
+    # Every value checked as the node will check it (Kafka's tool builds a
+    # KafkaConfig first): a directory formatted from a config no node can
+    # start with helps nobody. A bad value is a ConfigError (exit code 3).
+    validate_numbers(props)
+    if "controller" in {r.strip() for r in props.get("process.roles", "").split(",")} and props.get(
+            "node.id", "").strip():
+        NodeConfig.from_properties(props)  # a controller's whole config, as `kraft node start` reads it
     log_dirs = [d.strip() for d in (props.get("log.dirs") or props.get("log.dir") or "").split(",") if d.strip()]
     metadata_dir = props.get("metadata.log.dir", "").strip() or (log_dirs[0] if log_dirs else None)
     node_id = None
     if props.get("node.id", "").strip():
-        try:
-            node_id = int(props["node.id"])
-        except ValueError:
-            raise FormatError(f"Invalid node.id {props['node.id']!r} in {path}") from None
+        node_id = int(props["node.id"])  # checked by validate_numbers
     names = [n.strip().upper() for n in props.get("controller.listener.names", "").split(",") if n.strip()]
     listener = names[0] if names else None
     endpoint = None

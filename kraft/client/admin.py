@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 import trio
 
-from kraft.client.errors import AdminError
+from kraft.client.errors import AdminError, UnreachableError
 from kraft.messages.errors import KraftProtocolError
 from kraft.client.describe import (
     DESCRIBE_QUORUM_MAX_VERSION,
@@ -212,7 +212,7 @@ class AdminSession:
                 raise AdminError(f"MISMATCHED_ENDPOINT_TYPE: expected {ENDPOINT_TYPE_NAMES[endpoint_type]} "
                                 f"endpoints, got {ENDPOINT_TYPE_NAMES.get(got, got)} from {address[0]}:{address[1]}")
             return cluster_view(body)
-        raise AdminError(f"Cannot reach any of the bootstrap {self.bootstrap.kind}: " + "; ".join(failures))
+        raise UnreachableError(f"Cannot reach any of the bootstrap {self.bootstrap.kind}: " + "; ".join(failures))
 
     async def until_deadline(self, what: str, attempt: Callable[[], Awaitable[T | str]]) -> T:
         """Call ``attempt`` until it returns a result, every

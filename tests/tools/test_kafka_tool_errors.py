@@ -61,10 +61,10 @@ CASES: dict[tuple[str, ...], Expect] = {
                why="a missing source is a usage error (click, exit status 2), not Kafka's RuntimeException"),
     ("kafka-metadata-quorum.sh", "--bootstrap-controller", UNREACHABLE, "--command-config",
      "short-timeout.properties", "describe", "--status"):
-        Expect(UNREACHABLE),
+        Expect(UNREACHABLE, rc=5, why="nothing answering is the network class (README exit codes), not a refusal"),
     ("kafka-features.sh", "--bootstrap-controller", UNREACHABLE, "--command-config",
      "short-timeout.properties", "describe"):
-        Expect(UNREACHABLE),
+        Expect(UNREACHABLE, rc=5, why="nothing answering is the network class (README exit codes), not a refusal"),
 }
 
 COMMAND = {
@@ -124,7 +124,7 @@ def test_kafka_error_run_is_reproduced(version: str, record: dict[str, Any] | No
 def test_a_bootstrap_server_with_nothing_listening(command: list[str], refused_address: str) -> None:
     """Not recorded (Kafka's admin client answers it as the --bootstrap-controller
     run above: log lines, then a TimeoutException): one line naming the
-    address, exit status 1."""
+    address, exit status 5 (nobody answered: the network class)."""
     result = CliRunner().invoke(main, [command[0], "--bootstrap-server", refused_address, *command[1:]])
-    assert (result.stdout, result.exit_code) == ("", 1), result.stderr
+    assert (result.stdout, result.exit_code) == ("", 5), result.stderr
     assert len(result.stderr.splitlines()) == 1 and refused_address in result.stderr, result.stderr

@@ -281,7 +281,7 @@ async def test_a_dead_address_fails_at_once_with_one_line() -> None:
         port = s.getsockname()[1]
     started = trio.current_time()
     result = await kraft_quorum("--bootstrap-controller", f"{HOST}:{port}", "describe", "--status")
-    assert_one_line_error(result, f"Cannot reach any of the bootstrap controllers: {HOST}:{port}")
+    assert_one_line_error(result, f"Cannot reach any of the bootstrap controllers: {HOST}:{port}", status=5)
     assert trio.current_time() - started < 9  # well inside the 10 s command timeout: no retrying
 
 
@@ -299,7 +299,7 @@ async def test_a_node_that_never_answers_is_bounded_by_the_request_timeout(tmp_p
                                     "describe", "--replication")
         nursery.cancel_scope.cancel()
     assert_one_line_error(result, f"Cannot reach any of the bootstrap controllers: {HOST}:{port}: "
-                                  "DescribeCluster request timed out after 300 ms")
+                                  "DescribeCluster request timed out after 300 ms", status=5)
 
 
 async def test_a_quorum_without_a_leader_times_out_with_the_reason(tmp_path: Path) -> None:
