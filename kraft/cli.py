@@ -64,6 +64,16 @@ class LazyGroup(click.Group):
             self.commands[cmd_name] = command
         return super().get_command(ctx, cmd_name)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                            list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as e:
+            # click suggests from the commands loaded so far; a lazy group
+            # has loaded none: suggest from every registered name (aliases too).
+            names = [*self.list_commands(ctx), *self.aliases]
+            raise click.exceptions.NoSuchCommand(e.command_name, possibilities=names, ctx=ctx) from None
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = []
         for name in self.list_commands(ctx):
@@ -90,7 +100,7 @@ BENCH_COMMANDS: dict[str, LazyCommand] = {
                           "Committed throughput, commit latency and failover time of a local quorum."),
     "records": LazyCommand("kraft.tools.bench.records:bench_records",
                            "Decode speed of our batch reader against kafka-python's."),
-    "shell": LazyCommand("kraft.tools.bench.shell:shell_bench_command",
+    "shell": LazyCommand("kraft.tools.bench.shell_load:shell_bench_command",
                          "Records replayed per second opening a log directory, against dump-log --json."),
     "spark": LazyCommand("kraft.tools.spark.bench:spark_bench_command",
                          "Rows per second of the Spark data source: one process against Spark."),
@@ -161,7 +171,12 @@ ALIASES: dict[str, str] = {
 }
 
 
-@click.group(cls=KraftGroup, lazy=COMMANDS, aliases=ALIASES)
+#: ``-h`` as Kafka's tools take it; set on the root, every subcommand's
+#: context inherits it.
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
+
+
+@click.group(cls=KraftGroup, lazy=COMMANDS, aliases=ALIASES, context_settings=CONTEXT_SETTINGS)
 @click.version_option(package_name="kraft")
 @click.option("--debug", is_flag=True, help="Print the traceback of a failure (for bug reports).")
 def main(debug: bool) -> None:

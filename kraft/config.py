@@ -21,7 +21,7 @@ from kraft.raft.quorum_config import QuorumConfig
 from kraft.raft.witness import WitnessMode
 from kraft.records.state_files import parse_java_properties
 from kraft.wire.addresses import InvalidAddress, parse_addresses
-from kraft.wire.limits import INT32_MAX, ConnectionLimits
+from kraft.wire.connection_limits import INT32_MAX, ConnectionLimits
 from kraft.wire.security import (
     ClientSecurity,
     ListenerSecurity,
@@ -38,6 +38,10 @@ log = logging.getLogger("kraft.config")
 __all__ = [
     "ConfigError",
     "Endpoint",
+    "NUMERIC_KEYS",
+    "NumberDef",
+    "check_number",
+    "validate_numbers",
     "NodeConfig",
     "VoterSpec",
     "load_properties",
@@ -107,7 +111,7 @@ _DEFAULTS: dict[str, str] = {
     "metadata.log.max.snapshot.interval.ms": str(60 * 60 * 1000),
     "metadata.log.flush.interval.messages": str(2**63 - 1),
     "socket.request.max.bytes": str(100 * 1024 * 1024),
-    # Connection limits and security (kraft/wire/limits.py, kraft/wire/security.py).
+    # Connection limits and security (kraft/wire/connection_limits.py, kraft/wire/security.py).
     "max.connections": str(INT32_MAX),
     "max.connections.per.ip": str(INT32_MAX),
     "max.connections.per.ip.overrides": "",
@@ -125,7 +129,6 @@ _DEFAULTS: dict[str, str] = {
     # Testing knob only: answer ApiVersions with the api ranges of this hex
     # ApiVersions response frame (e.g. a real Kafka 4.0 controller's), so a
     # kraft node can play a Kafka controller in multi-process tests.
-    "kraft.testing.api.versions.response.hex": "",
     # Empty: every interface (an orchestrator probes from outside the host).
     "metrics.prometheus.host": "",
 }
@@ -158,23 +161,113 @@ def load_properties(path: Path | str) -> dict[str, str]:
     return parse_properties(text)
 
 
-def _int(props: Mapping[str, str], key: str, minimum: int | None = 0) -> int:
-    value = props.get(key, _DEFAULTS[key]).strip()
+INT32_MIN, INT64_MIN, INT64_MAX = -(1 << 31), -(1 << 63), (1 << 63) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class NumberDef:
+    """Type and range of a numeric key, as Kafka's ``ConfigDef.define``
+    states them (``INT`` is a Java int, ``LONG`` a long; ``atLeast(min)``,
+    ``between(min, max)``)."""
+
+    type: str  # "INT" or "LONG"
+    minimum: int | None = None
+    maximum: int | None = None
+
+    @property
+    def bounds(self) -> tuple[int, int]:
+        lo, hi = (INT32_MIN, INT32_MAX) if self.type == "INT" else (INT64_MIN, INT64_MAX)
+        return (lo if self.minimum is None else self.minimum), (hi if self.maximum is None else self.maximum)
+
+
+#: Every numeric key a kraft node reads, with Kafka 4.1's type and range
+#: (``QuorumConfig``, ``KRaftConfigs``, ``MetadataLogConfig``,
+#: ``SocketServerConfigs``, ``BrokerSecurityConfigs``). Where kraft's minimum
+#: is stricter than Kafka's, the comment says why.
+NUMERIC_KEYS: dict[str, NumberDef] = {
+    "node.id": NumberDef("INT", 0),
+    # Kafka: atLeast(0). kraft's core needs a positive election timeout and
+    # fetch/request timeouts (QuorumConfig); 0 would never let a vote finish.
+    "controller.quorum.election.timeout.ms": NumberDef("INT", 1),
+    "controller.quorum.fetch.timeout.ms": NumberDef("INT", 1),
+    "controller.quorum.election.backoff.max.ms": NumberDef("INT", 1),
+    "controller.quorum.request.timeout.ms": NumberDef("INT", 1),
+    "controller.quorum.append.linger.ms": NumberDef("INT", 0),
+    "controller.quorum.retry.backoff.ms": NumberDef("INT", 0),
+    # KIP-1219: sizes a Fetch / FetchSnapshot carries as an int32 MaxBytes.
+    "controller.quorum.fetch.max.bytes": NumberDef("INT", 1),
+    "controller.quorum.fetch.snapshot.max.bytes": NumberDef("INT", 1),
+    # Kafka: atLeast(8 MiB), smaller only through the internal
+    # internal.metadata.log.segment.bytes; kraft takes any size a batch fits.
+    "metadata.log.segment.bytes": NumberDef("INT", 14),
+    # Kafka: no range; a segment that never rolls or rolls every 0 ms is no
+    # setting kraft can honour.
+    "metadata.log.segment.ms": NumberDef("LONG", 1),
+    "metadata.max.retention.bytes": NumberDef("LONG", -1),
+    "metadata.max.retention.ms": NumberDef("LONG", -1),
+    "metadata.log.max.record.bytes.between.snapshots": NumberDef("LONG", 1),
+    "metadata.log.max.snapshot.interval.ms": NumberDef("LONG", 0),
+    "metadata.log.flush.interval.messages": NumberDef("LONG", 1),
+    "socket.request.max.bytes": NumberDef("INT", 1),
+    "max.connections": NumberDef("INT", 0),
+    "max.connections.per.ip": NumberDef("INT", 0),
+    # Kafka: no range; kraft closes idle connections, which needs a positive time.
+    "connections.max.idle.ms": NumberDef("LONG", 1),
+    # Kafka: no range; a negative or zero bound refuses every SASL handshake.
+    "sasl.server.max.receive.size": NumberDef("INT", 1),
+    "kraft.socket.request.receive.timeout.ms": NumberDef("INT", 1),
+    "kraft.max.in.flight.requests.per.connection": NumberDef("INT", 1),
+    "metrics.prometheus.port": NumberDef("INT", 0, 65535),
+}
+
+
+def invalid_value(key: str, value: object, reason: str) -> ConfigError:
+    """Kafka's ``ConfigException`` wording: ``Invalid value V for configuration K: reason``."""
+    return ConfigError(f"Invalid value {value} for configuration {key}: {reason}")
+
+
+def check_number(key: str, text: str, spec: NumberDef | None = None) -> int:
+    """``text`` as the number ``key`` holds (Kafka's ``ConfigDef.parseType``
+    then its ``Range`` validator), or a one-line :class:`ConfigError`."""
+    spec = spec or NUMERIC_KEYS[key]
+    value = text.strip()
+    lo, hi = spec.bounds
+    type_lo, type_hi = (INT32_MIN, INT32_MAX) if spec.type == "INT" else (INT64_MIN, INT64_MAX)
     try:
-        n = int(value)
-    except ValueError:
-        raise ConfigError(f"{key}: expected an integer, got {value!r}") from None
-    if minimum is not None and n < minimum:
-        raise ConfigError(f"{key}: must be at least {minimum}, got {n}")
+        n = int(value) if re.fullmatch(r"[+-]?[0-9]+", value) else None
+    except ValueError:  # pragma: no cover - the pattern admits digits only
+        n = None
+    if n is None or not type_lo <= n <= type_hi:
+        raise invalid_value(key, value, f"Not a number of type {spec.type} (give an integer from {lo} to {hi})")
+    if n < lo:
+        raise invalid_value(key, value, f"Value must be at least {lo}")
+    if n > hi:
+        raise invalid_value(key, value, f"Value must be no more than {hi}")
     return n
+
+
+def validate_numbers(props: Mapping[str, str]) -> None:
+    """Check every numeric key present in ``props`` (and every port inside
+    the listener and voter lists): what ``kraft storage format`` checks
+    before it writes anything, as Kafka's tool builds a ``KafkaConfig``."""
+    for key, spec in NUMERIC_KEYS.items():
+        # Present but empty is "Not a number" too, as Kafka's parseInt says;
+        # an empty node.id is "required", which the caller says.
+        if key in props and (props[key].strip() or key != "node.id"):
+            check_number(key, props[key], spec)
+    for key in ("listeners", "advertised.listeners"):
+        parse_listeners(props.get(key, ""), key)
+    parse_voters(props.get("controller.quorum.voters", ""))
+    parse_bootstrap_servers(props.get("controller.quorum.bootstrap.servers", ""))
+
+
+def _int(props: Mapping[str, str], key: str) -> int:
+    return check_number(key, props.get(key, _DEFAULTS[key]))
 
 
 def _port(props: Mapping[str, str], key: str) -> int:
     """A TCP port: 0 (any free one) to 65535."""
-    n = _int(props, key)
-    if n > 65535:
-        raise ConfigError(f"{key}: port must be between 0 and 65535, got {n}")
-    return n
+    return _int(props, key)
 
 
 def _bool(props: Mapping[str, str], key: str) -> bool:
@@ -184,14 +277,14 @@ def _bool(props: Mapping[str, str], key: str) -> bool:
     return value == "true"
 
 
-def _host_port(text: str, key: str) -> tuple[str, int]:
+def _host_port(text: str, key: str, lowest_port: int = 0) -> tuple[str, int]:
     m = re.fullmatch(r"\[([^\]]+)\]:(\d+)|([^:\[\]]*):(\d+)", text.strip())
     if not m:
         raise ConfigError(f"{key}: expected host:port, got {text!r}")
     host = m.group(1) if m.group(1) is not None else m.group(3)
     port = int(m.group(2) or m.group(4))
-    if not 0 <= port <= 65535:
-        raise ConfigError(f"{key}: port must be between 0 and 65535, got {port} in {text!r}")
+    if not lowest_port <= port <= 65535:
+        raise invalid_value(key, text.strip(), f"port must be between {lowest_port} and 65535, got {port}")
     return host, port
 
 
@@ -209,6 +302,14 @@ def parse_listeners(text: str, key: str) -> list[Endpoint]:
     return out
 
 
+def _voter_id(node: str, item: str, key: str) -> int:
+    """A voter's id: a non-negative int32, as ``node.id`` (Kafka's
+    ``QuorumConfig.parseVoterId`` takes a Java int)."""
+    if not re.fullmatch(r"[0-9]+", node.strip()) or int(node) > INT32_MAX:
+        raise invalid_value(key, item, f"node id {node!r} is not an integer from 0 to {INT32_MAX}")
+    return int(node)
+
+
 def parse_voters(text: str) -> list[VoterSpec]:
     """``controller.quorum.voters``: ``id@host:port,...``."""
     key = "controller.quorum.voters"
@@ -217,13 +318,9 @@ def parse_voters(text: str) -> list[VoterSpec]:
         node, sep, address = item.partition("@")
         if not sep:
             raise ConfigError(f"{key}: expected id@host:port, got {item!r}")
-        try:
-            node_id = int(node)
-        except ValueError:
-            raise ConfigError(f"{key}: node id {node!r} is not an integer") from None
-        if node_id < 0:
-            raise ConfigError(f"{key}: node id must not be negative, got {node_id}")
-        host, port = _host_port(address, key)
+        node_id = _voter_id(node, item, key)
+        # A voter is dialled: port 0 (any free port) names nobody.
+        host, port = _host_port(address, key, lowest_port=1)
         voters.append(VoterSpec(node_id, host, port))
     ids = [v.node_id for v in voters]
     if len(set(ids)) != len(ids):
@@ -271,8 +368,6 @@ class NodeConfig:
     super_users: frozenset[str] = frozenset()
     #: ``kraft.witness``: auto (detect a Kafka quorum), true, false.
     witness: WitnessMode = WitnessMode.AUTO
-    #: ``kraft.testing.api.versions.response.hex`` (tests only; empty: ours).
-    testing_api_versions_hex: str = ""
     #: SCRAM accounts every SASL listener checks; the node fills it from
     #: bootstrap.checkpoint and the committed metadata log.
     scram_credentials: ScramCredentialStore = field(default_factory=ScramCredentialStore, repr=False, compare=False)
@@ -308,6 +403,7 @@ class NodeConfig:
     @classmethod
     def from_properties(cls, props: Mapping[str, str]) -> NodeConfig:
         _warn_unknown(props)
+        validate_numbers(props)
         roles = tuple(r.strip() for r in props.get("process.roles", "").split(",") if r.strip())
         if not roles:
             raise ConfigError("process.roles: required (kraft runs process.roles=controller)")
@@ -319,7 +415,7 @@ class NodeConfig:
         if "broker" in roles:
             log.warning("process.roles includes broker: kraft has no broker duties, running as a controller only")
         if not props.get("node.id", "").strip():
-            raise ConfigError("node.id: required")
+            raise ConfigError('Missing required configuration "node.id" which has no default value.')
         node_id = _int(props, "node.id")
         listeners = parse_listeners(props.get("listeners", ""), "listeners")
         if not listeners:
@@ -348,14 +444,14 @@ class NodeConfig:
                    or props.get("log.dirs", "").split(",")[0].strip()
                    or props.get("log.dir", _DEFAULTS["log.dir"]).strip())
         quorum = QuorumConfig(
-            election_timeout_ms=_int(props, "controller.quorum.election.timeout.ms", 1),
-            fetch_timeout_ms=_int(props, "controller.quorum.fetch.timeout.ms", 1),
-            election_backoff_max_ms=_int(props, "controller.quorum.election.backoff.max.ms", 1),
+            election_timeout_ms=_int(props, "controller.quorum.election.timeout.ms"),
+            fetch_timeout_ms=_int(props, "controller.quorum.fetch.timeout.ms"),
+            election_backoff_max_ms=_int(props, "controller.quorum.election.backoff.max.ms"),
             append_linger_ms=_int(props, "controller.quorum.append.linger.ms"),
-            request_timeout_ms=_int(props, "controller.quorum.request.timeout.ms", 1),
+            request_timeout_ms=_int(props, "controller.quorum.request.timeout.ms"),
             retry_backoff_ms=_int(props, "controller.quorum.retry.backoff.ms"),
-            fetch_max_bytes=_int(props, "controller.quorum.fetch.max.bytes", 1),
-            fetch_snapshot_max_bytes=_int(props, "controller.quorum.fetch.snapshot.max.bytes", 1),
+            fetch_max_bytes=_int(props, "controller.quorum.fetch.max.bytes"),
+            fetch_snapshot_max_bytes=_int(props, "controller.quorum.fetch.snapshot.max.bytes"),
         )
         port_text = props.get("metrics.prometheus.port", "").strip()
         security = _security(props, listeners, proto_map, names)
@@ -371,19 +467,18 @@ class NodeConfig:
             metadata_log_dir=Path(log_dir),
             quorum=quorum,
             auto_join=_bool(props, "controller.quorum.auto.join.enable"),
-            segment_bytes=_int(props, "metadata.log.segment.bytes", 14),
-            segment_ms=_int(props, "metadata.log.segment.ms", 1),
-            retention_bytes=_int(props, "metadata.max.retention.bytes", -1),
-            retention_ms=_int(props, "metadata.max.retention.ms", -1),
-            max_bytes_between_snapshots=_int(props, "metadata.log.max.record.bytes.between.snapshots", 1),
+            segment_bytes=_int(props, "metadata.log.segment.bytes"),
+            segment_ms=_int(props, "metadata.log.segment.ms"),
+            retention_bytes=_int(props, "metadata.max.retention.bytes"),
+            retention_ms=_int(props, "metadata.max.retention.ms"),
+            max_bytes_between_snapshots=_int(props, "metadata.log.max.record.bytes.between.snapshots"),
             max_snapshot_interval_ms=_int(props, "metadata.log.max.snapshot.interval.ms"),
-            socket_request_max_bytes=_int(props, "socket.request.max.bytes", 1),
+            socket_request_max_bytes=_int(props, "socket.request.max.bytes"),
             prometheus_port=_port(props, "metrics.prometheus.port") if port_text else None,
             prometheus_host=props.get("metrics.prometheus.host", "").strip(),
             raw=dict(props),
             connection_limits=_limits(props),
             witness=_witness_mode(props),
-            testing_api_versions_hex=props.get("kraft.testing.api.versions.response.hex", "").strip(),
             **security,  # type: ignore[arg-type]
         )
 
@@ -400,17 +495,17 @@ def _limits(props: Mapping[str, str]) -> ConnectionLimits:
     key = "max.connections.per.ip.overrides"
     for item in filter(None, (s.strip() for s in props.get(key, "").split(","))):
         host, sep, count = item.rpartition(":")
-        if not sep or not host or not count.strip().isdigit():
+        if not sep or not host:
             raise ConfigError(f"{key}: expected host:count, got {item!r}")
-        overrides[host.strip()] = int(count)
+        overrides[host.strip()] = check_number(key, count, NUMERIC_KEYS["max.connections.per.ip"])
     return ConnectionLimits(
         max_connections=_int(props, "max.connections"),
         max_connections_per_ip=_int(props, "max.connections.per.ip"),
         max_connections_per_ip_overrides=overrides,
-        idle_timeout_ms=_int(props, "connections.max.idle.ms", 1),
-        request_receive_timeout_ms=_int(props, "kraft.socket.request.receive.timeout.ms", 1),
-        max_in_flight_per_connection=_int(props, "kraft.max.in.flight.requests.per.connection", 1),
-        sasl_max_receive_size=_int(props, "sasl.server.max.receive.size", 1),
+        idle_timeout_ms=_int(props, "connections.max.idle.ms"),
+        request_receive_timeout_ms=_int(props, "kraft.socket.request.receive.timeout.ms"),
+        max_in_flight_per_connection=_int(props, "kraft.max.in.flight.requests.per.connection"),
+        sasl_max_receive_size=_int(props, "sasl.server.max.receive.size"),
     )
 
 
@@ -445,7 +540,12 @@ def _warn_unknown(props: Mapping[str, str]) -> None:
             continue
         suggestion = suggest_key(key)
         if suggestion is not None:
-            log.warning("ignoring unknown config key %s: did you mean %s? (running with %s=%s)", key, suggestion,
-                        suggestion, props.get(suggestion, _DEFAULTS[suggestion]))
+            value = props.get(suggestion, _DEFAULTS[suggestion]).strip()
+            if value:
+                log.warning("ignoring unknown config key %s: did you mean %s? (running with %s=%s)", key, suggestion,
+                            suggestion, value)
+            else:
+                log.warning("ignoring unknown config key %s: did you mean %s? (%s is not set)", key, suggestion,
+                            suggestion)
         else:
             log.warning("ignoring unknown config key %s", key)

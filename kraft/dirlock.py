@@ -27,7 +27,8 @@ from types import TracebackType
 
 from kraft.errors import StorageError
 
-__all__ = ["LOCK_FILE_NAME", "DirectoryLock", "DirectoryLockedError", "directory_locked", "lock_directory"]
+__all__ = ["LOCK_FILE_NAME", "DirectoryLock", "DirectoryLockedError", "directory_locked", "lock_directory",
+           "lock_holder"]
 
 #: Kafka's ``LogManager.LockFileName``.
 LOCK_FILE_NAME = ".lock"
@@ -45,8 +46,8 @@ class DirectoryLockedError(StorageError):
             "one process per log directory -- stop that process first, or give this one another directory")
 
 
-def _holder_from_proc_locks(path: Path) -> int | None:
-    """The PID ``/proc/locks`` names for the file's inode (Linux)."""
+def _holder_from_proc_locks(path: Path, kinds: tuple[str, ...] = ("FLOCK",)) -> int | None:
+    """The PID ``/proc/locks`` names for the file's inode (Linux), among locks of ``kinds``."""
     try:
         st = os.stat(path)
         text = Path("/proc/locks").read_text()
@@ -55,10 +56,19 @@ def _holder_from_proc_locks(path: Path) -> int | None:
     want = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
     for line in text.splitlines():
         fields = line.split()
-        # "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"
-        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5].lower() == want and fields[4].isdigit():
+        # "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" / "2: POSIX  ADVISORY  WRITE ..."
+        if len(fields) >= 6 and fields[1] in kinds and fields[5].lower() == want and fields[4].isdigit():
             return int(fields[4])
     return None
+
+
+def lock_holder(directory: Path | str) -> int | None:
+    """The PID of the process holding ``directory/.lock`` (either kind of
+    lock), read from ``/proc/locks`` without opening the file: for readers
+    that must neither take the lock nor drop a lock this process holds
+    (``kraft shell --directory`` on a running node). None when nobody holds
+    it, or where ``/proc/locks`` cannot be read."""
+    return _holder_from_proc_locks(Path(directory) / LOCK_FILE_NAME, ("FLOCK", "POSIX"))
 
 
 #: Lock files this process holds, by inode. Closing any descriptor of a file

@@ -20,15 +20,18 @@ __all__ = [
     "EXIT_CONFIG",
     "EXIT_STORAGE",
     "EXIT_NETWORK",
+    "EXIT_DATA",
     "EXIT_INTERNAL",
     "OperatorError",
     "ConfigurationError",
     "StorageError",
     "NetworkError",
+    "DataError",
     "describe_failure",
 ]
 
-#: The tool refused the operation (Kafka's tools exit 1 for these too).
+#: Refused: by the server (its Kafka error code named: DUPLICATE_VOTER,
+#: INVALID_UPDATE_VERSION, ...) or by the tool itself, as Kafka's tools exit 1.
 EXIT_REFUSED = 1
 #: Bad command line (click's usage errors).
 EXIT_USAGE = 2
@@ -37,8 +40,12 @@ EXIT_CONFIG = 3
 #: A log directory is unformatted, locked by another process, corrupt, or
 #: formatted for another cluster/node; or the disk refused a read or write.
 EXIT_STORAGE = 4
-#: A port cannot be bound, or no peer/bootstrap server answers.
+#: A port cannot be bound, or no peer/bootstrap server answers (refused,
+#: unreachable or silent: the addresses are named).
 EXIT_NETWORK = 5
+#: The input is not what it claims: a frame, record or file given to a tool
+#: that cannot be decoded (the offset and field named).
+EXIT_DATA = 6
 #: A bug: an exception nobody expected (``--debug`` shows its traceback).
 EXIT_INTERNAL = 70
 
@@ -59,6 +66,10 @@ class StorageError(OperatorError):
 
 class NetworkError(OperatorError):
     exit_code = EXIT_NETWORK
+
+
+class DataError(OperatorError):
+    exit_code = EXIT_DATA
 
 
 #: Exceptions of the lower layers, by ``module.QualName`` of a class in their

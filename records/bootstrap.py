@@ -48,18 +48,23 @@ METADATA_VERSIONS: dict[str, tuple[int, bool]] = {
     "4.0-IV3": (25, True),
     "4.1-IV0": (26, True),
     "4.1-IV1": (27, True),
+    # Kafka 4.1's MetadataVersion knows 4.2's first two, not yet production.
+    "4.2-IV0": (28, False),
+    "4.2-IV1": (29, False),
 }
-#: Kafka 4.0's ``MetadataVersion.LATEST_PRODUCTION``, matching our message specs.
-LATEST_PRODUCTION = "4.0-IV3"
+#: ``MetadataVersion.LATEST_PRODUCTION`` of the Kafka release the tools
+#: print as by default (4.1.0); an older release's is in
+#: :class:`kraft.kafka_release.KafkaRelease`.
+LATEST_PRODUCTION = "4.1-IV1"
 MINIMUM_RELEASE = "3.3-IV3"  # the oldest a KRaft cluster is formatted with nowadays
 
-#: The newest metadata.version the tools accept (``MetadataVersion.latestTesting()``):
-#: Kafka 4.1's 4.1-IV1, so a directory can be formatted for a Kafka 4.1
-#: cluster (Kafka 4.0.0's own maximum is 4.1-IV0).
-LATEST_TESTING = "4.1-IV1"
+#: The newest metadata.version the tools accept (``MetadataVersion.latestTesting()``
+#: of Kafka 4.1.0; 4.0.0's is 4.1-IV0).
+LATEST_TESTING = "4.2-IV1"
 
 #: Kafka's finalized features other than metadata.version, in
-#: ``Feature.PRODUCTION_FEATURES`` order (Kafka 4.0.0): level -> (the
+#: ``Feature.PRODUCTION_FEATURES`` order (Kafka 4.1.0; 4.0.0 has the first
+#: four, :attr:`kraft.kafka_release.KafkaRelease.features`): level -> (the
 #: metadata.version level from which it is the default, the feature levels
 #: it depends on). From server-common's KRaftVersion, TransactionVersion,
 #: GroupVersion and EligibleLeaderReplicasVersion enums.
@@ -68,6 +73,8 @@ FEATURE_VERSIONS: dict[str, dict[int, tuple[int, dict[str, int]]]] = {
     "transaction.version": {0: (7, {}), 1: (24, {}), 2: (24, {})},  # KIP-890, 4.0-IV2
     "group.version": {0: (7, {}), 1: (22, {METADATA_VERSION_FEATURE: 22})},  # KIP-848, 4.0-IV0
     "eligible.leader.replicas.version": {0: (7, {}), 1: (26, {METADATA_VERSION_FEATURE: 23})},  # KIP-966
+    "share.version": {0: (7, {}), 1: (28, {})},  # KIP-932, 4.2-IV0 (Kafka 4.1)
+    "streams.version": {0: (7, {}), 1: (29, {})},  # KIP-1071, 4.2-IV1 (Kafka 4.1)
 }
 
 
@@ -82,19 +89,19 @@ class FormatError(ValueError):
     """A format request Kafka's ``Formatter`` would refuse (``FormatterException``)."""
 
 
-def parse_release_version(text: str) -> str:
+def parse_release_version(text: str, latest_testing: str = LATEST_TESTING) -> str:
     """Kafka's ``MetadataVersion.fromVersionString``: ``4.0-IV3``, or ``3.9``
     for the latest IV of that release, between MINIMUM_RELEASE and
-    LATEST_TESTING; raises :class:`FormatError` with Kafka's message."""
+    ``latest_testing``; raises :class:`FormatError` with Kafka's message."""
     text = text.strip()
-    low, high = METADATA_VERSIONS[MINIMUM_RELEASE][0], METADATA_VERSIONS[LATEST_TESTING][0]
+    low, high = METADATA_VERSIONS[MINIMUM_RELEASE][0], METADATA_VERSIONS[latest_testing][0]
     known = [v for v, (level, _) in METADATA_VERSIONS.items() if low <= level <= high]
     if text in known:
         return text
     candidates = [v for v in known if v.split("-")[0] == text]
     if not candidates:
         raise FormatError(f"Version {text} is not a valid version. The minimum version is {MINIMUM_RELEASE} "
-                          f"and the maximum version is {LATEST_TESTING}")
+                          f"and the maximum version is {latest_testing}")
     return candidates[-1]
 
 
@@ -109,9 +116,11 @@ def release_for_level(level: int) -> str | None:
     return None
 
 
-def default_feature_levels(release: str) -> dict[str, int]:
-    """Every finalized feature but kraft.version and its default level for ``release``."""
-    return {name: default_level(name, release) for name in FEATURE_VERSIONS if name != KRAFT_VERSION_FEATURE}
+def default_feature_levels(release: str, features: tuple[str, ...] | None = None) -> dict[str, int]:
+    """Every finalized feature (of ``features``, default all) but kraft.version
+    and its default level for ``release``."""
+    names = FEATURE_VERSIONS if features is None else features
+    return {name: default_level(name, release) for name in names if name != KRAFT_VERSION_FEATURE}
 
 
 @dataclass(frozen=True)

@@ -33,29 +33,49 @@ _TIME_ENTRY = struct.Struct(">qi")
 DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes
 
 
-class OffsetIndex:
-    """``relative offset -> position`` entries, kept in memory and appended to the file."""
+class _IndexFile:
+    """The file handling both index kinds share: entries of two int columns
+    (the attributes :attr:`COLUMNS` names, in file order; both kinds have a
+    ``_offsets`` column of relative offsets), kept in memory and appended to
+    the file; a partial trailing entry and a zero-filled tail dropped on load.
+    The entry methods of each kind use their columns directly (hot paths)."""
 
-    ENTRY_SIZE = 8
+    ENTRY: struct.Struct
+    ENTRY_SIZE: int
+    #: The attribute names and array typecodes of the two columns, in file order.
+    COLUMNS: tuple[str, str]
+    TYPECODES: tuple[str, str]
+
+    _offsets: array[int]
 
     def __init__(self, path: Path, base_offset: int, max_index_size: int = DEFAULT_MAX_INDEX_SIZE) -> None:
         self.path = Path(path)
         self.base_offset = base_offset
         self.max_entries = max(1, max_index_size // self.ENTRY_SIZE)
-        self._offsets = array("i")  # relative offsets
-        self._positions = array("i")
+        self._clear_columns()
         self._fd: int | None = None
         # What load() had to repair, for the recovery report.
         self.dropped_tail_bytes = 0
         self.dropped_zero_entries = 0
+
+    def _clear_columns(self) -> None:
+        for name, typecode in zip(self.COLUMNS, self.TYPECODES):
+            setattr(self, name, array(typecode))
+
+    def _columns(self) -> tuple[array[int], array[int]]:
+        return getattr(self, self.COLUMNS[0]), getattr(self, self.COLUMNS[1])
+
+    @staticmethod
+    def _is_zero_fill(first: int, second: int) -> bool:
+        """An entry after the first one that only preallocation can have left."""
+        raise NotImplementedError
 
     # --- file lifecycle ---------------------------------------------------------
 
     def load(self) -> None:
         """Read the entries on disk; drop a partial trailing entry and a
         zero-filled tail (both are crash leftovers). Missing file = empty."""
-        self._offsets = array("i")
-        self._positions = array("i")
+        self._clear_columns()
         self.dropped_tail_bytes = 0
         self.dropped_zero_entries = 0
         try:
@@ -64,12 +84,13 @@ class OffsetIndex:
             return
         usable = len(data) - len(data) % self.ENTRY_SIZE
         self.dropped_tail_bytes = len(data) - usable
-        for i, (rel, pos) in enumerate(_OFFSET_ENTRY.iter_unpack(memoryview(data)[:usable])):
-            if i > 0 and rel == 0:
+        firsts, seconds = self._columns()
+        for i, (first, second) in enumerate(self.ENTRY.iter_unpack(memoryview(data)[:usable])):
+            if i > 0 and self._is_zero_fill(first, second):
                 self.dropped_zero_entries = usable // self.ENTRY_SIZE - i
                 break
-            self._offsets.append(rel)
-            self._positions.append(pos)
+            firsts.append(first)
+            seconds.append(second)
 
     def open_for_append(self) -> None:
         """Open the file for appends and rewrite it to exactly the loaded entries."""
@@ -92,7 +113,7 @@ class OffsetIndex:
 
     def rewrite(self) -> None:
         """Write the in-memory entries to disk from scratch (after a rebuild)."""
-        data = b"".join(_OFFSET_ENTRY.pack(r, p) for r, p in zip(self._offsets, self._positions))
+        data = b"".join(self.ENTRY.pack(a, b) for a, b in zip(*self._columns()))
         fd = self._fd if self._fd is not None else os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             os.ftruncate(fd, 0)
@@ -106,14 +127,46 @@ class OffsetIndex:
     def __len__(self) -> int:
         return len(self._offsets)
 
+    def is_full(self) -> bool:
+        return len(self._offsets) >= self.max_entries
+
+    def _write_entry(self, first: int, second: int) -> None:
+        """Write the entry after the last one to the file, if it is open
+        (the caller then appends it to its columns)."""
+        if self._fd is not None:
+            pwrite_all(self._fd, self.ENTRY.pack(first, second), len(self._offsets) * self.ENTRY_SIZE)
+
+    def _truncate_entries(self, keep: int) -> None:
+        if keep >= len(self._offsets):
+            return
+        for column in self._columns():
+            del column[keep:]
+        if self._fd is not None:
+            os.ftruncate(self._fd, keep * self.ENTRY_SIZE)
+
+    def reset(self) -> None:
+        self._truncate_entries(0)
+
+
+class OffsetIndex(_IndexFile):
+    """``relative offset -> position`` entries, kept in memory and appended to the file."""
+
+    ENTRY = _OFFSET_ENTRY
+    ENTRY_SIZE = 8
+    COLUMNS = ("_offsets", "_positions")  # relative offsets, file positions
+    TYPECODES = ("i", "i")
+
+    _positions: array[int]
+
+    @staticmethod
+    def _is_zero_fill(first: int, second: int) -> bool:
+        return first == 0  # a zero relative offset after the first entry
+
     @property
     def entries(self) -> list[tuple[int, int]]:
         """``(absolute offset, position)`` pairs."""
         base = self.base_offset
         return [(base + r, p) for r, p in zip(self._offsets, self._positions)]
-
-    def is_full(self) -> bool:
-        return len(self._offsets) >= self.max_entries
 
     @property
     def last_offset(self) -> int:
@@ -136,8 +189,7 @@ class OffsetIndex:
             raise CorruptIndexError(f"offset {offset} does not fit segment base {self.base_offset}")
         if self._offsets and rel <= self._offsets[-1]:
             raise CorruptIndexError(f"index append of offset {offset} not after {self.last_offset}")
-        if self._fd is not None:
-            pwrite_all(self._fd, _OFFSET_ENTRY.pack(rel, position), len(self._offsets) * self.ENTRY_SIZE)
+        self._write_entry(rel, position)
         self._offsets.append(rel)
         self._positions.append(position)
 
@@ -152,97 +204,32 @@ class OffsetIndex:
 
     def truncate_to(self, offset: int) -> None:
         """Drop entries whose offset is >= ``offset``."""
-        keep = bisect.bisect_left(self._offsets, offset - self.base_offset)
-        self._truncate_entries(keep)
+        self._truncate_entries(bisect.bisect_left(self._offsets, offset - self.base_offset))
 
     def truncate_to_position(self, position: int) -> None:
         """Drop entries that point at or beyond ``position``."""
         self._truncate_entries(bisect.bisect_left(self._positions, position))
 
-    def _truncate_entries(self, keep: int) -> None:
-        if keep >= len(self._offsets):
-            return
-        del self._offsets[keep:]
-        del self._positions[keep:]
-        if self._fd is not None:
-            os.ftruncate(self._fd, keep * self.ENTRY_SIZE)
 
-    def reset(self) -> None:
-        self._truncate_entries(0)
-
-
-class TimeIndex:
+class TimeIndex(_IndexFile):
     """``timestamp -> relative offset`` entries with increasing timestamps."""
 
+    ENTRY = _TIME_ENTRY
     ENTRY_SIZE = 12
+    COLUMNS = ("_timestamps", "_offsets")  # timestamps, relative offsets
+    TYPECODES = ("q", "i")
 
-    def __init__(self, path: Path, base_offset: int, max_index_size: int = DEFAULT_MAX_INDEX_SIZE) -> None:
-        self.path = Path(path)
-        self.base_offset = base_offset
-        self.max_entries = max(1, max_index_size // self.ENTRY_SIZE)
-        self._timestamps = array("q")
-        self._offsets = array("i")
-        self._fd: int | None = None
-        self.dropped_tail_bytes = 0
-        self.dropped_zero_entries = 0
+    _timestamps: array[int]
 
-    def load(self) -> None:
-        self._timestamps = array("q")
-        self._offsets = array("i")
-        self.dropped_tail_bytes = 0
-        self.dropped_zero_entries = 0
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            return
-        usable = len(data) - len(data) % self.ENTRY_SIZE
-        self.dropped_tail_bytes = len(data) - usable
-        for i, (ts, rel) in enumerate(_TIME_ENTRY.iter_unpack(memoryview(data)[:usable])):
-            if i > 0 and rel == 0 and ts == 0:
-                self.dropped_zero_entries = usable // self.ENTRY_SIZE - i
-                break
-            self._timestamps.append(ts)
-            self._offsets.append(rel)
-
-    def open_for_append(self) -> None:
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        os.ftruncate(self._fd, len(self._offsets) * self.ENTRY_SIZE)
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
-    def flush(self) -> None:
-        if self._fd is not None:
-            os.fsync(self._fd)
-
-    def delete(self) -> None:
-        self.close()
-        self.path.unlink(missing_ok=True)
-
-    def rewrite(self) -> None:
-        data = b"".join(_TIME_ENTRY.pack(t, r) for t, r in zip(self._timestamps, self._offsets))
-        fd = self._fd if self._fd is not None else os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            os.ftruncate(fd, 0)
-            pwrite_all(fd, data, 0)
-        finally:
-            if self._fd is None:
-                os.close(fd)
-
-    def __len__(self) -> int:
-        return len(self._offsets)
+    @staticmethod
+    def _is_zero_fill(first: int, second: int) -> bool:
+        return first == 0 and second == 0  # timestamp 0 at relative offset 0 after the first entry
 
     @property
     def entries(self) -> list[tuple[int, int]]:
         """``(timestamp, absolute offset)`` pairs."""
         base = self.base_offset
         return [(t, base + r) for t, r in zip(self._timestamps, self._offsets)]
-
-    def is_full(self) -> bool:
-        return len(self._offsets) >= self.max_entries
 
     @property
     def last_entry(self) -> tuple[int, int]:
@@ -269,8 +256,7 @@ class TimeIndex:
         if timestamp <= last_ts:
             return
         rel = offset - self.base_offset
-        if self._fd is not None:
-            pwrite_all(self._fd, _TIME_ENTRY.pack(timestamp, rel), len(self._offsets) * self.ENTRY_SIZE)
+        self._write_entry(timestamp, rel)
         self._timestamps.append(timestamp)
         self._offsets.append(rel)
 
@@ -283,13 +269,4 @@ class TimeIndex:
 
     def truncate_to(self, offset: int) -> None:
         """Drop entries whose offset is >= ``offset``."""
-        keep = bisect.bisect_left(self._offsets, offset - self.base_offset)
-        if keep >= len(self._offsets):
-            return
-        del self._timestamps[keep:]
-        del self._offsets[keep:]
-        if self._fd is not None:
-            os.ftruncate(self._fd, keep * self.ENTRY_SIZE)
-
-    def reset(self) -> None:
-        self.truncate_to(self.base_offset)
+        self._truncate_entries(bisect.bisect_left(self._offsets, offset - self.base_offset))

@@ -1,6 +1,6 @@
 """The read-only view of the metadata log that the raft core consults.
 
-The sans-IO raft core (``kraft.raft.quorum`` and friends) never writes to the log:
+The sans-IO raft core (``kraft.raft.quorum_state`` and friends) never writes to the log:
 it reads through this protocol, and asks the shell to append or truncate by
 returning log operations. The on-disk ``MetadataLog`` in ``kraft.records.log``
 and the in-memory log used by the simulation both implement it.
@@ -68,7 +68,7 @@ class KRaftControlState(NamedTuple):
     kraft_version: int = 0
     #: The voter set before ``voters`` (if the history still has it): the
     #: raft core's liveness exception for a replica whose removal is not
-    #: committed yet (``kraft.raft.quorum``).
+    #: committed yet (``kraft.raft.quorum_state``).
     previous_voters: VotersAt | None = None
 
 

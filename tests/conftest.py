@@ -64,3 +64,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         # worker sorts alike: xdist requires the same order everywhere.)
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--rewrite-transcripts",
+        action="store_true",
+        help="write what the replica did back into tests/raft/testdata/*.txt (review the diff)",
+    )

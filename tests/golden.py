@@ -1,11 +1,17 @@
-"""Which records of real Kafka 4.0.0's tool outputs each test replays.
+"""Which records of real Kafka's tool outputs each test replays.
 
-``../shared/fixtures/real-tool-outputs/kafka-4.0.0-*.jsonl`` hold what Kafka's
-own tools printed. A test that replays some of them selects its records with a
-predicate registered here (:func:`replays`), and iterates over exactly the
-records that predicate selects; tests/tools/test_golden_coverage.py then checks
-that every record is selected by some replaying test or listed, with the
-reason, in its one exclusion table.
+``../shared/fixtures/real-tool-outputs/kafka-<version>-<kind>.jsonl`` hold
+what Kafka's own tools printed: Kafka 4.0.0 and 4.1.0, each ``cli``,
+``dump-log`` and ``metadata-shell``. A golden set is named ``<kind>@<version>``
+(``dump-log@4.1.0``). A test that replays some records selects them with a
+predicate registered here (:func:`replays`) for one set, or for a kind (all
+its versions), and iterates over exactly the records it selects;
+tests/tools/test_golden_coverage.py then checks that every record of every
+set is selected by some replaying test or listed, with the reason, in its
+one exclusion table.
+
+Kafka 4.1.0's records are replayed with kraft's default output, 4.0.0's
+with ``--kafka-version 4.0`` (:data:`KAFKA_VERSION`).
 """
 
 from __future__ import annotations
@@ -21,12 +27,45 @@ from tests.conftest import SHARED
 Record = dict[str, Any]
 Selector = Callable[[Record], bool]
 
-#: short name -> file under ../shared/fixtures/real-tool-outputs
-GOLDEN_FILES = {
-    "cli": "kafka-4.0.0-cli.jsonl",
-    "dump-log": "kafka-4.0.0-dump-log.jsonl",
-    "metadata-shell": "kafka-4.0.0-metadata-shell.jsonl",
-}
+KINDS = ("cli", "dump-log", "metadata-shell")
+#: recorded Kafka release -> the ``--kafka-version`` that reproduces it (None: kraft's default)
+KAFKA_VERSION: dict[str, str | None] = {"4.0.0": "4.0", "4.1.0": None}
+VERSIONS = tuple(KAFKA_VERSION)
+
+#: ``<kind>@<version>`` -> file under ../shared/fixtures/real-tool-outputs
+GOLDEN_FILES = {f"{kind}@{version}": f"kafka-{version}-{kind}.jsonl" for version in VERSIONS for kind in KINDS}
+
+
+def name(kind: str, version: str) -> str:
+    return f"{kind}@{version}"
+
+
+def kind_of(golden: str) -> str:
+    return golden.partition("@")[0]
+
+
+def version_of(golden: str) -> str:
+    return golden.partition("@")[2]
+
+
+def release_args(version: str) -> list[str]:
+    """The command-line options that make kraft print as Kafka ``version``."""
+    wanted = KAFKA_VERSION[version]
+    return [] if wanted is None else ["--kafka-version", wanted]
+
+
+def release(version: str) -> Any:
+    """The :class:`kraft.kafka_release.KafkaRelease` reproducing Kafka ``version``."""
+    from kraft.kafka_release import LATEST, kafka_release
+
+    wanted = KAFKA_VERSION[version]
+    return LATEST if wanted is None else kafka_release(wanted)
+
+
+def applies(registered: str, golden: str) -> bool:
+    """A registration for ``cli`` applies to every version's cli set; one for
+    ``cli@4.0.0`` to that set only."""
+    return registered == golden or registered == kind_of(golden)
 
 
 @dataclass(frozen=True)
@@ -40,9 +79,10 @@ REPLAYERS: list[Replayer] = []
 
 
 def replays(golden: str, test: str) -> Callable[[Selector], Selector]:
-    """Register ``selects`` as the records of ``golden`` that ``test`` replays."""
-    if golden not in GOLDEN_FILES:
-        raise ValueError(f"unknown golden file {golden!r}; one of {sorted(GOLDEN_FILES)}")
+    """Register ``selects`` as the records of ``golden`` (a set, or a kind:
+    every version's set) that ``test`` replays."""
+    if golden not in GOLDEN_FILES and golden not in KINDS:
+        raise ValueError(f"unknown golden set {golden!r}; one of {sorted(GOLDEN_FILES)} or {KINDS}")
 
     def register(selects: Selector) -> Selector:
         REPLAYERS.append(Replayer(golden, test, selects))

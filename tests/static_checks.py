@@ -1,5 +1,7 @@
-"""Run the import contracts (import-linter) and the type checker (mypy) over
-the whole ``kraft`` package, as CI does: ``.venv/bin/python -m tests.static_checks``.
+"""Run the import contracts (import-linter), the private-name check and the
+type checker (mypy) over the whole ``kraft`` package, as CI does:
+``.venv/bin/python -m tests.static_checks`` (or one of ``imports``,
+``privates``, ``types``).
 
 Why a helper: ``kraft.wire``, ``kraft.records``, ... live in top-level folders
 (``wire/``, ``records/``, pyproject's ``package-dir``), and the editable
@@ -10,11 +12,13 @@ the real ones. Reports name the real files again (``wire/codec.py``, not
 ``kraft/wire/codec.py``), so an editor can jump to them.
 
 The contracts and mypy's settings live in pyproject.toml
-(``[tool.importlinter]``, ``[tool.mypy]``); this module only lays out the tree.
+(``[tool.importlinter]``, ``[tool.mypy]``); this module only lays out the
+tree. The private-name check (:func:`private_name_uses`) is this module's own.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -80,10 +84,104 @@ def run_mypy(tree: Path) -> subprocess.CompletedProcess[str]:
         cwd=tree, env=env, capture_output=True, text=True, timeout=1200, check=False)
 
 
+# ---------------------------------------------------------------- private names
+
+#: Import roots whose names the check polices: the package (its folders
+#: under their import names), PySpark's discovery shim and the tests.
+_OWN_ROOTS = ("kraft", "pyspark_kraft", "tests")
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _own(module: str) -> bool:
+    return module.split(".", 1)[0] in _OWN_ROOTS
+
+
+def _tested_module_allows(path: Path, module: str) -> bool:
+    """A test may use the private names of the module it tests: the one whose
+    last name starts its file name (``tests/records/test_compression.py`` and
+    ``kraft.records.compression``, ``test_cli_startup.py`` and ``kraft.cli``)."""
+    if "tests" not in path.parts or not path.name.startswith("test_") or not module.startswith("kraft"):
+        return False
+    return path.stem.removeprefix("test_").startswith(module.rsplit(".", 1)[-1])
+
+
+def private_name_uses(path: Path, source: str, package: str) -> list[str]:
+    """The private names ``path`` takes from another module of the project:
+    ``from x import _y`` (a private function, class, constant or module) and
+    ``x._y`` on a module ``x`` it imported. One line each, ``path:line: what``.
+    ``package`` is the file's own package, to resolve relative imports.
+
+    A module's private names are its own: another module that needs one
+    gets it under a public name (moved where it belongs if it is shared).
+    Dunder names are public. The one exception is a test using the
+    private names of the module it tests (:func:`_tested_module_allows`);
+    a test never uses another test module's private helpers."""
+    tree = ast.parse(source, str(path))
+    found: list[str] = []
+    modules: dict[str, str] = {}  # local name -> the module it is bound to
+
+    def absolute(node: ast.ImportFrom) -> str:
+        if node.level == 0:
+            return node.module or ""
+        base = package.split(".")[: len(package.split(".")) - node.level + 1]
+        return ".".join([*base, *([node.module] if node.module else [])])
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            module = absolute(node)
+            if not _own(module):
+                continue
+            for alias in node.names:
+                if _is_private(alias.name):
+                    if not _tested_module_allows(path, f"{module}.{alias.name}") \
+                            and not _tested_module_allows(path, module):
+                        found.append(f"{path}:{node.lineno}: from {module} import {alias.name}")
+                else:
+                    # Perhaps a module (``from kraft.tools.spark import columnar``).
+                    modules[alias.asname or alias.name] = f"{module}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if _own(alias.name):
+                    modules[alias.asname or alias.name] = alias.name if alias.asname else alias.name.split(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _is_private(node.attr) and isinstance(node.value, ast.Name) \
+                and node.value.id in modules and not _tested_module_allows(path, modules[node.value.id]):
+            found.append(f"{path}:{node.lineno}: {modules[node.value.id]}.{node.attr}")
+    return found
+
+
+def check_private_names() -> list[str]:
+    """:func:`private_name_uses` over the package's folders and the tests."""
+    sources: list[tuple[Path, str]] = []
+    for name, folder in package_dirs().items():
+        for path in sorted(folder.rglob("*.py")):
+            if "__pycache__" in path.parts:
+                continue
+            parts = path.relative_to(folder).parent.parts
+            sources.append((path, ".".join([name, *parts])))
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        sources.append((path, ".".join(path.relative_to(REPO).parent.parts)))
+    found: list[str] = []
+    seen: set[Path] = set()
+    for path, package in sources:
+        if path in seen:  # tools/spark/pyspark_kraft is two packages
+            continue
+        seen.add(path)
+        found += private_name_uses(path.relative_to(REPO), path.read_text(encoding="utf-8"), package)
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run both checks (or the one named: ``imports`` / ``types``); 0 when both pass."""
-    which = set(argv if argv is not None else sys.argv[1:]) or {"imports", "types"}
+    """Run the checks (or the ones named: ``imports`` / ``privates`` / ``types``); 0 when all pass."""
+    which = set(argv if argv is not None else sys.argv[1:]) or {"imports", "privates", "types"}
     failed = 0
+    if "privates" in which:
+        uses = check_private_names()
+        print("\n".join([*uses, f"Private names used across modules: {len(uses)}"]))
+        failed |= bool(uses)
     with tempfile.TemporaryDirectory(prefix="kraft-static-") as tmp:
         tree = link_tree(Path(tmp))
         if "imports" in which:

@@ -4,8 +4,10 @@ code of its class (kraft/errors.py)."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import click
 import pytest
@@ -78,3 +80,70 @@ def test_debug_adds_the_traceback() -> None:
 def test_click_exits_pass_through() -> None:
     result = CliRunner().invoke(_group_raising(click.ClickException("usage-ish")), ["boom"])
     assert result.exit_code == 1 and result.stderr == "Error: usage-ish\n"
+
+
+def test_dash_h_is_help_everywhere() -> None:
+    """Kafka's tools take ``-h`` (issue 26: ``kraft -h`` was refused). The
+    root sets help_option_names; every command and subcommand inherits it."""
+    from tests.test_cli_startup import HELP_PATHS
+
+    for path in HELP_PATHS:
+        short = CliRunner().invoke(main, [*path, "-h"])
+        long = CliRunner().invoke(main, [*path, "--help"])
+        assert short.exit_code == 0, (path, short.output)
+        assert short.output == long.output, path
+
+
+@pytest.mark.parametrize(("typed", "meant"), [
+    (["stroage"], "storage"), (["obsreve"], "observe"), (["metadata-quorom"], "metadata-quorum"),
+    (["storage", "fromat"], "format"), (["bench", "shel"], "shell"),
+])
+def test_a_mistyped_command_gets_a_suggestion(typed: list[str], meant: str) -> None:
+    """A fresh process: click suggested only among the commands already
+    loaded, which in a test process may be all of them."""
+    result = subprocess.run([sys.executable, "-m", "kraft.cli", *typed], capture_output=True, text=True, timeout=120)
+    assert result.returncode == errors.EXIT_USAGE
+    assert f"No such command '{typed[-1]}'." in result.stderr and f"'{meant}'" in result.stderr, result.stderr
+
+
+@pytest.fixture
+def refused_address() -> Iterator[str]:
+    """A loopback port bound but not listening: a connection is refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+@pytest.mark.parametrize("command", [["observe", "--timeout", "2"], ["shell", "--timeout", "3"], ["observe"],
+                                     ["shell"]])
+def test_a_refused_bootstrap_controller_is_named_at_once(command: list[str], refused_address: str) -> None:
+    """Issue 26: observe took 16 s past its --timeout 2, shell said "the
+    observer did not catch up" and hid the refused connection. Both now
+    say which address refused, in one line, with the network exit code."""
+    args = [*command, "--bootstrap-controller", refused_address]
+    if command[0] == "shell":
+        args.append("ls")
+    result = subprocess.run([sys.executable, "-m", "kraft.cli", *args], capture_output=True, text=True, timeout=120)
+    assert result.returncode == errors.EXIT_NETWORK, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: Cannot reach any of the bootstrap controllers: "), lines
+    assert f"{refused_address} (connection refused)" in lines[0]
+    assert "catch up" not in result.stderr
+
+
+@pytest.mark.parametrize("command", [["quorum", "--bootstrap-controller", "{a}", "describe", "--status"],
+                                     ["features", "--bootstrap-controller", "{a}", "describe"]])
+def test_the_quorum_tools_exit_with_the_network_code_when_nobody_answers(command: list[str],
+                                                                         refused_address: str) -> None:
+    result = CliRunner().invoke(main, [a.format(a=refused_address) for a in command])
+    assert result.exit_code == errors.EXIT_NETWORK and refused_address in result.stderr, result.stderr
+
+
+def test_an_observer_override_out_of_range_is_a_config_error(refused_address: str) -> None:
+    """Checked as the node's own config is (Kafka's INT range), before any connection."""
+    result = subprocess.run([sys.executable, "-m", "kraft.cli", "observe", "--bootstrap-controller", refused_address,
+                             "--override", "controller.quorum.fetch.max.bytes=99999999999"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == errors.EXIT_CONFIG, result.stderr
+    assert result.stderr.startswith("Error: Invalid value 99999999999 for configuration "
+                                    "controller.quorum.fetch.max.bytes: Not a number of type INT"), result.stderr

@@ -2,10 +2,17 @@
 
 Each ```python block runs as a program and each ```sh block under
 ``bash -euo pipefail``, in its own temporary directory, with ``kraft`` on
-PATH meaning this checkout (``python -m kraft.cli``). Examples use
-127.0.0.1 and relative or temporary paths only. ```console blocks are
-transcripts (commands with their output, or what needs a cluster, Spark or
-a network) and are not run; ```properties and the like are data.
+PATH meaning this checkout (``python -m kraft.cli``). A ```console block is
+a transcript: each ``$ `` line runs the same way, and the lines shown after
+it are its output, checked line by line in order (numbers, ids and ``...``
+stand for whatever the run printed; see :func:`shown_line_pattern`).
+Examples use 127.0.0.1 and relative or temporary paths only.
+
+A block some other test runs (it needs a cluster, Spark, real Kafka's
+files) says so on the line before its fence: ``<!-- run by tests/x.py -->``;
+that test calls :func:`readme_block` and :func:`run_example` (checked
+here). There is no other exemption: ```properties and the like are data,
+any other language is refused.
 """
 
 from __future__ import annotations
@@ -15,13 +22,16 @@ import re
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
-RUNNABLE = ("python", "sh")
+RUNNABLE = ("python", "sh", "console")
+#: Blocks that are data, not commands.
+DATA = ("properties", "json", "text")
 _FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)
 
 
@@ -43,6 +53,18 @@ def delegated_blocks() -> dict[int, str]:
     return {text.count("\n", 0, m.start()) + 2: m.group(1) for m in _DELEGATED.finditer(text)}
 
 
+#: ``<!-- not run: WHY -->`` on the line before a fence: a block no test can
+#: run as written (it needs real Kafka, hosts of its own, or is the suite
+#: itself); each says why, one by one -- there is no exemption by language.
+_NOT_RUN = re.compile(r"^<!-- not run: (.+?) -->\n```", re.MULTILINE)
+
+
+def not_run_blocks() -> dict[int, str]:
+    """Line number of each block's fence that is not run -> why."""
+    text = README.read_text(encoding="utf-8")
+    return {text.count("\n", 0, m.start()) + 2: m.group(1) for m in _NOT_RUN.finditer(text)}
+
+
 def readme_block(line: int) -> str:
     """The code of the block whose fence is on ``line``."""
     [code] = [code for at, _, code in readme_blocks() if at == line]
@@ -54,8 +76,10 @@ def _runnable() -> list[pytest.param]:  # type: ignore[valid-type]
     delegated = delegated_blocks()
     # The id names Spark: the suite runs Spark's tests on one worker (tests/conftest.py).
     return [pytest.param(lang, code, id=f"README.md:{line}-{lang}" + ("-spark" if "spark" in code.lower() else ""),
-                         marks=[pytest.mark.slow] if "spark" in code.lower() else [])
-            for line, lang, code in readme_blocks() if lang in RUNNABLE and line not in delegated]
+                         marks=[pytest.mark.slow] if "spark" in code.lower() or "kraft bench" in code
+                         or "static_checks" in code else [])
+            for line, lang, code in readme_blocks()
+            if lang in RUNNABLE and line not in delegated and line not in not_run_blocks()]
 
 
 def test_blocks_are_found_and_fences_balance() -> None:
@@ -63,7 +87,21 @@ def test_blocks_are_found_and_fences_balance() -> None:
     assert README.read_text(encoding="utf-8").count("\n```") % 2 == 0
     assert any(lang == "python" for _, lang, _ in blocks) and any(lang == "sh" for _, lang, _ in blocks)
     for line, lang, _ in blocks:
-        assert lang, f"README.md:{line}: a fence without a language (python, sh, console, properties, ...)"
+        assert lang in RUNNABLE + DATA, (
+            f"README.md:{line}: a fence of language {lang!r}: give python, sh, console (run here or marked "
+            f"<!-- run by tests/... -->) or one of the data languages {DATA}")
+
+
+def test_every_console_block_is_a_transcript() -> None:
+    """A console block is run: it starts with a ``$ `` command line."""
+    for line, lang, code in readme_blocks():
+        if lang == "console":
+            assert code.startswith("$ "), f"README.md:{line}: a console block starts with '$ ' (the command)"
+
+
+def test_a_block_not_run_says_why() -> None:
+    for line, why in not_run_blocks().items():
+        assert len(why.split()) >= 4, f"README.md:{line}: say why no test runs it"
 
 
 def test_delegated_blocks_are_run_by_the_test_they_name() -> None:
@@ -78,24 +116,80 @@ def test_readme_example_runs(lang: str, code: str, tmp_path: Path) -> None:
     run_example(lang, code, tmp_path)
 
 
-def run_example(lang: str, code: str, tmp_path: Path) -> str:
+def transcript(code: str) -> list[tuple[str, list[str]]]:
+    """A console block as (command, the output lines shown after it)."""
+    steps: list[tuple[str, list[str]]] = []
+    for line in code.splitlines():
+        if line.startswith("$ "):
+            steps.append((line[2:], []))
+        elif steps and steps[-1][0].endswith("\\"):  # a command continued on the next line
+            steps[-1] = (steps[-1][0][:-1] + line.strip(), [])
+        else:
+            assert steps, f"output before any command: {line!r}"
+            steps[-1][1].append(line)
+    return steps
+
+
+_TOKENS = re.compile(r"(?P<any>\.\.\.)|(?P<id>(?<![\w-])[A-Za-z0-9_-]{22}(?![\w-]))|(?P<num>\d+(?:\.\d+)?)"
+                     r"|(?P<space>\s+)|(?P<other>.)")
+_FREE = {"any": ".*", "id": r"[A-Za-z0-9_-]{22}", "num": r"\d+(?:\.\d+)?", "space": r"\s+"}
+
+
+def shown_line_pattern(shown: str) -> re.Pattern[str]:
+    """The regex a shown output line stands for: itself, with its numbers
+    (ports, offsets, timestamps, counts, durations), its 22-character ids
+    and ``...`` free, and its whitespace any run of whitespace."""
+    parts = [_FREE.get(m.lastgroup or "", "") or re.escape(m.group()) for m in _TOKENS.finditer(shown.strip())]
+    return re.compile("".join(parts))
+
+
+def check_shown(command: str, shown: list[str], stdout: str) -> None:
+    """Each shown line matches a line of the output, in order."""
+    actual = [line.strip() for line in stdout.splitlines()]
+    at = 0
+    for line in (s for s in shown if s.strip()):
+        pattern = shown_line_pattern(line)
+        while at < len(actual) and not pattern.fullmatch(actual[at]):
+            at += 1
+        assert at < len(actual), f"$ {command}\nshown: {line}\nnot in the output (in order):\n{stdout}"
+        at += 1
+
+
+def run_example(lang: str, code: str, tmp_path: Path, adapt: Callable[[str], str] | None = None) -> str:
     """Run one example (``kraft`` on PATH meaning this checkout) in a
-    directory of its own under ``tmp_path``; its stdout, or a failure."""
+    directory of its own under ``tmp_path``; its stdout, or a failure. A
+    console transcript runs command by command, its shown output checked;
+    ``adapt`` (a delegating test's) may rewrite each command first, e.g. to
+    stop a ``--follow`` after a while."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     shim = bin_dir / "kraft"
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m kraft.cli "$@"\n')
     shim.chmod(0o755)
     env = {**os.environ,
-           "PATH": os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+           "PATH": os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+           # `python -m tests.static_checks` and the like, from any directory.
+           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     work = tmp_path / "work"
     work.mkdir()
+    if lang == "console":
+        out = []
+        for command, shown in transcript(code):
+            run = adapt(command) if adapt is not None else command
+            stdout = _run(["bash", "-euo", "pipefail", "-c", run], work, env, run)
+            check_shown(command, shown, stdout)
+            out.append(stdout)
+        return "".join(out)
     if lang == "python":
         script = work / "example.py"
         script.write_text(code)
         command = [sys.executable, str(script)]
     else:
         command = ["bash", "-euo", "pipefail", "-c", code]
+    return _run(command, work, env, code)
+
+
+def _run(command: list[str], work: Path, env: dict[str, str], code: str) -> str:
     # Its own process group: whatever an example leaves running (a failed
     # example's background node) is killed with it.
     proc = subprocess.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

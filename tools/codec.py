@@ -33,6 +33,7 @@ from typing import IO, Any, NoReturn
 
 import click
 
+from kraft.errors import EXIT_DATA, EXIT_INTERNAL, EXIT_REFUSED
 from kraft.messages import registry
 from kraft.messages.errors import DecodeError, KraftProtocolError
 from kraft.messages.json_form import from_json, to_json
@@ -58,7 +59,12 @@ _WRAPPER_KEYS = {"kind", "apiKey", "apiName", "apiVersion", "headerVersion", "he
 
 
 class CodecCliError(Exception):
-    """A user-facing failure: printed as one line, exit status 1."""
+    """A user-facing failure: printed as one line, exit status 1 (refused),
+    or 6 when the input itself does not decode (``data=True``)."""
+
+    def __init__(self, message: str, *, data: bool = False) -> None:
+        super().__init__(message)
+        self.exit_code = EXIT_DATA if data else EXIT_REFUSED
 
 
 # ----------------------------------------------------------------- input
@@ -74,12 +80,12 @@ def _input_bytes(stream: IO[bytes], hex_input: bool | None) -> bytes:
         text = re.sub(r"\s+", "", data.decode("ascii"))
     except UnicodeDecodeError:
         if hex_input:
-            raise CodecCliError("--hex given but the input is not ASCII hex text") from None
+            raise CodecCliError("--hex given but the input is not ASCII hex text", data=True) from None
         return data
     m = _HEX.fullmatch(text)
     if m is None or not m.group(1) or len(m.group(1)) % 2:
         if hex_input:
-            raise CodecCliError("--hex given but the input is not an even number of hex digits")
+            raise CodecCliError("--hex given but the input is not an even number of hex digits", data=True)
         return data
     return bytes.fromhex(m.group(1))
 
@@ -91,9 +97,9 @@ def _looks_framed(buf: bytes) -> bool:
 def _payload(buf: bytes) -> memoryview:
     size = int.from_bytes(buf[:4], "big", signed=True) if len(buf) >= 4 else -1
     if len(buf) < 4 or size < 0:
-        raise CodecCliError(f"not a frame: {len(buf)} bytes, size prefix {size}")
+        raise CodecCliError(f"not a frame: {len(buf)} bytes, size prefix {size}", data=True)
     if size != len(buf) - 4:
-        raise CodecCliError(f"not a whole frame: size prefix says {size} bytes, {len(buf) - 4} follow it")
+        raise CodecCliError(f"not a whole frame: size prefix says {size} bytes, {len(buf) - 4} follow it", data=True)
     return memoryview(buf)[SIZE_PREFIX_LENGTH:]
 
 
@@ -102,7 +108,7 @@ def _decode_failure(e: DecodeError, base: int) -> CodecCliError:
     errors have no byte offset)."""
     where = f" at {e.path}" if e.path else ""
     at = f" (byte {e.offset + base} of the input)" if e.offset >= 0 else ""
-    return CodecCliError(f"cannot decode {e.message}{where}{at}: {e.reason}")
+    return CodecCliError(f"cannot decode {e.message}{where}{at}: {e.reason}", data=True)
 
 
 # ------------------------------------------------------- records by name
@@ -254,10 +260,10 @@ def _decode_record(buf: bytes, framed: bool | None, spec: str | None, version: i
             frame_record_version, pos = read_uvarint(buf, pos)
         except Exception:
             raise CodecCliError("not a metadata record value: its frame (frame version, type, version "
-                                "as unsigned varints) is cut short or malformed") from None
+                                "as unsigned varints) is cut short or malformed", data=True) from None
         if frame_version != METADATA_FRAME_VERSION:
             raise CodecCliError(f"not a metadata record value: frame version {frame_version} "
-                                f"(only frame version {METADATA_FRAME_VERSION} exists)")
+                                f"(only frame version {METADATA_FRAME_VERSION} exists)", data=True)
         found = _record_kind(type_id)
         if kind is not None and kind.cls is not found.cls:
             raise CodecCliError(f"--record {spec} given, but the value holds a {found.type_name} (type {type_id})")
@@ -288,7 +294,7 @@ def _parse_json(stream: IO[bytes]) -> Any:
     try:
         return json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise CodecCliError(f"input is not JSON: {e}") from None
+        raise CodecCliError(f"input is not JSON: {e}", data=True) from None
 
 
 def _pick(what: str, *sources: tuple[str, Any]) -> Any:
@@ -400,23 +406,28 @@ def _encode_record(data: dict[str, Any], framed: bool | None, spec_opt: str | No
 # -------------------------------------------------------------- commands
 
 
-def _fail(message: str) -> NoReturn:
+def _fail(message: str, code: int = EXIT_REFUSED) -> NoReturn:
     click.echo(f"error: {' '.join(message.split())}", err=True)
-    sys.exit(1)
+    sys.exit(code)
 
 
 def _guarded(action: Callable[[], None]) -> None:
-    """Run a command body: every failure becomes one line and exit 1."""
+    """Run a command body: every failure becomes one line and the exit code
+    of its class (kraft/errors.py): bytes that do not decode 6, any other
+    refusal 1, a bug of ours 70."""
     try:
         action()
     except CodecCliError as e:
-        _fail(str(e))
+        _fail(str(e), e.exit_code)
     except DecodeError as e:
-        _fail(str(_decode_failure(e, 0)))
-    except (KraftProtocolError, ValueError, KeyError, OSError) as e:
+        _fail(str(_decode_failure(e, 0)), EXIT_DATA)
+    except KraftProtocolError as e:
+        _fail(str(e), EXIT_DATA)
+    except (ValueError, KeyError, OSError) as e:
         _fail(str(e) if not isinstance(e, KeyError) else str(e.args[0] if e.args else e))
     except Exception as e:  # a bug of ours: still one line, never a traceback
-        _fail(f"internal error ({type(e).__name__}): {e}")
+        _fail(f"internal error ({type(e).__name__}): {e} -- this is a bug in kraft; rerun with "
+              "`kraft --debug ...` and report it", EXIT_INTERNAL)
 
 
 _kind_options = [

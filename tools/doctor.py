@@ -20,30 +20,35 @@ import dataclasses
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from kraft.client.admin import AdminSession
+    from kraft.doctor.live import NodeAnswer
 
 __all__ = ["doctor_command", "gather"]
 
 
-async def _probe(session: Any, host: str, port: int, node_id: int | None,
-                 known: dict[int, tuple[str, int]]) -> Any:
+async def _probe(session: AdminSession, host: str, port: int, node_id: int | None,
+                 known: dict[int, tuple[str, int]]) -> NodeAnswer:
     """One address's answers as a :class:`kraft.doctor.live.NodeAnswer`; the
     controllers it lists (id -> address) are added to ``known``."""
+    from kraft.client.describe import (
+        DESCRIBE_QUORUM_MAX_VERSION,
+        ENDPOINT_TYPE_CONTROLLER,
+        ClusterView,
+        QuorumAnswer,
+        VersionTooOld,
+        cluster_view,
+        describe_cluster_request,
+        describe_quorum_request,
+        quorum_answer,
+    )
     from kraft.doctor.live import LeaderAnswer, NodeAnswer
     from kraft.messages.errors import KraftProtocolError
-    from kraft.messages.generated import describe_cluster_request as dc_req
-    from kraft.messages.generated import describe_quorum_request as dq_req
     from kraft.messages.generated.api_versions_request import ApiVersionsRequest
-    from kraft.client.admin import (
-        ENDPOINT_TYPE_CONTROLLER,
-        METADATA_PARTITION,
-        METADATA_TOPIC,
-        ClusterView,
-        cluster_view,
-        quorum_info,
-    )
     from kraft.wire.apis import ApiKey
     from kraft.wire.client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION, PeerClientError
     from kraft.wire.errors import ErrorCode
@@ -51,7 +56,7 @@ async def _probe(session: Any, host: str, port: int, node_id: int | None,
     address = (host, port)
     refused: list[str] = []
     cluster: ClusterView | None = None
-    quorum = None
+    quorum: QuorumAnswer
     try:
         _, versions = await session.request(address, ApiKey.API_VERSIONS, lambda v: ApiVersionsRequest(
             client_software_name=CLIENT_SOFTWARE_NAME, client_software_version=CLIENT_SOFTWARE_VERSION), max_version=4)
@@ -59,31 +64,27 @@ async def _probe(session: Any, host: str, port: int, node_id: int | None,
                               if f.name == "kraft.version"), 0)
         # Kafka's controller wants ALTER on CLUSTER for DescribeCluster and
         # DESCRIBE for DescribeQuorum: a refusal leaves the node reachable.
-        _, described = await session.request(address, ApiKey.DESCRIBE_CLUSTER, lambda v: dc_req.DescribeClusterRequest(
-            include_cluster_authorized_operations=False, endpoint_type=ENDPOINT_TYPE_CONTROLLER))
+        _, described = await session.request(address, ApiKey.DESCRIBE_CLUSTER,
+                                             describe_cluster_request(ENDPOINT_TYPE_CONTROLLER))
         if described.error_code != ErrorCode.NONE:
             refused.append(f"DescribeCluster: {ErrorCode.name_of(described.error_code)}")
         else:
             cluster = cluster_view(described)
             for node, node_address in cluster.nodes.items():
                 known.setdefault(node, node_address)
-        _, quorum = await session.request(address, ApiKey.DESCRIBE_QUORUM, lambda v: dq_req.DescribeQuorumRequest(
-            topics=[dq_req.TopicData(topic_name=METADATA_TOPIC,
-                                     partitions=[dq_req.PartitionData(partition_index=METADATA_PARTITION)])]),
-            max_version=2)
+        _, body = await session.request(address, ApiKey.DESCRIBE_QUORUM, describe_quorum_request,
+                                        max_version=DESCRIBE_QUORUM_MAX_VERSION)
+        quorum = quorum_answer(body)
         if quorum.error_code not in (ErrorCode.NONE, ErrorCode.NOT_LEADER_OR_FOLLOWER):
             refused.append(f"DescribeQuorum: {ErrorCode.name_of(quorum.error_code)}")
-    except (PeerClientError, KraftProtocolError, OSError) as e:
+    except (PeerClientError, KraftProtocolError, VersionTooOld, OSError) as e:
         return NodeAnswer(host, port, node_id, error=str(e))
     leader = None
     epoch = None
-    partitions = quorum.topics[0].partitions if len(quorum.topics) == 1 else []
-    if len(partitions) == 1 and partitions[0].error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER \
-            and partitions[0].leader_epoch > 0:
-        epoch = partitions[0].leader_epoch
-    if quorum.error_code == ErrorCode.NONE and len(quorum.topics) == 1 and len(quorum.topics[0].partitions) == 1 \
-            and quorum.topics[0].partitions[0].error_code == ErrorCode.NONE:
-        info = quorum_info(quorum)
+    if quorum.partition_error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER and quorum.leader_epoch > 0:
+        epoch = quorum.leader_epoch
+    info = quorum.info
+    if info is not None:
         # The leader's fetch timestamps are compared with when the answer came.
         leader = LeaderAnswer(info.leader_epoch, dataclasses.replace(info, now_ms=int(time.time() * 1000)))
         epoch = info.leader_epoch
@@ -206,12 +207,14 @@ def doctor_command(bootstrap_controller: str | None, directories: tuple[Path, ..
                                                                      7 * settings.request_timeout_ms))
         answers = trio.run(gather, bootstrap.addresses, settings)
         findings += live_findings(answers, LiveLimits(max_lag_offsets, max_lag_ms))
+    directories_read = 0
     if directories or configs:
         local, facts = local_findings(
             list(directories), [read_config(c) for c in configs],
             LocalLimits(max_bytes_since_snapshot, min_free_percent, min_free_percent / 5),
             expected_cluster_id(answers) if answers else None)
         findings += local
+        directories_read = len(facts)  # each directory once, however many times it was named
     checked = {"controllers": [a.address for a in answers], "directories": [str(d) for d in directories],
                "configs": [str(c) for c in configs]}
     if as_json:
@@ -221,7 +224,7 @@ def doctor_command(bootstrap_controller: str | None, directories: tuple[Path, ..
     else:
         for f in findings:
             click.echo(format_line(f))
-        summary = _summary(answers, len(directories) + len(configs))
+        summary = _summary(answers, directories_read)
         status = exit_status(findings)
         verdict = {0: "healthy", 1: "errors found", 2: "warnings only"}[status]
         click.echo(f"{verdict}: {summary}" if summary else verdict)

@@ -1,12 +1,13 @@
 """``kraft dump-log``: Kafka's ``kafka-dump-log.sh`` (``kafka.tools.DumpLogSegments``)
 for the files of a Kafka log directory.
 
-Prints the same bytes as Kafka 4.0.0's tool, field order and spelling
-included: per batch ``baseOffset: .. lastOffset: .. count: .. ... crc: ..
-isvalid: ..``, per record ``| offset: .. CreateTime: .. keySize: ..
-valueSize: ..`` with control records described as Kafka 4.0.0 does
-(``SnapshotHeader {...}``, ``KRaftVoters {...}``, ``controlType:
-LEADER_CHANGE(2)``) and, with ``--cluster-metadata-decoder``, ``payload:
+Prints the same bytes as Kafka 4.1.0's tool (``--kafka-version 4.0``: as
+4.0.0's), field order and spelling included: per batch ``baseOffset: ..
+lastOffset: .. count: .. ... crc: .. isvalid: ..``, per record ``| offset: ..
+CreateTime: .. keySize: .. valueSize: ..`` with control records described as
+Kafka does (``SnapshotHeader {...}``, ``KRaftVoters {...}``, ``LeaderChange:
+{...}``; 4.0.0: ``controlType: LEADER_CHANGE(2)``) and, with
+``--cluster-metadata-decoder``, ``payload:
 {"type":"TOPIC_RECORD",...}``. ``.index`` and ``.timeindex`` files are dumped
 and checked against their ``.log`` (``--verify-index-only``,
 ``--index-sanity-check``), producer-state ``.snapshot`` files and
@@ -35,23 +36,26 @@ from typing import IO, Any
 
 import click
 
+from kraft.kafka_release import LATEST, KafkaRelease
 from kraft.records.batch import Record, RecordBatch
 from kraft.records.control import ControlRecordType, decode_control_record
-from kraft.records.describe import codec_name as _codec_name
-from kraft.records.describe import java_json
-from kraft.records.describe import message_json as _message_json
-from kraft.records.describe import read_file_batches as _read_batches
-from kraft.records.describe import record_json as _record_json
+from kraft.tools.record_format.describe import codec_name as _codec_name
+from kraft.tools.record_format.describe import java_json
+from kraft.tools.record_format.describe import message_json as _message_json
+from kraft.tools.record_format.describe import read_file_batches as _read_batches
+from kraft.tools.record_format.describe import record_json as _record_json
 from kraft.records.errors import RecordsError
 from kraft.records.snapshot import BOOTSTRAP_FILE_NAME, parse_snapshot_path
+from kraft.tools.kafka_version import current_release, kafka_version_option
 
 RECORD_INDENT = "|"
 INT_MAX = 2**31 - 1
 #: ``--max-message-size`` default: 5 MiB
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 
-#: Control records Kafka 4.0.0's DumpLogSegments decodes; others (LEADER_CHANGE
-#: included) print as ``controlType: NAME(id)``.
+#: Control records Kafka's DumpLogSegments decodes; others print as
+#: ``controlType: NAME(id)``. LEADER_CHANGE is decoded from Kafka 4.1 on
+#: (``LeaderChange: {...}``, see :attr:`KafkaRelease.decodes_leader_change`).
 _CONTROL_LABELS = {
     ControlRecordType.SNAPSHOT_HEADER: " SnapshotHeader ",
     ControlRecordType.SNAPSHOT_FOOTER: " SnapshotFooter ",
@@ -91,6 +95,7 @@ class _Dumper:
         verify_index_only: bool = False,
         index_sanity_check: bool = False,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        release: KafkaRelease = LATEST,
         out: IO[str],
         err: IO[str],
     ) -> None:
@@ -103,6 +108,9 @@ class _Dumper:
         self.verify_index_only = verify_index_only
         self.index_sanity_check = index_sanity_check
         self.max_message_size = max_message_size
+        self.control_labels = dict(_CONTROL_LABELS)
+        if release.decodes_leader_change:
+            self.control_labels[ControlRecordType.LEADER_CHANGE] = " LeaderChange: "
         self.out = out
         self.err = err
         self.non_consecutive: dict[str, list[tuple[int, int]]] = {}
@@ -272,7 +280,7 @@ class _Dumper:
         ctype = control.type
         if ctype in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
             return f" endTxnMarker: {ctype.name} coordinatorEpoch: {control.message.coordinator_epoch}"
-        label = _CONTROL_LABELS.get(ctype)
+        label = self.control_labels.get(ctype)
         if label is None:
             return f" controlType: {ctype.name}({control.type_id})"
         return label + java_json(_message_json(control.message))
@@ -549,7 +557,7 @@ class _FastDumper(_Dumper):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        from kraft.records.fastjson import MetadataPayloads
+        from kraft.tools.record_format.fastjson import MetadataPayloads
 
         self.lines: list[str] = []
         self.payloads = MetadataPayloads()
@@ -800,11 +808,13 @@ def run_dump(
     err: IO[str] | None = None,
     fast: bool = True,
     progress: bool = False,
+    release: KafkaRelease = LATEST,
 ) -> int:
     """Dump ``files``; returns the exit status (1 if a file was unreadable or
     corrupt, or the dump stopped where Kafka's tool dies). ``fast=False``
     takes the record-by-record oracle path; ``progress`` shows a bar (tqdm,
-    on stderr) over the files."""
+    on stderr) over the files; ``release`` is the Kafka release whose
+    output is printed."""
     dumper_cls = _FastDumper if fast else _Dumper
     out = out or sys.stdout
     err = err or sys.stderr
@@ -818,6 +828,7 @@ def run_dump(
         verify_index_only=verify_index_only,
         index_sanity_check=index_sanity_check,
         max_message_size=max_message_size,
+        release=release,
         out=out,
         err=err,
     )
@@ -882,6 +893,7 @@ def _stdout() -> IO[str]:
 @click.option("--max-message-size", type=int, default=DEFAULT_MAX_MESSAGE_SIZE, show_default=True, help="Size of largest message.")
 @click.option("--max-bytes", type=int, default=INT_MAX, show_default=True, help="Limit the amount of total batches read in bytes avoiding reading the whole .log file(s).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per record instead of Kafka's text lines.")
+@kafka_version_option
 @click.argument("extra_files", nargs=-1)
 def dump_log_command(
     files: tuple[str, ...],
@@ -898,6 +910,7 @@ def dump_log_command(
 ) -> None:
     """Dump .log, .checkpoint, .index, .timeindex, .snapshot and .txnindex files as kafka-dump-log.sh does."""
     names = _split_files(files + extra_files)
+    release = current_release()
     out = _stdout()
     try:
         status = run_dump(
@@ -913,6 +926,7 @@ def dump_log_command(
             max_message_size=max_message_size,
             out=out,
             progress=len(names) > 1 and sys.stderr.isatty(),
+            release=release,
         )
         out.flush()
     except BrokenPipeError:  # `kraft dump-log ... | head`: the reader left, not an error

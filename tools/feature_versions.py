@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kraft.kafka_release import LATEST, KafkaRelease
 from kraft.records.bootstrap import (
     FEATURE_VERSIONS,
-    LATEST_PRODUCTION,
     METADATA_VERSION_FEATURE,
     FormatError,
     default_level,
@@ -35,12 +35,14 @@ def _metadata_version(level: int) -> str:
     return f"{METADATA_VERSION_FEATURE}={level} ({release_for_level(level)})"
 
 
-def version_mapping(release_version: str | None) -> str:
+def version_mapping(release_version: str | None, kafka: KafkaRelease = LATEST) -> str:
     """``metadata.version=L (R)`` then each feature's default level for the
-    release (default: the latest production one), in Kafka's feature order."""
-    release = parse_release_version(release_version) if release_version is not None else LATEST_PRODUCTION
+    release (default: the latest production one), in Kafka's feature order
+    -- Kafka ``kafka``'s features (4.1 added share.version and streams.version)."""
+    release = (parse_release_version(release_version, kafka.latest_testing) if release_version is not None
+               else kafka.latest_production)
     lines = [_metadata_version(feature_level(release))]
-    lines += [f"{name}={default_level(name, release)}" for name in FEATURE_VERSIONS]
+    lines += [f"{name}={default_level(name, release)}" for name in kafka.features]
     return "".join(f"{line}\n" for line in lines)
 
 
@@ -56,10 +58,11 @@ def _parse_feature(text: str) -> tuple[str, int]:
     return name, level
 
 
-def feature_dependencies(features: Sequence[str]) -> str:
+def feature_dependencies(features: Sequence[str], kafka: KafkaRelease = LATEST) -> str:
     """For each ``feature=level``: ``has no dependencies.`` or ``requires:``
     and one indented ``feature=level`` per dependency. Raises
-    :class:`FormatError` (Kafka's message) for an unknown feature or level."""
+    :class:`FormatError` (Kafka's message) for an unknown feature or level
+    (of Kafka ``kafka``'s features)."""
     if not features:
         raise FormatError("You must specify at least one --feature.")
     out: list[str] = []
@@ -70,7 +73,7 @@ def feature_dependencies(features: Sequence[str]) -> str:
                 raise FormatError(f"Unknown metadata.version {level}")
             out.append(f"{_metadata_version(level)} has no dependencies.\n")
             continue
-        versions = FEATURE_VERSIONS.get(name)
+        versions = FEATURE_VERSIONS.get(name) if name in kafka.features else None
         if versions is None:
             raise FormatError(f"Unknown feature: {name}")
         if level not in versions:

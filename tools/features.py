@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from kraft.tools.quorum import QuorumToolOptions, ToolError, run_tool
+from kraft.tools.kafka_version import current_release, kafka_version_option
 
 if TYPE_CHECKING:
     from kraft.client.features import FeatureMetadata, FeatureUpdate, UpgradeType
@@ -134,6 +135,7 @@ def feature_lines(metadata: FeatureMetadata) -> list[FeatureLine]:
                    "KRaft quorum.")
 @click.option("--command-config", type=click.Path(path_type=Path, dir_okay=False),
               help="Property file containing configs to be passed to Admin Client.")
+@kafka_version_option
 @click.pass_context
 def features_group(ctx: click.Context, bootstrap_server: str | None, bootstrap_controller: str | None,
                    command_config: Path | None) -> None:
@@ -205,6 +207,7 @@ def _parse_updates(features: Sequence[str], kind: UpgradeType) -> dict[str, Feat
 @features_group.command("version-mapping")
 @click.option("--release-version", help="The release version to use for the corresponding feature mapping. "
               "The default is the latest stable metadata version.")
+@kafka_version_option
 def version_mapping_command(release_version: str | None) -> None:
     """Look up the corresponding features for a given metadata version.
     Using the command with no --release-version argument will return the
@@ -213,7 +216,7 @@ def version_mapping_command(release_version: str | None) -> None:
     from kraft.tools.feature_versions import version_mapping
 
     try:
-        click.echo(version_mapping(release_version), nl=False)
+        click.echo(version_mapping(release_version, current_release()), nl=False)
     except FormatError as e:
         _fail(str(e))
 
@@ -222,6 +225,7 @@ def version_mapping_command(release_version: str | None) -> None:
 @click.option("--feature", "features", multiple=True, metavar="FEATURE=LEVEL",
               help="The features and their versions to look up dependencies for, in feature=version format. "
                    "For example: `metadata.version=5`.")
+@kafka_version_option
 def feature_dependencies_command(features: tuple[str, ...]) -> None:
     """Look up dependencies for a given feature version. If the feature is
     not known or the version not yet defined, an error is thrown. Multiple
@@ -230,7 +234,7 @@ def feature_dependencies_command(features: tuple[str, ...]) -> None:
     from kraft.tools.feature_versions import feature_dependencies
 
     try:
-        click.echo(feature_dependencies(features), nl=False)
+        click.echo(feature_dependencies(features, current_release()), nl=False)
     except FormatError as e:
         _fail(str(e))
 

@@ -23,7 +23,7 @@ log = logging.getLogger("kraft.node")
 
 
 async def run_node(config: NodeConfig, demo_append_rate: float, bench_record_size: int | None = None,
-                    demo_ack_log: Path | None = None) -> None:
+                    demo_ack_log: Path | None = None, demo_records: str = "text") -> None:
     node = KraftNode(config)
     # The handlers go in before the node starts: a SIGTERM sent the moment
     # the node says "listening on" is then a clean shutdown, not a kill by
@@ -42,7 +42,7 @@ async def run_node(config: NodeConfig, demo_append_rate: float, bench_record_siz
                 # history would only measure the cost of copying it.
                 nursery.start_soon(run_record_history_snapshots, node)
             if demo_append_rate > 0:
-                nursery.start_soon(_demo_writer, node, demo_append_rate, demo_ack_log)
+                nursery.start_soon(_demo_writer, node, demo_append_rate, demo_ack_log, demo_records)
             if bench_record_size is not None:
                 from kraft.tools.bench.load import run_bench_load
 
@@ -58,9 +58,11 @@ async def _stop_on_signal(node: KraftNode, signals: AsyncIterator[int]) -> None:
         return
 
 
-async def _demo_writer(node: KraftNode, rate: float, ack_log: Path | None = None) -> None:
+async def _demo_writer(node: KraftNode, rate: float, ack_log: Path | None = None, records: str = "text") -> None:
     """Append numbered records while this node leads (the quickstart's load),
-    until SIGUSR1. With ``ack_log``, record each acknowledged one there."""
+    until SIGUSR1. With ``ack_log``, record each acknowledged one there.
+    ``records``: ``text`` (bare numbered lines, the tests' load) or
+    ``metadata`` (real metadata records: :mod:`kraft.tools.quickstart_records`)."""
     interval = 1.0 / rate
     acks = open(ack_log, "a", buffering=1, encoding="utf-8") if ack_log is not None else None  # noqa: SIM115
     # The receiver stays installed for the life of the process, so a second
@@ -69,7 +71,10 @@ async def _demo_writer(node: KraftNode, rate: float, ack_log: Path | None = None
         async with trio.open_nursery() as nursery:
             async def write() -> None:
                 try:
-                    await _demo_loop(node, interval, acks)
+                    if records == "metadata":
+                        await _metadata_demo_loop(node, interval, acks)
+                    else:
+                        await _demo_loop(node, interval, acks)
                 finally:
                     if acks is not None:
                         acks.close()
@@ -104,3 +109,61 @@ async def _demo_loop(node: KraftNode, interval: float, acks: TextIO | None) -> N
         except NotLeaderError:
             pass
         await trio.sleep(interval)
+
+
+async def _metadata_demo_loop(node: KraftNode, interval: float, acks: TextIO | None) -> None:
+    """:func:`_demo_loop` with real metadata records. The node's committed
+    log is folded into an image, so a new leader writes the once-per-cluster
+    records (topics, partitions, a config, the bootstrap features) only if
+    no earlier leader committed them, and never on an image behind the log."""
+    from kraft.image.builder import ImageBuilder
+    from kraft.node.snapshots import CommittedBatch, SnapshotLoaded
+    from kraft.raft.errors import LocalRaftError
+    from kraft.tools.quickstart_records import EVENTS_TOPIC, event_record, setup_records
+
+    builder = ImageBuilder()
+
+    async def follow() -> None:
+        async for item in node.committed_batches():
+            if isinstance(item, CommittedBatch):
+                builder.apply_batch(item.base_offset, item.epoch, item.append_time_ms, item.records,
+                                    is_control=item.is_control, last_offset=item.last_offset)
+            elif isinstance(item, SnapshotLoaded):
+                builder.load_snapshot(item.snapshot_id, item.records, item.last_contained_log_timestamp)
+
+    async def caught_up(offset: int) -> None:
+        with trio.fail_after(10):
+            while builder.last_offset < offset:
+                await trio.sleep(0.01)
+
+    voters = [v.node_id for v in node.config.voters] or [node.config.node_id]
+    seq = 0
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(follow)
+        while True:
+            await node.wait_for_leader()
+            if node.leader.leader_id != node.config.node_id:
+                assert node.shell is not None
+                async with node.shell.leader_changed:
+                    await node.shell.leader_changed.wait()
+                continue
+            try:
+                # Everything of earlier epochs is committed once our
+                # LeaderChange is: the image then shows what they wrote.
+                with trio.fail_after(10):
+                    while node.high_watermark < 0:
+                        await trio.sleep(0.01)
+                await caught_up(node.high_watermark - 1)
+                if builder.image.topic(EVENTS_TOPIC) is None:
+                    offset = await node.append(setup_records(node.config.metadata_log_dir, voters))
+                    await caught_up(offset)
+                    log.info("demo writer: created the quickstart topics at offset %d", offset)
+                seq += 1
+                label = f"node={node.config.node_id} epoch={node.leader.epoch} seq={seq}"
+                with trio.move_on_after(5):
+                    offset = await node.append([event_record(label)])
+                    if acks is not None:
+                        acks.write(f"{offset}\t{label}\n")
+            except (NotLeaderError, LocalRaftError, trio.TooSlowError):
+                await trio.sleep(0.05)
+            await trio.sleep(interval)

@@ -1,5 +1,5 @@
 """``kraft node status``: one look at a running node, from its metrics port
-(``GET /status``, see :mod:`kraft.node.metrics_server`): its raft state,
+(``GET /status``, see :mod:`kraft.node.metrics_endpoint`): its raft state,
 health and readiness, and Kafka's raft-metrics gauges."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def _address(config_path: Path | None, address: str | None) -> tuple[str, int]:
     return ("127.0.0.1" if host in ("", "0.0.0.0", "::") else host), config.prometheus_port
 
 
-def _text(status: dict[str, Any]) -> str:
+def status_text(status: dict[str, Any]) -> str:
     m = status.get("raft_metrics", {})
     lines = [
         f"node {status['node_id']} of cluster {status['cluster_id']}: {m.get('current-state', 'starting')} "
@@ -77,6 +77,6 @@ def status_command(config_path: Path | None, metrics_address: str | None, as_jso
     ready, 2 if it answered but is not ready, 1 if it cannot be asked."""
     host, port = _address(config_path, metrics_address)
     status = fetch_status(host, port, timeout_s)
-    click.echo(json.dumps(status, indent=2, sort_keys=True) if as_json else _text(status))
+    click.echo(json.dumps(status, indent=2, sort_keys=True) if as_json else status_text(status))
     if not status.get("ready"):
         raise SystemExit(2)

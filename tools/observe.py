@@ -7,7 +7,9 @@ it commits, from ``--from-offset`` (default 0) or ``--from-latest``, one
 JSON object per line (``--format jsonl``) or a readable table, until
 Ctrl-C / SIGTERM (exit status 0). Ctrl-C before the image is printed
 exits with 130; an error that stops the observer (another cluster, a data
-directory that cannot be used) with a one-line message and 1.
+directory that cannot be used) with a one-line message and 1; no bootstrap
+controller accepting a connection within ``--timeout`` (default 10 s),
+naming each address, with 5.
 
 The local copy (``--data-dir``, default
 ``$XDG_STATE_HOME/kraft/observer/<cluster id>``) is in Kafka's layout and
@@ -29,10 +31,14 @@ if TYPE_CHECKING:
     # The node, trio and the image are imported when the command runs, so
     # ``kraft observe --help`` answers at once.
     from kraft.image.model import MetadataImage
-    from kraft.node.observer import Observer
+    from kraft.programs.observer import Observer
     from kraft.wire.security import ClientSecurity
 
 log = logging.getLogger("kraft.observer")
+
+#: Without ``--timeout``: how long the bootstrap servers get to accept a TCP
+#: connection before the command gives up on them.
+PROBE_TIMEOUT_S = 10.0
 
 __all__ = ["observe_command", "image_summary", "exit_status"]
 
@@ -111,7 +117,7 @@ async def _run(observer: Observer, *, follow: bool, fmt: str, from_offset: int, 
     from kraft.image.changes import TABLE_HEADER, format_jsonl, format_table
 
     status = 0
-    interrupted = printed = False
+    interrupted = printed = unanswered = False
     async with trio.open_nursery() as nursery:
         async def on_signal() -> None:
             nonlocal interrupted
@@ -122,9 +128,16 @@ async def _run(observer: Observer, *, follow: bool, fmt: str, from_offset: int, 
                     return
 
         nursery.start_soon(on_signal)
-        await nursery.start(observer.run)
-        if not follow:
-            with trio.move_on_after(timeout_s if timeout_s is not None else float("inf")) as scope:
+        # One deadline for finding the quorum and catching up: --timeout
+        # bounds the whole command, not only its second half.
+        deadline = trio.current_time() + (timeout_s if timeout_s is not None else float("inf"))
+        with trio.move_on_at(deadline) as starting:
+            await nursery.start(observer.run)
+        if starting.cancelled_caught:
+            nursery.cancel_scope.cancel()
+            unanswered = True
+        elif not follow:
+            with trio.move_on_at(deadline) as scope:
                 image = await observer.catch_up()
             if scope.cancelled_caught:
                 why = "" if observer.storage_error is None else \
@@ -150,6 +163,12 @@ async def _run(observer: Observer, *, follow: bool, fmt: str, from_offset: int, 
                 out.flush()
         await observer.shutdown()
         nursery.cancel_scope.cancel()
+    if unanswered and not interrupted:
+        from kraft.client.errors import UnreachableError
+
+        raise UnreachableError(f"no bootstrap controller described the quorum within {timeout_s:g} s "
+                               f"({', '.join(f'{h}:{p}' for h, p in observer.bootstrap)}); check "
+                               "--bootstrap-controller, that the controllers are running, and --command-config")
     if interrupted and not follow and not printed:
         # Stopped before the image was printed (with --follow, Ctrl-C is
         # how the stream ends: that is a success). The local copy is left
@@ -190,7 +209,10 @@ def observe_command(bootstrap: str, cluster_id: str | None, node_id: int | None,
     """Join a KRaft quorum as an observer and show its metadata."""
     import trio
 
-    from kraft.node.observer import Observer, ObserverError, parse_bootstrap
+    from kraft.client.admin import AdminError, parse_bootstrap
+    from kraft.client.reach import check_reachable
+    from kraft.config import validate_numbers
+    from kraft.programs.observer import Observer, ObserverError
 
     _setup_logging(log_level)
     fmt = fmt or "table"
@@ -206,12 +228,17 @@ def observe_command(bootstrap: str, cluster_id: str | None, node_id: int | None,
         if not sep:
             raise click.BadParameter(f"expected key=value, got {item!r}", param_hint="--override")
         props[key.strip()] = value.strip()
+    # A bad value is a config error (exit 3), named before anything connects.
+    validate_numbers(props)
     try:
-        servers = parse_bootstrap(bootstrap)
-    except ObserverError as e:
+        servers = parse_bootstrap(bootstrap, "--bootstrap-controller")
+    except AdminError as e:
         raise click.BadParameter(str(e), param_hint="--bootstrap-controller") from None
     quorum = {} if fetch_snapshot_max_bytes is None else {"fetch_snapshot_max_bytes": fetch_snapshot_max_bytes}
     security = _client_security(command_config)
+    # Nothing listening anywhere: say so now, naming the addresses (exit 5),
+    # rather than after the observer's retries.
+    check_reachable(servers, timeout_s if timeout_s is not None else PROBE_TIMEOUT_S)
     observer = Observer(servers, data_dir=data_dir, cluster_id=cluster_id, node_id=node_id, properties=props,
                         quorum=quorum, client_security=security)
     try:
@@ -244,7 +271,7 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 def exit_status(exc: BaseException, what: str) -> int:
     """Map what ended a trio run (possibly inside exception groups) to an
     exit status: Ctrl-C 130, a closed stdout 0, our errors a message and 1."""
-    from kraft.node.observer import ObserverError
+    from kraft.programs.observer import ObserverError
 
     leaves = _leaves(exc)
     if any(isinstance(e, KeyboardInterrupt) for e in leaves):

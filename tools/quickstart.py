@@ -8,11 +8,17 @@ What it does, step by step, printing as it goes:
    ``kraft node start`` processes (static voters 1, 2, 3);
 2. follows the quorum with an in-process observer (node 100), which prints
    the leader and the committed records as they arrive (whoever leads appends
-   a stream of numbered records);
+   real metadata records: two topics with their partitions, a config, the
+   bootstrap feature levels, then one numbered config change per record;
+   :mod:`kraft.tools.quickstart_records`);
 3. kills the leader with SIGKILL, shows the re-election and how long it took;
 4. restarts the killed node, lets it catch up, stops everything, and checks
    every voter's log: each record the observer saw committed is there, at
    the same offset, on all three.
+
+It ends by saying where ``kraft`` is (the virtualenv's ``bin``) and, with
+``--keep``, the exact commands that start the kept cluster again and stop
+it, and what to explore it with.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ VOTERS = (1, 2, 3)
 OBSERVER_ID = 100
 
 
-def _free_ports(n: int) -> list[int]:
+def free_ports(n: int) -> list[int]:
     socks = []
     try:
         for _ in range(n):
@@ -67,14 +73,19 @@ def write_properties(path: Path, node_id: int, port: int, voters: str, log_dir: 
 class Cluster:
     """Three voter processes and their files, in ``root``."""
 
-    def __init__(self, root: Path, extra: dict[str, str] | None = None) -> None:
+    def __init__(self, root: Path, extra: dict[str, str] | None = None, demo_records: str = "text") -> None:
         self.root = root
+        #: What the leader appends: "text" (numbered lines, the benches) or
+        #: "metadata" (real metadata records, the quickstart).
+        self.demo_records = demo_records
         self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
-        ports = _free_ports(len(VOTERS) + 1)
+        ports = free_ports(len(VOTERS) + 1)
         self.ports = dict(zip(VOTERS, ports))
         self.voters = ",".join(f"{i}@127.0.0.1:{p}" for i, p in self.ports.items())
         self.observer_port = ports[-1]
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
+        #: How many times each node was started (its log says so each time).
+        self.starts: dict[int, int] = {}
         self.extra = extra or {}
         for node_id in VOTERS:
             self._prepare(node_id, self.ports[node_id])
@@ -95,10 +106,11 @@ class Cluster:
         )
 
     def start(self, node_id: int, append_rate: float = 100.0) -> None:
+        self.starts[node_id] = self.starts.get(node_id, 0) + 1
         out = open(self.root / f"node-{node_id}.log", "ab")
         self.procs[node_id] = subprocess.Popen(
             [sys.executable, "-m", "kraft.cli", "node", "start", "--config", str(self.config_path(node_id)),
-             "--demo-append-rate", str(append_rate)],
+             "--demo-append-rate", str(append_rate), "--demo-records", self.demo_records],
             stdout=out, stderr=subprocess.STDOUT,
         )
 
@@ -183,10 +195,43 @@ async def _observe(cluster: Cluster, say: Callable[[str], None]) -> dict[int, by
             raise click.ClickException(f"records committed before the kill changed or vanished at offsets {lost[:10]}")
         say(f"restarting node {old.leader_id}; it rejoins as a follower and catches up")
         cluster.start(old.leader_id, append_rate=100.0)  # type: ignore[arg-type]
-        await trio.sleep(3)
+        await _stop_writers_and_wait_for_all(cluster)
+        say(f"node {old.leader_id} caught up: every voter's log ends at the leader's")
         await observer.shutdown()
         nursery.cancel_scope.cancel()
     return committed
+
+
+async def _stop_writers_and_wait_for_all(cluster: Cluster, timeout_s: float = 60) -> None:
+    """Stop the demo writers (SIGUSR1, once each one listens for it), then
+    wait until DescribeQuorum shows every voter's log end offset at the
+    leader's: the logs compared afterwards then hold the same records."""
+    import trio
+
+    from kraft.client.admin import ENDPOINT_TYPE_CONTROLLER, AdminSession, AdminSettings, Bootstrap
+    from kraft.client.errors import AdminError
+
+    with trio.fail_after(timeout_s):
+        for node_id, proc in cluster.procs.items():
+            log_path = cluster.root / f"node-{node_id}.log"
+            # node-N.log is appended to: a restarted node says it twice.
+            while log_path.read_text(errors="replace").count("demo writer started") < cluster.starts[node_id]:
+                if proc.poll() is not None:
+                    raise click.ClickException(f"node {node_id} exited; see {log_path}")
+                await trio.sleep(0.1)
+            proc.send_signal(signal.SIGUSR1)
+        bootstrap = Bootstrap(tuple(("127.0.0.1", port) for port in cluster.ports.values()),
+                              ENDPOINT_TYPE_CONTROLLER)
+        while True:
+            try:
+                async with AdminSession(bootstrap, AdminSettings(api_timeout_ms=5000)) as session:
+                    _, info = await session.describe_quorum()
+                ends = {v.replica_id: v.log_end_offset for v in info.voters}
+                if len(set(ends.values())) == 1 and info.high_watermark == ends[info.leader_id]:
+                    return
+            except AdminError:
+                pass  # the leader moved or is still being elected: ask again
+            await trio.sleep(0.2)
 
 
 @click.command("quickstart", short_help="Start a local three-voter quorum, append, fail over.")
@@ -201,7 +246,10 @@ def quickstart_command(keep: bool) -> None:
         click.echo(f"[quickstart] {msg}")
 
     say(f"working in {root}")
-    cluster = Cluster(root)
+    # kraft.witness=false: the log holds Kafka controller metadata (the
+    # bootstrap feature levels), which in the default auto mode makes a
+    # kraft voter a witness that never leads (kraft/raft/witness.py).
+    cluster = Cluster(root, extra={"kraft.witness": "false"}, demo_records="metadata")
     say(f"formatted 3 voters + 1 observer, cluster id {cluster.cluster_id}; voters {cluster.voters}")
     ok = False
     try:
@@ -223,3 +271,53 @@ def quickstart_command(keep: bool) -> None:
             say(f"files kept in {root} (node-N.log has each node's log)")
         else:
             shutil.rmtree(root, ignore_errors=True)
+    for line in reach_kraft_lines():
+        say(line)
+    if keep:
+        for line in kept_cluster_lines(cluster):
+            say(line)
+
+
+def kraft_command() -> str:
+    """How this installation's ``kraft`` is run: the script beside this
+    Python (a virtualenv's ``bin``), else ``python -m kraft.cli``."""
+    script = Path(sys.executable).parent / "kraft"
+    return str(script) if script.exists() else f"{sys.executable} -m kraft.cli"
+
+
+def reach_kraft_lines() -> list[str]:
+    kraft = kraft_command()
+    bin_dir = Path(sys.executable).parent
+    if not kraft.endswith("/kraft"):
+        return [f"kraft is not installed as a command here; run it as: {kraft} ..."]
+    activate = bin_dir / "activate"
+    how = f". {activate}" if activate.exists() else f'export PATH="{bin_dir}:$PATH"'
+    return [f"kraft is {kraft}; to type plain `kraft` in this shell: {how}"]
+
+
+def kept_cluster_lines(cluster: Cluster) -> list[str]:
+    """The exact commands that start the kept cluster again (each node in
+    the background, its PID in node-N.pid) and stop it, and what to look at."""
+    from kraft.tools.quickstart_records import EVENTS_TOPIC
+
+    kraft = kraft_command()
+    root = cluster.root
+    ids = " ".join(str(n) for n in VOTERS)
+    start = (f"for n in {ids}; do {kraft} node start -c {root}/server-$n.properties >> {root}/node-$n.log 2>&1 & "
+             f"echo $! > {root}/node-$n.pid; done")
+    stop = f"for n in {ids}; do kill $(cat {root}/node-$n.pid); done"
+    first = f"127.0.0.1:{cluster.ports[VOTERS[0]]}"
+    return [
+        "start the kept cluster again:",
+        f"  {start}",
+        "look at it (the quickstart's topics, configs and feature levels):",
+        f"  {kraft} quorum --bootstrap-controller {first} describe --status",
+        f"  {kraft} observe --bootstrap-controller {first} --timeout 30",
+        f"  {kraft} shell --bootstrap-controller {first} find /image/topics/byName",
+        "stop it (SIGTERM: a leader hands over first):",
+        f"  {stop}",
+        "and, stopped, read its files:",
+        f"  {kraft} shell --directory {cluster.log_dir(VOTERS[0])} cat /image/configs/TOPIC:{EVENTS_TOPIC}/retention.ms",
+        f"  {kraft} dump-log --cluster-metadata-decoder --files "
+        f"{cluster.log_dir(VOTERS[0])}/__cluster_metadata-0/00000000000000000000.log",
+    ]

@@ -14,8 +14,9 @@ with ``--bootstrap-server``) to learn the cluster id and the leader
 has Kafka's fields, order and layout, byte for byte: ``--status`` prints
 ``ClusterId`` ... ``CurrentObservers`` with Kafka's column alignment and
 node strings (``{"id": 1, "directoryId": "...", "endpoints":
-["CONTROLLER://host:port"]}``, ``"directoryId": null`` for a zero directory
-id, an empty endpoint list left out); ``--replication`` prints Kafka's ``prettyPrintTable``:
+["CONTROLLER://host:port"]}``, no ``directoryId`` for a zero directory id
+as Kafka 4.1 prints it -- ``"directoryId": null`` with ``--kafka-version 4.0``
+--, an empty endpoint list left out); ``--replication`` prints Kafka's ``prettyPrintTable``:
 every cell padded to its column's width and followed by a tab, the leader
 first, then the other voters, then the observers.
 
@@ -57,6 +58,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from kraft.client.errors import AdminError
+from kraft.kafka_release import LATEST, KafkaRelease
+from kraft.tools.kafka_version import current_release, kafka_version_option
 
 if TYPE_CHECKING:
     from kraft.client.admin import AdminSession, AdminSettings, Bootstrap, ControllerIdentity
@@ -73,6 +76,7 @@ __all__ = [
     "load_reassignment_state",
     "ReassignmentProgress",
     "reassignment_progress",
+    "reassignment_plan_lines",
     "format_reassignment",
     "format_replication",
 ]
@@ -130,7 +134,7 @@ class QuorumToolOptions:
             return AdminSettings()
         path = self.command_config
         if not path.exists():
-            raise ToolError(f"Properties file {path} does not exist.")
+            raise ToolError(current_release().missing_command_config.format(path=path))
         try:
             props = load_properties(path)
         except ConfigError as e:
@@ -151,7 +155,8 @@ class QuorumToolOptions:
 
 def run_tool(main: Callable[[], Awaitable[str]]) -> None:
     """Run ``main`` on trio and print what it returns; a :class:`ToolError`
-    (or any other failure) prints one line on stderr and exits 1."""
+    (or any other failure) prints one line on stderr and exits with its
+    class's code (:mod:`kraft.errors`: 1 refused, 5 unreachable)."""
     import logging
 
     import trio
@@ -162,7 +167,7 @@ def run_tool(main: Callable[[], Awaitable[str]]) -> None:
         output = trio.run(main)
     except ToolError as e:
         click.echo(str(e), err=True)
-        sys.exit(1)
+        sys.exit(e.exit_code)  # 1 as Kafka's tools; 5 when no bootstrap server answers
     except KeyboardInterrupt:
         sys.exit(130)
     except Exception as e:  # a bug; still no traceback for the user
@@ -174,14 +179,16 @@ def run_tool(main: Callable[[], Awaitable[str]]) -> None:
 # ---------------------------------------------------------------- output, as MetadataQuorumCommand prints it
 
 
-def _node_string(replica: ReplicaInfo, info: QuorumInfo) -> str:
-    """MetadataQuorumCommand's ``Node.toString`` (Kafka 4.0): the directory
-    id always, ``null`` for none (a static voter, an observer without one)."""
+def _node_string(replica: ReplicaInfo, info: QuorumInfo, release: KafkaRelease) -> str:
+    """MetadataQuorumCommand's ``Node.toString``: for a replica without a
+    directory id (a static voter, an observer without one) Kafka 4.1 leaves
+    the key out, Kafka 4.0 prints ``"directoryId": null``."""
     from kraft.messages.json_form import uuid_to_kafka
 
     text = '{"id": ' + str(replica.replica_id)
     if replica.directory is None:
-        text += ', "directoryId": null'
+        if not release.omits_missing_directory_id:
+            text += ', "directoryId": null'
     else:
         text += ', "directoryId": "' + uuid_to_kafka(replica.directory_id) + '"'
     endpoints = info.nodes.get(replica.replica_id, ())
@@ -192,8 +199,8 @@ def _node_string(replica: ReplicaInfo, info: QuorumInfo) -> str:
     return text + "}"
 
 
-def _replicas_string(replicas: Sequence[ReplicaInfo], info: QuorumInfo) -> str:
-    return "[" + ", ".join(_node_string(r, info) for r in replicas) + "]"
+def _replicas_string(replicas: Sequence[ReplicaInfo], info: QuorumInfo, release: KafkaRelease) -> str:
+    return "[" + ", ".join(_node_string(r, info, release) for r in replicas) + "]"
 
 
 def _leader_of(info: QuorumInfo) -> ReplicaInfo:
@@ -204,8 +211,8 @@ def _leader_of(info: QuorumInfo) -> ReplicaInfo:
                     f"{[v.replica_id for v in info.voters]}")
 
 
-def format_status(cluster_id: str, info: QuorumInfo) -> str:
-    """``describe --status``, exactly as Kafka prints it."""
+def format_status(cluster_id: str, info: QuorumInfo, release: KafkaRelease = LATEST) -> str:
+    """``describe --status``, exactly as Kafka ``release`` prints it."""
     leader = _leader_of(info)
     # Stream.min keeps the first of equal elements.
     max_lag = min(info.voters, key=lambda v: v.log_end_offset)
@@ -223,8 +230,8 @@ def format_status(cluster_id: str, info: QuorumInfo) -> str:
         f"HighWatermark:          {info.high_watermark}\n"
         f"MaxFollowerLag:         {max_follower_lag}\n"
         f"MaxFollowerLagTimeMs:   {max_follower_lag_time_ms}\n"
-        f"CurrentVoters:          {_replicas_string(info.voters, info)}\n"
-        f"CurrentObservers:       {_replicas_string(info.observers, info)}\n"
+        f"CurrentVoters:          {_replicas_string(info.voters, info, release)}\n"
+        f"CurrentObservers:       {_replicas_string(info.observers, info, release)}\n"
     )
 
 
@@ -287,6 +294,7 @@ def format_replication(info: QuorumInfo, human_readable: bool = False,
               help="Property file containing configs to be passed to the admin client "
                    "(default.api.timeout.ms, request.timeout.ms, client.id, security.protocol, sasl.mechanism, "
                    "sasl.jaas.config, ssl.*).")
+@kafka_version_option
 @click.pass_context
 def quorum_group(ctx: click.Context, bootstrap_server: str | None, bootstrap_controller: str | None,
                  command_config: Path | None) -> None:
@@ -305,6 +313,7 @@ def quorum_group(ctx: click.Context, bootstrap_server: str | None, bootstrap_con
               help="kraft: with --status, where `kraft quorum reassign` keeps its state (default "
                    ".kraft-reassignment-<cluster id>.json in the current directory); a reassignment in progress "
                    "is shown after Kafka's fields.")
+@kafka_version_option
 @click.pass_obj
 def describe_command(options: QuorumToolOptions, status: bool, replication: bool, human_readable: bool,
                      state_file: Path | None) -> None:
@@ -315,6 +324,7 @@ def describe_command(options: QuorumToolOptions, status: bool, replication: bool
         _fail("One of --status or --replication must be specified with describe sub-command")
     if status and human_readable:
         _fail("The option --human-readable is only supported along with --replication")
+    release = current_release()
     try:
         bootstrap, settings = options.resolve()
     except ToolError as e:
@@ -335,7 +345,7 @@ def describe_command(options: QuorumToolOptions, status: bool, replication: bool
             saved = load_reassignment_state(_state_path(state_file, cluster_id), cluster_id)
             progress = None if saved is None else reassignment_progress(quorum_view(info), saved)
             extra = "" if progress is None else format_reassignment(progress)
-            return format_status(cluster_id, info) + format_witnesses(witnesses) + extra
+            return format_status(cluster_id, info, release) + format_witnesses(witnesses) + extra
         return format_replication(info, human_readable)
 
     run_tool(main)
@@ -348,7 +358,7 @@ def _fail(message: str) -> NoReturn:
 
 # ---------------------------------------------------------------- KIP-853 voter changes and KIP-642 reassignment
 # (add-controller / remove-controller as kafka-metadata-quorum.sh has them;
-# reassign drives kraft/node/reconfig.py's planner)
+# reassign drives kraft/programs/reconfig.py's planner)
 
 
 def controller_identity(path: Path) -> ControllerIdentity:
@@ -514,8 +524,8 @@ def load_reassignment_state(path: Path, cluster_id: str) -> dict[str, Any] | Non
 
 def saved_endpoints(saved: dict[str, Any]) -> dict[int, Any]:
     """The target voters' listeners a state file holds, as ``reassign``'s
-    ``known`` controllers (:class:`kraft.node.reconfig.TargetVoter` by id)."""
-    from kraft.node.reconfig import TargetVoter
+    ``known`` controllers (:class:`kraft.programs.reconfig.TargetVoter` by id)."""
+    from kraft.programs.reconfig import TargetVoter
 
     out = {}
     for key, listeners in (saved.get("endpoints") or {}).items():
@@ -544,7 +554,7 @@ def reassignment_progress(view: Any, saved: dict[str, Any]) -> ReassignmentProgr
     :class:`~kraft.raft.quorum_info.QuorumInfo` stamped by :func:`quorum_view`); None once the voter set is the
     target (the reassignment is complete, whether or not its state file was
     removed yet)."""
-    from kraft.node import reconfig
+    from kraft.programs import reconfig
 
     try:
         target = reconfig.parse_target(saved["target"])
@@ -579,7 +589,7 @@ def format_reassignment(progress: ReassignmentProgress) -> str:
 
 
 class _SessionReassignClient:
-    """kraft/node/reconfig.py's ReassignClient over an AdminSession."""
+    """kraft/programs/reconfig.py's ReassignClient over an AdminSession."""
 
     def __init__(self, session: AdminSession) -> None:
         self.session = session
@@ -615,6 +625,28 @@ def _voters_text(voters: Sequence[Any]) -> str:
                            for v in voters) + "]"
 
 
+def reassignment_plan_lines(view: Any, resolved: Sequence[Any], plan: Any) -> list[str]:
+    """What ``reassign`` will do, before it does it: the voters it adds
+    (each once caught up) and removes (the leader last), and a warning when
+    the quorum would end with an even number of voters (2 tolerate no
+    failure, as 1 does; 4 tolerate one, as 3 do)."""
+    lines = [f"Plan: voters {_voters_text(view.voters)} -> {_voters_text(resolved)}"]
+    if plan.done:
+        return [*lines, "  nothing to do: the voters are already the target"]
+    if plan.adding:
+        lines.append("  add " + ", ".join(str(i) for i, _ in plan.adding) + " (each once it has caught up with the leader)")
+    if plan.removing:
+        leader = [i for i, _ in plan.removing if i == view.leader_id]
+        lines.append("  remove " + ", ".join(str(i) for i, _ in plan.removing)
+                     + (f" (the leader, {leader[0]}, last)" if leader else ""))
+    n = len(resolved)
+    if n % 2 == 0:
+        lines.append(f"Warning: the quorum would end with {n} voters, an even number: {n // 2 + 1} must agree, so it "
+                     f"tolerates no more failures than {n - 1} voters would ({(n - 1) // 2}). Add or keep one more "
+                     "voter, or remove one more.")
+    return lines
+
+
 def _state_path(state_file: Path | None, cluster_id: str) -> Path:
     return state_file if state_file is not None else Path(f".kraft-reassignment-{cluster_id}.json")
 
@@ -633,9 +665,10 @@ def _state_path(state_file: Path | None, cluster_id: str) -> Path:
                    ".kraft-reassignment-<cluster id>.json in the current directory.")
 @click.option("--timeout-ms", type=click.IntRange(min=1), default=300_000, show_default=True,
               help="How long the whole reassignment may take.")
+@click.option("--dry-run", is_flag=True, help="Print the plan (and any warning) and change nothing.")
 @click.pass_obj
 def reassign_command(options: QuorumToolOptions, voters_text: str | None, controller_configs: tuple[Path, ...],
-                     cancel: bool, status: bool, state_file: Path | None, timeout_ms: int) -> None:
+                     cancel: bool, status: bool, state_file: Path | None, timeout_ms: int, dry_run: bool) -> None:
     """Move the quorum to another voter set, one voter at a time (KIP-642 on
     KIP-853's AddRaftVoter/RemoveRaftVoter): new voters are added once caught
     up, old ones removed, the leader last. Run the same command again to
@@ -647,7 +680,7 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
 
     from kraft.client.admin import AdminSession
     from kraft.messages.json_form import uuid_to_kafka
-    from kraft.node import reconfig
+    from kraft.programs import reconfig
 
     if sum(1 for x in (voters_text is not None, cancel, status) if x) != 1:
         _fail("Exactly one of --voters, --cancel or --status must be given")
@@ -704,6 +737,10 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
                         f"Adding:        {[f'{i}:{uuid_to_kafka(d)}' for i, d in plan.adding]}\n"
                         f"Removing:      {[f'{i}:{uuid_to_kafka(d) if d else None}' for i, d in plan.removing]}\n"
                         f"Next:          {'done' if plan.done else step}\n")
+            for line in reassignment_plan_lines(view, resolved, plan):
+                click.echo(line, err=line.startswith("Warning:"))
+            if dry_run:
+                return "Dry run: nothing was changed.\n"
             if not cancel:
                 original = saved["original"] if saved is not None else ",".join(
                     f"{v.node_id}:{uuid_to_kafka(v.directory_id)}" if v.directory is not None else str(v.node_id)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -35,7 +35,7 @@ WITNESS_PROBE_MS = 1500
 
 def parse_witness_note(message: str | None) -> str | None:
     """The reason in a witness's DescribeQuorum error message, or None."""
-    from kraft.node.admin import WITNESS_NOTE
+    from kraft.node.admin_apis import WITNESS_NOTE
 
     if not message or WITNESS_NOTE not in message:
         return None
@@ -54,25 +54,23 @@ async def witness_reasons(session: AdminSession, info: QuorumInfo) -> dict[int, 
     """Ask every voter of ``info`` through ``session`` (the leader too: a
     witness may be leading a hand-over epoch): voter id -> why it is a
     witness."""
+    from kraft.client.describe import DESCRIBE_QUORUM_MAX_VERSION, describe_quorum_request, quorum_answer
     from kraft.messages.errors import KraftProtocolError
-    from kraft.messages.generated import describe_quorum_request as dq_req
     from kraft.wire.apis import ApiKey
     from kraft.wire.client import PeerClientError
-
-    def build(version: int) -> Any:
-        return dq_req.DescribeQuorumRequest(topics=[dq_req.TopicData(
-            topic_name="__cluster_metadata", partitions=[dq_req.PartitionData(partition_index=0)])])
 
     reasons: dict[int, str] = {}
 
     async def ask(voter_id: int, address: tuple[str, int]) -> None:
         try:
-            version, body = await session.request(address, ApiKey.DESCRIBE_QUORUM, build, max_version=2)
+            version, body = await session.request(address, ApiKey.DESCRIBE_QUORUM, describe_quorum_request,
+                                                  max_version=DESCRIBE_QUORUM_MAX_VERSION)
         except (PeerClientError, KraftProtocolError):
             return  # not a witness we can tell about: Kafka's lines stand alone
-        if version < 2 or len(body.topics) != 1 or len(body.topics[0].partitions) != 1:
+        answer = quorum_answer(body)
+        if version < 2 or answer.partition_error_code is None:
             return
-        reason = parse_witness_note(body.topics[0].partitions[0].error_message)
+        reason = parse_witness_note(answer.partition_error_message)
         if reason is not None:
             reasons[voter_id] = reason
 

@@ -9,7 +9,14 @@ Without ``--unsafe`` nothing is written. Before writing, the other voters
 are asked over the network (ApiVersions on their voter-set endpoints):
 if any answers, the quorum is not lost and the command refuses
 (``--offline`` skips the check, for a host cut off from the others).
-Refusals print one line on stderr and exit 1.
+Every old voter this node knows an address for (the voter set's
+endpoints, ``controller.quorum.voters``, the bootstrap servers) is asked;
+one known by id only makes the command refuse without ``--offline``. On a
+static quorum the plan includes the config edit (``controller.quorum.voters``
+out, ``controller.quorum.bootstrap.servers`` naming this node in);
+``--rewrite-config`` makes it, keeping a copy. Run again after a recovery,
+it finds nothing to do and says so. Refusals print one line on stderr and
+exit 1.
 """
 
 from __future__ import annotations
@@ -36,14 +43,25 @@ def _fail(message: str) -> None:
               help="Skip the network check that no other voter is alive (the operator vouches for it).")
 @click.option("--backup-dir", type=click.Path(path_type=Path, file_okay=False),
               help="Where to copy what changes (default: <metadata.log.dir>.recover-quorum-backup-<UTC time>).")
+@click.option("--rewrite-config", is_flag=True,
+              help="On a static quorum: replace controller.quorum.voters in --config by "
+                   "controller.quorum.bootstrap.servers (the old file is kept beside it).")
 @click.option("--timeout-ms", type=click.IntRange(min=1), default=3000, show_default=True,
               help="How long to wait for each other voter's answer in the network check.")
 def recover_quorum_command(config_path: Path, unsafe: bool, offline: bool, backup_dir: Path | None,
-                           timeout_ms: int) -> None:
+                           rewrite_config: bool, timeout_ms: int) -> None:
     """Make this stopped voter the only voter of a new voter set (a quorum that lost its majority)."""
     from kraft.config import ConfigError, NodeConfig
     from kraft.dirlock import DirectoryLockedError as DirectoryLocked
-    from kraft.doctor.recovery import RecoveryRefused, apply_recovery, live_voters, plan_recovery
+    from kraft.doctor.recovery import (
+        NothingToRecover,
+        RecoveryRefused,
+        apply_config_edit,
+        apply_recovery,
+        live_voters,
+        plan_recovery,
+        probe_targets,
+    )
 
     import logging
 
@@ -59,21 +77,51 @@ def recover_quorum_command(config_path: Path, unsafe: bool, offline: bool, backu
     except RecoveryRefused as e:
         _fail(str(e))
         return
+    except NothingToRecover as e:
+        # A second run: the log already names this node alone. Only a static
+        # config left behind (the first run's edit not made) may remain to do.
+        click.echo(str(e))
+        if e.config_edit is not None:
+            click.echo(f"{e.config_edit.path} still names static voters; the edit it needs:")
+            for line in e.config_edit.lines():
+                click.echo(f"  {line}")
+            if rewrite_config:
+                for line in apply_config_edit(e.config_edit):
+                    click.echo(line)
+            else:
+                click.echo("Run again with --rewrite-config to make it (a copy of the file is kept).")
+        return
     click.echo(plan.describe(), nl=False)
     if not unsafe:
         click.echo("Nothing was changed. Run again with --unsafe to carry out this plan.")
         return
+    if plan.config_edit is not None and not rewrite_config:
+        _fail(f"Refusing: controller.quorum.voters is set in {config_path} (a static quorum): once recovered the node "
+              "must find its voters in the log, so its config must name controller.quorum.bootstrap.servers instead. "
+              "Add --rewrite-config to make that edit (shown in the plan; a copy is kept), or make it by hand.")
+        return
     if not offline:
         import trio
 
+        targets, unknown = probe_targets(plan, config)
+        if unknown:
+            _fail(f"Refusing: no address is known for old voter{'s' if len(unknown) > 1 else ''} "
+                  f"{', '.join(map(str, unknown))} (the voter set names {'them' if len(unknown) > 1 else 'it'} by id "
+                  "only), so this command cannot check that the quorum is lost. Make sure they are down for good, "
+                  "then use --offline.")
+            return
         alive = trio.run(live_voters, plan, config, timeout_ms)
         if alive:
             _fail(f"Refusing: other voters are alive ({', '.join(alive)}): the quorum is not lost. Stop them "
                   "for good first, or use --offline if they can never come back.")
             return
+        click.echo(f"Asked {', '.join(label for label, _, _ in targets) or 'no other address'}: none answers.")
     try:
         for line in apply_recovery(plan):
             click.echo(line)
+        if plan.config_edit is not None:
+            for line in apply_config_edit(plan.config_edit):
+                click.echo(line)
     except (RecoveryRefused, DirectoryLocked) as e:
         _fail(str(e))
         return

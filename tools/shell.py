@@ -11,8 +11,10 @@ Sources (one of):
   ``--diff A B`` what changed between two offsets or times;
 * ``--bootstrap-controller HOST:PORT``: a live cluster, through an observer.
 
-With commands after the options it runs them and exits, with status 1 when
-a command printed an error (Kafka 4.0.0 exits 0). Without, it is
+It prints what Kafka 4.1.0's shell prints (``--kafka-version 4.0``: 4.0.0's;
+they differ in ``/local/version`` and ``/local/commitId``). With commands
+after the options it runs them and exits, with status 1 when a command
+printed an error (Kafka exits 0). Without, it is
 interactive: prompt_toolkit line editing, history kept across sessions in
 ``~/.kraft_shell_history``, tab completion of commands and paths. With
 stdin not a terminal it reads commands line by line, printing Kafka's banner
@@ -32,66 +34,15 @@ from typing import Any, TextIO
 
 import click
 
+from kraft.tools.kafka_version import current_release, kafka_version_option
+
 log = logging.getLogger("kraft.shell")
 
-__all__ = ["shell_command", "kraft_version", "kraft_commit_id", "HISTORY_FILE_NAME"]
+__all__ = ["shell_command", "HISTORY_FILE_NAME"]
 
 HISTORY_FILE_NAME = ".kraft_shell_history"
 BANNER = "[ Kafka Metadata Shell ]"
 PROMPT = ">> "
-
-
-def kraft_version() -> str:
-    """What ``/local/version`` says: the installed kraft's version."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("kraft")
-    except PackageNotFoundError:
-        return "unknown"
-
-
-def kraft_commit_id(start: Path | None = None) -> str:
-    """What ``/local/commitId`` says: the first 16 hex digits of the git
-    commit of the checkout kraft runs from (an editable install or a source
-    tree), read from its ``.git`` without running git; ``unknown`` (Kafka's
-    ``AppInfoParser`` default) when kraft is not in a git checkout."""
-    here = start or Path(__file__).resolve().parent
-    for directory in [here, *here.parents]:
-        dot_git = directory / ".git"
-        if dot_git.exists():
-            return _head_commit(dot_git) or "unknown"
-    return "unknown"
-
-
-def _head_commit(dot_git: Path) -> str | None:
-    try:
-        git_dir = dot_git
-        if dot_git.is_file():  # a worktree: "gitdir: <path>"
-            text = dot_git.read_text().strip()
-            if not text.startswith("gitdir:"):
-                return None
-            git_dir = (dot_git.parent / text[len("gitdir:"):].strip()).resolve()
-        head = (git_dir / "HEAD").read_text().strip()
-        if not head.startswith("ref:"):
-            return head[:16] or None
-        ref = head[len("ref:"):].strip()
-        common = git_dir
-        common_file = git_dir / "commondir"
-        if common_file.exists():
-            common = (git_dir / common_file.read_text().strip()).resolve()
-        for base in (git_dir, common):
-            ref_file = base / ref
-            if ref_file.exists():
-                return ref_file.read_text().strip()[:16]
-        packed = common / "packed-refs"
-        if packed.exists():
-            for line in packed.read_text().splitlines():
-                if line.endswith(" " + ref):
-                    return line.split()[0][:16]
-    except OSError:
-        return None
-    return None
 
 
 # ----------------------------------------------------------------- sources
@@ -109,10 +60,13 @@ class _Opened:
 
 
 def _tree_maker() -> Callable[[Any], Any]:
+    """``/local/version`` and ``/local/commitId`` are those of the Kafka
+    release the shell prints as (``LocalShellNode``: 4.1.0 and its build's
+    commit by default, 4.0.0's with ``--kafka-version 4.0``)."""
     from kraft.image.tree import build_tree
 
-    version, commit_id = kraft_version(), kraft_commit_id()
-    return lambda image: build_tree(image, version=version, commit_id=commit_id)
+    release = current_release()
+    return lambda image: build_tree(image, version=release.version, commit_id=release.commit_id)
 
 
 def _warn_all(warnings: Iterable[str]) -> None:
@@ -147,9 +101,9 @@ def _open_directory(path: Path, at: str | None) -> _Opened:
         raise click.ClickException(f"no such directory: {path}")
     try:
         history = DirectoryHistory(path)
-        up_to = history.resolve(at) if at is not None else None
+        up_to = history.resolve(at) if at is not None else _committed_bound(history)
         builder = ImageBuilder()
-        image = history.image(up_to, builder)
+        image = history.image(up_to, builder) if up_to is None or up_to >= 0 else builder.image
     except (MetadataSourceError, ValueError) as e:
         raise click.ClickException(str(e)) from None
     _warn_all(builder.warnings)
@@ -158,13 +112,39 @@ def _open_directory(path: Path, at: str | None) -> _Opened:
     return _Opened(lambda: tree, history, tree_of)
 
 
+def _committed_bound(history: Any) -> int | None:
+    """The last offset to read of a directory a running process holds (its
+    ``.lock``, seen in /proc/locks: the lock is neither taken nor touched),
+    None for a stopped node's directory (read whole, as Kafka's shell does).
+
+    A running node's log may end in records no majority has yet: the high
+    watermark lives only in the leader's memory (Kafka persists none for
+    ``__cluster_metadata``). What the files prove committed is the latest
+    snapshot, which is taken only at a committed offset (KIP-630), so the
+    image stops there; the tail after it is left out, with a note."""
+    from kraft.dirlock import lock_holder
+
+    holder = lock_holder(history.pdir.parent)
+    if holder is None:
+        return None
+    cov = history.coverage
+    snapshot_end = cov.snapshots[-1][0] if cov.snapshots else 0
+    tail = "" if cov.log_end is None or cov.log_end < snapshot_end else (
+        f"; offsets {snapshot_end}..{cov.log_end} after it may not be committed yet and are left out")
+    click.echo(f"NOTE: {history.pdir.parent} is in use by process {holder}: reading only what its files prove "
+               f"committed, up to its latest snapshot (offset {snapshot_end}){tail}. Nothing is locked or written. "
+               "--at OFFSET reads further; kraft shell --bootstrap-controller shows the live committed image.",
+               err=True)
+    return snapshot_end - 1
+
+
 class _LiveSource:
     """An observer on a trio thread; the shell reads its latest image."""
 
     def __init__(self, bootstrap: str, cluster_id: str | None, data_dir: Path | None) -> None:
-        from kraft.node.observer import Observer, parse_bootstrap
+        from kraft.programs.observer import Observer
 
-        self.observer = Observer(parse_bootstrap(bootstrap), data_dir=data_dir, cluster_id=cluster_id)
+        self.observer = Observer(bootstrap, data_dir=data_dir, cluster_id=cluster_id)
         self.ready = threading.Event()
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._main, name="kraft-observer", daemon=True)
@@ -208,12 +188,17 @@ class _LiveSource:
 
 
 def _open_live(bootstrap: str, cluster_id: str | None, data_dir: Path | None, timeout_s: float) -> _Opened:
-    from kraft.node.observer import ObserverError
+    from kraft.client.admin import parse_bootstrap
+    from kraft.client.reach import check_reachable
+    from kraft.programs.observer import ObserverError
 
     try:
         live = _LiveSource(bootstrap, cluster_id, data_dir)
     except ObserverError as e:
         raise click.BadParameter(str(e), param_hint="--bootstrap-controller") from None
+    # A refused or unreachable address is named at once (exit 5), not
+    # hidden behind "did not catch up" after the timeout.
+    check_reachable(parse_bootstrap(bootstrap, "--bootstrap-controller"), timeout_s)
     try:
         live.start(timeout_s)
     except BaseException as e:
@@ -312,6 +297,7 @@ def _interactive(session: Any, history_path: Path) -> int:
               help="With --bootstrap-controller: the observer's local copy (see kraft observe).")
 @click.option("--timeout", "timeout_s", type=float, default=60.0, show_default=True,
               help="With --bootstrap-controller: how long to wait for the observer to catch up.")
+@kafka_version_option
 @click.argument("command", nargs=-1)
 def shell_command(snapshot: Path | None, directory: Path | None, at: str | None, diff: tuple[str, str] | None,
                   bootstrap: str | None, cluster_id: str | None, data_dir: Path | None, timeout_s: float,

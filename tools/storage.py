@@ -32,6 +32,7 @@ from typing import IO, Any
 import click
 
 from kraft.dirlock import DirectoryLock
+from kraft.kafka_release import LATEST, KafkaRelease
 from kraft.records.bootstrap import (
     FEATURE_VERSIONS,
     KRAFT_VERSION_FEATURE,
@@ -50,6 +51,7 @@ from kraft.records.bootstrap import (
 )
 from kraft.records.errors import StateFileError
 from kraft.tools.feature_versions import feature_dependencies, version_mapping
+from kraft.tools.kafka_version import current_release, kafka_version_option
 from kraft.records.state_files import (
     META_PROPERTIES_FILE,
     MetaProperties,
@@ -79,6 +81,8 @@ class FormatRequest:
     static_voters: bool = False
     #: UserScramCredentialRecords for bootstrap.checkpoint (--add-scram).
     scram_records: list[Any] | None = None
+    #: The Kafka release whose formatter (features, messages) this one follows.
+    kafka: KafkaRelease = LATEST
 
 
 def parse_scram(text: str) -> Any:
@@ -150,12 +154,13 @@ def run_format(request: FormatRequest, out: IO[str] | None = None) -> None:
     if not directories:
         raise FormatError("You must specify at least one directory to format")
     release = request.release_version
-    features = dict(default_feature_levels(release))
+    kafka = request.kafka
+    features = dict(default_feature_levels(release, kafka.features))
     for name, level in (request.features or {}).items():
         if name == METADATA_VERSION_FEATURE:
             raise FormatError(f"Use --release-version instead of --feature {METADATA_VERSION_FEATURE}=X to avoid ambiguity.")
-        if name not in FEATURE_VERSIONS:
-            supported = ", ".join(sorted(FEATURE_VERSIONS))
+        if name not in kafka.features:
+            supported = ", ".join(sorted(kafka.features))
             raise FormatError(f"Unsupported feature: {name}. Supported features are: {supported}")
         features[name] = level
     dynamic = request.initial_controllers is not None or request.no_initial_controllers
@@ -166,9 +171,8 @@ def run_format(request: FormatRequest, out: IO[str] | None = None) -> None:
         raise FormatError("Cannot set kraft.version to 0 if KIP-853 configuration is present. "
                           "Try removing the --feature flag for kraft.version.")
     elif kraft_version > 0 and not dynamic:
-        # Kafka 4.0.0's Formatter.effectiveKRaftFeatureLevel.
-        raise FormatError(f"Cannot set kraft.version to {kraft_version} unless KIP-853 configuration is present. "
-                          "Try removing the --feature flag for kraft.version.")
+        # Formatter.effectiveKRaftFeatureLevel, reworded in Kafka 4.1.
+        raise FormatError(kafka.kraft_version_1_error.replace("kraft.version to 1", f"kraft.version to {kraft_version}"))
     features[KRAFT_VERSION_FEATURE] = kraft_version
     _validate_dependencies(features, feature_level(release))
 
@@ -332,6 +336,8 @@ class _ConfigDirs:
     controller_endpoint: tuple[str, int] | None
     static_voters: bool
     is_controller: bool
+    #: unstable.feature.versions.enable: format with a release not yet production
+    unstable_feature_versions: bool = False
 
 
 def _read_config(path: str) -> _ConfigDirs:
@@ -340,15 +346,21 @@ def _read_config(path: str) -> _ConfigDirs:
         text = Path(path).read_text(encoding="latin-1")
     except OSError as exc:
         raise FormatError(f"Unable to read {path}: {exc.strerror or exc}") from None
+    from kraft.config import NodeConfig, validate_numbers  # at run time: `kraft storage --help` stays light
+
     props = parse_java_properties(text)
+    # Every value checked as the node will check it (Kafka's tool builds a
+    # KafkaConfig first): a directory formatted from a config no node can
+    # start with helps nobody. A bad value is a ConfigError (exit code 3).
+    validate_numbers(props)
+    if "controller" in {r.strip() for r in props.get("process.roles", "").split(",")} and props.get(
+            "node.id", "").strip():
+        NodeConfig.from_properties(props)  # a controller's whole config, as `kraft node start` reads it
     log_dirs = [d.strip() for d in (props.get("log.dirs") or props.get("log.dir") or "").split(",") if d.strip()]
     metadata_dir = props.get("metadata.log.dir", "").strip() or (log_dirs[0] if log_dirs else None)
     node_id = None
     if props.get("node.id", "").strip():
-        try:
-            node_id = int(props["node.id"])
-        except ValueError:
-            raise FormatError(f"Invalid node.id {props['node.id']!r} in {path}") from None
+        node_id = int(props["node.id"])  # checked by validate_numbers
     names = [n.strip().upper() for n in props.get("controller.listener.names", "").split(",") if n.strip()]
     listener = names[0] if names else None
     endpoint = None
@@ -370,6 +382,7 @@ def _read_config(path: str) -> _ConfigDirs:
         endpoint,
         bool(props.get("controller.quorum.voters", "").strip()),
         "controller" in roles,
+        props.get("unstable.feature.versions.enable", "").strip().lower() == "true",
     )
 
 
@@ -381,6 +394,7 @@ def _parse_host_port(text: str) -> tuple[str, int]:
 
 
 @click.group("storage", short_help="Format and inspect log directories (kafka-storage.sh).")
+@kafka_version_option
 def storage_group() -> None:
     """The Kafka storage tool (kafka-storage.sh)."""
 
@@ -397,7 +411,8 @@ def random_uuid_command() -> None:
 @click.option("--node-id", type=int, help="The node id (default: node.id from --config).")
 @click.option("--metadata-log-dir", help="metadata.log.dir (default: from --config).")
 @click.option("--log-dir", "log_dirs", multiple=True, help="A data log directory to format too (repeatable).")
-@click.option("--release-version", "-r", help=f"The release version for the initial feature settings (default {LATEST_PRODUCTION}).")
+@click.option("--release-version", "-r", help=f"The release version for the initial feature settings (default {LATEST_PRODUCTION}; "
+              "with --kafka-version, that release's default).")
 @click.option("--feature", "-f", "features", multiple=True, help="A feature=level setting, e.g. kraft.version=1.")
 @click.option("--ignore-formatted", "-g", is_flag=True, help="Skip directories that are already formatted.")
 @click.option("--standalone", "-s", is_flag=True, help="Initialize a single-node dynamic controller quorum.")
@@ -409,6 +424,7 @@ def random_uuid_command() -> None:
 @click.option("--add-scram", "-S", "add_scram", multiple=True,
               help="A SCRAM credential to add to bootstrap.checkpoint, e.g. "
                    "'SCRAM-SHA-512=[name=alice,password=alice-secret]' (repeatable).")
+@kafka_version_option
 def format_command(
     config_path: str | None,
     cluster_id: str,
@@ -426,6 +442,7 @@ def format_command(
     add_scram: tuple[str, ...] = (),
 ) -> None:
     """Format the metadata (and data) log directories of this node."""
+    kafka = current_release()
     try:
         chosen = [flag for flag, given in (("--standalone/-s", standalone),
                                            ("--no-initial-controllers/-N", no_initial_controllers),
@@ -446,7 +463,12 @@ def format_command(
             raise FormatError("You must specify the metadata log directory (--metadata-log-dir or --config).")
         dirs = list(log_dirs) + (conf.log_dirs if conf else [])
         listener = controller_listener or (conf.controller_listener if conf else None) or DEFAULT_CONTROLLER_LISTENER
-        release = parse_release_version(release_version) if release_version else LATEST_PRODUCTION
+        release = (parse_release_version(release_version, kafka.latest_testing) if release_version
+                   else kafka.latest_production)
+        if feature_level(release) > feature_level(kafka.latest_production) \
+                and not (conf is not None and conf.unstable_feature_versions):
+            # Formatter.verifyReleaseVersion: MetadataVersion.isProduction.
+            raise FormatError(f"{METADATA_VERSION_FEATURE} {release} is not yet stable.")
         feature_levels: dict[str, int] = {}
         for item in features:
             name, sep, level = item.partition("=")
@@ -477,6 +499,7 @@ def format_command(
                 no_initial_controllers=no_initial_controllers,
                 static_voters=conf is not None and conf.static_voters,
                 scram_records=[parse_scram(text) for text in add_scram],
+                kafka=kafka,
             )
         )
     except FormatError as exc:
@@ -508,12 +531,13 @@ def info_command(config_path: str | None, directories: tuple[str, ...]) -> None:
 @storage_group.command("version-mapping")
 @click.option("--release-version", "-r", help="The release version to use for the corresponding feature mapping. "
               f"The minimum is {MINIMUM_RELEASE}; the default is {LATEST_PRODUCTION}")
+@kafka_version_option
 def version_mapping_command(release_version: str | None) -> None:
     """Look up the corresponding features for a given metadata version.
     Using the command with no --release-version argument will return the
     mapping for the latest stable metadata version"""
     try:
-        click.echo(version_mapping(release_version), nl=False)
+        click.echo(version_mapping(release_version, current_release()), nl=False)
     except FormatError as exc:
         click.echo(str(exc), err=True)
         sys.exit(1)
@@ -529,12 +553,13 @@ storage_group.add_command(click.Command("version", callback=version_mapping_comm
 @click.option("--feature", "-f", "features", multiple=True, metavar="FEATURE=LEVEL",
               help="The features and their versions to look up dependencies for, in feature=version format. "
                    "For example: `metadata.version=5`.")
+@kafka_version_option
 def feature_dependencies_command(features: tuple[str, ...]) -> None:
     """Look up dependencies for a given feature version. If the feature is
     not known or the version not yet defined, an error is thrown. Multiple
     features can be specified."""
     try:
-        click.echo(feature_dependencies(features), nl=False)
+        click.echo(feature_dependencies(features, current_release()), nl=False)
     except FormatError as exc:
         click.echo(str(exc), err=True)
         sys.exit(1)

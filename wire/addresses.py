@@ -5,9 +5,9 @@
 
 Comma-separated ``host:port``; IPv6 hosts in brackets (``[::1]:9093``);
 blanks around items and empty items are ignored. The node's config
-(:mod:`kraft.config`), the admin client (:mod:`kraft.client.admin`) and the
-observer (:mod:`kraft.node.observer`) all parse with :func:`parse_addresses`
-and only choose the name the error messages give the setting.
+(:mod:`kraft.config`) and every client (:func:`kraft.client.admin.parse_bootstrap`:
+the tools and the observer) parse with :func:`parse_addresses` and only
+choose the name the error messages give the setting.
 """
 
 from __future__ import annotations

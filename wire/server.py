@@ -25,7 +25,7 @@ each with one log line on ``kraft.wire``:
 * a request body that fails to decode;
 * the handler raising (logged with its traceback) or raising
   :class:`CloseConnection` (logged without one).
-* security and limits (:mod:`kraft.wire.security`, :mod:`kraft.wire.limits`):
+* security and limits (:mod:`kraft.wire.security`, :mod:`kraft.wire.connection_limits`):
   a connection over ``max.connections.per.ip`` / ``max.connections``
   (closed right after accept), a failed or slow TLS handshake, a request
   other than ApiVersions / SaslHandshake / SaslAuthenticate before SASL
@@ -55,8 +55,8 @@ from kraft.wire.codec import DecodedRequest, api_of, decode_request, encode_resp
 from kraft.wire.errors import ErrorCode, FrameSizeError, UnsupportedApiError
 from kraft.wire.framing import DEFAULT_MAX_FRAME_SIZE, FrameReader
 from kraft.wire.headers import peek_request_header
-from kraft.wire.limits import ConnectionLimits, ConnectionTracker
-from kraft.wire.log_limit import RateLimitedLog
+from kraft.wire.connection_limits import ConnectionLimits, ConnectionTracker
+from kraft.wire.rate_limited_log import RateLimitedLog
 from kraft.wire.not_controller import REFUSED_CONTROLLER_APIS, not_controller_response
 from kraft.wire.sasl import SaslServer, illegal_state_response
 from kraft.wire.security import ListenerSecurity
@@ -142,7 +142,7 @@ async def serve_listener(
 
     ``security`` makes it an SSL / SASL listener (TLS handshake, then SASL
     authentication before any other request but ApiVersions); ``limits``
-    bounds connections (:mod:`kraft.wire.limits`), counted in ``tracker``
+    bounds connections (:mod:`kraft.wire.connection_limits`), counted in ``tracker``
     (share one between the listeners of a node).
     """
     if max_in_flight_per_connection < 1:

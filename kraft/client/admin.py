@@ -7,10 +7,11 @@ request bounded by ``request.timeout.ms``, all of them by the session's
 ``default.api.timeout.ms``, retried every ``retry.backoff.ms`` while the
 leader is unknown or moves.
 
-The models are the one model of each answer: :class:`ClusterView`
+The requests and the one model of each answer -- :class:`ClusterView`
 (DescribeCluster) and :class:`QuorumInfo` / :class:`ReplicaInfo` (Kafka's
 ``QuorumInfo``, DescribeQuorum: defined in :mod:`kraft.raft.quorum_info`,
-where the raft core builds the same model, and re-exported here).
+where the raft core builds the same model) -- are :mod:`kraft.client.describe`'s,
+re-exported here.
 Output formatting and the click commands
 are in ``kraft.tools`` (:mod:`kraft.tools.quorum`, :mod:`kraft.tools.features`).
 
@@ -26,16 +27,29 @@ Failures are :class:`AdminError`: one line, said as Kafka's tools say it.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import trio
 
-from kraft.client.errors import AdminError
+from kraft.client.errors import AdminError, UnreachableError
 from kraft.messages.errors import KraftProtocolError
-from kraft.messages.generated import describe_cluster_request as dc_req
-from kraft.messages.generated import describe_quorum_request as dq_req
+from kraft.client.describe import (
+    DESCRIBE_QUORUM_MAX_VERSION,
+    ENDPOINT_TYPE_BROKER,
+    ENDPOINT_TYPE_CONTROLLER,
+    ENDPOINT_TYPE_NAMES,
+    METADATA_PARTITION,
+    METADATA_TOPIC,
+    ClusterView,
+    VersionTooOld,
+    cluster_view,
+    describe_cluster_request,
+    describe_quorum_request,
+    quorum_answer,
+    quorum_info,
+)
 from kraft.raft.quorum_info import QuorumInfo, ReplicaInfo
 from kraft.wire.addresses import InvalidAddress, parse_addresses
 from kraft.wire.apis import ApiKey
@@ -62,6 +76,8 @@ __all__ = [
     "remove_voter_request",
     "ENDPOINT_TYPE_BROKER",
     "ENDPOINT_TYPE_CONTROLLER",
+    "METADATA_TOPIC",
+    "METADATA_PARTITION",
     "DEFAULT_API_TIMEOUT_MS",
     "DEFAULT_REQUEST_TIMEOUT_MS",
     "RETRY_BACKOFF_MS",
@@ -74,13 +90,6 @@ DEFAULT_API_TIMEOUT_MS = 10_000
 DEFAULT_REQUEST_TIMEOUT_MS = 5_000
 #: Kafka's ``retry.backoff.ms``: the pause before asking again.
 RETRY_BACKOFF_MS = 100
-
-ENDPOINT_TYPE_BROKER = 1
-ENDPOINT_TYPE_CONTROLLER = 2
-_ENDPOINT_TYPE_NAMES = {ENDPOINT_TYPE_BROKER: "BROKER", ENDPOINT_TYPE_CONTROLLER: "CONTROLLER"}
-
-METADATA_TOPIC = "__cluster_metadata"
-METADATA_PARTITION = 0
 
 T = TypeVar("T")
 
@@ -113,60 +122,20 @@ class AdminSettings:
     security: ClientSecurity | None = None
 
 
-def parse_bootstrap(text: str, config_key: str) -> tuple[tuple[str, int], ...]:
-    """Kafka's ``ClientUtils.parseAndValidateAddresses`` (the one parser,
-    :func:`kraft.wire.addresses.parse_addresses`); :class:`AdminError` on a bad list."""
+def parse_bootstrap(text: str | Sequence[str], config_key: str) -> tuple[tuple[str, int], ...]:
+    """A bootstrap list as every client takes it (``--bootstrap-controller``,
+    ``--bootstrap-server``, the observer's): Kafka's
+    ``ClientUtils.parseAndValidateAddresses`` (the one parser,
+    :func:`kraft.wire.addresses.parse_addresses`), an option given once or
+    more (``text`` a sequence) joined as one list; :class:`AdminError` on a
+    bad list, naming ``config_key``."""
     try:
-        return parse_addresses(text, config_key)
+        return parse_addresses(text if isinstance(text, str) else ",".join(text), config_key)
     except InvalidAddress as e:
         raise AdminError(str(e)) from None
 
 
-# ---------------------------------------------------------------- what the cluster said
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterView:
-    """A DescribeCluster answer: the cluster id, the leader (``controllerId``,
-    -1 if none) and where each listed node is."""
-
-    cluster_id: str
-    controller_id: int
-    nodes: dict[int, tuple[str, int]]
-
-    @property
-    def leader_address(self) -> tuple[str, int] | None:
-        return self.nodes.get(self.controller_id) if self.controller_id >= 0 else None
-
-
-def cluster_view(body: Any) -> ClusterView:
-    """A successful DescribeCluster answer as the one cluster view (Kafka's
-    ``KafkaAdminClient.describeCluster`` result: cluster id, controller, nodes)."""
-    return ClusterView(body.cluster_id, body.controller_id, {b.broker_id: (b.host, b.port) for b in body.brokers})
-
-
-def _optional_ms(value: int) -> int | None:
-    return None if value == -1 else value
-
-
-def _replica_info(state: Any) -> ReplicaInfo:
-    return ReplicaInfo(state.replica_id, state.replica_directory_id, state.log_end_offset,
-                       _optional_ms(state.last_fetch_timestamp), _optional_ms(state.last_caught_up_timestamp))
-
-
-def quorum_info(body: Any) -> QuorumInfo:
-    """The partition of a successful DescribeQuorum answer (Kafka's
-    ``KafkaAdminClient.createQuorumResult``): the inverse of the node's
-    encoding (:func:`kraft.node.admin.describe_quorum_response`)."""
-    partition = body.topics[0].partitions[0]
-    return QuorumInfo(
-        leader_id=partition.leader_id,
-        leader_epoch=partition.leader_epoch,
-        high_watermark=partition.high_watermark,
-        voters=tuple(_replica_info(v) for v in partition.current_voters),
-        observers=tuple(_replica_info(o) for o in partition.observers),
-        nodes={n.node_id: tuple((l.name, l.host, l.port) for l in n.listeners) for n in body.nodes},
-    )
+# ---------------------------------------------------------------- errors
 
 
 def error_text(code: int, message: str | None) -> str:
@@ -175,10 +144,6 @@ def error_text(code: int, message: str | None) -> str:
 
 
 # ---------------------------------------------------------------- talking to the quorum
-
-
-class _VersionTooOld(Exception):
-    """The peer's highest common version cannot express the request."""
 
 
 class AdminSession:
@@ -216,7 +181,7 @@ class AdminSession:
     async def request(self, address: tuple[str, int], api: ApiKey, build: Callable[[int], Any],
                       max_version: int | None = None) -> tuple[int, Any]:
         """One request to ``address``; raises :class:`PeerClientError` (or
-        :class:`_VersionTooOld` from ``build``)."""
+        :class:`VersionTooOld` from ``build``)."""
         timeout = min(self.settings.request_timeout_ms, self._remaining_ms())
         if timeout <= 0:
             raise RequestTimedOut(*address, api, 0)
@@ -227,12 +192,7 @@ class AdminSession:
         answers. Raises :class:`AdminError` when none can be reached or one
         answers with an error."""
         endpoint_type = self.bootstrap.endpoint_type
-
-        def build(version: int) -> dc_req.DescribeClusterRequest:
-            if version < 1 and endpoint_type != ENDPOINT_TYPE_BROKER:
-                raise _VersionTooOld("DescribeCluster v0 cannot ask for controllers")
-            return dc_req.DescribeClusterRequest(include_cluster_authorized_operations=False,
-                                                 endpoint_type=endpoint_type)
+        build = describe_cluster_request(endpoint_type)
 
         failures = []
         for address in self.bootstrap.addresses:
@@ -241,7 +201,7 @@ class AdminSession:
             except (PeerClientError, KraftProtocolError) as e:
                 failures.append(str(e))
                 continue
-            except _VersionTooOld as e:
+            except VersionTooOld as e:
                 raise AdminError(f"{address[0]}:{address[1]}: {e} (the node is too old for --bootstrap-controller)")
             if body.error_code != ErrorCode.NONE:
                 raise AdminError(f"DescribeCluster to {address[0]}:{address[1]} failed: "
@@ -249,10 +209,10 @@ class AdminSession:
             got = body.endpoint_type if version >= 1 else ENDPOINT_TYPE_BROKER
             if got != endpoint_type:
                 # Kafka's KafkaAdminClient.parseDescribeClusterResponse.
-                raise AdminError(f"MISMATCHED_ENDPOINT_TYPE: expected {_ENDPOINT_TYPE_NAMES[endpoint_type]} "
-                                f"endpoints, got {_ENDPOINT_TYPE_NAMES.get(got, got)} from {address[0]}:{address[1]}")
+                raise AdminError(f"MISMATCHED_ENDPOINT_TYPE: expected {ENDPOINT_TYPE_NAMES[endpoint_type]} "
+                                f"endpoints, got {ENDPOINT_TYPE_NAMES.get(got, got)} from {address[0]}:{address[1]}")
             return cluster_view(body)
-        raise AdminError(f"Cannot reach any of the bootstrap {self.bootstrap.kind}: " + "; ".join(failures))
+        raise UnreachableError(f"Cannot reach any of the bootstrap {self.bootstrap.kind}: " + "; ".join(failures))
 
     async def until_deadline(self, what: str, attempt: Callable[[], Awaitable[T | str]]) -> T:
         """Call ``attempt`` until it returns a result, every
@@ -290,26 +250,23 @@ class AdminSession:
         """The cluster id and the leader's DescribeQuorum answer, retried
         while the leader is unknown or moves."""
 
-        def build(version: int) -> dq_req.DescribeQuorumRequest:
-            return dq_req.DescribeQuorumRequest(topics=[dq_req.TopicData(
-                topic_name=METADATA_TOPIC, partitions=[dq_req.PartitionData(partition_index=METADATA_PARTITION)])])
-
         async def attempt() -> tuple[str, QuorumInfo] | str:
-            sent = await self.send_to_leader(ApiKey.DESCRIBE_QUORUM, build, max_version=2)
+            sent = await self.send_to_leader(ApiKey.DESCRIBE_QUORUM, describe_quorum_request,
+                                             max_version=DESCRIBE_QUORUM_MAX_VERSION)
             if isinstance(sent, str):
                 return sent
             view, _, body = sent
-            if body.error_code != ErrorCode.NONE:
-                raise AdminError(f"DescribeQuorum failed: {error_text(body.error_code, body.error_message)}")
-            if len(body.topics) != 1 or len(body.topics[0].partitions) != 1:
+            answer = quorum_answer(body)
+            if answer.error_code != ErrorCode.NONE:
+                raise AdminError(f"DescribeQuorum failed: {error_text(answer.error_code, answer.error_message)}")
+            if answer.partition_error_code is None:
                 raise AdminError("DescribeQuorum answer does not describe exactly one partition")
-            partition = body.topics[0].partitions[0]
-            if partition.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
+            if answer.partition_error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
                 return f"node {view.controller_id} answered NOT_LEADER_OR_FOLLOWER (the leader moved)"
-            if partition.error_code != ErrorCode.NONE:
+            if answer.info is None:
                 raise AdminError(f"DescribeQuorum failed: "
-                                f"{error_text(partition.error_code, partition.error_message)}")
-            return view.cluster_id, quorum_info(body)
+                                f"{error_text(answer.partition_error_code, answer.partition_error_message)}")
+            return view.cluster_id, answer.info
 
         return await self.until_deadline("the metadata quorum's leader", attempt)
 

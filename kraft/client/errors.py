@@ -1,11 +1,23 @@
-"""The admin client's one error type, apart so that a command can catch it
+"""The admin client's error types, apart so that a command can catch them
 without importing the client (and trio) before it runs."""
 
 from __future__ import annotations
 
-__all__ = ["AdminError"]
+from kraft.errors import EXIT_NETWORK, EXIT_REFUSED, OperatorError
+
+__all__ = ["AdminError", "UnreachableError"]
 
 
-class AdminError(Exception):
-    """A failure the tools report as one message on stderr, exit status 1:
-    said as Kafka's tools say it, no traceback."""
+class AdminError(OperatorError):
+    """A failure the tools report as one message on stderr, said as Kafka's
+    tools say it, no traceback: refused by the server (its Kafka error
+    named) or by the tool, exit status 1 as Kafka's tools."""
+
+    exit_code = EXIT_REFUSED
+
+
+class UnreachableError(AdminError):
+    """No bootstrap server answered (connection refused, unreachable, timed
+    out): exit status 5, so a script can tell "down" from "said no"."""
+
+    exit_code = EXIT_NETWORK

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kraft.client.admin import AdminSession
-from kraft.client.errors import AdminError
+from kraft.client.errors import AdminError, UnreachableError
 from kraft.messages.errors import KraftProtocolError
 from kraft.messages.generated import update_features_request as uf_req
 from kraft.messages.generated.api_versions_request import ApiVersionsRequest
@@ -98,7 +98,7 @@ async def describe_features(session: AdminSession) -> FeatureMetadata:
             finalized={f.name: f.max_version_level for f in body.finalized_features},
             finalized_epoch=body.finalized_features_epoch if body.finalized_features_epoch >= 0 else None,
             supported={f.name: SupportedVersionRange(f.min_version, f.max_version) for f in body.supported_features})
-    raise AdminError(f"Cannot reach any of the bootstrap {session.bootstrap.kind}: " + "; ".join(failures))
+    raise UnreachableError(f"Cannot reach any of the bootstrap {session.bootstrap.kind}: " + "; ".join(failures))
 
 
 async def update_features(session: AdminSession, updates: Mapping[str, FeatureUpdate],

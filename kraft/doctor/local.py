@@ -202,7 +202,16 @@ class LocalLimits:
 def check_meta(facts: DirectoryFacts, config: ControllerConfig | None) -> list[Finding]:
     if facts.meta is not None:
         return []
-    fix = f"kraft storage format --config {config.path} --cluster-id <cluster id>" if config else None
+    cfg = str(config.path) if config else "<this node's server.properties>"
+    if facts.meta_error is not None and facts.meta_error.startswith("no meta.properties") \
+            or facts.meta_error == "the directory does not exist":
+        fix = (f"kraft storage format --config {cfg} --cluster-id <the cluster's id> (metadata.log.dir={facts.path}), "
+               "or point --dir/metadata.log.dir at the node's formatted directory")
+    else:
+        # A damaged meta.properties: re-formatting would give the node a new directory id.
+        fix = (f"restore {facts.path / META_PROPERTIES_FILE} from a backup (kraft dump-log and a voter's VotersRecord "
+               f"name its node.id and directory.id), or treat the node as lost: kraft storage format --config {cfg} "
+               "--cluster-id <the cluster's id> into an empty directory")
     return [Finding(Severity.ERROR, "meta-properties-unreadable", f"{facts.path} has no usable meta.properties",
                     {"directory": str(facts.path), "reason": facts.meta_error}, fix)]
 
@@ -212,7 +221,8 @@ def check_meta_vs_config(facts: DirectoryFacts, config: ControllerConfig) -> lis
     out = []
     if config.error:
         out.append(Finding(Severity.ERROR, "config-unreadable", f"{config.path} cannot be used",
-                           {"config": str(config.path), "reason": config.error}))
+                           {"config": str(config.path), "reason": config.error},
+                           f"correct {config.path} ({config.error}) and run kraft doctor again"))
     if facts.meta is not None and config.node_id is not None and facts.meta.node_id != config.node_id:
         out.append(Finding(
             Severity.ERROR, "node-id-mismatch",
@@ -297,7 +307,28 @@ def directory_id_finding(node_id: int, voter_dir: uuid.UUID, actual: uuid.UUID, 
         f"--controller-directory-id {uuid_to_kafka(voter_dir)}, then add-controller with node {node_id}'s config")
 
 
-def check_damage(facts: DirectoryFacts) -> list[Finding]:
+def _refetch_fix(facts: DirectoryFacts, config: ControllerConfig | None) -> str:
+    """How a node gets a whole log back from the leader. A voter of a dynamic
+    quorum (KIP-853: voters are named by node id and directory id) comes back
+    with a new directory id after formatting, so it must leave the voter set
+    first and join it again once it has caught up as an observer."""
+    cfg = str(config.path) if config else "<this node's server.properties>"
+    cluster = facts.meta.cluster_id if facts.meta is not None and facts.meta.cluster_id else "<the cluster's id>"
+    node_id = facts.meta.node_id if facts.meta is not None else None
+    mine = next((v for v in facts.voters or () if v.voter_id == node_id), None)
+    if mine is None or mine.directory_id is None:
+        return (f"stop the node, move {facts.path} away, kraft storage format --config {cfg} --cluster-id {cluster}, "
+                "then start it: it re-fetches the log from the leader")
+    others = ",".join(f"{host}:{port}" for v in facts.voters or () if v.voter_id != node_id
+                      for _, host, port in v.endpoints[:1]) or "HOST:PORT"
+    return (f"stop node {node_id}; kraft quorum --bootstrap-controller {others} remove-controller --controller-id "
+            f"{node_id} --controller-directory-id {uuid_to_kafka(mine.directory_id)}; move {facts.path} away; "
+            f"kraft storage format --config {cfg} --cluster-id {cluster} --no-initial-controllers; start the node "
+            f"(it fetches the log as an observer); once it has caught up: kraft quorum --bootstrap-controller "
+            f"{others} --command-config {cfg} add-controller")
+
+
+def check_damage(facts: DirectoryFacts, config: ControllerConfig | None = None) -> list[Finding]:
     out = []
     for d in facts.damage:
         if d.torn_tail:
@@ -310,9 +341,59 @@ def check_damage(facts: DirectoryFacts) -> list[Finding]:
             out.append(Finding(Severity.ERROR, "corrupt-batch",
                                f"{d.path.name} has a corrupt batch with valid data after it",
                                {"file": str(d.path), "position": d.position, "problem": d.problem},
-                               "stop the node, move its metadata log directory away and let it re-fetch from the "
-                               "leader (kraft storage format, then start it)"))
+                               _refetch_fix(facts, config)))
     return out
+
+
+def registered_controllers(path: Path) -> dict[int, int]:
+    """The controllers the directory's metadata image has registered
+    (``RegisterControllerRecord``, KIP-919), id -> the highest
+    metadata.version each claims to support; empty when unreadable."""
+    import logging
+
+    from kraft.image.source import MetadataSourceError, image_from_directory
+
+    quiet = logging.getLogger("kraft.image")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # damage is the other checks' business
+    try:
+        image = image_from_directory(path)
+    except (MetadataSourceError, RecordsError, OSError, ValueError):
+        return {}
+    finally:
+        quiet.setLevel(level)
+    return {i: next((f.max_version for f in c.supported_features if f.name == "metadata.version"), -1)
+            for i, c in image.controllers.items()}
+
+
+def check_ghost_controllers(facts: DirectoryFacts, registered: dict[int, int]) -> list[Finding]:
+    """Registered controllers that are not voters ("ghosts": removed voters,
+    or voters lost to a recover-quorum). Kafka 4.0 to 4.3's
+    ``FeatureControlManager.reasonNotSupported`` checks every controller
+    registration (``ClusterControlManager.controllerSupportedFeatures``)
+    before a metadata.version upgrade, and nothing removes a controller's
+    registration (``kafka-cluster.sh unregister`` / UnregisterBroker removes
+    brokers only): a ghost registered by an older Kafka blocks the upgrade.
+    A new registration under the same id (a new incarnation) replaces it."""
+    if facts.voters is None or not registered:
+        return []
+    voters = {v.voter_id for v in facts.voters}
+    ghosts = sorted(set(registered) - voters)
+    if not ghosts:
+        return []
+    ids = ", ".join(map(str, ghosts))
+    return [Finding(
+        Severity.WARNING, "ghost-controller-registration",
+        f"controller{'s' if len(ghosts) > 1 else ''} {ids} {'are' if len(ghosts) > 1 else 'is'} registered but not "
+        "a voter: a metadata.version upgrade checks every registered controller",
+        {"directory": str(facts.path), "registered": sorted(registered), "voters": sorted(voters),
+         "max_metadata_version": {i: registered[i] for i in ghosts}},
+        f"Kafka 4.0-4.3 (no RPC removes a controller registration; kafka-cluster.sh unregister removes brokers "
+        f"only): for each of {ids}, start a controller with that node.id on the target Kafka version, formatted with "
+        "--no-initial-controllers and never added as a voter; it registers again (a new incarnation replaces the "
+        "ghost's supported versions); then upgrade metadata.version and stop it. A controller of that id still "
+        "running as an observer needs only its upgrade. Kafka 4.4 and later: see its upgrade notes on controller "
+        "registrations (not checked here)")]
 
 
 def check_snapshot_lag(facts: DirectoryFacts, limits: LocalLimits) -> list[Finding]:
@@ -360,13 +441,21 @@ def local_findings(directories: Sequence[Path], configs: Sequence[ControllerConf
         if config is not None:
             findings += check_meta_vs_config(facts, config)
         findings += check_directory_id(facts)
-        findings += check_damage(facts)
+        findings += check_damage(facts, config)
         findings += check_snapshot_lag(facts, limits)
+        if facts.has_log and facts.voters is not None:
+            findings += check_ghost_controllers(facts, registered_controllers(path))
         findings += check_disk(facts, limits)
     for c in configs:
-        if c.metadata_log_dir is None:
+        if c.metadata_log_dir is None and c.error is not None:
+            # Unreadable or unparsable: the file itself is the problem, not a missing key.
+            findings.append(Finding(Severity.ERROR, "config-unreadable", f"{c.path} cannot be used",
+                                    {"config": str(c.path), "reason": c.error},
+                                    f"give the path of the controller's server.properties, or correct {c.path}"))
+        elif c.metadata_log_dir is None:
             findings.append(Finding(Severity.ERROR, "config-unreadable", f"{c.path} names no metadata.log.dir",
-                                    {"config": str(c.path), "reason": c.error or "no metadata.log.dir or log.dirs"}))
+                                    {"config": str(c.path), "reason": "no metadata.log.dir or log.dirs"},
+                                    f"set metadata.log.dir=<the node's metadata log directory> in {c.path}"))
     findings += check_cluster_ids(all_facts, expected_cluster_id)
     findings += check_static_voters(configs)
     voter_sets = {tuple(sorted(v.voter_id for v in f.voters)) for f in all_facts if f.voters is not None}

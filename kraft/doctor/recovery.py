@@ -32,6 +32,7 @@ no other voter is alive; :func:`apply_recovery` writes.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 import uuid
@@ -57,7 +58,8 @@ from kraft.records.state_files import (
 )
 from kraft.records.view import OffsetAndEpoch, VoterEntry
 
-__all__ = ["RecoveryRefused", "RecoveryPlan", "plan_recovery", "live_voters", "apply_recovery"]
+__all__ = ["RecoveryRefused", "NothingToRecover", "ConfigEdit", "RecoveryPlan", "plan_recovery", "probe_targets",
+           "live_voters", "apply_recovery", "static_config_edit", "apply_config_edit"]
 
 #: The kraft.version range a kraft node supports (what its VotersRecord entry says).
 SUPPORTED_KRAFT_VERSIONS = (0, 1)
@@ -65,6 +67,93 @@ SUPPORTED_KRAFT_VERSIONS = (0, 1)
 
 class RecoveryRefused(Exception):
     """The recovery would be wrong or unsafe here; the message names why and the fix."""
+
+
+class NothingToRecover(Exception):
+    """This node is already the only voter of its voter set: a recovery ran
+    before (or the quorum never had another voter). The message says so."""
+
+    def __init__(self, message: str, config_edit: ConfigEdit | None = None) -> None:
+        super().__init__(message)
+        self.config_edit = config_edit
+
+
+#: The config keys that name a quorum's voters or where to find them.
+_QUORUM_KEYS = ("controller.quorum.voters", "controller.quorum.bootstrap.servers")
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEdit:
+    """A static quorum's config, made dynamic: ``controller.quorum.voters``
+    (and any ``controller.quorum.bootstrap.servers``) replaced by one
+    ``controller.quorum.bootstrap.servers`` naming this node, since after the
+    recovery its voter set is in the log (KIP-853)."""
+
+    path: Path
+    removed: tuple[str, ...]
+    added: tuple[str, ...]
+    new_text: str
+
+    def lines(self) -> list[str]:
+        return [*(f"- {line}" for line in self.removed), *(f"+ {line}" for line in self.added)]
+
+
+def _logical_lines(text: str) -> list[tuple[list[str], str]]:
+    """``server.properties`` lines grouped as java.util.Properties reads them
+    (a trailing backslash continues a line), each with its key."""
+    out: list[tuple[list[str], str]] = []
+    physical = text.splitlines(keepends=True)
+    i = 0
+    while i < len(physical):
+        group = [physical[i]]
+        while group[-1].rstrip("\r\n").endswith("\\") and i + 1 < len(physical):
+            i += 1
+            group.append(physical[i])
+        first = group[0].strip()
+        key = "" if not first or first[0] in "#!" else re.split(r"[=:\s]", first, maxsplit=1)[0]
+        out.append((group, key))
+        i += 1
+    return out
+
+
+def static_config_edit(config_path: Path, bootstrap: str) -> ConfigEdit:
+    """The edit that makes ``config_path`` name ``bootstrap`` as its only
+    bootstrap server instead of a static voter list."""
+    text = config_path.read_text(encoding="utf-8")
+    new_line = f"controller.quorum.bootstrap.servers={bootstrap}"
+    removed: list[str] = []
+    kept: list[str] = []
+    placed = False
+    for group, key in _logical_lines(text):
+        if key in _QUORUM_KEYS:
+            removed.append("".join(group).rstrip("\r\n"))
+            if not placed:
+                kept.append(new_line + "\n")
+                placed = True
+            continue
+        kept.extend(group)
+    if not placed:
+        kept.append(("" if not kept or kept[-1].endswith("\n") else "\n") + new_line + "\n")
+    return ConfigEdit(config_path, tuple(removed), (new_line,), "".join(kept))
+
+
+def apply_config_edit(edit: ConfigEdit, *, now: float | None = None) -> list[str]:
+    """Copy the config aside, then replace it atomically (write, fsync, rename)."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(time.time() if now is None else now))
+    backup = edit.path.with_name(f"{edit.path.name}.recover-quorum-backup-{stamp}")
+    if backup.exists():
+        raise RecoveryRefused(f"Config backup {backup} already exists: move it away and run the command again.")
+    shutil.copy2(edit.path, backup)
+    tmp = edit.path.with_name(f".{edit.path.name}.recover-quorum.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(edit.new_text)
+        f.flush()
+        os.fsync(f.fileno())
+    shutil.copymode(edit.path, tmp)
+    os.replace(tmp, edit.path)
+    fsync_dir(edit.path.parent)
+    return [f"Backed up {edit.path} to {backup}",
+            f"Rewrote {edit.path}: " + "; ".join(edit.lines())]
 
 
 def _voters_text(voters: Sequence[VoterEntry]) -> str:
@@ -90,6 +179,8 @@ class RecoveryPlan:
     new_epoch: int
     backup_dir: Path
     torn_tail: tuple[LogDamage, ...]
+    #: A static quorum's config must name its voters no more (None: dynamic already).
+    config_edit: ConfigEdit | None = None
 
     @property
     def partition_dir(self) -> Path:
@@ -126,11 +217,15 @@ class RecoveryPlan:
         endpoints = ", ".join(f"{n}://{h}:{p}" for n, h, p in self.new_voter.endpoints)
         records = ("KRaftVersionRecord(kraft.version=1), " if self.kraft_version < 1 else "") + (
             f"VotersRecord([{self.node_id}:{uuid_to_kafka(self.directory_id)} {endpoints}])")
-        return [
+        out = [
             f"Back up {self.partition_dir} and {self.metadata_log_dir / META_PROPERTIES_FILE} to {self.backup_dir}",
             f"Append a control batch at offset {self.log_end_offset} in epoch {self.new_epoch}: {records}",
             f"Reset {self.partition_dir / QUORUM_STATE_FILE} to epoch {self.new_epoch}, no leader, no vote",
         ]
+        if self.config_edit is not None:
+            out.append(f"Edit {self.config_edit.path} (--rewrite-config does it, keeping a copy):\n"
+                       + "\n".join(f"       {line}" for line in self.config_edit.lines()))
+        return out
 
     def _address(self) -> str:
         endpoints = self.new_voter.endpoints
@@ -172,10 +267,6 @@ def plan_recovery(config: NodeConfig, *, config_path: Path | None = None, backup
     """Read the node's directory (nothing is written) and plan the recovery."""
     directory = Path(config.metadata_log_dir)
     where = f" ({config_path})" if config_path else ""
-    if config.voters:
-        raise RecoveryRefused(
-            f"controller.quorum.voters is set{where}: a static quorum cannot take a new voter set. Replace it with "
-            "controller.quorum.bootstrap.servers=<this node's controller host:port> and run the command again.")
     meta_path = directory / META_PROPERTIES_FILE
     try:
         meta = MetaProperties.read(meta_path)
@@ -204,6 +295,8 @@ def plan_recovery(config: NodeConfig, *, config_path: Path | None = None, backup
     if old_voters is None and facts.quorum_state is not None and facts.quorum_state.current_voters:
         # A static quorum's quorum-state (data version 0) lists its voters.
         old_voters = tuple(VoterEntry(v, None) for v in facts.quorum_state.current_voters)
+    if old_voters is None and config.voters:
+        old_voters = tuple(VoterEntry(v.node_id, None) for v in config.voters)
     if not old_voters:
         raise RecoveryRefused(f"{directory} names no voter set (no VotersRecord, no voters in quorum-state): "
                               "cannot tell whether this node was a voter.")
@@ -225,6 +318,18 @@ def plan_recovery(config: NodeConfig, *, config_path: Path | None = None, backup
                 f"The {name} listener {host}:{port}{where} is not an address other controllers can reach: set "
                 f"advertised.listeners={name}://<host>:<port> (it goes into the new VotersRecord).")
     new_voter = VoterEntry(config.node_id, meta.directory_id, endpoints, *SUPPORTED_KRAFT_VERSIONS)
+    edit = None
+    if config.voters:
+        if config_path is None:
+            raise RecoveryRefused("controller.quorum.voters is set: a static quorum's config must name "
+                                  "controller.quorum.bootstrap.servers instead; give --config so the edit can be made.")
+        edit = static_config_edit(config_path, f"{endpoints[0][1]}:{endpoints[0][2]}")
+    if (facts.kraft_version >= 1 and facts.voters is not None and len(facts.voters) == 1
+            and facts.voters[0].voter_id == config.node_id and facts.voters[0].directory_id == meta.directory_id):
+        raise NothingToRecover(
+            f"Nothing to recover: node {config.node_id} is already the only voter ({_voters_text(facts.voters)}, "
+            f"kraft.version {facts.kraft_version}) in {directory}; nothing was changed. Start it: it elects itself.",
+            edit)
     qs_epoch = facts.quorum_state.leader_epoch if facts.quorum_state is not None else -1
     snap_epoch = facts.latest_snapshot.epoch if facts.latest_snapshot else -1
     new_epoch = max(facts.last_epoch, qs_epoch, snap_epoch, 0) + 1
@@ -237,13 +342,33 @@ def plan_recovery(config: NodeConfig, *, config_path: Path | None = None, backup
     return RecoveryPlan(config_path, config.node_id, meta.directory_id, meta.cluster_id or "", directory,
                         tuple(old_voters), new_voter, facts.kraft_version, facts.log_start_offset,
                         facts.log_end_offset, facts.last_epoch, facts.latest_snapshot, qs_epoch, new_epoch, backup,
-                        tuple(d for d in facts.damage if d.torn_tail))
+                        tuple(d for d in facts.damage if d.torn_tail), edit)
+
+
+def probe_targets(plan: RecoveryPlan, config: NodeConfig) -> tuple[list[tuple[str, str, int]], list[int]]:
+    """Where the lost voters can be asked whether they are alive: every
+    address known for them (the voter set's endpoints, the config's
+    ``controller.quorum.voters``), plus the config's bootstrap servers other
+    than this node's own endpoints (any answer there is a live controller).
+    Returns ``(label, host, port)`` targets and the lost voters with no known
+    address (a static quorum's quorum-state names voters by id only)."""
+    mine = {(h, p) for _, h, p in plan.new_voter.endpoints}
+    by_id: dict[int, set[tuple[str, int]]] = {v.voter_id: set() for v in plan.lost_voters}
+    for v in plan.lost_voters:
+        by_id[v.voter_id] |= {(h, p) for _, h, p in v.endpoints}
+    for spec in config.voters:
+        if spec.node_id in by_id:
+            by_id[spec.node_id].add((spec.host, spec.port))
+    targets = [(f"{i}@{h}:{p}", h, p) for i in sorted(by_id) for h, p in sorted(by_id[i])]
+    known = {(h, p) for _, h, p in targets}
+    targets += [(f"{h}:{p}", h, p) for h, p in config.bootstrap_servers if (h, p) not in mine | known]
+    return targets, sorted(i for i, addresses in by_id.items() if not addresses)
 
 
 async def live_voters(plan: RecoveryPlan, config: NodeConfig, timeout_ms: int = 3000) -> list[str]:
-    """The other old voters that answer ApiVersions on an endpoint they had
-    in the voter set, as ``id@host:port``. A voter that answers is alive:
-    then the quorum is not lost and recovering would split it."""
+    """The :func:`probe_targets` that answer ApiVersions, by their label. A
+    voter that answers is alive: then the quorum is not lost and recovering
+    would split it."""
     import trio
 
     from kraft.messages.generated.api_versions_request import ApiVersionsRequest
@@ -252,22 +377,21 @@ async def live_voters(plan: RecoveryPlan, config: NodeConfig, timeout_ms: int = 
 
     alive: list[str] = []
 
-    async def probe(voter_id: int, host: str, port: int) -> None:
+    async def probe(label: str, host: str, port: int) -> None:
         client = PeerClient(host, port, client_id="kraft-recover-quorum", request_timeout_ms=timeout_ms,
                             connect_timeout_ms=timeout_ms, security=config.client_security)
         try:
             await client.request(ApiKey.API_VERSIONS, lambda v: ApiVersionsRequest(
                 client_software_name=CLIENT_SOFTWARE_NAME, client_software_version=CLIENT_SOFTWARE_VERSION))
-            alive.append(f"{voter_id}@{host}:{port}")
+            alive.append(label)
         except (PeerClientError, OSError):
             pass
         finally:
             await client.aclose()
 
     async with trio.open_nursery() as nursery:
-        for v in plan.lost_voters:
-            for _, host, port in v.endpoints:
-                nursery.start_soon(probe, v.voter_id, host, port)
+        for label, host, port in probe_targets(plan, config)[0]:
+            nursery.start_soon(probe, label, host, port)
     return sorted(alive)
 
 

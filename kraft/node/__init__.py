@@ -1,6 +1,10 @@
-"""The trio node around the raft core: log I/O, RPCs, admin, features, snapshots, metrics, the observer.
+"""The trio node around the raft core: log I/O, RPCs, admin, features, snapshots, metrics.
 May import kraft.config, .client, .raft, .image, .wire, .records and .messages; never kraft.sim or kraft.tools.
 
-Subsystems depend on narrow interfaces (the :class:`~kraft.node.shell.RaftShell`,
-small objects, Protocols), never on :class:`~kraft.node.node.KraftNode`, which composes them.
+A request goes one way: inbound, listener -> :mod:`~kraft.node.controller_apis` -> the raft
+client (:mod:`~kraft.node.raft_client`, whose core answers) -> the same connection; outbound,
+core -> :mod:`~kraft.node.network_channel` -> the peer, its answer back into the raft client.
+Parts get a read-only view of the raft (:mod:`~kraft.node.raft_view`) or a few values; only the
+embedding API (:mod:`~kraft.node.node`) and the wiring (:mod:`~kraft.node.raft_manager`) import
+``KraftNode`` and the raft client (an import-linter contract in pyproject.toml).
 """

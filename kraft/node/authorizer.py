@@ -33,7 +33,7 @@ from typing import Any
 
 from kraft.wire.apis import ApiKey
 from kraft.wire.errors import ErrorCode
-from kraft.wire.log_limit import RateLimitedLog
+from kraft.wire.rate_limited_log import RateLimitedLog
 from kraft.wire.server import ConnectionInfo, Response
 
 __all__ = ["QUORUM_CHANGING_APIS", "ADMIN_APIS", "authorize", "denied_response"]

@@ -20,7 +20,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from kraft.wire.log_limit import RateLimitedLog
+from kraft.wire.rate_limited_log import RateLimitedLog
 
 __all__ = ["ClusterIdWatch", "INCONSISTENT_CLUSTER_ID"]
 
@@ -83,14 +83,15 @@ def describe_cluster_asker(client_factory: Callable[[str, int], Any]) -> PeerAsk
     with a fresh client from ``client_factory(host, port)``."""
 
     async def ask(host: str, port: int) -> str | None:
-        from kraft.messages.generated.describe_cluster_request import DescribeClusterRequest
+        from kraft.client.describe import ENDPOINT_TYPE_BROKER, ENDPOINT_TYPE_CONTROLLER, describe_cluster_request
         from kraft.wire.apis import ApiKey
 
         client = client_factory(host, port)
         try:
             _, body = await client.request(
                 ApiKey.DESCRIBE_CLUSTER,
-                lambda v: DescribeClusterRequest(endpoint_type=2 if v >= 1 else 1))
+                # v0 knows brokers only: the peer's cluster id is all we need.
+                lambda v: describe_cluster_request(ENDPOINT_TYPE_CONTROLLER if v >= 1 else ENDPOINT_TYPE_BROKER)(v))
         finally:
             await client.aclose()
         cluster_id = getattr(body, "cluster_id", None)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from kraft.raft.roles import Leader, LeaderAndEpoch
 
 if TYPE_CHECKING:
-    from kraft.node.shell import RaftShell
+    from kraft.node.raft_view import RaftView
 
 __all__ = ["LeaderChanged", "due"]
 
@@ -44,13 +44,13 @@ def _should_fire(new: LeaderAndEpoch, last: LeaderAndEpoch | None) -> bool:
     return new.leader_id is not None and last.leader_id is None
 
 
-def due(shell: RaftShell, last: LeaderAndEpoch | None, next_offset: int) -> LeaderAndEpoch | None:
+def due(shell: RaftView, last: LeaderAndEpoch | None, next_offset: int) -> LeaderAndEpoch | None:
     """The leader change to give a listener whose next offset to read is
     ``next_offset`` and that was last told ``last``; None: nothing yet."""
     new = shell.leader
     if not _should_fire(new, last):
         return None
-    if shell.initialized and new.leader_id is not None and new.leader_id == shell.core.quorum.local_id:
+    if shell.initialized and new.leader_id is not None and new.leader_id == shell.core.local_id:
         role = shell.core.role
         if not isinstance(role, Leader) or role.epoch != new.epoch or next_offset <= role.epoch_start_offset:
             return None

@@ -15,7 +15,7 @@ that too (:func:`run_log_cleaner`) and also right after each new snapshot, so
 the log start follows the snapshots without waiting a minute.
 
 Every step that reads or changes the log runs through
-``RaftShell.run_on_log``: the shell task executes it between two calls of
+``KafkaRaftClient.run_on_log``: the shell task executes it between two calls of
 the core, so neither the core nor a log operation ever sees the log
 half-changed. Only the records go to the ``.part`` file outside it.
 
@@ -44,7 +44,7 @@ callbacks after ``beginShutdown``) instead of waiting or reading: the node
 closes its log when it stops, and a listener may run in a task of its own
 that outlives the node.
 
-What this module needs of a node is narrow: the :class:`~kraft.node.shell.RaftShell`
+What this module needs of a node is narrow: a :class:`~kraft.node.raft_view.RaftWriter`
 (the log and the core, through ``run_on_log``), or for the record-history
 snapshots a :class:`SnapshotTarget` (``KraftNode`` is one).
 """
@@ -71,7 +71,7 @@ from kraft.records.view import OffsetAndEpoch
 
 if TYPE_CHECKING:
     from kraft.config import NodeConfig
-    from kraft.node.shell import RaftShell
+    from kraft.node.raft_view import RaftView, RaftWriter
 
 log = logging.getLogger("kraft.node")
 
@@ -148,7 +148,7 @@ class SnapshotTarget(CommittedSource, Protocol):
 # ---------------------------------------------------------------- writing
 
 
-def _batch_ending_at(mlog: MetadataLog, offset: int) -> Any:
+def batch_ending_at(mlog: MetadataLog, offset: int) -> Any:
     """The batch holding ``offset - 1``; it must end there (a snapshot that
     ended mid-batch could never be continued by fetching whole batches)."""
     try:
@@ -176,7 +176,7 @@ def _resolve_snapshot_id(mlog: MetadataLog, at: OffsetAndEpoch | int) -> OffsetA
     return OffsetAndEpoch(offset, epoch)
 
 
-async def create_snapshot(shell: RaftShell | None, at: OffsetAndEpoch | int,
+async def create_snapshot(shell: RaftWriter | None, at: OffsetAndEpoch | int,
                           records: Iterable[bytes]) -> OffsetAndEpoch:
     """Write a snapshot of ``records`` ending at ``at`` (an id, or a committed
     offset whose epoch is taken from the log), then apply retention. Returns
@@ -190,7 +190,7 @@ async def create_snapshot(shell: RaftShell | None, at: OffsetAndEpoch | int,
     def prepare(mlog: MetadataLog) -> tuple[OffsetAndEpoch, SnapshotWriter]:
         sid = _resolve_snapshot_id(mlog, at)
         shell.core.validate_snapshot_id(sid)
-        batch = _batch_ending_at(mlog, sid.offset)
+        batch = batch_ending_at(mlog, sid.offset)
         latest = mlog.latest_snapshot_id()
         if latest is not None and not (latest.offset < sid.offset and latest.epoch <= sid.epoch):
             raise InvalidSnapshotIdError(f"snapshot {sid} is not newer than the latest snapshot {latest}")
@@ -230,7 +230,7 @@ async def create_snapshot(shell: RaftShell | None, at: OffsetAndEpoch | int,
     return sid
 
 
-async def clean_log(shell: RaftShell) -> bool:
+async def clean_log(shell: RaftWriter) -> bool:
     """Apply retention now (Kafka's ``maybeClean``); True if anything went."""
 
     def clean(mlog: MetadataLog) -> bool:
@@ -248,7 +248,7 @@ def _ids(ids: list[OffsetAndEpoch]) -> str:
     return "[" + ", ".join(f"{s.offset}-{s.epoch}" for s in ids) + "]"
 
 
-async def run_log_cleaner(shell: RaftShell, interval_s: float = LOG_CLEANER_INTERVAL_S) -> None:
+async def run_log_cleaner(shell: RaftWriter, interval_s: float = LOG_CLEANER_INTERVAL_S) -> None:
     """Retention every ``interval_s`` (snapshots age out by time even when no
     new one is written). Runs until cancelled or the shell stops."""
     while not shell.stopped.is_set():
@@ -361,7 +361,7 @@ def read_committed(mlog: MetadataLog, offset: int, hwm: int) -> list[CommittedBa
 
 
 async def committed_items(
-    shell: RaftShell, start_offset: int | None = None, *, leader_changes: bool = False,
+    shell: RaftView, start_offset: int | None = None, *, leader_changes: bool = False,
 ) -> AsyncIterator[CommittedBatch | SnapshotLoaded | LeaderChanged]:
     """Kafka's listener semantics (module docstring). ``start_offset`` None
     is a new listener: the latest snapshot first, if there is one; an offset

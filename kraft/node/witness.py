@@ -36,10 +36,15 @@ from typing import Any
 
 import trio
 
+from kraft.client.describe import ENDPOINT_TYPE_CONTROLLER, cluster_view, describe_cluster_request
+from kraft.messages.errors import KraftProtocolError
+from kraft.messages.generated import api_versions_request as av_req
 from kraft.raft.witness import WitnessDecision, WitnessPolicy
 from kraft.records.batch import iter_batches
 from kraft.records.errors import RecordsError
 from kraft.records.metadata import MetadataRecordError, decode_metadata_record, read_frame_header
+from kraft.wire.apis import ApiKey
+from kraft.wire.client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION, ClientPool, PeerClientError
 
 log = logging.getLogger("kraft.node")
 
@@ -67,6 +72,34 @@ class PeerAnswer:
     api_keys: tuple[int, ...]
     cluster_id: str | None = None
     voter_ids: tuple[int, ...] | None = None
+
+
+async def probe_peer(pool: ClientPool, supported: Mapping[Any, tuple[int, int]], node_id: int,
+                     address: tuple[str, int], describe: bool = True) -> PeerAnswer | None:
+    """ApiVersions, then DescribeCluster (endpoint type 2: its cluster id
+    and controllers, read as :func:`kraft.client.admin.cluster_view`), to one
+    voter on the raft connection to it from ``pool`` (so an outage is logged
+    once by that connection, not once per probe); None when it cannot be
+    reached. ``supported``: the versions this node speaks."""
+    client = pool.get(node_id, *address)
+    try:
+        await client.request(ApiKey.API_VERSIONS, lambda v: av_req.ApiVersionsRequest(
+            client_software_name=CLIENT_SOFTWARE_NAME, client_software_version=CLIENT_SOFTWARE_VERSION),
+            max_version=supported[ApiKey.API_VERSIONS][1])
+        advertised = client.api_versions or {}
+        answer = PeerAnswer(tuple(sorted(advertised)))
+        if describe and advertised.get(ApiKey.DESCRIBE_CLUSTER, (0, 0))[1] >= 1:
+            _, body = await client.request(
+                ApiKey.DESCRIBE_CLUSTER,
+                describe_cluster_request(ENDPOINT_TYPE_CONTROLLER),
+                max_version=supported[ApiKey.DESCRIBE_CLUSTER][1])
+            if body.error_code == 0:
+                view = cluster_view(body)
+                answer = PeerAnswer(answer.api_keys, view.cluster_id, tuple(sorted(view.nodes)))
+    except (PeerClientError, KraftProtocolError) as e:
+        log.debug("witness probe of node %d at %s:%d failed: %s", node_id, *address, e)
+        return None
+    return answer
 
 
 #: node id -> its controller endpoint (None: unknown address).

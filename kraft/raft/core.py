@@ -79,7 +79,7 @@ from kraft.raft.events import (
     VoteRequest,
     VoteResponse,
 )
-from kraft.raft.handlers import election, membership, replication
+from kraft.raft.handlers import election, fetch, membership
 from kraft.raft.handlers.common import LeaderFields, partition_error_response, top_level_error_response
 from kraft.raft.leader_state import HandoverLeadership, LeaderWrite
 from kraft.raft.logops import (
@@ -90,14 +90,14 @@ from kraft.raft.logops import (
     LogOp,
     VotersControl,
 )
-from kraft.raft.quorum import QuorumState
+from kraft.raft.quorum_state import QuorumState
 from kraft.raft.quorum_info import QuorumInfo
 from kraft.raft.ready import Ready, RoleChange, ShutdownOutcome
 from kraft.raft import handover
 from kraft.raft.witness import CampaignPolicy, handover_leaders, may_campaign, preferred_successors, resign_reason
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import KRaftControlState, LogView, OffsetAndEpoch
-from kraft.raft.replication import log_end
+from kraft.raft.log_reconciliation import log_end
 from kraft.raft.request_manager import RequestManager
 from kraft.raft.roles import (
     Candidate,
@@ -239,6 +239,15 @@ class RaftCore:
         return isinstance(self.quorum.role, Leader)
 
     @property
+    def is_voter(self) -> bool:
+        """Whether this replica is in the current voter set."""
+        return self.quorum.is_voter
+
+    @property
+    def local_id(self) -> int | None:
+        return self.quorum.local_id
+
+    @property
     def pending_voter_change(self) -> str | None:
         """The leader's AddRaftVoter/RemoveRaftVoter in flight, described
         ("add voter ..."); None when there is none."""
@@ -371,7 +380,7 @@ class RaftCore:
         (the epoch of the record just before the offset). Raises
         :class:`~kraft.raft.errors.InvalidSnapshotIdError` otherwise."""
         self._check_initialized()
-        replication.validate_snapshot_id(self._log, self._committed, snapshot_id)
+        fetch.validate_snapshot_id(self._log, self._committed, snapshot_id)
 
     # --- call framing -----------------------------------------------------------
 
@@ -454,9 +463,9 @@ class RaftCore:
                 state.write = None
                 if role.progress.update_local_end_offset(end):
                     self.on_leader_high_watermark(now_ms)
-            replication.complete_parked_where(self, now_ms, lambda p: p.fetch.fetch_offset < end)
+            fetch.complete_parked_where(self, now_ms, lambda p: p.fetch.fetch_offset < end)
         elif isinstance(role, Follower):
-            replication.sync_follower_with_log(self)
+            fetch.sync_follower_with_log(self)
 
     def note_committed(self, high_watermark: int) -> None:
         """Expose a new high watermark to the shell (never a lower one)."""
@@ -517,7 +526,7 @@ class RaftCore:
                 # Its next Fetch will tell the new leader these offsets are
                 # here: they must be durable by then.
                 self._ready.log.append(Flush())
-            replication.complete_parked(
+            fetch.complete_parked(
                 self, now_ms, state.take_parked(lambda p: True), error=Errors.NOT_LEADER_OR_FOLLOWER)
             membership.finish_voter_change(
                 self, state, Errors.NOT_LEADER_OR_FOLLOWER, "The leader changed before the voter change completed")
@@ -723,7 +732,7 @@ class RaftCore:
     def _error_response(self, request: RaftRequest, error: Errors) -> RaftResponse:
         """A partition-level error answer carrying our epoch and leader."""
         if isinstance(request, FetchRequest):
-            return replication.fetch_error(self, error)
+            return fetch.fetch_error(self, error)
         return partition_error_response(request, error, self.response_common())
 
     def _validate_voter_only(self, remote: ReplicaKey, epoch: int) -> Errors | None:
@@ -838,9 +847,9 @@ class RaftCore:
                 case EndQuorumEpochRequest():
                     response = election.handle_end_quorum_epoch_request(self, now_ms, msg)
                 case FetchRequest():
-                    response = replication.handle_fetch_request(self, now_ms, env)
+                    response = fetch.handle_fetch_request(self, now_ms, env)
                 case FetchSnapshotRequest():
-                    response = replication.handle_fetch_snapshot_request(self, now_ms, msg)
+                    response = fetch.handle_fetch_snapshot_request(self, now_ms, msg)
                 case _:
                     raise TypeError(f"not a request: {msg!r}")
         if response is not None:
@@ -854,7 +863,7 @@ class RaftCore:
         if leader.high_watermark is not None:
             self.note_committed(leader.high_watermark)
         membership.maybe_complete_voter_change(self, leader.state)
-        replication.complete_parked_where(self, now_ms, lambda p: True)
+        fetch.complete_parked_where(self, now_ms, lambda p: True)
 
     def upgrade_kraft_version(self, now_ms: int, kraft_version: int, *, validate_only: bool = False) -> bool:
         """Finalize ``kraft_version`` as leader (Kafka's ``upgradeKRaftVersion``);
@@ -952,9 +961,9 @@ class RaftCore:
             case EndQuorumEpochResponse():
                 return election.handle_end_quorum_epoch_response(self, source, msg)
             case FetchResponse():
-                return replication.handle_fetch_response(self, now_ms, source, msg)
+                return fetch.handle_fetch_response(self, now_ms, source, msg)
             case FetchSnapshotResponse():
-                return replication.handle_fetch_snapshot_response(self, now_ms, source, msg)
+                return fetch.handle_fetch_snapshot_response(self, now_ms, source, msg)
         raise TypeError(f"not a response: {msg!r}")
 
     def _gate_response(
@@ -1091,7 +1100,7 @@ class RaftCore:
                 self._campaign_policy, progress.non_leader_voters_by_descending_fetch_offset()), reason)
             return 0
         state = leader.state
-        replication.complete_parked_where(self, now_ms, lambda p: p.deadline_ms <= now_ms, expired=True)
+        fetch.complete_parked_where(self, now_ms, lambda p: p.deadline_ms <= now_ms, expired=True)
         voter_change_timeout = membership.expire_voter_change(self, now_ms, state)
         flush_timeout = self._maybe_append_batches(now_ms, leader)
         begin_timeout = self._maybe_send_begin_quorum_epoch(now_ms, leader)
@@ -1209,9 +1218,9 @@ class RaftCore:
             download = role.fetching_snapshot
             build: Callable[[], RaftRequest]
             if download is not None:
-                build = partial(replication.build_fetch_snapshot_request, self, role, download)
+                build = partial(fetch.build_fetch_snapshot_request, self, role, download)
             else:
-                build = partial(replication.build_fetch_request, self)
+                build = partial(fetch.build_fetch_request, self)
             return self._maybe_send_request(now_ms, leader, build)
         return requests.backoff_before_available(now_ms, self._bootstrap_nodes())
 
@@ -1220,7 +1229,7 @@ class RaftCore:
             return 0
         node = self._requests.find_ready_bootstrap(now_ms, self._bootstrap_nodes())
         if node is not None:
-            return self._maybe_send_request(now_ms, node, partial(replication.build_fetch_request, self))
+            return self._maybe_send_request(now_ms, node, partial(fetch.build_fetch_request, self))
         return self._requests.backoff_before_available(now_ms, self._bootstrap_nodes())
 
     def _poll_unattached(self, now_ms: int) -> int | None:

@@ -7,7 +7,7 @@ filling ``DescribeQuorumResponseData.ReplicaState``) and the admin side
 ``QuorumInfo.ReplicaState``, decoded by ``KafkaAdminClient``). kraft has
 one: the raft core's leader builds it (:meth:`LeaderProgress.describe
 <kraft.raft.leader_progress.LeaderProgress.describe>`), the node encodes it
-onto the wire (:mod:`kraft.node.admin`), the admin client decodes the wire
+onto the wire (:mod:`kraft.node.admin_apis`), the admin client decodes the wire
 back into it (:func:`kraft.client.admin.quorum_info`), and the tools, the
 observer, the reassignment planner and the doctor read it.
 

@@ -4,7 +4,7 @@ Kafka's roles (``EpochState`` implementations), including KIP-996's
 Prospective. There is no separate "Voted" role: a binding vote is an
 Unattached (or Prospective) with a ``voted_key``, as in Kafka 4.x.
 
-Roles are frozen: ``kraft.raft.quorum.QuorumState`` is the only code that builds
+Roles are frozen: ``kraft.raft.quorum_state.QuorumState`` is the only code that builds
 or replaces them, both for role changes (``transition_to_*``) and for updates
 inside a role (a vote tallied, a fetch timer reset), which it makes with
 :func:`dataclasses.replace` and checks never alter the role's

@@ -6,10 +6,10 @@ snapshots) and its ``quorum-state``, in a directory of its own.
 :class:`~kraft.sim.memlog.MemLog` (see :class:`~kraft.sim.simlog.SimLog`),
 through the node's own code paths:
 
-* log operations of a ``Ready`` run through :func:`kraft.node.shell.apply_log_op`,
+* log operations of a ``Ready`` run through :func:`kraft.node.log_writer.apply_log_op`,
   the function the node's shell runs (a write the log refuses is a failure
   here: the simulated network never corrupts bytes);
-* the election state goes through :class:`~kraft.node.shell.ElectionStateStore`
+* the election state goes through :class:`~kraft.node.quorum_state_store.ElectionStateStore`
   (temp file, fsync, rename) and is read back from the file after a crash;
 * snapshots are written as ``kraft.node.snapshots.create_snapshot`` writes
   them (``MetadataLog.create_snapshot``, the writer, ``freeze``), then
@@ -36,8 +36,9 @@ from pathlib import Path
 
 from kraft.raft.errors import InvalidSnapshotIdError
 from kraft.raft.logops import Flush, InstallSnapshot, LogOp, SnapshotChunk, TruncateTo
-from kraft.node.shell import ElectionStateStore, apply_log_op
-from kraft.node.snapshots import _batch_ending_at
+from kraft.node.log_writer import apply_log_op
+from kraft.node.quorum_state_store import ElectionStateStore
+from kraft.node.snapshots import batch_ending_at
 from kraft.records.batch import RecordBatch, iter_batches
 from kraft.records.bootstrap import DynamicVoter, write_bootstrap_snapshot
 from kraft.records.kraft_control import KRaftControlHistory
@@ -253,7 +254,7 @@ class DiskLog:
         latest = mlog.latest_snapshot_id()
         if latest is not None and not (latest.offset < snapshot_id.offset and latest.epoch <= snapshot_id.epoch):
             return False
-        batch = _batch_ending_at(mlog, snapshot_id.offset)
+        batch = batch_ending_at(mlog, snapshot_id.offset)
         values = [
             _ENTRY_HEADER.pack(offset, epoch) + identity
             for offset, (epoch, identity) in sorted(self._entries_below(snapshot_id.offset).items())

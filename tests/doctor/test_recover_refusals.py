@@ -127,10 +127,19 @@ def test_the_plan_changes_nothing_and_unsafe_cuts_a_torn_tail_and_backs_up_first
     assert (backup / "meta.properties").read_bytes() == before["meta.properties"]
     assert segment.read_bytes()[: len(original)] == original
     assert "Appended the new voter set at offsets 514..514 in epoch 3" in out
-    # Running it again: the backup directory exists, nothing is overwritten.
+    # Running it again: nothing to do (tests/doctor/test_recover_static_and_rerun.py).
+    recovered = segment.read_bytes()
     code, out, err = run(config, "--unsafe", "--offline", "--backup-dir", str(backup))
+    assert code == 0 and "Nothing to recover" in out, out + err
+    assert segment.read_bytes() == recovered and os.path.getsize(segment) > len(original)
+    # Another directory given an existing backup directory: nothing is overwritten.
+    (tmp_path / "other").mkdir()
+    other, other_config = copy_real(tmp_path / "other", "controller1", 1)
+    before = snapshot_of(other)
+    code, out, err = run(other_config, "--unsafe", "--offline", "--backup-dir", str(backup))
     assert code == 1 and "already exists" in err
-    assert os.path.getsize(segment) > len(original)
+    after = snapshot_of(other)
+    assert after.pop(".lock", b"") == b"" and after == before  # the lock file it took stays, empty
 
 
 def test_a_static_quorum_survivor_becomes_a_dynamic_single_voter(tmp_path: Path) -> None:

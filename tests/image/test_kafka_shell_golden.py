@@ -1,26 +1,31 @@
-"""Every output of Kafka 4.0.0's ``kafka-metadata-shell.sh`` recorded in
-``../shared/fixtures/real-tool-outputs/kafka-4.0.0-metadata-shell.jsonl``,
-reproduced byte for byte on the same snapshot files.
+"""Every output of Kafka 4.1.0's and 4.0.0's ``kafka-metadata-shell.sh``
+recorded in ``../shared/fixtures/real-tool-outputs/kafka-4.1.0-metadata-shell.jsonl``
+and ``kafka-4.0.0-metadata-shell.jsonl``, reproduced byte for byte on the same
+snapshot files: 4.1.0's with kraft's default, 4.0.0's with ``--kafka-version
+4.0`` (``/local/version`` and ``/local/commitId`` are the release's:
+``LocalShellNode``).
 
 Each snapshot's interactive session is replayed in one :class:`ShellSession`
 (``cd`` carries over, as it did in Kafka's session); each ``argv`` record runs
 in a fresh non-interactive session (Kafka's ``Commands(false)``).
 
-Where Kafka 4.0.0 fails on its own bugs we do the sensible thing; each such
-record is checked against what we print instead, derived from Kafka's own
-output (see :func:`expected`), and listed in the README:
+Where Kafka (both releases) fails on its own bugs we do the sensible thing;
+each such record is checked against what we print instead, derived from
+Kafka's own output (see :func:`expected`), and listed in the README:
 
-* ``zkMigrationState``: 4.0.0 lists it (``FeaturesImageNode.childNames``) but
+* ``zkMigrationState``: Kafka lists it (``FeaturesImageNode.childNames``) but
   ``child()`` returns null, so ``cat`` says "No such file", ``tree`` prints
   the name with nothing under it and ``find /``/``find /image`` abort with
   "Expected zkMigrationState to be a valid child". We print the state's name
   (``NONE``), as 3.x did.
-* a default client-quota entity: 4.0.0 names it with the empty string
+* a default client-quota entity: Kafka names it with the empty string
   (``ls`` prints an empty line, ``tree`` prints ``:`` without its values,
   ``find`` aborts); we name it ``user(<default>)``.
 * metadata.version 27 (4.1-IV1): 4.0.0 cannot load a 4.1 snapshot and shows
-  an empty image; we open it (checked in ``test_a_41_snapshot_opens``).
-* ``/local/version`` and ``/local/commitId`` are kraft's.
+  an empty image; we open it, as 4.1.0 does, also with ``--kafka-version
+  4.0`` (4.1.0's records of it are replayed whole).
+* :data:`PARTIAL_LOADS`: a 4.0.0 run that ran before its snapshot was wholly
+  applied (the shell does not wait for it; the fixtures README names it).
 """
 
 from __future__ import annotations
@@ -39,19 +44,29 @@ from kraft.image.tree import build_tree
 from tests import golden
 from tests.conftest import SHARED, shared_path
 
-GOLDEN = "kafka-4.0.0-metadata-shell.jsonl"
-VERSION, COMMIT = "0.0.test", "0123456789abcdef"
+GOLDEN = "kafka-<version>-metadata-shell.jsonl"
+
+#: (version, snapshot, mode, cmd) of the recorded runs made on a partly
+#: applied image (the fixtures README): checked as a subsequence of ours.
+PARTIAL_LOADS = {
+    ("4.0.0", "fixtures:kafka-4.0-real/controller1/__cluster_metadata-0/00000000000000000358-0000000001.checkpoint",
+     "argv", ("find", "/image")),
+}
 
 
-def _records() -> OrderedDict[str, list[dict[str, Any]]]:
+def _records(version: str) -> OrderedDict[str, list[dict[str, Any]]]:
     by_snapshot: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
-    for record in golden.records("metadata-shell"):
+    for record in golden.records(golden.name("metadata-shell", version)):
         by_snapshot.setdefault(record["snapshot"], []).append(record)
     return by_snapshot
 
 
-RECORDS = _records()
-SNAPSHOTS = list(RECORDS) or ["(reference material absent)"]
+RECORDS_BY_VERSION = {version: _records(version) for version in golden.VERSIONS}
+#: Kafka 4.0.0's records by snapshot (the audit's exclusions read them)
+RECORDS = RECORDS_BY_VERSION["4.0.0"]
+CASES = [pytest.param(version, snapshot, id=f"{version}:{snapshot}")
+         for version, by_snapshot in RECORDS_BY_VERSION.items() for snapshot in by_snapshot] \
+    or [pytest.param("", "(reference material absent)", id="absent")]
 
 
 def fixture_path(snapshot: str) -> Path:
@@ -61,8 +76,14 @@ def fixture_path(snapshot: str) -> Path:
 
 
 @lru_cache(maxsize=None)
-def _tree(snapshot: str) -> Any:
-    return build_tree(image_from_snapshot_file(fixture_path(snapshot)), version=VERSION, commit_id=COMMIT)
+def _image(snapshot: str) -> Any:
+    return image_from_snapshot_file(fixture_path(snapshot))
+
+
+@lru_cache(maxsize=None)
+def _tree(snapshot: str, version: str = "4.1.0") -> Any:
+    release = golden.release(version)
+    return build_tree(_image(snapshot), version=release.version, commit_id=release.commit_id)
 
 
 def _default_quota_lines(snapshot: str) -> list[str]:
@@ -71,14 +92,10 @@ def _default_quota_lines(snapshot: str) -> list[str]:
     return [n for n in session.run("ls /image/clientQuotas").splitlines() if "<default>" in n]
 
 
-def expected(snapshot: str, record: dict[str, Any]) -> str:
+def expected(snapshot: str, record: dict[str, Any], version: str = "4.1.0") -> str:
     """Kafka's stdout, with each of its known failures replaced by what we print."""
     cmd, out = record["cmd"], record["stdout"]
     joined = " ".join(cmd)
-    if cmd == ["cat", "/local/version"]:
-        return VERSION + "\n"
-    if cmd == ["cat", "/local/commitId"]:
-        return COMMIT + "\n"
     if cmd[0] == "cat" and cmd[1].endswith("/zkMigrationState"):
         assert out.endswith("No such file or directory.\n")
         return "NONE\n"
@@ -88,23 +105,29 @@ def expected(snapshot: str, record: dict[str, Any]) -> str:
     if cmd[0] == "find" and record.get("rc") == 1:
         # Kafka aborted part-way: our complete listing starts with what it printed,
         # and goes on with the child it could not open.
-        return _complete_find(snapshot, record)
+        return _complete_find(snapshot, record, version)
     if "clientQuotas" in joined and ("\n\n" in "\n" + out or out.startswith(":")):
         return _with_default_quota_entities(snapshot, record)
     return out
 
 
-def _complete_find(snapshot: str, record: dict[str, Any]) -> str:
-    """Kafka aborted part-way. Ours lists everything: each line Kafka printed,
-    in the same order (Kafka's argv mode may also run on a partly loaded image:
+def _complete_find(snapshot: str, record: dict[str, Any], version: str) -> str:
+    """Kafka aborted part-way. Ours lists everything: the lines Kafka printed
+    (in the same order, and all of them unless the run is one of
+    :data:`PARTIAL_LOADS`, made before the whole snapshot was applied:
     ``waitUntilCaughtUp`` only waits for the first applied batch), and the
     child Kafka could not open."""
-    ours = ShellSession(_tree(snapshot), interactive=False).run(" ".join(record["cmd"]))
+    ours = ShellSession(_tree(snapshot, version), interactive=False).run(" ".join(record["cmd"]))
     kafka_lines, our_lines = record["stdout"].splitlines(), ours.splitlines()
-    position = 0
-    for line in kafka_lines:
-        assert line in our_lines[position:], (line, record["cmd"])
-        position = our_lines.index(line, position) + 1
+    if (version, snapshot, record["mode"], tuple(record["cmd"])) in PARTIAL_LOADS:
+        position = 0
+        for line in kafka_lines:
+            assert line in our_lines[position:], (line, record["cmd"])
+            position = our_lines.index(line, position) + 1
+        assert len(kafka_lines) < len(our_lines) - 1  # it is partial: more than the failed child is missing
+    else:
+        # Everything Kafka printed is our listing's start; ours goes on.
+        assert our_lines[:len(kafka_lines)] == kafka_lines, record["cmd"]
     failed = re.search(r"Expected (.*) to be a valid child of (\S+), but it was not", record["stderr"])
     assert failed is not None
     name, parent = failed.group(1), failed.group(2)
@@ -144,41 +167,51 @@ CONTENT_BLIND = {("ls", "/"), ("ls", "/image"), ("ls", "/local"), ("cat", "/nope
                  ("cat", "/local/commitId"), ("ls", "/image/topics/byName/nope")}
 
 
-def _kafka_could_not_load(records: list[dict[str, Any]]) -> bool:
+def kafka_could_not_load(records: list[dict[str, Any]]) -> bool:
     head = records[0]
     return "No MetadataVersion with feature level" in (head.get("stderr") or "")
 
 
-@golden.replays("metadata-shell", "tests/image/test_kafka_shell_golden.py")
-def replayed(record: dict[str, Any]) -> bool:
-    """The records test_every_recorded_output compares (it skips the same ones)."""
+def _replayed(record: dict[str, Any], records: OrderedDict[str, list[dict[str, Any]]]) -> bool:
     if record["cmd"] == ["<stdin-session>"] or "note" in record:
         return False
-    return not _kafka_could_not_load(RECORDS[record["snapshot"]]) or tuple(record["cmd"]) in CONTENT_BLIND
+    return not kafka_could_not_load(records[record["snapshot"]]) or tuple(record["cmd"]) in CONTENT_BLIND
 
 
-@pytest.mark.parametrize("snapshot", SNAPSHOTS)
-def test_every_recorded_output(snapshot: str) -> None:
-    if snapshot not in RECORDS:
+@golden.replays("metadata-shell@4.0.0", "tests/image/test_kafka_shell_golden.py")
+def replayed(record: dict[str, Any]) -> bool:
+    """The records test_every_recorded_output compares (it skips the same ones)."""
+    return _replayed(record, RECORDS_BY_VERSION["4.0.0"])
+
+
+@golden.replays("metadata-shell@4.1.0", "tests/image/test_kafka_shell_golden.py")
+def replayed_41(record: dict[str, Any]) -> bool:
+    return _replayed(record, RECORDS_BY_VERSION["4.1.0"])
+
+
+@pytest.mark.parametrize("version,snapshot", CASES)
+def test_every_recorded_output(version: str, snapshot: str) -> None:
+    if not version:
         pytest.skip(f"reference material not present: {SHARED / 'fixtures' / 'real-tool-outputs' / GOLDEN}")
-    records = RECORDS[snapshot]
+    by_snapshot = RECORDS_BY_VERSION[version]
+    records = by_snapshot[snapshot]
     if "note" in records[0]:
-        # Kafka 4.0.0 hangs on a snapshot of control records only: nothing was recorded.
-        pytest.skip("Kafka 4.0.0 recorded nothing here (it hangs); see test_a_control_only_snapshot_opens")
-    unloadable = _kafka_could_not_load(records)
-    session = ShellSession(_tree(snapshot), interactive=True)
+        # Kafka hangs on a snapshot of control records only: nothing was recorded.
+        pytest.skip(f"Kafka {version} recorded nothing here (it hangs); see test_a_control_only_snapshot_opens")
+    unloadable = kafka_could_not_load(records)
+    session = ShellSession(_tree(snapshot, version), interactive=True)
     checked = 0
     for record in records:
         if record["cmd"] == ["<stdin-session>"]:
             continue
         if record["mode"] == "argv":
-            result = ShellSession(_tree(snapshot), interactive=False).run_words(record["cmd"])
+            result = ShellSession(_tree(snapshot, version), interactive=False).run_words(record["cmd"])
         else:
             result = session.run_words(record["cmd"])
-        if not replayed(record):
-            assert unloadable
-            continue  # 4.0.0 showed an empty image: what we show is pinned in test_a_41_snapshot_opens
-        want = expected(snapshot, record)
+        if not _replayed(record, by_snapshot):
+            assert unloadable and version == "4.0.0"
+            continue  # 4.0.0 showed an empty image: what we show is 4.1.0's, replayed
+        want = expected(snapshot, record, version)
         assert result.text == want, f"{snapshot} {record['mode']} {record['cmd']}"
         error = want.startswith(f"{record['cmd'][0]}: ") and record["cmd"] != ["ls", "/local/version"]
         assert result.failed == error, record["cmd"]

@@ -31,7 +31,7 @@ from kraft.image.builder import ImageBuilder
 from kraft.image.changes import apply_item
 from kraft.image.model import MetadataImage
 from kraft.node.node import KraftNode
-from kraft.node.observer import to_log_item
+from kraft.programs.observer import to_log_item
 from kraft.node.snapshots import run_record_history_snapshots
 from tests.image.records import partition, rec, sub, topic
 

@@ -23,8 +23,11 @@ DEMO_WRITER_STARTED = "demo writer started"
 
 class NodeProcess:
     def __init__(self, node_id: int, config: Path, root: Path, append_rate: float,
-                 env: dict[str, str] | None = None, log_level: str = "INFO") -> None:
+                 env: dict[str, str] | None = None, log_level: str = "INFO",
+                 launcher: tuple[str, ...] = ("-m", "kraft.cli")) -> None:
         self.node_id = node_id
+        #: What runs ``kraft ...`` (e.g. a test launcher injecting a hook).
+        self.launcher = launcher
         #: The process environment (e.g. LD_PRELOAD of a fault shim); None: ours.
         self.env = env
         self.log_level = log_level
@@ -39,7 +42,7 @@ class NodeProcess:
         assert not self.alive, f"node {self.node_id} is already running"
         with open(self.log_path, "ab") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "kraft.cli", "node", "start", "--config", str(self.config),
+                [sys.executable, *self.launcher, "node", "start", "--config", str(self.config),
                  "--log-level", self.log_level,
                  "--demo-append-rate", str(self.append_rate), "--demo-ack-log", str(self.ack_path)],
                 stdout=out, stderr=subprocess.STDOUT, env=self.env,

@@ -1,4 +1,4 @@
-"""The admin surface of the controller listener (kraft/node/admin.py),
+"""The admin surface of the controller listener (kraft/node/admin_apis.py),
 against real nodes over TCP: ApiVersions with features, DescribeQuorum v0-v2
 on the leader and elsewhere, DescribeCluster for controllers and brokers,
 Metadata for broker-only clients, Kafka's own request frames replayed, and
@@ -24,7 +24,7 @@ from kraft.messages.generated import describe_cluster_request as dc_req
 from kraft.messages.generated import describe_quorum_request as dq_req
 from kraft.messages.generated import metadata_request as md_req
 from kraft.messages.generated.api_versions_request import ApiVersionsRequest
-from kraft.node.admin import CLUSTER_AUTHORIZED_OPERATIONS
+from kraft.node.admin_apis import CLUSTER_AUTHORIZED_OPERATIONS
 from kraft.node.node import SUPPORTED_APIS, KraftNode
 from kraft.raft.voters import ReplicaKey, VoterSet
 from kraft.wire.apis import ApiKey

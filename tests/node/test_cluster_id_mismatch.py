@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kraft.records.log import MetadataLog
 from kraft.records.state_files import MetaProperties
-from tests.node.test_start_failures import _kraft
+from tests.node.test_start_failures import run_kraft
 from tests.ports import free_port
 
 GOOD = "MkU3OEVBNTcwNTJENDM2Qg"
@@ -38,7 +38,7 @@ def _write_configs(root: Path) -> dict[int, Path]:
 def test_a_voter_of_another_cluster_is_named_on_both_sides_and_keeps_nothing(tmp_path: Path) -> None:
     paths = _write_configs(tmp_path)
     for n, path in paths.items():
-        result = _kraft("storage", "format", "-c", str(path), "-t", OTHER if n == 3 else GOOD)
+        result = run_kraft("storage", "format", "-c", str(path), "-t", OTHER if n == 3 else GOOD)
         assert result.returncode == 0, result.stderr
     procs: dict[int, subprocess.Popen[bytes]] = {}
     outs = {n: tmp_path / f"node-{n}.out" for n in paths}

@@ -45,27 +45,27 @@ def test_bootstrap_servers_instead_of_voters() -> None:
 
 
 @pytest.mark.parametrize("key,value,message", [
-    ("node.id", "one", "node.id: expected an integer"),
+    ("node.id", "one", "Invalid value one for configuration node.id: Not a number of type INT"),
     ("controller.quorum.voters", "1@host", "expected host:port"),
     ("controller.quorum.voters", "1@a:1,1@b:2", "duplicate voter id"),
     ("controller.quorum.voters", "x@a:1", "not an integer"),
-    ("controller.quorum.fetch.timeout.ms", "0", "at least 1"),
+    ("controller.quorum.fetch.timeout.ms", "0", "Value must be at least 1"),
     ("process.roles", "broker", "needs the controller role"),
     ("listeners", "CONTROLLER:9093", "NAME://host:port"),
     ("controller.listener.names", "OTHER", "none of OTHER"),
     ("controller.quorum.auto.join.enable", "yes", "true or false"),
     ("listener.security.protocol.map", "CONTROLLER:TLS", "bad entry"),
     # Every port key is range-checked, the key named.
-    ("metrics.prometheus.port", "99999", "metrics.prometheus.port: port must be between 0 and 65535, got 99999"),
-    ("listeners", "CONTROLLER://127.0.0.1:70000", "listeners: port must be between 0 and 65535"),
-    ("advertised.listeners", "CONTROLLER://h:65536", "advertised.listeners: port must be between 0 and 65535"),
-    ("controller.quorum.voters", "1@h:99999", "controller.quorum.voters: port must be between 0 and 65535"),
+    ("metrics.prometheus.port", "99999", "Invalid value 99999 for configuration metrics.prometheus.port: Value must be no more than 65535"),
+    ("listeners", "CONTROLLER://127.0.0.1:70000", "for configuration listeners: port must be between 0 and 65535"),
+    ("advertised.listeners", "CONTROLLER://h:65536", "for configuration advertised.listeners: port must be between 0 and 65535"),
+    ("controller.quorum.voters", "1@h:99999", "for configuration controller.quorum.voters: port must be between 1 and 65535"),
     # Kafka's wording (ClientUtils.parseAndValidateAddresses), the key named.
     ("controller.quorum.bootstrap.servers", "h:99999", "Invalid url in controller.quorum.bootstrap.servers: h:99999"),
     # KIP-1219's sizes: at least one byte.
-    ("controller.quorum.fetch.max.bytes", "0", "controller.quorum.fetch.max.bytes: must be at least 1"),
-    ("controller.quorum.fetch.snapshot.max.bytes", "-1", "fetch.snapshot.max.bytes: must be at least 1"),
-    ("controller.quorum.fetch.max.bytes", "1MB", "controller.quorum.fetch.max.bytes: expected an integer"),
+    ("controller.quorum.fetch.max.bytes", "0", "for configuration controller.quorum.fetch.max.bytes: Value must be at least 1"),
+    ("controller.quorum.fetch.snapshot.max.bytes", "-1", "fetch.snapshot.max.bytes: Value must be at least 1"),
+    ("controller.quorum.fetch.max.bytes", "1MB", "for configuration controller.quorum.fetch.max.bytes: Not a number of type INT"),
 ])
 def test_bad_values_name_the_key(key: str, value: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
@@ -146,3 +146,12 @@ def test_fetch_size_keys_are_what_the_follower_asks_for() -> None:
     ctx.respond(fetch, ctx.fetch_response(leader=2, epoch=5, snapshot_id=sid))
     [snapshot_fetch] = ctx.assert_sent(FetchSnapshotRequest, destination=2, snapshot_id=sid, position=0)
     assert snapshot_fetch.message.max_bytes == 1234
+
+
+def test_a_near_miss_of_an_unset_key_does_not_print_an_empty_value(caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 26: ``nodeid=1`` without node.id warned ``(running with node.id=)``."""
+    props = {k: v for k, v in BASE.items() if k != "node.id"}
+    with caplog.at_level(logging.WARNING, logger="kraft.config"), pytest.raises(ConfigError, match='"node.id"'):
+        NodeConfig.from_properties({**props, "node.idd": "1"})
+    assert "did you mean node.id? (node.id is not set)" in caplog.text
+    assert "node.id=)" not in caplog.text

@@ -27,7 +27,7 @@ from kraft.raft import events as ev
 from kraft.raft.errors import Errors, NotLeaderError
 from kraft.node import rpc
 from kraft.node.node import KraftNode
-from kraft.node.shell import StorageError
+from kraft.node.raft_client import StorageError
 from kraft.records.batch import build_data_batch
 from kraft.records.errors import DiskIOError
 from kraft.records.log import MetadataLog, metadata_partition_dir

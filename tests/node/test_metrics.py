@@ -13,8 +13,8 @@ from pathlib import Path
 import trio
 from prometheus_client.parser import text_string_to_metric_families
 
-from kraft.node.metrics import CURRENT_STATES, METRICS, RaftMetrics, request_name
-from kraft.node.telemetry import count_records
+from kraft.node.raft_metrics import CURRENT_STATES, METRICS, RaftMetrics, request_name
+from kraft.node.ready_report import count_records
 from kraft.records.batch import build_data_batch
 from tests.node.cluster import make_configs
 from tests.node.harness import append_until_ok, leader_of, node_config, start
@@ -258,7 +258,7 @@ async def test_kraft_node_status_reads_the_metrics_port(tmp_path: Path) -> None:
 def test_the_error_of_a_kraft_response_is_its_partitions() -> None:
     from kraft.messages.generated import fetch_response as fr
     from kraft.messages.generated import vote_response as vr
-    from kraft.node.metrics import error_name, wire_error
+    from kraft.node.raft_metrics import error_name, wire_error
 
     fetch = fr.FetchResponse(responses=[fr.FetchableTopicResponse(partitions=[fr.PartitionData(error_code=74)])])
     assert error_name(wire_error(fetch)) == "FENCED_LEADER_EPOCH"

@@ -16,7 +16,7 @@ from kraft.messages.generated import describe_quorum_request as dq_req
 from kraft.tools.storage import FormatRequest, run_format
 from kraft.wire.apis import ApiKey
 from tests.node.harness import peer, start
-from tests.node.test_start_failures import _config
+from tests.node.test_start_failures import write_config
 from tests.ports import free_port
 
 
@@ -26,7 +26,7 @@ def _request() -> dq_req.DescribeQuorumRequest:
 
 
 async def _describe_many(tmp_path: Path, times: int) -> None:
-    path = _config(tmp_path, free_port())
+    path = write_config(tmp_path, free_port())
     run_format(FormatRequest(cluster_id="MkU3OEVBNTcwNTJENDM2Qg", node_id=1,
                              metadata_log_dir=str(tmp_path / "data"), log_dirs=[]), out=io.StringIO())
     with trio.fail_after(60):

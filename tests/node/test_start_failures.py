@@ -21,7 +21,7 @@ from tests.ports import free_port
 CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
 
 
-def _config(tmp_path: Path, port: int, extra: str = "") -> Path:
+def write_config(tmp_path: Path, port: int, extra: str = "") -> Path:
     config = tmp_path / "controller.properties"
     config.write_text(
         "process.roles=controller\nnode.id=1\n"
@@ -30,13 +30,13 @@ def _config(tmp_path: Path, port: int, extra: str = "") -> Path:
     return config
 
 
-def _kraft(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_kraft(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "kraft.cli", *args], capture_output=True, text=True,
                           timeout=timeout)
 
 
 def _format(config: Path) -> None:
-    result = _kraft("storage", "format", "-c", str(config), "-t", CLUSTER)
+    result = run_kraft("storage", "format", "-c", str(config), "-t", CLUSTER)
     assert result.returncode == 0, result.stderr
 
 
@@ -50,22 +50,22 @@ def _error_line(result: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_missing_config_file_is_a_config_failure(tmp_path: Path) -> None:
-    result = _kraft("node", "start", "-c", str(tmp_path / "nope.properties"))
+    result = run_kraft("node", "start", "-c", str(tmp_path / "nope.properties"))
     assert result.returncode == EXIT_CONFIG
     line = _error_line(result)
     assert str(tmp_path / "nope.properties") in line and "No such file or directory" in line
 
 
 def test_bad_value_names_the_key(tmp_path: Path) -> None:
-    config = _config(tmp_path, free_port(), "controller.quorum.election.timeout.ms=soon\n")
-    result = _kraft("node", "start", "-c", str(config))
+    config = write_config(tmp_path, free_port(), "controller.quorum.election.timeout.ms=soon\n")
+    result = run_kraft("node", "start", "-c", str(config))
     assert result.returncode == EXIT_CONFIG
     assert "controller.quorum.election.timeout.ms" in _error_line(result)
 
 
 def test_unformatted_directory_names_it_and_the_format_command(tmp_path: Path) -> None:
-    config = _config(tmp_path, free_port())
-    result = _kraft("node", "start", "-c", str(config))
+    config = write_config(tmp_path, free_port())
+    result = run_kraft("node", "start", "-c", str(config))
     assert result.returncode == EXIT_STORAGE
     line = _error_line(result)
     assert str(tmp_path / "data") in line and "kraft storage format" in line
@@ -76,9 +76,9 @@ def test_port_in_use_names_the_port_and_the_key(tmp_path: Path) -> None:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        config = _config(tmp_path, port)
+        config = write_config(tmp_path, port)
         _format(config)
-        result = _kraft("node", "start", "-c", str(config))
+        result = run_kraft("node", "start", "-c", str(config))
     assert result.returncode == EXIT_NETWORK
     line = _error_line(result)
     assert f"127.0.0.1:{port}" in line and "listeners" in line and "Address already in use" in line
@@ -86,8 +86,8 @@ def test_port_in_use_names_the_port_and_the_key(tmp_path: Path) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", port))
         busy.listen()
-        debug = _kraft("--debug", "node", "start", "-c", str(config))
-        at_debug_level = _kraft("node", "start", "-c", str(config), "--log-level", "DEBUG")
+        debug = run_kraft("--debug", "node", "start", "-c", str(config))
+        at_debug_level = run_kraft("node", "start", "-c", str(config), "--log-level", "DEBUG")
     assert debug.returncode == EXIT_NETWORK and "Traceback" in debug.stderr
     assert at_debug_level.returncode == EXIT_NETWORK and "Traceback" in at_debug_level.stderr
 
@@ -103,7 +103,7 @@ def _wait_for(path: Path, text: str, proc: subprocess.Popen[bytes], timeout_s: f
 
 
 def test_one_process_per_log_directory_and_a_kill_9_leaves_no_stale_lock(tmp_path: Path) -> None:
-    config = _config(tmp_path, free_port())
+    config = write_config(tmp_path, free_port())
     _format(config)
     out = tmp_path / "first.out"
     with open(out, "wb") as sink:
@@ -113,16 +113,16 @@ def test_one_process_per_log_directory_and_a_kill_9_leaves_no_stale_lock(tmp_pat
         _wait_for(out, "listening on", first)
         # A second node on the same directory (another port, same data).
         (tmp_path / "second").mkdir()
-        second_config = _config(tmp_path / "second", free_port())
+        second_config = write_config(tmp_path / "second", free_port())
         second_config.write_text(second_config.read_text().replace(str(tmp_path / "second" / "data"),
                                                                    str(tmp_path / "data")))
-        second = _kraft("node", "start", "-c", str(second_config))
+        second = run_kraft("node", "start", "-c", str(second_config))
         assert second.returncode == EXIT_STORAGE
         line = _error_line(second)
         assert str(tmp_path / "data") in line and f"process {first.pid}" in line
         # The storage tool refuses to write into it too.
         (tmp_path / "data" / "meta.properties").rename(tmp_path / "meta.aside")
-        formatting = _kraft("storage", "format", "-c", str(config), "-t", CLUSTER)
+        formatting = run_kraft("storage", "format", "-c", str(config), "-t", CLUSTER)
         (tmp_path / "meta.aside").rename(tmp_path / "data" / "meta.properties")
         assert formatting.returncode == EXIT_STORAGE and f"process {first.pid}" in formatting.stderr
     finally:
@@ -144,7 +144,7 @@ def test_one_process_per_log_directory_and_a_kill_9_leaves_no_stale_lock(tmp_pat
 def test_a_directory_formatted_before_kafka_3_7_gets_a_directory_id_once(tmp_path: Path) -> None:
     """Kafka's ``KafkaRaftServer.initializeLogDirs``: a meta.properties
     without directory.id gets one at start, written back, logged once."""
-    config = _config(tmp_path, free_port())
+    config = write_config(tmp_path, free_port())
     _format(config)
     meta = tmp_path / "data" / "meta.properties"
     meta.write_text("".join(line + "\n" for line in meta.read_text().splitlines()
@@ -180,7 +180,7 @@ async def test_a_failed_start_in_process_releases_the_directory(tmp_path: Path) 
     from kraft.node.node import KraftNode
     from kraft.records.errors import StateFileError
 
-    config = _config(tmp_path, free_port())
+    config = write_config(tmp_path, free_port())
     _format(config)
     state = tmp_path / "data" / "__cluster_metadata-0" / "quorum-state"
     state.parent.mkdir(parents=True, exist_ok=True)

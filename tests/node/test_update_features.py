@@ -1,4 +1,4 @@
-"""UpdateFeatures on a kraft controller (kraft/node/features.py), the pure
+"""UpdateFeatures on a kraft controller (kraft/node/update_features.py), the pure
 part: Kafka 4.x ``FeatureControlManager.updateFeature``'s checks, in order,
 for a controller whose one feature is kraft.version, and the answer's shape
 (``QuorumController.updateFeatures``)."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from kraft.messages.generated import update_features_request as uf_req
-from kraft.node.features import (
+from kraft.node.update_features import (
     SAFE_DOWNGRADE,
     UNSAFE_DOWNGRADE,
     UPGRADE,

@@ -16,7 +16,7 @@ import pytest
 import trio
 
 from kraft.config import ConfigError, NodeConfig
-from kraft.node.telemetry import Telemetry
+from kraft.node.ready_report import Telemetry
 from kraft.node.witness import PeerAnswer, WitnessDetector, kafka_metadata_evidence, scan_for_kafka_metadata
 from kraft.raft.core import Ready
 from kraft.raft.voters import VoterSet
@@ -140,7 +140,7 @@ def test_an_observer_names_the_voter_set_it_reads_not_an_empty_static_one(caplog
 
 
 def test_current_state_says_witness_for_a_following_or_waiting_witness() -> None:
-    from kraft.node.metrics import current_state
+    from kraft.node.raft_metrics import current_state
     from kraft.raft.roles import Follower, Unattached
 
     follower = Follower(1, 2, ())
@@ -232,14 +232,14 @@ async def test_a_node_of_another_cluster_says_so_once_and_fetches_nothing(
 
 
 def test_kraft_node_status_prints_the_witness_line() -> None:
-    from kraft.tools.node_status import _text
+    from kraft.tools.node_status import status_text
 
     status = {"node_id": 3, "cluster_id": "C", "voters": [1, 2, 3], "healthy": True, "health": "ok",
               "ready": True, "readiness": "follower of leader 1 in epoch 2",
               "raft_metrics": {"current-state": "witness", "current-epoch": 2, "current-leader": 1},
               "witness": "witness: kraft.witness=true"}
-    lines = _text(status).splitlines()
+    lines = status_text(status).splitlines()
     assert lines[0] == "node 3 of cluster C: witness in epoch 2, leader 1"
     assert lines[2] == "kraft.witness: witness: kraft.witness=true"
     del status["witness"]
-    assert not any(line.startswith("kraft.witness") for line in _text(status).splitlines())
+    assert not any(line.startswith("kraft.witness") for line in status_text(status).splitlines())

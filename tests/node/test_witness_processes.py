@@ -1,8 +1,8 @@
 """A kraft witness beside two "Kafka" controllers, as separate processes.
 
 The Kafka side is played by kraft nodes that answer ApiVersions exactly as a
-real Kafka 4.0 controller did (the testing knob
-``kraft.testing.api.versions.response.hex`` replays a real answer from
+real Kafka 4.0 controller did (started through
+:mod:`tests.node.kafka_played_node`, which replays a real answer from
 ``../shared/fixtures/wire/kafka-4.0-controller-frames.jsonl``) and run with
 ``kraft.witness=false`` so they lead as Kafka controllers do. Node 3 is a
 kraft voter with default settings.
@@ -71,8 +71,10 @@ async def test_kafka_controllers_lead_and_the_witness_never_does(tmp_path: Path)
     paths = make_configs(tmp_path, [*KAFKA, WITNESS], observers=[OBSERVER])
     for node_id in KAFKA:
         with open(paths[node_id], "a") as f:
-            f.write(f"kraft.witness=false\nkraft.testing.api.versions.response.hex={kafka_hex}\n")
-    procs = {i: NodeProcess(i, paths[i], tmp_path, append_rate=50) for i in (*KAFKA, WITNESS)}
+            f.write("kraft.witness=false\n")
+    kafka_played = ("-m", "tests.node.kafka_played_node", kafka_hex)
+    procs = {i: NodeProcess(i, paths[i], tmp_path, append_rate=50,
+                            launcher=kafka_played if i in KAFKA else ("-m", "kraft.cli")) for i in (*KAFKA, WITNESS)}
     try:
         with trio.fail_after(240):
             async with trio.open_nursery() as nursery:

@@ -12,7 +12,7 @@ from kraft.raft.handlers.election import strict_exponential_election_backoff_ms
 from kraft.raft.logops import AppendAsLeader, Batch, LeaderChangeMessage
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import OffsetAndEpoch
-from kraft.raft.replication import FetchValidity, truncation_offset, validate_offset_and_epoch
+from kraft.raft.log_reconciliation import FetchValidity, truncation_offset, validate_offset_and_epoch
 from kraft.raft.request_manager import RequestManager
 from kraft.raft.roles import EpochElection
 from kraft.sim.memlog import MemLog

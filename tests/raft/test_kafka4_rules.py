@@ -11,7 +11,7 @@ import dataclasses
 
 import pytest
 
-from kraft.node.metrics import CURRENT_STATES, current_state
+from kraft.node.raft_metrics import CURRENT_STATES, current_state
 from kraft.raft.errors import AccumulatorFullError, Errors, RecordBatchTooLargeError
 from kraft.raft.events import (
     AddRaftVoterResponse,

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from kraft.raft.errors import IllegalTransitionError
-from kraft.raft.quorum import QuorumState
+from kraft.raft.quorum_state import QuorumState
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.roles import Candidate, ElectionState, Follower, Leader, Prospective, Resigned, Unattached

@@ -21,7 +21,7 @@ from kraft.sim import SimulationFailure, simulate
 from kraft.sim.invariants import InvariantViolation, VoterChangesOneAtATime
 from kraft.sim.memlog import MemLog
 from kraft.sim.simulation import SimulationConfig
-from tests.raft.sweeps import sweep_totals
+from tests.sim.sweeps import sweep_totals
 
 #: (initial voters, observers) shapes the sweeps cycle through: growing from
 #: one voter, shrinking from five, replacing within three.

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import pytest
 
-from kraft.node.metrics import current_state
+from kraft.node.raft_metrics import current_state
 from kraft.raft.errors import Errors, NotLeaderError
 from kraft.raft.events import (
     EndQuorumEpochRequest,
@@ -211,7 +211,7 @@ def test_describe_quorum_of_a_handover_leader_names_it_a_witness() -> None:
     epoch: its leader's answer (error NONE, which Kafka's tools read no
     message from) carries the witness note."""
     from kraft.messages.generated import describe_quorum_request as dq_req
-    from kraft.node.admin import _note_handover, describe_quorum_response
+    from kraft.node.admin_apis import note_handover, describe_quorum_response
     from kraft.tools.quorum_witness import parse_witness_note
 
     ctx, _ = kafka_witness()
@@ -221,7 +221,7 @@ def test_describe_quorum_of_a_handover_leader_names_it_a_witness() -> None:
     info = ctx.raft.describe_quorum(ctx.now_ms)
     assert info is not None
     body = describe_quorum_response(2, request, info, ctx.raft.quorum.leader_and_epoch, ctx.raft.voters)
-    _note_handover(body, "leading hand-over epoch 2 until voter 1 or 2 has fetched the log")
+    note_handover(body, "leading hand-over epoch 2 until voter 1 or 2 has fetched the log")
     partition = body.topics[0].partitions[0]
     assert partition.error_code == 0 and partition.leader_id == 3
     assert parse_witness_note(partition.error_message) == \

@@ -19,7 +19,7 @@ from unittest import mock
 import pytest
 
 from kraft.sim import SimulationFailure, simulate
-from tests.raft.sweeps import sweep_totals
+from tests.sim.sweeps import sweep_totals
 
 #: (voters, observers, witnesses) shapes the sweep cycles through.
 SHAPES: list[tuple[int, int, tuple[int, ...]]] = [

@@ -136,6 +136,7 @@ def test_real_cli_export_small_input_is_decoded_in_the_driver(scenario: Scenario
     done = _kraft("spark", "export", "--input", str(scenario.log_dir), "--output", str(tmp_path / "out"),
                   "--master", "local[2]")
     assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]  # no worker traceback on a normal run
     assert "started (local[2], " in done.stderr and "; driver JVM tuned for a short session)" in done.stderr
     assert "[export] " in done.stderr and " kB decoded in the driver (" in done.stderr
     assert f"rows ({len(dump_log_records(scenario.files)):,} records" in done.stdout
@@ -151,6 +152,7 @@ def test_real_cli_export_through_the_data_source(tmp_path: Path, spark_installed
     done = _kraft("spark", "export", "--input", str(fixtures), "--output", str(tmp_path / "out"),
                   "--master", "local[2]", "--max-partition-bytes", "1m")
     assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]  # no worker traceback on a normal run
     assert "started (local[2], " in done.stderr and "tuned" not in done.stderr
     assert "[export] " in done.stderr and " input partitions" in done.stderr
     files = [Path(f.path) for f in discover([str(fixtures)])]
@@ -162,6 +164,7 @@ def test_real_cli_export_through_the_data_source(tmp_path: Path, spark_installed
 def test_bench_spark_smoke(tmp_path: Path, spark_installed: None) -> None:
     done = _kraft("bench", "spark", "--size-gb", "0.004", "--segment-mb", "1", "--dir", str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]  # no worker traceback on a normal run
     out = done.stdout
     assert "segments, 1 snapshots" in out  # one copy of the template, one snapshot after it
     assert "single process :" in out and "spark local[2]" in out and "ratio (local[2] / single process)" in out and "per CPU second" in out

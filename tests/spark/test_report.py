@@ -158,3 +158,17 @@ def test_leadership_chart_is_per_cluster_and_in_time_order() -> None:
     # leader chart then ISR chart, each oldest first; cluster a's oldest bucket (01:00) is cut by the limit
     assert stamps_a == ["2026-01-01 03:00", "2026-01-01 04:00", "2026-01-01 05:00"] * 2
     assert stamps_b == ["2026-01-01 00:00", "2026-01-01 01:00", "2026-01-01 02:00"] * 2
+
+
+def test_kip1170_zero_checkpoint_levels_are_the_bootstrap_ones(spark: Any, tmp_path: Path) -> None:
+    """KIP-1170 (Kafka 4.4): the initial feature levels are in the zero
+    checkpoint, not in bootstrap.checkpoint (the directory is written by
+    tests/tools/test_kip1170_layout.py's writer)."""
+    from kraft.tools.spark.report import feature_changes
+    from tests.tools.test_kip1170_layout import write_kip1170_directory
+
+    log_dir = write_kip1170_directory(tmp_path / "meta", topic=None)
+    df = spark.read.format("kraft").load(str(log_dir))
+    got = sorted((r["source"], r["feature_name"], r["feature_level"]) for r in feature_changes(df).collect())
+    assert got == [("bootstrap", "eligible.leader.replicas.version", 1), ("bootstrap", "group.version", 1),
+                   ("bootstrap", "metadata.version", 27), ("bootstrap", "transaction.version", 2)]

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from kraft.tools.bench.load import percentile
-from kraft.tools.bench.quorum import TARGETS, format_report
+from kraft.tools.bench.quorum_commits import TARGETS, format_report
 
 
 @pytest.mark.slow

@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from kraft.cli import main
+from kraft.errors import EXIT_DATA, EXIT_REFUSED
 from kraft.messages.generated.leader_change_message import LeaderChangeMessage, Voter
 from kraft.messages.generated.topic_record import TopicRecord
 from kraft.messages.generated.vote_request import PartitionData, TopicData, VoteRequest
@@ -31,9 +32,12 @@ def ok_json(args: list[str], stdin: bytes | str | None = None) -> Any:
     return json.loads(result.stdout)
 
 
-def fails(args: list[str], stdin: bytes | str | None, *needles: str) -> str:
+def fails(args: list[str], stdin: bytes | str | None, *needles: str, code: int = EXIT_REFUSED) -> str:
+    """One ``error:`` line naming ``needles``, and the exit code of the
+    failure's class: 1 refused (an unknown name, a missing option), 6 the
+    input does not decode (kraft/errors.py)."""
     result = run(args, stdin)
-    assert result.exit_code == 1, (result.stdout, result.stderr)
+    assert result.exit_code == code, (result.stdout, result.stderr)
     err = result.stderr
     assert err.startswith("error: ") and err.count("\n") == 1, err
     assert "Traceback" not in err
@@ -170,7 +174,7 @@ def test_error_truncated_frame_body_names_field_and_offset() -> None:
     cut = raw[:-10]
     cut = len(cut[4:]).to_bytes(4, "big") + cut[4:]
     fails(["decode", "--frame"], cut.hex(), "cannot decode VoteRequest v1 at topics[0].partitions[0]",
-          "of the input")
+          "of the input", code=EXIT_DATA)
 
 
 def test_error_unknown_api_key_in_a_frame() -> None:
@@ -187,47 +191,47 @@ def test_error_unsupported_version_in_a_frame() -> None:
 def test_error_invalid_utf8() -> None:
     body = bytearray(VOTE.encode(2))
     body[2] = 0xFF  # inside the cluster id
-    fails(["decode", "--api", "vote", "--version", "2"], bytes(body).hex(), "at cluster_id", "invalid UTF-8")
+    fails(["decode", "--api", "vote", "--version", "2"], bytes(body).hex(), "at cluster_id", "invalid UTF-8", code=EXIT_DATA)
 
 
 def test_error_negative_length() -> None:
     # SaslHandshake v1 (not flexible): int16 string length -5.
-    fails(["decode", "--api", "SaslHandshake", "--version", "1"], "fffb", "mechanism", "byte 0")
+    fails(["decode", "--api", "SaslHandshake", "--version", "1"], "fffb", "mechanism", "byte 0", code=EXIT_DATA)
 
 
 def test_error_trailing_garbage() -> None:
-    fails(["decode", "--api", "vote", "--version", "2"], VOTE.encode(2).hex() + "00", "trailing")
+    fails(["decode", "--api", "vote", "--version", "2"], VOTE.encode(2).hex() + "00", "trailing", code=EXIT_DATA)
 
 
-@pytest.mark.parametrize(("args", "stdin", "needle"), [
-    (["decode"], "", "empty input"),
-    (["decode", "--hex"], "xyz", "not an even number of hex digits"),
-    (["decode", "--api", "vote"], "00", "needs --api and --version"),
-    (["decode", "--version", "1"], "00", "needs --api and --version"),
-    (["decode", "--api", "PRODUCE", "--version", "1"], "00", "unknown api 'PRODUCE'"),
-    (["decode", "--api", "vote", "--version", "9"], "00", "VoteRequest version 9 is not supported"),
-    (["decode", "--response", "--frame"], "0000000100", "give --api and --version"),
-    (["decode", "--frame"], "0000000500", "size prefix says 5 bytes, 1 follow"),
-    (["decode", "--record"], "090200", "frame version 9"),
-    (["decode", "--record"], "01", "cut short"),
-    (["decode", "--record", "--api", "NoSuchRecord"], "00", "unknown record type 'NoSuchRecord'"),
-    (["decode", "--record", "--api", "99"], "00", "unknown metadata record type 99"),
-    (["encode"], "{nope", "not JSON"),
-    (["encode"], "[]", "expected a JSON object"),
-    (["encode"], "{}", "cannot tell the api and version"),
+@pytest.mark.parametrize(("args", "stdin", "needle", "code"), [
+    (["decode"], "", "empty input", EXIT_REFUSED),
+    (["decode", "--hex"], "xyz", "not an even number of hex digits", EXIT_DATA),
+    (["decode", "--api", "vote"], "00", "needs --api and --version", EXIT_REFUSED),
+    (["decode", "--version", "1"], "00", "needs --api and --version", EXIT_REFUSED),
+    (["decode", "--api", "PRODUCE", "--version", "1"], "00", "unknown api 'PRODUCE'", EXIT_REFUSED),
+    (["decode", "--api", "vote", "--version", "9"], "00", "VoteRequest version 9 is not supported", EXIT_REFUSED),
+    (["decode", "--response", "--frame"], "0000000100", "give --api and --version", EXIT_REFUSED),
+    (["decode", "--frame"], "0000000500", "size prefix says 5 bytes, 1 follow", EXIT_DATA),
+    (["decode", "--record"], "090200", "frame version 9", EXIT_DATA),
+    (["decode", "--record"], "01", "cut short", EXIT_DATA),
+    (["decode", "--record", "--api", "NoSuchRecord"], "00", "unknown record type 'NoSuchRecord'", EXIT_REFUSED),
+    (["decode", "--record", "--api", "99"], "00", "unknown metadata record type 99", EXIT_REFUSED),
+    (["encode"], "{nope", "not JSON", EXIT_DATA),
+    (["encode"], "[]", "expected a JSON object", EXIT_REFUSED),
+    (["encode"], "{}", "cannot tell the api and version", EXIT_REFUSED),
     (["encode", "--api", "vote", "--version", "2"], '{"clusterId": null, "voterId": 1}',
-     "VoteRequest.topics: missing required field"),
-    (["encode", "--api", "vote", "--version", "2"], '{"clusterId": 5, "topics": []}', "expected a string"),
+     "VoteRequest.topics: missing required field", EXIT_DATA),
+    (["encode", "--api", "vote", "--version", "2"], '{"clusterId": 5, "topics": []}', "expected a string", EXIT_DATA),
     (["encode", "--api", "53", "--version", "1"], json.dumps({"kind": "request", "apiKey": 52, "apiVersion": 1,
-                                                             "body": {}}), "api: --api says 53, apiKey says 52"),
+                                                             "body": {}}), "api: --api says 53, apiKey says 52", EXIT_REFUSED),
     (["encode", "--frame", "--api", "vote", "--version", "2"], '{"clusterId": null, "voterId": 1, "topics": []}',
-     "--frame needs a header"),
-    (["encode", "--record"], '{"type": "TOPIC_RECORD", "data": {}}', "record version"),
+     "--frame needs a header", EXIT_REFUSED),
+    (["encode", "--record"], '{"type": "TOPIC_RECORD", "data": {}}', "record version", EXIT_REFUSED),
     (["encode", "--record", "--frame", "--api", "LeaderChangeMessage"],
-     '{"version": 0, "leaderId": 1, "voters": [], "grantingVoters": []}', "not a metadata record"),
+     '{"version": 0, "leaderId": 1, "voters": [], "grantingVoters": []}', "not a metadata record", EXIT_REFUSED),
 ])
-def test_errors_are_one_line(args: list[str], stdin: str, needle: str) -> None:
-    fails(args, stdin, needle)
+def test_errors_are_one_line(args: list[str], stdin: str, needle: str, code: int) -> None:
+    fails(args, stdin, needle, code=code)
 
 
 # ------------------------------------------------------ the real executable
@@ -248,7 +252,7 @@ def test_real_process_decodes_and_fails_cleanly() -> None:
     assert json.loads(good.stdout)["body"]["voterId"] == 1
     bad = subprocess.run([*_kraft(), "codec", "decode", "--api", "VOTE", "--version", "2"],
                          input=VOTE.encode(2)[:-3], capture_output=True, env=env, timeout=60)
-    assert bad.returncode == 1
+    assert bad.returncode == EXIT_DATA  # the input does not decode
     assert bad.stdout == b""
     lines = bad.stderr.decode().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: cannot decode VoteRequest v2 at ")

@@ -1,9 +1,12 @@
-"""``kraft storage`` and ``kraft features`` against real Kafka 4.0.0's
-``kafka-storage.sh`` / ``kafka-features.sh``: every offline record of
-``../shared/fixtures/real-tool-outputs/kafka-4.0.0-cli.jsonl`` is replayed, in
-the recorded order, in one scratch directory, and our stdout, stderr and exit
-code are compared byte for byte (Kafka's ``StorageTool``, ``Formatter``,
-``FeatureCommand``).
+"""``kraft storage`` and ``kraft features`` against real Kafka 4.1.0's and
+4.0.0's ``kafka-storage.sh`` / ``kafka-features.sh``: every offline record of
+``../shared/fixtures/real-tool-outputs/kafka-{4.1.0,4.0.0}-cli.jsonl`` is
+replayed, in the recorded order, in one scratch directory per release (4.1.0
+with kraft's default, 4.0.0 with ``--kafka-version 4.0``), and our stdout,
+stderr and exit code are compared byte for byte (Kafka's ``StorageTool``,
+``Formatter``, ``FeatureCommand``; ``MetadataVersion`` and ``Feature``
+changed in 4.1: default 4.1-IV1, maximum 4.2-IV1, share.version and
+streams.version, a reworded kraft.version error).
 
 What is replaced before comparing, and why:
 - random directory ids (``directory.id=`` of ``info``): ours are random too;
@@ -53,19 +56,21 @@ def replayed(record: dict[str, Any]) -> bool:
     return record["tool"] in ("kafka-storage.sh", "kafka-features.sh") and _skipped(record) is None
 
 
-#: (tool, args) -> (what kraft prints on stderr instead, rc, why).
+#: (tool, args) -> (what kraft prints on stderr instead, rc, why), for both releases.
 DIFFERENCES: dict[tuple[str, ...], tuple[str, int, str]] = {
     ("format", "-t", "MkU3OEVBNTcwNTJENDM2Qg", "-c", "static2.properties", "--standalone"): (
         "You cannot specify controller.quorum.voters and format the node with --initial-controllers or "
         "--standalone. If you want to use dynamic quorum, please remove controller.quorum.voters and specify "
         "controller.quorum.bootstrap.servers instead.\n", 1,
-        "stricter, as Kafka 4.1: a static voter list and a dynamic bootstrap snapshot contradict each other"),
+        "stricter, as Kafka after 4.1.0 (StorageTool.runFormatCommand): a static voter list and a dynamic "
+        "bootstrap snapshot contradict each other; 4.0.0 and 4.1.0 format it"),
 }
 
 
-def _records(tool: str) -> list[dict[str, Any]]:
-    shared_path("fixtures", "real-tool-outputs", golden.GOLDEN_FILES["cli"])
-    return [r for r in golden.selected("cli", replayed) if r["tool"] == tool]
+def _records(version: str, tool: str) -> list[dict[str, Any]]:
+    name = golden.name("cli", version)
+    shared_path("fixtures", "real-tool-outputs", golden.GOLDEN_FILES[name])
+    return [r for r in golden.selected(name, replayed) if r["tool"] == tool]
 
 
 def _java_message(stderr: str) -> str:
@@ -76,9 +81,9 @@ def _java_message(stderr: str) -> str:
     return (m.group(1) or "") + "\n"
 
 
-def _invoke(tool: str, args: list[str]) -> tuple[str, str, int]:
+def _invoke(tool: str, args: list[str], version: str) -> tuple[str, str, int]:
     prefix = ["storage"] if tool == "kafka-storage.sh" else ["features"]
-    result = CliRunner().invoke(main, [*prefix, *args])
+    result = CliRunner().invoke(main, [*prefix, *golden.release_args(version), *args])
     return result.stdout, result.stderr, result.exit_code
 
 
@@ -92,14 +97,16 @@ def _expected_info(stdout: str) -> str:
     return re.sub(r"directory\.id=[\w-]+", f"directory.id={uuid_to_kafka(ours)}", stdout)
 
 
-def test_kafka_storage_records_replayed_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("version", golden.VERSIONS)
+def test_kafka_storage_records_replayed_in_order(version: str, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     replayed = 0
-    for record in _records("kafka-storage.sh"):
+    for record in _records(version, "kafka-storage.sh"):
         for name, text in (record.get("inputs") or {}).items():
             Path(name).parent.mkdir(parents=True, exist_ok=True)
             Path(name).write_text(text)
-        stdout, stderr, rc = _invoke(record["tool"], record["args"])
+        stdout, stderr, rc = _invoke(record["tool"], record["args"], version)
         where = f"kafka-storage.sh {' '.join(record['args'])}"
         difference = DIFFERENCES.get(tuple(record["args"]))
         if difference is not None:
@@ -112,20 +119,28 @@ def test_kafka_storage_records_replayed_in_order(tmp_path: Path, monkeypatch: py
                 # Java's message is the bare path; ours says what it is.
                 missing = expected_err.strip()
                 expected_err = f"Unable to read {missing}: No such file or directory\n"
-            # kraft accepts Kafka 4.1's 4.1-IV1 (README): the maximum it names.
-            expected_err = expected_err.replace("maximum version is 4.1-IV0", "maximum version is 4.1-IV1")
         assert (stdout, stderr, rc) == (_expected_info(record["stdout"]), expected_err, record["rc"]), where
         replayed += 1
     assert replayed >= 20
 
 
-def test_kafka_features_offline_records() -> None:
+@pytest.mark.parametrize("version", golden.VERSIONS)
+def test_kafka_features_offline_records(version: str) -> None:
     replayed = 0
-    for record in _records("kafka-features.sh"):
-        stdout, stderr, rc = _invoke(record["tool"], record["args"])
+    for record in _records(version, "kafka-features.sh"):
+        stdout, stderr, rc = _invoke(record["tool"], record["args"], version)
         assert (stdout, stderr, rc) == (record["stdout"], record["stderr"], record["rc"]), record["args"]
         replayed += 1
-    assert replayed >= 4
+    # Kafka 4.1.0's kafka-features.sh was recorded against no live cluster;
+    # its version-mapping and feature-dependencies print from the same
+    # Feature/MetadataVersion enums as kafka-storage.sh's (as 4.0.0's
+    # records show): ours must print what 4.1.0's kafka-storage.sh printed.
+    for record in _records(version, "kafka-storage.sh"):
+        if record["args"][0] in ("version-mapping", "feature-dependencies") and record["rc"] == 0:
+            stdout, stderr, rc = _invoke("kafka-features.sh", record["args"], version)
+            assert (stdout, stderr, rc) == (record["stdout"], "", 0), record["args"]
+            replayed += 1
+    assert replayed >= 5
 
 
 def test_format_writes_directories_in_kafkas_hash_map_order() -> None:

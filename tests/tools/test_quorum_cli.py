@@ -20,6 +20,7 @@ import pytest
 import trio
 from click.testing import CliRunner
 
+from kraft.kafka_release import RELEASES
 from kraft.node.node import KraftNode
 from kraft.client.admin import QuorumInfo, ReplicaInfo, quorum_info
 from kraft.tools.quorum import ToolError, format_replication, format_status, quorum_group
@@ -71,7 +72,9 @@ def test_status_of_kafkas_own_quorum_is_printed_as_kafka_prints_it() -> None:
         + "]\n"
         "CurrentObservers:       []\n"
     )
-    assert format_status(cluster_id, info) == expected
+    # Kafka 4.0's Node.toString: "directoryId": null; 4.1 (the default) leaves it out.
+    assert format_status(cluster_id, info, RELEASES["4.0"]) == expected
+    assert format_status(cluster_id, info) == expected.replace('"directoryId": null, ', "")
 
 
 def test_replication_of_kafkas_own_quorum_is_kafkas_table() -> None:
@@ -114,7 +117,7 @@ def test_human_readable_times_are_ms_ago_and_unknown_times_stay_minus_one() -> N
     # The most lagging voter (2) has no caught-up time: -1; the observer
     # shows its directory id and no endpoints.
     assert status[4:] == ["MaxFollowerLag:         10", "MaxFollowerLagTimeMs:   -1",
-                          'CurrentVoters:          [{"id": 1, "directoryId": null}, {"id": 2, "directoryId": null}]',
+                          'CurrentVoters:          [{"id": 1}, {"id": 2}]',
                           'CurrentObservers:       [{"id": 9, "directoryId": "W9Vav3bSR_aDD1GOVgxXPg"}]']
 
 
@@ -122,7 +125,7 @@ def test_a_lone_leader_has_no_lag_and_ipv6_endpoints_are_bracketed() -> None:
     info = QuorumInfo(1, 1, 7, (ReplicaInfo(1, uuid.UUID(int=0), 7, 5, 5),), (), {1: (("CONTROLLER", "::1", 9093),)})
     assert format_status("c", info).splitlines()[4:7] == [
         "MaxFollowerLag:         0", "MaxFollowerLagTimeMs:   0",
-        'CurrentVoters:          [{"id": 1, "directoryId": null, "endpoints": ["CONTROLLER://[::1]:9093"]}]']
+        'CurrentVoters:          [{"id": 1, "endpoints": ["CONTROLLER://[::1]:9093"]}]']
 
 
 def test_a_timestamp_from_the_future_is_kafkas_clock_drift_error() -> None:
@@ -212,9 +215,15 @@ async def test_describe_agrees_with_kafka_python_on_leader_epoch_voters_and_obse
             assert int(fields["LeaderId"]) == leader
             voters = json.loads(fields["CurrentVoters"])
             observers = json.loads(fields["CurrentObservers"])
-            assert voters == [{"id": i, "directoryId": None, "endpoints": [f"CONTROLLER://{HOST}:{ports[i]}"]}
+            assert voters == [{"id": i, "endpoints": [f"CONTROLLER://{HOST}:{ports[i]}"]}
                               for i in VOTERS]
             assert [o["id"] for o in observers] == [OBSERVER] and "endpoints" not in observers[0]
+            # As Kafka 4.0.0 printed it: the static voters' "directoryId": null.
+            as_40 = await kraft_quorum("--kafka-version", "4.0", "--bootstrap-controller", f"{HOST}:{ports[follower]}",
+                                       "describe", "--status")
+            assert as_40.returncode == 0, as_40.stderr
+            assert [v["directoryId"] for v in json.loads(_parse_status(as_40.stdout.decode())["CurrentVoters"])] \
+                == [None] * len(VOTERS)
 
             replication = await kraft_quorum("--bootstrap-controller", bootstrap, "describe", "--replication")
             assert replication.returncode == 0, replication.stderr
@@ -272,7 +281,7 @@ async def test_a_dead_address_fails_at_once_with_one_line() -> None:
         port = s.getsockname()[1]
     started = trio.current_time()
     result = await kraft_quorum("--bootstrap-controller", f"{HOST}:{port}", "describe", "--status")
-    assert_one_line_error(result, f"Cannot reach any of the bootstrap controllers: {HOST}:{port}")
+    assert_one_line_error(result, f"Cannot reach any of the bootstrap controllers: {HOST}:{port}", status=5)
     assert trio.current_time() - started < 9  # well inside the 10 s command timeout: no retrying
 
 
@@ -290,7 +299,7 @@ async def test_a_node_that_never_answers_is_bounded_by_the_request_timeout(tmp_p
                                     "describe", "--replication")
         nursery.cancel_scope.cancel()
     assert_one_line_error(result, f"Cannot reach any of the bootstrap controllers: {HOST}:{port}: "
-                                  "DescribeCluster request timed out after 300 ms")
+                                  "DescribeCluster request timed out after 300 ms", status=5)
 
 
 async def test_a_quorum_without_a_leader_times_out_with_the_reason(tmp_path: Path) -> None:
@@ -317,7 +326,7 @@ async def test_a_quorum_without_a_leader_times_out_with_the_reason(tmp_path: Pat
     (["--bootstrap-controller", "h:1", "describe", "--status", "--human-readable"],
      "The option --human-readable is only supported along with --replication", 1),
     (["--bootstrap-controller", "h:1", "--command-config", "/nonexistent/admin.properties", "describe", "--status"],
-     "Properties file /nonexistent/admin.properties does not exist.", 1),
+     "Properties file /nonexistent/admin.properties does not exists!", 1),  # Kafka 4.0 and 4.1's words
 ])
 def test_bad_arguments_get_kafkas_message(args: list[str], message: str, status: int) -> None:
     # In-process (click's runner): these never reach the network.

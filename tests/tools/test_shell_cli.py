@@ -38,22 +38,20 @@ def test_a_failing_command_exits_1_and_still_prints_kafkas_line() -> None:
     assert (result.returncode, result.stdout) == (1, "cat: /nope: No such file or directory.\n")
 
 
-def test_a_session_on_stdin_prints_kafkas_banner_and_prompts() -> None:
-    """The stdin session of the golden file, replayed whole: Kafka's banner, then
+@pytest.mark.parametrize("version,flags", [("4.1.0", []), ("4.0.0", ["--kafka-version", "4.0"])])
+def test_a_session_on_stdin_prints_kafkas_banner_and_prompts(version: str, flags: list[str]) -> None:
+    """The stdin session of each golden file, replayed whole: Kafka's banner, then
     '>> ' before each command's output (a dumb terminal, no echo)."""
-    golden = shared_path("fixtures", "real-tool-outputs", "kafka-4.0.0-metadata-shell.jsonl")
+    golden = shared_path("fixtures", "real-tool-outputs", f"kafka-{version}-metadata-shell.jsonl")
     wanted = "fixtures:kafka-3.9-single-node/commit-4bef72a/data/bootstrap.checkpoint"
     records = [json.loads(line) for line in golden.read_text().splitlines()]
     records = [r for r in records if r["snapshot"] == wanted]
     head, commands = records[0], [r for r in records[1:] if r["mode"] == "stdin-session"]
-    result = kraft("shell", "--snapshot", str(fixture(*wanted[len("fixtures:"):].split("/"))), stdin=head["stdin"])
+    result = kraft("shell", *flags, "--snapshot", str(fixture(*wanted[len("fixtures:"):].split("/"))),
+                   stdin=head["stdin"])
     expected = head["stdout_banner"] + "".join(">> " + r["stdout"] for r in commands) + ">> "
-    # Our own differences from 4.0.0 (listed in the README): /local, zkMigrationState.
-    from kraft.tools.shell import kraft_commit_id, kraft_version
-
-    expected = (expected.replace(">> 4.0.0\n", f">> {kraft_version()}\n")
-                .replace(">> 985bc99521dd22bb\n", f">> {kraft_commit_id()}\n")
-                .replace("cat: /image/features/zkMigrationState: No such file or directory.\n", "NONE\n")
+    # Our own difference from Kafka (listed in the README): zkMigrationState.
+    expected = (expected.replace("cat: /image/features/zkMigrationState: No such file or directory.\n", "NONE\n")
                 .replace("zkMigrationState:\n", "zkMigrationState:\n  NONE\n"))
     assert result.stdout == expected
     assert result.returncode == 1  # the session's `cat /nope` and friends failed
@@ -122,20 +120,19 @@ def test_one_source_is_required() -> None:
     assert result.returncode == 2 and "exactly one of --snapshot, --directory or --bootstrap-controller" in result.stderr
 
 
-def test_commit_id_from_a_checkout(tmp_path: Path) -> None:
-    """/local/commitId: 16 hex digits of HEAD, through a worktree's gitdir and
-    packed refs; "unknown" (Kafka's AppInfoParser default) outside a checkout."""
-    from kraft.tools.shell import kraft_commit_id
+@pytest.mark.parametrize("version,expected", [
+    (None, "4.1.0\n13f70256db3c994c\n"),
+    ("4.0", "4.0.0\n985bc99521dd22bb\n"),
+])
+def test_local_names_the_kafka_release_printed_as(version: str | None, expected: str) -> None:
+    """``LocalShellNode``: /local/version and /local/commitId are the release's
+    (AppInfoParser), as the recorded 4.1.0 and 4.0.0 shells printed them."""
+    flags = [] if version is None else ["--kafka-version", version]
+    result = kraft("shell", *flags, "-s", str(fixture(*SNAPSHOT_358)), "cat", "/local/version", "/local/commitId")
+    assert (result.returncode, result.stdout) == (0, expected), result.stderr
 
-    sha = "0123456789abcdef0123456789abcdef01234567"
-    common = tmp_path / "main.git"
-    (common / "worktrees" / "wt").mkdir(parents=True)
-    (common / "packed-refs").write_text(f"# pack-refs with: peeled\n{sha} refs/heads/shell\n")
-    (common / "worktrees" / "wt" / "HEAD").write_text("ref: refs/heads/shell\n")
-    (common / "worktrees" / "wt" / "commondir").write_text("../..\n")
-    checkout = tmp_path / "wt"
-    (checkout / "tools").mkdir(parents=True)
-    (checkout / ".git").write_text(f"gitdir: {common / 'worktrees' / 'wt'}\n")
-    assert kraft_commit_id(checkout / "tools") == sha[:16]
-    (tmp_path / "plain").mkdir()
-    assert kraft_commit_id(tmp_path / "plain") == "unknown"
+
+def test_an_unknown_kafka_version_is_one_line_naming_the_known_ones() -> None:
+    result = kraft("shell", "--kafka-version", "3.9", "-s", str(fixture(*SNAPSHOT_358)), "ls")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == "Error: unknown Kafka version '3.9' (--kafka-version): kraft prints as Kafka 4.0, 4.1\n"

@@ -1,5 +1,7 @@
 """The one bootstrap-address parser (Kafka's ``ClientUtils.parseAndValidateAddresses``)
-and its three users: the node's config, the admin client and the observer."""
+and its two wrappers: the node's config (``controller.quorum.bootstrap.servers``)
+and every client's (:func:`kraft.client.admin.parse_bootstrap`: the tools and
+the observer)."""
 
 from __future__ import annotations
 
@@ -8,8 +10,7 @@ import pytest
 from kraft.client.admin import parse_bootstrap
 from kraft.client.errors import AdminError
 from kraft.config import ConfigError, parse_bootstrap_servers
-from kraft.node.observer import ObserverError
-from kraft.node.observer import parse_bootstrap as observer_bootstrap
+from kraft.programs.observer import Observer, ObserverError
 from kraft.wire.addresses import InvalidAddress, parse_addresses
 
 
@@ -36,12 +37,13 @@ def test_every_user_parses_alike() -> None:
     expected = [("127.0.0.1", 9093), ("::1", 9094)]
     assert parse_bootstrap_servers(text) == expected
     assert list(parse_bootstrap(text, "bootstrap.controllers")) == expected
-    assert observer_bootstrap(text) == observer_bootstrap(text.split(",")) == expected
+    assert list(parse_bootstrap(text.split(","), "--bootstrap-controller")) == expected  # an option given twice
+    assert Observer(text).bootstrap == Observer(text.split(",")).bootstrap == expected
     # Each names its own setting in Kafka's message, with its own error type.
     with pytest.raises(ConfigError, match="^Invalid url in controller.quorum.bootstrap.servers: x$"):
         parse_bootstrap_servers("x")
     with pytest.raises(AdminError, match="^Invalid url in bootstrap.controllers: x$"):
         parse_bootstrap("x", "bootstrap.controllers")
     with pytest.raises(ObserverError, match="^Invalid url in --bootstrap-controller: x$"):
-        observer_bootstrap("x")
+        Observer("x")
     assert parse_bootstrap_servers("") == []  # a static quorum has none

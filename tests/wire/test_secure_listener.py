@@ -21,7 +21,7 @@ from kraft.wire.apis import ApiKey
 from kraft.wire.client import AuthenticationFailed, ConnectionFailed, PeerClient
 from kraft.wire.codec import decode_response
 from kraft.wire.errors import ErrorCode
-from kraft.wire.limits import ConnectionLimits, ConnectionTracker
+from kraft.wire.connection_limits import ConnectionLimits, ConnectionTracker
 from kraft.wire.scram import ScramMechanism, make_credential
 from kraft.wire.security import (
     ListenerSecurity,

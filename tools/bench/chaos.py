@@ -144,7 +144,7 @@ class _Chaos:
 
     def prepare(self) -> None:
         from kraft.tools.bench.faults import build_fsync_shim
-        from kraft.tools.quickstart import _free_ports, write_properties
+        from kraft.tools.quickstart import free_ports, write_properties
 
         ids = list(range(1, self.options.voters + 1))
         shim = build_fsync_shim(self.root / "shim")
@@ -161,7 +161,7 @@ class _Chaos:
             self.tmpfs = mount_dir
         else:
             self.skipped["disk-full"] = f"cannot mount a tmpfs ({done.stderr.strip() or done.returncode})"
-        ports = _free_ports(len(ids) + 1)
+        ports = free_ports(len(ids) + 1)
         quorum = ",".join(f"{i}@127.0.0.1:{p}" for i, p in zip(ids, ports))
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
         configs = {}

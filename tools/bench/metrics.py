@@ -20,7 +20,7 @@ from typing import Any
 
 import trio
 
-from kraft.tools.bench.quorum import QuorumBenchOptions, VOTERS, _measure, _Quorum, _throughput
+from kraft.tools.bench.quorum_commits import QuorumBenchOptions, VOTERS, measure, BenchQuorum, throughput
 
 __all__ = ["run_metrics_overhead", "format_overhead", "MAX_LOSS"]
 
@@ -30,7 +30,7 @@ SCRAPE_INTERVAL_S = 1.0
 _METRICS_LINE = re.compile(rb"metrics on http://[^:/]+:(\d+)/metrics")
 
 
-async def _metrics_port(quorum: _Quorum, node_id: int) -> int:
+async def _metrics_port(quorum: BenchQuorum, node_id: int) -> int:
     """The ephemeral metrics port the voter logged at start-up."""
     path = quorum.root / f"node-{node_id}.log"
     with trio.fail_after(30):
@@ -71,7 +71,7 @@ async def run_metrics_overhead(options: QuorumBenchOptions, root: Path, say: Cal
         d.mkdir(parents=True, exist_ok=True)
     on_options = dataclasses.replace(options, extra={
         **options.extra, "metrics.prometheus.port": "0", "metrics.prometheus.host": "127.0.0.1"})
-    quorums = {"off": _Quorum(dirs["off"], options), "on": _Quorum(dirs["on"], on_options)}
+    quorums = {"off": BenchQuorum(dirs["off"], options), "on": BenchQuorum(dirs["on"], on_options)}
     figures: dict[str, list[float]] = {"off": [], "on": []}
     scrapes = [0]
     async with trio.open_nursery() as nursery:
@@ -80,7 +80,7 @@ async def run_metrics_overhead(options: QuorumBenchOptions, root: Path, say: Cal
                 for node_id in VOTERS:
                     await quorum.start(node_id, nursery)
             for name, quorum in quorums.items():
-                def voters_ready(q: _Quorum = quorum) -> bool:
+                def voters_ready(q: BenchQuorum = quorum) -> bool:
                     return all(v.ready for v in q.voters.values())
 
                 await quorum.wait_until(f"the metrics-{name} voters to start", voters_ready)
@@ -94,7 +94,7 @@ async def run_metrics_overhead(options: QuorumBenchOptions, root: Path, say: Cal
                 for name in ("off", "on") if i % 2 == 0 else ("on", "off"):
                     quorum = quorums[name]
                     await quorum.set_rate(-1)
-                    records_per_s = _throughput(await _measure(quorum, options))
+                    records_per_s = throughput(await measure(quorum, options))
                     await quorum.set_rate(0)
                     figures[name].append(records_per_s)
                     say(f"  round {i + 1}, metrics {name}: {records_per_s:,.0f} records/s")

@@ -1,5 +1,5 @@
 """``kraft bench quorum``: the command. The phases are in
-:mod:`kraft.tools.bench.quorum`, ``--metrics-overhead`` in :mod:`kraft.tools.bench.metrics`."""
+:mod:`kraft.tools.bench.quorum_commits`, ``--metrics-overhead`` in :mod:`kraft.tools.bench.metrics`."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def quorum_bench_command(duration: float, warmup: float, record_size: int, failo
     import trio
 
     from kraft.tools.bench.metrics import format_overhead, run_metrics_overhead
-    from kraft.tools.bench.quorum import BenchError, first_leaf, format_report, run_quorum_bench
+    from kraft.tools.bench.quorum_commits import BenchError, first_leaf, format_report, run_quorum_bench
 
     options = QuorumBenchOptions(duration_s=duration, warmup_s=warmup, record_size=record_size,
                                  failovers=failovers, linger_ms=linger_ms, window=window,

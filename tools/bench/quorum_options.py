@@ -1,5 +1,5 @@
 """The settings of ``kraft bench quorum`` and its targets: apart from the
-harness (:mod:`kraft.tools.bench.quorum`) so the command's options need no trio."""
+harness (:mod:`kraft.tools.bench.quorum_commits`) so the command's options need no trio."""
 
 from __future__ import annotations
 

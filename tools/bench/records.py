@@ -28,7 +28,7 @@ import click
 # --- synthesizing a metadata log ---------------------------------------------------
 
 
-class _Synth:
+class MetadataSynth:
     """Builds metadata record values the way a KRaft controller writes them."""
 
     def __init__(self, rng: random.Random) -> None:
@@ -132,7 +132,7 @@ def synthesize_metadata_log(path: Path, target_bytes: int, *, seed: int = 1) -> 
     from kraft.records.control import build_control_batch
 
     rng = random.Random(seed)
-    synth = _Synth(rng)
+    synth = MetadataSynth(rng)
     leader_change = synth.cls["LeaderChangeMessage"]
     from kraft.messages.generated import leader_change_message as lcm
 

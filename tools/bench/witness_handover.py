@@ -2,10 +2,12 @@
 "Kafka" controller is behind when the leader dies (kraft/raft/handover.py).
 
 Three ``kraft node start`` processes on 127.0.0.1: nodes 1 and 2 play Kafka
-controllers -- they answer ApiVersions exactly as a real Kafka 4.0 controller
-does (``kafka_api_versions_hex``, a real answer's frame) and run with
-``kraft.witness=false`` so they lead as Kafka's do -- and node 3 is a kraft
-voter with default settings (``kraft.witness=auto``: a witness). Each
+controllers -- started through ``kafka_launcher``, the arguments after
+``python`` that run ``kraft`` with a node answering ApiVersions exactly as a
+real Kafka 4.0 controller does (the tests' ``tests.node.kafka_played_node``
+and a real answer's frame), with ``kraft.witness=false`` so they lead as
+Kafka's do -- and node 3 is a kraft voter with default settings
+(``kraft.witness=auto``: a witness). Each
 node appends numbered records while it leads and logs every one acknowledged
 as committed (the demo load; the witness's appends are refused while it
 hands over); an in-process observer follows the log and the leaders.
@@ -25,8 +27,8 @@ and never appended a record; the final leader is a Kafka-played node.
 
 Entry point for the chaos tool's scenario registry::
 
-    await run_witness_handover(root, say, kafka_api_versions_hex=hex, rounds=3,
-                               pause_s=4.0, append_rate=50.0, ports=None)
+    await run_witness_handover(root, say, kafka_launcher=("-m", "tests.node.kafka_played_node", hex),
+                               rounds=3, pause_s=4.0, append_rate=50.0, ports=None)
 
 returns a JSON-able dict (see :func:`run_witness_handover`).
 """
@@ -63,12 +65,13 @@ class _Proc:
     out: Path
     acks: Path
     rate: float
+    launcher: tuple[str, ...] = ("-m", "kraft.cli")
     proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         with open(self.out, "ab") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "kraft.cli", "node", "start", "--config", str(self.config),
+                [sys.executable, *self.launcher, "node", "start", "--config", str(self.config),
                  "--demo-append-rate", str(self.rate), "--demo-ack-log", str(self.acks)],
                 stdout=out, stderr=subprocess.STDOUT)
 
@@ -114,7 +117,7 @@ def _median(values: Sequence[float]) -> float | None:
 
 
 async def run_witness_handover(
-    root: Path, say: Callable[[str], None], *, kafka_api_versions_hex: str, rounds: int = 1,
+    root: Path, say: Callable[[str], None], *, kafka_launcher: Sequence[str], rounds: int = 1,
     pause_s: float = 4.0, append_rate: float = 50.0, ports: Sequence[int] | None = None,
     round_timeout_s: float = 90.0,
 ) -> dict[str, Any]:
@@ -134,24 +137,23 @@ async def run_witness_handover(
     from kraft.node.fault import RaisingFaultHandler
     from kraft.node.node import KraftNode
     from kraft.node.snapshots import CommittedBatch
-    from kraft.tools.quickstart import _free_ports, write_properties
+    from kraft.tools.quickstart import free_ports, write_properties
 
-    ports = list(ports) if ports is not None else _free_ports(4)
+    ports = list(ports) if ports is not None else free_ports(4)
     ids = [*KAFKA, WITNESS]
     quorum = ",".join(f"{i}@127.0.0.1:{p}" for i, p in zip(ids, ports))
     cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
     configs: dict[int, Path] = {}
     for node_id, port in zip([*ids, OBSERVER_ID], ports):
-        extra = {"kraft.witness": "false", "kraft.testing.api.versions.response.hex": kafka_api_versions_hex} \
-            if node_id in KAFKA else {}
+        extra = {"kraft.witness": "false"} if node_id in KAFKA else {}
         configs[node_id] = root / f"server-{node_id}.properties"
         write_properties(configs[node_id], node_id, port, quorum, root / f"metadata-{node_id}", extra)
         done = subprocess.run([sys.executable, "-m", "kraft.cli", "storage", "format", "--config",
                                str(configs[node_id]), "--cluster-id", cluster_id], capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError(f"kraft storage format failed: {done.stdout}{done.stderr}")
-    procs = {i: _Proc(i, configs[i], root / f"node-{i}.out", root / f"acks-{i}.tsv",
-                      append_rate) for i in ids}
+    procs = {i: _Proc(i, configs[i], root / f"node-{i}.out", root / f"acks-{i}.tsv", append_rate,
+                      tuple(kafka_launcher) if i in KAFKA else ("-m", "kraft.cli")) for i in ids}
     committed: dict[int, bytes] = {}
     leaders: list[tuple[float, int, int | None]] = []
     result: dict[str, Any] = {"rounds": [], "load_average": os.getloadavg()[0]}

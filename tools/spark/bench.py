@@ -103,10 +103,10 @@ def synthesize_controller_log(path: Path, target_bytes: int, *, seed: int = 1) -
     from kraft.messages.generated import leader_change_message as lcm
     from kraft.records.batch import Record, build_batch
     from kraft.records.control import build_control_batch
-    from kraft.tools.bench.records import _Synth
+    from kraft.tools.bench.records import MetadataSynth
 
     rng = random.Random(seed)
-    synth = _Synth(rng)
+    synth = MetadataSynth(rng)
     synth.brokers = [1, 2, 3]
     mix = CONTROLLER_MIX
     broker_epochs = {b: 10 + b for b in synth.brokers}
@@ -368,9 +368,9 @@ def interleaved_rounds(log_dir: Path, rounds: int) -> list[list[str]]:
 def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: int, seed: int, mix: str,
                         directory: str | None) -> None:
     """Rows/s of the kraft Spark data source vs the same decoder in one process."""
-    from kraft.tools.spark.cli import _need_pyspark
+    from kraft.tools.spark.cli import need_pyspark
 
-    _need_pyspark()
+    need_pyspark()
     with tempfile.TemporaryDirectory(prefix="kraft-bench-spark-", dir=directory) as tmp:
         log_dir = Path(tmp) / "logs"
         t0 = time.perf_counter()

@@ -23,7 +23,7 @@ import click
 PARTITION_COLUMNS = ("cluster_id", "record_type")
 
 
-def _need_pyspark() -> None:
+def need_pyspark() -> None:
     try:
         import pyspark  # noqa: F401
         import pyarrow  # noqa: F401
@@ -113,7 +113,7 @@ SHORT_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 def _spark(master: str, conf: tuple[str, ...], ui: bool, *, short: bool = False) -> Iterator[Any]:
     """The session for one command; ``short``: a small input on a local
     master, whose driver JVM is tuned for a short life (see SHORT_JVM_OPTIONS)."""
-    _need_pyspark()
+    need_pyspark()
     from kraft.tools.spark.source import session
 
     settings = {"spark.ui.showConsoleProgress": "false"}
@@ -421,7 +421,7 @@ def report_command(inputs: tuple[str, ...], export_path: str | None, export_form
     """Topic lifecycle, leader/ISR changes, broker fencing, config and feature changes, snapshot coverage."""
     if bool(inputs) == bool(export_path):
         raise click.UsageError("give either --input (metadata directories) or --from-export (an export)")
-    _need_pyspark()
+    need_pyspark()
     from kraft.tools.spark import report as R
 
     unknown = [s for s in sections if s not in R.SECTIONS]

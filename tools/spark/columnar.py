@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from crc32c import crc32c
 
 from kraft.records.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC_V2, MIN_BATCH_LENGTH, RecordBatch
-from kraft.records.describe import HEADER_SIZE_UP_TO_MAGIC, read_file_batches
+from kraft.tools.record_format.describe import HEADER_SIZE_UP_TO_MAGIC, read_file_batches
 from kraft.tools.spark.plan import FileSplit
 from kraft.tools.spark.pushdown import CONTROL_TYPES, Pushed
 from kraft.tools.spark.rows import (
@@ -48,12 +48,12 @@ from kraft.tools.spark.rows import (
     CORRUPT_BATCH,
     CRC_MISMATCH,
     DEFAULT_BATCH_ROWS,
-    _NO_BATCH,
-    _NO_TYPED,
+    NO_BATCH,
+    NO_TYPED,
     KraftReadError,
-    _describe,
-    _SplitReader,
-    _type_name,
+    row_description,
+    SplitReader,
+    known_type_name,
     arrow_schema,
 )
 
@@ -75,7 +75,7 @@ _TYPED_START = COLUMN_NAMES.index("topic_id")
 _R_TYPE, _R_ERROR_KIND, _R_ERROR, _R_TYPED = 2, 6, 7, 8
 
 #: A problem row's description.
-_NO_DESCRIPTION: tuple[Any, ...] = (None, None, None, None, None, None, None, None, _NO_TYPED)
+_NO_DESCRIPTION: tuple[Any, ...] = (None, None, None, None, None, None, None, None, NO_TYPED)
 
 
 # --- the description memo ---------------------------------------------------------------------
@@ -92,13 +92,13 @@ _memo_bytes = 0
 
 
 def _metadata_description(batch: RecordBatch, record: Any) -> tuple[Any, ...]:
-    """:func:`kraft.tools.spark.rows._describe` of a metadata record, memoised by value."""
+    """:func:`kraft.tools.spark.rows.row_description` of a metadata record, memoised by value."""
     global _memo_bytes
     value = record[3]
     d = _memo.get(value)  # None is never a key: a miss
     if d is not None:
         return d
-    d = _describe(batch, record, False)
+    d = row_description(batch, record, False)
     if value is not None and len(value) <= MEMO_MAX_VALUE and d[5] is None:
         cost = 2 * len(value) + (len(d[3]) if d[3] is not None else 0) + 200
         if len(_memo) >= MEMO_MAX_ENTRIES or _memo_bytes + cost > MEMO_MAX_BYTES:
@@ -221,7 +221,7 @@ class _Columns:
             at = pa.array(self.description_of_row, type=pa.int32())
             for c, column in zip(_DESCRIBED, zip(*descriptions), strict=False):
                 arrays[c] = pa.array(column, type=types[c]).take(at)
-            if all(d[_R_TYPED] is _NO_TYPED for d in descriptions):
+            if all(d[_R_TYPED] is NO_TYPED for d in descriptions):
                 for c in range(_TYPED_START, len(types)):
                     arrays[c] = pa.nulls(n, types[c])
             else:
@@ -269,7 +269,7 @@ _RECORDS_COUNT_OFFSET = 57
 
 def _metadata_needles(types: frozenset[str]) -> tuple[bytes, ...]:
     """The frame prefixes (frame version 1, api key) of the wanted metadata types."""
-    return tuple(bytes([1, k]) for k in range(128) if _type_name(k) in types)
+    return tuple(bytes([1, k]) for k in range(128) if known_type_name(k) in types)
 
 
 _BATCH_LENGTH = struct.Struct(">i")  # batchLength, at byte 8 of a batch
@@ -288,7 +288,7 @@ def _positions(data: bytes, needles: tuple[bytes, ...]) -> list[int]:
     return out
 
 
-class _ColumnarSplitReader(_SplitReader):
+class _ColumnarSplitReader(SplitReader):
     """The split logic of the tuple reader (files, torn tails, corrupt
     batches), with rows appended to :class:`_Columns` instead of yielded."""
 
@@ -300,7 +300,7 @@ class _ColumnarSplitReader(_SplitReader):
         self.needles = None if types is None else _metadata_needles(types)
 
     def problem(self, kind: str, message: str, position: int | None,
-                batch_part: tuple[Any, ...] = _NO_BATCH) -> None:
+                batch_part: tuple[Any, ...] = NO_BATCH) -> None:
         self._problem(kind, message, position, _NULL_BATCH, None)
 
     def _problem(self, kind: str, message: str, position: int | None, batch: tuple[Any, ...], crc_valid: bool | None) -> None:
@@ -373,7 +373,7 @@ class _ColumnarSplitReader(_SplitReader):
     def _decode(self, batch: RecordBatch, position: int, key: bytes | None) -> tuple[tuple[Any, ...], ...] | None:
         """``(offset delta, timestamp delta, row description)`` of every
         record of ``batch`` (the description: key, value, then
-        :func:`kraft.tools.spark.rows._describe`'s tuple); memoised by ``key``
+        :func:`kraft.tools.spark.rows.row_description`'s tuple); memoised by ``key``
         (its records section) when no record has a problem."""
         global _sections_bytes
         try:
@@ -384,7 +384,7 @@ class _ColumnarSplitReader(_SplitReader):
             return None
         base, base_ts = batch[0], batch[7]
         if batch[5] & 0x20:
-            entry = tuple((r[0] - base, r[1] - base_ts, (r[2], r[3], *_describe(batch, r, True))) for r in records)
+            entry = tuple((r[0] - base, r[1] - base_ts, (r[2], r[3], *row_description(batch, r, True))) for r in records)
         else:
             describe = _metadata_description
             entry = tuple((r[0] - base, r[1] - base_ts, (r[2], r[3], *describe(batch, r))) for r in records)

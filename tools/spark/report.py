@@ -274,9 +274,14 @@ def config_changes(df: DataFrame) -> DataFrame:
 
 
 def feature_changes(df: DataFrame) -> DataFrame:
-    """FeatureLevelRecords of the bootstrap checkpoints (initial levels) and the log."""
+    """FeatureLevelRecords of the bootstrap checkpoints (initial levels) and the log.
+    The initial levels are in ``bootstrap.checkpoint``, or (KIP-1170, Kafka
+    4.4) in the zero checkpoint ``00000000000000000000-0000000000.checkpoint``."""
+    zero_checkpoint = (F.col("file_kind") == "snapshot") & (F.col("snapshot_end_offset") == 0) \
+        & (F.col("snapshot_epoch") == 0)
     boot = with_cluster(
-        df.where((F.col("file_kind") == "bootstrap") & (F.col("record_type") == "FEATURE_LEVEL_RECORD"))
+        df.where(((F.col("file_kind") == "bootstrap") | zero_checkpoint)
+                 & (F.col("record_type") == "FEATURE_LEVEL_RECORD"))
     ).dropDuplicates(["cluster", "feature_name", "feature_level"])
     boot = boot.select(
         "cluster", F.lit("bootstrap").alias("source"), "feature_name", "feature_level", F.lit(None).cast("long").alias("offset"),

@@ -5,7 +5,7 @@ record into one row of :data:`COLUMNS`. Needs pyarrow, not pyspark: the
 executors call it through the data source, and ``kraft bench spark`` calls it
 in one process to measure the decoder alone.
 
-Records are found and described by :mod:`kraft.records.describe`, the code
+Records are found and described by :mod:`kraft.tools.record_format.describe`, the code
 ``kraft dump-log --json`` uses, so both agree record for record; the typed
 columns (``topic_name``, ``leader``, ``isr``, ``config_name``, ...) come from
 the same decoded message.
@@ -33,9 +33,9 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from kraft.records.batch import RecordBatch
-from kraft.records.describe import UNKNOWN_RECORD_TYPE, codec_name, describe_record, java_json, read_file_batches
-from kraft.records.fastjson import MetadataPayloads
-from kraft.records.fastjson import _uuid_text
+from kraft.tools.record_format.describe import UNKNOWN_RECORD_TYPE, codec_name, describe_record, java_json, read_file_batches
+from kraft.tools.record_format.fastjson import MetadataPayloads
+from kraft.tools.record_format.fastjson import uuid_text
 from kraft.records.metadata import metadata_type_name
 from kraft.tools.spark.plan import FileSplit, SourceFile
 from kraft.tools.spark.pushdown import Pushed
@@ -106,9 +106,9 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 COLUMN_NAMES = tuple(c[0] for c in COLUMNS)
 _TYPED = COLUMN_NAMES[COLUMN_NAMES.index("topic_id") :]
-_NO_TYPED = (None,) * len(_TYPED)
+NO_TYPED = (None,) * len(_TYPED)
 _NO_RECORD = (None,) * (COLUMN_NAMES.index("topic_id") - COLUMN_NAMES.index("offset"))
-_NO_BATCH = (None,) * (COLUMN_NAMES.index("offset") - COLUMN_NAMES.index("position") - 1)
+NO_BATCH = (None,) * (COLUMN_NAMES.index("offset") - COLUMN_NAMES.index("position") - 1)
 
 
 def arrow_schema() -> pa.Schema:
@@ -132,7 +132,7 @@ def arrow_schema() -> pa.Schema:
 
 
 def _uuid(u: Any) -> str | None:
-    return None if u is None else _uuid_text(u)
+    return None if u is None else uuid_text(u)
 
 
 def _change_flag(value: int, *, on: int, off: int | None) -> bool | None:
@@ -184,7 +184,7 @@ assert len(_TYPED) == 19, "the typed views are written for these 19 typed column
 # --- reading one split ----------------------------------------------------------------------
 
 
-class _SplitReader:
+class SplitReader:
     """Rows of one split. Problems become rows (or raise, with ``failfast``)."""
 
     def __init__(self, split: FileSplit, failfast: bool, pushed: Pushed | None = None) -> None:
@@ -195,12 +195,12 @@ class _SplitReader:
         self.file_part = (f.cluster_id, f.node_id, f.path, f.kind, f.snapshot_end_offset, f.snapshot_epoch)
 
     def problem(self, kind: str, message: str, position: int | None,
-                batch_part: tuple[Any, ...] = _NO_BATCH) -> tuple[Any, ...] | None:
+                batch_part: tuple[Any, ...] = NO_BATCH) -> tuple[Any, ...] | None:
         if self.failfast:
             raise KraftReadError(f"{kind}: {message}")
         if self.pushed is not None and self.pushed.row_level:
             return None  # a problem row has no record_type or offset: the filter drops it
-        return (*self.file_part, position, *batch_part, *_NO_RECORD[:-2], kind, message, *_NO_TYPED)
+        return (*self.file_part, position, *batch_part, *_NO_RECORD[:-2], kind, message, *NO_TYPED)
 
     def rows(self) -> Iterator[tuple[Any, ...]]:
         for row in self._rows():
@@ -299,9 +299,9 @@ class _SplitReader:
                     # the type id is the second byte of a metadata frame: skip
                     # other types without decoding them
                     if value is not None and len(value) > 2 and value[0] == 1 and value[1] < 0x80:
-                        if _type_name(value[1]) not in types:
+                        if known_type_name(value[1]) not in types:
                             continue
-            type_name, type_id, version, payload, error_kind, error, typed = _describe(batch, record, is_control)
+            type_name, type_id, version, payload, error_kind, error, typed = row_description(batch, record, is_control)
             if types is not None and type_name not in types:
                 continue
             if error is not None and self.failfast:
@@ -335,7 +335,7 @@ _memo: dict[bytes, tuple[Any, ...]] = {}
 _payloads: MetadataPayloads | None = None
 
 
-def _describe(batch: RecordBatch, record: Any, is_control: bool) -> tuple[Any, ...]:
+def row_description(batch: RecordBatch, record: Any, is_control: bool) -> tuple[Any, ...]:
     """``(type_name, type_id, version, payload, error_kind, error, typed)`` of a record."""
     global _payloads
     value = record[3]
@@ -353,14 +353,14 @@ def _describe(batch: RecordBatch, record: Any, is_control: bool) -> tuple[Any, .
         if fast is not None:
             name, api_key, version, message, text = fast
             view = _TYPED_VIEWS.get(name)
-            out: tuple[Any, ...] = (name, api_key, version, text, None, None, _NO_TYPED if view is None else view(message))
+            out: tuple[Any, ...] = (name, api_key, version, text, None, None, NO_TYPED if view is None else view(message))
             if small:
                 if len(_memo) >= _MEMO_MAX_ENTRIES:
                     _memo.clear()
                 _memo[bytes(value)] = out
             return out
     d = describe_record(batch, record)
-    typed = _NO_TYPED
+    typed = NO_TYPED
     if d.message is not None and not is_control:
         view = _TYPED_VIEWS.get(d.type_name or "")
         if view is not None:
@@ -378,7 +378,7 @@ def _describe(batch: RecordBatch, record: Any, is_control: bool) -> tuple[Any, .
 
 
 @functools.cache
-def _type_name(api_key: int) -> str | None:
+def known_type_name(api_key: int) -> str | None:
     try:
         return metadata_type_name(api_key)
     except Exception:  # noqa: BLE001 - an unknown type has no name (record_type null)
@@ -391,7 +391,7 @@ def iter_rows(
     """Every row of ``splits`` as a tuple in :data:`COLUMN_NAMES` order
     (only those ``pushed`` keeps, when given)."""
     for split in splits:
-        yield from _SplitReader(split, failfast, pushed).rows()
+        yield from SplitReader(split, failfast, pushed).rows()
 
 
 def read_splits(

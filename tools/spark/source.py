@@ -215,6 +215,44 @@ def register(spark: SparkSession) -> None:
     spark.dataSource.register(KraftPushdownDataSource)
 
 
+#: Where a local master's driver binds and is reached: loopback, so a run on
+#: a laptop opens no port on the machine's public interface (Spark's default
+#: is the address its host name resolves to, else the first interface's).
+LOOPBACK = "127.0.0.1"
+_LOOPBACK_KEYS = ("spark.driver.bindAddress", "spark.driver.host")
+
+
+def _spark_defaults() -> dict[str, str]:
+    """``spark-defaults.conf`` (SPARK_CONF_DIR, else SPARK_HOME/conf): what the
+    user configured for every session, which a default of ours must not override."""
+    conf_dir = os.environ.get("SPARK_CONF_DIR") or (
+        os.path.join(os.environ["SPARK_HOME"], "conf") if os.environ.get("SPARK_HOME") else None)
+    out: dict[str, str] = {}
+    if conf_dir is None:
+        return out
+    try:
+        with open(os.path.join(conf_dir, "spark-defaults.conf"), encoding="utf-8") as f:
+            for line in f:
+                parts = line.strip().split(None, 1)
+                if parts and not parts[0].startswith("#"):
+                    out[parts[0]] = parts[1].strip() if len(parts) > 1 else ""
+    except OSError:
+        pass
+    return out
+
+
+def loopback_settings(conf: Mapping[str, str] | None) -> dict[str, str]:
+    """The driver's bind address and host for a local master: loopback,
+    unless the user chose them (``conf``, spark-defaults.conf, or
+    SPARK_LOCAL_IP / SPARK_LOCAL_HOSTNAME in the environment)."""
+    if os.environ.get("SPARK_LOCAL_IP") or os.environ.get("SPARK_LOCAL_HOSTNAME"):
+        return {}
+    chosen = set(conf or {}) | set(_spark_defaults())
+    if chosen & set(_LOOPBACK_KEYS):
+        return {}
+    return {key: LOOPBACK for key in _LOOPBACK_KEYS}
+
+
 def session(
     master: str | None = "local[*]",
     *,
@@ -229,8 +267,14 @@ def session(
     README). A master of ``None`` keeps what ``spark-submit`` configured.
     """
     local = master is not None and master.startswith("local")
+    loopback: dict[str, str] = {}
     if local:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        loopback = loopback_settings(conf)
+        if loopback:
+            # Also the JVM's own choice of local address (Utils.localIpAddress),
+            # which it logs as "using <public address> instead" otherwise.
+            os.environ["SPARK_LOCAL_IP"] = LOOPBACK
     # pyspark warns about pandas >= 3 on import of its Arrow helpers; the data
     # source does not use pandas.
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
@@ -239,6 +283,11 @@ def session(
         builder = builder.master(master)
     if local:
         builder = builder.config("spark.sql.shuffle.partitions", "8")
+    for key, value in loopback.items():
+        builder = builder.config(key, value)
+    if local and "spark.python.daemon.module" not in (conf or {}):
+        # Workers end quietly when a show/take/limit hangs up on them (see the module).
+        builder = builder.config("spark.python.daemon.module", "kraft.tools.spark.daemon")
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

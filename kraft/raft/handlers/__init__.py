@@ -5,7 +5,7 @@ As ``KafkaRaftClient``'s handle* methods and its ``AddVoterHandler``,
 ``RemoveVoterHandler``, ``UpdateVoterHandler``:
 
 * :mod:`.election` -- Vote, BeginQuorumEpoch, EndQuorumEpoch;
-* :mod:`.replication` -- Fetch, FetchSnapshot;
+* :mod:`.fetch` -- Fetch, FetchSnapshot;
 * :mod:`.membership` -- AddRaftVoter, RemoveRaftVoter, UpdateRaftVoter (KIP-853).
 
 Each handler sees the core only through the small ``Protocol`` its module

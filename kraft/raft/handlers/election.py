@@ -9,22 +9,19 @@ passed ``maybeHandleCommonResponse``.
 
 from __future__ import annotations
 
-from typing import Protocol
 
 from kraft.raft.events import (
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
     EndQuorumEpochRequest,
     EndQuorumEpochResponse,
-    TopicPartition,
     VoteRequest,
     VoteResponse,
 )
 from kraft.raft.errors import Errors
-from kraft.raft.handlers.common import LeaderFields
-from kraft.raft.quorum import QuorumState
-from kraft.raft.quorum_config import QuorumConfig
-from kraft.raft.replication import log_end
+from kraft.raft.handlers.common import HandlerContext
+from kraft.raft.quorum_state import QuorumState
+from kraft.raft.log_reconciliation import log_end
 from kraft.raft.roles import (
     Candidate,
     EpochElection,
@@ -35,31 +32,12 @@ from kraft.raft.roles import (
     Unattached,
     log_up_to_date,
 )
-from kraft.raft.voters import ReplicaKey, VoterSet
-from kraft.records.view import LogView, OffsetAndEpoch
+from kraft.raft.voters import ReplicaKey
+from kraft.records.view import OffsetAndEpoch
 
 
-class ElectionContext(Protocol):
-    """What the election handlers use of the core."""
-
-    @property
-    def quorum(self) -> QuorumState: ...
-    @property
-    def config(self) -> QuorumConfig: ...
-    @property
-    def log(self) -> LogView: ...
-    @property
-    def local_key(self) -> ReplicaKey | None: ...
-    @property
-    def cluster_id(self) -> str | None: ...
-    @property
-    def topic_partition(self) -> TopicPartition: ...
-    @property
-    def voters(self) -> VoterSet: ...
-
-    def response_common(self) -> LeaderFields: ...
-    def maybe_transition_forward(self, now_ms: int) -> None: ...
-    def prospective_lost(self, now_ms: int, why: str) -> None: ...
+#: What the election handlers get (:class:`~kraft.raft.handlers.common.HandlerContext`).
+ElectionContext = HandlerContext
 
 
 def tally(votes: EpochElection) -> str:

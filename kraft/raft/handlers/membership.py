@@ -12,7 +12,6 @@ AddRaftVoter (after RemoveRaftVoter of a stale entry with its id).
 
 from __future__ import annotations
 
-from typing import Protocol
 
 from kraft.raft import kraft_version as kraft_version_feature
 from kraft.raft.errors import Errors, LocalRaftError, NotLeaderError
@@ -29,47 +28,21 @@ from kraft.raft.events import (
     UpdateRaftVoterRequest,
     UpdateRaftVoterResponse,
 )
-from kraft.raft.handlers.common import LeaderFields
+from kraft.raft.handlers.common import HandlerContext
 from kraft.raft.leader_state import LeaderState
 from kraft.raft.logops import KRaftVersionControl, VotersControl
-from kraft.raft.quorum import QuorumState
-from kraft.raft.quorum_config import QuorumConfig
 from kraft.raft.roles import Follower, Leader
 from kraft.raft.voter_changes import PendingVoterChange, Refusal, admission_refusal
-from kraft.raft.voters import Endpoints, KRaftVersionRange, ReplicaKey, VoterNode, VoterSet
-from kraft.records.view import LogView, OffsetAndEpoch
+from kraft.raft.voters import Endpoints, KRaftVersionRange, ReplicaKey, VoterNode
+from kraft.records.view import OffsetAndEpoch
 
 #: Kafka's ``LeaderState.isReplicaCaughtUp``: an observer that fetched
 #: within the last hour (and has caught up with the leader once) may be added.
 ADD_VOTER_CAUGHT_UP_WINDOW_MS = 3_600_000
 
 
-class MembershipContext(Protocol):
-    """What the membership handlers use of the core."""
-
-    @property
-    def quorum(self) -> QuorumState: ...
-    @property
-    def config(self) -> QuorumConfig: ...
-    @property
-    def log(self) -> LogView: ...
-    @property
-    def local_key(self) -> ReplicaKey | None: ...
-    @property
-    def cluster_id(self) -> str | None: ...
-    @property
-    def voters(self) -> VoterSet: ...
-    @property
-    def kraft_version(self) -> int: ...
-    @property
-    def voters_offset(self) -> int | None: ...
-    @property
-    def default_listener(self) -> str: ...
-
-    def response_common(self) -> LeaderFields: ...
-    def validate_leader_only(self, epoch: int) -> Errors | None: ...
-    def respond(self, env: InboundRequest, response: RaftResponse) -> None: ...
-    def send_request_now(self, now_ms: int, destination: int, request: RaftRequest) -> int | None: ...
+#: What the voter-change handlers get (:class:`~kraft.raft.handlers.common.HandlerContext`).
+MembershipContext = HandlerContext
 
 
 def _answer(ctx: MembershipContext, msg: RaftRequest, error: Errors, message: str | None) -> RaftResponse:

@@ -1,0 +1,123 @@
+"""Which Apache Kafka release kraft's Kafka look-alike tools print as.
+
+``kraft dump-log``, ``shell``, ``storage``, ``features`` and ``quorum``
+print what the newest Kafka release we have real outputs for prints
+(:data:`LATEST`, Kafka 4.1.0). ``--kafka-version X.Y`` on each of them, or
+the environment variable :data:`ENV_VAR` for scripts, picks an older 4.x
+release where its output differed; ``4.0`` is Kafka 4.0.0 byte for byte.
+A patch release (``4.0.1``) prints as its minor release here.
+
+Each :class:`KafkaRelease` holds the facts that differ, named after what
+Kafka changed (with the Kafka class that changed it), so a tool asks
+``release.decodes_leader_change`` rather than comparing version strings.
+This module imports nothing of ours and nothing heavy: every tool's
+``--help`` loads it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+__all__ = ["ENV_VAR", "KafkaRelease", "LATEST", "RELEASES", "UnknownKafkaVersion", "kafka_release", "known_versions"]
+
+#: The environment variable scripts set instead of ``--kafka-version``.
+ENV_VAR = "KRAFT_KAFKA_VERSION"
+
+
+@dataclass(frozen=True)
+class KafkaRelease:
+    """What one Kafka release's tools print where releases differ."""
+
+    #: ``4.1``: what ``--kafka-version`` takes
+    name: str
+    #: ``/local/version`` of the metadata shell (``AppInfoParser.getVersion``)
+    version: str
+    #: ``/local/commitId`` (``AppInfoParser.getCommitId``) of the release's build
+    commit_id: str
+    #: ``DumpLogSegments.printControlRecord`` decodes LeaderChange control
+    #: records (``LeaderChange: {...}``, 4.1); 4.0 prints ``controlType: LEADER_CHANGE(2)``
+    decodes_leader_change: bool
+    #: ``MetadataQuorumCommand.Node.toString`` leaves out the ``directoryId``
+    #: of a replica without one (4.1); 4.0 prints ``"directoryId": null``
+    omits_missing_directory_id: bool
+    #: ``MetadataVersion.LATEST_PRODUCTION``: ``storage format``'s default,
+    #: ``version-mapping`` without ``--release-version``
+    latest_production: str
+    #: ``MetadataVersion.latestTesting()``: the newest ``--release-version`` accepted
+    latest_testing: str
+    #: ``Feature.PRODUCTION_FEATURES`` (metadata.version apart), in Kafka's order
+    features: tuple[str, ...]
+    #: ``Formatter.effectiveKRaftFeatureLevel``'s error for kraft.version=1 without a dynamic quorum
+    kraft_version_1_error: str
+    #: ``MetadataQuorumCommand``'s error for a missing ``--command-config``
+    #: (``{path}``; 4.0 and 4.1 say "does not exists!", Kafka 4.4 "does not exist.")
+    missing_command_config: str = "Properties file {path} does not exists!"
+
+
+RELEASES: dict[str, KafkaRelease] = {
+    "4.0": KafkaRelease(
+        name="4.0",
+        version="4.0.0",
+        # The 4.0.0 release's build (the version-bump commit 985bc99).
+        commit_id="985bc99521dd22bb",
+        decodes_leader_change=False,
+        omits_missing_directory_id=False,
+        latest_production="4.0-IV3",
+        latest_testing="4.1-IV0",
+        features=("kraft.version", "transaction.version", "group.version", "eligible.leader.replicas.version"),
+        kraft_version_1_error=(
+            "Cannot set kraft.version to 1 unless KIP-853 configuration is present. "
+            "Try removing the --feature flag for kraft.version."
+        ),
+    ),
+    "4.1": KafkaRelease(
+        name="4.1",
+        version="4.1.0",
+        commit_id="13f70256db3c994c",
+        decodes_leader_change=True,
+        omits_missing_directory_id=True,
+        latest_production="4.1-IV1",
+        latest_testing="4.2-IV1",
+        features=("kraft.version", "transaction.version", "group.version", "eligible.leader.replicas.version",
+                  "share.version", "streams.version"),
+        kraft_version_1_error=(
+            "Cannot set kraft.version to 1 unless one of the flags --standalone, --initial-controllers, or "
+            "--no-initial-controllers is used. For dynamic controllers support, try using one of --standalone, "
+            "--initial-controllers, or --no-initial-controllers."
+        ),
+    ),
+}
+
+#: The default: the newest release we have real outputs for.
+LATEST = RELEASES["4.1"]
+
+_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+class UnknownKafkaVersion(ValueError):
+    """A ``--kafka-version`` (or :data:`ENV_VAR`) kraft cannot print as."""
+
+
+def known_versions() -> str:
+    return ", ".join(RELEASES)
+
+
+def kafka_release(requested: str | None = None, environ: Mapping[str, str] | None = None) -> KafkaRelease:
+    """The release named by ``requested`` (``--kafka-version``), else by
+    :data:`ENV_VAR`, else :data:`LATEST`. ``X.Y`` or ``X.Y.Z``; raises
+    :class:`UnknownKafkaVersion` with one line naming the known ones."""
+    source = "--kafka-version"
+    if requested is None:
+        requested = (os.environ if environ is None else environ).get(ENV_VAR) or None
+        source = ENV_VAR
+    if requested is None:
+        return LATEST
+    m = _VERSION.fullmatch(requested.strip())
+    release = RELEASES.get(f"{m.group(1)}.{m.group(2)}") if m else None
+    if release is None:
+        raise UnknownKafkaVersion(
+            f"unknown Kafka version {requested!r} ({source}): kraft prints as Kafka {known_versions()}")
+    return release

@@ -1,0 +1,160 @@
+"""The inbound side of a node (Kafka's ``ControllerApis``): every request a
+controller listener decodes comes here and is answered. ApiVersions and the
+admin requests are answered from a read-only view of the raft
+(:mod:`kraft.node.admin_apis`); the raft RPCs go to the raft client, whose
+core answers them, and the answer goes back on the same connection. Nothing
+here sends requests or holds the node.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+from kraft.config import NodeConfig
+from kraft.errors import ConfigurationError
+from kraft.messages.generated.api_versions_response import ApiVersionsResponse
+from kraft.node import admin_apis, authorizer, rpc
+from kraft.node.cluster_ids import INCONSISTENT_CLUSTER_ID, ClusterIdWatch
+from kraft.node.raft_view import InboundRaft
+from kraft.node.raft_metrics import RaftMetrics, error_name, event_error, request_name, wire_error
+from kraft.raft import events as ev
+from kraft.raft.errors import Errors
+from kraft.raft.witness import WitnessDecision
+from kraft.wire.apis import ApiKey
+from kraft.wire.not_controller import REFUSED_CONTROLLER_APIS
+from kraft.wire.server import CloseConnection, ConnectionInfo, Response
+
+__all__ = ["ControllerApis", "SUPPORTED_APIS", "replayed_api_versions"]
+
+#: The APIs a kraft controller listener answers, with the versions we speak.
+SUPPORTED_APIS: dict[ApiKey | int, tuple[int, int]] = {
+    ApiKey.FETCH: (4, 18),
+    ApiKey.API_VERSIONS: (0, 4),
+    # SASL (kraft/wire/sasl.py). Advertised from v0 as Kafka does (librdkafka
+    # requires it), but only v1 (KIP-152 framing) is served: a v0 handshake
+    # is refused. On a listener without SASL both get ILLEGAL_SASL_STATE.
+    ApiKey.SASL_HANDSHAKE: (0, 1),
+    ApiKey.SASL_AUTHENTICATE: (0, 2),
+    ApiKey.VOTE: (0, 2),
+    ApiKey.BEGIN_QUORUM_EPOCH: (0, 1),
+    ApiKey.END_QUORUM_EPOCH: (0, 1),
+    ApiKey.FETCH_SNAPSHOT: (0, 1),
+    # The admin surface (kraft/node/admin_apis.py).
+    ApiKey.METADATA: (0, 13),
+    ApiKey.DESCRIBE_QUORUM: (0, 2),
+    ApiKey.DESCRIBE_CLUSTER: (0, 2),
+    ApiKey.UPDATE_FEATURES: (0, 2),  # the kraft.version upgrade (kraft/node/update_features.py)
+    # KIP-853 voter changes (answered by the raft core of the leader).
+    ApiKey.ADD_RAFT_VOTER: (0, 1),
+    ApiKey.REMOVE_RAFT_VOTER: (0, 0),
+    ApiKey.UPDATE_RAFT_VOTER: (0, 0),
+}
+
+
+def replayed_api_versions(frame_hex: str) -> dict[int, tuple[int, int]]:
+    """The api ranges of an ApiVersions response frame in hex (size,
+    correlation id, body; ApiVersions responses keep header v0): for tests,
+    ``KraftNode(config, advertised_apis=replayed_api_versions(hex))`` makes a
+    kraft node advertise exactly what, e.g., a real Kafka 4.0 controller did."""
+    try:
+        frame = bytes.fromhex(frame_hex)
+        for version in (4, 3, 0):
+            try:
+                body = ApiVersionsResponse.decode(frame[8:], version=version)
+                return {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}
+            except Exception:
+                continue
+    except ValueError:
+        pass
+    raise ConfigurationError("not an ApiVersions response frame in hex")
+
+
+def _source_of(event: ev.RaftRequest) -> int:
+    match event:
+        case ev.VoteRequest():
+            return event.candidate_key.id
+        case ev.BeginQuorumEpochRequest() | ev.EndQuorumEpochRequest():
+            return event.leader_id
+        case ev.FetchRequest() | ev.FetchSnapshotRequest():
+            return event.replica_key.id
+        case ev.UpdateRaftVoterRequest():
+            return event.voter_key.id
+    return -1
+
+
+class ControllerApis:
+    """Answers a controller listener's requests (a ``RequestHandler`` of
+    :func:`kraft.wire.server.serve_listener`)."""
+
+    def __init__(self, config: NodeConfig, raft: InboundRaft, *, cluster_id: str,
+                 advertised_apis: Mapping[Any, tuple[int, int]], metrics: RaftMetrics | None,
+                 cluster_ids: ClusterIdWatch | None,
+                 witness_decision: Callable[[], WitnessDecision | None]) -> None:
+        self._config = config
+        self._raft = raft
+        self._cluster_id = cluster_id
+        self._advertised = advertised_apis
+        self._metrics = metrics
+        self._cluster_ids = cluster_ids
+        self._witness_decision = witness_decision
+
+    def _advertised_now(self) -> Mapping[Any, tuple[int, int]]:
+        """What ApiVersions advertises: a witness leading a hand-over epoch
+        adds the Kafka controller RPCs it answers with NOT_CONTROLLER
+        (kraft/wire/not_controller.py), so a broker that finds it as leader
+        sends them and is told to retry with the next controller."""
+        raft = self._raft
+        if not raft.initialized or raft.core.handover_leadership is None:
+            return self._advertised
+        return {**self._advertised, **{k: v for k, (_, v) in REFUSED_CONTROLLER_APIS.items()}}
+
+    async def handle(self, request: Any, conn: ConnectionInfo) -> Response | None:
+        metrics = self._metrics
+        if metrics is None:
+            return await self._dispatch(request, conn)
+        # Kafka's RequestMetrics: requests, errors by code, total time.
+        start = time.perf_counter()
+        response = await self._dispatch(request, conn)
+        error = "NONE" if response is None else error_name(wire_error(response.body))
+        metrics.request_handled(request_name(ApiKey(request.api_key).name), error,
+                                (time.perf_counter() - start) * 1000.0)
+        return response
+
+    async def _dispatch(self, request: Any, conn: ConnectionInfo) -> Response | None:
+        key = request.api_key
+        version = request.api_version
+        if key == ApiKey.API_VERSIONS:
+            return admin_apis.node_api_versions(self._raft, version, request.body, self._advertised_now())
+        config = self._config
+        refused = authorizer.authorize(config.secured, config.super_users, key, version, conn)
+        if refused is not None:
+            return refused
+        if key in admin_apis.ADMIN_API_KEYS:
+            return await admin_apis.handle(self._raft, request, conn, cluster_id=self._cluster_id,
+                                           node_id=config.node_id, witness=self._witness_decision())
+        if key in rpc.RAFT_API_KEYS or key in rpc.VOTER_CHANGE_API_KEYS:
+            return await self._handle_raft(key, version, request.body, conn)
+        raise CloseConnection(f"api {ApiKey(key).name} is not served by a kraft controller")
+
+    async def _handle_raft(self, key: int, version: int, body: Any, conn: ConnectionInfo) -> Response:
+        event = rpc.request_from_wire(key, version, body)
+        if not isinstance(event, ev.RaftRequest.__args__):
+            # A request refused while decoding: its error answer.
+            return Response(rpc.response_to_wire(key, cast(ev.RaftResponse, event), version, conn.listener), version)
+        wait_ms = self._config.quorum.request_timeout_ms
+        if isinstance(event, ev.FetchRequest):
+            wait_ms += event.max_wait_ms
+        elif key in rpc.VOTER_CHANGE_API_KEYS:
+            # The core answers within request.timeout.ms of admitting the
+            # change (Kafka's handler timer); allow for the admission.
+            wait_ms = 2 * wait_ms + 1000
+        source = _source_of(event)
+        response = await self._raft.handle_request(source, event, wait_ms)
+        if response is None:
+            response = rpc.error_response(key, Errors.REQUEST_TIMED_OUT)
+        elif self._cluster_ids is not None and event_error(response) == INCONSISTENT_CLUSTER_ID:
+            self._cluster_ids.refused_request(source, f"{conn.peer_host}:{conn.peer_port}",
+                                              getattr(event, "cluster_id", None))
+        return Response(rpc.response_to_wire(key, response, version, conn.listener), version)

@@ -1,0 +1,347 @@
+"""How a node is put together (Kafka's ``KafkaRaftManager``): the log
+directory locked and opened, the raft core and its
+:class:`~kraft.node.raft_client.KafkaRaftClient`, the outbound
+:class:`~kraft.node.network_channel.NetworkChannel`, the listeners answering
+through :class:`~kraft.node.controller_apis.ControllerApis`, the witness
+detector, the log cleaner, SCRAM credentials and the metrics endpoint, all
+in one nursery (:meth:`RaftManager.run`). The embedding API
+(:class:`kraft.node.node.KraftNode`) owns one and reads its parts.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from functools import partial
+from pathlib import Path
+import random
+from collections.abc import Mapping
+from typing import Any, cast
+
+import trio
+
+from kraft.config import NodeConfig
+from kraft.dirlock import DirectoryLock
+from kraft.errors import NetworkError, StorageError
+from kraft.node import credentials, snapshots, update_features as features
+from kraft.node.cluster_ids import ClusterIdWatch, describe_cluster_asker
+from kraft.node.controller_apis import SUPPORTED_APIS, ControllerApis
+from kraft.node.network_channel import AddressBook, NetworkChannel
+from kraft.node.quorum_state_store import ElectionStateStore
+from kraft.node.raft_client import KafkaRaftClient
+from kraft.node.fault import FaultHandler
+from kraft.node.raft_metrics import RaftMetrics
+from kraft.node.remedies import corruption_remedy
+from kraft.node.snapshots import CommittedSource
+from kraft.node.witness import WitnessDetector, probe_peer, scan_for_kafka_metadata
+from kraft.raft.core import RaftCore
+from kraft.raft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
+from kraft.raft.witness import WitnessDecision, WitnessPolicy
+from kraft.records.errors import CorruptLogError, StateFileError
+from kraft.records.log import MetadataLog, metadata_partition_dir
+from kraft.records.log_config import LogConfig
+from kraft.records.state_files import MetaProperties, QuorumStateFile
+from kraft.wire.client import ClientPool, PeerClient
+from kraft.wire.connection_limits import ConnectionTracker
+from kraft.wire.security import ClientSecurity
+from kraft.wire.server import serve_listener
+
+log = logging.getLogger("kraft.node")
+
+__all__ = ["NodeStartError", "RaftManager"]
+
+
+class NodeStartError(StorageError):
+    """The node cannot start from its log directory (unformatted, another
+    node's or cluster's, locked by another process, corrupt)."""
+
+
+class RaftManager:
+    """The parts of one running node, as :func:`run` puts them together."""
+
+    def __init__(self, config: NodeConfig, *, rng: random.Random, client_security: ClientSecurity | None,
+                 fault_handler: FaultHandler | None, advertised_apis: Mapping[Any, tuple[int, int]] | None,
+                 committed_source: CommittedSource) -> None:
+        self.config = config
+        #: A log I/O error of unknown outcome goes here (default: halt the process).
+        self.fault_handler = fault_handler
+        self.rng = rng
+        #: The raft client (set in :meth:`run`).
+        self.shell: KafkaRaftClient | None = None
+        self.log: MetadataLog | None = None
+        self.cluster_id: str | None = None
+        self.directory_id: uuid.UUID | None = None
+        #: The log directory's ``.lock``, held while the node runs.
+        self.dir_lock: DirectoryLock | None = None
+        #: Set when :meth:`run` has released everything (after a start).
+        self.stopped: trio.Event | None = None
+        #: How this node dials the others: ``client_security`` (an observer
+        #: given a client properties file), else the controller listener's.
+        self.client_security = client_security if client_security is not None else config.client_security
+        #: The raft connections to the other nodes.
+        self.pool = ClientPool(client_id=f"raft-client-{config.node_id}",
+                               request_timeout_ms=config.quorum.request_timeout_ms, security=self.client_security)
+        #: Open connections across this node's listeners (max.connections*).
+        self.connections = ConnectionTracker(config.connection_limits)
+        self.nursery: trio.Nursery | None = None
+        self.ports: dict[str, int] = {}
+        #: The raft metrics, with ``metrics.prometheus.port`` set (else None).
+        self.metrics: RaftMetrics | None = RaftMetrics() if config.prometheus_port is not None else None
+        self.metrics_port: int | None = None
+        #: The witness decision's evidence and log lines (kraft/node/witness.py).
+        self.witness: WitnessDetector | None = None
+        #: The inbound side (set in :meth:`run`).
+        self.apis: ControllerApis | None = None
+        #: What this node's ApiVersions advertises.
+        self.advertised_apis: dict[Any, tuple[int, int]] = dict(advertised_apis or SUPPORTED_APIS)
+        #: Where SCRAM credentials are followed from (the embedding API's committed log).
+        self.committed_source = committed_source
+
+    @property
+    def witness_decision(self) -> WitnessDecision | None:
+        """Whether this voter may lead, and why (None: not running, or an observer)."""
+        shell, detector = self.shell, self.witness
+        if shell is None or detector is None or not shell.initialized or not shell.core.is_voter:
+            return None
+        return detector.decision
+
+    def local_endpoints(self) -> tuple[Endpoint, ...]:
+        """This node's controller listeners as peers reach them (advertised,
+        else bound), in ``controller.listener.names`` order: what it records
+        in VotersRecord / sends with AddRaftVoter and UpdateRaftVoter."""
+        out = []
+        listeners = {e.name: e for e in self.config.listeners}
+        advertised = {e.name: e for e in self.config.advertised_listeners}
+        for name in self.config.controller_listener_names:
+            e = advertised.get(name) or listeners.get(name)
+            if e is not None:
+                host = e.host or "localhost"
+                out.append(Endpoint(name, host, e.port or self.ports.get(name, 0)))
+        return tuple(out)
+
+    async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        """Run until cancelled. ``task_status.started()`` once every listener
+        accepts connections (ports in :attr:`ports`)."""
+        mlog, meta = open_storage(self)
+        self.log = mlog
+        self.cluster_id = meta.cluster_id
+        self.directory_id = meta.directory_id
+        cluster_ids = ClusterIdWatch(
+            meta.cluster_id or "", str(Path(self.config.metadata_log_dir) / "meta.properties"),
+            describe_cluster_asker(lambda host, port: PeerClient(
+                host, port, client_id=self.pool.client_id,
+                request_timeout_ms=self.config.quorum.request_timeout_ms, security=self.client_security)))
+        c = self.config
+        # controller.quorum.bootstrap.servers get ids -1, -2, ... (Kafka's
+        # QuorumConfig.parseBootstrapServers); KIP-853 dynamic quorums. Our own
+        # address in that list is left out: a node never fetches from itself.
+        own = {(e.host, e.port) for e in (*c.listeners, *c.advertised_listeners)}
+        addresses = AddressBook(
+            c.controller_listener_names[0], {v.node_id: (v.host, v.port) for v in c.voters},
+            {-(i + 1): address for i, address in enumerate(c.bootstrap_servers) if address not in own})
+        store = ElectionStateStore(QuorumStateFile(mlog.quorum_state_path),
+                                   [v.node_id for v in c.voters] if c.voters else None, meta.cluster_id or "")
+        try:
+            election_state = store.read()  # a damaged quorum-state: StateFileError, naming the file
+        except BaseException:
+            _abandon_storage(self, mlog)
+            raise
+        policy = WitnessPolicy(c.witness)
+        # Before the core exists (nothing else reads or writes the log yet):
+        # Kafka controller metadata in the log decides before any candidacy.
+        try:
+            evidence = await trio.to_thread.run_sync(scan_for_kafka_metadata, mlog)
+        except Exception as e:  # advisory: never stop the node for it
+            log.warning("kraft.witness: could not scan the metadata log for Kafka metadata: %s", e)
+            evidence = None
+        if evidence is not None:
+            policy.found_in_log(evidence)
+        core = RaftCore(
+            node_id=c.node_id,
+            voters=_voter_set(self),
+            log=mlog,
+            rng=self.rng,
+            config=c.quorum,
+            directory_id=meta.directory_id,
+            cluster_id=meta.cluster_id,
+            election_state=election_state,
+            local_endpoints=self.local_endpoints(),
+            supported_kraft_versions=features.SUPPORTED_FEATURES["kraft.version"],
+            bootstrap_ids=tuple(addresses.bootstrap),
+            auto_join=c.auto_join,
+            # A controller may be added as a voter at any time (KIP-853):
+            # it fsyncs before telling the leader its fetch position.
+            followers_always_flush=True,
+            campaign_policy=policy,
+        )
+        addresses.quorum = core
+        channel = NetworkChannel(self.pool, addresses, request_timeout_ms=c.quorum.request_timeout_ms,
+                                 max_versions={k: v[1] for k, v in SUPPORTED_APIS.items()},
+                                 local_endpoints=self.local_endpoints, security=self.client_security,
+                                 metrics=self.metrics, cluster_ids=cluster_ids)
+        self.shell = shell = KafkaRaftClient(core, mlog, store, sender=channel, fault_handler=self.fault_handler)
+        configured = [v.node_id for v in c.voters]
+        self.witness = WitnessDetector(
+            policy, c.node_id, voters=lambda: addresses.voter_addresses(configured),
+            probe=partial(probe_peer, self.pool, SUPPORTED_APIS), changed=shell.request_poll,
+            cluster_id=meta.cluster_id,
+            voters_source="controller.quorum.voters" if c.voters else "controller.quorum.bootstrap.servers")
+        if self.metrics is not None:
+            self.metrics.shell = shell
+            self.metrics.is_witness = lambda: (d := self.witness_decision) is not None and d.witness
+            shell.telemetry.metrics = self.metrics
+        self.apis = apis = ControllerApis(c, shell, cluster_id=meta.cluster_id or "", advertised_apis=self.advertised_apis,
+                              metrics=self.metrics, cluster_ids=cluster_ids,
+                              witness_decision=lambda: self.witness_decision)
+        role = "voter" if c.is_voter_candidate else "observer"
+        self.stopped = stopped = trio.Event()
+        try:
+            async with trio.open_nursery() as nursery:
+                self.nursery = nursery
+                channel.start(nursery, shell.deliver)
+                for listener in c.listeners:
+                    try:
+                        port = await nursery.start(partial(
+                            serve_listener, apis, listener.host, listener.port,
+                            listener=listener.name, max_frame_size=c.socket_request_max_bytes,
+                            max_in_flight_per_connection=c.connection_limits.max_in_flight_per_connection,
+                            security=c.listener_security.get(listener.name), tracker=self.connections))
+                    except OSError as e:
+                        raise _bind_error(listener.name, listener.host, listener.port, "listeners", e) from None
+                    self.ports[listener.name] = port
+                log.info("node %d (%s) of cluster %s listening on %s, log end offset %d",
+                         c.node_id, role, meta.cluster_id,
+                         ", ".join(f"{n}:{p}" for n, p in self.ports.items()), mlog.end_offset)
+                nursery.start_soon(_run_raft_client, shell, nursery)
+                nursery.start_soon(self.witness.run)
+                nursery.start_soon(snapshots.run_log_cleaner, shell)
+                if any(s.protocol.uses_sasl and any(m.startswith("SCRAM") for m in s.mechanisms)
+                       for s in c.listener_security.values()):
+                    # SCRAM accounts: bootstrap.checkpoint now, the log as it commits.
+                    loaded = credentials.load_bootstrap_credentials(c.metadata_log_dir, c.scram_credentials)
+                    log.info("%d SCRAM credentials from bootstrap.checkpoint", loaded)
+                    nursery.start_soon(credentials.follow_credentials, self.committed_source, c.scram_credentials)
+                if self.metrics is not None:
+                    from kraft.node.metrics_endpoint import MetricsTarget, serve_metrics
+
+                    assert c.prometheus_port is not None
+                    target = MetricsTarget(shell, c.node_id, meta.cluster_id, str(c.metadata_log_dir),
+                                           witness_decision=lambda: self.witness_decision)
+                    try:
+                        self.metrics_port = await nursery.start(
+                            serve_metrics, target, self.metrics, c.prometheus_host, c.prometheus_port)
+                    except OSError as e:
+                        raise _bind_error("metrics", c.prometheus_host, c.prometheus_port,
+                                          "metrics.prometheus.port", e) from None
+                    log.info("metrics on http://%s:%d/metrics (/healthz, /readyz, /status)",
+                             c.prometheus_host or "0.0.0.0", self.metrics_port)
+                task_status.started()
+        finally:
+            # Close the log first: closing the pool awaits, and under
+            # cancellation that await raises before anything after it runs.
+            mlog.close()
+            if self.dir_lock is not None:
+                self.dir_lock.release()
+                self.dir_lock = None
+            stopped.set()
+            with trio.CancelScope(shield=True):
+                await self.pool.aclose()
+
+
+
+
+
+async def _run_raft_client(raft: KafkaRaftClient, nursery: trio.Nursery) -> None:
+    await raft.run()
+    nursery.cancel_scope.cancel()
+
+
+
+def open_storage(node: RaftManager) -> tuple[MetadataLog, MetaProperties]:
+    """Lock and open the node's log directory (Kafka's ``LogManager``)."""
+    log_dir = Path(node.config.metadata_log_dir)
+    meta_path = log_dir / "meta.properties"
+    if not meta_path.exists():
+        raise NodeStartError(
+            f"No meta.properties found in {log_dir}: the log directory is not formatted "
+            f"(run `kraft storage format -c CONFIG -t CLUSTER_ID` first, with the cluster's id)")
+    # Kafka's LogManager.lockLogDirs: one process per log directory,
+    # taken before anything in it is read.
+    lock = DirectoryLock(log_dir)
+    lock.acquire()
+    try:
+        mlog, meta = _open_locked_storage(node, log_dir, meta_path)
+    except BaseException:
+        lock.release()
+        raise
+    node.dir_lock = lock
+    return mlog, meta
+
+def _open_locked_storage(node: RaftManager, log_dir: Path, meta_path: Path) -> tuple[MetadataLog, MetaProperties]:
+    try:
+        meta = MetaProperties.read(meta_path)
+    except StateFileError as e:
+        raise NodeStartError(str(e)) from None
+    if meta.directory_id is None:
+        meta = _assign_directory_id(meta, meta_path)
+    if meta.node_id != node.config.node_id:
+        raise NodeStartError(
+            f"Stored node id {meta.node_id} doesn't match previous node id {node.config.node_id} in "
+            f"{meta_path}: node.id in the config names another node (fix node.id, or point "
+            f"metadata.log.dir at this node's own directory)")
+    c = node.config
+    try:
+        mlog = MetadataLog.open(
+            metadata_partition_dir(log_dir),
+            LogConfig(segment_bytes=c.segment_bytes, segment_ms=c.segment_ms,
+                      retention_bytes=c.retention_bytes, retention_ms=c.retention_ms,
+                      # The core asks for every fsync (Flush), as KafkaRaftClient
+                      # flushes once per leader write and per voter fetch.
+                      flush_on_append=False),
+        )
+    except CorruptLogError as e:
+        raise NodeStartError(corruption_remedy(e, c, meta)) from None
+    if mlog.recovery_report.repairs:
+        log.warning("recovered %s: %s", mlog.recovery_report.directory, mlog.recovery_report)
+    return mlog, meta
+
+def _abandon_storage(node: RaftManager, mlog: MetadataLog) -> None:
+    """A start that fails after the log was opened: close it and release
+    the directory's .lock (a retry in this process must not find it held)."""
+    mlog.close()
+    if node.dir_lock is not None:
+        node.dir_lock.release()
+        node.dir_lock = None
+
+
+def _voter_set(node: RaftManager) -> VoterSet:
+    listener = node.config.controller_listener_names[0]
+    return VoterSet({
+        v.node_id: VoterNode(ReplicaKey(v.node_id), (Endpoint(listener, v.host, v.port),))
+        for v in node.config.voters
+    })
+
+
+def _assign_directory_id(meta: MetaProperties, meta_path: Path) -> MetaProperties:
+    """A directory formatted before Kafka 3.7 has no ``directory.id``; as
+    Kafka's ``KafkaRaftServer.initializeLogDirs`` does, give it a random one
+    and write it back (atomically), so the node can take part in KIP-853
+    voter changes. Logged once: the next start reads it."""
+    from dataclasses import replace
+
+    from kraft.records.state_files import random_kafka_uuid, uuid_to_kafka
+
+    updated = replace(meta, directory_id=random_kafka_uuid())
+    updated.write(meta_path)
+    log.info("%s had no directory.id (formatted before Kafka 3.7): wrote directory.id=%s",
+             meta_path, uuid_to_kafka(cast(uuid.UUID, updated.directory_id)))
+    return updated
+
+
+def _bind_error(name: str, host: str, port: int, key: str, e: OSError) -> NetworkError:
+    """One line for a listener that cannot bind: the port, the key, the fix."""
+    where = f"{host or '0.0.0.0'}:{port}"
+    return NetworkError(f"cannot listen on {name} {where} ({key}): {e.strerror or e} -- another process holds the "
+                        f"port or the address is not this host's; stop that process or change {key}")
+
+

@@ -1,0 +1,255 @@
+"""Acceptance: observers of a quorum of separate voter processes that write
+real metadata records (tests/node/metadata_writer.py), through kill -9 of
+the leader, snapshots and retention: the observer's image equals the image
+rebuilt offline from the leader's directory at the same offset; a late
+observer catches up from a snapshot to the same image; ``kraft observe
+--follow --format jsonl`` prints every committed record once, in order, and
+exits cleanly on Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+from kraft.programs.observer import discover, open_observer
+from kraft.records.log import metadata_partition_dir
+from kraft.image.source import image_from_directory
+from tests.node.cluster import load, make_configs
+from tests.node.reconfig_cluster import add_voter, directory_id, format_node, remove_voter, write_configs
+
+REPO = Path(__file__).resolve().parents[2]
+
+#: Small segments, snapshots every ~20 KB, retention that always applies:
+#: the log start keeps moving, so a late observer needs FetchSnapshot.
+SMALL_LOG = {
+    "metadata.log.segment.bytes": "8192",
+    "metadata.max.retention.bytes": "1",
+    "metadata.log.max.record.bytes.between.snapshots": "20000",
+    "controller.quorum.append.linger.ms": "5",
+}
+
+
+class Voters:
+    def __init__(self, root: Path, dynamic: bool = False) -> None:
+        self.root = root
+        if dynamic:
+            # KIP-853: node 1 formatted --standalone, 2 and 3 join with AddRaftVoter.
+            self.paths, _ = write_configs(root, [1, 2, 3], extra=SMALL_LOG)
+            format_node(self.paths[1], "--standalone")
+            format_node(self.paths[2])
+            format_node(self.paths[3])
+        else:
+            self.paths = make_configs(root, [1, 2, 3], extra=SMALL_LOG)
+        self.ports = {i: load(p).listeners[0].port for i, p in self.paths.items()}
+        self.procs: dict[int, subprocess.Popen[bytes]] = {}
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(f"127.0.0.1:{p}" for p in self.ports.values())
+
+    def start(self, node_id: int) -> None:
+        out = open(self.root / f"voter-{node_id}.log", "ab")  # noqa: SIM115 - the child owns it
+        self.procs[node_id] = subprocess.Popen(
+            [sys.executable, "-m", "tests.node.metadata_writer", "--config", str(self.paths[node_id]),
+             "--rate", "200"], cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+        out.close()
+
+    def kill(self, node_id: int) -> None:
+        self.procs[node_id].send_signal(signal.SIGKILL)
+        self.procs[node_id].wait()
+
+    def signal_all(self, signum: int) -> None:
+        for p in self.procs.values():
+            if p.poll() is None:
+                p.send_signal(signum)
+
+    def stop(self) -> None:
+        self.signal_all(signal.SIGTERM)
+        for p in self.procs.values():
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    def log_dir(self, node_id: int) -> Path:
+        return metadata_partition_dir(load(self.paths[node_id]).metadata_log_dir)
+
+
+def _log_starts_after_zero(log_dir: Path) -> bool:
+    """A snapshot exists and the segment at offset 0 is gone (retention ran)."""
+    names = os.listdir(log_dir) if log_dir.exists() else []
+    return any(n.endswith(".checkpoint") for n in names) and "00000000000000000000.log" not in names
+
+
+async def _leader_and_hwm(voters: Voters) -> tuple[int, int]:
+    while True:
+        view = await discover([("127.0.0.1", p) for p in voters.ports.values()], timeout_ms=1000)
+        if view.leader_id is not None:
+            return view.leader_id, view.high_watermark
+        await trio.sleep(0.1)
+
+
+@pytest.mark.slow
+async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp_path: Path) -> None:
+    voters = Voters(tmp_path)
+    for node_id in voters.paths:
+        voters.start(node_id)
+    cli_err = open(tmp_path / "cli-observer.err", "wb")  # noqa: SIM115
+    lines: list[str] = []
+    cli: trio.Process | None = None
+    try:
+        with trio.fail_after(240):
+            cli = await trio.lowlevel.open_process(
+                [sys.executable, "-m", "kraft.cli", "observe", "--bootstrap-controller", voters.bootstrap,
+                 "--data-dir", str(tmp_path / "cli-observer"), "--follow", "--format", "jsonl"],
+                cwd=REPO, stdout=subprocess.PIPE, stderr=cli_err)
+
+            async def read_cli() -> None:
+                buffer = b""
+                assert cli.stdout is not None
+                while chunk := await cli.stdout.receive_some(65536):
+                    buffer += chunk
+                    *complete, buffer = buffer.split(b"\n")
+                    lines.extend(c.decode() for c in complete)
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(read_cli)
+                await _leader_and_hwm(voters)  # the processes are up and elected
+                async with open_observer(voters.bootstrap, data_dir=tmp_path / "observer") as observer:
+                    # Two kill -9 of whoever leads, the victim restarted each time.
+                    for _ in range(2):
+                        await trio.sleep(3)
+                        leader_id, _ = await _leader_and_hwm(voters)
+                        voters.kill(leader_id)
+                        await trio.sleep(2)
+                        voters.start(leader_id)
+                    # The late observer must need a snapshot: wait (on a loaded
+                    # machine the writers are slow) until every voter has
+                    # snapshotted and deleted the log's first segment.
+                    while not all(_log_starts_after_zero(voters.log_dir(i)) for i in voters.paths):
+                        await trio.sleep(0.2)
+
+                    async with open_observer(voters.bootstrap, data_dir=tmp_path / "late") as late:
+                        voters.signal_all(signal.SIGUSR1)  # stop writing; the nodes keep running
+                        await trio.sleep(1)
+                        leader_id, hwm = await _leader_and_hwm(voters)
+                        image = await observer.wait_for_offset(hwm - 1)
+                        late_image = await late.wait_for_offset(hwm - 1)
+                        assert late.node.log.start_offset > 0  # it started from a snapshot
+                        assert late_image == image
+
+                    offline = image_from_directory(voters.log_dir(leader_id), up_to=image.offset)
+                    assert offline == image
+                    assert len(image.topics) >= 3 and image.offset > 150
+
+                # The CLI observer saw every committed record once, in order.
+                with trio.fail_after(30):
+                    while not lines or json.loads(lines[-1]).get("offset", -1) < image.offset:
+                        await trio.sleep(0.1)
+                cli.send_signal(signal.SIGINT)
+                assert await cli.wait() == 0
+                nursery.cancel_scope.cancel()
+    finally:
+        voters.stop()
+        if cli is not None and cli.returncode is None:
+            cli.kill()
+            with trio.move_on_after(10):
+                await cli.wait()
+        cli_err.close()
+
+    changes = [json.loads(line) for line in lines if line]
+    records = [c for c in changes if c.get("type") != "SNAPSHOT"]
+    _assert_each_offset_once(changes)
+    types = {c["type"] for c in records}
+    assert {"TOPIC_RECORD", "PARTITION_RECORD", "BEGIN_TRANSACTION_RECORD", "LEADER_CHANGE"} <= types
+    assert os.path.exists(tmp_path / "cli-observer" / "meta.properties")
+
+
+def _assert_each_offset_once(changes: list[dict]) -> None:
+    """Every committed offset is covered exactly once, in order: by its own
+    record line or by a SNAPSHOT line. An observer that falls behind the
+    leader's log start (retention here is one byte) legitimately reloads from
+    a snapshot; the stream then resumes at the snapshot's end offset, and a
+    snapshot never moves the stream backwards (that would replay records)."""
+    expected: int | None = None
+    for change in changes:
+        if change.get("type") == "SNAPSHOT":
+            end = change["snapshot"]["endOffset"]
+            assert expected is None or end >= expected, f"snapshot at {end} replays records from {expected}"
+            expected = end
+            continue
+        offset = change["offset"]
+        if expected is not None:
+            assert offset == expected, f"record at {offset}, expected {expected}"
+        expected = offset + 1
+    assert expected is not None
+
+
+async def _add(voters: Voters, node_id: int) -> None:
+    from kraft.raft.errors import Errors
+
+    while True:
+        leader_id, _ = await _leader_and_hwm(voters)
+        body = await add_voter(("127.0.0.1", voters.ports[leader_id]), node_id, directory_id(voters.root, node_id),
+                               voters.ports[node_id])
+        # DUPLICATE_VOTER: an earlier attempt whose answer timed out (on a
+        # loaded machine the commit can outlast the request) went through.
+        if body.error_code in (Errors.NONE, Errors.DUPLICATE_VOTER):
+            return
+        await trio.sleep(0.2)
+
+
+@pytest.mark.slow
+async def test_observer_follows_a_process_quorum_through_reconfiguration(tmp_path: Path) -> None:
+    """A dynamic quorum of processes: grown from one controller to three while
+    observed, its leader killed, then a voter removed; the observer's image
+    equals the leader's files at the same offset."""
+    from kraft.raft.errors import Errors
+
+    voters = Voters(tmp_path, dynamic=True)
+    for node_id in voters.paths:
+        voters.start(node_id)
+    try:
+        with trio.fail_after(240):
+            await _leader_and_hwm(voters)
+            async with open_observer(f"127.0.0.1:{voters.ports[1]}", data_dir=tmp_path / "observer") as observer:
+                assert observer.view is not None and observer.view.is_dynamic
+                await trio.sleep(2)
+                await _add(voters, 2)
+                await _add(voters, 3)
+                await trio.sleep(2)
+                leader_id, _ = await _leader_and_hwm(voters)
+                voters.kill(leader_id)
+                await trio.sleep(2)
+                voters.start(leader_id)
+                await trio.sleep(2)
+                leader_id, _ = await _leader_and_hwm(voters)
+                victim = next(i for i in (3, 2, 1) if i != leader_id)
+                while True:
+                    leader_id, _ = await _leader_and_hwm(voters)
+                    body = await remove_voter(("127.0.0.1", voters.ports[leader_id]), victim,
+                                              directory_id(voters.root, victim))
+                    # VOTER_NOT_FOUND: an earlier attempt whose answer timed
+                    # out (the commit outlasted the request) went through.
+                    if body.error_code in (Errors.NONE, Errors.VOTER_NOT_FOUND):
+                        break
+                    await trio.sleep(0.2)
+                await trio.sleep(2)
+                voters.signal_all(signal.SIGUSR1)
+                await trio.sleep(1)
+                leader_id, hwm = await _leader_and_hwm(voters)
+                image = await observer.wait_for_offset(hwm - 1)
+                assert victim not in observer.node.shell.core.voters.voter_ids
+                assert len(observer.node.shell.core.voters.voter_ids) == 2
+                offline = image_from_directory(voters.log_dir(leader_id), up_to=image.offset)
+                assert offline == image and len(image.topics) >= 3
+    finally:
+        voters.stop()

@@ -1,0 +1,172 @@
+"""The handlers run on what Kafka's handlers get, not on RaftCore.
+
+Kafka's ``KafkaRaftClient.handleVoteRequest`` and ``handleFetchRequest`` act
+on ``QuorumState`` (and a leader's ``LeaderState``) and produce answers;
+``AddVoterHandler`` gets the leader state and a request sender. Ours get a
+:class:`~kraft.raft.handlers.common.HandlerContext`: the role state they act
+on (:class:`RoleView`) and the effects they may produce (:class:`Effects`).
+Here :class:`Replica` -- a QuorumState, an in-memory log and lists of what
+the handlers produced, no RaftCore -- is that context.
+"""
+
+from __future__ import annotations
+
+import random
+
+from kraft.raft.errors import Errors
+from kraft.raft.events import (
+    METADATA_PARTITION,
+    FetchRequest,
+    InboundRequest,
+    RaftRequest,
+    RaftResponse,
+    TopicPartition,
+    VoteRequest,
+)
+from kraft.raft.handlers import election, fetch
+from kraft.raft.handlers.common import HandlerContext, LeaderFields
+from kraft.raft.logops import LogOp
+from kraft.raft.quorum_config import QuorumConfig
+from kraft.raft.quorum_state import QuorumState
+from kraft.raft.roles import Leader
+from kraft.raft.voters import ReplicaKey, VoterSet
+from kraft.records.view import LogView, OffsetAndEpoch
+from kraft.sim.memlog import MemLog
+
+CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
+
+
+class Replica:
+    """A :class:`HandlerContext` without a RaftCore."""
+
+    def __init__(self, local_id: int, voters: VoterSet) -> None:
+        self.config = QuorumConfig()
+        self.local_key: ReplicaKey | None = ReplicaKey(local_id)
+        self.quorum = QuorumState(local_key=self.local_key, voters=voters, config=self.config, rng=random.Random(7))
+        self.quorum.initialize(None, OffsetAndEpoch(0, 0), now_ms=0)
+        self.log: LogView = MemLog()
+        self.cluster_id: str | None = CLUSTER
+        self.topic_partition: TopicPartition = METADATA_PARTITION
+        self.voters = voters
+        self.voters_offset: int | None = None
+        self.kraft_version = 0
+        self.default_listener = "CONTROLLER"
+        self.committed_offset: int | None = None
+        self.followers_always_flush = True
+        # What the handlers produced.
+        self.responses: list[tuple[InboundRequest, RaftResponse]] = []
+        self.requests: list[tuple[int, RaftRequest]] = []
+        self.log_ops: list[LogOp] = []
+        self.violations: list[str] = []
+        self.committed: list[int] = []
+        self.transitions: list[str] = []
+
+    def response_common(self) -> LeaderFields:
+        leader = self.quorum.leader_id
+        return {"leader_id": -1 if leader is None else leader, "leader_epoch": self.quorum.epoch,
+                "leader_endpoints": self.quorum.leader_endpoints if leader is not None else ()}
+
+    def validate_leader_only(self, epoch: int) -> Errors | None:
+        if epoch != self.quorum.epoch:
+            return Errors.FENCED_LEADER_EPOCH if epoch < self.quorum.epoch else Errors.UNKNOWN_LEADER_EPOCH
+        return None if isinstance(self.quorum.role, Leader) else Errors.NOT_LEADER_OR_FOLLOWER
+
+    def respond(self, env: InboundRequest, response: RaftResponse) -> None:
+        self.responses.append((env, response))
+
+    def send_request_now(self, now_ms: int, destination: int, request: RaftRequest) -> int | None:
+        self.requests.append((destination, request))
+        return len(self.requests)
+
+    def emit_log(self, op: LogOp) -> None:
+        self.log_ops.append(op)
+
+    def has_pending_log(self) -> bool:
+        return bool(self.log_ops)
+
+    def violation(self, source: int, description: str) -> None:
+        self.violations.append(description)
+
+    def note_committed(self, high_watermark: int) -> None:
+        self.committed.append(high_watermark)
+
+    def on_leader_high_watermark(self, now_ms: int) -> None:
+        leader = self.quorum.role
+        assert isinstance(leader, Leader) and leader.high_watermark is not None
+        self.committed.append(leader.high_watermark)
+
+    def maybe_transition_forward(self, now_ms: int) -> None:
+        self.transitions.append("forward")
+
+    def prospective_lost(self, now_ms: int, why: str) -> None:
+        self.transitions.append(why)
+
+
+def _context(replica: Replica) -> HandlerContext:
+    return replica  # type-checked: Replica implements the handlers' interface
+
+
+def vote(candidate: int, epoch: int, last_offset: int = 0, pre_vote: bool = False) -> VoteRequest:
+    return VoteRequest(cluster_id=CLUSTER, candidate_epoch=epoch, candidate_key=ReplicaKey(candidate),
+                       last_offset_epoch=0, last_offset=last_offset, pre_vote=pre_vote)
+
+
+def test_a_vote_is_granted_once_per_epoch_on_the_role_state() -> None:
+    """KIP-595 Vote handling (Kafka's handleVoteRequest): an unattached voter
+    grants the first up-to-date candidate of the epoch, records the vote for
+    persistence, and refuses a second candidate of the same epoch."""
+    replica = Replica(1, VoterSet.from_ids([1, 2, 3]))
+    replica.quorum.transition_to_unattached(1, now_ms=0)
+    replica.quorum.take_pending_persist()
+    granted = election.handle_vote_request(_context(replica), 0, vote(2, 1))
+    assert granted.vote_granted and granted.leader_epoch == 1
+    assert replica.quorum.voted_key == ReplicaKey(2)
+    persisted = replica.quorum.take_pending_persist()
+    assert persisted is not None and persisted.voted_key == ReplicaKey(2)
+    refused = election.handle_vote_request(_context(replica), 1, vote(3, 1))
+    assert not refused.vote_granted and replica.quorum.voted_key == ReplicaKey(2)
+    # A Vote is answered by its return value: no other effect.
+    assert (replica.responses, replica.requests, replica.log_ops, replica.transitions) == ([], [], [], [])
+
+
+def test_a_pre_vote_binds_nothing() -> None:
+    """KIP-996: a pre-vote is granted without recording a vote."""
+    replica = Replica(1, VoterSet.from_ids([1, 2, 3]))
+    replica.quorum.transition_to_unattached(1, now_ms=0)
+    replica.quorum.take_pending_persist()
+    assert election.handle_vote_request(_context(replica), 0, vote(2, 1, pre_vote=True)).vote_granted
+    assert replica.quorum.voted_key is None and replica.quorum.take_pending_persist() is None
+
+
+def _sole_leader() -> Replica:
+    replica = Replica(1, VoterSet.from_ids([1]))
+    replica.quorum.transition_to_prospective(now_ms=0)
+    replica.quorum.transition_to_candidate(now_ms=0)
+    replica.quorum.transition_to_leader(epoch_start_offset=0, now_ms=0)
+    return replica
+
+
+def fetch_from(replica_id: int, epoch: int, max_wait_ms: int) -> InboundRequest:
+    return InboundRequest(replica_id, 7, FetchRequest(
+        cluster_id=CLUSTER, replica_key=ReplicaKey(replica_id), current_leader_epoch=epoch, fetch_offset=0,
+        last_fetched_epoch=0, max_wait_ms=max_wait_ms, max_bytes=1 << 20))
+
+
+def test_a_fetch_with_nothing_new_is_parked_on_the_leader_state() -> None:
+    """Kafka's fetch purgatory: a Fetch with nothing to return waits on the
+    leader's state (up to max_wait_ms) instead of being answered."""
+    replica = _sole_leader()
+    leader = replica.quorum.role
+    assert isinstance(leader, Leader)
+    assert fetch.handle_fetch_request(_context(replica), 10, fetch_from(5, leader.epoch, 500)) is None
+    assert [p.deadline_ms for p in leader.state.parked] == [510]
+    assert replica.responses == [] and replica.log_ops == []
+
+
+def test_a_fetch_of_another_epoch_is_answered_with_the_error() -> None:
+    replica = _sole_leader()
+    leader = replica.quorum.role
+    assert isinstance(leader, Leader)
+    response = fetch.handle_fetch_request(_context(replica), 10, fetch_from(5, leader.epoch + 1, 500))
+    assert response is not None and response.partition_error is Errors.UNKNOWN_LEADER_EPOCH
+    assert leader.state.parked == []

@@ -1,0 +1,139 @@
+"""The README's transcripts that need a running quorum, run against one:
+three static voters (their leader writing the quickstart's metadata records,
+:mod:`kraft.tools.quickstart_records`) and an observer, node 9.
+
+Each block runs as written, with two substitutions this test owns: the
+addresses the README shows (``127.0.0.1:36099``, ``127.0.0.1:9093``) become
+the voters' of this quorum, and a ``--follow`` command is stopped with
+Ctrl-C (SIGINT, its documented way to end, exit 0) after a few seconds.
+The Python example gets the quorum as ``BOOTSTRAP`` and its own
+observer's local copy (stopped by then) as ``META_DIR``.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.node.cluster import CLUSTER_ID, make_configs
+from tests.test_readme import delegated_blocks, readme_block, readme_blocks, run_example
+
+pytestmark = pytest.mark.slow
+
+HERE = "tests/test_readme_transcripts.py"
+README_ADDRESSES = re.compile(r"127\.0\.0\.1:(?:36099|9093)")
+
+
+class Quorum:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.configs = make_configs(root, [1, 2, 3], observers=[9], extra={"kraft.witness": "false"})
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def address(self, node_id: int) -> str:
+        text = self.configs[node_id].read_text()
+        return re.search(r"listeners=CONTROLLER://(\S+)", text).group(1)  # type: ignore[union-attr]
+
+    def start(self) -> None:
+        for node_id, config in self.configs.items():
+            load = ["--demo-append-rate", "2", "--demo-records", "metadata"] if node_id != 9 else []
+            with open(self.root / f"node-{node_id}.log", "ab") as out:
+                self.procs.append(subprocess.Popen(
+                    [sys.executable, "-m", "kraft.cli", "node", "start", "-c", str(config), *load],
+                    stdout=out, stderr=subprocess.STDOUT))
+
+    def wait_ready(self) -> None:
+        """A leader, the observer known to it, the quickstart topics committed."""
+        deadline = time.monotonic() + 180  # a bound for a loaded machine, not a timing assertion
+        while True:
+            quorum = subprocess.run([sys.executable, "-m", "kraft.cli", "quorum", "--bootstrap-controller",
+                                     self.address(1), "describe", "--status"], capture_output=True, text=True,
+                                    timeout=120)
+            hwm = re.search(r"HighWatermark:\s+(\d+)", quorum.stdout)
+            # The leader's first batch (LeaderChange, then 11 records: features,
+            # topics, partitions, a config) is committed past offset 12.
+            if hwm and int(hwm.group(1)) > 12 and '"id": 9' in quorum.stdout:
+                return
+            assert time.monotonic() < deadline, quorum.stdout + quorum.stderr
+            time.sleep(1)
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.procs:
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@pytest.fixture(scope="module")
+def quorum(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Quorum]:
+    q = Quorum(tmp_path_factory.mktemp("quorum"))
+    q.start()
+    try:
+        q.wait_ready()
+        yield q
+    finally:
+        q.stop()
+
+
+def _blocks(lang: str) -> list[tuple[int, str]]:
+    mine = {line for line, test in delegated_blocks().items() if test == HERE}
+    return [(line, code) for line, block_lang, code in readme_blocks() if line in mine and block_lang == lang]
+
+
+def _adapt(quorum: Quorum):  # type: ignore[no-untyped-def]
+    def adapt(command: str) -> str:
+        command = README_ADDRESSES.sub(quorum.address(1), command)
+        if "--follow" in command:
+            return f"{{ timeout -s INT 8 {command} || [ $? -eq 124 ]; }}"
+        return command
+    return adapt
+
+
+def test_this_test_runs_console_and_python_blocks() -> None:
+    assert len(_blocks("console")) == 3 and len(_blocks("python")) == 1
+
+
+@pytest.mark.parametrize("line", [line for line, _ in _blocks("console")])
+def test_console_transcript(line: int, quorum: Quorum, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # the observer's default --data-dir
+    code = readme_block(line)
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            run_example("console", code, tmp_path, adapt=_adapt(quorum))
+            return
+        except AssertionError as e:
+            # kraft.version's upgrade waits for every voter's UpdateRaftVoter
+            # (INVALID_UPDATE_VERSION until then), as Kafka's does; a refused
+            # upgrade changes nothing, so the block is run again.
+            if "INVALID_UPDATE_VERSION" not in str(e) or time.monotonic() > deadline:
+                raise
+            for child in tmp_path.iterdir():
+                subprocess.run(["rm", "-rf", str(child)], check=True)
+            time.sleep(2)
+
+
+def test_python_api_example(quorum: Quorum, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    [(_, code)] = _blocks("python")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("BOOTSTRAP", quorum.address(1))
+    # The offline half reads the local copy the online half's observer
+    # left (a stopped node's metadata.log.dir, in Kafka's layout).
+    monkeypatch.setenv("META_DIR", str(tmp_path / "state" / "kraft" / "observer" / CLUSTER_ID))
+    out = run_example("python", code, tmp_path)
+    lines = out.splitlines()
+    assert re.fullmatch(r"\(\d, \d, \d\)|\[\d, \d, \d\]", lines[0]), out  # partition 0's ISR: three replicas
+    assert "'type': 'LEADER_CHANGE'" in lines[1] and "'type': 'FEATURE_LEVEL_RECORD'" in lines[2], out
+    assert lines[-1] == "['quickstart-events', 'quickstart-orders']", out

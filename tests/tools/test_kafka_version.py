@@ -1,0 +1,95 @@
+"""``--kafka-version X.Y`` and ``$KRAFT_KAFKA_VERSION``: which Kafka release
+the Kafka look-alike tools print as (:mod:`kraft.kafka_release`). The
+default is the newest (4.1.0); ``4.0`` is 4.0.0; anything else is refused in
+one line naming the known ones. The golden replays (tests/golden.py) check
+the outputs themselves; this checks the option's plumbing on every tool."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kraft.cli import main
+from kraft.kafka_release import ENV_VAR, LATEST, RELEASES, UnknownKafkaVersion, kafka_release
+from kraft.records.bootstrap import read_bootstrap_checkpoint
+
+CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> tuple[str, str, int]:
+    result = CliRunner().invoke(main, list(args), env=env)
+    return result.stdout, result.stderr, result.exit_code
+
+
+def test_resolution_order() -> None:
+    assert kafka_release(None, {}) is LATEST and LATEST.name == "4.1"
+    assert kafka_release(None, {ENV_VAR: "4.0"}) is RELEASES["4.0"]
+    assert kafka_release("4.1", {ENV_VAR: "4.0"}) is RELEASES["4.1"]  # the option wins
+    assert kafka_release("4.0.0", {}) is kafka_release(" 4.0.1 ", {}) is RELEASES["4.0"]  # a patch release: its minor
+    with pytest.raises(UnknownKafkaVersion, match=r"^unknown Kafka version '3\.9' \(--kafka-version\): "
+                                                  r"kraft prints as Kafka 4\.0, 4\.1$"):
+        kafka_release("3.9", {})
+    with pytest.raises(UnknownKafkaVersion, match=f"'latest' \\({ENV_VAR}\\)"):
+        kafka_release(None, {ENV_VAR: "latest"})
+
+
+@pytest.mark.parametrize("args", [
+    ["storage", "--kafka-version", "9.9", "version-mapping"],
+    ["storage", "version-mapping", "--kafka-version", "9.9"],
+    ["features", "--kafka-version", "9.9", "version-mapping"],
+    ["quorum", "--kafka-version", "9.9", "describe", "--status"],
+    ["dump-log", "--kafka-version", "9.9", "--files", "x.log"],
+    ["shell", "--kafka-version", "9.9", "-s", "x.checkpoint", "ls"],
+])
+def test_an_unknown_version_is_a_one_line_usage_error_on_every_tool(args: list[str]) -> None:
+    stdout, stderr, code = _run(*args)
+    assert (stdout, code) == ("", 2)
+    assert stderr == "Error: unknown Kafka version '9.9' (--kafka-version): kraft prints as Kafka 4.0, 4.1\n"
+
+
+def test_an_unknown_version_in_the_environment_is_a_configuration_error() -> None:
+    stdout, stderr, code = _run("storage", "version-mapping", env={ENV_VAR: "3.9"})
+    assert (stdout, code) == ("", 3)
+    assert stderr == f"Error: unknown Kafka version '3.9' ({ENV_VAR}): kraft prints as Kafka 4.0, 4.1\n"
+
+
+def test_version_mapping_per_release_option_and_environment() -> None:
+    latest = _run("storage", "version-mapping")[0]
+    assert latest.splitlines()[0] == "metadata.version=27 (4.1-IV1)" and latest.endswith("streams.version=0\n")
+    as_40 = "metadata.version=25 (4.0-IV3)\nkraft.version=1\ntransaction.version=2\ngroup.version=1\n" \
+            "eligible.leader.replicas.version=0\n"
+    assert _run("storage", "--kafka-version", "4.0", "version-mapping")[0] == as_40
+    assert _run("features", "version-mapping", "--kafka-version", "4.0")[0] == as_40
+    assert _run("storage", "version-mapping", env={ENV_VAR: "4.0"})[0] == as_40
+    # The option beats the environment.
+    assert _run("storage", "version-mapping", "--kafka-version", "4.1", env={ENV_VAR: "4.0"})[0] == latest
+
+
+def test_format_follows_the_release(tmp_path: Path) -> None:
+    """Formatter: LATEST_PRODUCTION is the default, latestTesting() the maximum,
+    and a release not yet production needs unstable.feature.versions.enable."""
+    out, err, code = _run("storage", "format", "--kafka-version", "4.0", "-t", CLUSTER, "--node-id", "1",
+                          "--metadata-log-dir", str(tmp_path / "m40"))
+    assert (out, err, code) == (f"Formatting metadata directory {tmp_path / 'm40'} with metadata.version 4.0-IV3.\n",
+                                "", 0)
+    names = [m.name for m in read_bootstrap_checkpoint(tmp_path / "m40" / "bootstrap.checkpoint")]
+    assert names == ["metadata.version", "group.version", "transaction.version"]
+    # 4.0.0 knows no 4.1-IV1; 4.1.0 knows 4.2-IV0 but calls it unstable.
+    _, err, code = _run("storage", "format", "--kafka-version", "4.0", "-t", CLUSTER, "--node-id", "1",
+                        "--metadata-log-dir", str(tmp_path / "x"), "-r", "4.1-IV1")
+    assert (err, code) == ("Version 4.1-IV1 is not a valid version. The minimum version is 3.3-IV3 and the maximum "
+                           "version is 4.1-IV0\n", 1)
+    _, err, code = _run("storage", "format", "-t", CLUSTER, "--node-id", "1", "--metadata-log-dir",
+                        str(tmp_path / "x"), "-r", "4.2-IV0")
+    assert (err, code) == ("metadata.version 4.2-IV0 is not yet stable.\n", 1)
+    config = tmp_path / "unstable.properties"
+    config.write_text(f"process.roles=broker\nnode.id=1\nlog.dirs={tmp_path / 'm42'}\n"
+                      "unstable.feature.versions.enable=true\n")
+    out, err, code = _run("storage", "format", "-t", CLUSTER, "-c", str(config), "-r", "4.2-IV0")
+    assert (err, code) == ("", 0) and out.endswith("with metadata.version 4.2-IV0.\n")
+    # share.version is a 4.1 feature: 4.0.0's formatter does not know it.
+    _, err, code = _run("storage", "format", "--kafka-version", "4.0", "-t", CLUSTER, "--node-id", "1",
+                        "--metadata-log-dir", str(tmp_path / "y"), "--feature", "share.version=0")
+    assert code == 1 and err.startswith("Unsupported feature: share.version. Supported features are: ")

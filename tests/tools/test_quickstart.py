@@ -1,0 +1,101 @@
+"""``kraft quickstart --keep`` leaves a cluster worth exploring (issue 26):
+real metadata records that kraft's own tools decode (it used to append bare
+text, which ``observe`` and ``shell`` called undecodable, ``unknown frame
+version 113``), where ``kraft`` is, and commands that start and stop the
+kept cluster again -- run here exactly as printed."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+UNDECODABLE = ("undecodable", "UNREADABLE", "unknown frame version", "Traceback")
+
+
+def _kraft(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kraft.cli", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def _printed(output: str, after: str) -> str:
+    """The command printed on the line after the line ``after``."""
+    lines = output.splitlines()
+    index = next(i for i, line in enumerate(lines) if line.endswith(after))
+    return lines[index + 1].removeprefix("[quickstart]").strip()
+
+
+def test_quickstart_keep_leaves_a_real_image_and_the_commands_to_run_it_again(tmp_path: Path) -> None:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    run = subprocess.run([sys.executable, "-m", "kraft.cli", "quickstart", "--keep"], capture_output=True,
+                         text=True, timeout=600, env=env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = run.stdout
+    [root] = [Path(p) for p in re.findall(r"files kept in (\S+)", out)]
+    kraft = str(Path(sys.executable).parent / "kraft")
+    assert f"kraft is {kraft}; to type plain `kraft` in this shell: . {Path(sys.executable).parent}/activate" in out
+
+    # The files decode as a controller's would: features, topics, partitions, configs.
+    segment = root / "metadata-1" / "__cluster_metadata-0" / "00000000000000000000.log"
+    dump = _kraft("dump-log", "--cluster-metadata-decoder", "--files", str(segment))
+    assert dump.returncode == 0, dump.stderr
+    for text in ('"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"metadata.version"',
+                 '"type":"TOPIC_RECORD"', '"name":"quickstart-events"', '"name":"quickstart-orders"',
+                 '"type":"PARTITION_RECORD"', '"type":"CONFIG_RECORD"'):
+        assert text in dump.stdout, text
+    shell = _kraft("shell", "--directory", str(root / "metadata-1"), "ls", "/image/topics/byName")
+    assert shell.returncode == 0 and shell.stdout.split() == ["quickstart-events", "quickstart-orders"], shell
+    for result in (dump, shell):
+        assert not any(bad in result.stdout + result.stderr for bad in UNDECODABLE), result.stderr
+
+    # The printed start command, as printed, then the tools on the live cluster.
+    start = _printed(out, "start the kept cluster again:")
+    stop = _printed(out, "stop it (SIGTERM: a leader hands over first):")
+    bootstrap = re.search(r"--bootstrap-controller (\S+) describe", out).group(1)  # type: ignore[union-attr]
+    subprocess.run(["bash", "-c", start], check=True, timeout=60, cwd=tmp_path)
+    pids = [int((root / f"node-{n}.pid").read_text()) for n in (1, 2, 3)]
+    try:
+        deadline = time.monotonic() + 120  # a generous bound for a loaded machine, not a timing assertion
+        while True:
+            status = _kraft("quorum", "--bootstrap-controller", bootstrap, "describe", "--status")
+            if status.returncode == 0 and "LeaderId:" in status.stdout and "LeaderId:               -1" not in \
+                    status.stdout:
+                break
+            assert time.monotonic() < deadline, status.stderr
+            time.sleep(1)
+        observe = _kraft("observe", "--bootstrap-controller", bootstrap, "--timeout", "60",
+                         "--data-dir", str(tmp_path / "observer"))
+        assert observe.returncode == 0, observe.stderr
+        assert "quickstart-events" in observe.stdout and "metadata.version=" in observe.stdout
+        assert "retention.ms=86400000" in observe.stdout
+        assert not any(bad in observe.stdout + observe.stderr for bad in UNDECODABLE), observe.stderr
+        # The printed stop command stops all three.
+        subprocess.run(["bash", "-c", stop], check=True, timeout=60, cwd=tmp_path)
+        deadline = time.monotonic() + 60
+        while any(_alive(pid) for pid in pids):
+            assert time.monotonic() < deadline, [pid for pid in pids if _alive(pid)]
+            time.sleep(0.2)
+    finally:
+        for pid in pids:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is gone for our purposes (its parent, bash, exited already).
+    try:
+        return Path(f"/proc/{pid}/status").read_text().find("State:\tZ") < 0
+    except OSError:
+        return False
