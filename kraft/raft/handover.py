@@ -166,6 +166,9 @@ class HandoverWatch:
         self._last_reason = key
         return decision.reason
 
+    def forget_heard(self) -> None:
+        self._heard.clear()
+
     def forget_verdict(self) -> None:
         self._last_reason = None
 
@@ -208,4 +211,7 @@ def after_transition(watch: HandoverWatch, now_ms: int, previous: Role | None, r
     if not isinstance(role, (Prospective, Candidate)):
         watch.campaigning = False
     if isinstance(role, Follower):
+        # A leader was elected since those Vote requests: the logs they
+        # reported are stale (the leader appended since), and so is the verdict.
         watch.forget_verdict()
+        watch.forget_heard()

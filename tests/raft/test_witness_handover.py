@@ -226,3 +226,18 @@ def test_describe_quorum_of_a_handover_leader_names_it_a_witness() -> None:
     assert partition.error_code == 0 and partition.leader_id == 3
     assert parse_witness_note(partition.error_message) == \
         "leading hand-over epoch 2 until voter 1 or 2 has fetched the log"
+
+
+def test_log_ends_heard_before_a_leader_was_elected_are_stale() -> None:
+    """Voter 2 canvassed with a short log, then won and led (appending
+    since); when it resigns (a graceful shutdown), what its old Vote request
+    said is no reason to take a hand-over epoch: the witness forgot it when it
+    learned of the leader."""
+    ctx, _ = kafka_witness()
+    ctx.advance(ctx.config.fetch_timeout_ms + 1)
+    ctx.deliver(ctx.vote_request(candidate=2, epoch=2, last_offset=5, last_epoch=1, pre_vote=True), source=2)
+    ctx.follow(leader=2, epoch=2)
+    ctx.deliver(ctx.end_quorum_epoch(leader=2, epoch=2, preferred=[3, 1]), source=2)
+    ctx.advance(2 * ctx.config.election_timeout_ms)
+    assert not isinstance(ctx.role, (Prospective, Candidate, Leader))
+    assert ctx.raft.handover_stats.epochs == 0
