@@ -226,7 +226,9 @@ def _log_batch(batch: object) -> LogBatch:
         epoch=b.partition_leader_epoch,  # type: ignore[attr-defined]
         append_time_ms=b.max_timestamp,  # type: ignore[attr-defined]
         is_control=b.is_control,  # type: ignore[attr-defined]
-        values=tuple(bytes(r.value or b"") for r in records),
+        # Uncompressed or not, records() decodes from a bytes copy of the
+        # batch, so the values are bytes already (no copy per record).
+        values=tuple([b"" if r[3] is None else r[3] if type(r[3]) is bytes else bytes(r[3]) for r in records]),
         control_types=control_types,
     )
 
