@@ -10,7 +10,9 @@ metadata records) and measures, on the same files and in the same process:
   same segment (every record decoded and printed as JSON, to /dev/null).
 
 It prints records per second of both and their ratio (the target: opening a
-directory is at least as fast as dumping it).
+directory is at least as fast as dumping it), and records per CPU second of
+both (dump-log's forked workers included): dump-log renders a large file in
+one worker per CPU, the shell replays in one process.
 """
 
 from __future__ import annotations
@@ -54,6 +56,16 @@ def dump_json(segment: Path) -> int:
     return status
 
 
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process and its reaped children
+    (dump-log's forked workers), from ``getrusage``."""
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 @click.command("shell")
 @click.option("--size-mb", type=float, default=100.0, show_default=True, help="Size of the synthesized log.")
 @click.option("--seed", type=int, default=1, show_default=True)
@@ -74,20 +86,24 @@ def shell_bench_command(size_mb: float, seed: int, directory: Path | None) -> No
                    f"({time.perf_counter() - t0:.1f} s)")
 
         gc.collect()
-        start = time.perf_counter()
+        start, cpu0 = time.perf_counter(), cpu_seconds()
         applied, offset = replay_directory(base)
-        ours_s = time.perf_counter() - start
+        ours_s, ours_cpu = time.perf_counter() - start, cpu_seconds() - cpu0
         if offset != log.records - 1:
             raise click.ClickException(f"the image is at offset {offset}, the log ends at {log.records - 1}")
 
         gc.collect()
-        start = time.perf_counter()
+        start, cpu0 = time.perf_counter(), cpu_seconds()
         dump_json(segment)
-        theirs_s = time.perf_counter() - start
+        theirs_s, theirs_cpu = time.perf_counter() - start, cpu_seconds() - cpu0
 
     click.echo(f"kraft shell --directory   : {log.records / ours_s:12,.0f} records/s ({ours_s:.2f} s, "
                f"{applied:,} metadata records applied)")
     click.echo(f"kraft dump-log --json     : {log.records / theirs_s:12,.0f} records/s ({theirs_s:.2f} s)")
+    if ours_cpu > 0 and theirs_cpu > 0:
+        click.echo(f"per CPU second: shell {log.records / ours_cpu:,.0f} records, dump-log --json "
+                   f"{log.records / theirs_cpu:,.0f} records (its forked workers included): "
+                   f"{theirs_cpu / ours_cpu:.2f}x")
     click.echo(f"ratio (shell / dump-log --json): {theirs_s / ours_s:.2f}x "
                f"(load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; dump-log renders a file "
                f"of 4 MB or more in one forked worker per CPU)")
