@@ -215,7 +215,7 @@ class ImageBuilder:
             if self._transaction is None and len(value) >= 3 and value[0] == 1 and value[1] < 0x80 \
                     and value[2] < 0x80 and value[1] not in _TRANSACTION_MARKERS:
                 api_key = value[1]
-                if api_key == NO_OP and value in no_ops:
+                if api_key == NO_OP and type(value) is bytes and value in no_ops:
                     applied += 1
                     last = offset
                     continue
@@ -240,8 +240,9 @@ class ImageBuilder:
                 applied += 1
             except ReplayError as e:
                 self._warn(None, f"cannot apply {metadata_type_name(api_key)} at offset {offset}: {e}; skipped")
-            if api_key == NO_OP and len(value) <= _NO_OP_MEMO_BYTES and len(no_ops) < _NO_OP_MEMO_ENTRIES:
-                no_ops.add(bytes(value))
+            if api_key == NO_OP and type(value) is bytes and len(value) <= _NO_OP_MEMO_BYTES \
+                    and len(no_ops) < _NO_OP_MEMO_ENTRIES:
+                no_ops.add(value)
             last = offset
         self.records_applied += applied
         if last >= 0:

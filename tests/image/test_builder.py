@@ -371,3 +371,11 @@ def test_apply_batch_replays_as_record_by_record_does() -> None:
     assert b.image.offset == 21  # the open transaction holds the image before it began
     assert (b.records_applied, b.skipped_newer, b.warnings) == (a.records_applied, a.skipped_newer, a.warnings)
     assert any("undecodable" in w for w in b.warnings) and any("partition" in w for w in b.warnings)
+
+
+def test_apply_batch_takes_memoryviews_too() -> None:
+    no_op = rec("NoOpRecord")
+    values = [topic("foo", T1), no_op, no_op]
+    b = ImageBuilder()
+    b.apply_batch(0, 1, 1000, [memoryview(v) for v in values])
+    assert b.image.topic("foo") is not None and b.image.offset == 2 and b.records_applied == 3
