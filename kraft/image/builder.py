@@ -121,9 +121,9 @@ class ImageBuilder:
         #: Records skipped because a newer Kafka wrote them (type, version) -> count.
         self.skipped_newer: dict[tuple[int | None, int | None], int] = {}
         self.records_applied = 0
-        #: (api key << 8 | version) -> the generated class's ``read``, or
-        #: ``None`` where the generic decoder must word the problem
-        self._readers: dict[int, Any] = {}
+        #: a value's first three bytes -> (type id, version, the generated
+        #: class's ``read``), or ``None`` where the generic path must decide
+        self._kinds: dict[bytes, tuple[int, int, Any] | None] = {}
         self._no_ops: set[bytes] = set()
 
     # ------------------------------------------------------------ reading
@@ -203,7 +203,7 @@ class ImageBuilder:
         decoder and replayed, with no :class:`MetadataRecord` or
         :class:`Provenance` per record. Anything else takes :meth:`apply`,
         which words every problem as before."""
-        readers = self._readers
+        kinds = self._kinds
         no_ops = self._no_ops
         replay = self._replay
         applied = 0
@@ -212,23 +212,24 @@ class ImageBuilder:
         for value in values:
             offset += 1
             message = None
-            if self._transaction is None and len(value) >= 3 and value[0] == 1 and value[1] < 0x80 \
-                    and value[2] < 0x80 and value[1] not in _TRANSACTION_MARKERS:
-                api_key = value[1]
+            # One lookup by the first three bytes (frame version, type id,
+            # version): a known (type, version) outside a transaction, or None.
+            prefix = value[:3] if type(value) is bytes else bytes(value[:3])  # a memoryview may be unhashable
+            kind = kinds.get(prefix, _UNSET) if self._transaction is None else None
+            if kind is _UNSET:
+                kind = self._kind(prefix)
+            if kind is not None:
+                api_key, version, reader = kind
                 if api_key == NO_OP and type(value) is bytes and value in no_ops:
                     applied += 1
                     last = offset
                     continue
-                reader = readers.get(api_key << 8 | value[2], _UNSET)
-                if reader is _UNSET:
-                    reader = self._reader(api_key, value[2])
-                if reader is not None:
-                    try:
-                        message, end = reader(value, 3, value[2])
-                        if end != len(value):
-                            message = None
-                    except Exception:  # noqa: BLE001 - apply() below says what is wrong
+                try:
+                    message, end = reader(value, 3, version)
+                    if end != len(value):
                         message = None
+                except Exception:  # noqa: BLE001 - apply() below says what is wrong
+                    message = None
             if message is None:
                 if last >= 0:
                     self._advance(last, epoch, timestamp_ms)
@@ -254,17 +255,24 @@ class ImageBuilder:
             self._last_offset = offset
         self._provenance = Provenance(offset, epoch, timestamp_ms)
 
-    def _reader(self, api_key: int, version: int) -> Any:
-        """The generated ``read`` of a type and version we know, else ``None``."""
+    def _kind(self, key: bytes) -> tuple[int, int, Any] | None:
+        """``(type id, version, generated read)`` for a record value starting
+        with ``prefix``: frame version 1, one-byte type and version ids of a
+        type and version we know, not a transaction marker (those change what
+        the image shows); else ``None`` (the generic path)."""
         from kraft.messages import registry
 
-        try:
-            cls = registry.metadata_record_class(api_key)
-        except KeyError:
-            cls = None
-        reader = cls.read if cls is not None and cls.LOWEST_VERSION <= version <= cls.HIGHEST_VERSION else None
-        self._readers[api_key << 8 | version] = reader
-        return reader
+        kind: tuple[int, int, Any] | None = None
+        if len(key) == 3 and key[0] == 1 and key[1] < 0x80 and key[2] < 0x80 and key[1] not in _TRANSACTION_MARKERS:
+            try:
+                cls = registry.metadata_record_class(key[1])
+            except KeyError:
+                cls = None
+            if cls is not None and cls.LOWEST_VERSION <= key[2] <= cls.HIGHEST_VERSION:
+                kind = (key[1], key[2], cls.read)
+        if len(self._kinds) < 4096:  # bounded: a corrupt log may hold any prefix
+            self._kinds[key] = kind
+        return kind
 
     # ------------------------------------------------------------ internals
 

@@ -378,4 +378,5 @@ def test_apply_batch_takes_memoryviews_too() -> None:
     values = [topic("foo", T1), no_op, no_op]
     b = ImageBuilder()
     b.apply_batch(0, 1, 1000, [memoryview(v) for v in values])
-    assert b.image.topic("foo") is not None and b.image.offset == 2 and b.records_applied == 3
+    b.apply_batch(3, 1, 1000, [memoryview(bytearray(v)) for v in values[1:]])  # writable: unhashable
+    assert b.image.topic("foo") is not None and b.image.offset == 4 and b.records_applied == 5
