@@ -187,13 +187,14 @@ def _batches(buf: mmap.mmap, path: Path) -> Generator[Any, None, None]:
     pos = 0
     end = len(buf)
     view = memoryview(buf)
+    batches = iter_batches(view, 0, end)  # one header walk over the whole segment
     try:
         while pos < end:
             if end - pos < LOG_OVERHEAD + 5:
                 log.warning("%s: %d stray bytes at the end; ignored", path, end - pos)
                 return
             try:
-                batch = next(iter_batches(view, pos, end))
+                batch = next(batches)
             except RecordsError as e:
                 log.warning("%s: %s at byte %d; the readable log ends there", path, e, pos)
                 yield None
@@ -206,6 +207,7 @@ def _batches(buf: mmap.mmap, path: Path) -> Generator[Any, None, None]:
             yield batch
             pos += batch.size_in_bytes
     finally:
+        batches.close()
         view.release()
 
 
