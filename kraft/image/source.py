@@ -20,7 +20,7 @@ import logging
 import mmap
 import os
 from collections.abc import Generator, Iterator
-from typing import Any
+from typing import Any, cast
 from pathlib import Path
 
 from kraft.image.builder import ImageBuilder
@@ -187,7 +187,9 @@ def _batches(buf: mmap.mmap, path: Path) -> Generator[Any, None, None]:
     pos = 0
     end = len(buf)
     view = memoryview(buf)
-    batches = iter_batches(view, 0, end)  # one header walk over the whole segment
+    # One header walk over the whole segment; a generator, closed below so it
+    # lets go of the view before the view is released.
+    batches = cast(Generator[Any, None, None], iter_batches(view, 0, end))
     try:
         while pos < end:
             if end - pos < LOG_OVERHEAD + 5:
