@@ -445,7 +445,8 @@ class RaftCore:
                 state.write = None
                 if role.progress.update_local_end_offset(end):
                     self.on_leader_high_watermark(now_ms)
-            fetch.complete_parked_where(self, now_ms, lambda p: p.fetch.fetch_offset < end)
+            if state.parked:
+                fetch.complete_parked_where(self, now_ms, lambda p: p.fetch.fetch_offset < end)
         elif isinstance(role, Follower):
             fetch.sync_follower_with_log(self)
 
@@ -967,8 +968,11 @@ class RaftCore:
 
     def _run_poll(self, now_ms: int) -> None:
         previous = self._control_state.previous_voters if self._control_state is not None else None
-        self.quorum.update_removal_pending(
-            None if previous is None else VoterSet.from_entries(previous.voters), self.voters_offset, now_ms)
+        quorum = self.quorum
+        if previous is not None or quorum.removal_pending or quorum.refused_behind_candidate:
+            # (Otherwise the update would change nothing: skipped on every poll of a busy leader.)
+            quorum.update_removal_pending(
+                None if previous is None else VoterSet.from_entries(previous.voters), self.voters_offset, now_ms)
         timeout: int | None = 0
         for _ in range(_MAX_POLL_ROUNDS):
             if self._maybe_complete_shutdown(now_ms):
