@@ -46,12 +46,30 @@ def format_chaos_report(result: dict[str, Any]) -> str:
     if result.get("history"):
         lines.append(f"history: {result['history']}" + (f", timeline: {result['timeline']}"
                                                           if result.get("timeline") else ""))
-    problems = {k: result[k] for k in ("lost_records", "missing_on", "out_of_order_leaders", "logs_disagree",
-                                       "two_leaders_in_an_epoch", "changed_below_high_watermark", "stalled")
-                if result.get(k)}
     lines.append("")
-    lines.append("OK: every acknowledged record is on every node, in order; logs agree up to the high watermark"
-                 if chaos_ok(result) else f"FAILED: {problems}")
+    if chaos_ok(result):
+        lines.append("OK: every acknowledged record is on every node, in order; logs agree up to the high watermark")
+        return "\n".join(lines)
+    lines.append("FAILED:")
+    for key, what in (("lost_records", "acknowledged as committed, not in the committed history"),
+                      ("missing_on", "acknowledged records missing, per node"),
+                      ("out_of_order_leaders", "leaders (node, epoch) whose acknowledged records are out of order"),
+                      ("logs_disagree", "logs that disagree with the committed history"),
+                      ("two_leaders_in_an_epoch", "epochs with two leaders"),
+                      ("changed_below_high_watermark", "content changed below the high watermark"),
+                      ("unreadable", "logs that cannot be opened"), ("stalled", "liveness")):
+        found = result.get(key)
+        if not found:
+            continue
+        if isinstance(found, list):
+            shown = "; ".join(f"offset {x[0]}: {x[1]!r}" if isinstance(x, (list, tuple)) and len(x) == 2
+                              and isinstance(x[0], int) else str(x) for x in found[:5])
+            more = f" (and {len(found) - 5} more)" if len(found) > 5 else ""
+            lines.append(f"  {what}: {shown}{more}")
+        else:
+            lines.append(f"  {what}: {found}")
+    lines.append(f"  replay: kraft bench chaos --seed {result['seed']} --voters {result['voters']} "
+                 f"--nemesis {','.join(result.get('nemesis', []))} --duration {result['duration_s']:g}")
     return "\n".join(lines)
 
 

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kraft.tools.bench.chaos.checker import Sampler, check, chaos_ok, read_acks, read_stored
+from kraft.tools.bench.chaos.checker import Sampler, Stored, check, chaos_ok, read_acks, read_stored
 from kraft.tools.bench.chaos.disks import LazyDisk, fuse_unavailable_reason
 from kraft.tools.bench.chaos.history import History
 from kraft.tools.bench.chaos.netns import Network, NetworkUnavailable, network_unavailable_reason
@@ -832,6 +832,7 @@ async def run_chaos(options: ChaosOptions, root: Path, say: Callable[[str], None
                               "witness": options.witness, "duration_s": options.duration_s,
                               "append_rate": options.append_rate, "cpus": os.cpu_count(),
                               "max_concurrent_faults": options.max_concurrent, "scenario": options.scenario,
+                              "nemesis": list(options.nemesis),
                               "load_average_before": os.getloadavg()[0], "root": str(root)}
     try:
         chaos.prepare()
@@ -877,9 +878,6 @@ async def run_chaos(options: ChaosOptions, root: Path, say: Callable[[str], None
             await chaos.settle()
             result["codes"] = chaos.terminate()
             nursery.cancel_scope.cancel()
-        for node in chaos.nodes.values():
-            if node.disk is not None:
-                await trio.to_thread.run_sync(node.disk.close)
         counts = {k: 0 for k in (*(k for k in NEMESES if k in options.nemesis), "exited")}
         for fault in chaos.faults:
             counts[fault["kind"]] = counts.get(fault["kind"], 0) + 1
@@ -890,8 +888,14 @@ async def run_chaos(options: ChaosOptions, root: Path, say: Callable[[str], None
         result["availability"] = _availability(chaos)
         result["notes"] = list(chaos.network.notes) if chaos.network is not None else []
         acks = [ack for n in chaos.voter_ids for ack in read_acks(chaos.nodes[n].acks)]
-        stored = {n: read_stored(node.log_dir if node.disk is None else node.disk.backing)
-                  for n, node in chaos.nodes.items()}
+        # The files as the nodes see them (through their disks, still powered), every process stopped.
+        stored = {}
+        for n, node in chaos.nodes.items():
+            try:
+                stored[n] = await trio.to_thread.run_sync(read_stored, node.log_dir)
+            except Exception as e:  # a log the node could not open either: it holds nothing
+                result.setdefault("unreadable", {})[n] = str(e)
+                stored[n] = Stored({}, 0, [], {}, 0)
         result.update(check(acks, stored, set(chaos.voter_ids), chaos.sampler, chaos.leaders_seen))
         result["load_average_after"] = os.getloadavg()[0]
         chaos.history.add("verdict", ok=chaos_ok(result), lost=result["lost"], acknowledged=result["acknowledged"])
