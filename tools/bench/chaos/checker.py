@@ -13,8 +13,8 @@ the end :func:`check` reads every node's log and holds the run to:
 * each leader's acknowledged records are in the order it appended them;
 * every node's log agrees with the committed history up to the high
   watermark;
-* no batch below a sampled high watermark changed content between samples
-  or differs between nodes;
+* no committed batch (below a sampled high watermark) changed content
+  between samples, on a majority or on a node that held it;
 * at most one leader per epoch (LeaderChange records, quorum-state samples
   and the roles the nodes logged).
 """
@@ -117,33 +117,55 @@ def _quorum_state(metadata_log_dir: Path) -> tuple[int, int] | None:
 
 @dataclass
 class Sampler:
-    """Samples taken while the faults run (see the module's docstring)."""
+    """Samples taken while the faults run (see the module's docstring).
 
-    #: base offset -> (last offset, CRC) of batches below a sampled high watermark, per node.
-    below_hw: dict[int, dict[int, tuple[int, int]]] = field(default_factory=dict)
+    A batch below the high watermark the client saw is committed; a
+    committed batch is on the disk of a majority of the voters and no
+    leader may replace it, so at every sample the batch a majority holds at
+    such an offset is the committed one. A lagging or cut-off node may hold
+    another there for a while (its own high watermark is lower) and must
+    replace it; what must never happen is that the committed batch changes,
+    or that a node which held it later holds something else there.
+    """
+
+    #: base offset -> (last offset, CRC) of the committed batches seen so far.
+    committed: dict[int, tuple[int, int]] = field(default_factory=dict)
+    #: node -> base offsets at which the node has held the committed batch.
+    held: dict[int, set[int]] = field(default_factory=dict)
     changed: list[str] = field(default_factory=list)
     leaders: dict[int, set[int]] = field(default_factory=dict)
     samples: int = 0
 
+    def _report(self, text: str) -> None:
+        if len(self.changed) < 20:
+            self.changed.append(text)
+
     def sample(self, dirs: dict[int, Path], voters: set[int], hw: int) -> None:
         self.samples += 1
-        agreed: dict[int, tuple[int, int, int]] = {}  # base -> (node, last, crc) of the first node seen
-        for node_id, directory in dirs.items():
-            mine = self.below_hw.setdefault(node_id, {})
-            for base, (last, crc) in batch_crcs(directory).items():
-                if last >= hw:
+        batches = {n: {b: v for b, v in batch_crcs(d).items() if v[0] < hw} for n, d in dirs.items()}
+        majority = len(voters) // 2 + 1
+        votes: Counter[tuple[int, tuple[int, int]]] = Counter(
+            (base, v) for n in voters if n in batches for base, v in batches[n].items())
+        for (base, value), count in votes.items():
+            if count < majority:
+                continue
+            before = self.committed.setdefault(base, value)
+            if before != value:
+                self._report(f"the committed batch at offset {base} changed below the high watermark {hw} "
+                             f"(crc {before[1]:#x} -> {value[1]:#x} on a majority)")
+        for node_id, mine in batches.items():
+            held = self.held.setdefault(node_id, set())
+            for base, value in mine.items():
+                committed = self.committed.get(base)
+                if committed is None:
                     continue
-                before = mine.get(base)
-                if before is not None and before != (last, crc) and len(self.changed) < 20:
-                    self.changed.append(f"node {node_id}: the batch at offset {base} changed below the high "
-                                        f"watermark {hw} (crc {before[1]:#x} -> {crc:#x})")
-                mine[base] = (last, crc)
-                other = agreed.setdefault(base, (node_id, last, crc))
-                if other[1:] != (last, crc) and len(self.changed) < 20:
-                    self.changed.append(f"nodes {other[0]} and {node_id} hold different batches at offset {base} "
-                                        f"below the high watermark {hw}")
+                if value == committed:
+                    held.add(base)
+                elif base in held:
+                    self._report(f"node {node_id}: the committed batch at offset {base} changed below the high "
+                                 f"watermark {hw} (crc {committed[1]:#x} -> {value[1]:#x})")
             if node_id in voters:
-                state = _quorum_state(directory)
+                state = _quorum_state(dirs[node_id])
                 if state is not None and state[1] >= 0:
                     self.leaders.setdefault(state[0], set()).add(state[1])
 
