@@ -33,7 +33,7 @@ def _run(tmp_path: Path, options: ChaosOptions) -> dict:
 
 @pytest.mark.slow
 def test_chaos_on_three_voters_on_loopback_loses_nothing(tmp_path: Path) -> None:
-    result = _run(tmp_path, ChaosOptions(duration_s=40, seed=7, voters=3, nemesis=KINDS, max_concurrent=1))
+    result = _run(tmp_path, ChaosOptions(duration_s=30, seed=7, voters=3, nemesis=KINDS, max_concurrent=1))
     assert result["leader_changes"] >= 1
 
 

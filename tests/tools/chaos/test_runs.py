@@ -68,7 +68,7 @@ def _assert_nothing_lost(result: dict, kinds: tuple[str, ...]) -> None:
 def test_partitions_between_namespaces_lose_nothing(tmp_path: Path) -> None:
     _need("partition")
     kinds = ("partition",)
-    result = _run(tmp_path, ChaosOptions(duration_s=25, seed=5, nemesis=kinds, nemesis_explicit=True,
+    result = _run(tmp_path, ChaosOptions(duration_s=15, seed=5, nemesis=kinds, nemesis_explicit=True,
                                          max_concurrent=1, gap_s=(0.5, 1.5)))
     _assert_nothing_lost(result, kinds)
     assert result["network"].startswith("network namespaces")
@@ -78,7 +78,7 @@ def test_partitions_between_namespaces_lose_nothing(tmp_path: Path) -> None:
 def test_power_loss_on_the_lazy_disk_loses_nothing_acknowledged(tmp_path: Path) -> None:
     _need("power-loss")
     kinds = ("power-loss",)
-    result = _run(tmp_path, ChaosOptions(duration_s=20, seed=6, nemesis=kinds, nemesis_explicit=True,
+    result = _run(tmp_path, ChaosOptions(duration_s=12, seed=6, nemesis=kinds, nemesis_explicit=True,
                                          max_concurrent=1))
     _assert_nothing_lost(result, kinds)
 
@@ -87,7 +87,7 @@ def test_power_loss_on_the_lazy_disk_loses_nothing_acknowledged(tmp_path: Path) 
 def test_overlapping_partitions_power_loss_kill_and_pause_lose_nothing(tmp_path: Path) -> None:
     _need("partition", "power-loss")
     kinds = ("partition", "power-loss", "kill", "pause")
-    result = _run(tmp_path, ChaosOptions(duration_s=25, seed=8, nemesis=kinds, nemesis_explicit=True,
+    result = _run(tmp_path, ChaosOptions(duration_s=20, seed=8, nemesis=kinds, nemesis_explicit=True,
                                          max_concurrent=3, gap_s=(0.3, 1.5)))
     _assert_nothing_lost(result, kinds)
     # Faults overlapped: one began before another had ended.
