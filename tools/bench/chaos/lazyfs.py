@@ -98,7 +98,7 @@ class DirtyFile:
 def _operations(backing: str, lie: bool) -> Any:
     import pyfuse3
 
-    class LazyOperations(pyfuse3.Operations):  # type: ignore[misc]
+    class LazyOperations(pyfuse3.Operations):
         def __init__(self) -> None:
             super().__init__()
             self.paths: dict[int, str] = {pyfuse3.ROOT_INODE: backing}

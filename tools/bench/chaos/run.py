@@ -419,7 +419,7 @@ class Chaos:
         assert self.history is not None
         self.fault_seq += 1
         leader = self.leader()
-        fault = {"id": self.fault_seq, "kind": kind, "nodes": nodes, "detail": detail,
+        fault: dict[str, Any] = {"id": self.fault_seq, "kind": kind, "nodes": nodes, "detail": detail,
                  "leader": leader, "t": self.history.now()}
         self.faults.append(fault)
         self.active[fault["id"]] = fault
@@ -579,10 +579,10 @@ class Chaos:
             directions = net.split(a, b)
             fault = self.begin("partition", [middle], f"bridge: {sorted(a)} | {sorted(b)}, node {middle} in both")
         elif shape == "one-way":
-            a, b = shuffled[0], shuffled[1]
-            directions = [(a, b)]
-            fault = self.begin("partition", [a, b], f"one-way: node {b} hears nothing from node {a}, "
-                                                    f"node {a} still hears node {b}")
+            src, dst = shuffled[0], shuffled[1]
+            directions = [(src, dst)]
+            fault = self.begin("partition", [src, dst], f"one-way: node {dst} hears nothing from node {src}, "
+                                                        f"node {src} still hears node {dst}")
         elif shape == "flaky":
             target = shuffled[0]
             detail = net.flaky(target, rng.choice([10, 20, 30]), rng.choice([20, 50, 100]))
