@@ -131,6 +131,7 @@ class _Node:
     epoch: int = -1
     read_pos: int = 0
     ack_pos: int = 0
+    out_start: int = 0
 
     @property
     def alive(self) -> bool:
@@ -140,6 +141,8 @@ class _Node:
         args = [sys.executable, "-m", "kraft.cli", "node", "start", "--config", str(self.config)]
         if self.voter:
             args += ["--demo-append-rate", str(self.rate), "--demo-ack-log", str(self.acks)]
+        # Where this process's own output begins (one file holds every start's).
+        self.out_start = self.out.stat().st_size if self.out.exists() else 0
         with open(self.out, "ab") as out:
             # A session of its own: a Ctrl-C at the terminal reaches the tool, which stops everything.
             self.proc = subprocess.Popen(self.prefix + args, stdout=out, stderr=subprocess.STDOUT, env=self.env,
@@ -724,11 +727,16 @@ class Chaos:
         the signal's default action would kill the process)."""
         import trio
 
+        def listening(node: _Node) -> bool:
+            with open(node.out, "rb") as f:
+                f.seek(node.out_start)
+                return b"demo writer started" in f.read()
+
         for node in self.nodes.values():
             if not node.voter:
                 continue
             with trio.move_on_after(self.options.patience_s):
-                while node.alive and node.out.read_text(errors="replace").count("demo writer started") < node.starts:
+                while node.alive and not listening(node):
                     await trio.sleep(0.1)
             if node.alive and node.proc is not None:
                 node.proc.send_signal(signal.SIGUSR1)
