@@ -64,7 +64,8 @@ def format_chaos_report(result: dict[str, Any]) -> str:
         if isinstance(found, list):
             shown = "; ".join(f"offset {x[0]}: {x[1]!r}" if isinstance(x, (list, tuple)) and len(x) == 2
                               and isinstance(x[0], int) else str(x) for x in found[:5])
-            more = f" (and {len(found) - 5} more)" if len(found) > 5 else ""
+            total = result["lost"] if key == "lost_records" else len(found)
+            more = f" (and {total - 5} more)" if total > 5 else ""
             lines.append(f"  {what}: {shown}{more}")
         else:
             lines.append(f"  {what}: {found}")
