@@ -32,6 +32,7 @@ def draw_timeline(history: Path, out: Path, nodes: list[int]) -> Path:
     rows = {n: i for i, n in enumerate(nodes)}
     # Faults: a band over the target nodes' rows, from start to end.
     starts = {e["id"]: e for e in events if e["type"] == "fault" and e.get("phase") == "start"}
+    ends = {e["id"] for e in events if e["type"] == "fault" and e.get("phase") == "end"}
     for e in events:
         if e["type"] == "fault" and e.get("phase") == "end" and e["id"] in starts:
             start = starts.pop(e["id"])
@@ -39,7 +40,8 @@ def draw_timeline(history: Path, out: Path, nodes: list[int]) -> Path:
                 if n in rows:
                     ax.axvspan(start["t"], e["t"], ymin=rows[n] / len(rows), ymax=(rows[n] + 1) / len(rows),
                                color=FAULT_COLOURS.get(e["kind"], "#aaaaaa"), alpha=0.25, lw=0)
-            ax.text(start["t"], len(rows) - 0.45, e["kind"], fontsize=6, rotation=90, va="top")
+            if len(starts) + len(ends) < 60:  # a long run's labels would only overlap: the colours say it
+                ax.text(start["t"], len(rows) - 0.45, e["kind"], fontsize=6, rotation=90, va="top")
     # Roles: one bar per node, coloured by its role from each change to the next.
     current: dict[int, tuple[float, str]] = {}
     for e in events + [{"t": end, "type": "role", "node": n, "role": "end"} for n in nodes]:
@@ -61,6 +63,9 @@ def draw_timeline(history: Path, out: Path, nodes: list[int]) -> Path:
         if e["type"] == "ack" and e["t"] >= 0:
             buckets[min(int(e["t"]), len(buckets) - 1)] += 1
     rate_ax.plot(range(len(buckets)), buckets, lw=0.8)
+    kinds = sorted({e["kind"] for e in events if e["type"] == "fault"})
+    rate_ax.legend([plt.Rectangle((0, 0), 1, 1, color=FAULT_COLOURS.get(k, "#aaaaaa"), alpha=0.4) for k in kinds],
+                   [f"fault: {k}" for k in kinds], fontsize=6, ncol=max(1, len(kinds)), loc="upper right")
     rate_ax.set_ylabel("acks/s")
     for e in events:
         if e["type"] in ("faults", "heal"):
