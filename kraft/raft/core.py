@@ -50,7 +50,6 @@ from kraft.raft.errors import (
 )
 from kraft.raft.events import (
     METADATA_PARTITION,
-    NO_LEADER,
     AddRaftVoterRequest,
     AddRaftVoterResponse,
     ApiVersionsRequest,
@@ -80,7 +79,13 @@ from kraft.raft.events import (
     VoteResponse,
 )
 from kraft.raft.handlers import election, fetch, membership
-from kraft.raft.handlers.common import LeaderFields, partition_error_response, top_level_error_response
+from kraft.raft.handlers.common import (
+    LeaderFields,
+    leader_fields,
+    partition_error_response,
+    top_level_error_response,
+)
+from kraft.raft.handlers.common import validate_leader_only as leader_only_error
 from kraft.raft.leader_state import LeaderWrite
 from kraft.raft.logops import (
     AppendAsLeader,
@@ -444,17 +449,22 @@ class RaftCore:
             else:
                 state.write = None
                 if role.progress.update_local_end_offset(end):
-                    self.on_leader_high_watermark(now_ms)
-            fetch.complete_parked_where(self, now_ms, lambda p: p.fetch.fetch_offset < end)
+                    fetch.leader_high_watermark_advanced(self, now_ms, role)
+            if state.parked:
+                fetch.complete_parked_below(self, now_ms, role, end)
         elif isinstance(role, Follower):
             fetch.sync_follower_with_log(self)
 
-    def note_committed(self, high_watermark: int) -> None:
+    def expose_committed(self, high_watermark: int) -> None:
         """Expose a new high watermark to the shell (never a lower one)."""
         if self._committed is None or high_watermark > self._committed:
             self._committed = high_watermark
             self._ready.committed = high_watermark
             self._maybe_fire_leader_change()
+
+    def note_committed(self, high_watermark: int) -> None:
+        """Same as :meth:`expose_committed` (the name before the handlers' interfaces)."""
+        self.expose_committed(high_watermark)
 
     # --- the voter set (KIP-853) -----------------------------------------------
 
@@ -485,7 +495,7 @@ class RaftCore:
         if isinstance(role, Leader) and self._out is not None:
             # The new majority may commit more (a lagging voter removed).
             if role.progress.update_voters(voters):
-                self.on_leader_high_watermark(now_ms)
+                fetch.leader_high_watermark_advanced(self, now_ms, role)
 
     def _bootstrap_nodes(self) -> tuple[int, ...]:
         """Who a replica without a known leader asks: the known voters and the
@@ -507,7 +517,7 @@ class RaftCore:
                 # here: they must be durable by then.
                 self._ready.log.append(Flush())
             fetch.complete_parked(
-                self, now_ms, state.take_parked(lambda p: True), error=Errors.NOT_LEADER_OR_FOLLOWER)
+                self, now_ms, state.take_all_parked(), error=Errors.NOT_LEADER_OR_FOLLOWER)
             membership.finish_voter_change(
                 self, state, Errors.NOT_LEADER_OR_FOLLOWER, "The leader changed before the voter change completed")
         self._maybe_fire_leader_change()
@@ -672,12 +682,7 @@ class RaftCore:
     # --- the epoch gate for requests --------------------------------------------
 
     def response_common(self) -> LeaderFields:
-        leader = self.quorum.leader_id
-        return {
-            "leader_id": NO_LEADER if leader is None else leader,
-            "leader_epoch": self.quorum.epoch,
-            "leader_endpoints": self.quorum.leader_endpoints if leader is not None else (),
-        }
+        return leader_fields(self.quorum)
 
     def _error_response(self, request: RaftRequest, error: Errors) -> RaftResponse:
         """A partition-level error answer carrying our epoch and leader."""
@@ -702,15 +707,12 @@ class RaftCore:
 
     def validate_leader_only(self, epoch: int) -> Errors | None:
         """Fetch, FetchSnapshot: only the leader of exactly this epoch serves them."""
-        if epoch < self.quorum.epoch:
-            return Errors.FENCED_LEADER_EPOCH
-        if epoch > self.quorum.epoch:
-            return Errors.UNKNOWN_LEADER_EPOCH
-        if not isinstance(self.quorum.role, Leader):
-            return Errors.NOT_LEADER_OR_FOLLOWER
-        if self._shutdown is not None:
-            return Errors.BROKER_NOT_AVAILABLE
-        return None
+        return leader_only_error(self.quorum, epoch, self._shutdown is not None)
+
+    @property
+    def shutting_down(self) -> bool:
+        """A graceful shutdown began (a leader serves no more fetches)."""
+        return self._shutdown is not None
 
     def _is_valid_voter_key(self, key: ReplicaKey | None) -> bool:
         if key is None:
@@ -766,9 +768,7 @@ class RaftCore:
                     or (msg.replica_key.id >= 0 and msg.replica_key.id == self.quorum.local_id)
                 ):
                     return self._error_response(msg, Errors.INVALID_REQUEST)
-                error = self.validate_leader_only(msg.current_leader_epoch)
-                if error is not None:
-                    return self._error_response(msg, error)
+                # The epoch: checked by the handler (Kafka's handleFetchRequest).
             case FetchSnapshotRequest():
                 error = self.validate_leader_only(msg.current_leader_epoch)
                 if error is not None:
@@ -807,10 +807,7 @@ class RaftCore:
         change it commits, and tell the parked fetches."""
         leader = self.quorum.role
         assert isinstance(leader, Leader)
-        if leader.high_watermark is not None:
-            self.note_committed(leader.high_watermark)
-        membership.maybe_complete_voter_change(self, leader.state)
-        fetch.complete_parked_where(self, now_ms, lambda p: True)
+        fetch.leader_high_watermark_advanced(self, now_ms, leader)
 
     def upgrade_kraft_version(self, now_ms: int, kraft_version: int, *, validate_only: bool = False) -> bool:
         """Finalize ``kraft_version`` as leader (Kafka's ``upgradeKRaftVersion``);
@@ -1043,12 +1040,13 @@ class RaftCore:
                 self._campaign_policy, progress.non_leader_voters_by_descending_fetch_offset()), reason)
             return 0
         state = leader.state
-        fetch.complete_parked_where(self, now_ms, lambda p: p.deadline_ms <= now_ms, expired=True)
+        if state.parked:
+            fetch.complete_expired(self, now_ms, leader)
         voter_change_timeout = membership.expire_voter_change(self, now_ms, state)
         flush_timeout = self._maybe_append_batches(now_ms, leader)
         begin_timeout = self._maybe_send_begin_quorum_epoch(now_ms, leader)
         check_quorum = progress.check_quorum_deadline()
-        parked = state.next_parked_deadline()
+        parked = state.next_parked_deadline() if state.parked else None
         return _min_opt(
             flush_timeout,
             begin_timeout,

@@ -53,6 +53,7 @@ class Replica:
         self.default_listener = "CONTROLLER"
         self.committed_offset: int | None = None
         self.followers_always_flush = True
+        self.shutting_down = False
         # What the handlers produced.
         self.responses: list[tuple[InboundRequest, RaftResponse]] = []
         self.requests: list[tuple[int, RaftRequest]] = []
@@ -60,16 +61,6 @@ class Replica:
         self.violations: list[str] = []
         self.committed: list[int] = []
         self.transitions: list[str] = []
-
-    def response_common(self) -> LeaderFields:
-        leader = self.quorum.leader_id
-        return {"leader_id": -1 if leader is None else leader, "leader_epoch": self.quorum.epoch,
-                "leader_endpoints": self.quorum.leader_endpoints if leader is not None else ()}
-
-    def validate_leader_only(self, epoch: int) -> Errors | None:
-        if epoch != self.quorum.epoch:
-            return Errors.FENCED_LEADER_EPOCH if epoch < self.quorum.epoch else Errors.UNKNOWN_LEADER_EPOCH
-        return None if isinstance(self.quorum.role, Leader) else Errors.NOT_LEADER_OR_FOLLOWER
 
     def respond(self, env: InboundRequest, response: RaftResponse) -> None:
         self.responses.append((env, response))
@@ -87,13 +78,8 @@ class Replica:
     def violation(self, source: int, description: str) -> None:
         self.violations.append(description)
 
-    def note_committed(self, high_watermark: int) -> None:
+    def expose_committed(self, high_watermark: int) -> None:
         self.committed.append(high_watermark)
-
-    def on_leader_high_watermark(self, now_ms: int) -> None:
-        leader = self.quorum.role
-        assert isinstance(leader, Leader) and leader.high_watermark is not None
-        self.committed.append(leader.high_watermark)
 
     def maybe_transition_forward(self, now_ms: int) -> None:
         self.transitions.append("forward")
