@@ -528,19 +528,21 @@ class RaftCore:
         once the committed offsets reached the epoch start -- a state machine
         acting as leader must first have replayed the previous leaders'
         commits."""
-        lae = self.quorum.leader_and_epoch
-        if lae == self._last_leader:
+        quorum = self.quorum
+        last = self._last_leader
+        if last is not None and last.leader_id == quorum.leader_id and last.epoch == quorum.epoch:
             return
-        role = self.quorum.role
+        role = quorum.role
         if isinstance(role, Leader) and (self._committed is None or self._committed < role.epoch_start_offset):
             return
+        lae = quorum.leader_and_epoch
         self._last_leader = lae
         self._ready.leader_change = lae
 
     def _note_role_change(self, previous: Role | None, reason: str) -> None:
         role = self.quorum.role
         self._ready.role_changes.append(RoleChange(
-            None if previous is None else previous.name, role.name, role.epoch, role.election.leader_id, reason))
+            None if previous is None else previous.name, role.name, role.epoch, self.quorum.leader_id, reason))
 
     def _become_unattached(self, now_ms: int, epoch: int, leader_id: int | None = None, reason: str = "") -> None:
         previous = self.quorum.role
@@ -964,8 +966,12 @@ class RaftCore:
 
     def _run_poll(self, now_ms: int) -> None:
         previous = self._control_state.previous_voters if self._control_state is not None else None
-        self.quorum.update_removal_pending(
-            None if previous is None else VoterSet.from_entries(previous.voters), self.voters_offset, now_ms)
+        quorum = self.quorum
+        if (previous is not None and self.voters_offset is not None) or quorum.removal_pending \
+                or quorum.refused_behind_candidate:
+            # Otherwise there is nothing for it to change.
+            quorum.update_removal_pending(
+                None if previous is None else VoterSet.from_entries(previous.voters), self.voters_offset, now_ms)
         timeout: int | None = 0
         for _ in range(_MAX_POLL_ROUNDS):
             if self._maybe_complete_shutdown(now_ms):
@@ -1012,12 +1018,12 @@ class RaftCore:
         """Send if the connection to ``destination`` is free; returns how long
         until it may be tried again."""
         requests = self._requests
-        if requests.is_ready(destination, now_ms):
-            correlation_id = requests.next_correlation_id()
-            request = build()
-            requests.on_request_sent(destination, correlation_id, now_ms, type(request).__name__)
-            self._ready.send.append(OutboundRequest(destination, correlation_id, request))
-        return requests.time_until_ready(destination, now_ms)
+        correlation_id = requests.reserve(destination, now_ms)
+        if correlation_id is None:
+            return requests.time_until_ready(destination, now_ms)
+        request = build()
+        self._ready.send.append(OutboundRequest(destination, correlation_id, request))
+        return requests.sent(destination, correlation_id, now_ms, type(request).__name__)
 
     def _poll_leader(self, now_ms: int) -> int | None:
         leader = self.quorum.role
@@ -1040,13 +1046,15 @@ class RaftCore:
                 self._campaign_policy, progress.non_leader_voters_by_descending_fetch_offset()), reason)
             return 0
         state = leader.state
-        if state.parked:
+        parked = state.next_parked_deadline() if state.parked else None
+        if parked is not None and parked <= now_ms:
             fetch.complete_expired(self, now_ms, leader)
-        voter_change_timeout = membership.expire_voter_change(self, now_ms, state)
+            parked = state.next_parked_deadline()
+        voter_change_timeout = (
+            None if state.voter_change is None else membership.expire_voter_change(self, now_ms, state))
         flush_timeout = self._maybe_append_batches(now_ms, leader)
         begin_timeout = self._maybe_send_begin_quorum_epoch(now_ms, leader)
         check_quorum = progress.check_quorum_deadline()
-        parked = state.next_parked_deadline() if state.parked else None
         return _min_opt(
             flush_timeout,
             begin_timeout,
@@ -1062,12 +1070,14 @@ class RaftCore:
             # The previous batches are still being served and flushed; what
             # accumulates meanwhile goes out in one batch after that.
             return None
-        if accumulator.time_until_drain(now_ms) == 0:
-            batches = accumulator.drain(now_ms)
-            for batch in batches:
-                self._ready.log.append(AppendAsLeader(batch))
-            if batches:
-                state.write = LeaderWrite.WRITTEN
+        until = accumulator.time_until_drain(now_ms)
+        if until != 0:
+            return until
+        batches = accumulator.drain(now_ms)
+        for batch in batches:
+            self._ready.log.append(AppendAsLeader(batch))
+        if batches:
+            state.write = LeaderWrite.WRITTEN
         return accumulator.time_until_drain(now_ms)
 
     def _maybe_send_begin_quorum_epoch(self, now_ms: int, leader: Leader) -> int:

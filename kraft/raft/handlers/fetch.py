@@ -78,10 +78,19 @@ def _read_for_fetch(ctx: ReplicationContext, now_ms: int, msg: FetchRequest) -> 
     leader = ctx.quorum.role
     assert isinstance(leader, Leader)
     log = ctx.log
-    latest = log.latest_snapshot_id()
-    if msg.fetch_offset == 0 and latest is not None and latest != BOOTSTRAP_SNAPSHOT_ID:
+    latest = log.latest_snapshot_id() if msg.fetch_offset == 0 else None
+    if latest is not None and latest != BOOTSTRAP_SNAPSHOT_ID:
         # An empty follower is better served by the snapshot than the log.
         kind, position = FetchValidity.SNAPSHOT, latest
+    elif (
+        msg.fetch_offset == log.end_offset
+        and msg.fetch_offset > log.start_offset
+        and msg.last_fetched_epoch == log.last_epoch
+    ):
+        # The usual Fetch: a follower caught up with our last record, the
+        # same (offset, epoch) -- a prefix of this log by definition, as
+        # validate_offset_and_epoch would find.
+        kind, position = FetchValidity.VALID, OffsetAndEpoch(msg.fetch_offset, msg.last_fetched_epoch)
     else:
         check = validate_offset_and_epoch(log, msg.fetch_offset, msg.last_fetched_epoch)
         kind, position = check.kind, check.offset_and_epoch
