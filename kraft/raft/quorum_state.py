@@ -150,7 +150,8 @@ class QuorumState:
 
     @property
     def leader_id(self) -> int | None:
-        return self.role.election.leader_id
+        # Every role has it (its election state's leader id), without building the ElectionState.
+        return self.role.leader_id
 
     @property
     def voted_key(self) -> ReplicaKey | None:
@@ -206,9 +207,9 @@ class QuorumState:
         hwm = self.high_watermark
         eligible = (
             key is not None
-            and not self.is_voter
             and voters_offset is not None
             and previous is not None
+            and not self.is_voter
             and previous.is_voter(key)
             and (hwm is None or voters_offset >= hwm)
         )
