@@ -91,7 +91,7 @@ class LazyGroup(click.Group):
 
 BENCH_COMMANDS: dict[str, LazyCommand] = {
     "chaos": LazyCommand("kraft.tools.bench.chaos:chaos_bench_command",
-                         "Kill, pause, fill the disk and fail fsync of real voters; no acknowledged record lost."),
+                         "Partitions, power loss, kill, pause, full disk, failing fsync on real processes, overlapping; no acknowledged record lost."),
     "codec": LazyCommand("kraft.tools.bench.codec:codec_bench_command",
                          "Encode and decode speed of our codecs against kio and kafka-python."),
     "dump-log": LazyCommand("kraft.tools.bench.dump_log:bench_dump_log",

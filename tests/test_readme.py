@@ -205,3 +205,51 @@ def _run(command: list[str], work: Path, env: dict[str, str], code: str) -> str:
         proc.wait()
     assert proc.returncode == 0, f"exit {proc.returncode}\n--- code\n{code}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
     return stdout
+
+
+# A measured figure in the prose: a rate, a ratio, or a time something took.
+_FIGURE = re.compile(
+    r"\d[\d,]*(?:\.\d+)? ?(?:records|rows|rec)(?:/s| per (?:CPU )?second)"
+    r"|\b\d+\.\d+ ?[x×](?![\w-])"
+    r"|\b\d+ min \d+ s\b"
+    r"|\btook \d+(?:\.\d+)? s\b"
+)
+#: The commands that print the figures the README quotes.
+_MEASURING = re.compile(r"`(?:kraft bench [a-z-]+|kraft spark (?:export|report)|\.venv/bin/pytest|pytest)\b[^`]*`")
+
+
+def prose_paragraphs() -> list[tuple[int, str]]:
+    """The README's paragraphs and table rows outside code blocks, with their first line."""
+    text = _FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), README.read_text(encoding="utf-8"))
+    out: list[tuple[int, str]] = []
+    start, lines = 0, []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip() and not line.startswith("|"):
+            if not lines:
+                start = number
+            lines.append(line)
+            continue
+        if lines:
+            out.append((start, " ".join(lines)))
+            lines = []
+        if line.startswith("|"):
+            out.append((number, line))
+    if lines:
+        out.append((start, " ".join(lines)))
+    return out
+
+
+def test_every_performance_figure_names_the_command_that_printed_it() -> None:
+    """Issue 28: a rate, ratio or time in the README sits in a paragraph (or
+    table row) naming the benchmark command that prints it, e.g. `kraft bench
+    shell`, so a reader can re-measure it; the shell's old 1.24x is gone."""
+    unlabelled = [(line, _FIGURE.findall(para)) for line, para in prose_paragraphs()
+                  if _FIGURE.search(para) and not _MEASURING.search(para)]
+    assert not unlabelled, f"figures without the command that printed them (README line, figures): {unlabelled}"
+    assert "1.24x" not in README.read_text(encoding="utf-8")
+
+
+def test_the_figure_check_sees_figures() -> None:
+    figures = [f for _, para in prose_paragraphs() for f in _FIGURE.findall(para)]
+    assert any("records/s" in f for f in figures) and any(f.endswith("x") for f in figures)
+    assert _FIGURE.search("took 15.0 s") and not _FIGURE.search("every 500 ms, for at most 1.5 s")

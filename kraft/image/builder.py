@@ -81,7 +81,14 @@ _MAX_WARNINGS = 100
 
 # Record type ids (Kafka's MetadataRecordType) the builder names.
 FENCE_BROKER = 7
+NO_OP = 20
 BEGIN_TRANSACTION, END_TRANSACTION, ABORT_TRANSACTION = 23, 24, 25
+_TRANSACTION_MARKERS = frozenset((BEGIN_TRANSACTION, END_TRANSACTION, ABORT_TRANSACTION))
+#: NoOpRecord values up to this size are remembered once decoded (a leader
+#: writes the same few bytes every 500 ms: most of a real controller's log)
+_NO_OP_MEMO_BYTES = 16
+_NO_OP_MEMO_ENTRIES = 64
+_UNSET: Any = object()
 
 
 class ReplayError(ValueError):
@@ -114,6 +121,10 @@ class ImageBuilder:
         #: Records skipped because a newer Kafka wrote them (type, version) -> count.
         self.skipped_newer: dict[tuple[int | None, int | None], int] = {}
         self.records_applied = 0
+        #: a value's first three bytes -> (type id, version, the generated
+        #: class's ``read``), or ``None`` where the generic path must decide
+        self._kinds: dict[bytes, tuple[int, int, Any] | None] = {}
+        self._no_ops: set[bytes] = set()
 
     # ------------------------------------------------------------ reading
 
@@ -183,8 +194,85 @@ class ImageBuilder:
             if self._transaction is None:
                 self._provenance = Provenance(end, epoch, timestamp_ms)
             return
-        for i, value in enumerate(values):
-            self.apply(base_offset + i, value, epoch=epoch, timestamp_ms=timestamp_ms)
+        self._apply_values(base_offset, epoch, timestamp_ms, values)
+
+    def _apply_values(self, base_offset: int, epoch: int, timestamp_ms: int, values: Iterable[bytes]) -> None:
+        """The hot loop of opening a log: a record in the common shape (one-byte
+        frame, type and version ids, a type and version we know, outside a
+        transaction) is read straight from its bytes by the generated
+        decoder and replayed, with no :class:`MetadataRecord` or
+        :class:`Provenance` per record. Anything else takes :meth:`apply`,
+        which words every problem as before."""
+        kinds = self._kinds
+        no_ops = self._no_ops
+        replay = self._replay
+        applied = 0
+        last = -1
+        offset = base_offset - 1
+        for value in values:
+            offset += 1
+            message = None
+            # One lookup by the first three bytes (frame version, type id,
+            # version): a known (type, version) outside a transaction, or None.
+            prefix = value[:3] if type(value) is bytes else bytes(value[:3])  # a memoryview may be unhashable
+            kind = kinds.get(prefix, _UNSET) if self._transaction is None else None
+            if kind is _UNSET:
+                kind = self._kind(prefix)
+            if kind is not None:
+                api_key, version, reader = kind
+                if api_key == NO_OP and type(value) is bytes and value in no_ops:
+                    applied += 1
+                    last = offset
+                    continue
+                try:
+                    message, end = reader(value, 3, version)
+                    if end != len(value):
+                        message = None
+                except Exception:  # noqa: BLE001 - apply() below says what is wrong
+                    message = None
+            if message is None:
+                if last >= 0:
+                    self._advance(last, epoch, timestamp_ms)
+                    last = -1
+                self.apply(offset, value, epoch=epoch, timestamp_ms=timestamp_ms)
+                continue
+            try:
+                replay(api_key, message)
+                applied += 1
+            except ReplayError as e:
+                self._warn(None, f"cannot apply {metadata_type_name(api_key)} at offset {offset}: {e}; skipped")
+            if api_key == NO_OP and type(value) is bytes and len(value) <= _NO_OP_MEMO_BYTES \
+                    and len(no_ops) < _NO_OP_MEMO_ENTRIES:
+                no_ops.add(value)
+            last = offset
+        self.records_applied += applied
+        if last >= 0:
+            self._advance(last, epoch, timestamp_ms)
+
+    def _advance(self, offset: int, epoch: int, timestamp_ms: int) -> None:
+        """Records up to ``offset`` were applied outside a transaction."""
+        if offset > self._last_offset:
+            self._last_offset = offset
+        self._provenance = Provenance(offset, epoch, timestamp_ms)
+
+    def _kind(self, key: bytes) -> tuple[int, int, Any] | None:
+        """``(type id, version, generated read)`` for a record value starting
+        with ``prefix``: frame version 1, one-byte type and version ids of a
+        type and version we know, not a transaction marker (those change what
+        the image shows); else ``None`` (the generic path)."""
+        from kraft.messages import registry
+
+        kind: tuple[int, int, Any] | None = None
+        if len(key) == 3 and key[0] == 1 and key[1] < 0x80 and key[2] < 0x80 and key[1] not in _TRANSACTION_MARKERS:
+            try:
+                cls = registry.metadata_record_class(key[1])
+            except KeyError:
+                cls = None
+            if cls is not None and cls.LOWEST_VERSION <= key[2] <= cls.HIGHEST_VERSION:
+                kind = (key[1], key[2], cls.read)
+        if len(self._kinds) < 4096:  # bounded: a corrupt log may hold any prefix
+            self._kinds[key] = kind
+        return kind
 
     # ------------------------------------------------------------ internals
 
@@ -244,7 +332,7 @@ class ImageBuilder:
 
     def _replay_logged(self, offset: int, record: MetadataRecord) -> None:
         try:
-            self._replay(record)
+            self._replay(record.api_key, record.message)
             self.records_applied += 1
         except ReplayError as e:
             self._warn(None, f"cannot apply {metadata_type_name(record.api_key)} at offset {offset}: {e}; skipped")
@@ -290,9 +378,17 @@ class ImageBuilder:
 
     # ------------------------------------------------------------ replay
 
-    def _replay(self, record: MetadataRecord) -> None:  # noqa: C901 - one arm per record type
-        m = record.message
-        match record.api_key:
+    def _replay(self, api_key: int, m: Any) -> None:  # noqa: C901 - one arm per record type
+        match api_key:
+            # The most frequent types first (the arms are tried in order).
+            case 3:  # PartitionRecord
+                self._partition(m)
+            case 5:  # PartitionChangeRecord
+                parts = self._topic_partitions(m.topic_id)
+                current = parts.get(m.partition_id)
+                if current is None:
+                    raise ReplayError(f"unable to find partition {_kuuid(m.topic_id)}:{m.partition_id}")
+                parts[m.partition_id] = _merge(current, m)
             case 0:  # RegisterBrokerRecord
                 self._section("brokers")[m.broker_id] = BrokerRegistration(
                     id=m.broker_id, epoch=m.broker_epoch, incarnation_id=m.incarnation_id,
@@ -311,7 +407,7 @@ class ImageBuilder:
                 broker = brokers.get(m.id)
                 if broker is None:
                     raise ReplayError(f"broker {m.id} is not registered")
-                brokers[m.id] = replace(broker, fenced=record.api_key == FENCE_BROKER)
+                brokers[m.id] = replace(broker, fenced=api_key == FENCE_BROKER)
             case 17:  # BrokerRegistrationChangeRecord
                 self._broker_change(m)
             case 27:  # RegisterControllerRecord
@@ -328,14 +424,6 @@ class ImageBuilder:
                 topics[m.topic_id] = TopicImage(m.name, m.topic_id)
                 self._owned_topics.pop(m.topic_id, None)
                 self._section("topic_ids_by_name")[m.name] = m.topic_id
-            case 3:  # PartitionRecord
-                self._partition(m)
-            case 5:  # PartitionChangeRecord
-                parts = self._topic_partitions(m.topic_id)
-                current = parts.get(m.partition_id)
-                if current is None:
-                    raise ReplayError(f"unable to find partition {_kuuid(m.topic_id)}:{m.partition_id}")
-                parts[m.partition_id] = _merge(current, m)
             case 9:  # RemoveTopicRecord
                 topics = self._section("topics")
                 topic = topics.pop(m.topic_id, None)
@@ -407,7 +495,7 @@ class ImageBuilder:
             case 20:  # NoOpRecord
                 pass
             case _:
-                raise ReplayError(f"record type {record.api_key} has no replay rule")
+                raise ReplayError(f"record type {api_key} has no replay rule")
 
     def _broker_change(self, m: Any) -> None:
         brokers = self._section("brokers")
@@ -432,23 +520,20 @@ class ImageBuilder:
         brokers[m.broker_id] = replace(broker, **changes)
 
     def _partition(self, m: Any) -> None:
-        directories = list(m.directories or ())
-        if directories and len(directories) != len(m.replicas):
-            raise ReplayError(f"partition {_kuuid(m.topic_id)}:{m.partition_id} has {len(m.replicas)} replicas "
+        replicas = tuple(m.replicas)
+        directories = m.directories
+        if directories and len(directories) != len(replicas):
+            raise ReplayError(f"partition {_kuuid(m.topic_id)}:{m.partition_id} has {len(replicas)} replicas "
                               f"but {len(directories)} directories")
-        parts = self._topic_partitions(m.topic_id)
+        parts = self._owned_topics.get(m.topic_id)
+        if parts is None:
+            parts = self._topic_partitions(m.topic_id)
+        # Positional: the hot path of opening a log builds one per PartitionRecord.
         parts[m.partition_id] = PartitionRegistration(
-            replicas=tuple(m.replicas),
-            directories=_default_to_migrating(directories, len(m.replicas)),
-            isr=tuple(m.isr),
-            removing_replicas=tuple(m.removing_replicas),
-            adding_replicas=tuple(m.adding_replicas),
-            leader=m.leader,
-            leader_recovery_state=m.leader_recovery_state,
-            leader_epoch=m.leader_epoch,
-            partition_epoch=m.partition_epoch,
-            elr=tuple(m.eligible_leader_replicas or ()),
-            last_known_elr=tuple(m.last_known_elr or ()),
+            replicas, _default_to_migrating(directories, len(replicas)), tuple(m.isr),
+            tuple(m.removing_replicas), tuple(m.adding_replicas), m.leader, m.leader_recovery_state,
+            m.leader_epoch, m.partition_epoch, tuple(m.eligible_leader_replicas or ()),
+            tuple(m.last_known_elr or ()),
         )
 
     def _clear_elr(self, topic_name: str) -> None:
@@ -490,13 +575,16 @@ def _kuuid(u: uuid.UUID) -> str:
     return uuid_to_kafka(u)
 
 
-def _default_to_migrating(directories: list[uuid.UUID] | tuple[uuid.UUID, ...], replicas: int) -> tuple[uuid.UUID, ...]:
+def _default_to_migrating(directories: list[uuid.UUID] | tuple[uuid.UUID, ...] | None,
+                          replicas: int) -> tuple[uuid.UUID, ...]:
     """Kafka's ``PartitionRegistration.defaultToMigrating``: no directories,
     or only MIGRATING ones, mean every replica is MIGRATING (a record written
     before KIP-858, as Kafka 4.0 shows it: ``directories=[AAAAAAAAAAAAAAAAAAAAAA]``)."""
-    if not directories or all(d == MIGRATING_DIRECTORY for d in directories):
-        return (MIGRATING_DIRECTORY,) * replicas
-    return tuple(directories)
+    if directories:
+        for d in directories:
+            if d.int != 0:  # not MIGRATING (compared by int: UUID.__eq__ is Python code)
+                return tuple(directories)
+    return (MIGRATING_DIRECTORY,) * replicas
 
 
 def _merge(p: PartitionRegistration, m: Any) -> PartitionRegistration:

@@ -50,7 +50,6 @@ from kraft.raft.errors import (
 )
 from kraft.raft.events import (
     METADATA_PARTITION,
-    NO_LEADER,
     AddRaftVoterRequest,
     AddRaftVoterResponse,
     ApiVersionsRequest,
@@ -80,7 +79,13 @@ from kraft.raft.events import (
     VoteResponse,
 )
 from kraft.raft.handlers import election, fetch, membership
-from kraft.raft.handlers.common import LeaderFields, partition_error_response, top_level_error_response
+from kraft.raft.handlers.common import (
+    LeaderFields,
+    leader_fields,
+    partition_error_response,
+    top_level_error_response,
+)
+from kraft.raft.handlers.common import validate_leader_only as leader_only_error
 from kraft.raft.leader_state import HandoverLeadership, LeaderWrite
 from kraft.raft.logops import (
     AppendAsLeader,
@@ -462,17 +467,22 @@ class RaftCore:
             else:
                 state.write = None
                 if role.progress.update_local_end_offset(end):
-                    self.on_leader_high_watermark(now_ms)
-            fetch.complete_parked_where(self, now_ms, lambda p: p.fetch.fetch_offset < end)
+                    fetch.leader_high_watermark_advanced(self, now_ms, role)
+            if state.parked:
+                fetch.complete_parked_below(self, now_ms, role, end)
         elif isinstance(role, Follower):
             fetch.sync_follower_with_log(self)
 
-    def note_committed(self, high_watermark: int) -> None:
+    def expose_committed(self, high_watermark: int) -> None:
         """Expose a new high watermark to the shell (never a lower one)."""
         if self._committed is None or high_watermark > self._committed:
             self._committed = high_watermark
             self._ready.committed = high_watermark
             self._maybe_fire_leader_change()
+
+    def note_committed(self, high_watermark: int) -> None:
+        """Same as :meth:`expose_committed` (the name before the handlers' interfaces)."""
+        self.expose_committed(high_watermark)
 
     # --- the voter set (KIP-853) -----------------------------------------------
 
@@ -503,7 +513,7 @@ class RaftCore:
         if isinstance(role, Leader) and self._out is not None:
             # The new majority may commit more (a lagging voter removed).
             if role.progress.update_voters(voters):
-                self.on_leader_high_watermark(now_ms)
+                fetch.leader_high_watermark_advanced(self, now_ms, role)
 
     def _bootstrap_nodes(self) -> tuple[int, ...]:
         """Who a replica without a known leader asks: the known voters and the
@@ -527,7 +537,7 @@ class RaftCore:
                 # here: they must be durable by then.
                 self._ready.log.append(Flush())
             fetch.complete_parked(
-                self, now_ms, state.take_parked(lambda p: True), error=Errors.NOT_LEADER_OR_FOLLOWER)
+                self, now_ms, state.take_all_parked(), error=Errors.NOT_LEADER_OR_FOLLOWER)
             membership.finish_voter_change(
                 self, state, Errors.NOT_LEADER_OR_FOLLOWER, "The leader changed before the voter change completed")
         self._maybe_fire_leader_change()
@@ -538,19 +548,21 @@ class RaftCore:
         once the committed offsets reached the epoch start -- a state machine
         acting as leader must first have replayed the previous leaders'
         commits."""
-        lae = self.quorum.leader_and_epoch
-        if lae == self._last_leader:
+        quorum = self.quorum
+        last = self._last_leader
+        if last is not None and last.leader_id == quorum.leader_id and last.epoch == quorum.epoch:
             return
-        role = self.quorum.role
+        role = quorum.role
         if isinstance(role, Leader) and (self._committed is None or self._committed < role.epoch_start_offset):
             return
+        lae = quorum.leader_and_epoch
         self._last_leader = lae
         self._ready.leader_change = lae
 
     def _note_role_change(self, previous: Role | None, reason: str) -> None:
         role = self.quorum.role
         self._ready.role_changes.append(RoleChange(
-            None if previous is None else previous.name, role.name, role.epoch, role.election.leader_id, reason))
+            None if previous is None else previous.name, role.name, role.epoch, self.quorum.leader_id, reason))
 
     def _become_unattached(self, now_ms: int, epoch: int, leader_id: int | None = None, reason: str = "") -> None:
         previous = self.quorum.role
@@ -722,12 +734,7 @@ class RaftCore:
     # --- the epoch gate for requests --------------------------------------------
 
     def response_common(self) -> LeaderFields:
-        leader = self.quorum.leader_id
-        return {
-            "leader_id": NO_LEADER if leader is None else leader,
-            "leader_epoch": self.quorum.epoch,
-            "leader_endpoints": self.quorum.leader_endpoints if leader is not None else (),
-        }
+        return leader_fields(self.quorum)
 
     def _error_response(self, request: RaftRequest, error: Errors) -> RaftResponse:
         """A partition-level error answer carrying our epoch and leader."""
@@ -752,15 +759,12 @@ class RaftCore:
 
     def validate_leader_only(self, epoch: int) -> Errors | None:
         """Fetch, FetchSnapshot: only the leader of exactly this epoch serves them."""
-        if epoch < self.quorum.epoch:
-            return Errors.FENCED_LEADER_EPOCH
-        if epoch > self.quorum.epoch:
-            return Errors.UNKNOWN_LEADER_EPOCH
-        if not isinstance(self.quorum.role, Leader):
-            return Errors.NOT_LEADER_OR_FOLLOWER
-        if self._shutdown is not None:
-            return Errors.BROKER_NOT_AVAILABLE
-        return None
+        return leader_only_error(self.quorum, epoch, self._shutdown is not None)
+
+    @property
+    def shutting_down(self) -> bool:
+        """A graceful shutdown began (a leader serves no more fetches)."""
+        return self._shutdown is not None
 
     def _is_valid_voter_key(self, key: ReplicaKey | None) -> bool:
         if key is None:
@@ -816,9 +820,7 @@ class RaftCore:
                     or (msg.replica_key.id >= 0 and msg.replica_key.id == self.quorum.local_id)
                 ):
                     return self._error_response(msg, Errors.INVALID_REQUEST)
-                error = self.validate_leader_only(msg.current_leader_epoch)
-                if error is not None:
-                    return self._error_response(msg, error)
+                # The epoch: checked by the handler (Kafka's handleFetchRequest).
             case FetchSnapshotRequest():
                 error = self.validate_leader_only(msg.current_leader_epoch)
                 if error is not None:
@@ -860,10 +862,7 @@ class RaftCore:
         change it commits, and tell the parked fetches."""
         leader = self.quorum.role
         assert isinstance(leader, Leader)
-        if leader.high_watermark is not None:
-            self.note_committed(leader.high_watermark)
-        membership.maybe_complete_voter_change(self, leader.state)
-        fetch.complete_parked_where(self, now_ms, lambda p: True)
+        fetch.leader_high_watermark_advanced(self, now_ms, leader)
 
     def upgrade_kraft_version(self, now_ms: int, kraft_version: int, *, validate_only: bool = False) -> bool:
         """Finalize ``kraft_version`` as leader (Kafka's ``upgradeKRaftVersion``);
@@ -1020,8 +1019,12 @@ class RaftCore:
 
     def _run_poll(self, now_ms: int) -> None:
         previous = self._control_state.previous_voters if self._control_state is not None else None
-        self.quorum.update_removal_pending(
-            None if previous is None else VoterSet.from_entries(previous.voters), self.voters_offset, now_ms)
+        quorum = self.quorum
+        if (previous is not None and self.voters_offset is not None) or quorum.removal_pending \
+                or quorum.refused_behind_candidate:
+            # Otherwise there is nothing for it to change.
+            quorum.update_removal_pending(
+                None if previous is None else VoterSet.from_entries(previous.voters), self.voters_offset, now_ms)
         timeout: int | None = 0
         for _ in range(_MAX_POLL_ROUNDS):
             if self._maybe_complete_shutdown(now_ms):
@@ -1068,12 +1071,12 @@ class RaftCore:
         """Send if the connection to ``destination`` is free; returns how long
         until it may be tried again."""
         requests = self._requests
-        if requests.is_ready(destination, now_ms):
-            correlation_id = requests.next_correlation_id()
-            request = build()
-            requests.on_request_sent(destination, correlation_id, now_ms, type(request).__name__)
-            self._ready.send.append(OutboundRequest(destination, correlation_id, request))
-        return requests.time_until_ready(destination, now_ms)
+        correlation_id = requests.reserve(destination, now_ms)
+        if correlation_id is None:
+            return requests.time_until_ready(destination, now_ms)
+        request = build()
+        self._ready.send.append(OutboundRequest(destination, correlation_id, request))
+        return requests.sent(destination, correlation_id, now_ms, type(request).__name__)
 
     def _poll_leader(self, now_ms: int) -> int | None:
         leader = self.quorum.role
@@ -1100,12 +1103,15 @@ class RaftCore:
                 self._campaign_policy, progress.non_leader_voters_by_descending_fetch_offset()), reason)
             return 0
         state = leader.state
-        fetch.complete_parked_where(self, now_ms, lambda p: p.deadline_ms <= now_ms, expired=True)
-        voter_change_timeout = membership.expire_voter_change(self, now_ms, state)
+        parked = state.next_parked_deadline() if state.parked else None
+        if parked is not None and parked <= now_ms:
+            fetch.complete_expired(self, now_ms, leader)
+            parked = state.next_parked_deadline()
+        voter_change_timeout = (
+            None if state.voter_change is None else membership.expire_voter_change(self, now_ms, state))
         flush_timeout = self._maybe_append_batches(now_ms, leader)
         begin_timeout = self._maybe_send_begin_quorum_epoch(now_ms, leader)
         check_quorum = progress.check_quorum_deadline()
-        parked = state.next_parked_deadline()
         return _min_opt(
             flush_timeout,
             begin_timeout,
@@ -1121,12 +1127,14 @@ class RaftCore:
             # The previous batches are still being served and flushed; what
             # accumulates meanwhile goes out in one batch after that.
             return None
-        if accumulator.time_until_drain(now_ms) == 0:
-            batches = accumulator.drain(now_ms)
-            for batch in batches:
-                self._ready.log.append(AppendAsLeader(batch))
-            if batches:
-                state.write = LeaderWrite.WRITTEN
+        until = accumulator.time_until_drain(now_ms)
+        if until != 0:
+            return until
+        batches = accumulator.drain(now_ms)
+        for batch in batches:
+            self._ready.log.append(AppendAsLeader(batch))
+        if batches:
+            state.write = LeaderWrite.WRITTEN
         return accumulator.time_until_drain(now_ms)
 
     def _maybe_send_begin_quorum_epoch(self, now_ms: int, leader: Leader) -> int:

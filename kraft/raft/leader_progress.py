@@ -77,6 +77,7 @@ class LeaderProgress:
         "_fetched_voters",
         "_begin_quorum_epoch_timeout_ms",
         "begin_quorum_epoch_deadline_ms",
+        "_me",
     )
 
     def __init__(
@@ -103,16 +104,26 @@ class LeaderProgress:
         self._begin_quorum_epoch_timeout_ms = begin_quorum_epoch_timeout_ms
         # Zero: announce the new epoch right away.
         self.begin_quorum_epoch_deadline_ms = now_ms
+        # The leader's own entry, found once per voter set (see _local).
+        self._me: ReplicaProgress | None = None
 
     # --- replica state ---------------------------------------------------
 
-    def is_voter(self, key: ReplicaKey) -> bool:
+    def _voter(self, key: ReplicaKey) -> ReplicaProgress | None:
+        """The voter entry that is ``key`` (``ReplicaKey.matches``, looked up
+        by id once instead of scanning)."""
         p = self.voters.get(key.id)
-        return p is not None and p.key.matches(key)
+        if p is None:
+            return None
+        directory_id = p.key.directory_id
+        return p if directory_id is None or directory_id == key.directory_id else None
+
+    def is_voter(self, key: ReplicaKey) -> bool:
+        return self._voter(key) is not None
 
     def progress_of(self, key: ReplicaKey) -> ReplicaProgress:
-        p = self.voters.get(key.id)
-        if p is not None and p.key.matches(key):
+        p = self._voter(key)
+        if p is not None:
             return p
         obs = self.observers.get(key)
         if obs is None:
@@ -121,11 +132,12 @@ class LeaderProgress:
 
     def _local(self) -> ReplicaProgress:
         """The leader's own progress: a voter's, or an observer's once the
-        leader removed itself (KIP-853; it is then not counted)."""
-        p = self.voters.get(self.local_key.id)
-        if p is not None and p.key.matches(self.local_key):
-            return p
-        return self.progress_of(self.local_key)
+        leader removed itself (KIP-853; it is then not counted). Found once
+        per voter set."""
+        me = self._me
+        if me is None:
+            me = self._me = self.progress_of(self.local_key)
+        return me
 
     def update_voters(self, voter_set: VoterSet) -> bool:
         """The voter set changed (a VotersRecord in the leader's log, KIP-853):
@@ -143,6 +155,7 @@ class LeaderProgress:
             p.key = key
             new_voters[key.id] = p
         self.voters = new_voters
+        self._me = None
         for p in old_voters.values():
             self.observers.setdefault(p.key, p)
         self._fetched_voters &= set(new_voters)
@@ -177,7 +190,9 @@ class LeaderProgress:
         are ignored, as Kafka does."""
         if key.id < 0:
             return False
-        p = self.progress_of(key)
+        # One lookup per fetch: the voter entry, else the observer's.
+        voter = self._voter(key)
+        p = voter if voter is not None else self.progress_of(key)
         leader_end = self._local().end_offset
         if leader_end is not None:
             if fetch_offset >= leader_end:
@@ -188,8 +203,8 @@ class LeaderProgress:
         p.last_fetch_ms = max(p.last_fetch_ms, now_ms)
         p.end_offset = fetch_offset
         p.acknowledged = True
-        self.update_check_quorum(key, now_ms)
-        return self.is_voter(key) and self._maybe_update_high_watermark()
+        self._fetched(voter is not None and key.id != self.local_key.id, key.id, now_ms)
+        return voter is not None and self._maybe_update_high_watermark()
 
     def _maybe_update_high_watermark(self) -> bool:
         ordered = sorted(self.voters.values(), key=_sort_key)
@@ -248,9 +263,11 @@ class LeaderProgress:
     def update_check_quorum(self, key: ReplicaKey, now_ms: int) -> None:
         """A Fetch or FetchSnapshot from ``key``: once a majority of voters
         (the leader counting itself) has fetched, restart the timer."""
-        p = self.voters.get(key.id)
-        if p is not None and p.key.matches(key) and key.id != self.local_key.id:
-            self._fetched_voters.add(key.id)
+        self._fetched(self._voter(key) is not None and key.id != self.local_key.id, key.id, now_ms)
+
+    def _fetched(self, counted: bool, voter_id: int, now_ms: int) -> None:
+        if counted:
+            self._fetched_voters.add(voter_id)
         majority = len(self.voters) // 2 + 1
         if self.local_key.id in self.voters:
             majority -= 1

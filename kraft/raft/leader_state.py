@@ -120,5 +120,23 @@ class LeaderState:
             self.parked = [p for p in self.parked if not which(p)]
         return done
 
+    def take_parked_below(self, end_offset: int) -> list[ParkedFetch]:
+        """Remove and return the parked fetches from below ``end_offset`` (new data for them)."""
+        done = [p for p in self.parked if p.fetch.fetch_offset < end_offset]
+        if done:
+            self.parked = [p for p in self.parked if p.fetch.fetch_offset >= end_offset]
+        return done
+
+    def take_expired(self, now_ms: int) -> list[ParkedFetch]:
+        """Remove and return the parked fetches whose ``max_wait_ms`` is over."""
+        done = [p for p in self.parked if p.deadline_ms <= now_ms]
+        if done:
+            self.parked = [p for p in self.parked if p.deadline_ms > now_ms]
+        return done
+
+    def take_all_parked(self) -> list[ParkedFetch]:
+        done, self.parked = self.parked, []
+        return done
+
     def next_parked_deadline(self) -> int | None:
         return min((p.deadline_ms for p in self.parked), default=None)

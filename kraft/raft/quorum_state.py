@@ -150,7 +150,8 @@ class QuorumState:
 
     @property
     def leader_id(self) -> int | None:
-        return self.role.election.leader_id
+        # Every role has it (its election state's leader id), without building the ElectionState.
+        return self.role.leader_id
 
     @property
     def voted_key(self) -> ReplicaKey | None:
@@ -206,9 +207,9 @@ class QuorumState:
         hwm = self.high_watermark
         eligible = (
             key is not None
-            and not self.is_voter
             and voters_offset is not None
             and previous is not None
+            and not self.is_voter
             and previous.is_voter(key)
             and (hwm is None or voters_offset >= hwm)
         )
@@ -237,6 +238,20 @@ class QuorumState:
         ``randomElectionTimeoutMs``)."""
         t = self._config.election_timeout_ms
         return 0 if t == 0 else t + self._rng.randrange(t)
+
+    def random_fetch_timeout_ms(self) -> int:
+        """The fetch timer after a successful fetch: ``fetch.timeout.ms`` minus
+        up to a fifth of it, drawn anew each time. Kafka's ``FollowerState``
+        restarts a fixed ``fetchTimeoutMs`` timer; under load both followers
+        of a dead leader fetched within a millisecond of each other, time out
+        together, grant each other's pre-vote and split the vote (then wait
+        1-2 s more), unless their timers differ by more than a pre-vote round
+        trip -- sub-millisecond in Kafka's JVM, several ms in this Python
+        node. The timer never runs longer than ``fetch.timeout.ms``, and a
+        follower that times out early while the other still fetches loses the
+        pre-vote (KIP-996) and goes back to following."""
+        t = self._config.fetch_timeout_ms
+        return t - self._rng.randrange(t // 5 + 1) if t >= 5 else t
 
     # --- transitions ---------------------------------------------------------
 
@@ -518,7 +533,7 @@ class QuorumState:
         self._update(
             replace(
                 current,
-                fetch_deadline_ms=now_ms + self._config.fetch_timeout_ms,
+                fetch_deadline_ms=now_ms + self.random_fetch_timeout_ms(),
                 has_fetched_from_leader=True,
                 fetch_timeout_cause=None,
             )

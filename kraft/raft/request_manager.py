@@ -129,6 +129,20 @@ class RequestManager:
 
     # --- updates --------------------------------------------------------------
 
+    def reserve(self, node: int, now_ms: int) -> int | None:
+        """A correlation id for a request to ``node`` if its connection is
+        ready (:meth:`is_ready` then :meth:`next_correlation_id`), else None."""
+        c = self._conn(node)
+        self._refresh(c, now_ms)
+        if c.state is not _State.READY:
+            return None
+        return self.next_correlation_id()
+
+    def sent(self, node: int, correlation_id: int, now_ms: int, kind: str | None = None) -> int:
+        """:meth:`on_request_sent`, then :meth:`time_until_ready`."""
+        self.on_request_sent(node, correlation_id, now_ms, kind)
+        return self.time_until_ready(node, now_ms)
+
     def next_correlation_id(self) -> int:
         self._next_correlation_id += 1
         return self._next_correlation_id

@@ -184,6 +184,10 @@ class Candidate:
     def election(self) -> ElectionState:
         return ElectionState(self.epoch, None, self.local_key)
 
+    @property
+    def leader_id(self) -> None:
+        return None
+
     def can_grant_vote(self, candidate: ReplicaKey, log_up_to_date: bool, pre_vote: bool) -> bool:
         # The candidate's own vote is implicit; it never grants a standard vote.
         return pre_vote and log_up_to_date

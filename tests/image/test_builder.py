@@ -324,3 +324,59 @@ def test_equal_content_in_any_order_compares_equal() -> None:
     a = build(topic("foo", T1), topic("bar", T2), partition(T1, 0, [1])).image
     b = build(topic("bar", T2), topic("foo", T1), partition(T1, 0, [1])).image
     assert a.content_equals(b) and a == b
+
+
+# ----------------------------------------------------------------- the batch fast path
+
+
+def _one_by_one(batches: list[list[bytes]]) -> ImageBuilder:
+    b = ImageBuilder()
+    offset = 0
+    for epoch, values in enumerate(batches):
+        for value in values:
+            b.apply(offset, value, epoch=epoch, timestamp_ms=1000 + epoch)
+            offset += 1
+    return b
+
+
+def _by_batch(batches: list[list[bytes]]) -> ImageBuilder:
+    b = ImageBuilder()
+    offset = 0
+    for epoch, values in enumerate(batches):
+        b.apply_batch(offset, epoch, 1000 + epoch, values)
+        offset += len(values)
+    return b
+
+
+def test_apply_batch_replays_as_record_by_record_does() -> None:
+    """apply_batch reads common records straight from their bytes and skips
+    NoOpRecords it has seen; every other shape (transactions, unknown types,
+    newer versions, garbage, a corrupt NoOpRecord, records that do not apply)
+    must leave the same image, offsets, counts and warnings as apply()."""
+    no_op = rec("NoOpRecord")
+    batches = [
+        [topic("foo", T1), partition(T1, 0, [1, 2]), no_op, no_op],
+        [no_op, change(0, leader=2), change(7, leader=2), no_op + b"\x00"],  # missing partition; trailing byte
+        [rec("BeginTransactionRecord", name="t"), topic("bar", T2), no_op],
+        [partition(T2, 0, [3]), rec("EndTransactionRecord"), no_op],
+        [raw_record(200, 0), raw_record(2, 9), b"\x07garbage", no_op],
+        [rec("BeginTransactionRecord", name="u"), topic("baz", uuid.UUID(int=3))],
+        [rec("AbortTransactionRecord", reason="x"), rec("ConfigRecord", resource_type=2, resource_name="foo",
+                                                        name="retention.ms", value="1")],
+        [rec("BeginTransactionRecord", name="open"), topic("qux", uuid.UUID(int=4))],
+    ]
+    a, b = _one_by_one(batches), _by_batch(batches)
+    assert b.image.content_equals(a.image)
+    assert (b.image.provenance, b.last_offset, b.in_transaction) == (a.image.provenance, a.last_offset, a.in_transaction)
+    assert b.image.offset == 21  # the open transaction holds the image before it began
+    assert (b.records_applied, b.skipped_newer, b.warnings) == (a.records_applied, a.skipped_newer, a.warnings)
+    assert any("undecodable" in w for w in b.warnings) and any("partition" in w for w in b.warnings)
+
+
+def test_apply_batch_takes_memoryviews_too() -> None:
+    no_op = rec("NoOpRecord")
+    values = [topic("foo", T1), no_op, no_op]
+    b = ImageBuilder()
+    b.apply_batch(0, 1, 1000, [memoryview(v) for v in values])
+    b.apply_batch(3, 1, 1000, [memoryview(bytearray(v)) for v in values[1:]])  # writable: unhashable
+    assert b.image.topic("foo") is not None and b.image.offset == 4 and b.records_applied == 5

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import logging
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from kraft.image.changes import LogItem
 from kraft.image.history import DirectoryHistory
 from kraft.image.session import ShellSession
 from kraft.image.tree import build_tree
@@ -133,3 +135,30 @@ def test_every_shared_directory_opens_to_its_end(parts: tuple[str, ...], end: in
     assert image.offset == end and not builder.warnings
     bounds = h.coverage.bounds()
     assert bounds is not None and bounds[1] == end
+
+
+def test_loading_a_directory_leaves_the_cyclic_collector_as_it_was(tmp_path: Path) -> None:
+    """The load pauses Python's cyclic GC (the image holds no cycles) and
+    restores it, also when the load fails."""
+    import gc
+
+    from kraft.image.source import image_from_items
+
+    assert gc.isenabled()
+    image_from_items(iter([]))
+    assert gc.isenabled()
+
+    def broken() -> Iterator[LogItem]:
+        assert not gc.isenabled()
+        raise OSError("disk gone")
+        yield  # pragma: no cover
+
+    with pytest.raises(OSError):
+        image_from_items(broken())
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        image_from_items(iter([]))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

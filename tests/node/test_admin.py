@@ -259,7 +259,7 @@ async def test_kcat_lists_the_leader_as_the_one_broker_and_no_topics(quorum_dirs
     """librdkafka's ``kcat -L`` (Metadata) gets a clean answer from any node."""
     kcat = shutil.which("kcat")
     if kcat is None:
-        pytest.skip("kcat is not installed (Debian package kcat; .ci/run installs it)")
+        pytest.skip("kcat is not installed (Debian package kcat; .ci/deps installs it)")
     async with running(quorum_dirs) as cluster:
         for node_id in (cluster.a_follower(), OBSERVER):
             with trio.fail_after(30):

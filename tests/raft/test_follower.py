@@ -14,9 +14,9 @@ from kraft.sim.memlog import MemBatch, MemLog, encode_batches
 
 
 def follower(
-    *log: tuple[int, int], epoch: int = 5, leader: int = 2, config: QuorumConfig | None = None
+    *log: tuple[int, int], epoch: int = 5, leader: int = 2, config: QuorumConfig | None = None, seed: int = 0
 ) -> RaftTestContext:
-    ctx = RaftTestContext(local_id=1, voters=[1, 2, 3], config=config).with_log(*log).start()
+    ctx = RaftTestContext(local_id=1, voters=[1, 2, 3], config=config, seed=seed).with_log(*log).start()
     ctx.clear_sent()  # the Unattached replica's discovery fetch
     ctx.deliver(ctx.begin_quorum_epoch(leader=leader, epoch=epoch), source=leader)
     return ctx
@@ -251,3 +251,29 @@ def test_a_failed_request_backs_off_from_the_leader() -> None:
     ctx.advance(ctx.config.retry_backoff_ms)
     ctx.respond(other, ctx.fetch_response(leader=2, epoch=5, error=Errors.NOT_LEADER_OR_FOLLOWER))
     ctx.assert_sent(FetchRequest, destination=2)
+
+
+def test_the_fetch_timer_after_a_successful_fetch_is_drawn_below_fetch_timeout() -> None:
+    """Kafka's ``FollowerState.resetFetchTimeoutForSuccessfulFetch`` restarts a
+    fixed ``fetchTimeoutMs`` timer, and ``KafkaRaftClient.pollFollowerAsVoter``
+    turns Prospective when it expires. kraft draws the timer from
+    ``[0.8, 1.0] x fetch.timeout.ms`` on every successful fetch (issue 28), so
+    two followers that fetched together from a leader that then died do not
+    time out together and split the vote; the timer never runs longer than
+    Kafka's."""
+    timeout = QuorumConfig().fetch_timeout_ms
+    deadlines = set()
+    for seed in range(20):
+        ctx = follower((1, 3), seed=seed)
+        fetch = the_fetch(ctx)
+        ctx.respond(fetch, ctx.fetch_response(leader=2, epoch=5, records=[], high_watermark=1))
+        role = ctx.role
+        assert isinstance(role, Follower) and role.fetch_deadline_ms is not None
+        drawn = role.fetch_deadline_ms - ctx.now_ms
+        assert timeout * 4 // 5 <= drawn <= timeout
+        deadlines.add(drawn)
+        ctx.advance(drawn - 1)
+        assert isinstance(ctx.role, Follower)
+        ctx.advance(1)
+        assert isinstance(ctx.role, Prospective)
+    assert len(deadlines) > 10  # drawn anew, not one fixed value

@@ -6,30 +6,40 @@ on ``QuorumState`` (and a leader's ``LeaderState``) and produce answers;
 :class:`~kraft.raft.handlers.common.HandlerContext`: the role state they act
 on (:class:`RoleView`) and the effects they may produce (:class:`Effects`).
 Here :class:`Replica` -- a QuorumState, an in-memory log and lists of what
-the handlers produced, no RaftCore -- is that context.
+the handlers produced, no RaftCore -- is that context, for each handler
+family: elections (requests and responses, the role changes requested
+through :class:`~kraft.raft.handlers.common.Transitions`), fetches (parking,
+the epoch check, the high watermark kept on the leader's state) and voter
+changes (Kafka's ``RemoveVoterHandler``/``AddVoterHandler``).
 """
 
 from __future__ import annotations
 
 import random
+import uuid
 
 from kraft.raft.errors import Errors
 from kraft.raft.events import (
     METADATA_PARTITION,
+    AddRaftVoterRequest,
+    AddRaftVoterResponse,
     FetchRequest,
     InboundRequest,
     RaftRequest,
     RaftResponse,
+    RemoveRaftVoterRequest,
+    RemoveRaftVoterResponse,
     TopicPartition,
     VoteRequest,
+    VoteResponse,
 )
-from kraft.raft.handlers import election, fetch
-from kraft.raft.handlers.common import HandlerContext, LeaderFields
+from kraft.raft.handlers import election, fetch, membership
+from kraft.raft.handlers.common import HandlerContext
 from kraft.raft.logops import LogOp
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.raft.quorum_state import QuorumState
-from kraft.raft.roles import Leader
-from kraft.raft.voters import ReplicaKey, VoterSet
+from kraft.raft.roles import Candidate, Leader, Prospective
+from kraft.raft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
 from kraft.records.view import LogView, OffsetAndEpoch
 from kraft.sim.memlog import MemLog
 
@@ -39,9 +49,9 @@ CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
 class Replica:
     """A :class:`HandlerContext` without a RaftCore."""
 
-    def __init__(self, local_id: int, voters: VoterSet) -> None:
+    def __init__(self, local_id: int, voters: VoterSet, directory_id: uuid.UUID | None = None) -> None:
         self.config = QuorumConfig()
-        self.local_key: ReplicaKey | None = ReplicaKey(local_id)
+        self.local_key: ReplicaKey | None = ReplicaKey(local_id, directory_id)
         self.quorum = QuorumState(local_key=self.local_key, voters=voters, config=self.config, rng=random.Random(7))
         self.quorum.initialize(None, OffsetAndEpoch(0, 0), now_ms=0)
         self.log: LogView = MemLog()
@@ -53,6 +63,7 @@ class Replica:
         self.default_listener = "CONTROLLER"
         self.committed_offset: int | None = None
         self.followers_always_flush = True
+        self.shutting_down = False
         # What the handlers produced.
         self.responses: list[tuple[InboundRequest, RaftResponse]] = []
         self.requests: list[tuple[int, RaftRequest]] = []
@@ -60,16 +71,6 @@ class Replica:
         self.violations: list[str] = []
         self.committed: list[int] = []
         self.transitions: list[str] = []
-
-    def response_common(self) -> LeaderFields:
-        leader = self.quorum.leader_id
-        return {"leader_id": -1 if leader is None else leader, "leader_epoch": self.quorum.epoch,
-                "leader_endpoints": self.quorum.leader_endpoints if leader is not None else ()}
-
-    def validate_leader_only(self, epoch: int) -> Errors | None:
-        if epoch != self.quorum.epoch:
-            return Errors.FENCED_LEADER_EPOCH if epoch < self.quorum.epoch else Errors.UNKNOWN_LEADER_EPOCH
-        return None if isinstance(self.quorum.role, Leader) else Errors.NOT_LEADER_OR_FOLLOWER
 
     def respond(self, env: InboundRequest, response: RaftResponse) -> None:
         self.responses.append((env, response))
@@ -87,13 +88,8 @@ class Replica:
     def violation(self, source: int, description: str) -> None:
         self.violations.append(description)
 
-    def note_committed(self, high_watermark: int) -> None:
+    def expose_committed(self, high_watermark: int) -> None:
         self.committed.append(high_watermark)
-
-    def on_leader_high_watermark(self, now_ms: int) -> None:
-        leader = self.quorum.role
-        assert isinstance(leader, Leader) and leader.high_watermark is not None
-        self.committed.append(leader.high_watermark)
 
     def maybe_transition_forward(self, now_ms: int) -> None:
         self.transitions.append("forward")
@@ -170,3 +166,90 @@ def test_a_fetch_of_another_epoch_is_answered_with_the_error() -> None:
     response = fetch.handle_fetch_request(_context(replica), 10, fetch_from(5, leader.epoch + 1, 500))
     assert response is not None and response.partition_error is Errors.UNKNOWN_LEADER_EPOCH
     assert leader.state.parked == []
+
+
+def test_a_vote_response_requests_the_transition_and_does_not_make_it() -> None:
+    """Kafka's ``handleVoteResponse``: the vote is recorded on the role state;
+    the move forward once a majority granted is requested through the
+    transitions interface, which the core carries out."""
+    replica = Replica(1, VoterSet.from_ids([1, 2, 3]))
+    replica.quorum.transition_to_prospective(now_ms=0)
+    assert election.handle_vote_response(_context(replica), 5, 2, VoteResponse(
+        vote_granted=True, leader_id=-1, leader_epoch=0, leader_endpoints=()))
+    role = replica.quorum.role
+    assert isinstance(role, Prospective) and role.votes.is_vote_granted()
+    assert replica.transitions == ["forward"]
+    assert election.handle_vote_response(_context(replica), 6, 3, VoteResponse(
+        vote_granted=False, leader_id=-1, leader_epoch=0, leader_endpoints=()))
+    assert isinstance(replica.quorum.role, Prospective) and replica.transitions == ["forward"]
+
+
+DIRS = {i: uuid.UUID(int=i) for i in (1, 2, 3, 4)}
+
+
+def _dynamic_leader() -> tuple[Replica, Leader]:
+    """The leader of three voters with directory ids (kraft.version 1), its
+    VotersRecord at offset 0, its epoch starting at 5 and the high watermark at 6."""
+    voters = VoterSet.of(VoterNode(ReplicaKey(i, DIRS[i]), (Endpoint("CONTROLLER", f"node-{i}", 9093),))
+                         for i in (1, 2, 3))
+    replica = Replica(1, voters, DIRS[1])
+    replica.kraft_version, replica.voters_offset = 1, 0
+    quorum = replica.quorum
+    quorum.transition_to_prospective(now_ms=0)
+    quorum.record_vote(2, True)
+    quorum.transition_to_candidate(now_ms=0)
+    assert isinstance(quorum.role, Candidate)
+    quorum.record_vote(2, True)
+    leader = quorum.transition_to_leader(epoch_start_offset=5, now_ms=0)
+    leader.progress.update_local_end_offset(6)
+    assert leader.progress.update_replica(ReplicaKey(2, DIRS[2]), 0, 6)
+    assert leader.high_watermark == 6
+    return replica, leader
+
+
+def test_a_voter_change_at_a_replica_that_is_not_the_leader_is_refused() -> None:
+    """Kafka's ``KafkaRaftClient.handleAddVoterRequest``: only the leader
+    (checked on the role state) takes a voter change."""
+    replica = Replica(1, VoterSet.from_ids([1, 2, 3]))
+    replica.quorum.transition_to_unattached(1, now_ms=0)
+    env = InboundRequest(-1, 3, AddRaftVoterRequest(
+        cluster_id=CLUSTER, voter_key=ReplicaKey(4, DIRS[4]), listeners=(Endpoint("CONTROLLER", "node-4", 9093),)))
+    membership.handle_voter_change_request(_context(replica), 0, env)
+    assert [(e, type(r), r.error) for e, r in replica.responses] == [
+        (env, AddRaftVoterResponse, Errors.NOT_LEADER_OR_FOLLOWER)]
+
+
+def test_a_voter_removal_is_answered_once_the_high_watermark_commits_it() -> None:
+    """Kafka's ``RemoveVoterHandler``: the smaller voter set is appended on
+    the leader's state, and the answer waits until the high watermark --
+    kept on the leader's replica progress -- passes it."""
+    replica, leader = _dynamic_leader()
+    env = InboundRequest(-1, 9, RemoveRaftVoterRequest(cluster_id=CLUSTER, voter_key=ReplicaKey(3, DIRS[3])))
+    membership.handle_voter_change_request(_context(replica), 10, env)
+    pending = leader.state.voter_change
+    assert pending is not None and pending.kind == "remove" and pending.last_offset is not None
+    assert replica.responses == []
+    assert leader.high_watermark is not None
+    end = max(pending.last_offset, leader.high_watermark) + 1
+    leader.progress.update_local_end_offset(end)
+    assert leader.progress.update_replica(ReplicaKey(2, DIRS[2]), 20, end)
+    fetch.leader_high_watermark_advanced(_context(replica), 20, leader)
+    assert replica.committed == [end]
+    assert [(e, type(r), r.error) for e, r in replica.responses] == [(env, RemoveRaftVoterResponse, Errors.NONE)]
+    assert leader.state.voter_change is None
+
+
+def test_a_higher_high_watermark_answers_the_parked_fetches() -> None:
+    """Kafka's ``onUpdateLeaderHighWatermark``: the parked fetches are
+    completed from the leader's state, each answered through ``respond``."""
+    replica, leader = _dynamic_leader()
+    # Nothing to read (the leader's log is empty) and the fetcher knows the high watermark: parked.
+    parked = InboundRequest(3, 7, FetchRequest(
+        cluster_id=CLUSTER, replica_key=ReplicaKey(3, DIRS[3]), current_leader_epoch=leader.epoch, fetch_offset=0,
+        last_fetched_epoch=0, max_wait_ms=500, max_bytes=1 << 20, high_watermark=6))
+    assert fetch.handle_fetch_request(_context(replica), 10, parked) is None
+    leader.progress.update_local_end_offset(7)
+    assert leader.progress.update_replica(ReplicaKey(2, DIRS[2]), 11, 7)
+    fetch.leader_high_watermark_advanced(_context(replica), 11, leader)
+    assert leader.state.parked == [] and replica.committed == [7]
+    assert [(e, r.high_watermark) for e, r in replica.responses] == [(parked, 7)]

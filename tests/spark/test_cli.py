@@ -7,6 +7,7 @@ subprocess with its own JVM."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -169,6 +170,9 @@ def test_bench_spark_smoke(tmp_path: Path, spark_installed: None) -> None:
     assert "segments, 1 snapshots" in out  # one copy of the template, one snapshot after it
     assert "single process :" in out and "spark local[2]" in out and "ratio (local[2] / single process)" in out and "per CPU second" in out
     assert out.count("cores busy") == 2  # CPU seconds of both sides, read from /proc
+    per_cpu = [line for line in out.splitlines() if line.startswith("per CPU second: local[2] ")]
+    # Spark's rows per CPU second of every process it ran (driver, JVM, workers) against the raw decoder's.
+    assert len(per_cpu) == 1 and "driver " in per_cpu[0] and re.search(r": \d+\.\d\dx$", per_cpu[0]), out
     assert "raw decoder    :" in out and "ratio (single process rows/s / raw decoder records/s)" in out
     assert "filtered query (record_type = 'TOPIC_RECORD', pushed down)" in out
     assert not list(tmp_path.iterdir())  # the data set is removed

@@ -390,7 +390,7 @@ def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: in
         started = time.perf_counter() - t0
         load_before = os.getloadavg()[0]
         s_rows = s_chars = p_rows = p_chars = partitions = 0
-        s_time = p_time = s_cpu = p_cpu = 0.0
+        s_time = p_time = s_cpu = p_cpu = s_driver_cpu = 0.0
         try:
             cores = spark.sparkContext.defaultParallelism
             # Warm up both sides on the smallest file (Python workers started,
@@ -407,10 +407,11 @@ def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: in
                 order = ("spark", "single") if i % 2 == 0 else ("single", "spark")
                 for side in order:
                     if side == "spark":
-                        cpu0 = descendants_cpu_seconds()
+                        cpu0, driver0 = descendants_cpu_seconds(), time.process_time()
                         r, c, n, dt = run_spark(spark, paths)
-                        cpu1 = descendants_cpu_seconds()
+                        cpu1, driver1 = descendants_cpu_seconds(), time.process_time()
                         s_rows, s_chars, partitions, s_time = s_rows + r, s_chars + c, partitions + n, s_time + dt
+                        s_driver_cpu += driver1 - driver0
                         if cpu0 is not None and cpu1 is not None:
                             s_cpu += cpu1 - cpu0
                     else:
@@ -452,19 +453,27 @@ def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: in
             f"filtered query ({TOPIC_FILTER}, pushed down): {topic_rows:,} of {all_rows:,} rows in "
             f"{topic_time:.1f} s against {all_time:.1f} s unfiltered: {filter_ratio:.2f}x faster (target >= 5x)"
         )
-        if p_cpu and raw_cpu:
-            # On a machine shared with other work the wall clock measures the
-            # neighbours too; rows per CPU second do not.
+        cpu_ratio: float | None = None
+        if s_cpu and raw_cpu:
+            # Every process the Spark side started or ran in: this driver
+            # (py4j, the plan), the JVM and its Python workers (reaped ones
+            # included, through the JVM's cutime). On a machine shared with
+            # other work the wall clock measures the neighbours too; CPU
+            # seconds do not, and they hold on any number of cores.
+            spark_cpu = s_driver_cpu + s_cpu
+            cpu_ratio = (s_rows / spark_cpu) / (raw_records / raw_cpu)
             click.echo(
-                f"per CPU second: single process {p_rows / p_cpu:,.0f} rows, raw decoder {raw_records / raw_cpu:,.0f} "
-                f"records: {(p_rows / p_cpu) / (raw_records / raw_cpu):.2f}x"
-                + (f"; {master} {s_rows / s_cpu:,.0f} rows (JVM and workers)" if s_cpu else "")
+                f"per CPU second: {master} {s_rows / spark_cpu:,.0f} rows (driver {s_driver_cpu:.1f} s + JVM and "
+                f"Python workers {s_cpu:.1f} s of CPU), single process {p_rows / p_cpu:,.0f} rows, raw decoder "
+                f"{raw_records / raw_cpu:,.0f} records; {master} / raw decoder: {cpu_ratio:.2f}x"
             )
         click.echo(f"{len(groups)} interleaved rounds; machine load average {load_before:.1f} at the start, "
                    f"{load_after:.1f} at the end (on {os.cpu_count()} cores)")
-        held = [name for name, ok in (("single/raw", single_ratio >= 0.5), ("spark/single", spark_ratio >= 1.8),
-                                      ("filtered", filter_ratio >= 5)) if ok]
-        missed = [name for name in ("single/raw", "spark/single", "filtered") if name not in held]
+        checks = (("single/raw", single_ratio >= 0.5), ("spark/single", spark_ratio >= 1.8),
+                  ("per-CPU spark/raw >= 0.6x", cpu_ratio is not None and cpu_ratio >= 0.6),
+                  ("filtered", filter_ratio >= 5))
+        held = [name for name, ok in checks if ok]
+        missed = [name for name, ok in checks if not ok]
         click.echo(f"targets held: {', '.join(held) or 'none'}; missed: {', '.join(missed) or 'none'}")
         if (s_rows, s_chars) != (p_rows, p_chars):
             raise click.ClickException(

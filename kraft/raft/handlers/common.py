@@ -8,10 +8,17 @@ As Kafka's ``AddVoterHandler``, ``RemoveVoterHandler`` and
 ``KafkaRaftClient.handleFetchRequest``/``handleVoteRequest`` act on
 ``QuorumState`` and its ``LeaderState``, a handler gets a
 :class:`RoleView` (the role state it acts on, the read-only log, who this
-replica is) and :class:`Effects` (what it may produce: answers, requests,
-log operations, protocol violations, and the role changes and committed
-offsets the core then carries out). :class:`~kraft.raft.core.RaftCore`
-implements both; so do the tests (``tests/raft/test_handler_context.py``).
+replica is), :class:`Effects` (what it may produce: answers, requests, log
+operations, protocol violations, the committed offset the ``Ready``
+exposes) and :class:`Transitions` (the role changes it may request, as
+Kafka's handlers ask ``QuorumState``). A handler's own bookkeeping -- the
+high watermark, replica progress, parked fetches, the pending voter change --
+is done on the role state (``Leader.progress``, ``Leader.state``) and in the
+handler modules, never by calling back into the core; the epoch checks and
+the leader fields of an answer are functions of the role state
+(:func:`validate_leader_only`, :func:`leader_fields`).
+:class:`~kraft.raft.core.RaftCore` implements the three interfaces; so do
+the tests (``tests/raft/test_handler_context.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from typing import TYPE_CHECKING, Protocol, TypedDict
 
 from kraft.raft.errors import Errors
 from kraft.raft.events import (
+    NO_LEADER,
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
     EndQuorumEpochRequest,
@@ -33,6 +41,7 @@ from kraft.raft.events import (
     VoteRequest,
     VoteResponse,
 )
+from kraft.raft.roles import Leader
 from kraft.raft.voters import Endpoints
 
 if TYPE_CHECKING:
@@ -50,6 +59,31 @@ class LeaderFields(TypedDict):
     leader_id: int
     leader_epoch: int
     leader_endpoints: Endpoints
+
+
+def leader_fields(quorum: QuorumState) -> LeaderFields:
+    """The current-leader fields of an answer, from the role state."""
+    leader = quorum.leader_id
+    return {
+        "leader_id": NO_LEADER if leader is None else leader,
+        "leader_epoch": quorum.epoch,
+        "leader_endpoints": quorum.leader_endpoints if leader is not None else (),
+    }
+
+
+def validate_leader_only(quorum: QuorumState, epoch: int, shutting_down: bool) -> Errors | None:
+    """Fetch, FetchSnapshot and the voter changes: only the leader of exactly
+    this epoch serves them, and not while it shuts down (Kafka's
+    ``KafkaRaftClient.validateLeaderOnlyRequest``)."""
+    if epoch < quorum.epoch:
+        return Errors.FENCED_LEADER_EPOCH
+    if epoch > quorum.epoch:
+        return Errors.UNKNOWN_LEADER_EPOCH
+    if not isinstance(quorum.role, Leader):
+        return Errors.NOT_LEADER_OR_FOLLOWER
+    if shutting_down:
+        return Errors.BROKER_NOT_AVAILABLE
+    return None
 
 
 def partition_error_response(request: RaftRequest, error: Errors, common: LeaderFields) -> RaftResponse:
@@ -113,27 +147,31 @@ class RoleView(Protocol):
     def committed_offset(self) -> int | None: ...
     @property
     def followers_always_flush(self) -> bool: ...
-
-    def response_common(self) -> LeaderFields: ...
-    def validate_leader_only(self, epoch: int) -> Errors | None: ...
+    @property
+    def shutting_down(self) -> bool: ...
 
 
 class Effects(Protocol):
-    """What a handler may produce. The first five only add to the ``Ready``
-    being built; the last four are the core's to carry out, since they touch
-    more than the handler's role (a role change, a high watermark that other
-    parked fetches and the pending voter change wait for)."""
+    """What a handler may produce: each adds to the ``Ready`` being built
+    (``expose_committed``: the new committed offset, never a lower one)."""
 
     def respond(self, env: InboundRequest, response: RaftResponse) -> None: ...
     def send_request_now(self, now_ms: int, destination: int, request: RaftRequest) -> int | None: ...
     def emit_log(self, op: LogOp) -> None: ...
     def has_pending_log(self) -> bool: ...
     def violation(self, source: int, description: str) -> None: ...
-    def note_committed(self, high_watermark: int) -> None: ...
-    def on_leader_high_watermark(self, now_ms: int) -> None: ...
+    def expose_committed(self, high_watermark: int) -> None: ...
+
+
+class Transitions(Protocol):
+    """The role changes an election handler may request (Kafka's handlers
+    ask ``QuorumState``); the core carries them out, with what a transition
+    implies beyond the role (the requests in flight, the leader's parked
+    fetches, the first records of a new epoch)."""
+
     def maybe_transition_forward(self, now_ms: int) -> None: ...
     def prospective_lost(self, now_ms: int, why: str) -> None: ...
 
 
-class HandlerContext(RoleView, Effects, Protocol):
+class HandlerContext(RoleView, Effects, Transitions, Protocol):
     """All a handler gets."""

@@ -19,7 +19,7 @@ from kraft.raft.events import (
     VoteResponse,
 )
 from kraft.raft.errors import Errors
-from kraft.raft.handlers.common import HandlerContext
+from kraft.raft.handlers.common import HandlerContext, leader_fields
 from kraft.raft.quorum_state import QuorumState
 from kraft.raft.log_reconciliation import log_end
 from kraft.raft.roles import (
@@ -104,12 +104,12 @@ def handle_vote_request(ctx: ElectionContext, now_ms: int, msg: VoteRequest) -> 
             quorum.unattached_add_voted(role.epoch, msg.candidate_key, now_ms)
         elif isinstance(role, Prospective) and role.voted_key is None:
             quorum.prospective_add_voted(role.epoch, msg.candidate_key, now_ms)
-    return VoteResponse(vote_granted=granted, **ctx.response_common())
+    return VoteResponse(vote_granted=granted, **leader_fields(ctx.quorum))
 
 
 def handle_begin_quorum_epoch_request(ctx: ElectionContext, msg: BeginQuorumEpochRequest) -> BeginQuorumEpochResponse:
     # The gate already made us follow the announced leader.
-    return BeginQuorumEpochResponse(**ctx.response_common())
+    return BeginQuorumEpochResponse(**leader_fields(ctx.quorum))
 
 
 def handle_end_quorum_epoch_request(
@@ -121,7 +121,7 @@ def handle_end_quorum_epoch_request(
     if isinstance(role, Follower) and role.leader_id == msg.leader_id:
         backoff = end_epoch_election_backoff(ctx, msg.preferred_candidates)
         ctx.quorum.override_fetch_timeout(now_ms, backoff, f"leader {msg.leader_id} resigned (EndQuorumEpoch)")
-    return EndQuorumEpochResponse(**ctx.response_common())
+    return EndQuorumEpochResponse(**leader_fields(ctx.quorum))
 
 
 def end_epoch_election_backoff(ctx: ElectionContext, preferred: tuple[ReplicaKey, ...]) -> int:

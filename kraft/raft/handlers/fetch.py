@@ -12,8 +12,6 @@ higher high watermark, or its ``max_wait_ms``),
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from kraft.raft.errors import Errors, InvalidSnapshotIdError
 from kraft.raft.events import (
     FetchRequest,
@@ -22,7 +20,8 @@ from kraft.raft.events import (
     FetchSnapshotResponse,
     InboundRequest,
 )
-from kraft.raft.handlers.common import HandlerContext
+from kraft.raft.handlers import membership
+from kraft.raft.handlers.common import HandlerContext, leader_fields, validate_leader_only
 from kraft.raft.leader_state import ParkedFetch
 from kraft.raft.logops import AppendAsFollower, Flush, InstallSnapshot, SnapshotChunk, TruncateTo
 from kraft.raft.log_reconciliation import BOOTSTRAP_SNAPSHOT_ID, FetchValidity, truncation_offset, validate_offset_and_epoch
@@ -39,11 +38,13 @@ ReplicationContext = HandlerContext
 
 
 def fetch_error(ctx: ReplicationContext, error: Errors) -> FetchResponse:
-    return FetchResponse(partition_error=error, log_start_offset=ctx.log.start_offset, **ctx.response_common())
+    return FetchResponse(partition_error=error, log_start_offset=ctx.log.start_offset, **leader_fields(ctx.quorum))
 
 
 def handle_fetch_request(ctx: ReplicationContext, now_ms: int, env: InboundRequest) -> FetchResponse | None:
-    """Answer now, or park the fetch (long poll) until there is news."""
+    """Answer now, or park the fetch (long poll) until there is news. The
+    epoch is checked here, as in Kafka's ``handleFetchRequest`` (the core's
+    gate checked the fields)."""
     msg = env.message
     assert isinstance(msg, FetchRequest)
     response = try_complete_fetch(ctx, now_ms, msg)
@@ -63,17 +64,33 @@ def handle_fetch_request(ctx: ReplicationContext, now_ms: int, env: InboundReque
 
 
 def try_complete_fetch(ctx: ReplicationContext, now_ms: int, msg: FetchRequest) -> FetchResponse:
-    """Validate the fetch position against the leader's log and read."""
-    error = ctx.validate_leader_only(msg.current_leader_epoch)
+    """Check the fetch's epoch again (a parked fetch may outlive it), then
+    validate its position against the leader's log and read."""
+    error = validate_leader_only(ctx.quorum, msg.current_leader_epoch, ctx.shutting_down)
     if error is not None:
         return fetch_error(ctx, error)
+    return _read_for_fetch(ctx, now_ms, msg)
+
+
+def _read_for_fetch(ctx: ReplicationContext, now_ms: int, msg: FetchRequest) -> FetchResponse:
+    """Validate the fetch position against the leader's log, read, and
+    count the fetch on the leader's replica progress."""
     leader = ctx.quorum.role
     assert isinstance(leader, Leader)
     log = ctx.log
-    latest = log.latest_snapshot_id()
-    if msg.fetch_offset == 0 and latest is not None and latest != BOOTSTRAP_SNAPSHOT_ID:
+    latest = log.latest_snapshot_id() if msg.fetch_offset == 0 else None
+    if latest is not None and latest != BOOTSTRAP_SNAPSHOT_ID:
         # An empty follower is better served by the snapshot than the log.
         kind, position = FetchValidity.SNAPSHOT, latest
+    elif (
+        msg.fetch_offset == log.end_offset
+        and msg.fetch_offset > log.start_offset
+        and msg.last_fetched_epoch == log.last_epoch
+    ):
+        # The usual Fetch: a follower caught up with our last record, the
+        # same (offset, epoch) -- a prefix of this log by definition, as
+        # validate_offset_and_epoch would find.
+        kind, position = FetchValidity.VALID, OffsetAndEpoch(msg.fetch_offset, msg.last_fetched_epoch)
     else:
         check = validate_offset_and_epoch(log, msg.fetch_offset, msg.last_fetched_epoch)
         kind, position = check.kind, check.offset_and_epoch
@@ -81,7 +98,7 @@ def try_complete_fetch(ctx: ReplicationContext, now_ms: int, msg: FetchRequest) 
     if kind is FetchValidity.VALID:
         records = log.read(msg.fetch_offset, msg.max_bytes)
         if leader.progress.update_replica(msg.replica_key, now_ms, msg.fetch_offset):
-            ctx.on_leader_high_watermark(now_ms)
+            leader_high_watermark_advanced(ctx, now_ms, leader)
     hwm = leader.progress.high_watermark
     return FetchResponse(
         high_watermark=-1 if hwm is None else hwm,
@@ -89,8 +106,22 @@ def try_complete_fetch(ctx: ReplicationContext, now_ms: int, msg: FetchRequest) 
         records=records,
         diverging_epoch=position if kind is FetchValidity.DIVERGING else None,
         snapshot_id=position if kind is FetchValidity.SNAPSHOT else None,
-        **ctx.response_common(),
+        **leader_fields(ctx.quorum),
     )
+
+
+def leader_high_watermark_advanced(ctx: ReplicationContext, now_ms: int, leader: Leader) -> None:
+    """The leader's high watermark advanced (Kafka's
+    ``LeaderState.updateReplicaState`` returning true, then
+    ``onUpdateLeaderHighWatermark``): expose it, complete the voter change
+    it commits, and answer the parked fetches."""
+    state = leader.state
+    hwm = state.high_watermark
+    if hwm is not None:
+        ctx.expose_committed(hwm)
+    membership.maybe_complete_voter_change(ctx, state)
+    if state.parked:
+        complete_parked(ctx, now_ms, state.take_all_parked())
 
 
 def complete_parked(
@@ -112,19 +143,25 @@ def complete_parked(
             response = FetchResponse(
                 high_watermark=-1 if hwm is None else hwm,
                 log_start_offset=ctx.log.start_offset,
-                **ctx.response_common(),
+                **leader_fields(ctx.quorum),
             )
         else:
             response = try_complete_fetch(ctx, now_ms, p.fetch)
         ctx.respond(p.request, response)
 
 
-def complete_parked_where(
-    ctx: ReplicationContext, now_ms: int, which: Callable[[ParkedFetch], bool], *, expired: bool = False
-) -> None:
-    leader = ctx.quorum.role
-    if isinstance(leader, Leader) and leader.state.parked:
-        complete_parked(ctx, now_ms, leader.state.take_parked(which), expired=expired)
+def complete_parked_below(ctx: ReplicationContext, now_ms: int, leader: Leader, end_offset: int) -> None:
+    """The leader's log grew to ``end_offset``: answer the fetches waiting below it."""
+    done = leader.state.take_parked_below(end_offset)
+    if done:
+        complete_parked(ctx, now_ms, done)
+
+
+def complete_expired(ctx: ReplicationContext, now_ms: int, leader: Leader) -> None:
+    """Answer the parked fetches whose ``max_wait_ms`` is over with the empty answer."""
+    done = leader.state.take_expired(now_ms)
+    if done:
+        complete_parked(ctx, now_ms, done, expired=True)
 
 
 def handle_fetch_snapshot_request(
@@ -133,7 +170,7 @@ def handle_fetch_snapshot_request(
     leader = ctx.quorum.role
     assert isinstance(leader, Leader)
     log = ctx.log
-    common = ctx.response_common()
+    common = leader_fields(ctx.quorum)
     sid = msg.snapshot_id
     found = None
     if sid.offset >= 0 and sid.epoch >= 0 and sid != BOOTSTRAP_SNAPSHOT_ID:
@@ -244,7 +281,7 @@ def maybe_update_follower_high_watermark(ctx: ReplicationContext) -> None:
         return
     new = min(role.leader_high_watermark, ctx.log.end_offset)
     if ctx.quorum.update_follower_high_watermark(new):
-        ctx.note_committed(new)
+        ctx.expose_committed(new)
 
 
 def sync_follower_with_log(ctx: ReplicationContext) -> None:
@@ -257,7 +294,7 @@ def sync_follower_with_log(ctx: ReplicationContext) -> None:
     if installing is not None:
         ctx.quorum.set_installing_snapshot(None)
         if ctx.log.start_offset >= installing.offset and ctx.quorum.update_follower_high_watermark(installing.offset):
-            ctx.note_committed(installing.offset)
+            ctx.expose_committed(installing.offset)
     maybe_update_follower_high_watermark(ctx)
 
 

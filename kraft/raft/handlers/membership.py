@@ -28,7 +28,7 @@ from kraft.raft.events import (
     UpdateRaftVoterRequest,
     UpdateRaftVoterResponse,
 )
-from kraft.raft.handlers.common import HandlerContext
+from kraft.raft.handlers.common import HandlerContext, leader_fields, validate_leader_only
 from kraft.raft.leader_state import LeaderState
 from kraft.raft.logops import KRaftVersionControl, VotersControl
 from kraft.raft.roles import Follower, Leader
@@ -52,7 +52,7 @@ def _answer(ctx: MembershipContext, msg: RaftRequest, error: Errors, message: st
         case RemoveRaftVoterRequest():
             return RemoveRaftVoterResponse(error=error, error_message=message)
         case UpdateRaftVoterRequest():
-            return UpdateRaftVoterResponse(error=error, **ctx.response_common())
+            return UpdateRaftVoterResponse(error=error, **leader_fields(ctx.quorum))
     raise TypeError(f"not a voter change request: {msg!r}")
 
 
@@ -89,7 +89,7 @@ def handle_voter_change_request(ctx: MembershipContext, now_ms: int, env: Inboun
             f'The given id "{msg.cluster_id}" doesn\'t match the cluster id "{ctx.cluster_id}"',
         )
     epoch = msg.current_leader_epoch if isinstance(msg, UpdateRaftVoterRequest) else ctx.quorum.epoch
-    error = ctx.validate_leader_only(epoch)
+    error = validate_leader_only(ctx.quorum, epoch, ctx.shutting_down)
     if error is not None:
         return refuse(error)
     key = msg.voter_key
@@ -249,7 +249,7 @@ def _handle_update_voter(
     node = VoterNode(msg.voter_key, msg.listeners, (low, high))
 
     def answer(error: Errors) -> None:
-        ctx.respond(env, UpdateRaftVoterResponse(error=error, **ctx.response_common()))
+        ctx.respond(env, UpdateRaftVoterResponse(error=error, **leader_fields(ctx.quorum)))
 
     hwm = state.high_watermark
     if low < 0 or high < 0 or high < low:

@@ -1,0 +1,94 @@
+"""The power-loss file system (:mod:`kraft.tools.bench.chaos.lazyfs`): what
+was fsynced survives a power cut, what was not is gone, a torn write leaves
+part of a page; as Jepsen's LazyFS ("clear-cache" and "torn-seq" faults)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kraft.tools.bench.chaos.disks import LazyDisk, fuse_unavailable_reason
+from kraft.tools.bench.chaos.lazyfs import PAGE, DirtyFile
+
+
+def test_dirty_pages_overlay_the_backing_file(tmp_path: Path) -> None:
+    backing = tmp_path / "f"
+    backing.write_bytes(b"a" * (PAGE + 10))
+    fd = os.open(backing, os.O_RDWR)
+    try:
+        dirty = DirtyFile(backing.stat().st_size)
+        dirty.write(fd, PAGE - 2, b"XYZW")  # across a page boundary
+        assert dirty.read(fd, PAGE - 4, 8) == b"aaXYZWaa"
+        dirty.write(fd, PAGE + 20, b"end")  # past the end: a hole of zeros
+        assert dirty.size == PAGE + 23
+        assert dirty.read(fd, PAGE + 8, 15) == b"aa" + b"\0" * 10 + b"end"
+        assert backing.read_bytes() == b"a" * (PAGE + 10)  # nothing reached the disk
+        dirty.truncate(PAGE)
+        assert dirty.read(fd, 0, 2 * PAGE) == b"a" * (PAGE - 2) + b"XY"
+        dirty.flush_to(fd)
+        assert backing.read_bytes() == b"a" * (PAGE - 2) + b"XY"
+    finally:
+        os.close(fd)
+
+
+def _mounted(tmp_path: Path, lie: bool = False) -> LazyDisk:
+    reason = fuse_unavailable_reason()
+    if reason is not None or os.geteuid() != 0:
+        pytest.skip(reason or "mounting FUSE needs root")
+    (tmp_path / "backing").mkdir(exist_ok=True)
+    disk = LazyDisk(tmp_path / "mnt", tmp_path / "backing", tmp_path / "lazyfs.log", lie=lie)
+    disk.mount()
+    return disk
+
+
+def test_a_power_cut_loses_exactly_the_unsynced_writes(tmp_path: Path) -> None:
+    disk = _mounted(tmp_path)
+    try:
+        path = disk.mountpoint / "segment"
+        fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_APPEND, 0o644)
+        os.write(fd, b"synced\n")
+        os.fsync(fd)
+        os.write(fd, b"unsynced\n")
+        os.close(fd)
+        assert path.read_bytes() == b"synced\nunsynced\n"  # the running system sees both
+        os.rename(path, disk.mountpoint / "renamed")  # directory operations pass through
+        disk.power_cut()
+        assert (disk.backing / "renamed").read_bytes() == b"synced\n"
+        disk.mount()
+        assert (disk.mountpoint / "renamed").read_bytes() == b"synced\n"
+    finally:
+        disk.close()
+    assert not disk.mounted()
+
+
+def test_a_torn_write_leaves_part_of_the_last_write(tmp_path: Path) -> None:
+    disk = _mounted(tmp_path)
+    try:
+        fd = os.open(disk.mountpoint / "f", os.O_CREAT | os.O_RDWR, 0o644)
+        os.write(fd, b"x" * 100)
+        os.fsync(fd)
+        os.write(fd, b"y" * 1000)
+        os.close(fd)
+        disk.power_cut(tear=True)
+        data = (disk.backing / "f").read_bytes()
+        assert data.startswith(b"x" * 100) and 100 < len(data) < 1100 and set(data[100:]) == {ord("y")}
+    finally:
+        disk.close()
+
+
+def test_a_lying_disk_persists_nothing_since_the_mount(tmp_path: Path) -> None:
+    (tmp_path / "backing").mkdir()
+    (tmp_path / "backing" / "before").write_bytes(b"formatted")
+    disk = _mounted(tmp_path, lie=True)
+    try:
+        fd = os.open(disk.mountpoint / "log", os.O_CREAT | os.O_RDWR, 0o644)
+        os.write(fd, b"acknowledged")
+        os.fsync(fd)  # succeeds, persists nothing
+        os.close(fd)
+        assert (disk.mountpoint / "log").read_bytes() == b"acknowledged"
+        disk.power_cut()
+        assert sorted(p.name for p in disk.backing.iterdir()) == ["before"]
+    finally:
+        disk.close()

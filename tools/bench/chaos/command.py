@@ -1,0 +1,172 @@
+"""The ``kraft bench chaos`` command: options (refused in one line when they
+cannot be honoured, before anything starts), the run, the summary."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+__all__ = ["chaos_bench_command", "format_chaos_report"]
+
+
+def format_chaos_report(result: dict[str, Any]) -> str:
+    from kraft.tools.bench.chaos.checker import chaos_ok
+
+    counts = ", ".join(f"{k} {n}" for k, n in result["fault_counts"].items())
+    lines = [
+        f"kraft bench chaos: seed {result['seed']}, {result['voters']} voter processes"
+        f"{' (a witness)' if result.get('witness') else ''} + {result.get('observers', 1)} observer(s) "
+        f"on {result.get('network', '127.0.0.1')}, {result['fault_phase_s']:.0f} s of faults "
+        f"(up to {result.get('max_concurrent_faults', 1)} at once), each leader appending "
+        f"{result['append_rate']:g} records/s;",
+        f"{result['cpus']} CPUs, load average {result['load_average_before']:.1f} before, "
+        f"{result['load_average_after']:.1f} after",
+        f"faults applied: {counts}",
+    ]
+    for kind, reason in result.get("skipped", {}).items():
+        lines.append(f"nemesis {kind} skipped: {reason}")
+    lines += result.get("notes", [])
+    lines += [
+        "",
+        f"acknowledged as committed   {result['acknowledged']:>8}",
+        f"present on every node       {result['present']:>8}",
+        f"lost                        {result['lost']:>8}",
+        f"leader changes              {result['leader_changes']:>8}",
+        f"time without a leader       {result['time_without_leader_s']:>7.1f} s",
+        f"committed records (HW {result['high_watermark']})  {result['committed_records']:>6}",
+    ]
+    for kind, a in result.get("availability", {}).items():
+        lines.append(f"after a {kind} heal: a leader committing again in {a['mean_s']:.1f} s mean, "
+                     f"{a['max_s']:.1f} s worst ({a['heals']:g} heals with nothing else broken)")
+    if result.get("history"):
+        lines.append(f"history: {result['history']}" + (f", timeline: {result['timeline']}"
+                                                          if result.get("timeline") else ""))
+    lines.append("")
+    if chaos_ok(result):
+        lines.append("OK: every acknowledged record is on every node, in order; logs agree up to the high watermark")
+        return "\n".join(lines)
+    lines.append("FAILED:")
+    for key, what in (("lost_records", "acknowledged as committed, not in the committed history"),
+                      ("missing_on", "acknowledged records missing, per node"),
+                      ("out_of_order_leaders", "leaders (node, epoch) whose acknowledged records are out of order"),
+                      ("logs_disagree", "logs that disagree with the committed history"),
+                      ("two_leaders_in_an_epoch", "epochs with two leaders"),
+                      ("changed_below_high_watermark", "content changed below the high watermark"),
+                      ("unreadable", "logs that cannot be opened"), ("stalled", "liveness")):
+        found = result.get(key)
+        if not found:
+            continue
+        if isinstance(found, list):
+            shown = "; ".join(f"offset {x[0]}: {x[1]!r}" if isinstance(x, (list, tuple)) and len(x) == 2
+                              and isinstance(x[0], int) else str(x) for x in found[:5])
+            total = result["lost"] if key == "lost_records" else len(found)
+            more = f" (and {total - 5} more)" if total > 5 else ""
+            lines.append(f"  {what}: {shown}{more}")
+        else:
+            lines.append(f"  {what}: {found}")
+    lines.append(f"  replay: kraft bench chaos --seed {result['seed']} --voters {result['voters']} "
+                 f"--nemesis {','.join(result.get('nemesis', []))} --duration {result['duration_s']:g}")
+    return "\n".join(lines)
+
+
+NEMESIS_HELP = ("Comma list of partition, power-loss, kill, pause, disk-full, fsync, lying-disk "
+                "[default: every one but lying-disk the machine can run].")
+
+
+@click.command("chaos", short_help="Partitions, power loss, kill, pause, full disk, failing fsync on real "
+                                   "processes, overlapping; no acknowledged record lost.")
+@click.option("--duration", type=click.FloatRange(min=1), default=60.0, show_default=True, help="Seconds of faults.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the fault schedule.")
+@click.option("--voters", type=click.Choice(["3", "5"]), default="3", show_default=True, help="Voter processes.")
+@click.option("--observers", type=click.IntRange(min=0, max=9), default=1, show_default=True,
+              help="Observer processes.")
+@click.option("--witness", is_flag=True, help="The last voter is a kraft witness (kraft.witness=true).")
+@click.option("--nemesis", default=None, help=NEMESIS_HELP)
+@click.option("--max-concurrent-faults", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Faults that may overlap.")
+@click.option("--scenario", default=None, help="Run a named scenario instead of the random schedule.")
+@click.option("--append-rate", type=click.FloatRange(min=1), default=50.0, show_default=True,
+              help="Records/s the leader's client appends (one at a time).")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@click.option("--keep", is_flag=True, help="Keep the run's directory (configs, node logs, ack logs, data, history).")
+def chaos_bench_command(duration: float, seed: int, voters: str, observers: int, witness: bool, nemesis: str | None,
+                        max_concurrent_faults: int, scenario: str | None, append_rate: float, as_json: bool,
+                        keep: bool) -> None:
+    """Throw faults at real voter and observer processes on a seeded,
+    overlapping schedule while a client appends: network partitions (each
+    node in its own network namespace), power loss (a FUSE disk that drops
+    what was never fsynced), kill -9, SIGSTOP, a full disk, failing fsync;
+    then check the files: no acknowledged record may be lost. Writes a
+    JSON-lines history and a timeline picture; exits 1 when a check fails."""
+    import trio
+
+    from kraft.tools.bench.chaos.checker import chaos_ok
+    from kraft.tools.bench.chaos.run import MIN_FAULT_S, NEMESES, ChaosError, ChaosOptions, run_chaos, \
+        unavailable_reason
+    from kraft.tools.bench.chaos.scenarios import SCENARIOS
+
+    # Refuse what cannot be honoured, in one line, before anything starts.
+    kinds: tuple[str, ...] = ChaosOptions.nemesis
+    if nemesis is not None:
+        kinds = tuple(k.strip() for k in nemesis.split(",") if k.strip())
+        unknown = [k for k in kinds if k not in NEMESES]
+        if unknown or not kinds:
+            raise click.UsageError(f"unknown nemesis {', '.join(unknown) or '(none)'}; choose from {', '.join(NEMESES)}")
+        for kind in kinds:
+            reason = unavailable_reason(kind)
+            if reason is not None:
+                raise click.ClickException(f"nemesis {kind} cannot run on this machine: {reason}")
+    nodes = int(voters) + observers
+    if max_concurrent_faults > nodes:
+        raise click.UsageError(f"--max-concurrent-faults {max_concurrent_faults} is more than the {nodes} nodes")
+    if duration < MIN_FAULT_S:
+        raise click.UsageError(f"--duration {duration:g} is shorter than one fault ({MIN_FAULT_S:g} s)")
+    if scenario is not None and scenario not in SCENARIOS:
+        raise click.UsageError(f"no scenario {scenario!r}; known: {', '.join(sorted(SCENARIOS)) or 'none'}")
+    options = ChaosOptions(duration_s=duration, seed=seed, voters=int(voters), append_rate=append_rate,
+                           nemesis=kinds, nemesis_explicit=nemesis is not None, max_concurrent=max_concurrent_faults,
+                           observers=observers, witness=witness, scenario=scenario)
+    root = Path(tempfile.mkdtemp(prefix="kraft-bench-chaos-"))
+
+    def say(message: str) -> None:
+        click.echo(message, err=as_json)
+
+    ok = False
+    result: dict[str, Any] | None = None
+    try:
+        try:
+            result = trio.run(run_chaos, options, root, say)
+        except BaseExceptionGroup as group:
+            from kraft.tools.bench.chaos.run import Interrupted
+
+            errors = group.subgroup((ChaosError, Interrupted, KeyboardInterrupt))
+            if errors is None:
+                raise
+            first: BaseException = errors
+            while isinstance(first, BaseExceptionGroup):
+                first = first.exceptions[0]
+            raise first from None
+        ok = chaos_ok(result)
+    except (ChaosError, KeyboardInterrupt) as e:
+        raise click.ClickException(str(e) or "interrupted; every process stopped, disks unmounted, "
+                                              "namespaces deleted") from None
+    except Exception as e:
+        if type(e).__name__ != "Interrupted":
+            raise
+        raise click.ClickException(f"{e}; every process stopped, disks unmounted, namespaces deleted") from None
+    finally:
+        if keep or not ok:
+            click.echo(f"files kept in {root} (node-N.log, acks-N.tsv, metadata-N/, history.jsonl, timeline.svg)",
+                       err=True)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    if ok and not keep:
+        result["history"] = result["timeline"] = None  # removed with the run's directory (--keep keeps them)
+    click.echo(json.dumps(result, indent=2, default=str) if as_json else "\n" + format_chaos_report(result))
+    if not ok:
+        raise SystemExit(1)

@@ -1,0 +1,93 @@
+"""The power-loss nemesis's disks: one LazyFS mount (:mod:`.lazyfs`) per voter.
+
+The voter's ``metadata.log.dir`` is the mount point; its data lives in a
+backing directory beside it. :meth:`LazyDisk.power_cut` kills the file
+system process (its unsynced writes die with it; with ``tear`` a partial
+page reaches the backing directory first), unmounts, and for a lying disk
+puts back the backing directory as it was at the first mount (the disk
+persisted nothing). :meth:`LazyDisk.mount` serves it again.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["LazyDisk", "fuse_unavailable_reason"]
+
+
+def fuse_unavailable_reason() -> str | None:
+    """Why the FUSE disks cannot run here, or None when they can."""
+    if not os.path.exists("/dev/fuse"):
+        return "/dev/fuse is missing (no FUSE in this kernel or container)"
+    if shutil.which("fusermount3") is None:
+        return "fusermount3 is missing (Debian: apt-get install fuse3)"
+    try:
+        import pyfuse3  # noqa: F401
+    except ImportError as e:
+        return f"pyfuse3 is not installed ({e}; pip install 'kraft[chaos]', which needs libfuse3-dev)"
+    return None
+
+
+class LazyDisk:
+    def __init__(self, mountpoint: Path, backing: Path, out: Path, *, lie: bool = False, seed: int = 0) -> None:
+        self.mountpoint = mountpoint
+        self.backing = backing
+        self.out = out
+        self.lie = lie
+        self.seed = seed
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.pristine = backing.with_name(backing.name + ".at-mount") if lie else None
+
+    def mount(self, timeout_s: float = 60.0) -> None:
+        if self.pristine is not None and not self.pristine.exists():
+            shutil.copytree(self.backing, self.pristine, symlinks=True)
+        self.mountpoint.mkdir(exist_ok=True)
+        self.seed += 1
+        args = [sys.executable, "-m", "kraft.tools.bench.chaos.lazyfs", str(self.backing), str(self.mountpoint),
+                "--seed", str(self.seed)] + (["--lie"] if self.lie else [])
+        with open(self.out, "ab") as out:
+            self.proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + timeout_s
+        while not os.path.ismount(self.mountpoint):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.unmount()
+                raise RuntimeError(f"the FUSE disk did not mount at {self.mountpoint} (see {self.out})")
+            time.sleep(0.05)
+
+    def power_cut(self, tear: bool = False) -> None:
+        """The node must be dead already: lose every unsynced write."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM if tear else signal.SIGKILL)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.unmount()
+        if self.pristine is not None:
+            shutil.rmtree(self.backing)
+            shutil.copytree(self.pristine, self.backing, symlinks=True)
+
+    def unmount(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        # Not os.path.ismount: a mount whose server died fails every stat (ENOTCONN).
+        if self.mounted():
+            subprocess.run(["fusermount3", "-u", "-z", str(self.mountpoint)], capture_output=True)
+        if self.mounted():
+            subprocess.run(["umount", "-l", str(self.mountpoint)], capture_output=True)
+
+    def mounted(self) -> bool:
+        with open("/proc/self/mounts") as mounts:
+            return any(line.split()[1] == str(self.mountpoint) for line in mounts)
+
+    def close(self) -> None:
+        """Stop serving (what was never fsynced is gone, as at a power cut)."""
+        self.unmount()

@@ -1,0 +1,932 @@
+"""``kraft bench chaos``: a Jepsen-style run on real node processes.
+
+Voters (3, or 5) and observers, each a ``kraft node start`` process; with
+``partition`` in ``--nemesis`` each in a network namespace of its own
+(:mod:`.netns`), otherwise on 127.0.0.1. KRaft has no client RPC that
+appends to the metadata log, so the client is the one Kafka's controller is:
+each voter, while it leads, appends numbered records one at a time
+(``--demo-append-rate``) and writes each one acknowledged as committed to
+its ack log before the next append (line buffered: a kill -9 cannot lose an
+acknowledgement).
+
+Meanwhile faults drawn from ``--seed`` overlap (up to
+``--max-concurrent-faults``), each logged at its start and end:
+
+* ``partition``: isolate the leader or a follower, a majority/minority
+  split, a bridge (one node in both halves), a one-way drop, a flaky link;
+* ``power-loss``: the voter's disk is a LazyFS mount (:mod:`.lazyfs`): the
+  node is killed and every write since its file's last fsync is lost, half
+  the time with a torn page;
+* ``kill``: kill -9, restarted later; ``pause``: SIGSTOP past the fetch
+  timeout, then SIGCONT;
+* ``disk-full``: one voter's metadata directory is a small tmpfs, filled to
+  the last byte, then freed;
+* ``fsync``: the LD_PRELOAD shim makes the voter's fsyncs fail with EIO; it
+  must fail-stop (exit 1), and is restarted on a healthy disk;
+* ``lying-disk`` (opt-in): every voter's fsync succeeds and persists
+  nothing; the power of a majority is cut at once while the rest is paused,
+  so acknowledged records must be lost and the checker must say so.
+
+A voter that exits by itself (fail-stop) is restarted. At the end
+everything heals, the quorum must commit again, the load stops, the logs
+settle, and :mod:`.checker` judges the files. ``--scenario NAME`` replaces
+the random schedule by a named one (:mod:`.scenarios`).
+"""
+
+from __future__ import annotations
+
+import base64
+import errno
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kraft.tools.bench.chaos.checker import Sampler, Stored, check, chaos_ok, read_acks, read_stored
+from kraft.tools.bench.chaos.disks import LazyDisk, fuse_unavailable_reason
+from kraft.tools.bench.chaos.history import History
+from kraft.tools.bench.chaos.netns import Network, NetworkUnavailable, network_unavailable_reason
+
+__all__ = ["ChaosError", "ChaosOptions", "NEMESES", "Chaos", "chaos_ok", "run_chaos", "unavailable_reason"]
+
+OBSERVER_ID = 99
+#: Every nemesis, in the order the summary lists them.
+NEMESES = ("partition", "power-loss", "kill", "pause", "disk-full", "fsync", "lying-disk")
+#: What runs without ``--nemesis``: every kind the machine can run (the others are skipped, said why).
+DEFAULT_NEMESES = ("partition", "power-loss", "kill", "pause", "disk-full", "fsync")
+#: Kafka's default controller.quorum.fetch.timeout.ms: a pause or a partition must outlast it.
+FETCH_TIMEOUT_S = 2.0
+#: The shortest fault (a hold past the fetch timeout, then its heal): a shorter run cannot hold one.
+MIN_FAULT_S = 5.0
+DISK_FULL_SIZE = "32m"
+CONTROLLER_PORT = 9093
+
+
+@dataclass(frozen=True)
+class ChaosOptions:
+    duration_s: float = 60.0
+    seed: int = 0
+    voters: int = 3
+    #: Records/s each leader's client appends (one at a time, each waited for).
+    append_rate: float = 50.0
+    #: Seconds between the starts of two faults.
+    gap_s: tuple[float, float] = (0.5, 3.0)
+    #: Every liveness wait (a leader again, commits again) gives up after this.
+    patience_s: float = 90.0
+    nemesis: tuple[str, ...] = DEFAULT_NEMESES
+    #: True when ``nemesis`` was asked for: a kind the machine cannot run is refused, not skipped.
+    nemesis_explicit: bool = False
+    max_concurrent: int = 2
+    observers: int = 1
+    witness: bool = False
+    scenario: str | None = None
+
+
+class ChaosError(Exception):
+    """The run could not go on (no leader for too long, a setup step failed)."""
+
+
+def unavailable_reason(kind: str) -> str | None:
+    """Why this machine cannot run the nemesis ``kind``, or None."""
+    if kind == "partition":
+        return network_unavailable_reason()
+    if kind in ("power-loss", "lying-disk"):
+        return fuse_unavailable_reason() or (None if os.geteuid() == 0 else "mounting FUSE disks needs root")
+    if kind == "disk-full" and os.geteuid() != 0:
+        return "mounting the small tmpfs needs root"
+    if kind == "fsync" and not (shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")):
+        return "no C compiler (cc, gcc or clang) to build the fsync fault shim (Debian: apt-get install gcc)"
+    return None
+
+
+@dataclass
+class _Node:
+    node_id: int
+    voter: bool
+    config: Path
+    log_dir: Path
+    out: Path
+    acks: Path
+    prefix: list[str]
+    env: dict[str, str] | None
+    rate: float
+    proc: subprocess.Popen[bytes] | None = None
+    starts: int = 0
+    paused: bool = False
+    #: Stopped by the schedule: not an unexpected exit.
+    expected_down: bool = False
+    #: Under a process fault now (another one must pick someone else).
+    busy: bool = False
+    disk: LazyDisk | None = None
+    role: str = "down"
+    epoch: int = -1
+    read_pos: int = 0
+    ack_pos: int = 0
+    out_start: int = 0
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self) -> None:
+        args = [sys.executable, "-m", "kraft.cli", "node", "start", "--config", str(self.config)]
+        if self.voter:
+            args += ["--demo-append-rate", str(self.rate), "--demo-ack-log", str(self.acks)]
+        # Where this process's own output begins (one file holds every start's).
+        self.out_start = self.out.stat().st_size if self.out.exists() else 0
+        with open(self.out, "ab") as out:
+            # A session of its own: a Ctrl-C at the terminal reaches the tool, which stops everything.
+            self.proc = subprocess.Popen(self.prefix + args, stdout=out, stderr=subprocess.STDOUT, env=self.env,
+                                         start_new_session=True)
+        self.starts += 1
+        self.paused = False
+        self.expected_down = False
+        self.role = "starting"
+
+
+_ROLE_AT_START = re.compile(r"raft role (\w+) in epoch (\d+) at start-up")
+_ROLE_CHANGE = re.compile(r"raft role \w+ -> (\w+) in epoch (\d+)")
+
+
+class Chaos:
+    """One run: its nodes, disks, network and history. Scenarios drive it
+    through the public methods (see :mod:`.scenarios`)."""
+
+    def __init__(self, options: ChaosOptions, root: Path, say: Callable[[str], None]) -> None:
+        self.options = options
+        self.root = root
+        self.say = say
+        self.rng = random.Random(options.seed)
+        self.nodes: dict[int, _Node] = {}
+        self.skipped: dict[str, str] = {}
+        self.kinds: list[str] = []
+        self.faults: list[dict[str, Any]] = []
+        self.active: dict[int, dict[str, Any]] = {}
+        self.fault_seq = 0
+        self.leaders_seen: dict[int, set[int]] = {}
+        self.leader_changes = 0
+        self.no_leader_s = 0.0
+        self.shim: Any = None
+        self.tmpfs: Path | None = None
+        self.disk_full_voter: int | None = None
+        self.network: Network | None = None
+        self.history: History | None = None
+        self.sampler = Sampler()
+        self.acks_seen = 0
+        self.last_ack_t = 0.0
+        #: Heals waiting for a leader and a commit again: (fault, time of the heal).
+        self.recovering: list[tuple[dict[str, Any], float]] = []
+        self.recoveries: list[dict[str, Any]] = []
+        #: When the faults began (seconds on the history's clock, which starts with the nodes).
+        self.t0 = 0.0
+
+    # --- who is who ---------------------------------------------------------------------
+
+    @property
+    def voter_ids(self) -> list[int]:
+        return sorted(n for n, node in self.nodes.items() if node.voter)
+
+    @property
+    def observer_ids(self) -> list[int]:
+        return sorted(n for n, node in self.nodes.items() if not node.voter)
+
+    @property
+    def witness_id(self) -> int | None:
+        return self.options.voters if self.options.witness else None
+
+    def leader(self) -> int | None:
+        """A live, running voter whose latest role is leader in the highest epoch any logged."""
+        epoch = max((v.epoch for v in self.nodes.values()), default=-1)
+        for node in self.nodes.values():
+            if node.alive and not node.paused and node.role == "leader" and node.epoch == epoch:
+                return node.node_id
+        return None
+
+    # --- setup -----------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        from kraft.tools.bench.faults import build_fsync_shim
+        from kraft.tools.quickstart import free_ports
+
+        opts = self.options
+        for kind in opts.nemesis:
+            reason = unavailable_reason(kind)
+            if reason is not None:
+                if opts.nemesis_explicit:
+                    raise ChaosError(f"nemesis {kind} cannot run here: {reason}")
+                self.skipped[kind] = reason
+        self.kinds = [k for k in opts.nemesis if k not in self.skipped]
+        voters = list(range(1, opts.voters + 1))
+        observers = [OBSERVER_ID - i for i in range(opts.observers)]
+        ids = voters + observers
+        _remove_stale_namespaces()
+        if "partition" in self.kinds:
+            self.network = Network(ids)
+            try:
+                self.network.create()
+            except NetworkUnavailable as e:
+                raise ChaosError(f"nemesis partition cannot run here: {e}") from None
+        if "fsync" in self.kinds:
+            shim = build_fsync_shim(self.root / "shim")
+            if isinstance(shim, str):
+                raise ChaosError(f"nemesis fsync cannot run here: {shim}")
+            self.shim = shim
+        if "disk-full" in self.kinds:
+            self.disk_full_voter = self.rng.choice(voters)
+            mount_dir = self.root / f"metadata-{self.disk_full_voter}"
+            mount_dir.mkdir()
+            done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={DISK_FULL_SIZE}", "tmpfs", str(mount_dir)],
+                                  capture_output=True, text=True)
+            if done.returncode != 0:
+                raise ChaosError(f"nemesis disk-full cannot run here: cannot mount a tmpfs "
+                                 f"({done.stderr.strip() or done.returncode})")
+            self.tmpfs = mount_dir
+        if self.network is not None:
+            addresses = {n: (self.network.address(n), CONTROLLER_PORT) for n in ids}
+        else:
+            addresses = {n: ("127.0.0.1", p) for n, p in zip(ids, free_ports(len(ids)))}
+        quorum = ",".join(f"{n}@{addresses[n][0]}:{addresses[n][1]}" for n in voters)
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        configs = {}
+        for node_id in ids:
+            host, port = addresses[node_id]
+            configs[node_id] = self.root / f"server-{node_id}.properties"
+            props = {
+                "process.roles": "controller", "node.id": str(node_id),
+                "listeners": f"CONTROLLER://{host}:{port}", "controller.listener.names": "CONTROLLER",
+                "controller.quorum.voters": quorum, "metadata.log.dir": str(self.root / f"metadata-{node_id}"),
+            }
+            if node_id == self.witness_id:
+                props["kraft.witness"] = "true"
+            configs[node_id].write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        formats = [subprocess.Popen([sys.executable, "-m", "kraft.cli", "storage", "format", "--config", str(path),
+                                     "--cluster-id", cluster_id], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                   for path in configs.values()]
+        for proc in formats:
+            output, _ = proc.communicate()
+            if proc.returncode != 0:
+                raise ChaosError(f"kraft storage format failed: {output.decode(errors='replace')}")
+        env = self.shim.env() if self.shim is not None else None
+        lazy = "power-loss" in self.kinds or "lying-disk" in self.kinds
+        for node_id in ids:
+            voter = node_id in voters
+            node = _Node(node_id, voter, configs[node_id], self.root / f"metadata-{node_id}",
+                         self.root / f"node-{node_id}.log", self.root / f"acks-{node_id}.tsv",
+                         self.network.exec_prefix(node_id) if self.network is not None else [], env,
+                         opts.append_rate)
+            if voter and lazy and node_id != self.disk_full_voter:
+                backing = self.root / f"disk-{node_id}"
+                node.log_dir.rename(backing)
+                node.disk = LazyDisk(node.log_dir, backing, self.root / f"lazyfs-{node_id}.log",
+                                     lie="lying-disk" in self.kinds, seed=opts.seed * 100 + node_id)
+                node.disk.mount()
+            self.nodes[node_id] = node
+
+    def cleanup(self) -> None:
+        """Stop every process, unmount every disk, delete the namespaces: on every way out."""
+        for node in self.nodes.values():
+            if node.proc is not None and node.proc.poll() is None:
+                if node.paused:
+                    node.proc.send_signal(signal.SIGCONT)
+                node.proc.kill()
+                node.proc.wait()
+        for node in self.nodes.values():
+            if node.disk is not None:
+                node.disk.close()
+        if self.shim is not None:
+            self.shim.disarm()
+        if self.tmpfs is not None:
+            subprocess.run(["umount", "-l", str(self.tmpfs)], capture_output=True)
+        if self.network is not None:
+            self.network.close()
+        if self.history is not None:
+            self.history.close()
+
+    # --- watching --------------------------------------------------------------------------
+
+    def _scan(self) -> None:
+        assert self.history is not None
+        for node in self.nodes.values():
+            if node.proc is not None and node.proc.poll() is not None and node.role != "down":
+                node.role = "down"
+                self.history.add("role", node=node.node_id, role="down", epoch=node.epoch)
+            try:
+                with open(node.out, "rb") as f:
+                    f.seek(node.read_pos)
+                    data = f.read()
+            except FileNotFoundError:
+                data = b""
+            cut = data.rfind(b"\n") + 1
+            node.read_pos += cut
+            for line in data[:cut].decode(errors="replace").splitlines():
+                match = _ROLE_CHANGE.search(line) or _ROLE_AT_START.search(line)
+                if match:
+                    node.role, node.epoch = match.group(1).lower(), int(match.group(2))
+                    self.history.add("role", node=node.node_id, role=node.role, epoch=node.epoch)
+                    if node.role == "leader":
+                        leaders = self.leaders_seen.setdefault(node.epoch, set())
+                        if node.node_id not in leaders:
+                            leaders.add(node.node_id)
+                            self.leader_changes += 1
+            if node.voter:
+                self._read_acks(node)
+
+    def _read_acks(self, node: _Node) -> None:
+        assert self.history is not None
+        try:
+            with open(node.acks, "rb") as f:
+                f.seek(node.ack_pos)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        cut = data.rfind(b"\n") + 1
+        node.ack_pos += cut
+        for line in data[:cut].decode(errors="replace").splitlines():
+            offset, _, value = line.partition("\t")
+            if value and offset.isdigit():
+                self.acks_seen += 1
+                self.last_ack_t = self.history.now()
+                self.history.add("ack", node=node.node_id, offset=int(offset), value=value)
+                self.high_watermark = max(getattr(self, "high_watermark", 0), int(offset) + 1)
+
+    async def watch(self) -> None:
+        import trio
+
+        assert self.history is not None
+        last = time.monotonic()
+        last_sample = last
+        while True:
+            await trio.sleep(0.2)
+            self._scan()
+            now = time.monotonic()
+            if self.leader() is None:
+                self.no_leader_s += now - last
+            last = now
+            t = self.history.now()
+            for fault, healed_at in list(self.recovering):
+                if self.leader() is not None and self.last_ack_t > healed_at:
+                    self.recovering.remove((fault, healed_at))
+                    self.recoveries.append({"kind": fault["kind"], "id": fault["id"],
+                                            "recovered_s": round(self.last_ack_t - healed_at, 2),
+                                            "clean": fault.get("clean", True)})
+            if now - last_sample >= 3.0:
+                last_sample = now
+                hw = getattr(self, "high_watermark", 0)
+                dirs = {n: node.log_dir for n, node in self.nodes.items()
+                        if node.disk is None or node.disk.proc is not None and node.disk.proc.poll() is None}
+                await trio.to_thread.run_sync(self.sampler.sample, dirs, set(self.voter_ids), hw)
+            del t
+
+    async def restart_exited(self) -> None:
+        for node in self.nodes.values():
+            if node.proc is not None and node.proc.poll() is not None and not node.expected_down:
+                code = node.proc.returncode
+                assert self.history is not None
+                self.history.add("exit", node=node.node_id, code=code, detail=_fatal_line(node.out))
+                self.say(f"  {self.history.now() - self.t0:6.1f} s  exited    node {node.node_id}: exit code {code}"
+                         f"{_fatal_line(node.out)}; restarted")
+                self.faults.append({"kind": "exited", "nodes": [node.node_id], "t": self.history.now()})
+                node.start()
+
+    async def keep_restarting(self) -> None:
+        import trio
+
+        while True:
+            await trio.sleep(0.5)
+            await self.restart_exited()
+
+    async def progress(self, what: str, records: int = 5) -> None:
+        """Wait until ``records`` more acknowledgements arrive (the quorum is live)."""
+        import trio
+
+        target = self.acks_seen + records
+        with trio.move_on_after(self.options.patience_s):
+            while self.acks_seen < target:
+                await self.restart_exited()
+                await trio.sleep(0.1)
+            return
+        raise ChaosError(f"no progress within {self.options.patience_s:g} s {what} (files in {self.root})")
+
+    # --- faults: each logged at its start and at its end ----------------------------------
+
+    def begin(self, kind: str, nodes: list[int], detail: str) -> dict[str, Any]:
+        assert self.history is not None
+        self.fault_seq += 1
+        leader = self.leader()
+        fault: dict[str, Any] = {"id": self.fault_seq, "kind": kind, "nodes": nodes, "detail": detail,
+                 "leader": leader, "t": self.history.now()}
+        self.faults.append(fault)
+        self.active[fault["id"]] = fault
+        self.history.add("fault", phase="start", **{k: v for k, v in fault.items() if k != "t"})
+        tag = ", ".join(f"{n}{' (leader)' if n == leader else ''}" for n in nodes)
+        self.say(f"  {fault['t'] - self.t0:6.1f} s  {kind:10} #{fault['id']} start, node{'s' if len(nodes) > 1 else ''} "
+                 f"{tag}: {detail}")
+        return fault
+
+    def end(self, fault: dict[str, Any], detail: str = "healed") -> None:
+        assert self.history is not None
+        self.active.pop(fault["id"], None)
+        fault["end"] = self.history.now()
+        # Availability counts a heal only when nothing else is broken then (a majority is connected).
+        fault["clean"] = not self.active
+        self.history.add("fault", phase="end", id=fault["id"], kind=fault["kind"], nodes=fault["nodes"],
+                         detail=detail)
+        self.say(f"  {fault['end'] - self.t0:6.1f} s  {fault['kind']:10} #{fault['id']} end: {detail}")
+        self.recovering.append((fault, fault["end"]))
+
+    def pick(self, prefer_leader: float = 0.5, disk: bool = False) -> _Node | None:
+        """A voter no other process fault holds (the leader with probability ``prefer_leader``)."""
+        free = [n for n in self.voter_ids if not self.nodes[n].busy and self.nodes[n].alive
+                and (not disk or self.nodes[n].disk is not None)]
+        if not free:
+            return None
+        leader = self.leader()
+        if leader in free and self.rng.random() < prefer_leader:
+            return self.nodes[leader]
+        return self.nodes[self.rng.choice(free)]
+
+    async def _wait_exit(self, node: _Node, timeout_s: float) -> int | None:
+        import trio
+
+        assert node.proc is not None
+        with trio.move_on_after(timeout_s):
+            while node.proc.poll() is None:
+                await trio.sleep(0.05)
+        return node.proc.poll()
+
+    async def kill(self, node_id: int, down_s: float) -> None:
+        import trio
+
+        node = self.nodes[node_id]
+        fault = self.begin("kill", [node_id], f"kill -9, restarted after {down_s:.1f} s")
+        node.expected_down = True
+        if node.proc is not None and node.proc.poll() is None:
+            if node.paused:
+                node.proc.send_signal(signal.SIGCONT)
+            node.proc.kill()
+            await self._wait_exit(node, 30)
+        await trio.sleep(down_s)
+        node.start()
+        self.end(fault, "restarted")
+
+    async def pause(self, node_id: int, hold_s: float) -> None:
+        import trio
+
+        node = self.nodes[node_id]
+        fault = self.begin("pause", [node_id], f"SIGSTOP for {hold_s:.1f} s, then SIGCONT")
+        proc = node.proc
+        assert proc is not None
+        node.paused = True
+        proc.send_signal(signal.SIGSTOP)
+        await trio.sleep(hold_s)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGCONT)
+        node.paused = False
+        self.end(fault, "SIGCONT")
+
+    async def power_loss(self, node_ids: list[int], down_s: float, tear: bool = False,
+                         kind: str = "power-loss") -> dict[str, Any]:
+        """Cut the power of ``node_ids`` at once: kill -9, lose what was never fsynced (optionally a torn page)."""
+        import trio
+
+        what = "lying disk: everything since the mount" if kind == "lying-disk" else "unsynced writes"
+        fault = self.begin(kind, node_ids, f"power cut ({what} lost{', a torn page' if tear else ''}), "
+                                           f"back after {down_s:.1f} s")
+        for node_id in node_ids:
+            node = self.nodes[node_id]
+            node.expected_down = True
+            if node.proc is not None and node.proc.poll() is None:
+                if node.paused:
+                    node.proc.send_signal(signal.SIGCONT)
+                node.proc.kill()
+        for node_id in node_ids:
+            node = self.nodes[node_id]
+            await self._wait_exit(node, 30)
+            assert node.disk is not None
+            await trio.to_thread.run_sync(node.disk.power_cut, tear)
+        await trio.sleep(down_s)
+        for node_id in node_ids:
+            node = self.nodes[node_id]
+            assert node.disk is not None
+            await trio.to_thread.run_sync(node.disk.mount)
+            node.start()
+        self.end(fault, "power back, restarted")
+        return fault
+
+    async def disk_full(self, hold_s: float) -> None:
+        import trio
+
+        assert self.disk_full_voter is not None and self.tmpfs is not None
+        fault = self.begin("disk-full", [self.disk_full_voter], f"{self.tmpfs} full for {hold_s:.1f} s")
+        filler = _fill(self.tmpfs)
+        await trio.sleep(hold_s)
+        filler.unlink()
+        self.end(fault, "freed")
+
+    async def fsync_fault(self, node_id: int) -> None:
+        import trio
+
+        assert self.shim is not None
+        node = self.nodes[node_id]
+        fault = self.begin("fsync", [node_id], "fsync -> EIO until the node fail-stops")
+        node.expected_down = True
+        self.shim.arm(node.log_dir.resolve())
+        code = await self._wait_exit(node, 30)
+        self.shim.disarm()
+        if code is None:
+            node.expected_down = False
+            self.end(fault, "the node never synced in 30 s: disarmed")
+            return
+        if code != 1:
+            self.end(fault, f"exit code {code}")
+            raise ChaosError(f"node {node_id} did not fail-stop with status 1 on EIO (exit {code})")
+        await trio.sleep(self.rng.uniform(0.5, 2.0))
+        node.start()
+        self.end(fault, f"fail-stop (exit 1{_fatal_line(node.out)}), restarted on a healthy disk")
+
+    async def partition(self, shape: str, hold_s: float) -> None:
+        """One of isolate-leader, isolate-follower, split, bridge, one-way, flaky; healed after ``hold_s``."""
+        import trio
+
+        net = self.network
+        assert net is not None
+        voters = self.voter_ids
+        leader = self.leader()
+        rng = self.rng
+        shuffled = rng.sample(voters, len(voters))
+        if shape in ("isolate-leader", "isolate-follower"):
+            followers = [v for v in voters if v != leader]
+            target = leader if shape == "isolate-leader" and leader is not None else rng.choice(followers or voters)
+            others = [n for n in self.nodes if n != target]
+            directions = net.split([target], others)
+            fault = self.begin("partition", [target], f"{shape}: node {target} cut off from every node")
+        elif shape == "split":
+            minority = shuffled[: len(voters) // 2]
+            majority = [n for n in self.nodes if n not in minority]
+            directions = net.split(minority, majority)
+            fault = self.begin("partition", minority, f"split: {minority} | {sorted(majority)}")
+        elif shape == "bridge":
+            middle = shuffled[0]
+            rest = shuffled[1:]
+            half = len(rest) // 2
+            a, b = rest[:half], rest[half:]
+            directions = net.split(a, b)
+            fault = self.begin("partition", [middle], f"bridge: {sorted(a)} | {sorted(b)}, node {middle} in both")
+        elif shape == "one-way":
+            src, dst = shuffled[0], shuffled[1]
+            directions = [(src, dst)]
+            fault = self.begin("partition", [src, dst], f"one-way: node {dst} hears nothing from node {src}, "
+                                                        f"node {src} still hears node {dst}")
+        elif shape == "flaky":
+            target = shuffled[0]
+            detail = net.flaky(target, rng.choice([10, 20, 30]), rng.choice([20, 50, 100]))
+            fault = self.begin("partition", [target], f"flaky link of node {target}: {detail}")
+            await trio.sleep(hold_s)
+            net.steady(target)
+            self.end(fault, "link steady")
+            return
+        else:
+            raise ValueError(f"unknown partition shape {shape}")
+        net.drop(directions)
+        await trio.sleep(hold_s)
+        net.undrop(directions)
+        self.end(fault, "healed")
+
+    async def lying_power_cut(self) -> None:
+        """Pause a minority, cut the power of the majority (the leader among
+        them): with a lying disk they come back empty, elect a leader and
+        acknowledge new records at offsets the paused minority holds other
+        records at. One of the two histories must lose."""
+        import trio
+
+        voters = self.voter_ids
+        leader = self.leader()
+        majority_n = len(voters) // 2 + 1
+        cut = ([leader] if leader is not None else []) + self.rng.sample(
+            [v for v in voters if v != leader], majority_n - (1 if leader is not None else 0))
+        rest = [v for v in voters if v not in cut]
+        stop = self.begin("pause", rest, "SIGSTOP while the majority's power is cut")
+        for v in rest:
+            node = self.nodes[v]
+            assert node.proc is not None
+            node.paused = True
+            node.proc.send_signal(signal.SIGSTOP)
+        await self.power_loss(sorted(cut), 0.5, kind="lying-disk")
+        with trio.move_on_after(min(60.0, self.options.patience_s)):
+            await self.progress("after the lying power cut", 10)
+        for v in rest:
+            node = self.nodes[v]
+            if node.proc is not None and node.proc.poll() is None:
+                node.proc.send_signal(signal.SIGCONT)
+            node.paused = False
+        self.end(stop, "SIGCONT")
+
+    async def inject(self, kind: str) -> None:
+        rng = self.rng
+        if kind == "partition":
+            shape = rng.choice(["isolate-leader", "isolate-follower", "split", "bridge", "one-way", "flaky"])
+            await self.partition(shape, FETCH_TIMEOUT_S + rng.uniform(1.0, 6.0))
+            return
+        if kind == "disk-full":
+            if self.nodes[self.disk_full_voter or 0].busy:
+                return
+            node = self.nodes[self.disk_full_voter or 0]
+            node.busy = True
+            try:
+                await self.disk_full(rng.uniform(2.0, 5.0))
+            finally:
+                node.busy = False
+            return
+        if kind == "lying-disk":
+            for n in self.voter_ids:
+                self.nodes[n].busy = True
+            try:
+                await self.lying_power_cut()
+            finally:
+                for n in self.voter_ids:
+                    self.nodes[n].busy = False
+            return
+        picked = self.pick(disk=kind == "power-loss")
+        if picked is None:
+            return
+        picked.busy = True
+        try:
+            if kind == "kill":
+                await self.kill(picked.node_id, rng.uniform(0.5, 4.0))
+            elif kind == "pause":
+                await self.pause(picked.node_id, FETCH_TIMEOUT_S + rng.uniform(0.5, 3.0))
+            elif kind == "power-loss":
+                await self.power_loss([picked.node_id], rng.uniform(0.5, 3.0), tear=rng.random() < 0.5)
+            elif kind == "fsync":
+                await self.fsync_fault(picked.node_id)
+        finally:
+            picked.busy = False
+
+    async def schedule(self) -> None:
+        """Faults drawn from the seed, overlapping up to ``max_concurrent``, until the duration ends."""
+        import trio
+
+        assert self.history is not None
+        end = self.t0 + self.options.duration_s
+        cycle: list[str] = []
+        running = 0
+        exclusive = {"disk-full", "fsync", "lying-disk"}  # one shared tmpfs, shim trigger, cut at a time
+        busy_kinds: set[str] = set()
+
+        async def one(kind: str) -> None:
+            nonlocal running
+            try:
+                await self.inject(kind)
+            finally:
+                running -= 1
+                busy_kinds.discard(kind)
+
+        async with trio.open_nursery() as nursery:
+            while self.history.now() < end:
+                await trio.sleep(self.rng.uniform(*self.options.gap_s))
+                while running >= self.options.max_concurrent and self.history.now() < end:
+                    await trio.sleep(0.1)
+                if self.history.now() >= end:
+                    break
+                if not cycle:
+                    # Every kind once per cycle, in a seeded order.
+                    cycle = self.rng.sample(self.kinds, len(self.kinds))
+                kind = cycle.pop()
+                if kind in busy_kinds:
+                    continue
+                if kind in exclusive:
+                    busy_kinds.add(kind)
+                if kind == "lying-disk":
+                    # Alone: wait for the other faults to end and for commits first.
+                    while running:
+                        await trio.sleep(0.1)
+                    await self.progress("before the lying power cut", 20)
+                running += 1
+                nursery.start_soon(one, kind)
+
+    async def heal_all(self) -> None:
+        if self.network is not None:
+            self.network.heal_all()
+        for node in self.nodes.values():
+            if node.paused and node.proc is not None and node.proc.poll() is None:
+                node.proc.send_signal(signal.SIGCONT)
+                node.paused = False
+        await self.restart_exited()
+
+    async def stop_load(self) -> None:
+        """SIGUSR1 to every voter once its demo writer listens (before that
+        the signal's default action would kill the process)."""
+        import trio
+
+        def listening(node: _Node) -> bool:
+            with open(node.out, "rb") as f:
+                f.seek(node.out_start)
+                return b"demo writer started" in f.read()
+
+        for node in self.nodes.values():
+            if not node.voter:
+                continue
+            with trio.move_on_after(self.options.patience_s):
+                while node.alive and not listening(node):
+                    await trio.sleep(0.1)
+            if node.alive and node.proc is not None:
+                node.proc.send_signal(signal.SIGUSR1)
+
+    async def settle(self, for_s: float = 2.0) -> None:
+        """Wait until every node's log ends at the same batch and stays there for ``for_s``."""
+        import trio
+
+        from kraft.tools.bench.chaos.checker import batch_crcs
+
+        def ends() -> tuple[int, ...]:
+            return tuple(max((last for last, _ in batch_crcs(n.log_dir).values()), default=-1)
+                         for n in self.nodes.values())
+
+        seen: tuple[int, ...] = ()
+        with trio.move_on_after(self.options.patience_s):
+            while True:
+                now = await trio.to_thread.run_sync(ends)
+                if now == seen and len(set(now)) == 1:
+                    return
+                seen = now
+                await trio.sleep(for_s)
+
+    def terminate(self) -> dict[int, int | None]:
+        codes: dict[int, int | None] = {}
+        for node in self.nodes.values():
+            if node.proc is not None and node.proc.poll() is None:
+                node.proc.send_signal(signal.SIGTERM)
+        for node in self.nodes.values():
+            if node.proc is None:
+                continue
+            try:
+                node.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                node.proc.kill()
+                node.proc.wait()
+            codes[node.node_id] = node.proc.returncode
+        return codes
+
+
+def _remove_stale_namespaces() -> None:
+    """Namespaces left by a run that was killed -9 (its pid is gone): the
+    only way out the tool cannot clean up after itself."""
+    done = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+    for line in done.stdout.splitlines():
+        match = re.match(r"kraftchaos(\d+)-\S+", line)
+        if match and not os.path.exists(f"/proc/{match.group(1)}"):
+            subprocess.run(["ip", "netns", "del", match.group(0)], capture_output=True)
+
+
+def _fatal_line(out: Path) -> str:
+    try:
+        lines = [line for line in out.read_text(errors="replace").splitlines() if "Encountered fatal fault" in line]
+    except OSError:
+        return ""
+    if not lines:
+        return ""
+    match = re.search(r"(fsync|write|truncate|rename|create) of \S+ failed: \w+", lines[-1])
+    return f" ({match.group(0)})" if match else ""
+
+
+def _fill(directory: Path) -> Path:
+    """Fill the filesystem of ``directory`` to the last byte; the filler file."""
+    filler = directory / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        for size in (1 << 20, 1 << 16, 4096, 1):
+            chunk = b"\0" * size
+            while True:
+                try:
+                    os.write(fd, chunk)
+                except OSError as e:
+                    if e.errno != errno.ENOSPC:
+                        raise
+                    break
+    finally:
+        os.close(fd)
+    return filler
+
+
+def _availability(chaos: Chaos) -> dict[str, dict[str, float]]:
+    """Per fault kind: heals measured (with nothing else broken), mean and worst
+    seconds from the heal to a leader committing again."""
+    out: dict[str, dict[str, float]] = {}
+    for kind in sorted({r["kind"] for r in chaos.recoveries}):
+        times = [r["recovered_s"] for r in chaos.recoveries if r["kind"] == kind and r["clean"]]
+        if times:
+            out[kind] = {"heals": len(times), "mean_s": round(sum(times) / len(times), 2), "max_s": max(times)}
+    return out
+
+
+# --- the run ---------------------------------------------------------------------------------
+
+
+async def run_chaos(options: ChaosOptions, root: Path, say: Callable[[str], None]) -> dict[str, Any]:
+    """Run the schedule (or the scenario) in ``root``; the figures and checks as a JSON-able dict."""
+    import trio
+
+    chaos = Chaos(options, root, say)
+    result: dict[str, Any] = {"seed": options.seed, "voters": options.voters, "observers": options.observers,
+                              "witness": options.witness, "duration_s": options.duration_s,
+                              "append_rate": options.append_rate, "cpus": os.cpu_count(),
+                              "max_concurrent_faults": options.max_concurrent, "scenario": options.scenario,
+                              "nemesis": list(options.nemesis),
+                              "load_average_before": os.getloadavg()[0], "root": str(root)}
+    try:
+        chaos.prepare()
+        chaos.history = History(root / "history.jsonl")
+        result["network"] = "network namespaces (10.211.0.0/24)" if chaos.network is not None else "127.0.0.1"
+        for kind, reason in chaos.skipped.items():
+            say(f"nemesis {kind} skipped: {reason}")
+        result["skipped"] = dict(chaos.skipped)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_on_signals)
+            for node in chaos.nodes.values():
+                node.start()
+            nursery.start_soon(chaos.watch)
+            await chaos.progress("after start-up", 20)
+            chaos.t0 = chaos.history.now()
+            chaos.history.add("faults", phase="start", duration_s=options.duration_s, seed=options.seed)
+            chaos.no_leader_s = 0.0  # counted from the first commits on
+            where = ("each in its own network namespace" if chaos.network is not None else "on 127.0.0.1")
+            say(f"{options.voters} voters{' (the last a witness)' if options.witness else ''} and "
+                f"{options.observers} observer{'s' if options.observers != 1 else ''} {where}, in {root}; "
+                f"faults for {options.duration_s:g} s (seed {options.seed}, up to {options.max_concurrent} at once"
+                f"{', scenario ' + options.scenario if options.scenario else ''}):")
+            async with trio.open_nursery() as faults:
+                faults.start_soon(chaos.keep_restarting)
+                if options.scenario:
+                    from kraft.tools.bench.chaos.scenarios import load_scenario
+
+                    await load_scenario(options.scenario)(chaos)
+                else:
+                    await chaos.schedule()
+                faults.cancel_scope.cancel()
+            result["fault_phase_s"] = chaos.history.now() - chaos.t0
+            # Heal: everything runs again, the quorum commits, then the load stops.
+            await chaos.heal_all()
+            chaos.history.add("heal", detail="every fault healed")
+            try:
+                await chaos.progress("after the final heal", 20)
+            except ChaosError as e:
+                # Still judge the files: a stuck quorum may be hiding lost records.
+                result["stalled"] = str(e)
+                say(f"STALLED: {e}")
+            await chaos.stop_load()
+            await chaos.settle()
+            result["codes"] = chaos.terminate()
+            nursery.cancel_scope.cancel()
+        counts = {k: 0 for k in (*(k for k in NEMESES if k in options.nemesis), "exited")}
+        for fault in chaos.faults:
+            counts[fault["kind"]] = counts.get(fault["kind"], 0) + 1
+        result["fault_counts"] = counts
+        result["faults"] = [{k: v for k, v in f.items() if k != "clean"} for f in chaos.faults]
+        result["leader_changes"] = max(0, chaos.leader_changes - 1)
+        result["time_without_leader_s"] = chaos.no_leader_s
+        result["availability"] = _availability(chaos)
+        result["notes"] = list(chaos.network.notes) if chaos.network is not None else []
+        acks = [ack for n in chaos.voter_ids for ack in read_acks(chaos.nodes[n].acks)]
+        # The files as the nodes see them (through their disks, still powered), every process stopped.
+        stored = {}
+        for n, node in chaos.nodes.items():
+            try:
+                stored[n] = await trio.to_thread.run_sync(read_stored, node.log_dir)
+            except Exception as e:  # a log the node could not open either: it holds nothing
+                result.setdefault("unreadable", {})[n] = str(e)
+                stored[n] = Stored({}, 0, [], {}, 0)
+        result.update(check(acks, stored, set(chaos.voter_ids), chaos.sampler, chaos.leaders_seen))
+        result["load_average_after"] = os.getloadavg()[0]
+        chaos.history.add("verdict", ok=chaos_ok(result), lost=result["lost"], acknowledged=result["acknowledged"])
+        result["history"] = str(chaos.history.path)
+        try:
+            from kraft.tools.bench.chaos.timeline import draw_timeline
+
+            result["timeline"] = draw_timeline(chaos.history.path, root / "timeline.svg", sorted(chaos.nodes))
+        except ImportError as e:
+            result["timeline"] = None
+            result["notes"].append(f"no timeline picture: {e} (pip install 'kraft[chaos]')")
+    finally:
+        chaos.cleanup()
+    return result
+
+
+class Interrupted(Exception):
+    """SIGTERM or SIGHUP: the run stops and cleans up, as on Ctrl-C."""
+
+
+async def _on_signals() -> None:
+    import trio
+
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+        async for signum in signals:
+            raise Interrupted(f"stopped by {signal.Signals(signum).name}")
