@@ -143,8 +143,10 @@ def apply_endpoints(plan: EndpointsPlan) -> list[str]:
     """Back up quorum-state and any previous overrides, then write the file."""
     with DirectoryLock(plan.partition_dir.parent):
         plan.backup_dir.mkdir(parents=True)
+        copied = []
         for name in (QUORUM_STATE_FILE, ENDPOINT_OVERRIDES_FILE):
             if (plan.partition_dir / name).exists():
+                copied.append(name)
                 shutil.copy2(plan.partition_dir / name, plan.backup_dir / name)
                 fd = os.open(plan.backup_dir / name, os.O_RDONLY)
                 try:
@@ -154,5 +156,5 @@ def apply_endpoints(plan: EndpointsPlan) -> list[str]:
         fsync_dir(plan.backup_dir)
         fsync_dir(plan.backup_dir.parent)
         path = write_endpoint_overrides(plan.partition_dir, plan.overrides)
-    return [f"Backed up {QUORUM_STATE_FILE} to {plan.backup_dir}",
+    return [f"Backed up {' and '.join(copied) or 'nothing (no quorum-state yet)'} to {plan.backup_dir}",
             f"Wrote {path}: " + ", ".join(f"{o.voter_id}@{o.host}:{o.port}" for o in plan.overrides)]
