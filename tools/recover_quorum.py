@@ -17,6 +17,13 @@ out, ``controller.quorum.bootstrap.servers`` naming this node in);
 ``--rewrite-config`` makes it, keeping a copy. Run again after a recovery,
 it finds nothing to do and says so. Refusals print one line on stderr and
 exit 1.
+
+    kraft storage recover-quorum --config server.properties --endpoints 1@h1:9093,2@h2:9093,3@h3:9093 [--unsafe]
+
+A dynamic quorum whose controllers all moved to new hosts: run on every
+stopped voter, it writes where to dial the voters until the elected leader
+records their new endpoints through Raft (see
+:mod:`kraft.doctor.endpoints_recovery`); the log is not changed.
 """
 
 from __future__ import annotations
@@ -48,9 +55,13 @@ def _fail(message: str) -> None:
                    "controller.quorum.bootstrap.servers (the old file is kept beside it).")
 @click.option("--timeout-ms", type=click.IntRange(min=1), default=3000, show_default=True,
               help="How long to wait for each other voter's answer in the network check.")
+@click.option("--endpoints", metavar="ID@HOST:PORT,...",
+              help="Dynamic quorum whose controllers moved: the voters' new controller endpoints (run on every "
+                   "stopped voter; the log is not changed).")
 def recover_quorum_command(config_path: Path, unsafe: bool, offline: bool, backup_dir: Path | None,
-                           rewrite_config: bool, timeout_ms: int) -> None:
-    """Make this stopped voter the only voter of a new voter set (a quorum that lost its majority)."""
+                           rewrite_config: bool, timeout_ms: int, endpoints: str | None) -> None:
+    """Make this stopped voter the only voter of a new voter set (a quorum that lost its majority),
+    or, with --endpoints, give the voters of a moved quorum their new addresses."""
     from kraft.config import ConfigError, NodeConfig
     from kraft.dirlock import DirectoryLockedError as DirectoryLocked
     from kraft.doctor.recovery import (
@@ -71,6 +82,9 @@ def recover_quorum_command(config_path: Path, unsafe: bool, offline: bool, backu
         config = NodeConfig.load(config_path)
     except ConfigError as e:
         _fail(f"{config_path}: {e}")
+        return
+    if endpoints is not None:
+        _endpoints(config, endpoints, unsafe=unsafe, backup_dir=backup_dir)
         return
     try:
         plan = plan_recovery(config, config_path=config_path, backup_dir=backup_dir)
@@ -131,3 +145,35 @@ def recover_quorum_command(config_path: Path, unsafe: bool, offline: bool, backu
               "restore them before trying again.")
         return
     click.echo(f"Done. Start node {plan.node_id}: it will elect itself in epoch {plan.new_epoch + 1} or later.")
+
+
+def _endpoints(config: object, spec: str, *, unsafe: bool, backup_dir: Path | None) -> None:
+    from kraft.config import NodeConfig
+    from kraft.dirlock import DirectoryLockedError
+    from kraft.doctor.endpoints_recovery import apply_endpoints, plan_endpoints
+    from kraft.doctor.recovery import NothingToRecover, RecoveryRefused
+
+    assert isinstance(config, NodeConfig)
+    try:
+        plan = plan_endpoints(config, spec, backup_dir=backup_dir)
+    except RecoveryRefused as e:
+        _fail(str(e))
+        return
+    except NothingToRecover as e:
+        click.echo(str(e))
+        return
+    click.echo(plan.describe(), nl=False)
+    if not unsafe:
+        click.echo("Nothing was changed. Run again with --unsafe to carry out this plan.")
+        return
+    try:
+        for line in apply_endpoints(plan):
+            click.echo(line)
+    except (RecoveryRefused, DirectoryLockedError) as e:
+        _fail(str(e))
+        return
+    except OSError as e:
+        _fail(f"I/O error while writing the overrides ({e}): quorum-state is copied in {plan.backup_dir}; "
+              "remove the overrides file and run again.")
+        return
+    click.echo(f"Done. Start node {plan.node_id} (and every other voter, each given the same --endpoints).")

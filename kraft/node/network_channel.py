@@ -24,6 +24,7 @@ from kraft.raft import events as ev
 from kraft.raft.core import RaftCore
 from kraft.raft.errors import Errors
 from kraft.raft.voters import Endpoints
+from kraft.records.endpoint_overrides import EndpointOverride
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import ClientPool, ConnectionFailed, NoCommonVersion, PeerClient, RequestTimedOut
 from kraft.wire.security import ClientSecurity
@@ -41,13 +42,18 @@ class AddressBook:
     """Where a node id is reached on the controller listener: the current
     voter set (KIP-853: it changes with the log), the leader's advertised
     endpoint, a bootstrap server (negative ids, Kafka's
-    ``QuorumConfig.parseBootstrapServers``), the static configuration."""
+    ``QuorumConfig.parseBootstrapServers``), the static configuration.
+
+    ``overrides`` (``recover-quorum --endpoints``, hosts that moved) win over
+    the voter set while it still records the stale endpoint: they say only
+    where to dial, so the voter set, the log and every vote stay Raft's."""
 
     def __init__(self, listener: str, static: Mapping[int, tuple[str, int]],
-                 bootstrap: Mapping[int, tuple[str, int]]) -> None:
+                 bootstrap: Mapping[int, tuple[str, int]], overrides: Sequence[EndpointOverride] = ()) -> None:
         self.listener = listener
         self._static = dict(static)
         self.bootstrap = dict(bootstrap)
+        self._overrides = {o.voter_id: o for o in overrides if o.listener == listener}
         #: The raft core once it exists (its voter set, the leader's endpoints).
         self.quorum: RaftCore | None = None
 
@@ -55,6 +61,16 @@ class AddressBook:
         if node_id < 0:
             return self.bootstrap.get(node_id)
         core = self.quorum
+        override = self._overrides.get(node_id)
+        if override is not None:
+            if core is None:
+                return (override.host, override.port)
+            key = core.voters.key(node_id)
+            recorded = next(((e.host, e.port) for e in core.voters.endpoints(node_id) if e.listener == self.listener),
+                            None)
+            if (key is not None and (override.directory_id is None or key.directory_id == override.directory_id)
+                    and override.applies(recorded)):
+                return (override.host, override.port)
         if core is not None:
             e = next((e for e in core.voters.endpoints(node_id) if e.listener == self.listener), None)
             if e is not None:

@@ -36,6 +36,7 @@ from kraft.node.snapshots import CommittedSource
 from kraft.node.witness import WitnessDetector, probe_peer, scan_for_kafka_metadata
 from kraft.raft.core import RaftCore
 from kraft.raft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
+from kraft.records.endpoint_overrides import ENDPOINT_OVERRIDES_FILE, read_endpoint_overrides
 from kraft.raft.witness import WitnessDecision, WitnessPolicy
 from kraft.records.errors import CorruptLogError, StateFileError
 from kraft.records.log import MetadataLog, metadata_partition_dir
@@ -136,9 +137,19 @@ class RaftManager:
         # QuorumConfig.parseBootstrapServers); KIP-853 dynamic quorums. Our own
         # address in that list is left out: a node never fetches from itself.
         own = {(e.host, e.port) for e in (*c.listeners, *c.advertised_listeners)}
+        try:
+            # Hosts that moved (recover-quorum --endpoints); a malformed file: StateFileError, naming it.
+            overrides = read_endpoint_overrides(Path(mlog.quorum_state_path).parent)
+        except BaseException:
+            _abandon_storage(self, mlog)
+            raise
+        if overrides:
+            log.info("Dialling voters %s at the addresses in %s while the voter set records their old endpoints",
+                     ", ".join(f"{o.voter_id}@{o.host}:{o.port}" for o in overrides),
+                     Path(mlog.quorum_state_path).parent / ENDPOINT_OVERRIDES_FILE)
         addresses = AddressBook(
             c.controller_listener_names[0], {v.node_id: (v.host, v.port) for v in c.voters},
-            {-(i + 1): address for i, address in enumerate(c.bootstrap_servers) if address not in own})
+            {-(i + 1): address for i, address in enumerate(c.bootstrap_servers) if address not in own}, overrides)
         store = ElectionStateStore(QuorumStateFile(mlog.quorum_state_path),
                                    [v.node_id for v in c.voters] if c.voters else None, meta.cluster_id or "")
         try:

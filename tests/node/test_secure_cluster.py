@@ -21,6 +21,7 @@ import pytest
 
 from tests.node.cluster import CLUSTER_ID, make_configs
 from tests.node.procs import NodeProcess
+from tests.test_readme import delegated_blocks, readme_block, run_example
 from tests.wire.certs import Certs, make_certs, require_openssl
 
 pytestmark = pytest.mark.slow
@@ -152,6 +153,36 @@ def test_sasl_ssl_quorum_commits_and_the_quorum_tool_describes_it(sasl_cluster: 
     logs = "".join(n.output() for n in sasl_cluster.nodes.values())
     assert "authenticated as User:controller with SCRAM-SHA-512" in logs
     assert "as User:admin" in logs
+
+
+def test_the_readme_security_transcript_runs_against_the_sasl_ssl_quorum(
+        sasl_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """README.md's SASL_SSL block as written, with this test's files for its
+    placeholders: ``server.properties`` is a fifth controller of this
+    cluster's config (a directory of its own, so the format is real),
+    ``admin.properties`` the admin's client file, ``127.0.0.1:9093`` the quorum."""
+    [line] = [at for at, test in delegated_blocks().items() if test == "tests/node/test_secure_cluster.py"]
+    config = sasl_cluster.root / "server-1.properties"
+    fresh = tmp_path / "server.properties"
+    fresh.write_text("".join(
+        "node.id=5\n" if entry.startswith("node.id=") else
+        f"metadata.log.dir={tmp_path / 'node-5'}\n" if entry.startswith("metadata.log.dir=") else entry + "\n"
+        for entry in config.read_text().splitlines()))
+    admin = write_properties(tmp_path / "admin.properties",
+                             sasl_client_props(sasl_cluster.certs, "admin", ACCOUNTS["admin"]))
+    sasl_cluster.wait_for_status(admin)
+    monkeypatch.setenv("CLUSTER_ID", CLUSTER_ID)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # the observer's default --data-dir
+
+    def adapt(command: str) -> str:
+        command = command.replace("-c server.properties", f"-c {fresh}").replace(
+            "admin.properties", str(admin)).replace("127.0.0.1:9093", sasl_cluster.bootstrap)
+        return command + " --timeout 60" if command.startswith("kraft observe") else command
+
+    (tmp_path / "readme").mkdir()
+    out = run_example("console", readme_block(line), tmp_path / "readme", adapt=adapt)
+    assert "LeaderId:" in out and CLUSTER_ID in out
+    assert (tmp_path / "node-5" / "meta.properties").exists()
 
 
 def test_observer_follows_a_sasl_ssl_quorum(sasl_cluster: Cluster, tmp_path: Path) -> None:
