@@ -1,7 +1,8 @@
 """The paused-follower scenario on real processes (the chaos tool's
 ``witness-handover`` scenario, kraft/tools/bench/witness_handover.py): two
 nodes answer ApiVersions exactly as a real Kafka 4.0 controller does (started
-through :mod:`tests.node.kafka_played_node` with a real answer from
+through :mod:`kraft.tools.bench.kafka_played`, whose table
+tests/tools/test_kafka_played.py checks against a real answer from
 ``../shared/fixtures/wire/``) and lead as Kafka controllers do;
 node 3 is a kraft voter with default settings, a witness.
 
@@ -19,15 +20,12 @@ from pathlib import Path
 import pytest
 
 from kraft.tools.bench.witness_handover import KAFKA, run_witness_handover
-from tests.node.test_witness_processes import kafka_api_versions_hex
 from tests.ports import free_ports
 
 
 @pytest.mark.slow
 async def test_a_behind_kafka_follower_is_handed_the_log_and_leads(tmp_path: Path) -> None:
-    kafka_hex = kafka_api_versions_hex()
-    result = await run_witness_handover(tmp_path, print, rounds=2, pause_s=3.0, ports=free_ports(4),
-                                        kafka_launcher=("-m", "tests.node.kafka_played_node", kafka_hex))
+    result = await run_witness_handover(tmp_path, print, rounds=2, pause_s=3.0, ports=free_ports(4))
     print(result)
     for round_ in result["rounds"]:
         # The resumed follower leads; the witness led at most once to get it there.

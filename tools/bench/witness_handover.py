@@ -25,12 +25,15 @@ Checked at the end (on the stopped processes' files): every acknowledged
 record is committed at its offset; the witness led at most once per round,
 and never appended a record; the final leader is a Kafka-played node.
 
-Entry point for the chaos tool's scenario registry::
+Two entry points share the round's judgement (:func:`witness_round`):
+:func:`scenario`, the chaos tool's ``witness-handover`` scenario
+(``kraft bench chaos --scenario witness-handover``: one round on the chaos
+run's processes, judged by its checker), and::
 
-    await run_witness_handover(root, say, kafka_launcher=("-m", "tests.node.kafka_played_node", hex),
-                               rounds=3, pause_s=4.0, append_rate=50.0, ports=None)
+    await run_witness_handover(root, say, rounds=3, pause_s=4.0, append_rate=50.0, ports=None)
 
-returns a JSON-able dict (see :func:`run_witness_handover`).
+which returns a JSON-able dict (see :func:`run_witness_handover`). Nodes 1
+and 2 start through :data:`kraft.tools.bench.kafka_played.LAUNCHER`.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HANDOVER_LINE", "run_witness_handover"]
+__all__ = ["HANDOVER_LINE", "run_witness_handover", "scenario", "witness_round"]
 
 KAFKA = (1, 2)
 WITNESS = 3
@@ -108,6 +111,72 @@ class _Proc:
         return out
 
 
+def witness_round(witness_log: str, led_before: int) -> tuple[int, int | None]:
+    """From the witness's output: the epochs it led since it had led
+    ``led_before`` times, and how long its last hand-over epoch lasted (ms;
+    None when it did not need to lead)."""
+    led = len(_LEADS.findall(witness_log)) - led_before
+    handovers = HANDOVER_LINE.findall(witness_log)
+    return led, int(handovers[-1][1]) if led and handovers else None
+
+
+async def scenario(chaos: Any, pause_s: float = 4.0) -> None:
+    """The chaos tool's ``witness-handover`` scenario (one round, see the
+    module docstring) on a run whose voters 1 and 2 play Kafka controllers
+    and voter 3 is the auto-detected witness; figures in ``chaos.report``."""
+    import trio
+
+    from kraft.tools.bench.chaos.checker import read_acks
+    from kraft.tools.bench.chaos.run import ChaosError
+
+    witness = chaos.witness_id
+    kafka = [v for v in chaos.voter_ids if v != witness]
+    await chaos.progress("before the pause", 20)
+    first = chaos.leader()
+    if first not in kafka:
+        raise ChaosError(f"witness-handover: the leader is node {first}, not a Kafka-played voter {kafka}")
+    behind = next(v for v in kafka if v != first)
+    paused = chaos.nodes[behind]
+    pause = chaos.begin("pause", [behind], "SIGSTOP: the Kafka-played follower falls behind")
+    paused.paused = True
+    paused.proc.send_signal(signal.SIGSTOP)
+    await chaos.progress("while the follower is paused")
+    await trio.sleep(pause_s)
+    led_before = len(_LEADS.findall(chaos.nodes[witness].output()))
+    killed = chaos.nodes[first]
+    kill = chaos.begin("kill", [first], "kill -9 of the Kafka-played leader, restarted once the follower leads")
+    killed.expected_down = True
+    killed.proc.kill()
+    killed.proc.wait()
+    killed_at = time.monotonic()
+    paused.proc.send_signal(signal.SIGCONT)
+    paused.paused = False
+    chaos.end(pause, "SIGCONT")
+    with trio.move_on_after(chaos.options.patience_s):
+        while chaos.leader() != behind:
+            await trio.sleep(0.05)
+    if chaos.leader() != behind:
+        raise ChaosError(f"witness-handover: node {behind} not leading within {chaos.options.patience_s:g} s "
+                         f"of the kill (files in {chaos.root})")
+    elected_ms = round((time.monotonic() - killed_at) * 1000)
+    await chaos.progress(f"with node {behind} leading")
+    led, handover_ms = witness_round(chaos.nodes[witness].output(), led_before)
+    killed.start()
+    chaos.end(kill, "restarted")
+    await chaos.progress(f"after node {first} restarted")
+    epochs = sorted(e for e, leaders in chaos.leaders_seen.items() if witness in leaders)
+    chaos.report.update({"killed": first, "resumed": behind, "kill_to_leader_ms": elected_ms,
+                         "witness_led": led, "witness_epochs": epochs, "handover_ms": handover_ms,
+                         "final_leader": chaos.leader(),
+                         # The witness's demo load is refused while it leads: nothing acknowledged.
+                         "witness_appended": len(read_acks(chaos.nodes[witness].acks))})
+    chaos.report_lines.append(
+        f"witness-handover: node {first} killed, node {behind} (paused, behind) leads {elected_ms} ms after the "
+        f"kill; the witness (node {witness}) led {led} time(s)"
+        + (f", epoch(s) {', '.join(map(str, epochs))}, for {handover_ms} ms" if handover_ms is not None else
+           f"{' (epochs ' + ', '.join(map(str, epochs)) + ')' if epochs else ''}"))
+
+
 def _median(values: Sequence[float]) -> float | None:
     ordered = sorted(values)
     if not ordered:
@@ -117,7 +186,7 @@ def _median(values: Sequence[float]) -> float | None:
 
 
 async def run_witness_handover(
-    root: Path, say: Callable[[str], None], *, kafka_launcher: Sequence[str], rounds: int = 1,
+    root: Path, say: Callable[[str], None], *, kafka_launcher: Sequence[str] | None = None, rounds: int = 1,
     pause_s: float = 4.0, append_rate: float = 50.0, ports: Sequence[int] | None = None,
     round_timeout_s: float = 90.0,
 ) -> dict[str, Any]:
@@ -137,6 +206,7 @@ async def run_witness_handover(
     from kraft.node.fault import RaisingFaultHandler
     from kraft.node.node import KraftNode
     from kraft.node.snapshots import CommittedBatch
+    from kraft.tools.bench.kafka_played import LAUNCHER
     from kraft.tools.quickstart import free_ports, write_properties
 
     ports = list(ports) if ports is not None else free_ports(4)
@@ -153,7 +223,7 @@ async def run_witness_handover(
         if done.returncode != 0:
             raise RuntimeError(f"kraft storage format failed: {done.stdout}{done.stderr}")
     procs = {i: _Proc(i, configs[i], root / f"node-{i}.out", root / f"acks-{i}.tsv", append_rate,
-                      tuple(kafka_launcher) if i in KAFKA else ("-m", "kraft.cli")) for i in ids}
+                      tuple(kafka_launcher or LAUNCHER) if i in KAFKA else ("-m", "kraft.cli")) for i in ids}
     committed: dict[int, bytes] = {}
     leaders: list[tuple[float, int, int | None]] = []
     result: dict[str, Any] = {"rounds": [], "load_average": os.getloadavg()[0]}
@@ -213,12 +283,9 @@ async def run_witness_handover(
                 await until(lambda: leader_now() == behind, f"node {behind} leading after the kill")
                 elected_ms = (time.monotonic() - killed_at) * 1000
                 await commits(10, f"commits by node {behind}")
-                witness_log = procs[WITNESS].output()
-                handovers = HANDOVER_LINE.findall(witness_log)
-                led = len(_LEADS.findall(witness_log)) - led_before
+                led, handover_ms = witness_round(procs[WITNESS].output(), led_before)
                 round_result = {"killed": first, "resumed": behind, "kill_to_leader_ms": round(elected_ms),
-                                "witness_led": led,
-                                "handover_ms": int(handovers[-1][1]) if led and handovers else None}
+                                "witness_led": led, "handover_ms": handover_ms}
                 result["rounds"].append(round_result)
                 say(f"round {n + 1}: node {behind} leads {elected_ms:.0f} ms after the kill; witness led "
                     f"{led} time(s)" + (f", for {round_result['handover_ms']} ms" if led else ""))

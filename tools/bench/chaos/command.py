@@ -85,7 +85,8 @@ NEMESIS_HELP = ("Comma list of partition, power-loss, kill, pause, disk-full, fs
 @click.option("--voters", type=click.Choice(["3", "5"]), default="3", show_default=True, help="Voter processes.")
 @click.option("--observers", type=click.IntRange(min=0, max=9), default=1, show_default=True,
               help="Observer processes.")
-@click.option("--witness", is_flag=True, help="The last voter is a kraft witness (kraft.witness=true).")
+@click.option("--witness", is_flag=True, help="The last voter is a kraft witness (kraft.witness=true; "
+                                            "implied by --scenario witness-handover, where it is auto-detected).")
 @click.option("--nemesis", default=None, help=NEMESIS_HELP)
 @click.option("--max-concurrent-faults", type=click.IntRange(min=1), default=2, show_default=True,
               help="Faults that may overlap.")
@@ -108,7 +109,7 @@ def chaos_bench_command(duration: float, seed: int, voters: str, observers: int,
     from kraft.tools.bench.chaos.checker import chaos_ok
     from kraft.tools.bench.chaos.run import MIN_FAULT_S, NEMESES, ChaosError, ChaosOptions, run_chaos, \
         unavailable_reason
-    from kraft.tools.bench.chaos.scenarios import SCENARIOS
+    from kraft.tools.bench.chaos.scenarios import KAFKA_PLAYED, SCENARIOS
 
     # Refuse what cannot be honoured, in one line, before anything starts.
     kinds: tuple[str, ...] = ChaosOptions.nemesis
@@ -128,9 +129,19 @@ def chaos_bench_command(duration: float, seed: int, voters: str, observers: int,
         raise click.UsageError(f"--duration {duration:g} is shorter than one fault ({MIN_FAULT_S:g} s)")
     if scenario is not None and scenario not in SCENARIOS:
         raise click.UsageError(f"no scenario {scenario!r}; known: {', '.join(sorted(SCENARIOS)) or 'none'}")
+    kafka_played = KAFKA_PLAYED.get(scenario or "", ())
+    if kafka_played:
+        # Kafka-played voters 1..n-1 beside a kraft witness: the scenario's shape, not an option.
+        if voters != "3":
+            raise click.UsageError(f"--scenario {scenario} runs 3 voters (two play Kafka controllers, "
+                                   f"one is a kraft witness); drop --voters {voters}")
+        witness = True
+        if nemesis is None:
+            kinds = ("kill", "pause")  # the faults it applies; no namespaces or FUSE disks to set up
     options = ChaosOptions(duration_s=duration, seed=seed, voters=int(voters), append_rate=append_rate,
                            nemesis=kinds, nemesis_explicit=nemesis is not None, max_concurrent=max_concurrent_faults,
-                           observers=observers, witness=witness, scenario=scenario)
+                           observers=observers, witness=witness, scenario=scenario,
+                           kafka_played=kafka_played)
     root = Path(tempfile.mkdtemp(prefix="kraft-bench-chaos-"))
 
     def say(message: str) -> None:

@@ -89,6 +89,9 @@ class ChaosOptions:
     observers: int = 1
     witness: bool = False
     scenario: str | None = None
+    #: Voters started as Kafka 4.0 controllers in ApiVersions (:mod:`kraft.tools.bench.kafka_played`),
+    #: with ``kraft.witness=false``; the witness is then auto-detected (``kraft.witness=auto``), not forced.
+    kafka_played: tuple[int, ...] = ()
 
 
 class ChaosError(Exception):
@@ -119,6 +122,8 @@ class _Node:
     prefix: list[str]
     env: dict[str, str] | None
     rate: float
+    #: ``python`` arguments that run ``kraft``.
+    launcher: tuple[str, ...] = ("-m", "kraft.cli")
     proc: subprocess.Popen[bytes] | None = None
     starts: int = 0
     paused: bool = False
@@ -137,8 +142,12 @@ class _Node:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def output(self) -> str:
+        """Every start's output so far (role changes, hand-overs)."""
+        return self.out.read_text(errors="replace") if self.out.exists() else ""
+
     def start(self) -> None:
-        args = [sys.executable, "-m", "kraft.cli", "node", "start", "--config", str(self.config)]
+        args = [sys.executable, *self.launcher, "node", "start", "--config", str(self.config)]
         if self.voter:
             args += ["--demo-append-rate", str(self.rate), "--demo-ack-log", str(self.acks)]
         # Where this process's own output begins (one file holds every start's).
@@ -188,6 +197,9 @@ class Chaos:
         self.recoveries: list[dict[str, Any]] = []
         #: When the faults began (seconds on the history's clock, which starts with the nodes).
         self.t0 = 0.0
+        #: A scenario's own figures, and its lines for the summary.
+        self.report: dict[str, Any] = {}
+        self.report_lines: list[str] = []
 
     # --- who is who ---------------------------------------------------------------------
 
@@ -265,8 +277,10 @@ class Chaos:
                 "listeners": f"CONTROLLER://{host}:{port}", "controller.listener.names": "CONTROLLER",
                 "controller.quorum.voters": quorum, "metadata.log.dir": str(self.root / f"metadata-{node_id}"),
             }
-            if node_id == self.witness_id:
-                props["kraft.witness"] = "true"
+            if node_id in opts.kafka_played:
+                props["kraft.witness"] = "false"  # leads as a Kafka controller does
+            elif node_id == self.witness_id and not opts.kafka_played:
+                props["kraft.witness"] = "true"  # beside Kafka-played voters it is auto-detected instead
             configs[node_id].write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         formats = [subprocess.Popen([sys.executable, "-m", "kraft.cli", "storage", "format", "--config", str(path),
                                      "--cluster-id", cluster_id], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -283,6 +297,10 @@ class Chaos:
                          self.root / f"node-{node_id}.log", self.root / f"acks-{node_id}.tsv",
                          self.network.exec_prefix(node_id) if self.network is not None else [], env,
                          opts.append_rate)
+            if node_id in opts.kafka_played:
+                from kraft.tools.bench.kafka_played import LAUNCHER
+
+                node.launcher = LAUNCHER
             if voter and lazy and node_id != self.disk_full_voter:
                 backing = self.root / f"disk-{node_id}"
                 node.log_dir.rename(backing)
@@ -895,6 +913,9 @@ async def run_chaos(options: ChaosOptions, root: Path, say: Callable[[str], None
         result["time_without_leader_s"] = chaos.no_leader_s
         result["availability"] = _availability(chaos)
         result["notes"] = list(chaos.network.notes) if chaos.network is not None else []
+        result["notes"] += chaos.report_lines
+        if chaos.report:
+            result["scenario_report"] = dict(chaos.report)
         acks = [ack for n in chaos.voter_ids for ack in read_acks(chaos.nodes[n].acks)]
         # The files as the nodes see them (through their disks, still powered), every process stopped.
         stored = {}

@@ -30,7 +30,7 @@ import importlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["SCENARIOS", "Scenario", "load_scenario", "register_scenario"]
+__all__ = ["KAFKA_PLAYED", "SCENARIOS", "Scenario", "load_scenario", "register_scenario"]
 
 #: Takes the run (a :class:`kraft.tools.bench.chaos.run.Chaos`; typed loosely so
 #: that this registry does not import the run, which imports it).
@@ -38,10 +38,15 @@ Scenario = Callable[[Any], Awaitable[None]]
 
 #: name -> the scenario, or "module:attribute" naming it.
 SCENARIOS: dict[str, Scenario | str] = {}
+#: name -> the voters the scenario runs as Kafka 4.0 controllers (they advertise
+#: Kafka's ApiVersions; the last voter is then a kraft witness, auto-detected).
+KAFKA_PLAYED: dict[str, tuple[int, ...]] = {}
 
 
-def register_scenario(name: str, scenario: Scenario | str) -> None:
+def register_scenario(name: str, scenario: Scenario | str, kafka_played: tuple[int, ...] = ()) -> None:
     SCENARIOS[name] = scenario
+    if kafka_played:
+        KAFKA_PLAYED[name] = kafka_played
 
 
 def load_scenario(name: str) -> Scenario:
@@ -79,3 +84,5 @@ async def partition_during_restart(chaos: Any) -> None:
 
 register_scenario("isolated-leader", isolated_leader)
 register_scenario("partition-during-restart", partition_during_restart)
+# Two voters play Kafka 4.0 controllers, voter 3 is a kraft witness beside them (issue 24).
+register_scenario("witness-handover", "kraft.tools.bench.witness_handover:scenario", kafka_played=(1, 2))
