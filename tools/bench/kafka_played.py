@@ -3,7 +3,7 @@ in ApiVersions, so that a kraft voter beside it auto-detects a Kafka quorum
 (``kraft.witness=auto``) exactly as it would beside real Kafka.
 
 ``python -m kraft.tools.bench.kafka_played node start --config ...`` runs
-``kraft node start ...`` through ``KraftNode(config, advertised_apis=...)``
+``kraft node start ...`` (the ``kraft node`` commands) through ``KraftNode(config, advertised_apis=...)``
 with :data:`KAFKA_4_0_CONTROLLER_APIS`. The chaos tool launches chosen
 voters with it (``kraft bench chaos --scenario witness-handover``).
 Production configuration has no key for it.
@@ -11,13 +11,10 @@ Production configuration has no key for it.
 
 from __future__ import annotations
 
-import functools
-import sys
-
-__all__ = ["KAFKA_4_0_CONTROLLER_APIS", "LAUNCHER", "main"]
+__all__ = ["KAFKA_4_0_CONTROLLER_APIS", "LAUNCHER"]
 
 #: ``python -m`` arguments that start ``kraft`` as a Kafka-4.0-played node.
-LAUNCHER = ("-m", "kraft.tools.bench.kafka_played")
+LAUNCHER = ("-m", "kraft.tools.kafka_played_node")
 
 #: api key -> (min, max version) in the ApiVersions response of a real Apache
 #: Kafka 4.0.0 controller (process.roles=controller) on its CONTROLLER
@@ -68,18 +65,3 @@ KAFKA_4_0_CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     82: (0, 0),    # UpdateRaftVoter
 }
 
-
-def main() -> None:
-    from kraft.node.node import KraftNode
-
-    # The node's only hook for what it advertises is the constructor argument.
-    setattr(KraftNode, "__init__", functools.partialmethod(KraftNode.__init__,
-                                                           advertised_apis=dict(KAFKA_4_0_CONTROLLER_APIS)))
-    from kraft.cli import main as kraft
-
-    sys.argv = ["kraft", *sys.argv[1:]]
-    kraft()
-
-
-if __name__ == "__main__":
-    main()
