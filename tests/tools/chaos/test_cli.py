@@ -16,6 +16,7 @@ from kraft.tools.bench.chaos.scenarios import SCENARIOS, load_scenario
     (["--max-concurrent-faults", "5"], "--max-concurrent-faults 5 is more than the 4 nodes"),
     (["--duration", "3"], "--duration 3 is shorter than one fault"),
     (["--scenario", "no-such"], "no scenario 'no-such'"),
+    (["--scenario", "witness-handover", "--voters", "5"], "--scenario witness-handover runs 3 voters"),
 ])
 def test_options_that_cannot_be_honoured_are_refused_in_one_line(args: list[str], says: str) -> None:
     done = CliRunner().invoke(main, ["bench", "chaos", *args])
