@@ -92,6 +92,7 @@ from kraft.raft.roles import (
     Role,
     SnapshotDownload,
     Unattached,
+    vote_decision,
 )
 from kraft.raft.voters import Endpoints, ReplicaKey, VoterSet
 
@@ -155,7 +156,7 @@ class QuorumState:
 
     @property
     def voted_key(self) -> ReplicaKey | None:
-        return self.role.election.voted_key
+        return self.role.election_key[2]
 
     @property
     def has_leader(self) -> bool:
@@ -333,37 +334,52 @@ class QuorumState:
             deadline = current.election_deadline_ms
         else:
             deadline = now_ms + self.random_election_timeout_ms()
-        voted = current.election.voted_key if epoch == current.epoch else None
+        voted = current.election_key[2] if epoch == current.epoch else None
         self._durable_transition(Unattached(epoch, leader_id, voted, deadline, current.high_watermark))
+
+    def grant_vote(
+        self,
+        candidate: ReplicaKey,
+        candidate_end: OffsetAndEpoch,
+        local_end: OffsetAndEpoch,
+        pre_vote: bool,
+        now_ms: int,
+    ) -> bool:
+        """Decide a (pre-)vote request in one pass and record a binding vote
+        (Kafka's ``handleVoteRequest`` with each state's ``canGrantVote``):
+        grant only an up-to-date log, once per epoch. ``local_end`` is our
+        log end. The vote binds only once durable: the Ready carrying the
+        answer persists the new election state first."""
+        role = self.role
+        granted, up_to_date = vote_decision(role, candidate, candidate_end, local_end, pre_vote)
+        # KIP-853: a replica votes whether or not its own log lists it as a
+        # voter yet (a voter just added may not have the record), but only a
+        # replica with an id can record a vote.
+        granted = granted and self.local_key is not None
+        if not up_to_date and not self.is_voter:
+            # We may be the removed replica whose log alone can win (see the
+            # module docstring).
+            self.refused_behind_candidate = True
+        if granted and not pre_vote and isinstance(role, (Unattached, Prospective)) and role.voted_key is None:
+            self._add_voted(role, candidate, role.epoch, now_ms)
+        return granted
 
     def unattached_add_voted(self, epoch: int, candidate: ReplicaKey, now_ms: int) -> None:
         """Grant a binding vote as Unattached; the election timer restarts
         because the candidate is at least as likely to win as we are."""
         current = self.role
-        self._check_can_vote_for(candidate, epoch)
-        if not isinstance(current, Unattached) or current.voted_key is not None:
+        if not isinstance(current, Unattached):
+            self._check_can_vote_for(candidate, epoch)
             raise IllegalTransitionError(f"cannot vote for {candidate} from {current}")
-        self._durable_transition(
-            replace(
-                current,
-                voted_key=candidate,
-                election_deadline_ms=now_ms + self.random_election_timeout_ms(),
-            )
-        )
+        self._add_voted(current, candidate, epoch, now_ms)
 
     def prospective_add_voted(self, epoch: int, candidate: ReplicaKey, now_ms: int) -> None:
         """Grant a binding vote while canvassing a pre-vote."""
         current = self.role
-        self._check_can_vote_for(candidate, epoch)
-        if not isinstance(current, Prospective) or current.voted_key is not None:
+        if not isinstance(current, Prospective):
+            self._check_can_vote_for(candidate, epoch)
             raise IllegalTransitionError(f"cannot vote for {candidate} from {current}")
-        self._durable_transition(
-            replace(
-                current,
-                voted_key=candidate,
-                election_deadline_ms=now_ms + self.random_election_timeout_ms(),
-            )
-        )
+        self._add_voted(current, candidate, epoch, now_ms)
 
     def transition_to_follower(self, epoch: int, leader_id: int, endpoints: Endpoints, now_ms: int) -> None:
         """Follow ``leader_id``, the leader of ``epoch``."""
@@ -377,7 +393,7 @@ class QuorumState:
                 f"cannot follow {leader_id} in epoch {epoch}: current epoch {current.epoch} is larger"
             )
         if epoch == current.epoch:
-            known = current.election.leader_id
+            known = current.election_key[1]
             if known is not None and known != leader_id:
                 raise IllegalTransitionError(
                     f"epoch {epoch} already has leader {known}; refusing a second leader {leader_id}"
@@ -388,7 +404,7 @@ class QuorumState:
                 raise IllegalTransitionError(
                     f"cannot follow {leader_id} in epoch {epoch} from {current.name}"
                 )
-        voted = current.election.voted_key if epoch == current.epoch else None
+        voted = current.election_key[2] if epoch == current.epoch else None
         self._durable_transition(
             Follower(
                 epoch,
@@ -409,7 +425,7 @@ class QuorumState:
         if isinstance(current, (Leader, Prospective)):
             raise IllegalTransitionError(f"cannot become Prospective from {current.name}")
         retries = current.retries + 1 if isinstance(current, Candidate) else 1
-        leader_id = current.election.leader_id
+        leader_id = current.election_key[1]
         # Kafka's transitionToProspective keeps the endpoints the previous
         # state knew (a follower learned them from BeginQuorumEpoch or a
         # response; they may not be those of the voter set).
@@ -423,7 +439,7 @@ class QuorumState:
                 EpochElection.start(self.voters.voter_ids, self.local_key.id),
                 leader_id=leader_id,
                 leader_endpoints=endpoints,
-                voted_key=current.election.voted_key,
+                voted_key=current.election_key[2],
                 retries=retries,
                 election_deadline_ms=now_ms + self.random_election_timeout_ms(),
                 high_watermark=current.high_watermark,
@@ -612,6 +628,18 @@ class QuorumState:
         if epoch != self.role.epoch:
             raise IllegalTransitionError(f"cannot vote in epoch {epoch} from epoch {self.role.epoch}")
 
+    def _add_voted(self, current: Unattached | Prospective, candidate: ReplicaKey, epoch: int, now_ms: int) -> None:
+        self._check_can_vote_for(candidate, epoch)
+        if current.voted_key is not None:
+            raise IllegalTransitionError(f"cannot vote for {candidate} from {current}")
+        self._durable_transition(
+            replace(
+                current,
+                voted_key=candidate,
+                election_deadline_ms=now_ms + self.random_election_timeout_ms(),
+            )
+        )
+
     def _follower(self) -> Follower:
         current = self.role
         if not isinstance(current, Follower):
@@ -619,21 +647,23 @@ class QuorumState:
         return current
 
     def _durable_transition(self, new: Role) -> None:
-        election = new.election
-        if election != self._durable:
+        key = new.election_key
+        durable = self._durable
+        if durable is None or key != (durable.epoch, durable.leader_id, durable.voted_key):
             # Queued before the swap: the shell persists it before anything
             # decided in the new role is executed or sent.
+            election = ElectionState(*key)
             self._pending_persist = election
             self._durable = election
         self._role = new
 
     def _memory_transition(self, new: Role) -> None:
-        if self._role is not None and new.election != self._role.election:
+        if self._role is not None and new.election_key != self._role.election_key:
             raise IllegalTransitionError(f"memory transition would change the election state: {new}")
         self._role = new
 
     def _update(self, new: Role) -> None:
         old = self.role
-        if type(new) is not type(old) or new.election != old.election:
+        if type(new) is not type(old) or new.election_key != old.election_key:
             raise IllegalTransitionError(f"in-role update changed the role: {old} -> {new}")
         self._role = new
