@@ -82,6 +82,7 @@ from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.roles import (
     Candidate,
+    ElectionKey,
     ElectionState,
     EpochElection,
     Follower,
@@ -110,7 +111,8 @@ class QuorumState:
         local_endpoints: Endpoints = (),
     ) -> None:
         self.local_key = local_key
-        self.voters = voters
+        self._voters = voters
+        self._is_voter = local_key is not None and voters.is_voter(local_key)
         #: Our own listeners: what a Leader or Resigned role advertises (the
         #: leader may not be in the voter set it works from, KIP-853).
         self.local_endpoints = local_endpoints
@@ -122,8 +124,11 @@ class QuorumState:
         self._config = config
         self._rng = rng
         self._role: Role | None = None
-        self._durable: ElectionState | None = None
-        self._pending_persist: ElectionState | None = None
+        #: The stored election state and the one queued for the shell to
+        #: store, as plain fields: transitions compare them without building
+        #: an ElectionState; one is built when the shell takes it.
+        self._durable: ElectionKey | None = None
+        self._pending_persist: ElectionKey | None = None
 
     # --- queries -------------------------------------------------------------
 
@@ -185,8 +190,19 @@ class QuorumState:
                 return ()
 
     @property
+    def voters(self) -> VoterSet:
+        return self._voters
+
+    @voters.setter
+    def voters(self, voters: VoterSet) -> None:
+        # Membership is a fact of the voter set: decided once per set, read
+        # by every transition and poll.
+        self._voters = voters
+        self._is_voter = self.local_key is not None and voters.is_voter(self.local_key)
+
+    @property
     def is_voter(self) -> bool:
-        return self.local_key is not None and self.voters.is_voter(self.local_key)
+        return self._is_voter
 
     @property
     def is_observer(self) -> bool:
@@ -232,7 +248,7 @@ class QuorumState:
         """The election state queued by durable transitions since the last call
         (only the latest matters: nothing is sent in between)."""
         pending, self._pending_persist = self._pending_persist, None
-        return pending
+        return None if pending is None else ElectionState(*pending)
 
     def random_election_timeout_ms(self) -> int:
         """``t + rand(t)`` with ``t = election.timeout.ms`` (Kafka's
@@ -312,7 +328,7 @@ class QuorumState:
                 role = Unattached(election.epoch, election.leader_id, election.voted_key, deadline)
         else:
             role = Unattached(election.epoch, None, election.voted_key, deadline)
-        self._durable = persisted
+        self._durable = None if persisted is None else (persisted.epoch, persisted.leader_id, persisted.voted_key)
         self._durable_transition(role)
 
     def transition_to_unattached(self, epoch: int, now_ms: int, leader_id: int | None = None) -> None:
@@ -648,13 +664,11 @@ class QuorumState:
 
     def _durable_transition(self, new: Role) -> None:
         key = new.election_key
-        durable = self._durable
-        if durable is None or key != (durable.epoch, durable.leader_id, durable.voted_key):
+        if key != self._durable:
             # Queued before the swap: the shell persists it before anything
             # decided in the new role is executed or sent.
-            election = ElectionState(*key)
-            self._pending_persist = election
-            self._durable = election
+            self._pending_persist = key
+            self._durable = key
         self._role = new
 
     def _memory_transition(self, new: Role) -> None:
