@@ -471,7 +471,7 @@ class RaftCore:
             if state.parked:
                 fetch.complete_parked_below(self, now_ms, role, end)
         elif isinstance(role, Follower):
-            fetch.sync_follower_with_log(self)
+            fetch.sync_follower_with_log(self, log_pending=bool(self._ready.log))
 
     def expose_committed(self, high_watermark: int) -> None:
         """Expose a new high watermark to the shell (never a lower one)."""
@@ -1235,10 +1235,15 @@ class RaftCore:
     def _maybe_send_fetch_to_any_bootstrap(self, now_ms: int) -> int | None:
         if self._ready.log:
             return 0
-        node = self._requests.find_ready_bootstrap(now_ms, self._bootstrap_nodes())
-        if node is not None:
-            return self._maybe_send_request(now_ms, node, partial(fetch.build_fetch_request, self))
-        return self._requests.backoff_before_available(now_ms, self._bootstrap_nodes())
+        requests = self._requests
+        candidates = self._bootstrap_nodes()
+        picked = requests.reserve_bootstrap(now_ms, candidates)
+        if picked is None:
+            return requests.backoff_before_available(now_ms, candidates)
+        node, correlation_id = picked
+        request = fetch.build_fetch_request(self)
+        self._ready.send.append(OutboundRequest(node, correlation_id, request))
+        return requests.sent(node, correlation_id, now_ms, type(request).__name__)
 
     def _poll_unattached(self, now_ms: int) -> int | None:
         role = self.quorum.role

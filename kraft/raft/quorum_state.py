@@ -82,6 +82,7 @@ from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.roles import (
     Candidate,
+    ElectionKey,
     ElectionState,
     EpochElection,
     Follower,
@@ -92,6 +93,7 @@ from kraft.raft.roles import (
     Role,
     SnapshotDownload,
     Unattached,
+    vote_decision,
 )
 from kraft.raft.voters import Endpoints, ReplicaKey, VoterSet
 
@@ -109,7 +111,8 @@ class QuorumState:
         local_endpoints: Endpoints = (),
     ) -> None:
         self.local_key = local_key
-        self.voters = voters
+        self._voters = voters
+        self._is_voter = local_key is not None and voters.is_voter(local_key)
         #: Our own listeners: what a Leader or Resigned role advertises (the
         #: leader may not be in the voter set it works from, KIP-853).
         self.local_endpoints = local_endpoints
@@ -121,8 +124,11 @@ class QuorumState:
         self._config = config
         self._rng = rng
         self._role: Role | None = None
-        self._durable: ElectionState | None = None
-        self._pending_persist: ElectionState | None = None
+        #: The stored election state and the one queued for the shell to
+        #: store, as plain fields: transitions compare them without building
+        #: an ElectionState; one is built when the shell takes it.
+        self._durable: ElectionKey | None = None
+        self._pending_persist: ElectionKey | None = None
 
     # --- queries -------------------------------------------------------------
 
@@ -155,7 +161,7 @@ class QuorumState:
 
     @property
     def voted_key(self) -> ReplicaKey | None:
-        return self.role.election.voted_key
+        return self.role.election_key[2]
 
     @property
     def has_leader(self) -> bool:
@@ -184,8 +190,19 @@ class QuorumState:
                 return ()
 
     @property
+    def voters(self) -> VoterSet:
+        return self._voters
+
+    @voters.setter
+    def voters(self, voters: VoterSet) -> None:
+        # Membership is a fact of the voter set: decided once per set, read
+        # by every transition and poll.
+        self._voters = voters
+        self._is_voter = self.local_key is not None and voters.is_voter(self.local_key)
+
+    @property
     def is_voter(self) -> bool:
-        return self.local_key is not None and self.voters.is_voter(self.local_key)
+        return self._is_voter
 
     @property
     def is_observer(self) -> bool:
@@ -231,7 +248,7 @@ class QuorumState:
         """The election state queued by durable transitions since the last call
         (only the latest matters: nothing is sent in between)."""
         pending, self._pending_persist = self._pending_persist, None
-        return pending
+        return None if pending is None else ElectionState(*pending)
 
     def random_election_timeout_ms(self) -> int:
         """``t + rand(t)`` with ``t = election.timeout.ms`` (Kafka's
@@ -311,7 +328,7 @@ class QuorumState:
                 role = Unattached(election.epoch, election.leader_id, election.voted_key, deadline)
         else:
             role = Unattached(election.epoch, None, election.voted_key, deadline)
-        self._durable = persisted
+        self._durable = None if persisted is None else (persisted.epoch, persisted.leader_id, persisted.voted_key)
         self._durable_transition(role)
 
     def transition_to_unattached(self, epoch: int, now_ms: int, leader_id: int | None = None) -> None:
@@ -333,37 +350,52 @@ class QuorumState:
             deadline = current.election_deadline_ms
         else:
             deadline = now_ms + self.random_election_timeout_ms()
-        voted = current.election.voted_key if epoch == current.epoch else None
+        voted = current.election_key[2] if epoch == current.epoch else None
         self._durable_transition(Unattached(epoch, leader_id, voted, deadline, current.high_watermark))
+
+    def grant_vote(
+        self,
+        candidate: ReplicaKey,
+        candidate_end: OffsetAndEpoch,
+        local_end: OffsetAndEpoch,
+        pre_vote: bool,
+        now_ms: int,
+    ) -> bool:
+        """Decide a (pre-)vote request in one pass and record a binding vote
+        (Kafka's ``handleVoteRequest`` with each state's ``canGrantVote``):
+        grant only an up-to-date log, once per epoch. ``local_end`` is our
+        log end. The vote binds only once durable: the Ready carrying the
+        answer persists the new election state first."""
+        role = self.role
+        granted, up_to_date = vote_decision(role, candidate, candidate_end, local_end, pre_vote)
+        # KIP-853: a replica votes whether or not its own log lists it as a
+        # voter yet (a voter just added may not have the record), but only a
+        # replica with an id can record a vote.
+        granted = granted and self.local_key is not None
+        if not up_to_date and not self.is_voter:
+            # We may be the removed replica whose log alone can win (see the
+            # module docstring).
+            self.refused_behind_candidate = True
+        if granted and not pre_vote and isinstance(role, (Unattached, Prospective)) and role.voted_key is None:
+            self._add_voted(role, candidate, role.epoch, now_ms)
+        return granted
 
     def unattached_add_voted(self, epoch: int, candidate: ReplicaKey, now_ms: int) -> None:
         """Grant a binding vote as Unattached; the election timer restarts
         because the candidate is at least as likely to win as we are."""
         current = self.role
-        self._check_can_vote_for(candidate, epoch)
-        if not isinstance(current, Unattached) or current.voted_key is not None:
+        if not isinstance(current, Unattached):
+            self._check_can_vote_for(candidate, epoch)
             raise IllegalTransitionError(f"cannot vote for {candidate} from {current}")
-        self._durable_transition(
-            replace(
-                current,
-                voted_key=candidate,
-                election_deadline_ms=now_ms + self.random_election_timeout_ms(),
-            )
-        )
+        self._add_voted(current, candidate, epoch, now_ms)
 
     def prospective_add_voted(self, epoch: int, candidate: ReplicaKey, now_ms: int) -> None:
         """Grant a binding vote while canvassing a pre-vote."""
         current = self.role
-        self._check_can_vote_for(candidate, epoch)
-        if not isinstance(current, Prospective) or current.voted_key is not None:
+        if not isinstance(current, Prospective):
+            self._check_can_vote_for(candidate, epoch)
             raise IllegalTransitionError(f"cannot vote for {candidate} from {current}")
-        self._durable_transition(
-            replace(
-                current,
-                voted_key=candidate,
-                election_deadline_ms=now_ms + self.random_election_timeout_ms(),
-            )
-        )
+        self._add_voted(current, candidate, epoch, now_ms)
 
     def transition_to_follower(self, epoch: int, leader_id: int, endpoints: Endpoints, now_ms: int) -> None:
         """Follow ``leader_id``, the leader of ``epoch``."""
@@ -377,7 +409,7 @@ class QuorumState:
                 f"cannot follow {leader_id} in epoch {epoch}: current epoch {current.epoch} is larger"
             )
         if epoch == current.epoch:
-            known = current.election.leader_id
+            known = current.election_key[1]
             if known is not None and known != leader_id:
                 raise IllegalTransitionError(
                     f"epoch {epoch} already has leader {known}; refusing a second leader {leader_id}"
@@ -388,7 +420,7 @@ class QuorumState:
                 raise IllegalTransitionError(
                     f"cannot follow {leader_id} in epoch {epoch} from {current.name}"
                 )
-        voted = current.election.voted_key if epoch == current.epoch else None
+        voted = current.election_key[2] if epoch == current.epoch else None
         self._durable_transition(
             Follower(
                 epoch,
@@ -409,7 +441,7 @@ class QuorumState:
         if isinstance(current, (Leader, Prospective)):
             raise IllegalTransitionError(f"cannot become Prospective from {current.name}")
         retries = current.retries + 1 if isinstance(current, Candidate) else 1
-        leader_id = current.election.leader_id
+        leader_id = current.election_key[1]
         # Kafka's transitionToProspective keeps the endpoints the previous
         # state knew (a follower learned them from BeginQuorumEpoch or a
         # response; they may not be those of the voter set).
@@ -423,7 +455,7 @@ class QuorumState:
                 EpochElection.start(self.voters.voter_ids, self.local_key.id),
                 leader_id=leader_id,
                 leader_endpoints=endpoints,
-                voted_key=current.election.voted_key,
+                voted_key=current.election_key[2],
                 retries=retries,
                 election_deadline_ms=now_ms + self.random_election_timeout_ms(),
                 high_watermark=current.high_watermark,
@@ -612,6 +644,18 @@ class QuorumState:
         if epoch != self.role.epoch:
             raise IllegalTransitionError(f"cannot vote in epoch {epoch} from epoch {self.role.epoch}")
 
+    def _add_voted(self, current: Unattached | Prospective, candidate: ReplicaKey, epoch: int, now_ms: int) -> None:
+        self._check_can_vote_for(candidate, epoch)
+        if current.voted_key is not None:
+            raise IllegalTransitionError(f"cannot vote for {candidate} from {current}")
+        self._durable_transition(
+            replace(
+                current,
+                voted_key=candidate,
+                election_deadline_ms=now_ms + self.random_election_timeout_ms(),
+            )
+        )
+
     def _follower(self) -> Follower:
         current = self.role
         if not isinstance(current, Follower):
@@ -619,21 +663,21 @@ class QuorumState:
         return current
 
     def _durable_transition(self, new: Role) -> None:
-        election = new.election
-        if election != self._durable:
+        key = new.election_key
+        if key != self._durable:
             # Queued before the swap: the shell persists it before anything
             # decided in the new role is executed or sent.
-            self._pending_persist = election
-            self._durable = election
+            self._pending_persist = key
+            self._durable = key
         self._role = new
 
     def _memory_transition(self, new: Role) -> None:
-        if self._role is not None and new.election != self._role.election:
+        if self._role is not None and new.election_key != self._role.election_key:
             raise IllegalTransitionError(f"memory transition would change the election state: {new}")
         self._role = new
 
     def _update(self, new: Role) -> None:
         old = self.role
-        if type(new) is not type(old) or new.election != old.election:
+        if type(new) is not type(old) or new.election_key != old.election_key:
             raise IllegalTransitionError(f"in-role update changed the role: {old} -> {new}")
         self._role = new

@@ -112,6 +112,17 @@ class RequestManager:
                 return node
         return None
 
+    def reserve_bootstrap(self, now_ms: int, candidates: Sequence[int]) -> tuple[int, int] | None:
+        """:meth:`find_ready_bootstrap` and :meth:`reserve` in one call: the
+        peer picked and the correlation id of the request to send it."""
+        node = self.find_ready_bootstrap(now_ms, candidates)
+        if node is None:
+            return None
+        correlation_id = self.reserve(node, now_ms)
+        # find_ready_bootstrap saw the connection ready at now_ms.
+        assert correlation_id is not None
+        return node, correlation_id
+
     def backoff_before_available(self, now_ms: int, candidates: Sequence[int]) -> int | None:
         """Time until :meth:`find_ready_bootstrap` can pick one of ``candidates``
         (``None`` if there are none). While a request is in flight that is when

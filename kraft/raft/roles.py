@@ -47,6 +47,12 @@ class ElectionState:
             raise ValueError(f"negative epoch {self.epoch}")
 
 
+#: An election state as plain fields, ``(epoch, leader_id, voted_key)``: what
+#: a role's transition compares against the stored state without building an
+#: :class:`ElectionState` (one is built only when the state changed).
+ElectionKey = tuple[int, int | None, ReplicaKey | None]
+
+
 @dataclass(frozen=True, slots=True)
 class LeaderAndEpoch:
     """What listeners are told on a leader change."""
@@ -132,8 +138,12 @@ class Unattached:
     name = "Unattached"
 
     @property
+    def election_key(self) -> ElectionKey:
+        return (self.epoch, self.leader_id, self.voted_key)
+
+    @property
     def election(self) -> ElectionState:
-        return ElectionState(self.epoch, self.leader_id, self.voted_key)
+        return ElectionState(*self.election_key)
 
     def can_grant_vote(self, candidate: ReplicaKey, log_up_to_date: bool, pre_vote: bool) -> bool:
         return _unattached_or_prospective_can_grant(
@@ -158,8 +168,12 @@ class Prospective:
     name = "Prospective"
 
     @property
+    def election_key(self) -> ElectionKey:
+        return (self.epoch, self.leader_id, self.voted_key)
+
+    @property
     def election(self) -> ElectionState:
-        return ElectionState(self.epoch, self.leader_id, self.voted_key)
+        return ElectionState(*self.election_key)
 
     def can_grant_vote(self, candidate: ReplicaKey, log_up_to_date: bool, pre_vote: bool) -> bool:
         return _unattached_or_prospective_can_grant(
@@ -181,8 +195,12 @@ class Candidate:
     name = "Candidate"
 
     @property
+    def election_key(self) -> ElectionKey:
+        return (self.epoch, None, self.local_key)
+
+    @property
     def election(self) -> ElectionState:
-        return ElectionState(self.epoch, None, self.local_key)
+        return ElectionState(*self.election_key)
 
     @property
     def leader_id(self) -> None:
@@ -207,8 +225,12 @@ class Leader:
     name = "Leader"
 
     @property
+    def election_key(self) -> ElectionKey:
+        return (self.epoch, self.local_key.id, None)
+
+    @property
     def election(self) -> ElectionState:
-        return ElectionState(self.epoch, self.local_key.id, None)
+        return ElectionState(*self.election_key)
 
     @property
     def leader_id(self) -> int:
@@ -264,8 +286,12 @@ class Follower:
     name = "Follower"
 
     @property
+    def election_key(self) -> ElectionKey:
+        return (self.epoch, self.leader_id, self.voted_key)
+
+    @property
     def election(self) -> ElectionState:
-        return ElectionState(self.epoch, self.leader_id, self.voted_key)
+        return ElectionState(*self.election_key)
 
     def can_grant_vote(self, candidate: ReplicaKey, log_up_to_date: bool, pre_vote: bool) -> bool:
         # A follower that has not heard from its leader yet may be cut off from
@@ -289,8 +315,12 @@ class Resigned:
     name = "Resigned"
 
     @property
+    def election_key(self) -> ElectionKey:
+        return (self.epoch, self.local_id, None)
+
+    @property
     def election(self) -> ElectionState:
-        return ElectionState(self.epoch, self.local_id, None)
+        return ElectionState(*self.election_key)
 
     @property
     def leader_id(self) -> int:
@@ -314,3 +344,13 @@ def log_up_to_date(candidate: OffsetAndEpoch, local: OffsetAndEpoch) -> bool:
     """Raft's "at least as up-to-date": compare the last epoch, then the end
     offset (Kafka's ``OffsetAndEpoch.compareTo``). Both are (offset, epoch)."""
     return (candidate.epoch, candidate.offset) >= (local.epoch, local.offset)
+
+
+def vote_decision(
+    role: Role, candidate: ReplicaKey, candidate_end: OffsetAndEpoch, local_end: OffsetAndEpoch, pre_vote: bool
+) -> tuple[bool, bool]:
+    """``(granted, up_to_date)`` for a (pre-)vote request in one pass: the
+    candidate's log compared with ours, then the role's ``canGrantVote``
+    (Kafka's ``handleVoteRequest``)."""
+    up_to_date = log_up_to_date(candidate_end, local_end)
+    return role.can_grant_vote(candidate, up_to_date, pre_vote), up_to_date

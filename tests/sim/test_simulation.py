@@ -106,9 +106,10 @@ def test_a_seed_replays_exactly() -> None:
 def test_a_failure_names_the_command_that_replays_it() -> None:
     """Break the core on purpose (grant votes to stale logs): the simulation
     catches it and prints the replay command; the same seed fails the same way."""
-    import kraft.raft.handlers.election
+    import kraft.raft.roles
 
-    with mock.patch.object(kraft.raft.handlers.election, "log_up_to_date", lambda candidate, local: True):
+    # The vote decision (roles.vote_decision) compares the logs.
+    with mock.patch.object(kraft.raft.roles, "log_up_to_date", lambda candidate, local: True):
         for seed in range(40):
             try:
                 simulate(seed, voters=3, observers=1)

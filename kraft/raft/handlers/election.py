@@ -29,8 +29,6 @@ from kraft.raft.roles import (
     Leader,
     Prospective,
     Resigned,
-    Unattached,
-    log_up_to_date,
 )
 from kraft.raft.voters import ReplicaKey
 from kraft.records.view import OffsetAndEpoch
@@ -86,24 +84,8 @@ def end_quorum_epoch_request(ctx: ElectionContext, role: Resigned) -> EndQuorumE
 def handle_vote_request(ctx: ElectionContext, now_ms: int, msg: VoteRequest) -> VoteResponse:
     """KIP-595 Vote handling: grant only an up-to-date log, once per epoch
     (Kafka's ``handleVoteRequest`` and each state's ``canGrantVote``)."""
-    quorum = ctx.quorum
-    role = quorum.role
-    candidate_end = OffsetAndEpoch(msg.last_offset, msg.last_offset_epoch)
-    up_to_date = log_up_to_date(candidate_end, log_end(ctx.log))
-    # KIP-853: a replica votes whether or not its own log lists it as a
-    # voter yet (a voter just added may not have the record), but only a
-    # replica with an id can record a vote.
-    granted = ctx.local_key is not None and role.can_grant_vote(msg.candidate_key, up_to_date, msg.pre_vote)
-    if not up_to_date and not quorum.is_voter:
-        # We may be the removed replica whose log alone can win (QuorumState).
-        quorum.refused_behind_candidate = True
-    if granted and not msg.pre_vote:
-        # The vote binds only once it is durable: the Ready carrying this
-        # response persists the new election state first.
-        if isinstance(role, Unattached) and role.voted_key is None:
-            quorum.unattached_add_voted(role.epoch, msg.candidate_key, now_ms)
-        elif isinstance(role, Prospective) and role.voted_key is None:
-            quorum.prospective_add_voted(role.epoch, msg.candidate_key, now_ms)
+    granted = ctx.quorum.grant_vote(
+        msg.candidate_key, OffsetAndEpoch(msg.last_offset, msg.last_offset_epoch), log_end(ctx.log), msg.pre_vote, now_ms)
     return VoteResponse(vote_granted=granted, **leader_fields(ctx.quorum))
 
 

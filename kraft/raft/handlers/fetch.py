@@ -273,21 +273,29 @@ def handle_fetch_response(ctx: ReplicationContext, now_ms: int, source: int, msg
     return True
 
 
-def maybe_update_follower_high_watermark(ctx: ReplicationContext) -> None:
+def maybe_update_follower_high_watermark(ctx: ReplicationContext, log_pending: bool | None = None) -> None:
     """high watermark = min(leader's, log end); only once pending writes are
-    visible in the log (Kafka's ``FollowerState.updateHighWatermark``)."""
+    visible in the log (Kafka's ``FollowerState.updateHighWatermark``).
+    ``log_pending``: whether this step has log writes queued, when the caller
+    knows it (otherwise the core is asked)."""
     role = ctx.quorum.role
-    if not isinstance(role, Follower) or role.leader_high_watermark is None or ctx.has_pending_log():
+    if not isinstance(role, Follower) or role.leader_high_watermark is None:
+        return
+    if log_pending is None:
+        log_pending = ctx.has_pending_log()
+    if log_pending:
         return
     new = min(role.leader_high_watermark, ctx.log.end_offset)
     if ctx.quorum.update_follower_high_watermark(new):
         ctx.expose_committed(new)
 
 
-def sync_follower_with_log(ctx: ReplicationContext) -> None:
+def sync_follower_with_log(ctx: ReplicationContext, log_pending: bool) -> None:
     """What the shell wrote for this follower while executing the last Ready:
     an installed snapshot moves the high watermark to its end (a snapshot
-    holds only committed records), appended records may raise it."""
+    holds only committed records), appended records may raise it.
+    ``log_pending``: the step has log writes queued already (the core's
+    fact, passed along rather than asked back)."""
     role = ctx.quorum.role
     assert isinstance(role, Follower)
     installing = role.installing_snapshot
@@ -295,7 +303,7 @@ def sync_follower_with_log(ctx: ReplicationContext) -> None:
         ctx.quorum.set_installing_snapshot(None)
         if ctx.log.start_offset >= installing.offset and ctx.quorum.update_follower_high_watermark(installing.offset):
             ctx.expose_committed(installing.offset)
-    maybe_update_follower_high_watermark(ctx)
+    maybe_update_follower_high_watermark(ctx, log_pending)
 
 
 def handle_fetch_snapshot_response(
