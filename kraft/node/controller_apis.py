@@ -24,6 +24,7 @@ from kraft.raft.errors import Errors
 from kraft.raft.witness import WitnessDecision
 from kraft.wire.apis import ApiKey
 from kraft.wire.not_controller import REFUSED_CONTROLLER_APIS
+from kraft.wire.not_controller_admin import ADMIN_NOT_CONTROLLER_APIS, admin_not_controller_response
 from kraft.wire.server import CloseConnection, ConnectionInfo, Response
 
 __all__ = ["ControllerApis", "SUPPORTED_APIS", "replayed_api_versions"]
@@ -103,12 +104,13 @@ class ControllerApis:
     def _advertised_now(self) -> Mapping[Any, tuple[int, int]]:
         """What ApiVersions advertises: a witness leading a hand-over epoch
         adds the Kafka controller RPCs it answers with NOT_CONTROLLER
-        (kraft/wire/not_controller.py), so a broker that finds it as leader
+        (kraft/wire/not_controller.py, not_controller_admin.py), so a broker that finds it as leader
         sends them and is told to retry with the next controller."""
         raft = self._raft
         if not raft.initialized or raft.core.handover_leadership is None:
             return self._advertised
-        return {**self._advertised, **{k: v for k, (_, v) in REFUSED_CONTROLLER_APIS.items()}}
+        return {**self._advertised, **{k: v for k, (_, v) in REFUSED_CONTROLLER_APIS.items()},
+                **{k: (ApiKey(k).min_version, ApiKey(k).max_version) for k in ADMIN_NOT_CONTROLLER_APIS}}
 
     async def handle(self, request: Any, conn: ConnectionInfo) -> Response | None:
         metrics = self._metrics
@@ -136,6 +138,11 @@ class ControllerApis:
                                            node_id=config.node_id, witness=self._witness_decision())
         if key in rpc.RAFT_API_KEYS or key in rpc.VOTER_CHANGE_API_KEYS:
             return await self._handle_raft(key, version, request.body, conn)
+        if key in ADMIN_NOT_CONTROLLER_APIS:
+            # An admin client's request sent straight to a controller (KIP-919):
+            # NOT_CONTROLLER on every item, so it retries against the active
+            # Kafka controller (kraft/wire/not_controller_admin.py).
+            return Response(admin_not_controller_response(key, version, request.body), version)
         raise CloseConnection(f"api {ApiKey(key).name} is not served by a kraft controller")
 
     async def _handle_raft(self, key: int, version: int, body: Any, conn: ConnectionInfo) -> Response:

@@ -92,6 +92,9 @@ def _kio_compatible(obj: Any, info: MessageInfo, s: StructInfo, version: int, rn
                 _kio_compatible(item, info, info.structs[f.struct], version, rng)
         elif f.attr == "error_code" and f.type == "int16" and not f.array:
             setattr(obj, f.attr, rng.choice(_KNOWN_ERROR_CODES))
+        elif f.type == "int64" and "timestamp" in f.attr and not f.array:
+            # kio reads the delegation tokens' timestamps as datetimes: not negative.
+            setattr(obj, f.attr, abs(value) % (1 << 41))
         elif f.type == "int64" and f.attr.endswith("_ms") and not f.array:
             setattr(obj, f.attr, max(-_TIMEDELTA_MS_LIMIT, min(_TIMEDELTA_MS_LIMIT, value)))
 
@@ -116,7 +119,8 @@ def assert_same_values(ours: Any, theirs: Any, info: MessageInfo, s: StructInfo,
     kio_fields = dataclasses.fields(theirs)
     assert len(our_fields) == len(kio_fields), (path, [f.attr for f in our_fields], [f.name for f in kio_fields])
     for f, kf in zip(our_fields, kio_fields, strict=True):
-        assert kf.name in (f.attr, f.attr.removesuffix("_ms")), (path, f.attr, kf.name)
+        # kio suffixes names that shadow builtins ("id" -> "id_").
+        assert kf.name.removesuffix("_") in (f.attr, f.attr.removesuffix("_ms")), (path, f.attr, kf.name)
         a, b = getattr(ours, f.attr), getattr(theirs, kf.name)
         fpath = f"{path}.{f.attr}"
         if f.array:

@@ -25,9 +25,11 @@ from kraft.messages.generated import describe_quorum_request as dq_req
 from kraft.messages.generated import metadata_request as md_req
 from kraft.messages.generated.api_versions_request import ApiVersionsRequest
 from kraft.node.admin_apis import CLUSTER_AUTHORIZED_OPERATIONS
+from kraft.node.controller_apis import replayed_api_versions
 from kraft.node.node import SUPPORTED_APIS, KraftNode
 from kraft.raft.voters import ReplicaKey, VoterSet
 from kraft.wire.apis import ApiKey
+from kraft.wire.not_controller_admin import ADMIN_NOT_CONTROLLER_APIS
 from kraft.wire.client import PeerClient
 from kraft.wire.codec import decode_response
 from kraft.wire.errors import ErrorCode
@@ -66,13 +68,15 @@ class Cluster:
 
 
 @asynccontextmanager
-async def running(paths: dict[int, Path], *, with_observer: bool = True) -> AsyncIterator[Cluster]:
+async def running(paths: dict[int, Path], *, with_observer: bool = True,
+                  advertised_apis: dict[int, tuple[int, int]] | None = None) -> AsyncIterator[Cluster]:
     """Run the nodes until the leader has heard from every voter and the
-    observer (so DescribeQuorum has them all) and every node knows it."""
+    observer (so DescribeQuorum has them all) and every node knows it.
+    ``advertised_apis`` replaces what their ApiVersions advertise."""
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
             ids = [*VOTERS, OBSERVER] if with_observer else VOTERS
-            nodes = {i: KraftNode(load(paths[i])) for i in ids}
+            nodes = {i: KraftNode(load(paths[i]), advertised_apis=advertised_apis) for i in ids}
             for node in nodes.values():
                 await nursery.start(node.run)
             while True:
@@ -269,6 +273,51 @@ async def test_kcat_lists_the_leader_as_the_one_broker_and_no_topics(quorum_dirs
             assert result.returncode == 0, result.stderr.decode()
             assert " 1 brokers:\n" in out and " 0 topics:" in out
             assert f"broker {cluster.leader_id} at {HOST}:{cluster.port(cluster.leader_id)}" in out
+
+
+async def test_kafka_python_admin_client_gets_not_controller_for_create_delete_and_partitions(tmp_path: Path) -> None:
+    """A Kafka admin client sent straight to a controller (KIP-919) that
+    finds kraft as its controller: CreateTopics, DeleteTopics and
+    CreatePartitions get NOT_CONTROLLER (kafka-python's
+    ``_send_request_to_controller`` refreshes the controller and retries once,
+    then gives up), not a closed connection. The nodes advertise what kraft
+    advertises while it leads a hand-over epoch (the admin RPCs at a real
+    Kafka 4.0 controller's versions), so the client sends them; with
+    ``kraft.witness=false``, as the nodes would otherwise take each other for
+    Kafka controllers (kraft/raft/witness.py) and none would lead."""
+    from kafka import KafkaAdminClient
+    from kafka.admin import NewPartitions, NewTopic
+
+    kafka = replayed_api_versions(_real_controller_api_versions())
+    handover = {int(k): r for k, r in SUPPORTED_APIS.items()} | {k: kafka[k] for k in ADMIN_NOT_CONTROLLER_APIS}
+    paths = make_configs(tmp_path, VOTERS, extra={"kraft.witness": "false"})
+    async with running(paths, with_observer=False, advertised_apis=handover) as cluster:
+        port = cluster.port(cluster.leader_id)
+        served: list[str] = []
+
+        def use_the_admin_client() -> None:
+            admin = KafkaAdminClient(bootstrap_servers=f"{HOST}:{port}", request_timeout_ms=10_000)
+            try:
+                for call in (lambda: admin.create_topics([NewTopic("orders", 3, 1)]),
+                             lambda: admin.delete_topics(["orders"]),
+                             lambda: admin.create_partitions({"orders": NewPartitions(6)})):
+                    with pytest.raises(RuntimeError, match="active controller"):
+                        call()
+                    served.append("NOT_CONTROLLER")
+            finally:
+                admin.close()
+
+        await trio.to_thread.run_sync(use_the_admin_client, abandon_on_cancel=True)
+        assert served == ["NOT_CONTROLLER"] * 3
+
+
+def _real_controller_api_versions() -> str:
+    path = shared_path("fixtures", "wire", "kafka-4.0-controller-frames.jsonl")
+    for line in path.read_text().splitlines():
+        frame = json.loads(line)
+        if frame["direction"] == "response" and frame["apiKey"] == ApiKey.API_VERSIONS:
+            return str(frame["frameHex"])
+    raise AssertionError(f"no ApiVersions response in {path}")
 
 
 # ---------------------------------------------------------------- Kafka's own frames
