@@ -131,6 +131,12 @@ class LostMajority(Simulation):
                                      lambda n=node: n.core is not None and survivor.core is not None  # type: ignore[misc]
                                      and n.core.epoch == survivor.core.epoch
                                      and n.log.end_offset == survivor.log.end_offset)
+                    # ... and, as `describe --replication` shows, until the leader has
+                    # seen it caught up: its own log end is known a fetch before the
+                    # leader's view, and AddRaftVoter refuses a lagging observer at once
+                    # (REQUEST_TIMED_OUT "lagging behind", Kafka's AddVoterHandler).
+                    await self._wait(f"the leader to see node {node.node_id} caught up",
+                                     lambda n=node: _caught_up(survivor, n, self.now_ms))  # type: ignore[misc]
                     self.faults.admin_send(survivor, AddRaftVoterRequest(
                         cluster_id=CLUSTER_ID, voter_key=node.replica_key, listeners=node.endpoints))
                     await self._wait(f"node {node.node_id} to become a voter",
@@ -147,6 +153,14 @@ class LostMajority(Simulation):
                 raise self._fail(f"invariant violated: {e}") from None
             return sorted(k.id for k in survivor.core.voters.voter_keys), {  # type: ignore[union-attr]
                 o: survivor.log.entry_at(o) for o in self.committed_before if o >= survivor.log.start_offset}
+
+
+def _caught_up(leader: SimNode, node: SimNode, now_ms: int) -> bool:
+    """The leader's DescribeQuorum lists ``node`` as an observer at the leader's log end."""
+    info = leader.core.describe_quorum(now_ms) if leader.core is not None else None
+    return info is not None and any(
+        o.replica_id == node.node_id and o.log_end_offset >= leader.log.end_offset
+        and o.last_caught_up_ms is not None for o in info.observers)
 
 
 def _run(sim: LostMajority) -> tuple[list[int], dict[int, tuple[int, bytes] | None]]:
