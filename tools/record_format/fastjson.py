@@ -196,20 +196,10 @@ class MetadataPayloads:
         text = memo.get(value)
         if text is not None:
             return text
-        if len(value) < 3 or value[0] != 1 or value[1] > 0x7F or value[2] > 0x7F:
-            return None  # multi-byte type or version ids, or a bad frame: rare, generic path
-        kind = self._kind(value[1], value[2])
-        if kind is None:
+        described = self.describe(value)  # None: multi-byte ids or a bad frame, the generic path says
+        if described is None:
             return None
-        cls, name, to_json = kind
-        try:
-            message, end = cls.read(value, 3, value[2])
-            if end != len(value):
-                return None
-            data = orjson.dumps(to_json(message)).decode("utf-8")
-        except Exception:  # noqa: BLE001 - the generic path reports it
-            return None
-        text = f'{{"type":"{name}","version":{value[2]},"data":{data}}}'
+        text = described[4]
         if len(value) <= MEMO_MAX_VALUE and len(memo) < MEMO_MAX_ENTRIES:
             memo[bytes(value)] = text
         return text
