@@ -121,7 +121,10 @@ def witness_round(witness_log: str, led_before: int) -> tuple[int, int | None]:
 
 
 async def scenario(chaos: Any, pause_s: float = 4.0) -> None:
-    """The chaos tool's ``witness-handover`` scenario (one round, see the
+    """Pause the Kafka-played follower, kill -9 the Kafka-played leader,
+    resume the follower behind the witness: one hand-over epoch must elect it.
+
+    The chaos tool's ``witness-handover`` scenario (one round, see the
     module docstring) on a run whose voters 1 and 2 play Kafka controllers
     and voter 3 is the auto-detected witness; figures in ``chaos.report``."""
     import trio

@@ -1,14 +1,17 @@
 """``kraft bench chaos`` refuses what it cannot honour in one line, before
-anything starts; named scenarios register in a line."""
+anything starts; named scenarios register in a line; the header and the
+summary say what the run does (a duration's schedule, or a scenario)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from kraft.cli import main
-from kraft.tools.bench.chaos import register_scenario
-from kraft.tools.bench.chaos.scenarios import SCENARIOS, load_scenario
+from kraft.tools.bench.chaos import ChaosOptions, register_scenario
+from kraft.tools.bench.chaos.scenarios import SCENARIOS, load_scenario, scenario_summary
 
 
 @pytest.mark.parametrize("args, says", [
@@ -48,3 +51,54 @@ def test_a_scenario_registers_in_a_line_by_callable_or_by_name() -> None:
     finally:
         SCENARIOS.pop("test-mine", None)
         SCENARIOS.pop("test-by-name", None)
+
+
+def test_the_header_of_a_duration_run_says_how_long_and_which_faults() -> None:
+    from kraft.tools.bench.chaos.run import fault_phase_header
+
+    options = ChaosOptions(duration_s=30, seed=7, max_concurrent=1, nemesis=("kill", "pause", "fsync"))
+    assert fault_phase_header(options, Path("/tmp/run"), namespaces=False, kinds=["kill", "pause"]) == (
+        "3 voters and 1 observer on 127.0.0.1, in /tmp/run; faults for 30 s (seed 7, up to 1 at once: kill, pause):")
+
+
+def test_the_header_of_a_scenario_run_names_it_and_no_duration() -> None:
+    """A scenario ends when it does: --duration (60 s by default) and the
+    overlap limit do not apply, so the header must not promise them."""
+    from kraft.tools.bench.chaos.run import fault_phase_header
+
+    options = ChaosOptions(duration_s=60, seed=3, voters=3, observers=0, witness=True, scenario="witness-handover",
+                           nemesis=("kill", "pause"), kafka_played=(1, 2))
+    header = fault_phase_header(options, Path("/tmp/run"), namespaces=False, kinds=["kill", "pause"])
+    assert header == (
+        "3 voters (the last a witness) and 0 observers on 127.0.0.1, in /tmp/run; scenario witness-handover "
+        "(seed 3), until it ends: Pause the Kafka-played follower, kill -9 the Kafka-played leader, resume the "
+        "follower behind the witness: one hand-over epoch must elect it.")
+    assert "60" not in header and "at once" not in header
+
+
+def test_a_scenario_without_a_docstring_is_named_by_its_name() -> None:
+    async def bare(chaos: object) -> None:
+        return None
+
+    try:
+        register_scenario("test-bare", bare)
+        assert scenario_summary("test-bare") == "test-bare"
+        assert scenario_summary("isolated-leader") == (
+            "Cut the leader off while it has clients, twice; the rest must elect and commit.")
+    finally:
+        SCENARIOS.pop("test-bare", None)
+
+
+def test_the_report_of_a_failed_scenario_run_replays_the_scenario() -> None:
+    from kraft.tools.bench.chaos import format_chaos_report
+
+    result = {"seed": 3, "voters": 3, "observers": 0, "witness": True, "fault_phase_s": 41.0,
+              "max_concurrent_faults": 2, "append_rate": 50.0, "cpus": 2, "load_average_before": 1.0,
+              "load_average_after": 1.0, "fault_counts": {"kill": 1, "pause": 1}, "acknowledged": 10,
+              "present": 9, "lost": 1, "lost_records": [(4, "x")], "leader_changes": 1,
+              "time_without_leader_s": 1.0, "high_watermark": 12, "committed_records": 9,
+              "nemesis": ["kill", "pause"], "duration_s": 60.0, "scenario": "witness-handover"}
+    report = format_chaos_report(result)
+    assert "41 s of faults (scenario witness-handover)" in report and "at once" not in report
+    assert report.splitlines()[-1] == ("  replay: kraft bench chaos --seed 3 --voters 3 --nemesis kill,pause "
+                                       "--scenario witness-handover")

@@ -22,7 +22,9 @@ def format_chaos_report(result: dict[str, Any]) -> str:
         f"kraft bench chaos: seed {result['seed']}, {result['voters']} voter processes"
         f"{' (a witness)' if result.get('witness') else ''} + {result.get('observers', 1)} observer(s) "
         f"on {result.get('network', '127.0.0.1')}, {result['fault_phase_s']:.0f} s of faults "
-        f"(up to {result.get('max_concurrent_faults', 1)} at once), each leader appending "
+        + (f"(scenario {result['scenario']})" if result.get("scenario") else
+           f"(up to {result.get('max_concurrent_faults', 1)} at once)")
+        + f", each leader appending "
         f"{result['append_rate']:g} records/s;",
         f"{result['cpus']} CPUs, load average {result['load_average_before']:.1f} before, "
         f"{result['load_average_after']:.1f} after",
@@ -70,7 +72,9 @@ def format_chaos_report(result: dict[str, Any]) -> str:
         else:
             lines.append(f"  {what}: {found}")
     lines.append(f"  replay: kraft bench chaos --seed {result['seed']} --voters {result['voters']} "
-                 f"--nemesis {','.join(result.get('nemesis', []))} --duration {result['duration_s']:g}")
+                 f"--nemesis {','.join(result.get('nemesis', []))} "
+                 + (f"--scenario {result['scenario']}" if result.get("scenario") else
+                    f"--duration {result['duration_s']:g}"))
     return "\n".join(lines)
 
 
@@ -80,7 +84,7 @@ NEMESIS_HELP = ("Comma list of partition, power-loss, kill, pause, disk-full, fs
 
 @click.command("chaos", short_help="Partitions, power loss, kill, pause, full disk, failing fsync on real "
                                    "processes, overlapping; no acknowledged record lost.")
-@click.option("--duration", type=click.FloatRange(min=1), default=60.0, show_default=True, help="Seconds of faults.")
+@click.option("--duration", type=click.FloatRange(min=1), default=60.0, show_default=True, help="Seconds of faults (a --scenario ends when it does).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the fault schedule.")
 @click.option("--voters", type=click.Choice(["3", "5"]), default="3", show_default=True, help="Voter processes.")
 @click.option("--observers", type=click.IntRange(min=0, max=9), default=1, show_default=True,

@@ -56,7 +56,8 @@ from kraft.tools.bench.chaos.disks import LazyDisk, fuse_unavailable_reason
 from kraft.tools.bench.chaos.history import History
 from kraft.tools.bench.chaos.netns import Network, NetworkUnavailable, network_unavailable_reason
 
-__all__ = ["ChaosError", "ChaosOptions", "NEMESES", "Chaos", "chaos_ok", "run_chaos", "unavailable_reason"]
+__all__ = ["ChaosError", "ChaosOptions", "NEMESES", "Chaos", "chaos_ok", "fault_phase_header", "run_chaos",
+           "unavailable_reason"]
 
 OBSERVER_ID = 99
 #: Every nemesis, in the order the summary lists them.
@@ -849,6 +850,23 @@ def _availability(chaos: Chaos) -> dict[str, dict[str, float]]:
 # --- the run ---------------------------------------------------------------------------------
 
 
+def fault_phase_header(options: ChaosOptions, root: Path, *, namespaces: bool, kinds: list[str]) -> str:
+    """The line said when the faults begin: the nodes, where they run, and
+    what the run will do -- the seeded schedule for ``--duration`` seconds,
+    or a scenario, which ends when it does (the duration and the overlap
+    limit do not apply to it)."""
+    where = "each in its own network namespace" if namespaces else "on 127.0.0.1"
+    nodes = (f"{options.voters} voters{' (the last a witness)' if options.witness else ''} and "
+             f"{options.observers} observer{'s' if options.observers != 1 else ''} {where}, in {root}")
+    if options.scenario:
+        from kraft.tools.bench.chaos.scenarios import scenario_summary
+
+        return (f"{nodes}; scenario {options.scenario} (seed {options.seed}), until it ends: "
+                f"{scenario_summary(options.scenario)}")
+    return (f"{nodes}; faults for {options.duration_s:g} s (seed {options.seed}, up to {options.max_concurrent} "
+            f"at once: {', '.join(kinds) or 'none'}):")
+
+
 async def run_chaos(options: ChaosOptions, root: Path, say: Callable[[str], None]) -> dict[str, Any]:
     """Run the schedule (or the scenario) in ``root``; the figures and checks as a JSON-able dict."""
     import trio
@@ -874,13 +892,11 @@ async def run_chaos(options: ChaosOptions, root: Path, say: Callable[[str], None
             nursery.start_soon(chaos.watch)
             await chaos.progress("after start-up", 20)
             chaos.t0 = chaos.history.now()
-            chaos.history.add("faults", phase="start", duration_s=options.duration_s, seed=options.seed)
+            chaos.history.add("faults", phase="start", seed=options.seed,
+                              **({"scenario": options.scenario} if options.scenario else
+                                 {"duration_s": options.duration_s}))
             chaos.no_leader_s = 0.0  # counted from the first commits on
-            where = ("each in its own network namespace" if chaos.network is not None else "on 127.0.0.1")
-            say(f"{options.voters} voters{' (the last a witness)' if options.witness else ''} and "
-                f"{options.observers} observer{'s' if options.observers != 1 else ''} {where}, in {root}; "
-                f"faults for {options.duration_s:g} s (seed {options.seed}, up to {options.max_concurrent} at once"
-                f"{', scenario ' + options.scenario if options.scenario else ''}):")
+            say(fault_phase_header(options, root, namespaces=chaos.network is not None, kinds=chaos.kinds))
             async with trio.open_nursery() as faults:
                 faults.start_soon(chaos.keep_restarting)
                 if options.scenario:

@@ -30,7 +30,7 @@ import importlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["KAFKA_PLAYED", "SCENARIOS", "Scenario", "load_scenario", "register_scenario"]
+__all__ = ["KAFKA_PLAYED", "SCENARIOS", "Scenario", "load_scenario", "register_scenario", "scenario_summary"]
 
 #: Takes the run (a :class:`kraft.tools.bench.chaos.run.Chaos`; typed loosely so
 #: that this registry does not import the run, which imports it).
@@ -59,6 +59,14 @@ def load_scenario(name: str) -> Scenario:
         loaded: Any = getattr(importlib.import_module(module), attribute)
         return loaded
     return found
+
+
+def scenario_summary(name: str) -> str:
+    """What the scenario does, in the first sentence of its docstring (the
+    run's header says it); its name when it has none."""
+    doc = " ".join((load_scenario(name).__doc__ or "").split())
+    first = doc.split(". ")[0].rstrip(".")
+    return f"{first}." if first else name
 
 
 async def isolated_leader(chaos: Any) -> None:
