@@ -2,10 +2,10 @@
 "Kafka" controller is behind when the leader dies (kraft/raft/handover.py).
 
 Three ``kraft node start`` processes on 127.0.0.1: nodes 1 and 2 play Kafka
-controllers -- started through ``kafka_launcher``, the arguments after
+controllers -- started through ``kafka_launcher`` (default
+:data:`kraft.tools.bench.kafka_played.LAUNCHER`), the arguments after
 ``python`` that run ``kraft`` with a node answering ApiVersions exactly as a
-real Kafka 4.0 controller does (the tests' ``tests.node.kafka_played_node``
-and a real answer's frame), with ``kraft.witness=false`` so they lead as
+real Kafka 4.0 controller does, with ``kraft.witness=false`` so they lead as
 Kafka's do -- and node 3 is a kraft voter with default settings
 (``kraft.witness=auto``: a witness). Each
 node appends numbered records while it leads and logs every one acknowledged
@@ -46,12 +46,13 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HANDOVER_LINE", "run_witness_handover", "scenario", "witness_round"]
+from kraft.tools.bench.node_process import KRAFT, FaultLog, NodeProcess, SayFaultLog, kill, pause, restart, resume
+
+__all__ = ["HANDOVER_LINE", "handover_round", "run_witness_handover", "scenario", "witness_round"]
 
 KAFKA = (1, 2)
 WITNESS = 3
@@ -59,56 +60,6 @@ OBSERVER_ID = 99
 #: The witness's INFO line when it hands over (kraft/raft/handover.py).
 HANDOVER_LINE = re.compile(r"-> Resigned in epoch (\d+), leader \d+: hand-over complete: .* after (\d+) ms as leader")
 _LEADS = re.compile(r"raft role \w+ -> Leader in epoch (\d+)")
-
-
-@dataclass
-class _Proc:
-    node_id: int
-    config: Path
-    out: Path
-    acks: Path
-    rate: float
-    launcher: tuple[str, ...] = ("-m", "kraft.cli")
-    proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        with open(self.out, "ab") as out:
-            self.proc = subprocess.Popen(
-                [sys.executable, *self.launcher, "node", "start", "--config", str(self.config),
-                 "--demo-append-rate", str(self.rate), "--demo-ack-log", str(self.acks)],
-                stdout=out, stderr=subprocess.STDOUT)
-
-    def signal(self, sig: signal.Signals) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(sig)
-        if sig == signal.SIGKILL:
-            self.proc.wait()
-
-    def stop(self) -> int | None:
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGCONT)
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
-
-    def output(self) -> str:
-        return self.out.read_text(errors="replace") if self.out.exists() else ""
-
-    def acknowledged(self) -> list[tuple[int, bytes]]:
-        if not self.acks.exists():
-            return []
-        out = []
-        for line in self.acks.read_text().splitlines():
-            offset, _, value = line.partition("\t")
-            if value:  # a line cut by kill -9 was never acknowledged
-                out.append((int(offset), value.encode()))
-        return out
 
 
 def witness_round(witness_log: str, led_before: int) -> tuple[int, int | None]:
@@ -120,6 +71,41 @@ def witness_round(witness_log: str, led_before: int) -> tuple[int, int | None]:
     return led, int(handovers[-1][1]) if led and handovers else None
 
 
+async def handover_round(
+    log: FaultLog, nodes: Mapping[int, NodeProcess], witness: int, first: int, behind: int, *,
+    leader: Callable[[], int | None], progress: Callable[[str, int], Awaitable[None]],
+    until: Callable[[Callable[[], bool], str], Awaitable[None]], pause_s: float,
+    commits: tuple[int, int, int] = (5, 10, 20),
+) -> dict[str, Any]:
+    """One round on the processes ``nodes`` while ``first`` (a Kafka-played
+    node) leads: pause ``behind``, let records commit with the witness
+    (``commits[0]``, then ``pause_s``), kill -9 ``first``, resume ``behind``,
+    wait until it leads and commits (``commits[1]``), restart ``first`` and
+    let it catch up (``commits[2]``). ``progress(what, n)`` waits for ``n``
+    more commits, ``until(predicate, what)`` for the predicate; each raises
+    the caller's error when it gives up. The round's figures: ``killed``,
+    ``resumed``, ``kill_to_leader_ms``, ``witness_led``, ``handover_ms``."""
+    import trio
+
+    paused, killed = nodes[behind], nodes[first]
+    pause_fault = pause(log, paused, "SIGSTOP: the Kafka-played follower falls behind")
+    await progress("while the follower is paused", commits[0])
+    await trio.sleep(pause_s)
+    led_before = len(_LEADS.findall(nodes[witness].output()))
+    kill_fault = await kill(log, killed, "kill -9 of the Kafka-played leader, restarted once the follower leads")
+    killed_at = time.monotonic()
+    resume(log, paused, pause_fault)
+    await until(lambda: leader() == behind, f"node {behind} leading after the kill")
+    elected_ms = round((time.monotonic() - killed_at) * 1000)
+    await progress(f"with node {behind} leading", commits[1])
+    led, handover_ms = witness_round(nodes[witness].output(), led_before)
+    # The killed node returns as a follower and catches up.
+    restart(log, killed, kill_fault)
+    await progress(f"after node {first} restarted", commits[2])
+    return {"killed": first, "resumed": behind, "kill_to_leader_ms": elected_ms, "witness_led": led,
+            "handover_ms": handover_ms}
+
+
 async def scenario(chaos: Any, pause_s: float = 4.0) -> None:
     """Pause the Kafka-played follower, kill -9 the Kafka-played leader,
     resume the follower behind the witness: one hand-over epoch must elect it.
@@ -129,7 +115,6 @@ async def scenario(chaos: Any, pause_s: float = 4.0) -> None:
     and voter 3 is the auto-detected witness; figures in ``chaos.report``."""
     import trio
 
-    from kraft.tools.bench.chaos.checker import read_acks
     from kraft.tools.bench.chaos.run import ChaosError
 
     witness = chaos.witness_id
@@ -139,40 +124,24 @@ async def scenario(chaos: Any, pause_s: float = 4.0) -> None:
     if first not in kafka:
         raise ChaosError(f"witness-handover: the leader is node {first}, not a Kafka-played voter {kafka}")
     behind = next(v for v in kafka if v != first)
-    paused = chaos.nodes[behind]
-    pause = chaos.begin("pause", [behind], "SIGSTOP: the Kafka-played follower falls behind")
-    paused.paused = True
-    paused.proc.send_signal(signal.SIGSTOP)
-    await chaos.progress("while the follower is paused")
-    await trio.sleep(pause_s)
-    led_before = len(_LEADS.findall(chaos.nodes[witness].output()))
-    killed = chaos.nodes[first]
-    kill = chaos.begin("kill", [first], "kill -9 of the Kafka-played leader, restarted once the follower leads")
-    killed.expected_down = True
-    killed.proc.kill()
-    killed.proc.wait()
-    killed_at = time.monotonic()
-    paused.proc.send_signal(signal.SIGCONT)
-    paused.paused = False
-    chaos.end(pause, "SIGCONT")
-    with trio.move_on_after(chaos.options.patience_s):
-        while chaos.leader() != behind:
-            await trio.sleep(0.05)
-    if chaos.leader() != behind:
-        raise ChaosError(f"witness-handover: node {behind} not leading within {chaos.options.patience_s:g} s "
-                         f"of the kill (files in {chaos.root})")
-    elected_ms = round((time.monotonic() - killed_at) * 1000)
-    await chaos.progress(f"with node {behind} leading")
-    led, handover_ms = witness_round(chaos.nodes[witness].output(), led_before)
-    killed.start()
-    chaos.end(kill, "restarted")
-    await chaos.progress(f"after node {first} restarted")
+
+    async def until(predicate: Callable[[], bool], what: str) -> None:
+        with trio.move_on_after(chaos.options.patience_s):
+            while not predicate():
+                await trio.sleep(0.05)
+            return
+        raise ChaosError(f"witness-handover: {what} not within {chaos.options.patience_s:g} s "
+                         f"(files in {chaos.root})")
+
+    figures = await handover_round(chaos, chaos.nodes, witness, first, behind, leader=chaos.leader,
+                                   progress=chaos.progress, until=until, pause_s=pause_s, commits=(5, 5, 5))
+    elected_ms, led, handover_ms = figures["kill_to_leader_ms"], figures["witness_led"], figures["handover_ms"]
     epochs = sorted(e for e, leaders in chaos.leaders_seen.items() if witness in leaders)
     chaos.report.update({"killed": first, "resumed": behind, "kill_to_leader_ms": elected_ms,
                          "witness_led": led, "witness_epochs": epochs, "handover_ms": handover_ms,
                          "final_leader": chaos.leader(),
                          # The witness's demo load is refused while it leads: nothing acknowledged.
-                         "witness_appended": len(read_acks(chaos.nodes[witness].acks))})
+                         "witness_appended": len(chaos.nodes[witness].acknowledged())})
     chaos.report_lines.append(
         f"witness-handover: node {first} killed, node {behind} (paused, behind) leads {elected_ms} ms after the "
         f"kill; the witness (node {witness}) led {led} time(s)"
@@ -225,8 +194,8 @@ async def run_witness_handover(
                                str(configs[node_id]), "--cluster-id", cluster_id], capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError(f"kraft storage format failed: {done.stdout}{done.stderr}")
-    procs = {i: _Proc(i, configs[i], root / f"node-{i}.out", root / f"acks-{i}.tsv", append_rate,
-                      tuple(kafka_launcher or LAUNCHER) if i in KAFKA else ("-m", "kraft.cli")) for i in ids}
+    procs = {i: NodeProcess(i, configs[i], root / f"node-{i}.out", root / f"acks-{i}.tsv", append_rate,
+                            tuple(kafka_launcher or LAUNCHER) if i in KAFKA else KRAFT) for i in ids}
     committed: dict[int, bytes] = {}
     leaders: list[tuple[float, int, int | None]] = []
     result: dict[str, Any] = {"rounds": [], "load_average": os.getloadavg()[0]}
@@ -270,34 +239,21 @@ async def run_witness_handover(
             nursery.start_soon(watch)
             await until(lambda: leader_now() in KAFKA, "a Kafka-played leader after start-up")
             await commits(20, "commits after start-up")
+            log = SayFaultLog(say, leader_now)
             for n in range(rounds):
                 first = leader_now()
                 assert first in KAFKA
                 behind = next(i for i in KAFKA if i != first)
-                procs[behind].signal(signal.SIGSTOP)
-                say(f"round {n + 1}: node {behind} paused, node {first} commits with the witness")
-                await commits(5, "commits while the follower is paused")
-                await trio.sleep(pause_s)
-                led_before = len(_LEADS.findall(procs[WITNESS].output()))
-                procs[first].signal(signal.SIGKILL)
-                killed_at = time.monotonic()
-                procs[behind].signal(signal.SIGCONT)
-                say(f"round {n + 1}: node {first} killed (kill -9), node {behind} resumed")
-                await until(lambda: leader_now() == behind, f"node {behind} leading after the kill")
-                elected_ms = (time.monotonic() - killed_at) * 1000
-                await commits(10, f"commits by node {behind}")
-                led, handover_ms = witness_round(procs[WITNESS].output(), led_before)
-                round_result = {"killed": first, "resumed": behind, "kill_to_leader_ms": round(elected_ms),
-                                "witness_led": led, "handover_ms": handover_ms}
+                say(f"round {n + 1}: node {first} leads, node {behind} is paused")
+                round_result = await handover_round(
+                    log, procs, WITNESS, first, behind, leader=leader_now, until=until, pause_s=pause_s,
+                    progress=lambda what, count: commits(count, f"commits {what}"))
                 result["rounds"].append(round_result)
-                say(f"round {n + 1}: node {behind} leads {elected_ms:.0f} ms after the kill; witness led "
-                    f"{led} time(s)" + (f", for {round_result['handover_ms']} ms" if led else ""))
-                # The killed node returns as a follower and catches up.
-                procs[first].start()
-                await commits(20, f"commits after node {first} restarted")
+                say(f"round {n + 1}: node {behind} leads {round_result['kill_to_leader_ms']} ms after the kill; "
+                    f"witness led {round_result['witness_led']} time(s)"
+                    + (f", for {round_result['handover_ms']} ms" if round_result["witness_led"] else ""))
             for p in procs.values():
-                if p.proc is not None and p.proc.poll() is None:
-                    p.signal(signal.SIGUSR1)  # stop the demo load
+                p.send(signal.SIGUSR1)  # stop the demo load
             seen = -1
             while seen != observer.high_watermark:
                 seen = observer.high_watermark

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Sampler", "Stored", "batch_crcs", "chaos_ok", "check", "read_acks", "read_stored"]
+__all__ = ["Sampler", "Stored", "batch_crcs", "chaos_ok", "check", "read_stored"]
 
 
 @dataclass
@@ -67,18 +67,6 @@ def read_stored(metadata_log_dir: Path) -> Stored:
         return Stored(records, sid.offset if sid is not None else 0, snapshot, leaders, mlog.end_offset)
     finally:
         mlog.close()
-
-
-def read_acks(path: Path) -> list[tuple[int, bytes]]:
-    """The client's ack log: ``OFFSET<TAB>RECORD`` lines (a line cut by a kill was never acknowledged)."""
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text(errors="replace").splitlines():
-        offset, _, value = line.partition("\t")
-        if value and offset.isdigit():
-            out.append((int(offset), value.encode()))
-    return out
 
 
 def batch_crcs(metadata_log_dir: Path) -> dict[int, tuple[int, int]]:

@@ -51,10 +51,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kraft.tools.bench.chaos.checker import Sampler, Stored, check, chaos_ok, read_acks, read_stored
+from kraft.tools.bench.chaos.checker import Sampler, Stored, check, chaos_ok, read_stored
 from kraft.tools.bench.chaos.disks import LazyDisk, fuse_unavailable_reason
 from kraft.tools.bench.chaos.history import History
 from kraft.tools.bench.chaos.netns import Network, NetworkUnavailable, network_unavailable_reason
+from kraft.tools.bench.node_process import NodeProcess, fault_line, kill_for, pause_for
 
 __all__ = ["ChaosError", "ChaosOptions", "NEMESES", "Chaos", "chaos_ok", "fault_phase_header", "run_chaos",
            "unavailable_reason"]
@@ -113,23 +114,11 @@ def unavailable_reason(kind: str) -> str | None:
 
 
 @dataclass
-class _Node:
-    node_id: int
-    voter: bool
-    config: Path
-    log_dir: Path
-    out: Path
-    acks: Path
-    prefix: list[str]
-    env: dict[str, str] | None
-    rate: float
-    #: ``python`` arguments that run ``kraft``.
-    launcher: tuple[str, ...] = ("-m", "kraft.cli")
-    proc: subprocess.Popen[bytes] | None = None
-    starts: int = 0
-    paused: bool = False
-    #: Stopped by the schedule: not an unexpected exit.
-    expected_down: bool = False
+class _Node(NodeProcess):
+    """A node process (voters run the demo load: ``acks`` set) and what the run knows of it."""
+
+    voter: bool = False
+    log_dir: Path = Path()
     #: Under a process fault now (another one must pick someone else).
     busy: bool = False
     disk: LazyDisk | None = None
@@ -137,29 +126,9 @@ class _Node:
     epoch: int = -1
     read_pos: int = 0
     ack_pos: int = 0
-    out_start: int = 0
-
-    @property
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def output(self) -> str:
-        """Every start's output so far (role changes, hand-overs)."""
-        return self.out.read_text(errors="replace") if self.out.exists() else ""
 
     def start(self) -> None:
-        args = [sys.executable, *self.launcher, "node", "start", "--config", str(self.config)]
-        if self.voter:
-            args += ["--demo-append-rate", str(self.rate), "--demo-ack-log", str(self.acks)]
-        # Where this process's own output begins (one file holds every start's).
-        self.out_start = self.out.stat().st_size if self.out.exists() else 0
-        with open(self.out, "ab") as out:
-            # A session of its own: a Ctrl-C at the terminal reaches the tool, which stops everything.
-            self.proc = subprocess.Popen(self.prefix + args, stdout=out, stderr=subprocess.STDOUT, env=self.env,
-                                         start_new_session=True)
-        self.starts += 1
-        self.paused = False
-        self.expected_down = False
+        super().start()
         self.role = "starting"
 
 
@@ -294,10 +263,10 @@ class Chaos:
         lazy = "power-loss" in self.kinds or "lying-disk" in self.kinds
         for node_id in ids:
             voter = node_id in voters
-            node = _Node(node_id, voter, configs[node_id], self.root / f"metadata-{node_id}",
-                         self.root / f"node-{node_id}.log", self.root / f"acks-{node_id}.tsv",
-                         self.network.exec_prefix(node_id) if self.network is not None else [], env,
-                         opts.append_rate)
+            node = _Node(node_id, configs[node_id], self.root / f"node-{node_id}.log",
+                         self.root / f"acks-{node_id}.tsv" if voter else None, opts.append_rate,
+                         prefix=self.network.exec_prefix(node_id) if self.network is not None else [], env=env,
+                         voter=voter, log_dir=self.root / f"metadata-{node_id}")
             if node_id in opts.kafka_played:
                 from kraft.tools.bench.kafka_played import LAUNCHER
 
@@ -313,11 +282,9 @@ class Chaos:
     def cleanup(self) -> None:
         """Stop every process, unmount every disk, delete the namespaces: on every way out."""
         for node in self.nodes.values():
-            if node.proc is not None and node.proc.poll() is None:
-                if node.paused:
-                    node.proc.send_signal(signal.SIGCONT)
-                node.proc.kill()
-                node.proc.wait()
+            if node.alive:
+                node.kill_signal()
+                node.wait_stopped()
         for node in self.nodes.values():
             if node.disk is not None:
                 node.disk.close()
@@ -360,7 +327,7 @@ class Chaos:
                 self._read_acks(node)
 
     def _read_acks(self, node: _Node) -> None:
-        assert self.history is not None
+        assert self.history is not None and node.acks is not None
         try:
             with open(node.acks, "rb") as f:
                 f.seek(node.ack_pos)
@@ -446,9 +413,7 @@ class Chaos:
         self.faults.append(fault)
         self.active[fault["id"]] = fault
         self.history.add("fault", phase="start", **{k: v for k, v in fault.items() if k != "t"})
-        tag = ", ".join(f"{n}{' (leader)' if n == leader else ''}" for n in nodes)
-        self.say(f"  {fault['t'] - self.t0:6.1f} s  {kind:10} #{fault['id']} start, node{'s' if len(nodes) > 1 else ''} "
-                 f"{tag}: {detail}")
+        self.say(fault_line(fault["t"] - self.t0, fault, leader))
         return fault
 
     def end(self, fault: dict[str, Any], detail: str = "healed") -> None:
@@ -459,7 +424,7 @@ class Chaos:
         fault["clean"] = not self.active
         self.history.add("fault", phase="end", id=fault["id"], kind=fault["kind"], nodes=fault["nodes"],
                          detail=detail)
-        self.say(f"  {fault['end'] - self.t0:6.1f} s  {fault['kind']:10} #{fault['id']} end: {detail}")
+        self.say(fault_line(fault["end"] - self.t0, fault, end=detail))
         self.recovering.append((fault, fault["end"]))
 
     def pick(self, prefer_leader: float = 0.5, disk: bool = False) -> _Node | None:
@@ -473,44 +438,11 @@ class Chaos:
             return self.nodes[leader]
         return self.nodes[self.rng.choice(free)]
 
-    async def _wait_exit(self, node: _Node, timeout_s: float) -> int | None:
-        import trio
-
-        assert node.proc is not None
-        with trio.move_on_after(timeout_s):
-            while node.proc.poll() is None:
-                await trio.sleep(0.05)
-        return node.proc.poll()
-
     async def kill(self, node_id: int, down_s: float) -> None:
-        import trio
-
-        node = self.nodes[node_id]
-        fault = self.begin("kill", [node_id], f"kill -9, restarted after {down_s:.1f} s")
-        node.expected_down = True
-        if node.proc is not None and node.proc.poll() is None:
-            if node.paused:
-                node.proc.send_signal(signal.SIGCONT)
-            node.proc.kill()
-            await self._wait_exit(node, 30)
-        await trio.sleep(down_s)
-        node.start()
-        self.end(fault, "restarted")
+        await kill_for(self, self.nodes[node_id], down_s)
 
     async def pause(self, node_id: int, hold_s: float) -> None:
-        import trio
-
-        node = self.nodes[node_id]
-        fault = self.begin("pause", [node_id], f"SIGSTOP for {hold_s:.1f} s, then SIGCONT")
-        proc = node.proc
-        assert proc is not None
-        node.paused = True
-        proc.send_signal(signal.SIGSTOP)
-        await trio.sleep(hold_s)
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGCONT)
-        node.paused = False
-        self.end(fault, "SIGCONT")
+        await pause_for(self, self.nodes[node_id], hold_s)
 
     async def power_loss(self, node_ids: list[int], down_s: float, tear: bool = False,
                          kind: str = "power-loss") -> dict[str, Any]:
@@ -521,15 +453,10 @@ class Chaos:
         fault = self.begin(kind, node_ids, f"power cut ({what} lost{', a torn page' if tear else ''}), "
                                            f"back after {down_s:.1f} s")
         for node_id in node_ids:
-            node = self.nodes[node_id]
-            node.expected_down = True
-            if node.proc is not None and node.proc.poll() is None:
-                if node.paused:
-                    node.proc.send_signal(signal.SIGCONT)
-                node.proc.kill()
+            self.nodes[node_id].kill_signal()
         for node_id in node_ids:
             node = self.nodes[node_id]
-            await self._wait_exit(node, 30)
+            await node.exited(30)
             assert node.disk is not None
             await trio.to_thread.run_sync(node.disk.power_cut, tear)
         await trio.sleep(down_s)
@@ -559,7 +486,7 @@ class Chaos:
         fault = self.begin("fsync", [node_id], "fsync -> EIO until the node fail-stops")
         node.expected_down = True
         self.shim.arm(node.log_dir.resolve())
-        code = await self._wait_exit(node, 30)
+        code = await node.exited(30)
         self.shim.disarm()
         if code is None:
             node.expected_down = False
@@ -635,18 +562,12 @@ class Chaos:
         rest = [v for v in voters if v not in cut]
         stop = self.begin("pause", rest, "SIGSTOP while the majority's power is cut")
         for v in rest:
-            node = self.nodes[v]
-            assert node.proc is not None
-            node.paused = True
-            node.proc.send_signal(signal.SIGSTOP)
+            self.nodes[v].stop_signal()
         await self.power_loss(sorted(cut), 0.5, kind="lying-disk")
         with trio.move_on_after(min(60.0, self.options.patience_s)):
             await self.progress("after the lying power cut", 10)
         for v in rest:
-            node = self.nodes[v]
-            if node.proc is not None and node.proc.poll() is None:
-                node.proc.send_signal(signal.SIGCONT)
-            node.paused = False
+            self.nodes[v].continue_signal()
         self.end(stop, "SIGCONT")
 
     async def inject(self, kind: str) -> None:
@@ -736,9 +657,8 @@ class Chaos:
         if self.network is not None:
             self.network.heal_all()
         for node in self.nodes.values():
-            if node.paused and node.proc is not None and node.proc.poll() is None:
-                node.proc.send_signal(signal.SIGCONT)
-                node.paused = False
+            if node.paused:
+                node.continue_signal()
         await self.restart_exited()
 
     async def stop_load(self) -> None:
@@ -757,8 +677,8 @@ class Chaos:
             with trio.move_on_after(self.options.patience_s):
                 while node.alive and not listening(node):
                     await trio.sleep(0.1)
-            if node.alive and node.proc is not None:
-                node.proc.send_signal(signal.SIGUSR1)
+            if node.alive:
+                node.send(signal.SIGUSR1)
 
     async def settle(self, for_s: float = 2.0) -> None:
         """Wait until every node's log ends at the same batch and stays there for ``for_s``."""
@@ -782,17 +702,10 @@ class Chaos:
     def terminate(self) -> dict[int, int | None]:
         codes: dict[int, int | None] = {}
         for node in self.nodes.values():
-            if node.proc is not None and node.proc.poll() is None:
-                node.proc.send_signal(signal.SIGTERM)
+            node.terminate()
         for node in self.nodes.values():
-            if node.proc is None:
-                continue
-            try:
-                node.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                node.proc.kill()
-                node.proc.wait()
-            codes[node.node_id] = node.proc.returncode
+            if node.proc is not None:
+                codes[node.node_id] = node.wait_stopped(30)
         return codes
 
 
@@ -932,7 +845,7 @@ async def run_chaos(options: ChaosOptions, root: Path, say: Callable[[str], None
         result["notes"] += chaos.report_lines
         if chaos.report:
             result["scenario_report"] = dict(chaos.report)
-        acks = [ack for n in chaos.voter_ids for ack in read_acks(chaos.nodes[n].acks)]
+        acks = [ack for n in chaos.voter_ids for ack in chaos.nodes[n].acknowledged()]
         # The files as the nodes see them (through their disks, still powered), every process stopped.
         stored = {}
         for n, node in chaos.nodes.items():
