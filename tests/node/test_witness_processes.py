@@ -1,8 +1,9 @@
 """A kraft witness beside two "Kafka" controllers, as separate processes.
 
 The Kafka side is played by kraft nodes that answer ApiVersions exactly as a
-real Kafka 4.0 controller did (started through
-:mod:`tests.node.kafka_played_node`, which replays a real answer from
+real Kafka 4.0 controller did (started through the bench's launcher,
+:data:`kraft.tools.bench.kafka_played.LAUNCHER`, whose table
+tests/tools/test_kafka_played.py checks against a real answer from
 ``../shared/fixtures/wire/kafka-4.0-controller-frames.jsonl``) and run with
 ``kraft.witness=false`` so they lead as Kafka controllers do. Node 3 is a
 kraft voter with default settings.
@@ -14,13 +15,13 @@ nothing (same leader, same epoch, commits go on)."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import pytest
 import trio
 
+from kraft.tools.bench.kafka_played import LAUNCHER as KAFKA_PLAYED
 from tests.node.cluster import make_configs
 from tests.node.harness import node_config, start
 from tests.node.procs import NodeProcess
@@ -29,18 +30,6 @@ from tests.node.test_multiprocess import Observer
 KAFKA = (1, 2)
 WITNESS = 3
 OBSERVER = 9
-FRAMES = (Path(__file__).resolve().parents[2] / ".." / "shared").resolve() / "fixtures" / "wire" / \
-    "kafka-4.0-controller-frames.jsonl"
-
-
-def kafka_api_versions_hex() -> str:
-    if not FRAMES.exists():
-        pytest.skip(f"needs a real Kafka 4.0 controller's ApiVersions answer: {FRAMES} is absent")
-    for line in FRAMES.read_text().splitlines():
-        frame = json.loads(line)
-        if frame["api"] == "ApiVersions" and frame["direction"] == "response":
-            return str(frame["frameHex"])
-    raise AssertionError("no ApiVersions response in the fixture")
 
 
 async def wait_for(predicate: object, what: str) -> None:
@@ -67,14 +56,12 @@ async def caught_up(node_id: int, leader_config: Path) -> None:
 
 @pytest.mark.slow
 async def test_kafka_controllers_lead_and_the_witness_never_does(tmp_path: Path) -> None:
-    kafka_hex = kafka_api_versions_hex()
     paths = make_configs(tmp_path, [*KAFKA, WITNESS], observers=[OBSERVER])
     for node_id in KAFKA:
         with open(paths[node_id], "a") as f:
             f.write("kraft.witness=false\n")
-    kafka_played = ("-m", "tests.node.kafka_played_node", kafka_hex)
     procs = {i: NodeProcess(i, paths[i], tmp_path, append_rate=50,
-                            launcher=kafka_played if i in KAFKA else ("-m", "kraft.cli")) for i in (*KAFKA, WITNESS)}
+                            launcher=KAFKA_PLAYED if i in KAFKA else ("-m", "kraft.cli")) for i in (*KAFKA, WITNESS)}
     try:
         with trio.fail_after(240):
             async with trio.open_nursery() as nursery:

@@ -2,10 +2,12 @@
 in ApiVersions, so that a kraft voter beside it auto-detects a Kafka quorum
 (``kraft.witness=auto``) exactly as it would beside real Kafka.
 
-``python -m kraft.tools.bench.kafka_played node start --config ...`` runs
-``kraft node start ...`` (the ``kraft node`` commands) through ``KraftNode(config, advertised_apis=...)``
-with :data:`KAFKA_4_0_CONTROLLER_APIS`. The chaos tool launches chosen
-voters with it (``kraft bench chaos --scenario witness-handover``).
+``python -m kraft.tools.kafka_played_node node start --config ...``
+(:data:`LAUNCHER`) runs ``kraft node start ...`` (the ``kraft node``
+commands) through ``KraftNode(config, advertised_apis=...)`` with
+:data:`KAFKA_4_0_CONTROLLER_APIS`. The chaos tool launches chosen voters
+with it (``kraft bench chaos --scenario witness-handover``), and so do the
+multi-process witness tests.
 Production configuration has no key for it.
 """
 
