@@ -57,6 +57,15 @@ class EndpointOverride:
         ends it."""
         return recorded is None or recorded == self.stale
 
+    def in_force(self, voter: bool, voter_directory_id: uuid.UUID | None, recorded: tuple[str, int] | None) -> bool:
+        """Whether a node dials this override now: ``voter_id`` is a voter
+        of the current voter set (``voter``), with the directory id the
+        override names (if it names one), and the set still records the
+        stale endpoint (:meth:`applies`). The node and ``kraft doctor`` both
+        decide with this."""
+        return (voter and (self.directory_id is None or voter_directory_id == self.directory_id)
+                and self.applies(recorded))
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.voter_id,

@@ -18,6 +18,7 @@ from pathlib import Path
 from kraft.config import ConfigError, VoterSpec, load_properties, parse_voters
 from kraft.doctor.findings import Finding, Severity
 from kraft.records.batch import iter_batches
+from kraft.records.endpoint_overrides import ENDPOINT_OVERRIDES_FILE, read_endpoint_overrides
 from kraft.records.errors import CorruptSnapshotError, RecordsError, StateFileError
 from kraft.records.kraft_control import control_entries, voter_entries
 from kraft.records.recovery import find_valid_batch_after, scan
@@ -408,6 +409,48 @@ def check_snapshot_lag(facts: DirectoryFacts, limits: LocalLimits) -> list[Findi
                     "check metadata.log.max.record.bytes.between.snapshots and the node's log for snapshot errors")]
 
 
+def check_endpoint_overrides(facts: DirectoryFacts) -> list[Finding]:
+    """``voter-endpoint-overrides``, the file ``kraft storage recover-quorum
+    --endpoints`` leaves beside ``quorum-state``: kraft's own, not Kafka's
+    (a Kafka controller on this directory ignores it, so it dials the
+    endpoints the log records). While an entry is in force the node dials
+    that voter elsewhere than the log says; once the log's voter set
+    records the new endpoints it is inert and only misleads whoever reads
+    the directory. Either way one line says so, with the way out."""
+    path = facts.path / CLUSTER_METADATA_DIR / ENDPOINT_OVERRIDES_FILE
+    if not facts.has_log or not path.exists():
+        return []
+    try:
+        overrides = read_endpoint_overrides(path.parent)
+    except StateFileError as e:
+        return [Finding(Severity.ERROR, "endpoint-overrides-unreadable",
+                        f"{path} (kraft's file, not Kafka's) cannot be read, so kraft node start refuses to start",
+                        {"file": str(path), "reason": e.reason},
+                        f"move {path} away, then rerun kraft storage recover-quorum --endpoints if hosts still moved")]
+    voters = {v.voter_id: v for v in facts.voters or ()}
+    in_force, superseded = [], []
+    for o in overrides:
+        voter = voters.get(o.voter_id)
+        recorded = next(((h, p) for name, h, p in voter.endpoints if name == o.listener), None) if voter else None
+        if o.in_force(voter is not None, voter.directory_id if voter is not None else None, recorded):
+            stale = f"{o.stale[0]}:{o.stale[1]}" if o.stale else "no endpoint"
+            in_force.append(f"voter {o.voter_id} at {o.host}:{o.port} (the log records {stale})")
+        else:
+            now = (f"{recorded[0]}:{recorded[1]}" if recorded else "no endpoint") if voter else "no such voter"
+            superseded.append(f"voter {o.voter_id}: the log records {now}")
+    if in_force:
+        return [Finding(Severity.WARNING, "voter-endpoint-overrides",
+                        f"{path} (kraft's file, not Kafka's) makes this node dial " + "; ".join(in_force)
+                        + " instead of the endpoints in the log's VotersRecord",
+                        {"file": str(path), "superseded": superseded} if superseded else {"file": str(path)},
+                        "start every voter: the elected leader records the new endpoints (UpdateRaftVoter), "
+                        f"then the entries stop applying; rm {path} once kraft doctor says they no longer apply")]
+    return [Finding(Severity.WARNING, "voter-endpoint-overrides-superseded",
+                    f"{path} (kraft's file, not Kafka's) no longer applies: " + "; ".join(superseded)
+                    + "; the node ignores it",
+                    {"file": str(path)}, f"rm {path}")]
+
+
 def check_disk(facts: DirectoryFacts, limits: LocalLimits) -> list[Finding]:
     if facts.disk_total <= 0:
         return []
@@ -445,6 +488,7 @@ def local_findings(directories: Sequence[Path], configs: Sequence[ControllerConf
         findings += check_snapshot_lag(facts, limits)
         if facts.has_log and facts.voters is not None:
             findings += check_ghost_controllers(facts, registered_controllers(path))
+        findings += check_endpoint_overrides(facts)
         findings += check_disk(facts, limits)
     for c in configs:
         if c.metadata_log_dir is None and c.error is not None:

@@ -68,8 +68,7 @@ class AddressBook:
             key = core.voters.key(node_id)
             recorded = next(((e.host, e.port) for e in core.voters.endpoints(node_id) if e.listener == self.listener),
                             None)
-            if (key is not None and (override.directory_id is None or key.directory_id == override.directory_id)
-                    and override.applies(recorded)):
+            if override.in_force(key is not None, key.directory_id if key is not None else None, recorded):
                 return (override.host, override.port)
         if core is not None:
             e = next((e for e in core.voters.endpoints(node_id) if e.listener == self.listener), None)
