@@ -23,11 +23,12 @@ from kraft.raft import events as ev
 from kraft.raft.errors import Errors
 from kraft.raft.witness import WitnessDecision
 from kraft.wire.apis import ApiKey
+from kraft.wire.client import CLIENT_SOFTWARE_NAME
 from kraft.wire.not_controller import REFUSED_CONTROLLER_APIS
 from kraft.wire.not_controller_admin import ADMIN_NOT_CONTROLLER_APIS, admin_not_controller_response
 from kraft.wire.server import CloseConnection, ConnectionInfo, Response
 
-__all__ = ["ControllerApis", "SUPPORTED_APIS", "replayed_api_versions"]
+__all__ = ["ControllerApis", "SUPPORTED_APIS", "advertised_apis", "replayed_api_versions"]
 
 #: The APIs a kraft controller listener answers, with the versions we speak.
 SUPPORTED_APIS: dict[ApiKey | int, tuple[int, int]] = {
@@ -72,6 +73,25 @@ def replayed_api_versions(frame_hex: str) -> dict[int, tuple[int, int]]:
     raise ConfigurationError("not an ApiVersions response frame in hex")
 
 
+def advertised_apis(own: Mapping[Any, tuple[int, int]], *, leading_handover: bool,
+                    client_software_name: str | None) -> Mapping[Any, tuple[int, int]]:
+    """What ApiVersions advertises to a client that names itself
+    ``client_software_name`` (ApiVersions v3+; None or "" before).
+
+    A witness leading a hand-over epoch adds the Kafka controller RPCs it
+    answers with NOT_CONTROLLER (kraft/wire/not_controller.py,
+    not_controller_admin.py), so that a Kafka broker or admin client that
+    finds it as leader sends them and is told to retry with the next
+    controller. Never to a kraft client: a kraft voter's witness detection
+    (kraft/node/witness.py) takes a peer that advertises them for a Kafka
+    controller, and would then refuse to campaign -- or name the witness as
+    a successor -- when the witness resigns in its favour."""
+    if not leading_handover or client_software_name == CLIENT_SOFTWARE_NAME:
+        return own
+    return {**own, **{k: v for k, (_, v) in REFUSED_CONTROLLER_APIS.items()},
+            **{k: (ApiKey(k).min_version, ApiKey(k).max_version) for k in ADMIN_NOT_CONTROLLER_APIS}}
+
+
 def _source_of(event: ev.RaftRequest) -> int:
     match event:
         case ev.VoteRequest():
@@ -101,16 +121,12 @@ class ControllerApis:
         self._cluster_ids = cluster_ids
         self._witness_decision = witness_decision
 
-    def _advertised_now(self) -> Mapping[Any, tuple[int, int]]:
-        """What ApiVersions advertises: a witness leading a hand-over epoch
-        adds the Kafka controller RPCs it answers with NOT_CONTROLLER
-        (kraft/wire/not_controller.py, not_controller_admin.py), so a broker that finds it as leader
-        sends them and is told to retry with the next controller."""
+    def _advertised_now(self, request: Any) -> Mapping[Any, tuple[int, int]]:
+        """What ApiVersions advertises to the client of ``request`` now (:func:`advertised_apis`)."""
         raft = self._raft
-        if not raft.initialized or raft.core.handover_leadership is None:
-            return self._advertised
-        return {**self._advertised, **{k: v for k, (_, v) in REFUSED_CONTROLLER_APIS.items()},
-                **{k: (ApiKey(k).min_version, ApiKey(k).max_version) for k in ADMIN_NOT_CONTROLLER_APIS}}
+        return advertised_apis(self._advertised,
+                               leading_handover=raft.initialized and raft.core.handover_leadership is not None,
+                               client_software_name=getattr(request, "client_software_name", None))
 
     async def handle(self, request: Any, conn: ConnectionInfo) -> Response | None:
         metrics = self._metrics
@@ -128,7 +144,7 @@ class ControllerApis:
         key = request.api_key
         version = request.api_version
         if key == ApiKey.API_VERSIONS:
-            return admin_apis.node_api_versions(self._raft, version, request.body, self._advertised_now())
+            return admin_apis.node_api_versions(self._raft, version, request.body, self._advertised_now(request.body))
         config = self._config
         refused = authorizer.authorize(config.secured, config.super_users, key, version, conn)
         if refused is not None:

@@ -241,3 +241,52 @@ def test_log_ends_heard_before_a_leader_was_elected_are_stale() -> None:
     ctx.advance(2 * ctx.config.election_timeout_ms)
     assert not isinstance(ctx.role, (Prospective, Candidate, Leader))
     assert ctx.raft.handover_stats.epochs == 0
+
+
+def test_kraft_peers_do_not_take_a_handover_leader_for_a_kafka_controller() -> None:
+    """While the witness leads a hand-over epoch its ApiVersions adds the
+    Kafka controller RPCs it answers with NOT_CONTROLLER, for Kafka brokers
+    and admin clients (the Java client names itself ``apache-kafka-java``).
+    A kraft voter's witness detection classifies peers by exactly those
+    RPCs, so a kraft asker (client software ``kraft``: every kraft probe and
+    tool) must hear the witness's own APIs, or it misclassifies it:
+
+    * a kraft-only quorum with a forced witness (``kraft.witness=true``):
+      voter 2, the behind voter the witness hands the log to, would decide
+      it is a witness itself ("voter 3 advertises Kafka controller APIs")
+      and never campaign when the witness resigns in its favour;
+    * a second kraft witness (4) beside Kafka controllers 1 and 2 would list
+      witness 3 among the voters it hands the log to and prefers as
+      successors, though 3 never campaigns."""
+    from kraft.node.controller_apis import SUPPORTED_APIS, advertised_apis
+    from kraft.raft.witness import kafka_controller_apis
+    from kraft.wire.client import CLIENT_SOFTWARE_NAME
+
+    ctx, _ = kafka_witness()
+    take_handover_epoch(ctx)
+    leading = ctx.raft.handover_leadership is not None
+    assert leading
+    to_kraft = advertised_apis(SUPPORTED_APIS, leading_handover=leading, client_software_name=CLIENT_SOFTWARE_NAME)
+    to_kafka = advertised_apis(SUPPORTED_APIS, leading_handover=leading, client_software_name="apache-kafka-java")
+    # Kafka's clients are offered what they are redirected on (v0-v2 name no software: the same).
+    assert {"BrokerRegistration", "BrokerHeartbeat", "CreateTopics"} <= set(kafka_controller_apis(to_kafka))
+    assert to_kafka == advertised_apis(SUPPORTED_APIS, leading_handover=True, client_software_name=None)
+    assert kafka_controller_apis(to_kraft) == ()
+
+    kraft_only = WitnessPolicy()
+    kraft_only.heard(1, SUPPORTED_APIS)
+    kraft_only.heard(3, to_kraft)
+    decision = kraft_only.decide(2, (1, 2, 3))
+    assert not decision.witness and decision.may_campaign, decision.reason
+    # What it would decide had it been offered what Kafka's clients are (the node before this fix).
+    misled = WitnessPolicy()
+    misled.heard(1, SUPPORTED_APIS)
+    misled.heard(3, to_kafka)
+    assert misled.decide(2, (1, 2, 3)).reason.startswith("voter 3 advertises Kafka controller APIs")
+
+    second_witness = WitnessPolicy()
+    second_witness.heard(1, KAFKA_APIS)
+    second_witness.heard(2, KAFKA_APIS)
+    second_witness.heard(3, to_kraft)
+    assert second_witness.handover_leaders(4, (1, 2, 3, 4)) == {1, 2}
+    assert second_witness.preferred_successors((ReplicaKey(3), ReplicaKey(1))) == (ReplicaKey(1),)
