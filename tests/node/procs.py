@@ -11,61 +11,62 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import trio
+
+from kraft.tools.bench import node_process
 
 #: What ``kraft node start`` logs once SIGUSR1 stops its demo writer.
 DEMO_WRITER_STARTED = "demo writer started"
 
 
 class NodeProcess:
+    """A voter process with the demo load: the benches' process
+    (:class:`kraft.tools.bench.node_process.NodeProcess`, which owns the
+    signals) with the blocking helpers the tests use."""
+
     def __init__(self, node_id: int, config: Path, root: Path, append_rate: float,
                  env: dict[str, str] | None = None, log_level: str = "INFO",
-                 launcher: tuple[str, ...] = ("-m", "kraft.cli")) -> None:
+                 launcher: tuple[str, ...] = node_process.KRAFT) -> None:
         self.node_id = node_id
-        #: What runs ``kraft ...`` (e.g. a test launcher injecting a hook).
-        self.launcher = launcher
-        #: The process environment (e.g. LD_PRELOAD of a fault shim); None: ours.
-        self.env = env
-        self.log_level = log_level
         self.config = config
         self.log_path = root / f"node-{node_id}.out"
         self.ack_path = root / f"acks-{node_id}.tsv"
         self.append_rate = append_rate
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.starts = 0
+        #: ``launcher``: what runs ``kraft ...`` (e.g. a Kafka-played node's);
+        #: ``env``: the process environment (e.g. LD_PRELOAD of a fault shim), None: ours.
+        self.process = node_process.NodeProcess(node_id, config, self.log_path, self.ack_path, append_rate,
+                                                tuple(launcher), env=env, log_level=log_level)
 
-    def start(self) -> None:
-        assert not self.alive, f"node {self.node_id} is already running"
-        with open(self.log_path, "ab") as out:
-            self.proc = subprocess.Popen(
-                [sys.executable, *self.launcher, "node", "start", "--config", str(self.config),
-                 "--log-level", self.log_level,
-                 "--demo-append-rate", str(self.append_rate), "--demo-ack-log", str(self.ack_path)],
-                stdout=out, stderr=subprocess.STDOUT, env=self.env,
-            )
-        self.starts += 1
+    @property
+    def proc(self) -> subprocess.Popen[bytes] | None:
+        return self.process.proc
+
+    @property
+    def starts(self) -> int:
+        return self.process.starts
 
     @property
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        return self.process.alive
+
+    def start(self) -> None:
+        assert not self.alive, f"node {self.node_id} is already running"
+        self.process.start()
 
     def kill(self) -> None:
         """kill -9: no shutdown, no flush beyond what the node already did."""
         assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
+        self.process.kill_signal()
+        self.process.wait_stopped()
 
     def _load_ready(self) -> bool:
         return not self.alive or self.output().count(DEMO_WRITER_STARTED) >= self.starts
 
     def _send_stop(self) -> None:
-        if self.alive:
-            assert self.proc is not None
-            self.proc.send_signal(signal.SIGUSR1)
+        self.process.send(signal.SIGUSR1)
 
     def stop_load(self, timeout_s: float = 30) -> None:
         """SIGUSR1, once the demo writer listens for it (before that the
@@ -85,28 +86,14 @@ class NodeProcess:
         """SIGTERM (a leader hands over first); SIGKILL if it hangs. The exit code."""
         if self.proc is None:
             return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout_s)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+        return self.process.stop(timeout_s)
 
     def output(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        return self.process.output()
 
     def acks(self) -> list[tuple[int, bytes]]:
         """(offset, record) for every record this node acknowledged."""
-        if not self.ack_path.exists():
-            return []
-        out = []
-        for line in self.ack_path.read_text().splitlines():
-            offset, _, value = line.partition("\t")
-            if value:  # a line cut by a kill has no value yet: not acknowledged
-                out.append((int(offset), value.encode()))
-        return out
+        return self.process.acknowledged()
 
 
 def snapshot_offsets(metadata_log_dir: Path) -> list[int]:

@@ -2,7 +2,7 @@
 bench pauses (SIGSTOP), resumes (SIGCONT), kills (kill -9) and restarts a
 node, each fault logged at its start and at its end.
 
-Two benches use it: ``kraft bench chaos`` (:mod:`kraft.tools.bench.chaos.run`,
+Two benches use it (and the multi-process tests, tests/node/procs.py): ``kraft bench chaos`` (:mod:`kraft.tools.bench.chaos.run`,
 whose run is the fault log: history, summary, availability) and the
 witness hand-over rounds (:mod:`kraft.tools.bench.witness_handover`, which
 logs through :class:`SayFaultLog`)::
@@ -48,6 +48,8 @@ class NodeProcess:
     #: Put before ``python`` (``ip netns exec NAME``).
     prefix: list[str] = field(default_factory=list)
     env: dict[str, str] | None = None
+    #: ``--log-level`` (None: the command's default, INFO).
+    log_level: str | None = None
     proc: subprocess.Popen[bytes] | None = None
     starts: int = 0
     paused: bool = False
@@ -70,6 +72,8 @@ class NodeProcess:
 
     def start(self) -> None:
         args = [sys.executable, *self.launcher, "node", "start", "--config", str(self.config)]
+        if self.log_level is not None:
+            args += ["--log-level", self.log_level]
         if self.acks is not None:
             args += ["--demo-append-rate", str(self.rate), "--demo-ack-log", str(self.acks)]
         self.out_start = self.out.stat().st_size if self.out.exists() else 0
