@@ -145,6 +145,10 @@ class ImageBuilder:
         self._kinds: dict[bytes, tuple[int, int, Any] | None] = {}
         self._no_ops: set[bytes] = set()
         self._no_op_sections: dict[bytes, int] = {}
+        #: the raw topic id and working partitions of the last PartitionRecord
+        #: applied by apply_record_section, while nothing else was applied
+        #: since (a topic's PartitionRecords come one after another)
+        self._recent_topic: tuple[bytes, dict[int, PartitionRegistration]] | None = None
 
     # ------------------------------------------------------------ reading
 
@@ -313,6 +317,7 @@ class ImageBuilder:
         spans = record_value_spans(section, count, 0, len(section))
         if spans is None:
             return False
+        self._recent_topic = None
         kinds = self._kinds
         replay = self._replay
         fast_partition = self._fast_partition
@@ -349,6 +354,7 @@ class ImageBuilder:
                 except Exception:  # noqa: BLE001 - apply() below says what is wrong
                     stop = -1
                 if stop == end:
+                    self._recent_topic = None
                     try:
                         replay(api_key, message)
                         applied += 1
@@ -359,6 +365,7 @@ class ImageBuilder:
             if last >= 0:
                 self._advance(last, epoch, timestamp_ms)
                 last = -1
+            self._recent_topic = None
             self.apply(offset, section[start:end], epoch=epoch, timestamp_ms=timestamp_ms)
         self.records_applied += applied
         if last >= 0:
@@ -414,10 +421,15 @@ class ImageBuilder:
                                         for d in (raw[i:i + 16] for i in range(0, 16 * n, 16)))
             if pos + 1 != end or buf[pos] != 0:
                 return False
-            topic_id = UUID_CACHE.get(raw_id) or uuid_from_bytes(raw_id)
-            parts = self._owned_topics.get(topic_id)
-            if parts is None:
-                parts = self._topic_partitions(topic_id)
+            recent = self._recent_topic
+            if recent is not None and recent[0] == raw_id:
+                parts = recent[1]
+            else:
+                topic_id = UUID_CACHE.get(raw_id) or uuid_from_bytes(raw_id)
+                parts = self._owned_topics.get(topic_id)
+                if parts is None:
+                    parts = self._topic_partitions(topic_id)
+                self._recent_topic = (raw_id, parts)
         except (IndexError, struct.error, ReplayError):
             return False
         parts[partition_id] = new_partition(replicas, directories, isr, removing, adding, leader, 0,
