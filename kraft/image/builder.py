@@ -85,6 +85,7 @@ _MAX_WARNINGS = 100
 
 # Record type ids (Kafka's MetadataRecordType) the builder names.
 PARTITION_RECORD = 3
+PARTITION_CHANGE = 5
 FENCE_BROKER = 7
 NO_OP = 20
 BEGIN_TRANSACTION, END_TRANSACTION, ABORT_TRANSACTION = 23, 24, 25
@@ -99,6 +100,7 @@ _NO_OP_SECTION_BYTES = 64
 #: a PartitionRecord's partition id and topic id; its leader and epochs
 _ID_AND_TOPIC = struct.Struct(">i16s")
 _THREE_INTS = struct.Struct(">iii")
+_INT = struct.Struct(">i")
 #: an int32 array of n elements, n < 127 (a one-byte compact length)
 _INT_ARRAYS = tuple(struct.Struct(f">{n}i") for n in range(127))
 _ZERO_DIRECTORIES = tuple(bytes(16 * n) for n in range(127))
@@ -321,6 +323,7 @@ class ImageBuilder:
         kinds = self._kinds
         replay = self._replay
         fast_partition = self._fast_partition
+        fast_change = self._fast_partition_change
         applied = 0
         no_ops = 0
         last = -1
@@ -344,6 +347,10 @@ class ImageBuilder:
                     last = offset
                     continue
                 if api_key == PARTITION_RECORD and fast_partition(section, start + 3, end, version):
+                    applied += 1
+                    last = offset
+                    continue
+                if api_key == PARTITION_CHANGE and fast_change(section, start + 3, end):
                     applied += 1
                     last = offset
                     continue
@@ -426,14 +433,75 @@ class ImageBuilder:
                 parts = recent[1]
             else:
                 topic_id = UUID_CACHE.get(raw_id) or uuid_from_bytes(raw_id)
-                parts = self._owned_topics.get(topic_id)
-                if parts is None:
-                    parts = self._topic_partitions(topic_id)
+                parts = self._topic_partitions(topic_id)
                 self._recent_topic = (raw_id, parts)
         except (IndexError, struct.error, ReplayError):
             return False
         parts[partition_id] = new_partition(replicas, directories, isr, removing, adding, leader, 0,
                                             leader_epoch, partition_epoch)
+        return True
+
+    def _fast_partition_change(self, buf: bytes, pos: int, end: int) -> bool:
+        """A PartitionChangeRecord (any version) that changes only the ISR
+        and/or the leader (tagged fields 0 and 1, each at most once) -- the
+        change a controller writes most -- merged as :func:`_merge` merges
+        it, read with the generated decoder's layout and checks. ``False``,
+        with nothing changed, for anything else."""
+        try:
+            partition_id, raw_id = _ID_AND_TOPIC.unpack_from(buf, pos)
+            pos += 20
+            tags = buf[pos]
+            if tags > 2:
+                return False
+            pos += 1
+            isr: tuple[int, ...] | None = None
+            leader = NO_LEADER_CHANGE
+            seen = -1
+            for _ in range(tags):
+                tag = buf[pos]
+                size = buf[pos + 1]
+                if tag <= seen or size > 0x7F:
+                    return False
+                seen = tag
+                pos += 2
+                field_end = pos + size
+                if tag == 0:
+                    n = buf[pos] - 1
+                    if n > 126:
+                        return False
+                    if n >= 0:
+                        isr = _INT_ARRAYS[n].unpack_from(buf, pos + 1)
+                        pos += 1 + 4 * n
+                    else:
+                        pos += 1  # a null ISR: unchanged
+                elif tag == 1:
+                    leader, = _INT.unpack_from(buf, pos)
+                    pos += 4
+                else:
+                    return False
+                if pos != field_end:
+                    return False
+            if pos != end:
+                return False
+            recent = self._recent_topic
+            if recent is not None and recent[0] == raw_id:
+                parts = recent[1]
+            else:
+                topic_id = UUID_CACHE.get(raw_id) or uuid_from_bytes(raw_id)
+                parts = self._topic_partitions(topic_id)
+                self._recent_topic = (raw_id, parts)
+        except (IndexError, struct.error, ReplayError):
+            return False
+        p = parts.get(partition_id)
+        if p is None or len(p.directories) != len(p.replicas):
+            return False
+        if leader == NO_LEADER_CHANGE:
+            leader, leader_epoch = p.leader, p.leader_epoch
+        else:
+            leader_epoch = p.leader_epoch + 1
+        parts[partition_id] = new_partition(
+            p.replicas, p.directories, p.isr if isr is None else isr, p.removing_replicas, p.adding_replicas,
+            leader, p.leader_recovery_state, leader_epoch, p.partition_epoch + 1, p.elr, p.last_known_elr)
         return True
 
     def _kind(self, key: bytes) -> tuple[int, int, Any] | None:

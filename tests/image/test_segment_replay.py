@@ -66,6 +66,16 @@ def _batches() -> list[list[bytes] | bytes]:
         [p("PartitionChangeRecord", topic_id=T1, partition_id=0, isr=[1, 2, 3], leader=2),
          p("PartitionChangeRecord", topic_id=T1, partition_id=3, directories=[D2, D2, D2]),
          p("PartitionChangeRecord", topic_id=NOWHERE, partition_id=0, leader=1)],
+        # ISR and leader changes (each alone, both, no leader), at every version,
+        # then the other fields; a partition that does not exist
+        [rec_at("PartitionChangeRecord", v, topic_id=T1, partition_id=pid, **change)
+         for v in (0, 1, 2) for pid in (0, 1, 3)
+         for change in ({"isr": [pid + 1]}, {"leader": 3}, {"isr": [1, 3], "leader": -1}, {})],
+        [p("PartitionChangeRecord", topic_id=T1, partition_id=1, replicas=[3, 2, 1], isr=[3],
+           removing_replicas=[2], adding_replicas=[1], leader_recovery_state=1),
+         p("PartitionChangeRecord", topic_id=T2, partition_id=0, eligible_leader_replicas=[], last_known_elr=[1]),
+         p("PartitionChangeRecord", topic_id=T2, partition_id=9, isr=[1]),
+         p("PartitionChangeRecord", topic_id=T1, partition_id=5, isr=list(range(1, 131)))],
         leader_change_batch(base_offset=0, epoch=3, leader_id=1, voters=[1], granting_voters=[1], timestamp=5),
         # a transaction that commits, one that aborts (KIP-868)
         [rec("BeginTransactionRecord", name="t"), partition(T2, 2, [2])],
@@ -141,7 +151,7 @@ def test_every_kind_of_batch_builds_the_image_the_log_items_build(tmp_path: Path
     assert image["provenance"]["lastContainedOffset"] == last  # type: ignore[index]
     warnings = "\n".join(fast[1])  # type: ignore[arg-type]
     for problem in ("2 directories", "no topic with id", "newer than ours", "unknown metadata record type 99",
-                    "an undecodable record"):
+                    "an undecodable record", "unable to find partition"):
         assert problem in warnings
 
 
