@@ -125,6 +125,8 @@ class ImageBuilder:
     record), :meth:`apply_batch` (a committed batch) and :meth:`load_snapshot`
     (reset to a snapshot's records); read :attr:`image`."""
 
+    _recent_topic: tuple[bytes, dict[int, PartitionRegistration]] | None
+
     def __init__(self, image: MetadataImage | None = None) -> None:
         self._image = image or MetadataImage()
         self._reset_working()
@@ -147,10 +149,6 @@ class ImageBuilder:
         self._kinds: dict[bytes, tuple[int, int, Any] | None] = {}
         self._no_ops: set[bytes] = set()
         self._no_op_sections: dict[bytes, int] = {}
-        #: the raw topic id and working partitions of the last PartitionRecord
-        #: applied by apply_record_section, while nothing else was applied
-        #: since (a topic's PartitionRecords come one after another)
-        self._recent_topic: tuple[bytes, dict[int, PartitionRegistration]] | None = None
 
     # ------------------------------------------------------------ reading
 
@@ -204,7 +202,19 @@ class ImageBuilder:
         """Replace the state with a snapshot's records (Kafka loads a snapshot
         into an empty image). The image is then at ``snapshot_id.offset - 1``."""
         self.reset()
+        kinds = self._kinds
         for value in values:
+            if type(value) is bytes and self._transaction is None:
+                # A snapshot is mostly PartitionRecords: read straight into
+                # the image as apply_record_section reads them.
+                kind = kinds.get(value[:3], _UNSET)
+                if kind is _UNSET:
+                    kind = self._kind(value[:3])
+                if kind is not None and kind[0] == PARTITION_RECORD \
+                        and self._fast_partition(value, 3, len(value), kind[1]):
+                    self.records_applied += 1
+                    continue
+            self._recent_topic = None
             record = value if isinstance(value, (MetadataRecord, UnknownRecord)) else decode_metadata_value(value)
             self._apply_one(snapshot_id.offset - 1, snapshot_id.epoch, timestamp_ms, record, advance=False)
         if self._transaction is not None:
@@ -530,6 +540,10 @@ class ImageBuilder:
         self._owned_topics: dict[uuid.UUID, dict[int, PartitionRegistration]] = {}
         self._features: FeaturesImage | None = None
         self._producer_ids: ProducerIdsImage | None = None
+        #: the raw topic id and working partitions of the last PartitionRecord
+        #: applied from its bytes, while nothing else was applied since (a
+        #: topic's PartitionRecords come one after another)
+        self._recent_topic = None
 
     def _warn(self, key: tuple[int | None, int | None] | None, message: str) -> None:
         if key is not None:
