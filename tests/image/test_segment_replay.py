@@ -17,7 +17,7 @@ from kraft.image.builder import ImageBuilder
 from kraft.image.history import DirectoryHistory
 from kraft.image.model import PartitionRegistration, new_partition
 from kraft.image.source import image_from_items, replay_directory
-from kraft.records.batch import Record, _frame_batch, build_batch, build_data_batch
+from kraft.records.batch import Record, build_batch, build_data_batch
 from kraft.records.compression import Compression
 from kraft.records.control import leader_change_batch
 from kraft.records.errors import CorruptRecordError
@@ -180,9 +180,15 @@ def test_malformed_records_under_a_good_crc_are_the_same_error(tmp_path: Path) -
     decoding its records raises, at the batch's file position."""
     pdir = tmp_path / "__cluster_metadata-0"
     pdir.mkdir()
+    import struct
+
+    from crc32c import crc32c
+
     good = build_data_batch([NO_OP], base_offset=0, epoch=1, timestamp=1)
-    section = b"\x14\x00\x00\x00\x01\x08\x01\x14\x00\x00\x07"  # a header count of -4
-    bad = _frame_batch(section, 1, 1, 0, 0, 1, 1, -1, -1, -1, 1)
+    bad = bytearray(build_data_batch([NO_OP], base_offset=1, epoch=1, timestamp=1))
+    bad[-1] = 0x07  # a header count of -4
+    struct.pack_into(">I", bad, 17, crc32c(bytes(bad[21:])))  # under a CRC that matches
+    bad = bytes(bad)
     (pdir / "00000000000000000000.log").write_bytes(good + bad)
     with pytest.raises(CorruptRecordError) as slow:
         image_from_items(DirectoryHistory(tmp_path).items(None))
