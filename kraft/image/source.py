@@ -246,12 +246,13 @@ def _replay_segment(builder: ImageBuilder, mm: mmap.mmap, view: memoryview, path
         fields = unpack(mm, pos) if end - pos >= HEADER_SIZE else None
         if fields is None or fields[1] < MIN_BATCH_LENGTH or pos + fields[1] + LOG_OVERHEAD > end \
                 or fields[3] != MAGIC_V2:
-            try:
+            try:  # the precise error, worded as _batches words it
                 RecordBatch.parse(view, pos)
+                problem = "a malformed batch header"  # pragma: no cover - parse() raises for each case above
             except RecordsError as e:
-                log.warning("%s: %s at byte %d; the readable log ends there", path, e, pos)
-                return None
-            raise AssertionError("unreachable: the batch header is malformed")  # pragma: no cover
+                problem = str(e)
+            log.warning("%s: %s at byte %d; the readable log ends there", path, problem, pos)
+            return None
         base = fields[0]
         batch_end = pos + fields[1] + LOG_OVERHEAD
         if crc32c(view[pos + ATTRIBUTES_OFFSET:batch_end]) != fields[4]:

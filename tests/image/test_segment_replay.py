@@ -261,3 +261,34 @@ def test_a_snapshot_of_every_kind_of_partition_record_loads_the_same_from_bytes(
     fast, slow = _snapshot_both_ways(values)
     assert fast == slow
     assert "2 directories" in "\n".join(fast[1])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("damage", ["torn header", "torn body", "bad magic", "stray bytes", "offset gap"])
+def test_damage_is_reported_and_stops_the_log_as_before(tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                                        damage: str) -> None:
+    """A torn tail, a bad magic, stray bytes or a gap in the offsets: the
+    same warning, once per path, and the same image up to there."""
+    from kraft.records.batch import iter_batches
+
+    write_log(tmp_path)
+    segment = tmp_path / "__cluster_metadata-0" / "00000000000000000000.log"
+    data = bytearray(segment.read_bytes())
+    batches = list(iter_batches(bytes(data)))
+    middle = batches[len(batches) // 2].position
+    if damage == "torn header":
+        data = data[:batches[-1].position + 30]
+    elif damage == "torn body":
+        data = data[:len(data) - 5]
+    elif damage == "bad magic":
+        data[middle + 16] = 1
+    elif damage == "stray bytes":
+        data += bytes(10)
+    else:
+        data[middle:middle + 8] = (batches[len(batches) // 2].base_offset + 1).to_bytes(8, "big")
+    segment.write_bytes(bytes(data))
+    caplog.set_level(logging.WARNING, "kraft.image")
+    fast, slow = both(tmp_path, None)
+    assert fast == slow
+    said = [r.getMessage() for r in caplog.records if "readable log ends" in r.getMessage()
+            or "stray bytes" in r.getMessage() or "does not follow" in r.getMessage()]
+    assert len(said) == 2 and said[0] == said[1], said
