@@ -285,6 +285,77 @@ def decode_records(
     return out
 
 
+def record_value_spans(buf: bytes, count: int, start: int, end: int) -> list[int] | None:
+    """Where the values of ``count`` header-less records that fill
+    ``buf[start:end]`` lie: ``[start of value 0, end of value 0, start of
+    value 1, ...]`` (a null value is an empty span), with nothing decoded or
+    copied -- what a reader of KRaft metadata records needs, which have no
+    key or headers worth reading.
+
+    ``None`` unless :func:`decode_records` would accept the same bytes and
+    no record has headers: the caller then decodes the records that way,
+    which says what is wrong. The checks are the same (lengths, sizes,
+    exact fill)."""
+    if count < 0 or count * _MIN_RECORD_SIZE > end - start:
+        return None
+    out: list[int] = []
+    append = out.append
+    pos = start
+    slow = _slow_varint
+    zz = _ZIGZAG
+    try:
+        for _ in range(count):
+            b = buf[pos]
+            if b < 0x80:
+                length = zz[b]
+                pos += 1
+            elif buf[pos + 1] < 0x80:
+                raw = (b & 0x7F) | (buf[pos + 1] << 7)
+                length = (raw >> 1) ^ -(raw & 1)
+                pos += 2
+            else:
+                length, pos = slow(buf, pos)
+            rec_start = pos
+            t = buf[pos + 1]
+            o = buf[pos + 2]
+            k = buf[pos + 3]
+            if t < 0x80 and o < 0x80 and k < 0x80:
+                klen = zz[k]
+                pos += 4
+            else:
+                _, pos = slow(buf, pos + 1)
+                _, pos = slow(buf, pos)
+                klen, pos = slow(buf, pos)
+            if klen >= 0:
+                pos += klen
+            elif klen != -1:
+                return None
+            b = buf[pos]
+            if b < 0x80:
+                vlen = zz[b]
+                pos += 1
+            elif buf[pos + 1] < 0x80:
+                raw = (b & 0x7F) | (buf[pos + 1] << 7)
+                vlen = (raw >> 1) ^ -(raw & 1)
+                pos += 2
+            else:
+                vlen, pos = slow(buf, pos)
+            append(pos)
+            if vlen >= 0:
+                pos += vlen
+            elif vlen != -1:
+                return None
+            append(pos)
+            if buf[pos] != 0:  # headers: decode_records reads them
+                return None
+            pos += 1
+            if pos - rec_start != length or pos > end:
+                return None
+    except (IndexError, CorruptRecordError):
+        return None
+    return out if pos == end else None
+
+
 class RecordBatch(tuple):
     """A v2 batch: its 13 header fields, the buffer it lives in and its
     position there. Records are decoded only when asked for.
@@ -789,6 +860,7 @@ __all__ = [
     "decode_batches",
     "decode_records",
     "encode_records",
+    "record_value_spans",
     "iter_batches",
     "reencode",
     "uvarint",

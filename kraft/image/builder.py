@@ -36,6 +36,7 @@ copied on the first write after an image was handed out).
 from __future__ import annotations
 
 import logging
+import struct
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -61,7 +62,10 @@ from kraft.image.model import (
     TopicImage,
     VersionRange,
     frozen_mapping,
+    new_partition,
 )
+from kraft.messages.runtime import UUID_CACHE, uuid_from_bytes
+from kraft.records.batch import record_value_spans
 from kraft.records.metadata import MetadataRecord, metadata_type_name
 from kraft.records.view import OffsetAndEpoch
 
@@ -80,6 +84,8 @@ NO_RECOVERY_STATE_CHANGE = -1
 _MAX_WARNINGS = 100
 
 # Record type ids (Kafka's MetadataRecordType) the builder names.
+PARTITION_RECORD = 3
+PARTITION_CHANGE = 5
 FENCE_BROKER = 7
 NO_OP = 20
 BEGIN_TRANSACTION, END_TRANSACTION, ABORT_TRANSACTION = 23, 24, 25
@@ -88,6 +94,17 @@ _TRANSACTION_MARKERS = frozenset((BEGIN_TRANSACTION, END_TRANSACTION, ABORT_TRAN
 #: writes the same few bytes every 500 ms: most of a real controller's log)
 _NO_OP_MEMO_BYTES = 16
 _NO_OP_MEMO_ENTRIES = 64
+#: records sections of batches up to this size that held only NoOpRecords
+#: are remembered (a leader's NoOp batch is the same 11 bytes every time)
+_NO_OP_SECTION_BYTES = 64
+#: a PartitionRecord's partition id and topic id; its leader and epochs
+_ID_AND_TOPIC = struct.Struct(">i16s")
+_THREE_INTS = struct.Struct(">iii")
+_INT = struct.Struct(">i")
+#: an int32 array of n elements, n < 127 (a one-byte compact length)
+_INT_ARRAYS = tuple(struct.Struct(f">{n}i") for n in range(127))
+_ZERO_DIRECTORIES = tuple(bytes(16 * n) for n in range(127))
+_MIGRATING_DIRECTORIES = tuple((uuid.UUID(int=0),) * n for n in range(127))
 _UNSET: Any = object()
 
 
@@ -108,11 +125,17 @@ class ImageBuilder:
     record), :meth:`apply_batch` (a committed batch) and :meth:`load_snapshot`
     (reset to a snapshot's records); read :attr:`image`."""
 
+    _recent_topic: tuple[bytes, dict[int, PartitionRegistration]] | None
+
     def __init__(self, image: MetadataImage | None = None) -> None:
         self._image = image or MetadataImage()
         self._reset_working()
-        self._provenance = self._image.provenance
-        self._last_offset = self._provenance.offset
+        self._provenance_now = self._image.provenance
+        #: (offset, epoch, time) the provenance moves to when next read: a
+        #: log replays one batch after another, and most batches' Provenance
+        #: would be replaced unread by the next one's
+        self._provenance_next: tuple[int, int, int] | None = None
+        self._last_offset = self._provenance_now.offset
         self._transaction: list[_Pending] | None = None
         self._transaction_start = -1
         self._warned: set[tuple[int | None, int | None]] = set()
@@ -125,8 +148,21 @@ class ImageBuilder:
         #: class's ``read``), or ``None`` where the generic path must decide
         self._kinds: dict[bytes, tuple[int, int, Any] | None] = {}
         self._no_ops: set[bytes] = set()
+        self._no_op_sections: dict[bytes, int] = {}
 
     # ------------------------------------------------------------ reading
+
+    @property
+    def _provenance(self) -> Provenance:
+        if self._provenance_next is not None:
+            self._provenance_now = Provenance(*self._provenance_next)
+            self._provenance_next = None
+        return self._provenance_now
+
+    @_provenance.setter
+    def _provenance(self, provenance: Provenance) -> None:
+        self._provenance_now = provenance
+        self._provenance_next = None
 
     @property
     def image(self) -> MetadataImage:
@@ -166,7 +202,19 @@ class ImageBuilder:
         """Replace the state with a snapshot's records (Kafka loads a snapshot
         into an empty image). The image is then at ``snapshot_id.offset - 1``."""
         self.reset()
+        kinds = self._kinds
         for value in values:
+            if type(value) is bytes and self._transaction is None:
+                # A snapshot is mostly PartitionRecords: read straight into
+                # the image as apply_record_section reads them.
+                kind = kinds.get(value[:3], _UNSET)
+                if kind is _UNSET:
+                    kind = self._kind(value[:3])
+                if kind is not None and kind[0] == PARTITION_RECORD \
+                        and self._fast_partition(value, 3, len(value), kind[1]):
+                    self.records_applied += 1
+                    continue
+            self._recent_topic = None
             record = value if isinstance(value, (MetadataRecord, UnknownRecord)) else decode_metadata_value(value)
             self._apply_one(snapshot_id.offset - 1, snapshot_id.epoch, timestamp_ms, record, advance=False)
         if self._transaction is not None:
@@ -253,7 +301,218 @@ class ImageBuilder:
         """Records up to ``offset`` were applied outside a transaction."""
         if offset > self._last_offset:
             self._last_offset = offset
-        self._provenance = Provenance(offset, epoch, timestamp_ms)
+        self._provenance_next = (offset, epoch, timestamp_ms)
+
+    def apply_record_section(self, section: bytes, count: int, base_offset: int, epoch: int, timestamp_ms: int,
+                             limit: int | None = None) -> bool:
+        """Apply a committed data batch from its uncompressed records section
+        (``count`` records; only the first ``limit`` when given): what
+        :meth:`apply_batch` does with the batch's values, without copying
+        them out or building a record per value. ``False``, with nothing
+        applied, when the records do not frame exactly as Kafka's v2 records
+        (the caller then decodes them the slow way, which says what is wrong).
+
+        Beyond :meth:`_apply_values`' fast path: a section seen before to
+        hold only NoOpRecords is applied by one lookup; a NoOpRecord without
+        tagged fields is not decoded (there is nothing to apply); a
+        PartitionRecord goes from its bytes straight into the
+        :class:`PartitionRegistration` the image keeps."""
+        n = count if limit is None or limit > count else limit
+        if n <= 0:
+            return True
+        if n == count and len(section) <= _NO_OP_SECTION_BYTES and self._transaction is None:
+            known = self._no_op_sections.get(section)
+            if known is not None:
+                self.records_applied += count
+                self._advance(base_offset + count - 1, epoch, timestamp_ms)
+                return True
+        spans = record_value_spans(section, count, 0, len(section))
+        if spans is None:
+            return False
+        self._recent_topic = None
+        kinds = self._kinds
+        replay = self._replay
+        fast_partition = self._fast_partition
+        fast_change = self._fast_partition_change
+        applied = 0
+        no_ops = 0
+        last = -1
+        offset = base_offset - 1
+        for i in range(0, 2 * n, 2):
+            start = spans[i]
+            end = spans[i + 1]
+            offset += 1
+            if self._transaction is None:
+                kind = kinds.get(section[start:start + 3], _UNSET)
+                if kind is _UNSET:
+                    kind = self._kind(section[start:start + 3])
+            else:
+                kind = None
+            if kind is not None:
+                api_key, version, reader = kind
+                if api_key == NO_OP and end - start == 4 and section[start + 3] == 0:
+                    # no fields, no tagged fields: nothing to decode or apply
+                    applied += 1
+                    no_ops += 1
+                    last = offset
+                    continue
+                if api_key == PARTITION_RECORD and fast_partition(section, start + 3, end, version):
+                    applied += 1
+                    last = offset
+                    continue
+                if api_key == PARTITION_CHANGE and fast_change(section, start + 3, end):
+                    applied += 1
+                    last = offset
+                    continue
+                try:
+                    # The decoders read the section in place; a value read to
+                    # anywhere but its end takes the generic path below.
+                    message, stop = reader(section, start + 3, version)
+                except Exception:  # noqa: BLE001 - apply() below says what is wrong
+                    stop = -1
+                if stop == end:
+                    self._recent_topic = None
+                    try:
+                        replay(api_key, message)
+                        applied += 1
+                    except ReplayError as e:
+                        self._warn(None, f"cannot apply {metadata_type_name(api_key)} at offset {offset}: {e}; skipped")
+                    last = offset
+                    continue
+            if last >= 0:
+                self._advance(last, epoch, timestamp_ms)
+                last = -1
+            self._recent_topic = None
+            self.apply(offset, section[start:end], epoch=epoch, timestamp_ms=timestamp_ms)
+        self.records_applied += applied
+        if last >= 0:
+            self._advance(last, epoch, timestamp_ms)
+        if no_ops == count and len(section) <= _NO_OP_SECTION_BYTES \
+                and len(self._no_op_sections) < _NO_OP_MEMO_ENTRIES:
+            self._no_op_sections[section] = count
+        return True
+
+    def _fast_partition(self, buf: bytes, pos: int, end: int, version: int) -> bool:
+        """A PartitionRecord (v0-v2) in ``buf[pos:end]`` without tagged fields,
+        applied as :meth:`_partition` applies the decoded message, read with
+        the generated decoder's layout and checks. ``False``, with nothing
+        changed, for anything else (tagged fields, 127 or more replicas, a
+        problem to report): the generic path then decides."""
+        arrays = _INT_ARRAYS
+        try:
+            partition_id, raw_id = _ID_AND_TOPIC.unpack_from(buf, pos)
+            pos += 20
+            n = buf[pos] - 1
+            if n < 0 or n > 126:
+                return False
+            replicas = arrays[n].unpack_from(buf, pos + 1)
+            pos += 1 + 4 * n
+            n = buf[pos] - 1
+            if n < 0 or n > 126:
+                return False
+            isr = arrays[n].unpack_from(buf, pos + 1)
+            pos += 1 + 4 * n
+            n = buf[pos] - 1
+            if n < 0 or n > 126:
+                return False
+            removing = arrays[n].unpack_from(buf, pos + 1)
+            pos += 1 + 4 * n
+            n = buf[pos] - 1
+            if n < 0 or n > 126:
+                return False
+            adding = arrays[n].unpack_from(buf, pos + 1)
+            pos += 1 + 4 * n
+            leader, leader_epoch, partition_epoch = _THREE_INTS.unpack_from(buf, pos)
+            pos += 12
+            count = len(replicas)
+            directories = _MIGRATING_DIRECTORIES[count]
+            if version >= 1:
+                n = buf[pos] - 1
+                if n < 0 or n > 126 or (n and n != count):
+                    return False
+                pos += 1
+                raw = buf[pos:pos + 16 * n]
+                pos += 16 * n
+                if raw != _ZERO_DIRECTORIES[n]:  # PartitionRegistration.defaultToMigrating
+                    directories = tuple(UUID_CACHE.get(d) or uuid_from_bytes(d)
+                                        for d in (raw[i:i + 16] for i in range(0, 16 * n, 16)))
+            if pos + 1 != end or buf[pos] != 0:
+                return False
+            recent = self._recent_topic
+            if recent is not None and recent[0] == raw_id:
+                parts = recent[1]
+            else:
+                topic_id = UUID_CACHE.get(raw_id) or uuid_from_bytes(raw_id)
+                parts = self._topic_partitions(topic_id)
+                self._recent_topic = (raw_id, parts)
+        except (IndexError, struct.error, ReplayError):
+            return False
+        parts[partition_id] = new_partition(replicas, directories, isr, removing, adding, leader, 0,
+                                            leader_epoch, partition_epoch)
+        return True
+
+    def _fast_partition_change(self, buf: bytes, pos: int, end: int) -> bool:
+        """A PartitionChangeRecord (any version) that changes only the ISR
+        and/or the leader (tagged fields 0 and 1, each at most once) -- the
+        change a controller writes most -- merged as :func:`_merge` merges
+        it, read with the generated decoder's layout and checks. ``False``,
+        with nothing changed, for anything else."""
+        try:
+            partition_id, raw_id = _ID_AND_TOPIC.unpack_from(buf, pos)
+            pos += 20
+            tags = buf[pos]
+            if tags > 2:
+                return False
+            pos += 1
+            isr: tuple[int, ...] | None = None
+            leader = NO_LEADER_CHANGE
+            seen = -1
+            for _ in range(tags):
+                tag = buf[pos]
+                size = buf[pos + 1]
+                if tag <= seen or size > 0x7F:
+                    return False
+                seen = tag
+                pos += 2
+                field_end = pos + size
+                if tag == 0:
+                    n = buf[pos] - 1
+                    if n > 126:
+                        return False
+                    if n >= 0:
+                        isr = _INT_ARRAYS[n].unpack_from(buf, pos + 1)
+                        pos += 1 + 4 * n
+                    else:
+                        pos += 1  # a null ISR: unchanged
+                elif tag == 1:
+                    leader, = _INT.unpack_from(buf, pos)
+                    pos += 4
+                else:
+                    return False
+                if pos != field_end:
+                    return False
+            if pos != end:
+                return False
+            recent = self._recent_topic
+            if recent is not None and recent[0] == raw_id:
+                parts = recent[1]
+            else:
+                topic_id = UUID_CACHE.get(raw_id) or uuid_from_bytes(raw_id)
+                parts = self._topic_partitions(topic_id)
+                self._recent_topic = (raw_id, parts)
+        except (IndexError, struct.error, ReplayError):
+            return False
+        p = parts.get(partition_id)
+        if p is None or len(p.directories) != len(p.replicas):
+            return False
+        if leader == NO_LEADER_CHANGE:
+            leader, leader_epoch = p.leader, p.leader_epoch
+        else:
+            leader_epoch = p.leader_epoch + 1
+        parts[partition_id] = new_partition(
+            p.replicas, p.directories, p.isr if isr is None else isr, p.removing_replicas, p.adding_replicas,
+            leader, p.leader_recovery_state, leader_epoch, p.partition_epoch + 1, p.elr, p.last_known_elr)
+        return True
 
     def _kind(self, key: bytes) -> tuple[int, int, Any] | None:
         """``(type id, version, generated read)`` for a record value starting
@@ -281,6 +540,10 @@ class ImageBuilder:
         self._owned_topics: dict[uuid.UUID, dict[int, PartitionRegistration]] = {}
         self._features: FeaturesImage | None = None
         self._producer_ids: ProducerIdsImage | None = None
+        #: the raw topic id and working partitions of the last PartitionRecord
+        #: applied from its bytes, while nothing else was applied since (a
+        #: topic's PartitionRecords come one after another)
+        self._recent_topic = None
 
     def _warn(self, key: tuple[int | None, int | None] | None, message: str) -> None:
         if key is not None:
@@ -529,7 +792,7 @@ class ImageBuilder:
         if parts is None:
             parts = self._topic_partitions(m.topic_id)
         # Positional: the hot path of opening a log builds one per PartitionRecord.
-        parts[m.partition_id] = PartitionRegistration(
+        parts[m.partition_id] = new_partition(
             replicas, _default_to_migrating(directories, len(replicas)), tuple(m.isr),
             tuple(m.removing_replicas), tuple(m.adding_replicas), m.leader, m.leader_recovery_state,
             m.leader_epoch, m.partition_epoch, tuple(m.eligible_leader_replicas or ()),
@@ -607,16 +870,16 @@ def _merge(p: PartitionRegistration, m: Any) -> PartitionRegistration:
         leader, leader_epoch = m.leader, p.leader_epoch + 1
     recovery = p.leader_recovery_state if m.leader_recovery_state == NO_RECOVERY_STATE_CHANGE \
         else m.leader_recovery_state
-    return PartitionRegistration(
-        replicas=replicas,
-        directories=directories,
-        isr=p.isr if m.isr is None else tuple(m.isr),
-        removing_replicas=p.removing_replicas if m.removing_replicas is None else tuple(m.removing_replicas),
-        adding_replicas=p.adding_replicas if m.adding_replicas is None else tuple(m.adding_replicas),
-        leader=leader,
-        leader_recovery_state=recovery,
-        leader_epoch=leader_epoch,
-        partition_epoch=p.partition_epoch + 1,
-        elr=p.elr if m.eligible_leader_replicas is None else tuple(m.eligible_leader_replicas),
-        last_known_elr=p.last_known_elr if m.last_known_elr is None else tuple(m.last_known_elr),
+    return new_partition(
+        replicas,
+        directories,
+        p.isr if m.isr is None else tuple(m.isr),
+        p.removing_replicas if m.removing_replicas is None else tuple(m.removing_replicas),
+        p.adding_replicas if m.adding_replicas is None else tuple(m.adding_replicas),
+        leader,
+        recovery,
+        leader_epoch,
+        p.partition_epoch + 1,
+        p.elr if m.eligible_leader_replicas is None else tuple(m.eligible_leader_replicas),
+        p.last_known_elr if m.last_known_elr is None else tuple(m.last_known_elr),
     )

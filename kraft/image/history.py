@@ -13,16 +13,17 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from kraft.image.builder import ImageBuilder
 from kraft.image.changes import LogBatch, LogItem
 from kraft.image.model import MetadataImage
 from kraft.image.source import (
-    image_from_items,
+    cut_batch,
     partition_dir,
     read_directory,
+    replay_directory,
     scan_segments,
 )
 from kraft.records.snapshot import list_snapshot_paths, read_snapshot_timestamp
@@ -132,14 +133,12 @@ class DirectoryHistory:
         """The log items up to ``up_to`` (inclusive; a batch that straddles
         it is cut there)."""
         for item in read_directory(self.pdir, up_to=up_to):
-            if up_to is not None and isinstance(item, LogBatch) and item.last_offset > up_to:
-                keep = up_to - item.base_offset + 1
-                types = item.control_types[:keep] if item.control_types is not None else None
-                item = replace(item, last_offset=up_to, values=item.values[:keep], control_types=types)
-            yield item
+            yield cut_batch(item, up_to) if isinstance(item, LogBatch) else item
 
     def image(self, up_to: int | None = None, builder: ImageBuilder | None = None) -> MetadataImage:
-        return image_from_items(self.items(up_to), builder)
+        """The image at ``up_to`` (the end when ``None``): :meth:`items`
+        applied, by the reader that skips building them."""
+        return replay_directory(self.pdir, builder or ImageBuilder(), up_to=up_to)
 
     def image_at(self, position: str) -> MetadataImage:
         return self.image(self.resolve(position))

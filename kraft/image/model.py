@@ -38,6 +38,7 @@ __all__ = [
     "BrokerRegistration",
     "ControllerRegistration",
     "PartitionRegistration",
+    "new_partition",
     "TopicImage",
     "ConfigResource",
     "ClientQuotaEntity",
@@ -224,6 +225,53 @@ class PartitionRegistration:
             "partitionEpoch": self.partition_epoch, "eligibleLeaderReplicas": list(self.elr),
             "lastKnownElr": list(self.last_known_elr),
         }
+
+
+class _PartitionSlots:
+    """:class:`PartitionRegistration`'s slots, in its order, on a plain class."""
+
+    __slots__ = ("replicas", "directories", "isr", "removing_replicas", "adding_replicas", "leader",
+                 "leader_recovery_state", "leader_epoch", "partition_epoch", "elr", "last_known_elr")
+    replicas: tuple[int, ...]
+    directories: tuple[uuid.UUID, ...]
+    isr: tuple[int, ...]
+    removing_replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...]
+    leader: int
+    leader_recovery_state: int
+    leader_epoch: int
+    partition_epoch: int
+    elr: tuple[int, ...]
+    last_known_elr: tuple[int, ...]
+
+
+def new_partition(replicas: tuple[int, ...], directories: tuple[uuid.UUID, ...], isr: tuple[int, ...],
+                  removing_replicas: tuple[int, ...], adding_replicas: tuple[int, ...], leader: int,
+                  leader_recovery_state: int, leader_epoch: int, partition_epoch: int,
+                  elr: tuple[int, ...] = (), last_known_elr: tuple[int, ...] = ()) -> PartitionRegistration:
+    """``PartitionRegistration(...)``, built about five times faster.
+
+    A frozen dataclass's ``__init__`` stores each field through
+    ``object.__setattr__`` (1.6-3 us for these eleven); opening a log builds
+    one per PartitionRecord and PartitionChangeRecord, most of its records.
+    The fields go into a plain object with the same slots, which then
+    becomes a PartitionRegistration (the layouts are the same, so CPython
+    allows the ``__class__`` change): the same type, equality, hash and
+    immutability as the constructor's (tests/image/test_builder.py pins it)."""
+    p = _PartitionSlots()
+    p.replicas = replicas
+    p.directories = directories
+    p.isr = isr
+    p.removing_replicas = removing_replicas
+    p.adding_replicas = adding_replicas
+    p.leader = leader
+    p.leader_recovery_state = leader_recovery_state
+    p.leader_epoch = leader_epoch
+    p.partition_epoch = partition_epoch
+    p.elr = elr
+    p.last_known_elr = last_known_elr
+    p.__class__ = PartitionRegistration  # type: ignore[assignment]
+    return p  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,15 +20,30 @@ import logging
 import mmap
 import os
 from collections.abc import Generator, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any, cast
 from pathlib import Path
+
+from crc32c import crc32c
 
 from kraft.image.builder import ImageBuilder
 from kraft.image.changes import LogBatch, LogItem, LogSnapshot, apply_item
 from kraft.image.model import MetadataImage
-from kraft.records.batch import LOG_OVERHEAD, iter_batches
+from kraft.records.batch import (
+    ATTRIBUTES_OFFSET,
+    COMPRESSION_MASK,
+    CONTROL_MASK,
+    HEADER,
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    MAGIC_V2,
+    MIN_BATCH_LENGTH,
+    RecordBatch,
+    iter_batches,
+)
 from kraft.records.control import parse_control_type_id
-from kraft.records.errors import CorruptSnapshotError, RecordsError
+from kraft.records.errors import CorruptRecordError, CorruptSnapshotError, RecordsError
 from kraft.records.segment import parse_segment_base
 from kraft.records.snapshot import BOOTSTRAP_SNAPSHOT_ID, list_snapshot_paths, parse_snapshot_path, validate_snapshot_bytes
 from kraft.records.state_files import CLUSTER_METADATA_DIR
@@ -38,7 +53,7 @@ log = logging.getLogger("kraft.image")
 
 __all__ = ["MetadataSourceError", "partition_dir", "read_checkpoint", "read_segments", "scan_segments", "read_directory",
            "image_from_directory", "image_from_checkpoint", "image_from_items", "read_snapshot_file",
-           "image_from_snapshot_file"]
+           "image_from_snapshot_file", "replay_segments", "replay_directory", "cut_batch"]
 
 
 class MetadataSourceError(Exception):
@@ -183,6 +198,101 @@ def read_segments(pdir: Path, start_offset: int = 0, up_to: int | None = None) -
             os.close(fd)
 
 
+def replay_segments(builder: ImageBuilder, pdir: Path, start_offset: int = 0, up_to: int | None = None) -> None:
+    """Apply every batch :func:`read_segments` yields to ``builder`` (cut
+    at ``up_to`` as :func:`cut_batch` cuts), with the same checks, warnings
+    and stops -- the path that opens a directory. A plain data batch goes
+    from its records section straight into the image
+    (:meth:`ImageBuilder.apply_record_section`); a control or compressed
+    batch, or records that do not frame, become a :class:`LogBatch` as in
+    :func:`read_segments` (which raises what it raises there)."""
+    expected: int | None = None
+    for _, path in _segments(pdir):
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError as e:
+            log.warning("cannot read %s: %s; stopping there", path, e.strerror)
+            return
+        try:
+            size = os.fstat(fd).st_size
+            if size == 0:
+                continue
+            with mmap.mmap(fd, size, access=mmap.ACCESS_READ) as mm:
+                view = memoryview(mm)
+                try:
+                    expected = _replay_segment(builder, mm, view, path, expected, start_offset, up_to)
+                finally:
+                    view.release()
+                if expected is None:
+                    return
+        finally:
+            os.close(fd)
+
+
+def _replay_segment(builder: ImageBuilder, mm: mmap.mmap, view: memoryview, path: Path, expected: int | None,
+                    start_offset: int, up_to: int | None) -> int | None:
+    """One segment of :func:`replay_segments`: the offset the next segment
+    must start at, or ``None`` where reading stops. The header walk, checks
+    and warnings are :func:`_batches`' and :func:`read_segments`', inlined:
+    this loop runs once per batch of the log."""
+    pos = 0
+    end = len(mm)
+    unpack = HEADER.unpack_from
+    apply_section = builder.apply_record_section
+    while pos < end:
+        if end - pos < LOG_OVERHEAD + 5:
+            log.warning("%s: %d stray bytes at the end; ignored", path, end - pos)
+            return expected
+        fields = unpack(mm, pos) if end - pos >= HEADER_SIZE else None
+        if fields is None or fields[1] < MIN_BATCH_LENGTH or pos + fields[1] + LOG_OVERHEAD > end \
+                or fields[3] != MAGIC_V2:
+            try:  # the precise error, worded as _batches words it
+                RecordBatch.parse(view, pos)
+                problem = "a malformed batch header"  # pragma: no cover - parse() raises for each case above
+            except RecordsError as e:
+                problem = str(e)
+            log.warning("%s: %s at byte %d; the readable log ends there", path, problem, pos)
+            return None
+        base = fields[0]
+        batch_end = pos + fields[1] + LOG_OVERHEAD
+        if crc32c(view[pos + ATTRIBUTES_OFFSET:batch_end]) != fields[4]:
+            log.warning("%s: CRC mismatch in the batch at byte %d (offset %d); the readable log ends there",
+                        path, pos, base)
+            return None
+        last = base + fields[6]
+        if expected is not None and base != expected:
+            log.warning("%s: batch at offset %d does not follow offset %d; stopping there", path, base, expected - 1)
+            return None
+        expected = last + 1
+        if last < start_offset:
+            pos = batch_end
+            continue
+        if up_to is not None and base > up_to:
+            return None
+        limit = None if up_to is None or last <= up_to else up_to - base + 1
+        if fields[5] & (CONTROL_MASK | COMPRESSION_MASK) or not apply_section(
+                mm[pos + HEADER_SIZE:batch_end], fields[12], base, fields[2], fields[8], limit):
+            # A copy of the batch: an error raised here must not hold a
+            # view of the mapping (it could not close), so its position is
+            # put back to the file's.
+            try:
+                item = _log_batch(RecordBatch(fields, mm[pos:batch_end], 0))
+            except CorruptRecordError as e:
+                raise e.located(position=pos) from None
+            apply_item(builder, item if limit is None else cut_batch(item, up_to))
+        pos = batch_end
+    return expected
+
+
+def cut_batch(item: LogBatch, up_to: int | None) -> LogBatch:
+    """``item`` without its records after ``up_to`` (it straddles it)."""
+    if up_to is None or item.last_offset <= up_to:
+        return item
+    keep = up_to - item.base_offset + 1
+    types = item.control_types[:keep] if item.control_types is not None else None
+    return replace(item, last_offset=up_to, values=item.values[:keep], control_types=types)
+
+
 def _batches(buf: mmap.mmap, path: Path) -> Generator[Any, None, None]:
     pos = 0
     end = len(buf)
@@ -245,6 +355,30 @@ def read_directory(path: str | os.PathLike[str], *, up_to: int | None = None,
     the batches after it. Without a usable snapshot, the segments from the
     log start (which must then be 0 for a complete image)."""
     pdir = partition_dir(path)
+    for item in _directory_history(pdir, up_to, use_snapshot):
+        if isinstance(item, LogSnapshot):
+            yield item
+        else:
+            yield from read_segments(pdir, item, up_to)
+
+
+def replay_directory(path: str | os.PathLike[str], builder: ImageBuilder, *, up_to: int | None = None) -> MetadataImage:
+    """:func:`read_directory` applied to ``builder``, the segments read by
+    :func:`replay_segments`: the image at the directory's end or at ``up_to``
+    (a batch that straddles it applied up to it)."""
+    pdir = partition_dir(path)
+    with _collector_paused(freeze=True):
+        for item in _directory_history(pdir, up_to, True):
+            if isinstance(item, LogSnapshot):
+                apply_item(builder, item)
+            else:
+                replay_segments(builder, pdir, item, up_to)
+    return builder.image
+
+
+def _directory_history(pdir: Path, up_to: int | None, use_snapshot: bool) -> Iterator[LogSnapshot | int]:
+    """The snapshot to start from (if any), then the offset to read the
+    segments from (if there are segments)."""
     segments = _segments(pdir)
     log_start = segments[0][0] if segments else None
     limit = None if up_to is None else up_to + 1
@@ -265,11 +399,11 @@ def read_directory(path: str | os.PathLike[str], *, up_to: int | None = None,
         log.warning("%s starts at offset %d and has no snapshot: the image misses everything before it",
                     pdir, log_start)
     if segments:
-        yield from read_segments(pdir, start, up_to)
+        yield start
 
 
-def image_from_items(items: Iterator[LogItem] | list[LogItem], builder: ImageBuilder | None = None) -> MetadataImage:
-    builder = builder or ImageBuilder()
+@contextmanager
+def _collector_paused(*, freeze: bool = False) -> Iterator[None]:
     # Replaying a log allocates an object or more per record and frees few,
     # so the cyclic collector would walk the growing image again and again
     # (about a tenth of the load) and find nothing: the image holds no
@@ -278,18 +412,31 @@ def image_from_items(items: Iterator[LogItem] | list[LogItem], builder: ImageBui
     if paused:
         gc.disable()
     try:
-        for item in items:
-            apply_item(builder, item)
+        yield
     finally:
         if paused:
+            if freeze:
+                # What a load leaves is the image, kept for the session: its
+                # first collection after the pause would walk every object
+                # of it (a quarter of a large load's time) to find nothing.
+                # Frozen, the collector leaves it alone (gc.freeze); it is
+                # still freed as usual when no longer referenced.
+                gc.freeze()
             gc.enable()
+
+
+def image_from_items(items: Iterator[LogItem] | list[LogItem], builder: ImageBuilder | None = None) -> MetadataImage:
+    builder = builder or ImageBuilder()
+    with _collector_paused():
+        for item in items:
+            apply_item(builder, item)
     return builder.image
 
 
 def image_from_directory(path: str | os.PathLike[str], *, up_to: int | None = None,
                          builder: ImageBuilder | None = None) -> MetadataImage:
     """The image of a metadata log directory, at its end or at ``up_to``."""
-    return image_from_items(read_directory(path, up_to=up_to), builder)
+    return replay_directory(path, builder or ImageBuilder(), up_to=up_to)
 
 
 def image_from_checkpoint(path: str | os.PathLike[str], builder: ImageBuilder | None = None) -> MetadataImage:

@@ -5,7 +5,8 @@ It synthesizes a ``__cluster_metadata-0`` directory holding one large segment
 metadata records) and measures, on the same files and in the same process:
 
 * ours: ``kraft shell --directory``'s load -- every batch CRC-checked, every
-  record decoded and replayed into the metadata image;
+  record applied to the metadata image (read in place from the segment; a
+  batch of NoOpRecords seen before is applied by one lookup);
 * the peer: ``kraft dump-log --cluster-metadata-decoder --json`` over the
   same segment (every record decoded and printed as JSON, to /dev/null).
 
