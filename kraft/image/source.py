@@ -125,10 +125,11 @@ def _segments(pdir: Path) -> list[tuple[int, Path]]:
     return sorted(out)
 
 
-def scan_segments(pdir: Path) -> Iterator[tuple[int, int, int]]:
-    """``(base offset, last offset, append time)`` of every readable batch,
-    headers and CRCs only, up to the first damage (as :func:`read_segments`)."""
-    expected: int | None = None
+def _mapped_segments(pdir: Path) -> Iterator[tuple[Path, mmap.mmap]]:
+    """Each non-empty segment of ``pdir``, in offset order, mapped read-only
+    for the time of one step; a segment that cannot be opened is warned
+    about and ends the walk (what lies beyond it cannot be said to follow).
+    Callers release every view of a mapping before asking for the next."""
     for _, path in _segments(pdir):
         try:
             fd = os.open(path, os.O_RDONLY)
@@ -140,62 +141,62 @@ def scan_segments(pdir: Path) -> Iterator[tuple[int, int, int]]:
             if size == 0:
                 continue
             with mmap.mmap(fd, size, access=mmap.ACCESS_READ) as mm:
-                found: list[tuple[int, int, int]] = []
-                damaged = False
-                batch = None
-                batches = _batches(mm, path)
-                try:
-                    for batch in batches:
-                        if batch is None or (expected is not None and batch.base_offset != expected):
-                            damaged = True
-                            break
-                        expected = batch.base_offset + batch.last_offset_delta + 1
-                        found.append((batch.base_offset, expected - 1, batch.max_timestamp))
-                finally:
-                    batches.close()  # releases its view of the mapping before it closes
-                    del batch
+                yield path, mm
+        finally:
+            os.close(fd)
+
+
+def scan_segments(pdir: Path) -> Iterator[tuple[int, int, int]]:
+    """``(base offset, last offset, append time)`` of every readable batch,
+    headers and CRCs only, up to the first damage (as :func:`read_segments`)."""
+    expected: int | None = None
+    segments = _mapped_segments(pdir)
+    try:
+        for path, mm in segments:
+            found: list[tuple[int, int, int]] = []
+            damaged = False
+            batch = None
+            batches = _batches(mm, path)
+            try:
+                for batch in batches:
+                    if batch is None or (expected is not None and batch.base_offset != expected):
+                        damaged = True
+                        break
+                    expected = batch.base_offset + batch.last_offset_delta + 1
+                    found.append((batch.base_offset, expected - 1, batch.max_timestamp))
+            finally:
+                batches.close()  # releases its view of the mapping before it closes
+                del batch
             yield from found
             if damaged:
                 return
-        finally:
-            os.close(fd)
+    finally:
+        segments.close()
 
 
 def read_segments(pdir: Path, start_offset: int = 0, up_to: int | None = None) -> Iterator[LogBatch]:
     """Every batch holding an offset in ``[start_offset, up_to]``, in order,
     up to the first damage."""
     expected: int | None = None
-    for base, path in _segments(pdir):
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except OSError as e:
-            log.warning("cannot read %s: %s; stopping there", path, e.strerror)
-            return
-        try:
-            size = os.fstat(fd).st_size
-            if size == 0:
-                continue
-            with mmap.mmap(fd, size, access=mmap.ACCESS_READ) as mm:
-                damaged = False
-                for batch in _batches(mm, path):
-                    if batch is None:
-                        damaged = True
-                        break
-                    last = batch.base_offset + batch.last_offset_delta
-                    if expected is not None and batch.base_offset != expected:
-                        log.warning("%s: batch at offset %d does not follow offset %d; stopping there",
-                                    path, batch.base_offset, expected - 1)
-                        return
-                    expected = last + 1
-                    if last < start_offset:
-                        continue
-                    if up_to is not None and batch.base_offset > up_to:
-                        return
-                    yield _log_batch(batch)
-                if damaged:
+    segments = _mapped_segments(pdir)
+    try:
+        for path, mm in segments:
+            for batch in _batches(mm, path):
+                if batch is None:
                     return
-        finally:
-            os.close(fd)
+                last = batch.base_offset + batch.last_offset_delta
+                if expected is not None and batch.base_offset != expected:
+                    log.warning("%s: batch at offset %d does not follow offset %d; stopping there",
+                                path, batch.base_offset, expected - 1)
+                    return
+                expected = last + 1
+                if last < start_offset:
+                    continue
+                if up_to is not None and batch.base_offset > up_to:
+                    return
+                yield _log_batch(batch)
+    finally:
+        segments.close()
 
 
 def replay_segments(builder: ImageBuilder, pdir: Path, start_offset: int = 0, up_to: int | None = None) -> None:
@@ -207,26 +208,18 @@ def replay_segments(builder: ImageBuilder, pdir: Path, start_offset: int = 0, up
     batch, or records that do not frame, become a :class:`LogBatch` as in
     :func:`read_segments` (which raises what it raises there)."""
     expected: int | None = None
-    for _, path in _segments(pdir):
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except OSError as e:
-            log.warning("cannot read %s: %s; stopping there", path, e.strerror)
-            return
-        try:
-            size = os.fstat(fd).st_size
-            if size == 0:
-                continue
-            with mmap.mmap(fd, size, access=mmap.ACCESS_READ) as mm:
-                view = memoryview(mm)
-                try:
-                    expected = _replay_segment(builder, mm, view, path, expected, start_offset, up_to)
-                finally:
-                    view.release()
-                if expected is None:
-                    return
-        finally:
-            os.close(fd)
+    segments = _mapped_segments(pdir)
+    try:
+        for path, mm in segments:
+            view = memoryview(mm)
+            try:
+                expected = _replay_segment(builder, mm, view, path, expected, start_offset, up_to)
+            finally:
+                view.release()
+            if expected is None:
+                return
+    finally:
+        segments.close()
 
 
 def _replay_segment(builder: ImageBuilder, mm: mmap.mmap, view: memoryview, path: Path, expected: int | None,
