@@ -125,7 +125,7 @@ def _segments(pdir: Path) -> list[tuple[int, Path]]:
     return sorted(out)
 
 
-def _mapped_segments(pdir: Path) -> Iterator[tuple[Path, mmap.mmap]]:
+def _mapped_segments(pdir: Path) -> Generator[tuple[Path, mmap.mmap], None, None]:
     """Each non-empty segment of ``pdir``, in offset order, mapped read-only
     for the time of one step; a segment that cannot be opened is warned
     about and ends the walk (what lies beyond it cannot be said to follow).
