@@ -590,12 +590,15 @@ def _read_in_bulk(split: FileSplit, batch_rows: int, schema: pa.Schema, pa: Any)
         return None  # a torn tail or a batch past the split's end
     raw = np.frombuffer(data, dtype=np.uint8)
     at = np.array(positions, dtype=np.int64)
-    if (raw[at + 16] != MAGIC_V2).any():
+    if (raw[at + 16] != MAGIC_V2).any() or int(at[-1]) + HEADER_SIZE > end:
         return None
+
+    # Every batch's header bytes in one gather (a row of HEADER_SIZE bytes per batch).
+    headers = np.lib.stride_tricks.sliding_window_view(raw, HEADER_SIZE)[at]
 
     def field(spec: tuple[int, int, str]) -> Any:
         offset, width, kind = spec
-        return raw[at[:, None] + np.arange(offset, offset + width)].view(kind).ravel().astype(kind[1:])
+        return np.ascontiguousarray(headers[:, offset : offset + width]).view(kind).ravel().astype(kind[1:])
 
     ends = at + field(_LENGTH) + LOG_OVERHEAD
     attributes = field(_ATTRIBUTES)
@@ -675,6 +678,14 @@ def _read_in_bulk(split: FileSplit, batch_rows: int, schema: pa.Schema, pa: Any)
         max_timestamp[head],
     )
     types = [f.type for f in schema]
+    # The described and typed columns of the split's distinct descriptions,
+    # built once and taken per row (a typed column no row has stays None).
+    distinct: list[Any] = [None] * len(types)
+    for c, column in zip(_DESCRIBED, zip(*descriptions), strict=False):
+        distinct[c] = pa.array(column, type=types[c])
+    for k, column in enumerate(zip(*(d[_R_TYPED] for d in descriptions), strict=True)):
+        if column.count(None) != len(column):
+            distinct[_TYPED_START + k] = pa.array(column, type=types[_TYPED_START + k])
     file_part = (file.cluster_id, file.node_id, file.path, file.kind, file.snapshot_end_offset, file.snapshot_epoch)
     out = []
     for r0 in range(0, n, batch_rows):
@@ -693,8 +704,13 @@ def _read_in_bulk(split: FileSplit, batch_rows: int, schema: pa.Schema, pa: Any)
         assert len(arrays) == _HEAD
         arrays += [pa.array(offsets[r0:r1], type=types[_OFFSET]), pa.array(timestamps[r0:r1], type=types[_TIMESTAMP])]
         arrays += [None] * (len(types) - len(arrays))
-        used, local = np.unique(description_of_row[r0:r1], return_inverse=True)
-        _describe_rows(arrays, [descriptions[i] for i in used], local, m, types, pa)
+        at_row = pa.array(description_of_row[r0:r1], type=pa.int32())
+        for c in range(_TIMESTAMP + 1, len(types)):
+            column = distinct[c]
+            if column is not None:
+                arrays[c] = column.take(at_row)
+            elif c >= _TYPED_START:
+                arrays[c] = pa.nulls(m, types[c])
         arrays[_ERROR_KIND] = pa.nulls(m, types[_ERROR_KIND])
         arrays[_ERROR] = pa.nulls(m, types[_ERROR])
         for c, array in enumerate(arrays):
