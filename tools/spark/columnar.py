@@ -91,20 +91,28 @@ _memo: dict[bytes, tuple[Any, ...]] = {}
 _memo_bytes = 0
 
 
-def _metadata_description(batch: RecordBatch, record: Any) -> tuple[Any, ...]:
-    """:func:`kraft.tools.spark.rows.row_description` of a metadata record, memoised by value."""
+def _metadata_row(batch: RecordBatch, record: Any) -> tuple[Any, ...]:
+    """A metadata record's row description ``(key, value, *row_description)``
+    (:func:`kraft.tools.spark.rows.row_description`), memoised by value for
+    records without a key (every metadata record): records of equal value
+    share one tuple, so each Arrow batch builds their columns once."""
     global _memo_bytes
     value = record[3]
+    key = record[2]
+    if key is not None:
+        return (key, value, *row_description(batch, record, False))
     d = _memo.get(value)  # None is never a key: a miss
     if d is not None:
         return d
-    d = row_description(batch, record, False)
-    if value is not None and len(value) <= MEMO_MAX_VALUE and d[5] is None:
-        cost = 2 * len(value) + (len(d[3]) if d[3] is not None else 0) + 200
+    d = (None, value, *row_description(batch, record, False))
+    if value is not None and len(value) <= MEMO_MAX_VALUE and d[_R_ERROR] is None:
+        cost = 2 * len(value) + (len(d[5]) if d[5] is not None else 0) + 200
         if len(_memo) >= MEMO_MAX_ENTRIES or _memo_bytes + cost > MEMO_MAX_BYTES:
             _memo.clear()
             _memo_bytes = 0
-        _memo[bytes(value)] = d
+        value = bytes(value)
+        d = (None, value, *d[2:])
+        _memo[value] = d
         _memo_bytes += cost
     return d
 
@@ -306,8 +314,8 @@ def _decode_entry(batch: RecordBatch, key: bytes | None) -> tuple[tuple[Any, ...
     base, base_ts = batch[0], batch[7]
     if batch[5] & 0x20:
         return tuple((r[0] - base, r[1] - base_ts, (r[2], r[3], *row_description(batch, r, True))) for r in records)
-    describe = _metadata_description
-    entry = tuple((r[0] - base, r[1] - base_ts, (r[2], r[3], *describe(batch, r))) for r in records)
+    describe = _metadata_row
+    entry = tuple((r[0] - base, r[1] - base_ts, describe(batch, r)) for r in records)
     if key is not None and all(e[2][_R_ERROR] is None for e in entry):
         cost = 2 * len(key) + sum(len(e[2][5] or "") for e in entry) + 200
         if len(_sections) >= MEMO_MAX_ENTRIES or _sections_bytes + cost > MEMO_MAX_BYTES:
