@@ -455,6 +455,7 @@ def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: in
         s_time = p_time = p_cpu = s_driver_cpu = 0.0
         s_cpu: SparkCpu | None = None
         steady: tuple[int, SparkCpu, float] | None = None
+        small: tuple[int, float] | None = None
         whole: SparkCpu | None = None
         try:
             cores = spark.sparkContext.defaultParallelism
@@ -500,16 +501,25 @@ def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: in
             # the query runs on the smallest file STEADY_WARMUP times and
             # twice more on the whole data set, then once measured: the CPU
             # of that query alone.
-            for _ in range(STEADY_WARMUP):
+            for _ in range(STEADY_WARMUP - 1):
                 run_spark(spark, [smallest])
             run_spark(spark, everything)
             run_spark(spark, everything)
+            # The last query on the smallest file is measured too: nearly
+            # all of its CPU is the fixed cost of a query (planning, code
+            # generation, the Python planner processes), which the line
+            # says apart from the cost per row.
+            small0, small_driver0 = spark_cpu(), time.process_time()
+            small_rows = run_spark(spark, [smallest])[0]
+            small1, small_driver1 = spark_cpu(), time.process_time()
             session_driver += time.process_time() - driver0
             cpu0, driver0 = spark_cpu(), time.process_time()
             r, c, _n, _dt = run_spark(spark, everything)
             cpu1, driver1 = spark_cpu(), time.process_time()
             if cpu0 is not None and cpu1 is not None:
                 steady = (r, cpu1 - cpu0, driver1 - driver0)
+            if small0 is not None and small1 is not None:
+                small = (small_rows, (small1 - small0).total + small_driver1 - small_driver0)
             if (r, c) != (p_rows, p_chars):
                 raise click.ClickException(f"the steady-state query disagrees: {r} rows / {c} payload chars, "
                                            f"single process {p_rows} rows / {p_chars} payload chars")
@@ -558,12 +568,19 @@ def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: in
             # code gets hot slowly); it is counted, and what is left without
             # it said, so the per-row cost can be told from it.
             no_jit = rows / (driver + cpu.total - cpu.jit)
+            margin = ""
+            if small is not None and driver + cpu.total > small[1] and rows > small[0]:
+                # rows per CPU second beyond a query's fixed cost: the whole
+                # data set's query less the smallest file's
+                marginal = (rows - small[0]) / (driver + cpu.total - small[1])
+                margin = (f"; beyond a query's fixed cost (the query on the smallest file, {small[0]:,} rows: "
+                          f"{small[1]:.1f} s) {marginal:,.0f} rows, {marginal / raw_per_cpu:.2f}x")
             click.echo(
                 f"per CPU second: {master} {rows / (driver + cpu.total):,.0f} rows (steady state: the same query on "
                 f"the whole data set after {len(groups) + STEADY_WARMUP + 6} queries on the session, that query's "
                 f"CPU only: driver {driver:.1f} s + JVM {cpu.jvm:.1f} s (JIT compiler {cpu.jit:.1f} s, GC "
                 f"{cpu.gc:.1f} s) + Python workers {cpu.python:.1f} s; without the JIT compiler {no_jit:,.0f} rows, "
-                f"{no_jit / raw_per_cpu:.2f}x), single process {p_rows / p_cpu:,.0f} rows, raw decoder "
+                f"{no_jit / raw_per_cpu:.2f}x{margin}), single process {p_rows / p_cpu:,.0f} rows, raw decoder "
                 f"{raw_per_cpu:,.0f} records; {master} / raw decoder: {cpu_ratio:.2f}x"
             )
         if s_cpu is not None and whole is not None and raw_per_cpu:
