@@ -173,6 +173,13 @@ def test_bench_spark_smoke(tmp_path: Path, spark_installed: None) -> None:
     per_cpu = [line for line in out.splitlines() if line.startswith("per CPU second: local[2] ")]
     # Spark's rows per CPU second of every process it ran (driver, JVM, workers) against the raw decoder's.
     assert len(per_cpu) == 1 and "driver " in per_cpu[0] and re.search(r": \d+\.\d\dx$", per_cpu[0]), out
+    # The headline is the steady state (a warm session, that query's CPU only), split JVM / JIT / Python ...
+    assert re.search(r"steady state: .* JVM \d+\.\d s \(JIT compiler \d+\.\d s, GC \d+\.\d s\) \+ Python workers "
+                     r"\d+\.\d s", per_cpu[0]), per_cpu[0]
+    # ... and what the whole run cost is printed too: the rounds with the JVM's warm-up, the session in all.
+    whole = [line for line in out.splitlines() if line.startswith("whole run: local[2] ")]
+    assert len(whole) == 1, out
+    assert re.search(r"\d+\.\d\dx the raw decoder; the Spark session used \d+\.\d s of CPU in all", whole[0]), whole[0]
     assert "raw decoder    :" in out and "ratio (single process rows/s / raw decoder records/s)" in out
     assert "filtered query (record_type = 'TOPIC_RECORD', pushed down)" in out
     assert not list(tmp_path.iterdir())  # the data set is removed

@@ -26,6 +26,14 @@ cores its Python workers need). The peer is the raw decoder (``kraft bench
 records``' reader: batches CRC-checked and records decoded, no rows), on the
 same files, in this process. A filtered query (``record_type =
 'TOPIC_RECORD'``, pushed down) is timed against the same query unfiltered.
+
+Rows per CPU second (the ``per CPU second:`` line) are the steady state: the
+query once more on the whole data set, after the rounds and more warm-up
+queries on the same session, counting that query's CPU alone (the driver,
+the JVM with its JIT compiler and GC threads, the Python workers); the JVM's
+start-up and its compiling of hot code in the first queries are a fixed
+cost, not a per-row one. The ``whole run:`` line gives the rounds' figure,
+JVM warm-up included, and the CPU of the whole Spark session.
 """
 
 from __future__ import annotations
@@ -236,6 +244,9 @@ def synthesize_set(log_dir: Path, target_bytes: int, *, segment_bytes: int = 256
     return SynthSet(log_dir, size, segments, made, records)
 
 
+#: Queries on the smallest file before the steady-state query (see spark_bench_command).
+STEADY_WARMUP = 10
+
 #: The filtered query of the benchmark (pushed down to the data source).
 TOPIC_FILTER = "record_type = 'TOPIC_RECORD'"
 
@@ -303,38 +314,88 @@ def run_raw_decoder_cpu(paths: list[str]) -> tuple[int, float, float]:
     return records, elapsed, cpu
 
 
-def descendants_cpu_seconds() -> float | None:
-    """User + system CPU seconds of this process's descendants (the Spark JVM,
-    its Python daemon and workers), reaped children included; None without /proc.
+@dataclass(frozen=True)
+class SparkCpu:
+    """CPU seconds (user + system) of the processes the Spark side runs:
+    this process's descendants, reaped ones included."""
+
+    jvm: float  #: the JVM's own threads (tasks, planning, JIT compiler, GC)
+    jit: float  #: of which its JIT compiler threads
+    gc: float  #: of which its garbage collector threads
+    python: float  #: the Python daemon, workers and planners (the JVM's children)
+
+    @property
+    def total(self) -> float:
+        return self.jvm + self.python
+
+    def __sub__(self, other: SparkCpu) -> SparkCpu:
+        return SparkCpu(self.jvm - other.jvm, self.jit - other.jit, self.gc - other.gc, self.python - other.python)
+
+    def __add__(self, other: SparkCpu) -> SparkCpu:
+        return SparkCpu(self.jvm + other.jvm, self.jit + other.jit, self.gc + other.gc, self.python + other.python)
+
+
+def _ticks(stat: str) -> tuple[int, list[str]]:
+    """``(ppid, fields after the command)`` of a ``/proc/.../stat`` line."""
+    fields = stat[stat.rindex(")") + 2 :].split()
+    # after the command: state ppid ... utime(11) stime(12) cutime(13) cstime(14)
+    return int(fields[1]), fields
+
+
+def spark_cpu() -> SparkCpu | None:
+    """The CPU the Spark side has used so far (see :class:`SparkCpu`); None without /proc.
 
     With it the bench tells a slow side from a starved one: on a machine
-    shared with other work the wall clock says little about cores."""
+    shared with other work the wall clock says little about cores. The JVM's
+    threads are told apart by name (``C2 CompilerThread0``, ``GC Thread#0``,
+    ``G1 Conc#0``...); a reaped child's time is in its parent's
+    cutime/cstime, and every child of the JVM is a Python process."""
     proc = Path("/proc")
     if not (proc / "self" / "stat").exists():
         return None
     parent: dict[int, int] = {}
-    ticks: dict[int, int] = {}
+    fields_of: dict[int, list[str]] = {}
     for entry in proc.iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_text()
-        except OSError:
+            ppid, fields = _ticks((entry / "stat").read_text())
+        except (OSError, ValueError):
             continue  # exited meanwhile: its time moved to its parent's cutime/cstime
-        fields = stat[stat.rindex(")") + 2 :].split()
-        # after the command: state ppid ... utime(11) stime(12) cutime(13) cstime(14)
-        parent[int(entry.name)] = int(fields[1])
-        ticks[int(entry.name)] = sum(int(x) for x in fields[11:15])
+        parent[int(entry.name)] = ppid
+        fields_of[int(entry.name)] = fields
     children: dict[int, list[int]] = {}
     for pid, ppid in parent.items():
         children.setdefault(ppid, []).append(pid)
-    total = 0
+    jvm = jit = gc = python = 0
     todo = list(children.get(os.getpid(), []))
     while todo:
         pid = todo.pop()
-        total += ticks[pid]
+        fields = fields_of[pid]
+        own, reaped = int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
         todo.extend(children.get(pid, []))
-    return total / os.sysconf("SC_CLK_TCK")
+        try:
+            java = (proc / str(pid) / "exe").resolve().name == "java"
+        except OSError:
+            java = False
+        if not java:
+            python += own + reaped
+            continue
+        jvm += own
+        python += reaped
+        for task in (proc / str(pid) / "task").iterdir():
+            try:
+                stat = (task / "stat").read_text()
+            except OSError:
+                continue
+            name = stat[stat.index("(") + 1 : stat.rindex(")")]
+            _ppid, tf = _ticks(stat)
+            if "CompilerThre" in name:
+                jit += int(tf[11]) + int(tf[12])
+            elif name.startswith(("GC Thread", "G1 ")):
+                gc += int(tf[11]) + int(tf[12])
+    tick = os.sysconf("SC_CLK_TCK")
+    return SparkCpu(jvm / tick, jit / tick, gc / tick, python / tick)
 
 
 def interleaved_rounds(log_dir: Path, rounds: int) -> list[list[str]]:
@@ -384,13 +445,18 @@ def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: in
 
         from kraft.tools.spark.source import session
 
-        t0 = time.perf_counter()
+        t0, session_driver0 = time.perf_counter(), time.process_time()
         spark = session(master, app_name="kraft-bench", conf={"spark.ui.showConsoleProgress": "false"})
+        session_driver = time.process_time() - session_driver0
         spark.sparkContext.setLogLevel("ERROR")
         started = time.perf_counter() - t0
         load_before = os.getloadavg()[0]
         s_rows = s_chars = p_rows = p_chars = partitions = 0
-        s_time = p_time = s_cpu = p_cpu = s_driver_cpu = 0.0
+        s_time = p_time = p_cpu = s_driver_cpu = 0.0
+        s_cpu: SparkCpu | None = None
+        steady: tuple[int, SparkCpu, float] | None = None
+        small: tuple[int, float] | None = None
+        whole: SparkCpu | None = None
         try:
             cores = spark.sparkContext.defaultParallelism
             # Warm up both sides on the smallest file (Python workers started,
@@ -398,8 +464,10 @@ def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: in
             # too: its first run pays for the filter pushdown's planner once.
             smallest = min((p for g in groups for p in g), key=lambda p: Path(p).stat().st_size)
             t0 = time.perf_counter()
+            driver0 = time.process_time()
             run_spark(spark, [smallest])
             run_spark_filtered(spark, [smallest], TOPIC_FILTER)
+            session_driver += time.process_time() - driver0
             run_single_process([smallest], cores)
             warmup = time.perf_counter() - t0
             for i, paths in enumerate(groups):
@@ -407,23 +475,55 @@ def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: in
                 order = ("spark", "single") if i % 2 == 0 else ("single", "spark")
                 for side in order:
                     if side == "spark":
-                        cpu0, driver0 = descendants_cpu_seconds(), time.process_time()
+                        cpu0, driver0 = spark_cpu(), time.process_time()
                         r, c, n, dt = run_spark(spark, paths)
-                        cpu1, driver1 = descendants_cpu_seconds(), time.process_time()
+                        cpu1, driver1 = spark_cpu(), time.process_time()
                         s_rows, s_chars, partitions, s_time = s_rows + r, s_chars + c, partitions + n, s_time + dt
                         s_driver_cpu += driver1 - driver0
                         if cpu0 is not None and cpu1 is not None:
-                            s_cpu += cpu1 - cpu0
+                            s_cpu = cpu1 - cpu0 if s_cpu is None else s_cpu + (cpu1 - cpu0)
                     else:
-                        cpu0 = time.process_time()
+                        single0 = time.process_time()
                         r, c, dt = run_single_process(paths, cores)
-                        p_cpu += time.process_time() - cpu0
+                        p_cpu += time.process_time() - single0
                         p_rows, p_chars, p_time = p_rows + r, p_chars + c, p_time + dt
                 click.echo(f"[round {i + 1}/{len(groups)}] {len(paths)} files: spark {s_time:.0f} s, single process {p_time:.0f} s so far", err=True)
             # A filtered query against the same query unfiltered, on the whole data set.
             everything = [p for g in groups for p in g]
+            driver0 = time.process_time()
             all_rows, all_time = run_spark_filtered(spark, everything, None)
             topic_rows, topic_time = run_spark_filtered(spark, everything, TOPIC_FILTER)
+            # The steady state: the JVM compiles hot code (JIT) during the
+            # first queries of a session, a fixed cost and not a per-row one:
+            # the per-row code within one query, Spark's per-query code
+            # (planning, closure cleaning, the Python runner's set-up) only
+            # after some queries. So, as on a session that has run a while,
+            # the query runs on the smallest file STEADY_WARMUP times and
+            # twice more on the whole data set, then once measured: the CPU
+            # of that query alone.
+            for _ in range(STEADY_WARMUP - 1):
+                run_spark(spark, [smallest])
+            run_spark(spark, everything)
+            run_spark(spark, everything)
+            # The last query on the smallest file is measured too: nearly
+            # all of its CPU is the fixed cost of a query (planning, code
+            # generation, the Python planner processes), which the line
+            # says apart from the cost per row.
+            small0, small_driver0 = spark_cpu(), time.process_time()
+            small_rows = run_spark(spark, [smallest])[0]
+            small1, small_driver1 = spark_cpu(), time.process_time()
+            session_driver += time.process_time() - driver0
+            cpu0, driver0 = spark_cpu(), time.process_time()
+            r, c, _n, _dt = run_spark(spark, everything)
+            cpu1, driver1 = spark_cpu(), time.process_time()
+            if cpu0 is not None and cpu1 is not None:
+                steady = (r, cpu1 - cpu0, driver1 - driver0)
+            if small0 is not None and small1 is not None:
+                small = (small_rows, (small1 - small0).total + small_driver1 - small_driver0)
+            if (r, c) != (p_rows, p_chars):
+                raise click.ClickException(f"the steady-state query disagrees: {r} rows / {c} payload chars, "
+                                           f"single process {p_rows} rows / {p_chars} payload chars")
+            whole = spark_cpu()  # before the JVM ends: from its start
         finally:
             spark.stop()
         load_after = os.getloadavg()[0]
@@ -434,7 +534,8 @@ def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: in
         )
         click.echo(
             f"spark {master:<9}: {s_rows:>12,} rows in {s_time:7.1f} s  {s_rows / s_time:>10,.0f} rows/s"
-            + (f"  (cpu {s_cpu:.1f} s in the JVM and Python workers: {s_cpu / s_time:.2f} cores busy)" if s_cpu else "")
+            + (f"  (cpu {s_cpu.total:.1f} s in the JVM and Python workers: {s_cpu.total / s_time:.2f} cores busy)"
+               if s_cpu else "")
         )
         click.echo(
             f"  {partitions} input partitions on {cores} cores; Spark session start-up {started:.1f} s and warm-up {warmup:.1f} s not counted"
@@ -454,18 +555,42 @@ def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: in
             f"{topic_time:.1f} s against {all_time:.1f} s unfiltered: {filter_ratio:.2f}x faster (target >= 5x)"
         )
         cpu_ratio: float | None = None
-        if s_cpu and raw_cpu:
-            # Every process the Spark side started or ran in: this driver
-            # (py4j, the plan), the JVM and its Python workers (reaped ones
-            # included, through the JVM's cutime). On a machine shared with
-            # other work the wall clock measures the neighbours too; CPU
-            # seconds do not, and they hold on any number of cores.
-            spark_cpu = s_driver_cpu + s_cpu
-            cpu_ratio = (s_rows / spark_cpu) / (raw_records / raw_cpu)
+        raw_per_cpu = raw_records / raw_cpu if raw_cpu else 0.0
+        if steady is not None and raw_per_cpu:
+            # Every process the Spark side ran: this driver (py4j, the plan),
+            # the JVM and its Python workers (reaped ones included, through
+            # the JVM's cutime). On a machine shared with other work the wall
+            # clock measures the neighbours too; CPU seconds do not, and they
+            # hold on any number of cores.
+            rows, cpu, driver = steady
+            cpu_ratio = rows / (driver + cpu.total) / raw_per_cpu
+            # The JIT compiler still runs on a warm session (Spark's per-query
+            # code gets hot slowly); it is counted, and what is left without
+            # it said, so the per-row cost can be told from it.
+            no_jit = rows / (driver + cpu.total - cpu.jit)
+            margin = ""
+            if small is not None and driver + cpu.total > small[1] and rows > small[0]:
+                # rows per CPU second beyond a query's fixed cost: the whole
+                # data set's query less the smallest file's
+                marginal = (rows - small[0]) / (driver + cpu.total - small[1])
+                margin = (f"; beyond a query's fixed cost (the query on the smallest file, {small[0]:,} rows: "
+                          f"{small[1]:.1f} s) {marginal:,.0f} rows, {marginal / raw_per_cpu:.2f}x")
             click.echo(
-                f"per CPU second: {master} {s_rows / spark_cpu:,.0f} rows (driver {s_driver_cpu:.1f} s + JVM and "
-                f"Python workers {s_cpu:.1f} s of CPU), single process {p_rows / p_cpu:,.0f} rows, raw decoder "
-                f"{raw_records / raw_cpu:,.0f} records; {master} / raw decoder: {cpu_ratio:.2f}x"
+                f"per CPU second: {master} {rows / (driver + cpu.total):,.0f} rows (steady state: the same query on "
+                f"the whole data set after {len(groups) + STEADY_WARMUP + 6} queries on the session, that query's "
+                f"CPU only: driver {driver:.1f} s + JVM {cpu.jvm:.1f} s (JIT compiler {cpu.jit:.1f} s, GC "
+                f"{cpu.gc:.1f} s) + Python workers {cpu.python:.1f} s; without the JIT compiler {no_jit:,.0f} rows, "
+                f"{no_jit / raw_per_cpu:.2f}x{margin}), single process {p_rows / p_cpu:,.0f} rows, raw decoder "
+                f"{raw_per_cpu:,.0f} records; {master} / raw decoder: {cpu_ratio:.2f}x"
+            )
+        if s_cpu is not None and whole is not None and raw_per_cpu:
+            per_cpu_rounds = s_rows / (s_driver_cpu + s_cpu.total)
+            click.echo(
+                f"whole run: {master} {per_cpu_rounds:,.0f} rows per CPU second in the {len(groups)} rounds (JVM warm-up "
+                f"included: driver {s_driver_cpu:.1f} s + JVM {s_cpu.jvm:.1f} s (JIT compiler {s_cpu.jit:.1f} s) + "
+                f"Python workers {s_cpu.python:.1f} s), {per_cpu_rounds / raw_per_cpu:.2f}x the raw decoder; the Spark "
+                f"session used {whole.total + session_driver + s_driver_cpu:.1f} s of CPU in all (start-up "
+                f"{started:.1f} s wall, warm-up, every query)"
             )
         click.echo(f"{len(groups)} interleaved rounds; machine load average {load_before:.1f} at the start, "
                    f"{load_after:.1f} at the end (on {os.cpu_count()} cores)")
