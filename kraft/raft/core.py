@@ -1237,13 +1237,12 @@ class RaftCore:
             return 0
         requests = self._requests
         candidates = self._bootstrap_nodes()
-        picked = requests.reserve_bootstrap(now_ms, candidates)
+        picked = requests.send_to_bootstrap(now_ms, candidates, FetchRequest.__name__)
         if picked is None:
             return requests.backoff_before_available(now_ms, candidates)
-        node, correlation_id = picked
-        request = fetch.build_fetch_request(self)
-        self._ready.send.append(OutboundRequest(node, correlation_id, request))
-        return requests.sent(node, correlation_id, now_ms, type(request).__name__)
+        node, correlation_id, timeout = picked
+        self._ready.send.append(OutboundRequest(node, correlation_id, fetch.build_fetch_request(self)))
+        return timeout
 
     def _poll_unattached(self, now_ms: int) -> int | None:
         role = self.quorum.role
