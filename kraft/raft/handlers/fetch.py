@@ -286,7 +286,10 @@ def maybe_update_follower_high_watermark(ctx: ReplicationContext, log_pending: b
     if log_pending:
         return
     new = min(role.leader_high_watermark, ctx.log.end_offset)
-    if ctx.quorum.update_follower_high_watermark(new):
+    # Read off the role: most steps of a follower move nothing, and only a
+    # rise is an update (the high watermark never decreases).
+    if role.high_watermark is None or new > role.high_watermark:
+        ctx.quorum.update_follower_high_watermark(new)
         ctx.expose_committed(new)
 
 
