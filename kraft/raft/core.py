@@ -204,6 +204,9 @@ class RaftCore:
         self.voters_offset: int | None = None
         self._control_state: KRaftControlState | None = None
         self._out: Ready | None = None
+        #: The last Ready asked the shell to write the log (the next call
+        #: picks up what it wrote).
+        self._ready_wrote_log = False
         self._poll_timeout: int | None = None
         #: The largest high watermark exposed to the shell (Ready.committed):
         #: what the listeners were told, never decreasing. The high watermark
@@ -408,6 +411,7 @@ class RaftCore:
     def _finish(self, now_ms: int) -> Ready:
         out = self._ready
         self._out = None
+        self._ready_wrote_log = bool(out.log)
         out.persist = self.quorum.take_pending_persist()
         out.kraft_version = self.kraft_version
         if self._shutdown is not None and self._shutdown.outcome is not None:
@@ -470,7 +474,10 @@ class RaftCore:
                     fetch.leader_high_watermark_advanced(self, now_ms, role)
             if state.parked:
                 fetch.complete_parked_below(self, now_ms, role, end)
-        elif isinstance(role, Follower):
+        elif isinstance(role, Follower) and self._ready_wrote_log:
+            # Only the shell's writes move a follower's log end or install its
+            # snapshot: after a Ready without log operations there is nothing
+            # to pick up.
             fetch.sync_follower_with_log(self, log_pending=bool(self._ready.log))
 
     def expose_committed(self, high_watermark: int) -> None:
