@@ -65,6 +65,7 @@ from kraft.raft.events import (
     Inbound,
     InboundRequest,
     InboundResponse,
+    LeaderFields,
     OutboundRequest,
     OutboundResponse,
     RaftRequest,
@@ -80,8 +81,6 @@ from kraft.raft.events import (
 )
 from kraft.raft.handlers import election, fetch, membership
 from kraft.raft.handlers.common import (
-    LeaderFields,
-    leader_fields,
     partition_error_response,
     top_level_error_response,
 )
@@ -102,7 +101,6 @@ from kraft.raft import handover
 from kraft.raft.witness import CampaignPolicy, handover_leaders, may_campaign, preferred_successors, resign_reason
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import KRaftControlState, LogView, OffsetAndEpoch
-from kraft.raft.log_reconciliation import log_end
 from kraft.raft.request_manager import RequestManager
 from kraft.raft.roles import (
     Candidate,
@@ -294,7 +292,7 @@ class RaftCore:
         self._begin(now_ms, sync=False)
         # The voter set of the log (KIP-853) decides whether we are a voter.
         self._refresh_voters(now_ms)
-        self.quorum.initialize(self._election_state, log_end(self._log), now_ms)
+        self.quorum.initialize(self._election_state, self.log_end, now_ms)
         self._initialized = True
         role = self.quorum.role
         self._note_role_change(None, "start-up")
@@ -442,6 +440,12 @@ class RaftCore:
     def log(self) -> LogView:
         """The log as the core reads it (read-only)."""
         return self._log
+
+    @property
+    def log_end(self) -> OffsetAndEpoch:
+        """The log end offset and the epoch of the last record: what votes
+        compare (Kafka's ``KafkaRaftClient.endOffset``)."""
+        return OffsetAndEpoch(self._log.end_offset, self._log.last_epoch)
 
     def violation(self, source: int, description: str) -> None:
         self._ready.violations.append(RemoteProtocolViolation(source, description))
@@ -611,7 +615,7 @@ class RaftCore:
         leaders = handover_leaders(self._campaign_policy, self.local_key, self.voters.voter_ids)
         if leaders is None or self.local_key is None:
             return False
-        decision = handover.decide(self.local_key.id, log_end(self._log), self.voters.voter_ids, leaders,
+        decision = handover.decide(self.local_key.id, self.log_end, self.voters.voter_ids, leaders,
                                    self._handover.heard(now_ms))
         notice = self._handover.changed(decision)
         if notice is not None:
@@ -741,7 +745,7 @@ class RaftCore:
     # --- the epoch gate for requests --------------------------------------------
 
     def response_common(self) -> LeaderFields:
-        return leader_fields(self.quorum)
+        return self.quorum.leader_fields
 
     def _error_response(self, request: RaftRequest, error: Errors) -> RaftResponse:
         """A partition-level error answer carrying our epoch and leader."""

@@ -75,6 +75,7 @@ import random
 from dataclasses import replace
 
 from kraft.raft.errors import IllegalTransitionError
+from kraft.raft.events import NO_LEADER, LeaderFields
 from kraft.raft.accumulator import BatchAccumulator
 from kraft.raft.leader_progress import LeaderProgress
 from kraft.raft.leader_state import LeaderState
@@ -188,6 +189,17 @@ class QuorumState:
                 return self.local_endpoints or self.voters.endpoints(self.role.leader_id)
             case _:
                 return ()
+
+    @property
+    def leader_fields(self) -> LeaderFields:
+        """The current-leader fields of an answer: the leader (or
+        ``NO_LEADER``), the epoch and the leader's endpoints."""
+        leader = self.leader_id
+        return {
+            "leader_id": NO_LEADER if leader is None else leader,
+            "leader_epoch": self.epoch,
+            "leader_endpoints": self.leader_endpoints if leader is not None else (),
+        }
 
     @property
     def voters(self) -> VoterSet:
