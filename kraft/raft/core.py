@@ -202,8 +202,8 @@ class RaftCore:
         self.voters_offset: int | None = None
         self._control_state: KRaftControlState | None = None
         self._out: Ready | None = None
-        #: The last Ready asked the shell to write the log (the next call
-        #: picks up what it wrote).
+        #: The last Ready asked the shell to write the log: the next call
+        #: reads what it wrote (:meth:`_sync_with_log`).
         self._ready_wrote_log = False
         self._poll_timeout: int | None = None
         #: The largest high watermark exposed to the shell (Ready.committed):
@@ -460,8 +460,14 @@ class RaftCore:
         return bool(self._ready.log)
 
     def _sync_with_log(self, now_ms: int) -> None:
-        """Pick up what the shell wrote while executing the previous Ready."""
-        self._refresh_voters(now_ms)
+        """Pick up what the shell wrote while executing the previous Ready.
+        Only a Ready's log operations (appends, truncations, snapshot
+        installs) move the log end and change its control records: after a
+        Ready without any there is nothing new to read, except a leader's
+        write moving through its stages."""
+        wrote = self._ready_wrote_log
+        if wrote:
+            self._refresh_voters(now_ms)
         role = self.quorum.role
         if isinstance(role, Leader):
             end = self._log.end_offset
@@ -478,10 +484,7 @@ class RaftCore:
                     fetch.leader_high_watermark_advanced(self, now_ms, role)
             if state.parked:
                 fetch.complete_parked_below(self, now_ms, role, end)
-        elif isinstance(role, Follower) and self._ready_wrote_log:
-            # Only the shell's writes move a follower's log end or install its
-            # snapshot: after a Ready without log operations there is nothing
-            # to pick up.
+        elif isinstance(role, Follower) and wrote:
             fetch.sync_follower_with_log(self, log_pending=bool(self._ready.log))
 
     def expose_committed(self, high_watermark: int) -> None:
