@@ -469,10 +469,7 @@ class KafkaRaftClient:
                 self.committed.notify_all()
         if self._commit_waiters:
             self._wake_commit_waiters()
-        # The core announces a leader and epoch only when they change (Kafka's
-        # maybeFireLeaderChange): only its first announcement, in the Ready of
-        # initialize, can equal what this client starts with (no leader, epoch 0).
-        if ready.leader_change is not None and (self.initialized or ready.leader_change != self.leader):
+        if ready.leader_change is not None and ready.leader_change != self.leader:
             old = self.leader
             self.leader = ready.leader_change
             # The role change that came with it is logged at INFO (telemetry).

@@ -46,9 +46,8 @@ class ElectionState(NamedTuple):
     voted_key: ReplicaKey | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class LeaderAndEpoch:
-    """What listeners are told on a leader change."""
+class LeaderAndEpoch(NamedTuple):
+    """What listeners are told on a leader change (a value, as ElectionState)."""
 
     leader_id: int | None
     epoch: int
