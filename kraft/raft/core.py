@@ -541,11 +541,11 @@ class RaftCore:
     def _after_transition(self, now_ms: int, previous: Role | None) -> None:
         # Answers to requests sent in the old role are meaningless now.
         self._requests.reset_all()
-        # --- kraft witness hand-over hook (kraft/raft/handover.py)
-        handover.after_transition(self._handover, now_ms, previous, self.quorum.role)
         if isinstance(previous, Leader):
             # The leadership's state went with the role; answer what waited on it.
             state = previous.state
+            if state.handover is not None:  # --- kraft witness hand-over hook (kraft/raft/handover.py)
+                self._handover.ended(now_ms - state.handover.started_ms)
             if state.write in (LeaderWrite.WRITTEN, LeaderWrite.SERVED):
                 # Its next Fetch will tell the new leader these offsets are
                 # here: they must be durable by then.
@@ -591,6 +591,7 @@ class RaftCore:
         self.quorum.transition_to_follower(epoch, leader_id, endpoints, now_ms)
         self._note_role_change(previous, reason or f"learned leader {leader_id} of epoch {epoch}")
         self._after_transition(now_ms, previous)
+        self._handover.leader_found()  # --- kraft witness hand-over hook
 
     def _become_prospective(self, now_ms: int, reason: str) -> None:
         # --- kraft witness hook (kraft/raft/witness.py): every election
@@ -605,10 +606,9 @@ class RaftCore:
             for_handover = True
             reason = f"{reason}; hand-over candidacy"
         previous = self.quorum.role
-        self.quorum.transition_to_prospective(now_ms)
+        self.quorum.transition_to_prospective(now_ms, handover=for_handover)
         self._note_role_change(previous, reason)
         self._after_transition(now_ms, previous)
-        self._handover.campaigning = for_handover
         self.maybe_transition_forward(now_ms)
 
     def _may_take_handover(self, now_ms: int) -> bool:
@@ -638,7 +638,7 @@ class RaftCore:
         epoch_start = self._log.end_offset
         previous = self.quorum.role
         leaders = handover_leaders(self._campaign_policy, self.local_key, self.voters.voter_ids)
-        for_handover = self._handover.campaigning and leaders is not None
+        for_handover = isinstance(previous, Candidate) and previous.handover and leaders is not None
         leader = self.quorum.transition_to_leader(epoch_start, now_ms)
         if for_handover:
             assert leaders is not None
@@ -673,7 +673,7 @@ class RaftCore:
         role = self.quorum.role
         if isinstance(role, Prospective) and role.votes.is_vote_granted() \
                 and (may_campaign(self._campaign_policy, self.local_key, self.voters.voter_ids)
-                     or (self._handover.campaigning and self._may_take_handover(now_ms))):
+                     or (role.handover and self._may_take_handover(now_ms))):
             self._become_candidate(now_ms, f"won pre-vote: {election.tally(role.votes)}")
         elif isinstance(role, Candidate) and role.votes.is_vote_granted():
             self._become_leader(now_ms, f"won election: {election.tally(role.votes)}")

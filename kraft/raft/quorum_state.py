@@ -441,9 +441,10 @@ class QuorumState:
             )
         )
 
-    def transition_to_prospective(self, now_ms: int) -> None:
+    def transition_to_prospective(self, now_ms: int, *, handover: bool = False) -> None:
         """Start a pre-vote (KIP-996) in the current epoch. Memory only: the
-        stored election state does not change."""
+        stored election state does not change. ``handover``: a witness's
+        hand-over candidacy (:mod:`kraft.raft.handover`)."""
         current = self.role
         if not self.may_campaign or self.local_key is None:
             raise IllegalTransitionError("an observer cannot become Prospective")
@@ -468,6 +469,7 @@ class QuorumState:
                 retries=retries,
                 election_deadline_ms=now_ms + self.random_election_timeout_ms(),
                 high_watermark=current.high_watermark,
+                handover=handover,
             )
         )
 
@@ -486,6 +488,7 @@ class QuorumState:
                 retries=current.retries,
                 election_deadline_ms=now_ms + self.random_election_timeout_ms(),
                 high_watermark=current.high_watermark,
+                handover=current.handover,
             )
         )
 

@@ -152,6 +152,9 @@ class Prospective:
     retries: int = 1
     election_deadline_ms: int = 0
     high_watermark: int | None = None
+    #: A witness's hand-over candidacy (kraft/raft/handover.py), carried to
+    #: the Candidate; it ends with the role.
+    handover: bool = False
 
     name = "Prospective"
 
@@ -175,6 +178,8 @@ class Candidate:
     retries: int = 1
     election_deadline_ms: int = 0
     high_watermark: int | None = None
+    #: A witness's hand-over candidacy, from its Prospective.
+    handover: bool = False
 
     name = "Candidate"
 
