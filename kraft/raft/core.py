@@ -65,6 +65,7 @@ from kraft.raft.events import (
     Inbound,
     InboundRequest,
     InboundResponse,
+    LeaderFields,
     OutboundRequest,
     OutboundResponse,
     RaftRequest,
@@ -80,8 +81,6 @@ from kraft.raft.events import (
 )
 from kraft.raft.handlers import election, fetch, membership
 from kraft.raft.handlers.common import (
-    LeaderFields,
-    leader_fields,
     partition_error_response,
     top_level_error_response,
 )
@@ -102,7 +101,6 @@ from kraft.raft import handover
 from kraft.raft.witness import CampaignPolicy, handover_leaders, may_campaign, preferred_successors, resign_reason
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import KRaftControlState, LogView, OffsetAndEpoch
-from kraft.raft.log_reconciliation import log_end
 from kraft.raft.request_manager import RequestManager
 from kraft.raft.roles import (
     Candidate,
@@ -204,6 +202,9 @@ class RaftCore:
         self.voters_offset: int | None = None
         self._control_state: KRaftControlState | None = None
         self._out: Ready | None = None
+        #: The last Ready asked the shell to write the log: the next call
+        #: reads what it wrote (:meth:`_sync_with_log`).
+        self._ready_wrote_log = False
         self._poll_timeout: int | None = None
         #: The largest high watermark exposed to the shell (Ready.committed):
         #: what the listeners were told, never decreasing. The high watermark
@@ -291,7 +292,7 @@ class RaftCore:
         self._begin(now_ms, sync=False)
         # The voter set of the log (KIP-853) decides whether we are a voter.
         self._refresh_voters(now_ms)
-        self.quorum.initialize(self._election_state, log_end(self._log), now_ms)
+        self.quorum.initialize(self._election_state, self.log_end, now_ms)
         self._initialized = True
         role = self.quorum.role
         self._note_role_change(None, "start-up")
@@ -408,6 +409,7 @@ class RaftCore:
     def _finish(self, now_ms: int) -> Ready:
         out = self._ready
         self._out = None
+        self._ready_wrote_log = bool(out.log)
         out.persist = self.quorum.take_pending_persist()
         out.kraft_version = self.kraft_version
         if self._shutdown is not None and self._shutdown.outcome is not None:
@@ -439,6 +441,12 @@ class RaftCore:
         """The log as the core reads it (read-only)."""
         return self._log
 
+    @property
+    def log_end(self) -> OffsetAndEpoch:
+        """The log end offset and the epoch of the last record: what votes
+        compare (Kafka's ``KafkaRaftClient.endOffset``)."""
+        return OffsetAndEpoch(self._log.end_offset, self._log.last_epoch)
+
     def violation(self, source: int, description: str) -> None:
         self._ready.violations.append(RemoteProtocolViolation(source, description))
 
@@ -452,8 +460,14 @@ class RaftCore:
         return bool(self._ready.log)
 
     def _sync_with_log(self, now_ms: int) -> None:
-        """Pick up what the shell wrote while executing the previous Ready."""
-        self._refresh_voters(now_ms)
+        """Pick up what the shell wrote while executing the previous Ready.
+        Only a Ready's log operations (appends, truncations, snapshot
+        installs) move the log end and change its control records: after a
+        Ready without any there is nothing new to read, except a leader's
+        write moving through its stages."""
+        wrote = self._ready_wrote_log
+        if wrote:
+            self._refresh_voters(now_ms)
         role = self.quorum.role
         if isinstance(role, Leader):
             end = self._log.end_offset
@@ -470,7 +484,7 @@ class RaftCore:
                     fetch.leader_high_watermark_advanced(self, now_ms, role)
             if state.parked:
                 fetch.complete_parked_below(self, now_ms, role, end)
-        elif isinstance(role, Follower):
+        elif isinstance(role, Follower) and wrote:
             fetch.sync_follower_with_log(self, log_pending=bool(self._ready.log))
 
     def expose_committed(self, high_watermark: int) -> None:
@@ -527,11 +541,11 @@ class RaftCore:
     def _after_transition(self, now_ms: int, previous: Role | None) -> None:
         # Answers to requests sent in the old role are meaningless now.
         self._requests.reset_all()
-        # --- kraft witness hand-over hook (kraft/raft/handover.py)
-        handover.after_transition(self._handover, now_ms, previous, self.quorum.role)
         if isinstance(previous, Leader):
             # The leadership's state went with the role; answer what waited on it.
             state = previous.state
+            if state.handover is not None:  # --- kraft witness hand-over hook (kraft/raft/handover.py)
+                self._handover.ended(now_ms - state.handover.started_ms)
             if state.write in (LeaderWrite.WRITTEN, LeaderWrite.SERVED):
                 # Its next Fetch will tell the new leader these offsets are
                 # here: they must be durable by then.
@@ -577,6 +591,7 @@ class RaftCore:
         self.quorum.transition_to_follower(epoch, leader_id, endpoints, now_ms)
         self._note_role_change(previous, reason or f"learned leader {leader_id} of epoch {epoch}")
         self._after_transition(now_ms, previous)
+        self._handover.leader_found()  # --- kraft witness hand-over hook
 
     def _become_prospective(self, now_ms: int, reason: str) -> None:
         # --- kraft witness hook (kraft/raft/witness.py): every election
@@ -591,10 +606,9 @@ class RaftCore:
             for_handover = True
             reason = f"{reason}; hand-over candidacy"
         previous = self.quorum.role
-        self.quorum.transition_to_prospective(now_ms)
+        self.quorum.transition_to_prospective(now_ms, handover=for_handover)
         self._note_role_change(previous, reason)
         self._after_transition(now_ms, previous)
-        self._handover.campaigning = for_handover
         self.maybe_transition_forward(now_ms)
 
     def _may_take_handover(self, now_ms: int) -> bool:
@@ -604,7 +618,7 @@ class RaftCore:
         leaders = handover_leaders(self._campaign_policy, self.local_key, self.voters.voter_ids)
         if leaders is None or self.local_key is None:
             return False
-        decision = handover.decide(self.local_key.id, log_end(self._log), self.voters.voter_ids, leaders,
+        decision = handover.decide(self.local_key.id, self.log_end, self.voters.voter_ids, leaders,
                                    self._handover.heard(now_ms))
         notice = self._handover.changed(decision)
         if notice is not None:
@@ -624,7 +638,7 @@ class RaftCore:
         epoch_start = self._log.end_offset
         previous = self.quorum.role
         leaders = handover_leaders(self._campaign_policy, self.local_key, self.voters.voter_ids)
-        for_handover = self._handover.campaigning and leaders is not None
+        for_handover = isinstance(previous, Candidate) and previous.handover and leaders is not None
         leader = self.quorum.transition_to_leader(epoch_start, now_ms)
         if for_handover:
             assert leaders is not None
@@ -659,7 +673,7 @@ class RaftCore:
         role = self.quorum.role
         if isinstance(role, Prospective) and role.votes.is_vote_granted() \
                 and (may_campaign(self._campaign_policy, self.local_key, self.voters.voter_ids)
-                     or (self._handover.campaigning and self._may_take_handover(now_ms))):
+                     or (role.handover and self._may_take_handover(now_ms))):
             self._become_candidate(now_ms, f"won pre-vote: {election.tally(role.votes)}")
         elif isinstance(role, Candidate) and role.votes.is_vote_granted():
             self._become_leader(now_ms, f"won election: {election.tally(role.votes)}")
@@ -734,7 +748,7 @@ class RaftCore:
     # --- the epoch gate for requests --------------------------------------------
 
     def response_common(self) -> LeaderFields:
-        return leader_fields(self.quorum)
+        return self.quorum.leader_fields
 
     def _error_response(self, request: RaftRequest, error: Errors) -> RaftResponse:
         """A partition-level error answer carrying our epoch and leader."""
@@ -1237,13 +1251,12 @@ class RaftCore:
             return 0
         requests = self._requests
         candidates = self._bootstrap_nodes()
-        picked = requests.reserve_bootstrap(now_ms, candidates)
+        picked = requests.send_to_bootstrap(now_ms, candidates, FetchRequest.__name__)
         if picked is None:
             return requests.backoff_before_available(now_ms, candidates)
-        node, correlation_id = picked
-        request = fetch.build_fetch_request(self)
-        self._ready.send.append(OutboundRequest(node, correlation_id, request))
-        return requests.sent(node, correlation_id, now_ms, type(request).__name__)
+        node, correlation_id, timeout = picked
+        self._ready.send.append(OutboundRequest(node, correlation_id, fetch.build_fetch_request(self)))
+        return timeout
 
     def _poll_unattached(self, now_ms: int) -> int | None:
         role = self.quorum.role

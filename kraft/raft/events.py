@@ -29,7 +29,7 @@ Records travel as opaque bytes (``FetchResponse.records``,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, TypedDict
 
 from kraft.raft.errors import Errors
 from kraft.records.view import OffsetAndEpoch
@@ -46,6 +46,15 @@ METADATA_PARTITION = TopicPartition("__cluster_metadata", 0)
 
 #: Kafka's sentinel for "no leader" / "unknown" in int fields.
 NO_LEADER = -1
+
+
+class LeaderFields(TypedDict):
+    """The current-leader fields every KRaft response carries
+    (``QuorumState.leader_fields``)."""
+
+    leader_id: int
+    leader_epoch: int
+    leader_endpoints: Endpoints
 
 
 # --- Vote (api key 52) -----------------------------------------------------

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 from kraft.raft.leader_state import HandoverLeadership
 from kraft.raft.quorum_config import QuorumConfig
-from kraft.raft.roles import Candidate, Follower, Leader, Prospective, Role, log_up_to_date
+from kraft.raft.roles import Leader, log_up_to_date
 from kraft.raft.voters import ReplicaKey
 from kraft.records.view import OffsetAndEpoch
 
@@ -50,7 +50,6 @@ __all__ = [
     "HandoverLeadership",
     "HandoverStats",
     "HandoverWatch",
-    "after_transition",
     "caught_up_successors",
     "completed",
     "decide",
@@ -135,15 +134,14 @@ class HandoverStats:
 
 class HandoverWatch:
     """What a witness's core learns for the hand-over rule: the log ends other
-    voters reported in their Vote requests (and when), whether its current
-    candidacy is a hand-over one, the last decision (logged once per change)
-    and the hand-over statistics."""
+    voters reported in their Vote requests (and when), the last decision
+    (logged once per change) and the hand-over statistics. Whether a
+    candidacy is a hand-over one is the Prospective's or Candidate's
+    (``handover``), and ends with it."""
 
     def __init__(self, window_ms: int) -> None:
         self.window_ms = window_ms
         self._heard: dict[int, tuple[int, OffsetAndEpoch]] = {}
-        #: The current Prospective/Candidate run is a hand-over candidacy.
-        self.campaigning = False
         self._last_reason: str | None = None
         self.stats = HandoverStats()
 
@@ -166,11 +164,12 @@ class HandoverWatch:
         self._last_reason = key
         return decision.reason
 
-    def forget_heard(self) -> None:
-        self._heard.clear()
-
-    def forget_verdict(self) -> None:
+    def leader_found(self) -> None:
+        """A leader was elected since those Vote requests: the logs they
+        reported are stale (the leader appended since), and so is the
+        verdict (the next "no hand-over" one is news again)."""
         self._last_reason = None
+        self._heard.clear()
 
     def began(self) -> None:
         self.stats = HandoverStats(self.stats.epochs + 1, self.stats.total_ms)
@@ -200,18 +199,3 @@ def completed(leader: Leader, now_ms: int) -> tuple[tuple[ReplicaKey, ...] | Non
     return successors, (f"hand-over complete: {ids(k.id for k in successors)} fetched up to the log end (offset "
                         f"{end}) after {now_ms - lead.started_ms} ms as leader; resigning with preferred "
                         f"successors {', '.join(str(k.id) for k in successors)}")
-
-
-def after_transition(watch: HandoverWatch, now_ms: int, previous: Role | None, role: Role) -> None:
-    """The core's role changed: a hand-over epoch ended (its time counts), a
-    hand-over candidacy ended, a leader was found (the next "no hand-over"
-    verdict is news again)."""
-    if isinstance(previous, Leader) and previous.state.handover is not None:
-        watch.ended(now_ms - previous.state.handover.started_ms)
-    if not isinstance(role, (Prospective, Candidate)):
-        watch.campaigning = False
-    if isinstance(role, Follower):
-        # A leader was elected since those Vote requests: the logs they
-        # reported are stale (the leader appended since), and so is the verdict.
-        watch.forget_verdict()
-        watch.forget_heard()

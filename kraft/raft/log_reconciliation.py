@@ -78,8 +78,3 @@ def truncation_offset(log: LogView, diverging: OffsetAndEpoch) -> int:
     # Never below the log start: offsets there are in a snapshot, which only
     # ever holds committed records.
     return max(offset, log.start_offset)
-
-
-def log_end(log: LogView) -> OffsetAndEpoch:
-    """The log end offset and the epoch of the last record (what votes compare)."""
-    return OffsetAndEpoch(log.end_offset, log.last_epoch)

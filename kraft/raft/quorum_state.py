@@ -75,6 +75,7 @@ import random
 from dataclasses import replace
 
 from kraft.raft.errors import IllegalTransitionError
+from kraft.raft.events import NO_LEADER, LeaderFields
 from kraft.raft.accumulator import BatchAccumulator
 from kraft.raft.leader_progress import LeaderProgress
 from kraft.raft.leader_state import LeaderState
@@ -82,7 +83,6 @@ from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.roles import (
     Candidate,
-    ElectionKey,
     ElectionState,
     EpochElection,
     Follower,
@@ -124,11 +124,9 @@ class QuorumState:
         self._config = config
         self._rng = rng
         self._role: Role | None = None
-        #: The stored election state and the one queued for the shell to
-        #: store, as plain fields: transitions compare them without building
-        #: an ElectionState; one is built when the shell takes it.
-        self._durable: ElectionKey | None = None
-        self._pending_persist: ElectionKey | None = None
+        #: The stored election state and the one queued for the shell to store.
+        self._durable: ElectionState | None = None
+        self._pending_persist: ElectionState | None = None
 
     # --- queries -------------------------------------------------------------
 
@@ -161,7 +159,7 @@ class QuorumState:
 
     @property
     def voted_key(self) -> ReplicaKey | None:
-        return self.role.election_key[2]
+        return self.role.election.voted_key
 
     @property
     def has_leader(self) -> bool:
@@ -188,6 +186,17 @@ class QuorumState:
                 return self.local_endpoints or self.voters.endpoints(self.role.leader_id)
             case _:
                 return ()
+
+    @property
+    def leader_fields(self) -> LeaderFields:
+        """The current-leader fields of an answer: the leader (or
+        ``NO_LEADER``), the epoch and the leader's endpoints."""
+        leader = self.leader_id
+        return {
+            "leader_id": NO_LEADER if leader is None else leader,
+            "leader_epoch": self.epoch,
+            "leader_endpoints": self.leader_endpoints if leader is not None else (),
+        }
 
     @property
     def voters(self) -> VoterSet:
@@ -248,7 +257,7 @@ class QuorumState:
         """The election state queued by durable transitions since the last call
         (only the latest matters: nothing is sent in between)."""
         pending, self._pending_persist = self._pending_persist, None
-        return None if pending is None else ElectionState(*pending)
+        return pending
 
     def random_election_timeout_ms(self) -> int:
         """``t + rand(t)`` with ``t = election.timeout.ms`` (Kafka's
@@ -328,7 +337,7 @@ class QuorumState:
                 role = Unattached(election.epoch, election.leader_id, election.voted_key, deadline)
         else:
             role = Unattached(election.epoch, None, election.voted_key, deadline)
-        self._durable = None if persisted is None else (persisted.epoch, persisted.leader_id, persisted.voted_key)
+        self._durable = persisted
         self._durable_transition(role)
 
     def transition_to_unattached(self, epoch: int, now_ms: int, leader_id: int | None = None) -> None:
@@ -350,7 +359,7 @@ class QuorumState:
             deadline = current.election_deadline_ms
         else:
             deadline = now_ms + self.random_election_timeout_ms()
-        voted = current.election_key[2] if epoch == current.epoch else None
+        voted = current.election.voted_key if epoch == current.epoch else None
         self._durable_transition(Unattached(epoch, leader_id, voted, deadline, current.high_watermark))
 
     def grant_vote(
@@ -409,7 +418,7 @@ class QuorumState:
                 f"cannot follow {leader_id} in epoch {epoch}: current epoch {current.epoch} is larger"
             )
         if epoch == current.epoch:
-            known = current.election_key[1]
+            known = current.election.leader_id
             if known is not None and known != leader_id:
                 raise IllegalTransitionError(
                     f"epoch {epoch} already has leader {known}; refusing a second leader {leader_id}"
@@ -420,7 +429,7 @@ class QuorumState:
                 raise IllegalTransitionError(
                     f"cannot follow {leader_id} in epoch {epoch} from {current.name}"
                 )
-        voted = current.election_key[2] if epoch == current.epoch else None
+        voted = current.election.voted_key if epoch == current.epoch else None
         self._durable_transition(
             Follower(
                 epoch,
@@ -432,16 +441,17 @@ class QuorumState:
             )
         )
 
-    def transition_to_prospective(self, now_ms: int) -> None:
+    def transition_to_prospective(self, now_ms: int, *, handover: bool = False) -> None:
         """Start a pre-vote (KIP-996) in the current epoch. Memory only: the
-        stored election state does not change."""
+        stored election state does not change. ``handover``: a witness's
+        hand-over candidacy (:mod:`kraft.raft.handover`)."""
         current = self.role
         if not self.may_campaign or self.local_key is None:
             raise IllegalTransitionError("an observer cannot become Prospective")
         if isinstance(current, (Leader, Prospective)):
             raise IllegalTransitionError(f"cannot become Prospective from {current.name}")
         retries = current.retries + 1 if isinstance(current, Candidate) else 1
-        leader_id = current.election_key[1]
+        leader_id = current.election.leader_id
         # Kafka's transitionToProspective keeps the endpoints the previous
         # state knew (a follower learned them from BeginQuorumEpoch or a
         # response; they may not be those of the voter set).
@@ -455,10 +465,11 @@ class QuorumState:
                 EpochElection.start(self.voters.voter_ids, self.local_key.id),
                 leader_id=leader_id,
                 leader_endpoints=endpoints,
-                voted_key=current.election_key[2],
+                voted_key=current.election.voted_key,
                 retries=retries,
                 election_deadline_ms=now_ms + self.random_election_timeout_ms(),
                 high_watermark=current.high_watermark,
+                handover=handover,
             )
         )
 
@@ -477,6 +488,7 @@ class QuorumState:
                 retries=current.retries,
                 election_deadline_ms=now_ms + self.random_election_timeout_ms(),
                 high_watermark=current.high_watermark,
+                handover=current.handover,
             )
         )
 
@@ -663,21 +675,21 @@ class QuorumState:
         return current
 
     def _durable_transition(self, new: Role) -> None:
-        key = new.election_key
-        if key != self._durable:
+        election = new.election
+        if election != self._durable:
             # Queued before the swap: the shell persists it before anything
             # decided in the new role is executed or sent.
-            self._pending_persist = key
-            self._durable = key
+            self._pending_persist = election
+            self._durable = election
         self._role = new
 
     def _memory_transition(self, new: Role) -> None:
-        if self._role is not None and new.election_key != self._role.election_key:
+        if self._role is not None and new.election != self._role.election:
             raise IllegalTransitionError(f"memory transition would change the election state: {new}")
         self._role = new
 
     def _update(self, new: Role) -> None:
         old = self.role
-        if type(new) is not type(old) or new.election_key != old.election_key:
+        if type(new) is not type(old) or new.election != old.election:
             raise IllegalTransitionError(f"in-role update changed the role: {old} -> {new}")
         self._role = new

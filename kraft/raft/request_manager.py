@@ -112,16 +112,16 @@ class RequestManager:
                 return node
         return None
 
-    def reserve_bootstrap(self, now_ms: int, candidates: Sequence[int]) -> tuple[int, int] | None:
-        """:meth:`find_ready_bootstrap` and :meth:`reserve` in one call: the
-        peer picked and the correlation id of the request to send it."""
+    def send_to_bootstrap(self, now_ms: int, candidates: Sequence[int], kind: str) -> tuple[int, int, int] | None:
+        """:meth:`find_ready_bootstrap`, a correlation id and :meth:`sent` in
+        one call: the peer picked, the correlation id of the ``kind`` request
+        recorded as sent to it, and the time until that peer may be tried
+        again; None when no peer can be asked now."""
         node = self.find_ready_bootstrap(now_ms, candidates)
         if node is None:
             return None
-        correlation_id = self.reserve(node, now_ms)
-        # find_ready_bootstrap saw the connection ready at now_ms.
-        assert correlation_id is not None
-        return node, correlation_id
+        correlation_id = self.next_correlation_id()
+        return node, correlation_id, self.sent(node, correlation_id, now_ms, kind)
 
     def backoff_before_available(self, now_ms: int, candidates: Sequence[int]) -> int | None:
         """Time until :meth:`find_ready_bootstrap` can pick one of ``candidates``

@@ -26,6 +26,7 @@ grants one only until it has fetched from its leader (KIP-996).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from kraft.raft.leader_progress import LeaderProgress
 from kraft.raft.leader_state import LeaderState
@@ -33,29 +34,20 @@ from kraft.records.view import OffsetAndEpoch
 from kraft.raft.voters import Endpoints, ReplicaKey
 
 
-@dataclass(frozen=True, slots=True)
-class ElectionState:
+class ElectionState(NamedTuple):
     """What ``quorum-state`` stores (``QuorumStateData``): the epoch, the leader
-    if one is known, and the replica voted for in this epoch."""
+    if one is known, and the replica voted for in this epoch. A plain value,
+    as cheap as a tuple: every role has one (``Role.election``), transitions
+    compare them with the stored one, and one is queued for the shell
+    whenever it changes."""
 
     epoch: int
     leader_id: int | None = None
     voted_key: ReplicaKey | None = None
 
-    def __post_init__(self) -> None:
-        if self.epoch < 0:
-            raise ValueError(f"negative epoch {self.epoch}")
 
-
-#: An election state as plain fields, ``(epoch, leader_id, voted_key)``: what
-#: a role's transition compares against the stored state without building an
-#: :class:`ElectionState` (one is built only when the state changed).
-ElectionKey = tuple[int, int | None, ReplicaKey | None]
-
-
-@dataclass(frozen=True, slots=True)
-class LeaderAndEpoch:
-    """What listeners are told on a leader change."""
+class LeaderAndEpoch(NamedTuple):
+    """What listeners are told on a leader change (a value, as ElectionState)."""
 
     leader_id: int | None
     epoch: int
@@ -138,12 +130,8 @@ class Unattached:
     name = "Unattached"
 
     @property
-    def election_key(self) -> ElectionKey:
-        return (self.epoch, self.leader_id, self.voted_key)
-
-    @property
     def election(self) -> ElectionState:
-        return ElectionState(*self.election_key)
+        return ElectionState(self.epoch, self.leader_id, self.voted_key)
 
     def can_grant_vote(self, candidate: ReplicaKey, log_up_to_date: bool, pre_vote: bool) -> bool:
         return _unattached_or_prospective_can_grant(
@@ -164,16 +152,15 @@ class Prospective:
     retries: int = 1
     election_deadline_ms: int = 0
     high_watermark: int | None = None
+    #: A witness's hand-over candidacy (kraft/raft/handover.py), carried to
+    #: the Candidate; it ends with the role.
+    handover: bool = False
 
     name = "Prospective"
 
     @property
-    def election_key(self) -> ElectionKey:
-        return (self.epoch, self.leader_id, self.voted_key)
-
-    @property
     def election(self) -> ElectionState:
-        return ElectionState(*self.election_key)
+        return ElectionState(self.epoch, self.leader_id, self.voted_key)
 
     def can_grant_vote(self, candidate: ReplicaKey, log_up_to_date: bool, pre_vote: bool) -> bool:
         return _unattached_or_prospective_can_grant(
@@ -191,16 +178,14 @@ class Candidate:
     retries: int = 1
     election_deadline_ms: int = 0
     high_watermark: int | None = None
+    #: A witness's hand-over candidacy, from its Prospective.
+    handover: bool = False
 
     name = "Candidate"
 
     @property
-    def election_key(self) -> ElectionKey:
-        return (self.epoch, None, self.local_key)
-
-    @property
     def election(self) -> ElectionState:
-        return ElectionState(*self.election_key)
+        return ElectionState(self.epoch, None, self.local_key)
 
     @property
     def leader_id(self) -> None:
@@ -225,12 +210,8 @@ class Leader:
     name = "Leader"
 
     @property
-    def election_key(self) -> ElectionKey:
-        return (self.epoch, self.local_key.id, None)
-
-    @property
     def election(self) -> ElectionState:
-        return ElectionState(*self.election_key)
+        return ElectionState(self.epoch, self.local_key.id, None)
 
     @property
     def leader_id(self) -> int:
@@ -286,12 +267,8 @@ class Follower:
     name = "Follower"
 
     @property
-    def election_key(self) -> ElectionKey:
-        return (self.epoch, self.leader_id, self.voted_key)
-
-    @property
     def election(self) -> ElectionState:
-        return ElectionState(*self.election_key)
+        return ElectionState(self.epoch, self.leader_id, self.voted_key)
 
     def can_grant_vote(self, candidate: ReplicaKey, log_up_to_date: bool, pre_vote: bool) -> bool:
         # A follower that has not heard from its leader yet may be cut off from
@@ -315,12 +292,8 @@ class Resigned:
     name = "Resigned"
 
     @property
-    def election_key(self) -> ElectionKey:
-        return (self.epoch, self.local_id, None)
-
-    @property
     def election(self) -> ElectionState:
-        return ElectionState(*self.election_key)
+        return ElectionState(self.epoch, self.local_id, None)
 
     @property
     def leader_id(self) -> int:

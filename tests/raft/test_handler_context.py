@@ -72,6 +72,10 @@ class Replica:
         self.committed: list[int] = []
         self.transitions: list[str] = []
 
+    @property
+    def log_end(self) -> OffsetAndEpoch:
+        return OffsetAndEpoch(self.log.end_offset, self.log.last_epoch)
+
     def respond(self, env: InboundRequest, response: RaftResponse) -> None:
         self.responses.append((env, response))
 

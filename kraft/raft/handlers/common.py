@@ -14,20 +14,20 @@ exposes) and :class:`Transitions` (the role changes it may request, as
 Kafka's handlers ask ``QuorumState``). A handler's own bookkeeping -- the
 high watermark, replica progress, parked fetches, the pending voter change --
 is done on the role state (``Leader.progress``, ``Leader.state``) and in the
-handler modules, never by calling back into the core; the epoch checks and
-the leader fields of an answer are functions of the role state
-(:func:`validate_leader_only`, :func:`leader_fields`).
+handler modules, never by calling back into the core; the epoch checks are a
+function of the role state (:func:`validate_leader_only`) and the leader
+fields of an answer are read off it (``QuorumState.leader_fields``).
 :class:`~kraft.raft.core.RaftCore` implements the three interfaces; so do
 the tests (``tests/raft/test_handler_context.py``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, TypedDict
+from typing import TYPE_CHECKING, Protocol
 
 from kraft.raft.errors import Errors
 from kraft.raft.events import (
-    NO_LEADER,
+    LeaderFields,
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
     EndQuorumEpochRequest,
@@ -42,7 +42,6 @@ from kraft.raft.events import (
     VoteResponse,
 )
 from kraft.raft.roles import Leader
-from kraft.raft.voters import Endpoints
 
 if TYPE_CHECKING:
     from kraft.raft.events import InboundRequest, TopicPartition
@@ -50,25 +49,7 @@ if TYPE_CHECKING:
     from kraft.raft.quorum_config import QuorumConfig
     from kraft.raft.quorum_state import QuorumState
     from kraft.raft.voters import ReplicaKey, VoterSet
-    from kraft.records.view import LogView
-
-
-class LeaderFields(TypedDict):
-    """The current-leader fields every KRaft response carries."""
-
-    leader_id: int
-    leader_epoch: int
-    leader_endpoints: Endpoints
-
-
-def leader_fields(quorum: QuorumState) -> LeaderFields:
-    """The current-leader fields of an answer, from the role state."""
-    leader = quorum.leader_id
-    return {
-        "leader_id": NO_LEADER if leader is None else leader,
-        "leader_epoch": quorum.epoch,
-        "leader_endpoints": quorum.leader_endpoints if leader is not None else (),
-    }
+    from kraft.records.view import LogView, OffsetAndEpoch
 
 
 def validate_leader_only(quorum: QuorumState, epoch: int, shutting_down: bool) -> Errors | None:
@@ -129,6 +110,10 @@ class RoleView(Protocol):
     def config(self) -> QuorumConfig: ...
     @property
     def log(self) -> LogView: ...
+    @property
+    def log_end(self) -> OffsetAndEpoch:
+        """The log end offset and the epoch of the last record (what votes compare)."""
+        ...
     @property
     def local_key(self) -> ReplicaKey | None: ...
     @property

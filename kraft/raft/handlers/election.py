@@ -19,9 +19,8 @@ from kraft.raft.events import (
     VoteResponse,
 )
 from kraft.raft.errors import Errors
-from kraft.raft.handlers.common import HandlerContext, leader_fields
+from kraft.raft.handlers.common import HandlerContext
 from kraft.raft.quorum_state import QuorumState
-from kraft.raft.log_reconciliation import log_end
 from kraft.raft.roles import (
     Candidate,
     EpochElection,
@@ -46,7 +45,7 @@ def tally(votes: EpochElection) -> str:
 def vote_request(ctx: ElectionContext, role: Prospective | Candidate, voter: int) -> VoteRequest:
     """A (pre-)vote request of ``role`` to ``voter``, with our log end."""
     assert ctx.local_key is not None
-    end = log_end(ctx.log)
+    end = ctx.log_end
     return VoteRequest(
         cluster_id=ctx.cluster_id,
         topic_partition=ctx.topic_partition,
@@ -85,13 +84,13 @@ def handle_vote_request(ctx: ElectionContext, now_ms: int, msg: VoteRequest) -> 
     """KIP-595 Vote handling: grant only an up-to-date log, once per epoch
     (Kafka's ``handleVoteRequest`` and each state's ``canGrantVote``)."""
     granted = ctx.quorum.grant_vote(
-        msg.candidate_key, OffsetAndEpoch(msg.last_offset, msg.last_offset_epoch), log_end(ctx.log), msg.pre_vote, now_ms)
-    return VoteResponse(vote_granted=granted, **leader_fields(ctx.quorum))
+        msg.candidate_key, OffsetAndEpoch(msg.last_offset, msg.last_offset_epoch), ctx.log_end, msg.pre_vote, now_ms)
+    return VoteResponse(vote_granted=granted, **ctx.quorum.leader_fields)
 
 
 def handle_begin_quorum_epoch_request(ctx: ElectionContext, msg: BeginQuorumEpochRequest) -> BeginQuorumEpochResponse:
     # The gate already made us follow the announced leader.
-    return BeginQuorumEpochResponse(**leader_fields(ctx.quorum))
+    return BeginQuorumEpochResponse(**ctx.quorum.leader_fields)
 
 
 def handle_end_quorum_epoch_request(
@@ -103,7 +102,7 @@ def handle_end_quorum_epoch_request(
     if isinstance(role, Follower) and role.leader_id == msg.leader_id:
         backoff = end_epoch_election_backoff(ctx, msg.preferred_candidates)
         ctx.quorum.override_fetch_timeout(now_ms, backoff, f"leader {msg.leader_id} resigned (EndQuorumEpoch)")
-    return EndQuorumEpochResponse(**leader_fields(ctx.quorum))
+    return EndQuorumEpochResponse(**ctx.quorum.leader_fields)
 
 
 def end_epoch_election_backoff(ctx: ElectionContext, preferred: tuple[ReplicaKey, ...]) -> int:

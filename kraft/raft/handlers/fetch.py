@@ -21,7 +21,7 @@ from kraft.raft.events import (
     InboundRequest,
 )
 from kraft.raft.handlers import membership
-from kraft.raft.handlers.common import HandlerContext, leader_fields, validate_leader_only
+from kraft.raft.handlers.common import HandlerContext, validate_leader_only
 from kraft.raft.leader_state import ParkedFetch
 from kraft.raft.logops import AppendAsFollower, Flush, InstallSnapshot, SnapshotChunk, TruncateTo
 from kraft.raft.log_reconciliation import BOOTSTRAP_SNAPSHOT_ID, FetchValidity, truncation_offset, validate_offset_and_epoch
@@ -38,7 +38,7 @@ ReplicationContext = HandlerContext
 
 
 def fetch_error(ctx: ReplicationContext, error: Errors) -> FetchResponse:
-    return FetchResponse(partition_error=error, log_start_offset=ctx.log.start_offset, **leader_fields(ctx.quorum))
+    return FetchResponse(partition_error=error, log_start_offset=ctx.log.start_offset, **ctx.quorum.leader_fields)
 
 
 def handle_fetch_request(ctx: ReplicationContext, now_ms: int, env: InboundRequest) -> FetchResponse | None:
@@ -106,7 +106,7 @@ def _read_for_fetch(ctx: ReplicationContext, now_ms: int, msg: FetchRequest) -> 
         records=records,
         diverging_epoch=position if kind is FetchValidity.DIVERGING else None,
         snapshot_id=position if kind is FetchValidity.SNAPSHOT else None,
-        **leader_fields(ctx.quorum),
+        **ctx.quorum.leader_fields,
     )
 
 
@@ -143,7 +143,7 @@ def complete_parked(
             response = FetchResponse(
                 high_watermark=-1 if hwm is None else hwm,
                 log_start_offset=ctx.log.start_offset,
-                **leader_fields(ctx.quorum),
+                **ctx.quorum.leader_fields,
             )
         else:
             response = try_complete_fetch(ctx, now_ms, p.fetch)
@@ -170,7 +170,7 @@ def handle_fetch_snapshot_request(
     leader = ctx.quorum.role
     assert isinstance(leader, Leader)
     log = ctx.log
-    common = leader_fields(ctx.quorum)
+    common = ctx.quorum.leader_fields
     sid = msg.snapshot_id
     found = None
     if sid.offset >= 0 and sid.epoch >= 0 and sid != BOOTSTRAP_SNAPSHOT_ID:
@@ -286,7 +286,10 @@ def maybe_update_follower_high_watermark(ctx: ReplicationContext, log_pending: b
     if log_pending:
         return
     new = min(role.leader_high_watermark, ctx.log.end_offset)
-    if ctx.quorum.update_follower_high_watermark(new):
+    # Read off the role: most steps of a follower move nothing, and only a
+    # rise is an update (the high watermark never decreases).
+    if role.high_watermark is None or new > role.high_watermark:
+        ctx.quorum.update_follower_high_watermark(new)
         ctx.expose_committed(new)
 
 

@@ -28,7 +28,7 @@ from kraft.raft.events import (
     UpdateRaftVoterRequest,
     UpdateRaftVoterResponse,
 )
-from kraft.raft.handlers.common import HandlerContext, leader_fields, validate_leader_only
+from kraft.raft.handlers.common import HandlerContext, validate_leader_only
 from kraft.raft.leader_state import LeaderState
 from kraft.raft.logops import KRaftVersionControl, VotersControl
 from kraft.raft.roles import Follower, Leader
@@ -52,7 +52,7 @@ def _answer(ctx: MembershipContext, msg: RaftRequest, error: Errors, message: st
         case RemoveRaftVoterRequest():
             return RemoveRaftVoterResponse(error=error, error_message=message)
         case UpdateRaftVoterRequest():
-            return UpdateRaftVoterResponse(error=error, **leader_fields(ctx.quorum))
+            return UpdateRaftVoterResponse(error=error, **ctx.quorum.leader_fields)
     raise TypeError(f"not a voter change request: {msg!r}")
 
 
@@ -249,7 +249,7 @@ def _handle_update_voter(
     node = VoterNode(msg.voter_key, msg.listeners, (low, high))
 
     def answer(error: Errors) -> None:
-        ctx.respond(env, UpdateRaftVoterResponse(error=error, **leader_fields(ctx.quorum)))
+        ctx.respond(env, UpdateRaftVoterResponse(error=error, **ctx.quorum.leader_fields))
 
     hwm = state.high_watermark
     if low < 0 or high < 0 or high < low:
