@@ -178,7 +178,11 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
                 assert await cli.wait() == 0
                 nursery.cancel_scope.cancel()
     except trio.TooSlowError:
-        raise AssertionError(f"still waiting for {waiting[0]} after {HANG_S} s (a hang bound)") from None
+        # What the CLI printed, for whoever reads the failure (the voters'
+        # and the observers' directories stay in tmp_path).
+        (tmp_path / "cli-observer.jsonl").write_text("".join(f"{line}\n" for line in lines))
+        raise AssertionError(f"still waiting for {waiting[0]} after {HANG_S} s (a hang bound); the CLI's last "
+                             f"lines (all in cli-observer.jsonl): {lines[-3:]}") from None
     finally:
         voters.stop()
         if cli is not None and cli.returncode is None:
