@@ -123,6 +123,11 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
     waiting = ["the voters to start and elect a leader"]  # named if HANG_S ends the test
     try:
         with trio.fail_after(HANG_S):
+            # The processes are up and elected before the CLI starts: a
+            # `kraft observe` that finds no controller answering exits
+            # (exit status 5), and voters starting on a loaded machine can
+            # take longer than its discovery waits.
+            await _leader_and_hwm(voters)
             cli = await trio.lowlevel.open_process(
                 [sys.executable, "-m", "kraft.cli", "observe", "--bootstrap-controller", voters.bootstrap,
                  "--data-dir", str(tmp_path / "cli-observer"), "--follow", "--format", "jsonl"],
@@ -138,7 +143,6 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
 
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(read_cli)
-                await _leader_and_hwm(voters)  # the processes are up and elected
                 async with open_observer(voters.bootstrap, data_dir=tmp_path / "observer") as observer:
                     # Two kill -9 of whoever leads, the victim restarted each time.
                     for _ in range(2):
@@ -172,6 +176,8 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
                 # The CLI observer saw every committed record once, in order.
                 waiting[0] = f"kraft observe --follow to print offset {image.offset}"
                 while not lines or json.loads(lines[-1]).get("offset", -1) < image.offset:
+                    assert cli.poll() is None, f"kraft observe exited with {cli.returncode}: " + (
+                        tmp_path / "cli-observer.err").read_text()[-2000:]
                     await trio.sleep(0.1)
                 waiting[0] = "kraft observe --follow to exit on SIGINT"
                 cli.send_signal(signal.SIGINT)
