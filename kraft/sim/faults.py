@@ -197,11 +197,14 @@ class FaultInjector:
             case _:
                 pass
 
-    def admin_send(self, target: SimNode, request: object) -> None:
+    def admin_send(self, target: SimNode, request: object) -> int:
+        """Send ``request`` as the admin client; its correlation id (the
+        answer, if any, goes to ``Network.admin_answer`` with it)."""
         correlation_id = 10_000_000 + self.host.next_payload_id()
         self.host.stats[f"admin-{type(request).__name__}"] += 1
         delay = self.host.rng.randint(self.host.config.min_delay_ms, self.host.config.max_delay_ms)
         self.host.schedule(self.host.now_ms + delay, "admin", target.node_id, target.incarnation, correlation_id, request)
+        return correlation_id
 
     def admin_answer(self, node: SimNode, message: OutboundResponse) -> None:
         answer = message.message

@@ -24,7 +24,8 @@ import pytest
 
 from kraft.config import NodeConfig
 from kraft.doctor.recovery import apply_recovery, plan_recovery
-from kraft.raft.events import AddRaftVoterRequest
+from kraft.raft.errors import Errors
+from kraft.raft.events import AddRaftVoterRequest, AddRaftVoterResponse, OutboundResponse
 from kraft.raft.roles import Leader
 from kraft.records.state_files import MetaProperties
 from kraft.sim.disklog import DiskLog
@@ -57,6 +58,14 @@ class LostMajority(Simulation):
         self.backup = backup
         self.committed_before: dict[int, tuple[int, bytes]] = {}
         self.survivor: SimNode | None = None
+        #: The admin client's answers, by correlation id.
+        self.admin_answers: dict[int, object] = {}
+        noted = self.network.admin_answer
+
+        def answered(node: SimNode, message: OutboundResponse) -> None:
+            self.admin_answers[message.correlation_id] = message.message
+            noted(node, message)
+        self.network.admin_answer = answered
 
     async def _wait(self, what: str, done: Callable[[], bool], limit_ms: int = 30_000) -> None:
         if not await self._run_until(self.now_ms + limit_ms, until=done):
@@ -93,6 +102,28 @@ class LostMajority(Simulation):
         survivor.log = DiskLog(partition, model, lambda: self.now_ms, None, CLUSTER_ID, generation=generation + 1)
         survivor.durable_election = survivor.log.read_election()
         return plan.log_end_offset
+
+    async def _add_voter(self, leader: SimNode, node: SimNode, attempts: int = 5) -> None:
+        """AddRaftVoter for ``node``, answered NONE (sent with
+        ack_when_committed: after the new voter set committed). Kafka's
+        AddVoterHandler answers REQUEST_TIMED_OUT when the change cannot be
+        made yet and may be asked again -- a previous voter change not
+        committed, no high watermark in this epoch, the new voter lagging
+        behind or not answering ApiVersions -- so that is retried; any other
+        error fails the test at once with the leader's answer."""
+        for attempt in range(1, attempts + 1):
+            correlation_id = self.faults.admin_send(leader, AddRaftVoterRequest(
+                cluster_id=CLUSTER_ID, voter_key=node.replica_key, listeners=node.endpoints))
+            await self._wait(f"the answer to AddRaftVoter for node {node.node_id}",
+                             lambda: correlation_id in self.admin_answers)
+            answer = self.admin_answers[correlation_id]
+            assert isinstance(answer, AddRaftVoterResponse), answer
+            if answer.error == Errors.NONE:
+                return
+            if answer.error != Errors.REQUEST_TIMED_OUT or attempt == attempts:
+                raise self._fail(f"AddRaftVoter for node {node.node_id} (attempt {attempt}) answered "
+                                 f"{answer.error.name}: {answer.error_message}")
+            await self._run_until(self.now_ms + 1000)
 
     async def _run(self):  # type: ignore[no-untyped-def]
         with self._storage() as disks:
@@ -137,8 +168,7 @@ class LostMajority(Simulation):
                     # (REQUEST_TIMED_OUT "lagging behind", Kafka's AddVoterHandler).
                     await self._wait(f"the leader to see node {node.node_id} caught up",
                                      lambda n=node: _caught_up(survivor, n, self.now_ms))  # type: ignore[misc]
-                    self.faults.admin_send(survivor, AddRaftVoterRequest(
-                        cluster_id=CLUSTER_ID, voter_key=node.replica_key, listeners=node.endpoints))
+                    await self._add_voter(survivor, node)
                     await self._wait(f"node {node.node_id} to become a voter",
                                      lambda n=node: survivor.core is not None  # type: ignore[misc]
                                      and survivor.core.voters.is_voter(n.replica_key)

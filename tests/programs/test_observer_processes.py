@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from kraft.programs.observer import discover, open_observer
+from kraft.programs.observer import DiscoveryError, discover, open_observer
 from kraft.records.log import metadata_partition_dir
 from kraft.image.source import image_from_directory
 from tests.node.cluster import load, make_configs
@@ -34,6 +34,13 @@ SMALL_LOG = {
     "metadata.log.max.record.bytes.between.snapshots": "20000",
     "controller.quorum.append.linger.ms": "5",
 }
+
+#: Bounds that only end a hung test, never a speed requirement: on two
+#: loaded cores the voter processes take tens of seconds to start, and the
+#: writers (one committed operation at a time, tests/node/metadata_writer.py)
+#: slow down with the machine -- the snapshots and retention the late
+#: observer needs can take minutes.
+HANG_S = 900
 
 
 class Voters:
@@ -90,8 +97,16 @@ def _log_starts_after_zero(log_dir: Path) -> bool:
 
 
 async def _leader_and_hwm(voters: Voters) -> tuple[int, int]:
+    """The leader and the high watermark, asked until a leader is known.
+    ``discover`` gives up after 15 s without an answer; voter processes
+    starting on a loaded machine may not listen by then, so it is asked
+    again (the test's HANG_S bound ends a quorum that never comes up)."""
     while True:
-        view = await discover([("127.0.0.1", p) for p in voters.ports.values()], timeout_ms=1000)
+        try:
+            view = await discover([("127.0.0.1", p) for p in voters.ports.values()], timeout_ms=1000)
+        except DiscoveryError:
+            await trio.sleep(0.5)
+            continue
         if view.leader_id is not None:
             return view.leader_id, view.high_watermark
         await trio.sleep(0.1)
@@ -105,8 +120,14 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
     cli_err = open(tmp_path / "cli-observer.err", "wb")  # noqa: SIM115
     lines: list[str] = []
     cli: trio.Process | None = None
+    waiting = ["the voters to start and elect a leader"]  # named if HANG_S ends the test
     try:
-        with trio.fail_after(240):
+        with trio.fail_after(HANG_S):
+            # The processes are up and elected before the CLI starts: a
+            # `kraft observe` that finds no controller answering exits
+            # (exit status 5), and voters starting on a loaded machine can
+            # take longer than its discovery waits.
+            await _leader_and_hwm(voters)
             cli = await trio.lowlevel.open_process(
                 [sys.executable, "-m", "kraft.cli", "observe", "--bootstrap-controller", voters.bootstrap,
                  "--data-dir", str(tmp_path / "cli-observer"), "--follow", "--format", "jsonl"],
@@ -122,11 +143,11 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
 
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(read_cli)
-                await _leader_and_hwm(voters)  # the processes are up and elected
                 async with open_observer(voters.bootstrap, data_dir=tmp_path / "observer") as observer:
                     # Two kill -9 of whoever leads, the victim restarted each time.
                     for _ in range(2):
                         await trio.sleep(3)
+                        waiting[0] = "a leader to kill -9"
                         leader_id, _ = await _leader_and_hwm(voters)
                         voters.kill(leader_id)
                         await trio.sleep(2)
@@ -134,6 +155,7 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
                     # The late observer must need a snapshot: wait (on a loaded
                     # machine the writers are slow) until every voter has
                     # snapshotted and deleted the log's first segment.
+                    waiting[0] = "every voter to snapshot and delete its first segment"
                     while not all(_log_starts_after_zero(voters.log_dir(i)) for i in voters.paths):
                         await trio.sleep(0.2)
 
@@ -141,6 +163,7 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
                         voters.signal_all(signal.SIGUSR1)  # stop writing; the nodes keep running
                         await trio.sleep(1)
                         leader_id, hwm = await _leader_and_hwm(voters)
+                        waiting[0] = f"the observers to reach offset {hwm - 1}"
                         image = await observer.wait_for_offset(hwm - 1)
                         late_image = await late.wait_for_offset(hwm - 1)
                         assert late.node.log.start_offset > 0  # it started from a snapshot
@@ -151,12 +174,21 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
                     assert len(image.topics) >= 3 and image.offset > 150
 
                 # The CLI observer saw every committed record once, in order.
-                with trio.fail_after(30):
-                    while not lines or json.loads(lines[-1]).get("offset", -1) < image.offset:
-                        await trio.sleep(0.1)
+                waiting[0] = f"kraft observe --follow to print offset {image.offset}"
+                while not lines or json.loads(lines[-1]).get("offset", -1) < image.offset:
+                    assert cli.poll() is None, f"kraft observe exited with {cli.returncode}: " + (
+                        tmp_path / "cli-observer.err").read_text()[-2000:]
+                    await trio.sleep(0.1)
+                waiting[0] = "kraft observe --follow to exit on SIGINT"
                 cli.send_signal(signal.SIGINT)
                 assert await cli.wait() == 0
                 nursery.cancel_scope.cancel()
+    except trio.TooSlowError:
+        # What the CLI printed, for whoever reads the failure (the voters'
+        # and the observers' directories stay in tmp_path).
+        (tmp_path / "cli-observer.jsonl").write_text("".join(f"{line}\n" for line in lines))
+        raise AssertionError(f"still waiting for {waiting[0]} after {HANG_S} s (a hang bound); the CLI's last "
+                             f"lines (all in cli-observer.jsonl): {lines[-3:]}") from None
     finally:
         voters.stop()
         if cli is not None and cli.returncode is None:
@@ -218,7 +250,7 @@ async def test_observer_follows_a_process_quorum_through_reconfiguration(tmp_pat
     for node_id in voters.paths:
         voters.start(node_id)
     try:
-        with trio.fail_after(240):
+        with trio.fail_after(HANG_S):
             await _leader_and_hwm(voters)
             async with open_observer(f"127.0.0.1:{voters.ports[1]}", data_dir=tmp_path / "observer") as observer:
                 assert observer.view is not None and observer.view.is_dynamic

@@ -145,8 +145,10 @@ def test_a_leader_missing_from_the_voters_is_a_clear_error() -> None:
 
 
 async def kraft_quorum(*args: str) -> subprocess.CompletedProcess[bytes]:
-    """``kraft quorum ARGS`` as a real subprocess (bounded: a hang fails)."""
-    with trio.fail_after(30):
+    """``kraft quorum ARGS`` as a real subprocess. The bound only ends a
+    hung command (generous: a CLI start on 2 loaded cores can take seconds);
+    no test asserts how long a command took."""
+    with trio.fail_after(120):
         return await trio.run_process([sys.executable, "-m", "kraft.cli", "quorum", *args],
                                       capture_stdout=True, capture_stderr=True, check=False)
 
@@ -275,14 +277,21 @@ async def test_describe_follows_the_leader_when_it_moves(tmp_path: Path) -> None
 # ---------------------------------------------------------------- failing, cleanly and quickly
 
 
-async def test_a_dead_address_fails_at_once_with_one_line() -> None:
+async def test_a_dead_address_fails_at_once_with_one_line(tmp_path: Path) -> None:
+    """A refused connection is not retried until ``default.api.timeout.ms``:
+    with an hour for the command and for each request, a CLI that retried
+    would outlast kraft_quorum's hang bound (and its error would be the
+    deadline's "Timed out after ...", not the unreachable address)."""
     with trio.socket.socket() as s:  # a port nobody listens on
         await s.bind((HOST, 0))
         port = s.getsockname()[1]
-    started = trio.current_time()
-    result = await kraft_quorum("--bootstrap-controller", f"{HOST}:{port}", "describe", "--status")
-    assert_one_line_error(result, f"Cannot reach any of the bootstrap controllers: {HOST}:{port}", status=5)
-    assert trio.current_time() - started < 9  # well inside the 10 s command timeout: no retrying
+    config = tmp_path / "admin.properties"
+    config.write_text("default.api.timeout.ms=3600000\nrequest.timeout.ms=3600000\n")
+    result = await kraft_quorum("--bootstrap-controller", f"{HOST}:{port}", "--command-config", str(config),
+                                "describe", "--status")
+    assert_one_line_error(result, f"Cannot reach any of the bootstrap controllers: {HOST}:{port}: connect failed",
+                          status=5)
+    assert result.stderr.decode().count("\n") == 1, result.stderr
 
 
 async def test_a_node_that_never_answers_is_bounded_by_the_request_timeout(tmp_path: Path) -> None:
