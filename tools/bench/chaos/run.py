@@ -877,6 +877,12 @@ class Interrupted(Exception):
 async def _on_signals() -> None:
     import trio
 
-    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+    # Ctrl-C too: left to trio's KeyboardInterrupt, it is raised wherever
+    # the main thread happens to be (or deferred while the main task waits
+    # on a thread), and one run under load went on with its faults for
+    # minutes after it. Received here, it stops the run like SIGTERM.
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
         async for signum in signals:
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
             raise Interrupted(f"stopped by {signal.Signals(signum).name}")
