@@ -178,7 +178,7 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
 
                 # The CLI observer saw every committed record once, in order.
                 waiting[0] = f"kraft observe --follow to print offset {image.offset}"
-                while not lines or json.loads(lines[-1]).get("offset", -1) < image.offset:
+                while not lines or _covered_through(json.loads(lines[-1])) < image.offset:
                     assert cli.poll() is None, f"kraft observe exited with {cli.returncode}: " + (
                         tmp_path / "cli-observer.err").read_text()[-2000:]
                     await trio.sleep(0.1)
@@ -226,6 +226,29 @@ def _describe_quorum_at_hang(voters: Voters, out: Path) -> None:
         except (OSError, subprocess.TimeoutExpired) as e:
             parts.append(f"$ kraft quorum describe {what}: {e}\n")
     out.write_text("\n".join(parts))
+
+
+def _covered_through(change: dict) -> int:
+    """The last offset a line of ``kraft observe --follow --format jsonl``
+    accounts for: a record's own offset, or for a SNAPSHOT line the offset
+    before its end offset (the stream resumes at the end offset). A CLI that
+    fell behind the leader's log start can end its output with a SNAPSHOT line
+    (the leader's latest snapshot at its log end): that line covers the
+    offsets awaited, it has no ``offset`` of its own."""
+    if change.get("type") == "SNAPSHOT":
+        return int(change["snapshot"]["endOffset"]) - 1
+    return int(change["offset"])
+
+
+def test_a_snapshot_line_accounts_for_the_offsets_below_its_end() -> None:
+    """What the CLI's output is waited on with: a SNAPSHOT line at the end
+    of the output covers every offset below its end offset (the wait once
+    took only record lines, and would never end after a final SNAPSHOT)."""
+    snapshot = {"snapshot": {"endOffset": 527, "epoch": 3}, "records": 520, "timestamp": 1, "type": "SNAPSHOT"}
+    record = {"offset": 516, "epoch": 3, "timestamp": 1, "type": "NO_OP_RECORD", "version": 0, "data": {}}
+    assert _covered_through(snapshot) == 526
+    assert _covered_through(record) == 516
+    _assert_each_offset_once([record, snapshot])
 
 
 def _assert_each_offset_once(changes: list[dict]) -> None:
