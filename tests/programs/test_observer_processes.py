@@ -130,7 +130,10 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
             await _leader_and_hwm(voters)
             cli = await trio.lowlevel.open_process(
                 [sys.executable, "-m", "kraft.cli", "observe", "--bootstrap-controller", voters.bootstrap,
-                 "--data-dir", str(tmp_path / "cli-observer"), "--follow", "--format", "jsonl"],
+                 "--data-dir", str(tmp_path / "cli-observer"), "--follow", "--format", "jsonl",
+                 # Its raft story (leaders followed, snapshots installed) in
+                 # cli-observer.err, for whoever reads a hang.
+                 "--log-level", "INFO"],
                 cwd=REPO, stdout=subprocess.PIPE, stderr=cli_err)
 
             async def read_cli() -> None:
@@ -175,7 +178,7 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
 
                 # The CLI observer saw every committed record once, in order.
                 waiting[0] = f"kraft observe --follow to print offset {image.offset}"
-                while not lines or json.loads(lines[-1]).get("offset", -1) < image.offset:
+                while not lines or _covered_through(json.loads(lines[-1])) < image.offset:
                     assert cli.poll() is None, f"kraft observe exited with {cli.returncode}: " + (
                         tmp_path / "cli-observer.err").read_text()[-2000:]
                     await trio.sleep(0.1)
@@ -187,8 +190,10 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
         # What the CLI printed, for whoever reads the failure (the voters'
         # and the observers' directories stay in tmp_path).
         (tmp_path / "cli-observer.jsonl").write_text("".join(f"{line}\n" for line in lines))
+        _describe_quorum_at_hang(voters, tmp_path / "quorum-at-hang.txt")
         raise AssertionError(f"still waiting for {waiting[0]} after {HANG_S} s (a hang bound); the CLI's last "
-                             f"lines (all in cli-observer.jsonl): {lines[-3:]}") from None
+                             f"lines (all in cli-observer.jsonl, its log in cli-observer.err, the leader's view "
+                             f"of every replica in quorum-at-hang.txt): {lines[-3:]}") from None
     finally:
         voters.stop()
         if cli is not None and cli.returncode is None:
@@ -203,6 +208,47 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
     types = {c["type"] for c in records}
     assert {"TOPIC_RECORD", "PARTITION_RECORD", "BEGIN_TRANSACTION_RECORD", "LEADER_CHANGE"} <= types
     assert os.path.exists(tmp_path / "cli-observer" / "meta.properties")
+
+
+def _describe_quorum_at_hang(voters: Voters, out: Path) -> None:
+    """The leader's view of every replica while the voters still run
+    (``kraft quorum describe --replication``): whether an observer still
+    fetches (its log end offset and last fetch time), and its node id
+    (``node.id`` in its directory's meta.properties). Best effort: a hang
+    report must not fail on it."""
+    parts: list[str] = []
+    for what in ("--status", "--replication"):
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "kraft.cli", "quorum", "--bootstrap-controller", voters.bootstrap,
+                 "describe", what], cwd=REPO, capture_output=True, text=True, timeout=60)
+            parts.append(f"$ kraft quorum describe {what} (exit {done.returncode})\n{done.stdout}{done.stderr}")
+        except (OSError, subprocess.TimeoutExpired) as e:
+            parts.append(f"$ kraft quorum describe {what}: {e}\n")
+    out.write_text("\n".join(parts))
+
+
+def _covered_through(change: dict) -> int:
+    """The last offset a line of ``kraft observe --follow --format jsonl``
+    accounts for: a record's own offset, or for a SNAPSHOT line the offset
+    before its end offset (the stream resumes at the end offset). A CLI that
+    fell behind the leader's log start can end its output with a SNAPSHOT line
+    (the leader's latest snapshot at its log end): that line covers the
+    offsets awaited, it has no ``offset`` of its own."""
+    if change.get("type") == "SNAPSHOT":
+        return int(change["snapshot"]["endOffset"]) - 1
+    return int(change["offset"])
+
+
+def test_a_snapshot_line_accounts_for_the_offsets_below_its_end() -> None:
+    """What the CLI's output is waited on with: a SNAPSHOT line at the end
+    of the output covers every offset below its end offset (the wait once
+    took only record lines, and would never end after a final SNAPSHOT)."""
+    snapshot = {"snapshot": {"endOffset": 527, "epoch": 3}, "records": 520, "timestamp": 1, "type": "SNAPSHOT"}
+    record = {"offset": 516, "epoch": 3, "timestamp": 1, "type": "NO_OP_RECORD", "version": 0, "data": {}}
+    assert _covered_through(snapshot) == 526
+    assert _covered_through(record) == 516
+    _assert_each_offset_once([record, snapshot])
 
 
 def _assert_each_offset_once(changes: list[dict]) -> None:
