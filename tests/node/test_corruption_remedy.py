@@ -13,7 +13,6 @@ import shlex
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,11 @@ import pytest
 from kraft.errors import EXIT_STORAGE
 from kraft.records.state_files import MetaProperties, random_kafka_uuid, uuid_to_kafka
 from tests.node.procs import NodeProcess
+from tests.node.quorum_status import describe_status, wait_for
 from tests.node.reconfig_cluster import format_node, write_configs
+
+#: Bound of each wait: ends a hung test, not a speed requirement.
+HANG_S = 90
 
 
 def _kraft_env(tmp_path: Path) -> dict[str, str]:
@@ -32,22 +35,6 @@ def _kraft_env(tmp_path: Path) -> dict[str, str]:
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m kraft.cli "$@"\n')
     shim.chmod(0o755)
     return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
-
-
-def _describe(env: dict[str, str], ports: dict[int, int]) -> str:
-    bootstrap = ",".join(f"127.0.0.1:{p}" for p in ports.values())
-    out = subprocess.run(["kraft", "metadata-quorum", "--bootstrap-controller", bootstrap, "describe", "--status"],
-                         capture_output=True, text=True, env=env, timeout=120)
-    return out.stdout if out.returncode == 0 else ""
-
-
-def _wait(predicate: object, what: str, timeout_s: float = 90) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():  # type: ignore[operator]
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"{what} within {timeout_s} s")
 
 
 def _corrupt_middle_batch(segment: Path) -> int:
@@ -63,6 +50,9 @@ def _corrupt_middle_batch(segment: Path) -> int:
 @pytest.mark.slow
 def test_a_voter_with_a_corrupt_batch_mid_log_is_replaced_by_the_command_it_names(tmp_path: Path) -> None:
     env = _kraft_env(tmp_path)
+
+    def status_of(ports: dict[int, int]) -> str:  # the operator's `kraft` on PATH, as the remedy commands run
+        return describe_status(ports, kraft=["kraft"], env=env)
     ids = [1, 2, 3]
     paths, ports = write_configs(tmp_path, ids)
     dirs = {i: random_kafka_uuid() for i in ids}
@@ -76,7 +66,7 @@ def test_a_voter_with_a_corrupt_batch_mid_log_is_replaced_by_the_command_it_name
             p.start()
         # Enough committed batches that the middle of node 3's segment is
         # followed by valid ones.
-        _wait(lambda: sum(1 for p in procs.values() for _ in p.acks()) > 300, "300 records committed")
+        wait_for(lambda: sum(1 for p in procs.values() for _ in p.acks()) > 300, "300 records committed", timeout_s=HANG_S)
         procs[3].terminate()
         segment = tmp_path / "node-3" / "__cluster_metadata-0" / "00000000000000000000.log"
         position = _corrupt_middle_batch(segment)
@@ -104,13 +94,13 @@ def test_a_voter_with_a_corrupt_batch_mid_log_is_replaced_by_the_command_it_name
         new_dir = MetaProperties.read(tmp_path / "node-3" / "meta.properties").directory_id
         assert new_dir is not None and new_dir != dirs[3]
         live = {i: ports[i] for i in (1, 2)}
-        _wait(lambda: f'"id": 3, "directoryId": "{uuid_to_kafka(new_dir)}"' in _describe(env, live)
-              or f'{{"id": 3, "directoryId": "{uuid_to_kafka(new_dir)}"}}' in _describe(env, live),
-              "the new directory of node 3 seen as an observer")
+        wait_for(lambda: f'"id": 3, "directoryId": "{uuid_to_kafka(new_dir)}"' in status_of(live)
+                 or f'{{"id": 3, "directoryId": "{uuid_to_kafka(new_dir)}"}}' in status_of(live),
+                 "the new directory of node 3 seen as an observer", timeout_s=HANG_S)
         for command in commands[3:5]:
             done = subprocess.run(shlex.split(command), capture_output=True, text=True, env=env, timeout=120)
             assert done.returncode == 0, (command, done.stdout, done.stderr)
-        status = _describe(env, live)
+        status = status_of(live)
         voters = next(l for l in status.splitlines() if l.startswith("CurrentVoters:"))
         assert f'"id": 3, "directoryId": "{uuid_to_kafka(new_dir)}"' in voters
         assert uuid_to_kafka(dirs[3]) not in voters

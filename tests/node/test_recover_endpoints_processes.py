@@ -23,27 +23,16 @@ from kraft.records.endpoint_overrides import ENDPOINT_OVERRIDES_FILE
 from kraft.records.state_files import random_kafka_uuid, uuid_to_kafka
 from tests.node.cluster import free_ports
 from tests.node.procs import NodeProcess
+from tests.node.quorum_status import describe_status, wait_for
 from tests.node.reconfig_cluster import format_node, write_configs
 from tests.node.verify import assert_committed_everywhere, quorum_state, read_stored_log
+
+#: Bound of each wait: ends a hung test, not a speed requirement.
+HANG_S = 120
 
 
 def _kraft(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "kraft.cli", *args], capture_output=True, text=True, timeout=120)
-
-
-def _describe(ports: dict[int, int]) -> str:
-    bootstrap = ",".join(f"127.0.0.1:{p}" for p in ports.values())
-    out = _kraft("metadata-quorum", "--bootstrap-controller", bootstrap, "describe", "--status")
-    return out.stdout if out.returncode == 0 else ""
-
-
-def _wait(predicate: object, what: str, timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():  # type: ignore[operator]
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"{what} within {timeout_s} s")
 
 
 def _voters_line(status: str) -> str:
@@ -51,7 +40,7 @@ def _voters_line(status: str) -> str:
 
 
 def _has_endpoints(ports: dict[int, int]) -> bool:
-    voters = _voters_line(_describe(ports))
+    voters = _voters_line(describe_status(ports))
     return all(f"CONTROLLER://127.0.0.1:{p}" in voters for p in ports.values())
 
 
@@ -67,7 +56,7 @@ def test_a_moved_dynamic_quorum_elects_again_after_recover_quorum_endpoints(tmp_
     try:
         for p in procs.values():
             p.start()
-        _wait(lambda: sum(len(p.acks()) for p in procs.values()) >= 30, "30 records committed")
+        wait_for(lambda: sum(len(p.acks()) for p in procs.values()) >= 30, "30 records committed", timeout_s=HANG_S)
         for p in procs.values():
             p.stop_load()
         for p in procs.values():
@@ -86,7 +75,7 @@ def test_a_moved_dynamic_quorum_elects_again_after_recover_quorum_endpoints(tmp_
             p.start()
         # Stuck: the voters dial each other at the endpoints the log records.
         time.sleep(8)  # 16 election timeouts
-        assert _describe(new_ports) == ""
+        assert describe_status(new_ports) == ""
         assert all(quorum_state(tmp_path / f"node-{i}")[1] is None for i in ids)
         for p in procs.values():
             p.terminate()
@@ -116,8 +105,8 @@ def test_a_moved_dynamic_quorum_elects_again_after_recover_quorum_endpoints(tmp_
 
         for p in procs.values():
             p.start()
-        _wait(lambda: _has_endpoints(new_ports), "DescribeQuorum showing every voter's new endpoint")
-        voters = _voters_line(_describe(new_ports))
+        wait_for(lambda: _has_endpoints(new_ports), "DescribeQuorum showing every voter's new endpoint", timeout_s=HANG_S)
+        voters = _voters_line(describe_status(new_ports))
         assert sorted(int(i) for i in re.findall(r'"id": (\d+)', voters)) == ids
         assert not any(f":{p}\"" in voters or f":{p}," in voters for p in old_ports.values())
         for p in procs.values():
@@ -125,9 +114,9 @@ def test_a_moved_dynamic_quorum_elects_again_after_recover_quorum_endpoints(tmp_
         assert_committed_everywhere(committed, {i: read_stored_log(tmp_path / f"node-{i}") for i in ids})
         # The tool refuses a running node's directory, naming the fix.
         procs[1].start()
-        _wait(lambda: (partition.parent / ".lock").exists() and "is locked" in _kraft(
+        wait_for(lambda: (partition.parent / ".lock").exists() and "is locked" in _kraft(
             "storage", "recover-quorum", "--config", str(paths[1]), "--endpoints", "1@127.0.0.1:1").stderr,
-            "a refusal of the running node's directory")
+            "a refusal of the running node's directory", timeout_s=HANG_S)
     finally:
         for p in procs.values():
             p.terminate()
