@@ -90,6 +90,26 @@ def test_every_codec_and_kind(scenario: Scenario) -> None:
     assert assert_same([scenario.log_dir]) > 0
 
 
+@pytest.mark.parametrize("types", [("TOPIC_RECORD",), ("PARTITION_CHANGE_RECORD", "LEADER_CHANGE"), ("NO_OP_RECORD",)])
+def test_a_type_filter_on_every_codec_kind_and_split(scenario: Scenario, types: tuple[str, ...]) -> None:
+    """The type-filtered scan of a sound split (the walk, then the batches
+    that may hold a wanted record picked with array operations) keeps what
+    the batch-by-batch scan keeps: compressed and control batches always, an
+    uncompressed one when a wanted frame prefix lies in its records section,
+    on whole files and on files cut into small splits."""
+    pushed = push([In(("record_type",), types)])
+    _cold_memo()
+    assert assert_same([scenario.log_dir], pushed=pushed) > 0
+    planned = P.plan([str(scenario.log_dir)])
+    splits = [s for f in planned.files for s in P.split_file(f, 4096)]
+    assert len(splits) > len(planned.files)
+    import pyarrow as pa
+
+    got = pa.Table.from_batches(list(columnar.read_splits(splits, pushed=pushed)), schema=arrow_schema())
+    assert got.equals(oracle(splits, pushed=pushed))
+    assert got.num_rows > 0 and set(got.column("record_type").to_pylist()) <= set(types)
+
+
 def _segment(log_dir: Path, name: str = "00000000000000000481.log") -> Path:
     return log_dir / "__cluster_metadata-0" / name
 

@@ -303,6 +303,32 @@ def _positions(data: bytes, needles: tuple[bytes, ...]) -> list[int]:
     return out
 
 
+def _kept_by_type(data: bytes, needles: tuple[bytes, ...]) -> list[int] | None:
+    """The positions of the batches of a sound split (see :func:`_walk`)
+    that may hold a record of a wanted metadata type: every compressed or
+    control batch, and every batch whose records section holds a wanted frame
+    prefix; None when the split is not sound (the batch-by-batch scan then
+    finds and words its problem). The same batches as that scan keeps, with
+    the per-batch work after the walk done as array operations."""
+    import numpy as np
+
+    walked = _walk(data)
+    if walked is None:
+        return None
+    _positions_list, raw, at = walked
+    # (raw[at + 22]: the low byte of the int16 attributes: codec and control bits)
+    keep = (raw[at + 22] & 0x27) != 0
+    hits = np.array(_positions(data, needles), dtype=np.int64)
+    if len(hits):
+        # The batch each hit lies in (the walk is contiguous: a batch ends
+        # where the next begins), kept when the hit is in its records section.
+        batch = np.searchsorted(at, hits, side="right") - 1
+        inside = (batch >= 0) & (hits >= at[np.maximum(batch, 0)] + HEADER_SIZE)
+        keep[batch[inside]] = True
+    kept: list[int] = at[keep].tolist()
+    return kept
+
+
 def _decode_entry(batch: RecordBatch, key: bytes | None) -> tuple[tuple[Any, ...], ...]:
     """``(offset delta, timestamp delta, row description)`` of every record
     of ``batch`` (the description: key, value, then
@@ -375,8 +401,13 @@ class _ColumnarSplitReader(SplitReader):
         frame prefix is dropped here, before a batch object is even built
         (it contributes no row, so it needs no decoding and no CRC check)."""
         needles = self.needles
-        batches: list[RecordBatch] = []
         new = tuple.__new__  # RecordBatch(header, data, pos) without its Python-level __new__
+        if needles is not None:
+            kept = _kept_by_type(data, needles)
+            if kept is not None:
+                header_at = HEADER.unpack_from
+                return [new(RecordBatch, header_at(data, p) + (data, p)) for p in kept], len(data), None
+        batches: list[RecordBatch] = []
         pos = 0
         end = len(data)
         header = HEADER.unpack_from
@@ -559,6 +590,36 @@ _CRC_START = 21  # the CRC32C covers the batch from its attributes to its end
 _TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 
 
+def _walk(data: bytes) -> tuple[list[int], Any, Any] | None:
+    """Where every batch of a sound split starts: the positions (a list and
+    an int64 array) and the bytes as a uint8 array; None when the walk meets
+    anything else (a length too small, a torn tail, a batch past the end, a
+    magic other than 2), which the batch-by-batch reader then words.
+
+    Only this walk runs per batch in Python (each batchLength gives the next
+    position); everything after it is array operations."""
+    import numpy as np
+
+    end = len(data)
+    positions: list[int] = []
+    append = positions.append
+    length_at = _BATCH_LENGTH.unpack_from
+    pos = 0
+    while end - pos >= HEADER_SIZE_UP_TO_MAGIC:
+        length = length_at(data, pos + 8)[0]
+        if length < MIN_BATCH_LENGTH:
+            return None
+        append(pos)
+        pos += length + LOG_OVERHEAD
+    if pos != end or not positions:
+        return None  # a torn tail or a batch past the split's end
+    raw = np.frombuffer(data, dtype=np.uint8)
+    at = np.array(positions, dtype=np.int64)
+    if (raw[at + 16] != MAGIC_V2).any() or int(at[-1]) + HEADER_SIZE > end:
+        return None
+    return positions, raw, at
+
+
 def _read_in_bulk(split: FileSplit, batch_rows: int, schema: pa.Schema, pa: Any) -> list[pa.RecordBatch] | None:
     """The rows of a sound ``split`` (readable, whole batches only, every CRC
     right, every record described without a problem) as Arrow batches, or
@@ -583,23 +644,10 @@ def _read_in_bulk(split: FileSplit, batch_rows: int, schema: pa.Schema, pa: Any)
     end = len(data)
     if end < split.length:
         return None
-    # The walk: each batchLength gives the next batch.
-    positions: list[int] = []
-    append = positions.append
-    length_at = _BATCH_LENGTH.unpack_from
-    pos = 0
-    while end - pos >= HEADER_SIZE_UP_TO_MAGIC:
-        length = length_at(data, pos + 8)[0]
-        if length < MIN_BATCH_LENGTH:
-            return None
-        append(pos)
-        pos += length + LOG_OVERHEAD
-    if pos != end or not positions:
-        return None  # a torn tail or a batch past the split's end
-    raw = np.frombuffer(data, dtype=np.uint8)
-    at = np.array(positions, dtype=np.int64)
-    if (raw[at + 16] != MAGIC_V2).any() or int(at[-1]) + HEADER_SIZE > end:
+    walked = _walk(data)
+    if walked is None:
         return None
+    positions, raw, at = walked
 
     # Every batch's header bytes in one gather (a row of HEADER_SIZE bytes per batch).
     headers = np.lib.stride_tricks.sliding_window_view(raw, HEADER_SIZE)[at]
