@@ -15,12 +15,10 @@ same). Pass ``up_to`` to stop at an offset.
 
 from __future__ import annotations
 
-import gc
 import logging
 import mmap
 import os
 from collections.abc import Generator, Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any, cast
 from pathlib import Path
@@ -42,6 +40,7 @@ from kraft.records.batch import (
     RecordBatch,
     iter_batches,
 )
+from kraft.records.collector import collector_paused
 from kraft.records.control import parse_control_type_id
 from kraft.records.errors import CorruptRecordError, CorruptSnapshotError, RecordsError
 from kraft.records.segment import parse_segment_base
@@ -360,7 +359,7 @@ def replay_directory(path: str | os.PathLike[str], builder: ImageBuilder, *, up_
     :func:`replay_segments`: the image at the directory's end or at ``up_to``
     (a batch that straddles it applied up to it)."""
     pdir = partition_dir(path)
-    with _collector_paused(freeze=True):
+    with collector_paused(freeze=True):
         for item in _directory_history(pdir, up_to, True):
             if isinstance(item, LogSnapshot):
                 apply_item(builder, item)
@@ -395,32 +394,9 @@ def _directory_history(pdir: Path, up_to: int | None, use_snapshot: bool) -> Ite
         yield start
 
 
-@contextmanager
-def _collector_paused(*, freeze: bool = False) -> Iterator[None]:
-    # Replaying a log allocates an object or more per record and frees few,
-    # so the cyclic collector would walk the growing image again and again
-    # (about a tenth of the load) and find nothing: the image holds no
-    # reference cycles. Paused for the load, as it was if it was off.
-    paused = gc.isenabled()
-    if paused:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            if freeze:
-                # What a load leaves is the image, kept for the session: its
-                # first collection after the pause would walk every object
-                # of it (a quarter of a large load's time) to find nothing.
-                # Frozen, the collector leaves it alone (gc.freeze); it is
-                # still freed as usual when no longer referenced.
-                gc.freeze()
-            gc.enable()
-
-
 def image_from_items(items: Iterator[LogItem] | list[LogItem], builder: ImageBuilder | None = None) -> MetadataImage:
     builder = builder or ImageBuilder()
-    with _collector_paused():
+    with collector_paused():
         for item in items:
             apply_item(builder, item)
     return builder.image

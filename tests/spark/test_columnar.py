@@ -267,3 +267,39 @@ def test_a_type_filter_on_damaged_files(tmp_path: Path, scenario: Scenario, dama
         with pytest.raises(KraftReadError):
             list(columnar.read_splits(P.plan([str(seg)]).partitions[0], failfast=True,
                                       pushed=push([EqualTo(("record_type",), "PARTITION_CHANGE_RECORD")])))
+
+
+def test_the_bulk_read_pauses_the_cyclic_collector_and_restores_it(scenario: Scenario,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sound split is read with the cyclic collector paused (its passes
+    over the memos found nothing), and it is back on afterwards, also when
+    the read fails; a collector the caller turned off stays off."""
+    import gc
+
+    seen: list[bool] = []
+    inner = columnar._read_split_in_bulk
+
+    def spy(*args: Any) -> Any:
+        seen.append(gc.isenabled())
+        return inner(*args)
+
+    monkeypatch.setattr(columnar, "_read_split_in_bulk", spy)
+    _cold_memo()
+    assert gc.isenabled()
+    assert assert_same([scenario.log_dir]) > 0
+    assert seen and not any(seen) and gc.isenabled()
+
+    def broken(*args: Any) -> Any:
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(columnar, "_read_split_in_bulk", broken)
+    with pytest.raises(OSError):
+        list(columnar.read_splits(P.plan([str(scenario.log_dir)]).partitions[0]))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        monkeypatch.setattr(columnar, "_read_split_in_bulk", inner)
+        assert list(columnar.read_splits(P.plan([str(scenario.log_dir)]).partitions[0]))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
