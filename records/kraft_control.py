@@ -120,13 +120,21 @@ class KRaftControlHistory:
 
     def truncate_before(self, offset: int) -> None:
         """Drop entries below ``offset`` except the latest of them, which is
-        still in effect there (Kafka's ``truncateOldEntries``)."""
+        still in effect there (Kafka's ``LogHistory.truncateOldEntries``; Kafka
+        also drops that one when an entry sits exactly at ``offset``, we keep
+        it so the voter set at ``offset - 1`` stays known for a snapshot there).
+
+        The cached :meth:`state` goes with them: its ``previous_voters`` may
+        be one of the dropped sets, and the raft core must not keep treating
+        a removal the log start has moved past as pending."""
         i = bisect.bisect_left(self._voter_offsets, offset) - 1
         j = bisect.bisect_left(self._version_offsets, offset) - 1
         if i > 0:
             del self._voters[:i], self._voter_offsets[:i]
+            self._state = None
         if j > 0:
             del self._versions[:j], self._version_offsets[:j]
+            self._state = None
 
     def clear(self) -> None:
         if self._voters or self._versions:

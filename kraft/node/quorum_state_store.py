@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kraft.raft.roles import ElectionState
-from kraft.records.state_files import QuorumStateFile, QuorumStateFileData
+from kraft.records.errors import StateFileError
+from kraft.records.state_files import NOT_VOTED, UNKNOWN_LEADER_ID, QuorumStateFile, QuorumStateFileData
 
 __all__ = ["ElectionStateStore"]
 
@@ -20,17 +21,26 @@ class ElectionStateStore:
         self.cluster_id = cluster_id
 
     def read(self) -> ElectionState | None:
+        """The stored state (``None``: no file). A file no replica writes (a
+        negative epoch, an id below Kafka's -1 "none") is a
+        ``StateFileError`` naming it, never a silent fresh start."""
         from kraft.raft.voters import ReplicaKey
 
         data = self.file.read()
-        if data is None or data.leader_epoch < 0:
+        if data is None:
             return None
         voted = None
-        if data.voted_id >= 0:
+        if data.voted_id != NOT_VOTED:
             directory = None if data.voted_directory_id.int == 0 else data.voted_directory_id
             voted = ReplicaKey(data.voted_id, directory)
-        leader = data.leader_id if data.leader_id >= 0 else None
-        return ElectionState(epoch=data.leader_epoch, leader_id=leader, voted_key=voted)
+        leader = None if data.leader_id == UNKNOWN_LEADER_ID else data.leader_id
+        try:
+            return ElectionState(data.leader_epoch, leader, voted)
+        except ValueError as e:
+            raise StateFileError(
+                str(self.file.path),
+                f"{e}: the file is damaged; move it away and the node starts unattached, with no vote, "
+                "in its log's latest epoch (as Kafka does when quorum-state is behind the log)") from None
 
     def write(self, state: ElectionState, kraft_version: int | None = None) -> None:
         """Kafka's ``FileQuorumStateStore.writeElectionState``: the data version

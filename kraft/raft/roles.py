@@ -34,16 +34,42 @@ from kraft.records.view import OffsetAndEpoch
 from kraft.raft.voters import Endpoints, ReplicaKey
 
 
-class ElectionState(NamedTuple):
+class _ElectionFields(NamedTuple):
+    epoch: int
+    leader_id: int | None
+    voted_key: ReplicaKey | None
+
+
+class ElectionState(_ElectionFields):
     """What ``quorum-state`` stores (``QuorumStateData``): the epoch, the leader
     if one is known, and the replica voted for in this epoch. A plain value,
     as cheap as a tuple: every role has one (``Role.election``), transitions
     compare them with the stored one, and one is queued for the shell
-    whenever it changes."""
+    whenever it changes.
 
-    epoch: int
-    leader_id: int | None = None
-    voted_key: ReplicaKey | None = None
+    Construction refuses what no replica can have been in (``ValueError``):
+    a negative epoch, and a negative leader or voted id (Kafka's
+    ``ElectionState.withElectedLeader`` / ``withVotedCandidate``; "none" is
+    ``None``, never Kafka's -1 sentinel, which only the file uses). A leader
+    and a vote together is legal: a voter that voted, then learned the winner.
+    (Only the constructor checks: ``_replace``/``_make`` would not; nothing uses them.)"""
+
+    __slots__ = ()
+
+    def __new__(cls, epoch: int, leader_id: int | None = None, voted_key: ReplicaKey | None = None) -> ElectionState:
+        # Short-circuiting comparisons only, the message built apart: this runs
+        # on every role transition and in-role update.
+        if epoch < 0 or (leader_id is not None and leader_id < 0) or (voted_key is not None and voted_key.id < 0):
+            raise ValueError(_invalid_election(epoch, leader_id, voted_key))
+        return tuple.__new__(cls, (epoch, leader_id, voted_key))
+
+
+def _invalid_election(epoch: int, leader_id: int | None, voted_key: ReplicaKey | None) -> str:
+    if epoch < 0:
+        return f"invalid election state: negative epoch {epoch}"
+    if leader_id is not None and leader_id < 0:
+        return f"invalid election state in epoch {epoch}: negative leader id {leader_id}"
+    return f"invalid election state in epoch {epoch}: negative voted id {voted_key.id if voted_key else None}"
 
 
 class LeaderAndEpoch(NamedTuple):

@@ -81,8 +81,11 @@ class RaftTestContext:
         dynamic: bool = False,
         auto_join: bool = False,
         campaign_policy: CampaignPolicy | None = None,
+        bootstrap_ids: Sequence[int] = (),
     ) -> None:
         """``campaign_policy``: handed to the core (a witness, :mod:`kraft.raft.witness`).
+        ``bootstrap_ids``: the ids the core gives ``controller.quorum.bootstrap.servers``
+        (negative, as the node numbers them: -1, -2, ...).
         ``dynamic``: a KIP-853 quorum (kraft.version 1) formatted with
         ``voters`` as its initial controllers: every replica has the directory
         id :meth:`directory_id` and listeners :meth:`endpoints`, and the
@@ -90,6 +93,7 @@ class RaftTestContext:
         self.dynamic = dynamic
         self.auto_join = auto_join
         self.campaign_policy = campaign_policy
+        self.bootstrap_ids = tuple(bootstrap_ids)
         if dynamic:
             self.voters = VoterSet.of(
                 VoterNode(self.key(i), self.endpoints(i), (0, 1)) for i in voters
@@ -160,6 +164,7 @@ class RaftTestContext:
             auto_join=self.auto_join,
             followers_always_flush=self.dynamic,
             campaign_policy=self.campaign_policy,
+            bootstrap_ids=self.bootstrap_ids,
         )
         self._apply(self.core.initialize(self.now_ms))
         return self

@@ -13,10 +13,10 @@ changes are logged with their reasons."""
 
 from __future__ import annotations
 
+import http.client
 import signal
+import socket
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -43,16 +43,46 @@ def thaw(node: NodeProcess) -> None:
     node.proc.send_signal(signal.SIGCONT)
 
 
+def connected_to_itself(sock: socket.socket) -> bool:
+    """A TCP connection whose two ends are the same socket. Connecting to a
+    port nothing listens on can "succeed" that way when the port lies in the
+    kernel's ephemeral range (32768-60999 here; test ports can, see
+    KRAFT_TEST_FIRST_PORT): the kernel picks that very port as the source
+    port and the SYN meets itself (TCP simultaneous open). The request then
+    comes back as its own response: ``BadStatusLine: GET /metrics HTTP/1.1``,
+    as one run failed while polling the restarted old leader's port."""
+    return bool(sock.getsockname() == sock.getpeername())
+
+
+def http_get(port: int, path: str, *, source_port: int = 0) -> tuple[int, str] | str:
+    """``GET http://127.0.0.1:port/path``: (status, body), or why nothing
+    answered (refused, timed out, a connection to itself). A malformed
+    answer from a node still raises (``http.client.HTTPException``).
+    ``source_port``: bind the client end there (a test forces a connection
+    to itself with it)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2, source_address=("127.0.0.1", source_port))
+    try:
+        conn.connect()
+        assert conn.sock is not None
+        if connected_to_itself(conn.sock):
+            return f"nothing listens on {port} (the connection reached itself)"
+        conn.request("GET", path)
+        response = conn.getresponse()
+        return response.status, response.read().decode()
+    except OSError as e:
+        return str(e)
+    finally:
+        conn.close()
+
+
 def scrape(port: int) -> dict[str, Any] | None:
     """The node's gauges (label-less ones by name, ``state``), None if it does
     not answer."""
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
-            text = r.read().decode()
-    except (urllib.error.URLError, OSError):
+    answer = http_get(port, "/metrics")
+    if isinstance(answer, str):
         return None
     out: dict[str, Any] = {}
-    for family in text_string_to_metric_families(text):
+    for family in text_string_to_metric_families(answer[1]):
         for s in family.samples:
             if s.name == "kafka_raft_current_state":
                 if s.value == 1.0:
@@ -63,13 +93,8 @@ def scrape(port: int) -> dict[str, Any] | None:
 
 
 def readyz(port: int) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-    except (urllib.error.URLError, OSError) as e:
-        return 0, str(e)
+    answer = http_get(port, "/readyz")
+    return (0, answer) if isinstance(answer, str) else answer
 
 
 def wait_for(what: str, check: Callable[[], Any], timeout_s: float = 60, interval_s: float = 0.05) -> Any:
@@ -80,6 +105,23 @@ def wait_for(what: str, check: Callable[[], Any], timeout_s: float = 60, interva
             return result
         time.sleep(interval_s)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_a_poll_that_reaches_itself_is_nobody_answering() -> None:
+    """The cause of a ``BadStatusLine: GET /metrics HTTP/1.1`` failure: a
+    poll of a port no node listens on yet connected to itself. Forced here by
+    binding the client end to the port it dials; the pollers take it for
+    "not answering", as a refused connection."""
+    from tests.ports import free_port
+
+    port = free_port()
+    assert http_get(port, "/metrics", source_port=port) == \
+        f"nothing listens on {port} (the connection reached itself)"
+    assert scrape(port) is None and readyz(port)[0] == 0  # refused
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        client = socket.create_connection(server.getsockname())
+        with client, server.accept()[0]:
+            assert not connected_to_itself(client)
 
 
 @pytest.mark.slow

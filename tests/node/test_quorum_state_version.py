@@ -34,3 +34,28 @@ def test_the_data_version_follows_the_kraft_version(tmp_path: Path) -> None:
     assert v1["data_version"] == 1 and "currentVoters" not in v1
     assert v1["votedDirectoryId"] != "AAAAAAAAAAAAAAAAAAAAAA"
     assert store.read() == state
+
+
+def test_a_stored_state_no_replica_writes_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    """Kafka writes ``leaderEpoch`` >= 0 and ids >= 0, -1 for "none"
+    (``ElectionState.toQuorumStateData``); anything else is damage, reported
+    as one ``StateFileError`` (the node's one error line, exit code 4) rather
+    than a silent fresh start at epoch 0 or a traceback."""
+    import pytest
+
+    from kraft.records.errors import StateFileError
+
+    path = tmp_path / "quorum-state"
+    store = ElectionStateStore(QuorumStateFile(path), static_voters=None, cluster_id="c")
+    for fields, reason in [
+        ('"leaderId":-1,"leaderEpoch":-3,"votedId":-1', "negative epoch -3"),
+        ('"leaderId":-2,"leaderEpoch":4,"votedId":-1', "negative leader id -2"),
+        ('"leaderId":-1,"leaderEpoch":4,"votedId":-7', "negative voted id -7"),
+    ]:
+        path.write_text('{%s,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}' % fields)
+        with pytest.raises(StateFileError, match=reason) as info:
+            store.read()
+        assert info.value.path == str(path) and "move it away" in info.value.reason
+    path.write_text('{"leaderId":2,"leaderEpoch":4,"votedId":2,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA",'
+                    '"data_version":1}')
+    assert store.read() == ElectionState(4, 2, ReplicaKey(2))  # -1 is "none"; a leader and a vote together is legal

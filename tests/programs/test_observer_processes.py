@@ -205,8 +205,16 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
     changes = [json.loads(line) for line in lines if line]
     records = [c for c in changes if c.get("type") != "SNAPSHOT"]
     _assert_each_offset_once(changes)
-    types = {c["type"] for c in records}
-    assert {"TOPIC_RECORD", "PARTITION_RECORD", "BEGIN_TRANSACTION_RECORD", "LEADER_CHANGE"} <= types
+    _assert_each_new_epoch_opens_with_a_leader_change(changes)
+    assert all("data" in c for c in records), [c for c in records if "data" not in c][:3]  # each one decoded
+    if len(records) == len(changes):
+        # It read the log from offset 0, with no snapshot in between: it
+        # printed every kind the load writes, and the first leader's
+        # LeaderChange. (Started from a snapshot -- the leader may have
+        # snapshotted and deleted the log start before the CLI's first Fetch
+        # -- the records before the snapshot's end are in no record line.)
+        types = {c["type"] for c in records}
+        assert {"TOPIC_RECORD", "PARTITION_RECORD", "BEGIN_TRANSACTION_RECORD", "LEADER_CHANGE"} <= types
     assert os.path.exists(tmp_path / "cli-observer" / "meta.properties")
 
 
@@ -269,6 +277,43 @@ def _assert_each_offset_once(changes: list[dict]) -> None:
             assert offset == expected, f"record at {offset}, expected {expected}"
         expected = offset + 1
     assert expected is not None
+
+
+def _assert_each_new_epoch_opens_with_a_leader_change(changes: list[dict]) -> None:
+    """Between two record lines with no SNAPSHOT line between them (the
+    records of consecutive offsets) the epoch never goes down, and where it
+    goes up the line is the new leader's LeaderChange control record (Kafka's
+    leader appends it first in its epoch, ``LeaderState.appendStartOfEpochControlRecords``).
+    True whether the stream started at offset 0 or from a snapshot."""
+    previous: dict | None = None
+    for change in changes:
+        if change.get("type") == "SNAPSHOT":
+            previous = None
+            continue
+        if previous is not None and change["epoch"] != previous["epoch"]:
+            assert change["epoch"] > previous["epoch"], f"epoch went back at offset {change['offset']}"
+            assert change["type"] == "LEADER_CHANGE" and change.get("control"), \
+                f"epoch {change['epoch']} opens at offset {change['offset']} with {change['type']}"
+            assert change["data"]["leaderId"] >= 0
+        previous = change
+
+
+def test_a_new_epoch_in_the_stream_must_open_with_a_leader_change() -> None:
+    """What the CLI's stream is held to, whether it began at offset 0 or
+    from a snapshot: a SNAPSHOT line may skip epochs, consecutive records may not."""
+    def record(offset: int, epoch: int, type_: str = "NO_OP_RECORD") -> dict:
+        out = {"offset": offset, "epoch": epoch, "timestamp": 1, "type": type_, "version": 0, "data": {}}
+        if type_ == "LEADER_CHANGE":
+            out.update(control=True, data={"leaderId": 2})
+        return out
+
+    snapshot = {"snapshot": {"endOffset": 10, "epoch": 4}, "records": 9, "timestamp": 1, "type": "SNAPSHOT"}
+    _assert_each_new_epoch_opens_with_a_leader_change(
+        [snapshot, record(10, 6), record(11, 6), record(12, 7, "LEADER_CHANGE"), record(13, 7)])
+    with pytest.raises(AssertionError, match="epoch 7 opens at offset 12 with NO_OP_RECORD"):
+        _assert_each_new_epoch_opens_with_a_leader_change([record(11, 6), record(12, 7), record(13, 7)])
+    with pytest.raises(AssertionError, match="epoch went back at offset 12"):
+        _assert_each_new_epoch_opens_with_a_leader_change([record(11, 6), record(12, 5, "LEADER_CHANGE")])
 
 
 async def _add(voters: Voters, node_id: int) -> None:

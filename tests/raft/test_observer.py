@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kraft.raft.errors import Errors
 from kraft.raft.events import FetchRequest, VoteResponse
 from kraft.raft.logops import Flush
@@ -59,3 +61,63 @@ def test_an_observer_with_an_id_answers_votes_like_any_replica() -> None:
     response = ctx.assert_response(VoteResponse)
     assert response.partition_error is Errors.NONE and response.vote_granted
     assert ctx.epoch == 3 and ctx.persisted is not None and ctx.persisted.voted_key == ctx.key(2)
+
+
+def _observer_following_2_found_via_bootstrap_servers() -> RaftTestContext:
+    """An observer formatted with ``--no-initial-controllers`` and two
+    ``controller.quorum.bootstrap.servers`` (ids -1, -2): it knows no voter,
+    so the bootstrap servers are all it can ask besides the leader. A
+    bootstrap server names leader 2 of epoch 5 (and where it listens)."""
+    ctx = RaftTestContext(local_id=9, voters=[], dynamic=True, bootstrap_ids=(-1, -2)).start()
+    [discovery] = ctx.assert_sent(FetchRequest, epoch=0)
+    assert discovery.destination in (-1, -2)
+    ctx.clear_sent()
+    ctx.respond(discovery, replace(ctx.fetch_response(leader=2, epoch=5, error=Errors.FENCED_LEADER_EPOCH),
+                                   leader_endpoints=ctx.endpoints(2)))
+    assert isinstance(ctx.role, Follower) and ctx.role.leader_id == 2 and ctx.epoch == 5
+    return ctx
+
+
+def test_an_observer_whose_leader_stops_answering_asks_a_bootstrap_server_then_the_leader_again() -> None:
+    """Kafka 4.2+ ``KafkaRaftClient.pollFollowerAsObserver`` is
+    ``maybeSendFetchToBestNode`` (KAFKA-19354, Kafka's
+    ``KafkaRaftClientTest.testObserverFollowerSendFetchToBestNode``): a Fetch
+    to the leader that times out is retried at a bootstrap server, and once
+    that one is answered the observer fetches from the leader again -- also
+    after ``fetch.timeout.ms`` passed without a successful Fetch. Kafka 4.1's
+    observer switched to bootstrap servers for good when its fetch timer
+    expired (``pollFollowerAsObserver``: ``hasFetchTimeoutExpired`` ->
+    ``maybeSendFetchToAnyBootstrap``), and stayed there even when a
+    bootstrap server named the leader it knew: the bug KAFKA-19354 fixed."""
+    ctx = _observer_following_2_found_via_bootstrap_servers()
+    [to_leader] = ctx.assert_sent(FetchRequest, destination=2, epoch=5)
+    ctx.clear_sent()
+    assert ctx.config.request_timeout_ms >= ctx.config.fetch_timeout_ms  # both timers run out below
+    ctx.advance(ctx.config.request_timeout_ms)
+    [retry] = ctx.assert_sent(FetchRequest, epoch=5)
+    assert retry.destination in (-1, -2)  # the leader is not asked again while it is silent
+    ctx.clear_sent()
+    # The bootstrap server is not the leader, and names the same one.
+    ctx.respond(retry, ctx.fetch_response(leader=2, epoch=5, error=Errors.NOT_LEADER_OR_FOLLOWER))
+    assert isinstance(ctx.role, Follower) and ctx.role.leader_id == 2
+    [back] = ctx.assert_sent(FetchRequest, epoch=5)
+    assert back.destination == 2
+    ctx.clear_sent()
+    ctx.respond(back, ctx.fetch_response(leader=2, epoch=5, records=[(0, 5, 2)], high_watermark=2))
+    assert ctx.committed == 2
+    [following] = ctx.assert_sent(FetchRequest, epoch=5)
+    assert following.destination == 2
+
+
+def test_an_observer_retries_at_the_leader_when_the_bootstrap_retry_times_out_too() -> None:
+    """``testObserverFollowerSendFetchToBestNode``'s second half: the retry at
+    a bootstrap server times out as well; the next Fetch goes to the leader."""
+    ctx = _observer_following_2_found_via_bootstrap_servers()
+    ctx.clear_sent()
+    ctx.advance(ctx.config.request_timeout_ms)
+    [retry] = ctx.assert_sent(FetchRequest, epoch=5)
+    assert retry.destination in (-1, -2)
+    ctx.clear_sent()
+    ctx.advance(ctx.config.request_timeout_ms)
+    [again] = ctx.assert_sent(FetchRequest, epoch=5)
+    assert again.destination == 2

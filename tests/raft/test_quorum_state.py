@@ -89,6 +89,26 @@ def test_a_vote_in_quorum_state_without_a_node_id_is_refused() -> None:
         quorum(local_id=None).initialize(ElectionState(2, voted_key=ReplicaKey(1)), OffsetAndEpoch(0, 0), 0)
 
 
+@pytest.mark.parametrize("args, reason", [
+    ((-1,), "negative epoch -1"),
+    ((3, -1), "negative leader id -1"),  # "no leader" is None; -1 is only the file's sentinel
+    ((3, None, ReplicaKey(-2)), "negative voted id -2"),
+])
+def test_an_election_state_no_replica_can_be_in_is_refused(args: tuple, reason: str) -> None:
+    """Kafka's ``ElectionState.withElectedLeader`` / ``withVotedCandidate``
+    refuse negative ids; a negative epoch is no epoch at all."""
+    with pytest.raises(ValueError, match=reason):
+        ElectionState(*args)
+
+
+def test_an_election_state_may_hold_a_leader_and_the_vote_cast_in_its_epoch() -> None:
+    """Kafka's ``withElectedLeader(epoch, leaderId, votedKey)``: a voter keeps
+    its vote once it learns the winner; equality stays a tuple's."""
+    state = ElectionState(3, 2, ReplicaKey(1))
+    assert (state.epoch, state.leader_id, state.voted_key) == (3, 2, ReplicaKey(1))
+    assert state == ElectionState(3, leader_id=2, voted_key=ReplicaKey(1)) != ElectionState(3, 2)
+
+
 # --- legal transitions (one per line of the QuorumState docstring) ----------------------
 
 

@@ -386,3 +386,49 @@ def test_disk_errors_name_the_file_and_operation_and_only_an_undone_write_is_kno
             atomic_write(tmp_path / "checkpoint", b"x")
     assert standalone.value.rolled_back and not part_of_more.value.rolled_back
     assert standalone.value.filename == str(tmp_path / "state.tmp")
+
+
+def _append_voters(log: MetadataLog, voter_ids: list[int], *, kraft_version: int | None = None) -> int:
+    """Append one control batch (a ``KRaftVersionRecord`` first if given,
+    then a ``VotersRecord``) in epoch 1; returns the VotersRecord's offset."""
+    from kraft.records.control import build_control_batch
+    from kraft.records.kraft_control import kraft_version_record_of, voters_record_of
+    from kraft.records.view import VoterEntry
+
+    voters = [VoterEntry(i, None, (("CONTROLLER", "127.0.0.1", 9090 + i),), 0, 1) for i in voter_ids]
+    messages = ([] if kraft_version is None else [kraft_version_record_of(kraft_version)]) + [voters_record_of(voters)]
+    offset = log.end_offset
+    log.append_as_leader(
+        build_control_batch(messages, base_offset=0, partition_leader_epoch=1, timestamp=BASE_TS), 1
+    )
+    return offset + len(messages) - 1
+
+
+def _voter_ids(voters_at: object) -> set[int] | None:
+    return None if voters_at is None else {v.voter_id for v in voters_at.voters}  # type: ignore[attr-defined]
+
+
+def test_retention_past_a_voter_change_drops_the_previous_voter_set(tmp_path: Path) -> None:
+    """Log retention trims the control-record history as Kafka's
+    ``KRaftControlRecordStateMachine.truncateOldEntries`` (``LogHistory``
+    keeps only the latest entry below the new start), and the state the raft
+    core reads (``kraft_control_state``) follows: the voter set the change
+    replaced is gone with the log start that held it, exactly as after a
+    restart, which rebuilds the history from the latest snapshot and the log."""
+    with _open(tmp_path, segment_bytes=2000) as log:
+        _append_voters(log, [1, 2, 3], kraft_version=1)
+        _fill(log, [(1, 5)])
+        change = _append_voters(log, [1, 2])
+        _fill(log, [(1, 20)])
+        before = log.kraft_control_state()
+        assert (_voter_ids(before.voters), _voter_ids(before.previous_voters)) == ({1, 2}, {1, 2, 3})
+        sid = _snapshot(log, 50)
+        assert log.delete_before_snapshot(sid) and log.start_offset == 50 > change
+        after = log.kraft_control_state()
+        assert after is not before  # the core re-reads on a new object
+        assert (_voter_ids(after.voters), _voter_ids(after.previous_voters), after.kraft_version) == ({1, 2}, None, 1)
+        assert _voter_ids(log.kraft_control.voters_at(sid.offset - 1)) == {1, 2}
+    with _open(tmp_path, segment_bytes=2000) as log:
+        reopened = log.kraft_control_state()
+        assert (_voter_ids(reopened.voters), _voter_ids(reopened.previous_voters), reopened.kraft_version) == (
+            {1, 2}, None, 1)
