@@ -42,6 +42,7 @@ from kraft.records.errors import CorruptLogError, StateFileError
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.log_config import LogConfig
 from kraft.records.state_files import MetaProperties, QuorumStateFile
+from kraft.records.voter_api_versions import RememberedAnswer, read_voter_api_versions, write_voter_api_versions
 from kraft.wire.client import ClientPool, PeerClient
 from kraft.wire.connection_limits import ConnectionTracker
 from kraft.wire.security import ClientSecurity
@@ -167,6 +168,8 @@ class RaftManager:
             evidence = None
         if evidence is not None:
             policy.found_in_log(evidence)
+        partition_dir = Path(mlog.quorum_state_path).parent
+        policy.remember(_remembered_answers(partition_dir))
         core = RaftCore(
             node_id=c.node_id,
             voters=_voter_set(self),
@@ -196,7 +199,9 @@ class RaftManager:
             policy, c.node_id, voters=lambda: addresses.voter_addresses(configured),
             probe=partial(probe_peer, self.pool, SUPPORTED_APIS), changed=shell.request_poll,
             cluster_id=meta.cluster_id,
-            voters_source="controller.quorum.voters" if c.voters else "controller.quorum.bootstrap.servers")
+            voters_source="controller.quorum.voters" if c.voters else "controller.quorum.bootstrap.servers",
+            directories=lambda: {k.id: k.directory_id for k in core.voters.voter_keys},
+            save=partial(write_voter_api_versions, partition_dir))
         if self.metrics is not None:
             self.metrics.shell = shell
             self.metrics.is_witness = lambda: (d := self.witness_decision) is not None and d.witness
@@ -323,6 +328,19 @@ def _abandon_storage(node: RaftManager, mlog: MetadataLog) -> None:
     if node.dir_lock is not None:
         node.dir_lock.release()
         node.dir_lock = None
+
+
+def _remembered_answers(partition_dir: Path) -> tuple[RememberedAnswer, ...]:
+    """The voters' ApiVersions answers of earlier runs (kraft's
+    ``voter-api-versions``); a damaged file is one line and counts as
+    nothing heard (the witness decision then waits for live answers, as on
+    a first start), never a reason not to start."""
+    try:
+        return read_voter_api_versions(partition_dir)
+    except StateFileError as e:
+        log.warning("kraft.witness: ignoring %s: %s; treated as no voter heard before this start (it is rewritten "
+                    "from the voters' next answers)", e.path, e.reason)
+        return ()
 
 
 def _voter_set(node: RaftManager) -> VoterSet:
