@@ -134,3 +134,65 @@ def test_the_node_reads_what_it_wrote(tmp_path: Path) -> None:
     assert _remembered_answers(tmp_path) == (RememberedAnswer(2, None, ("CreateTopics",)),)
     (tmp_path / VOTER_API_VERSIONS_FILE).write_text("[]")
     assert _remembered_answers(tmp_path) == ()
+
+
+async def _scoped_node(config: Any, advertised: Any, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+    """A node in a cancel scope of its own, so that a test can stop just it."""
+    from kraft.node.fault import RaisingFaultHandler
+    from kraft.node.node import KraftNode
+
+    with trio.CancelScope() as scope:
+        async with trio.open_nursery() as nursery:
+            node = KraftNode(config, fault_handler=RaisingFaultHandler(), advertised_apis=advertised)
+            await nursery.start(node.run)
+            task_status.started((node, scope))
+
+
+async def test_a_voter_id_reused_by_a_kafka_controller_makes_the_kraft_leader_resign(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A kraft-only quorum of three; voter 3 is replaced, under the same id,
+    by a node that answers ApiVersions as a real Kafka 4.0 controller (a new
+    directory, ``kraft.witness=false``: it leads as Kafka's would). What
+    voters 1 and 2 remembered of 3 (a kraft node) gives way to the live
+    answer: the kraft leader resigns naming 3, both become witnesses, the
+    file says 3 is a Kafka controller -- and 3 ends up leading (after a
+    hand-over epoch: its new log is behind theirs)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from kraft.tools.bench.kafka_played import KAFKA_4_0_CONTROLLER_APIS
+    from tests.node.cluster import CLUSTER_ID, make_configs
+    from tests.node.harness import leader_of, node_config
+
+    paths = make_configs(tmp_path, [1, 2, 3])
+    caplog.set_level(logging.INFO, logger="kraft")
+    with trio.fail_after(180):
+        async with trio.open_nursery() as nursery:
+            nodes = {i: await nursery.start(_scoped_node, node_config(paths[i]), None) for i in (1, 2, 3)}
+            leader = await leader_of(n for n, _ in nodes.values())
+            await leader.append([b"a kraft-only quorum"])
+            for i in (1, 2):
+                part = metadata_partition_dir(node_config(paths[i]).metadata_log_dir)
+                while [(a.voter_id, a.answered_as) for a in read_voter_api_versions(part)] != [
+                        (j, "kraft") for j in (1, 2, 3) if j != i]:
+                    await trio.sleep(0.05)
+            nodes[3][1].cancel()
+            # Node 3's replacement: a new directory, answering as Kafka does.
+            shutil.rmtree(node_config(paths[3]).metadata_log_dir)
+            subprocess.run([sys.executable, "-m", "kraft.cli", "storage", "format", "--config", str(paths[3]),
+                            "--cluster-id", CLUSTER_ID], check=True, capture_output=True)
+            with open(paths[3], "a") as f:
+                f.write("kraft.witness=false\n")
+            kraft_leader = await leader_of(nodes[i][0] for i in (1, 2))
+            kafka, _ = await nursery.start(_scoped_node, node_config(paths[3]), KAFKA_4_0_CONTROLLER_APIS)
+            while kafka.role != "leader":
+                await trio.sleep(0.05)
+            nursery.cancel_scope.cancel()
+    resigned = [r.getMessage() for r in caplog.records
+                if "-> Resigned" in r.getMessage() and "witness: voter 3 advertises Kafka controller APIs" in r.getMessage()]
+    assert resigned, [r.getMessage() for r in caplog.records if "Resigned" in r.getMessage()]
+    assert kraft_leader.config.node_id in (1, 2)
+    for i in (1, 2):
+        part = metadata_partition_dir(node_config(paths[i]).metadata_log_dir)
+        assert {a.voter_id: a.answered_as for a in read_voter_api_versions(part)}[3] == "kafka-controller"
