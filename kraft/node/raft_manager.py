@@ -33,7 +33,7 @@ from kraft.node.fault import FaultHandler
 from kraft.node.raft_metrics import RaftMetrics
 from kraft.node.remedies import corruption_remedy
 from kraft.node.snapshots import CommittedSource
-from kraft.node.witness import WitnessDetector, probe_peer, scan_for_kafka_metadata
+from kraft.node.witness import WitnessDetector, probe_peer, remembered_answers, scan_for_kafka_metadata
 from kraft.raft.core import RaftCore
 from kraft.raft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
 from kraft.records.endpoint_overrides import ENDPOINT_OVERRIDES_FILE, read_endpoint_overrides
@@ -42,7 +42,7 @@ from kraft.records.errors import CorruptLogError, StateFileError
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.log_config import LogConfig
 from kraft.records.state_files import MetaProperties, QuorumStateFile
-from kraft.records.voter_api_versions import RememberedAnswer, read_voter_api_versions, write_voter_api_versions
+from kraft.records.voter_api_versions import write_voter_api_versions
 from kraft.wire.client import ClientPool, PeerClient
 from kraft.wire.connection_limits import ConnectionTracker
 from kraft.wire.security import ClientSecurity
@@ -169,7 +169,7 @@ class RaftManager:
         if evidence is not None:
             policy.found_in_log(evidence)
         partition_dir = Path(mlog.quorum_state_path).parent
-        policy.remember(_remembered_answers(partition_dir))
+        policy.remember(remembered_answers(partition_dir))
         core = RaftCore(
             node_id=c.node_id,
             voters=_voter_set(self),
@@ -328,19 +328,6 @@ def _abandon_storage(node: RaftManager, mlog: MetadataLog) -> None:
     if node.dir_lock is not None:
         node.dir_lock.release()
         node.dir_lock = None
-
-
-def _remembered_answers(partition_dir: Path) -> tuple[RememberedAnswer, ...]:
-    """The voters' ApiVersions answers of earlier runs (kraft's
-    ``voter-api-versions``); a damaged file is one line and counts as
-    nothing heard (the witness decision then waits for live answers, as on
-    a first start), never a reason not to start."""
-    try:
-        return read_voter_api_versions(partition_dir)
-    except StateFileError as e:
-        log.warning("kraft.witness: ignoring %s: %s; treated as no voter heard before this start (it is rewritten "
-                    "from the voters' next answers)", e.path, e.reason)
-        return ()
 
 
 def _voter_set(node: RaftManager) -> VoterSet:

@@ -39,6 +39,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import trio
@@ -50,13 +51,15 @@ from kraft.raft.witness import WitnessDecision, WitnessPolicy
 from kraft.records.batch import iter_batches
 from kraft.records.errors import RecordsError
 from kraft.records.metadata import MetadataRecordError, decode_metadata_record, read_frame_header
-from kraft.records.voter_api_versions import RememberedAnswer
+from kraft.records.errors import StateFileError
+from kraft.records.voter_api_versions import RememberedAnswer, read_voter_api_versions
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION, ClientPool, PeerClientError
 
 log = logging.getLogger("kraft.node")
 
-__all__ = ["PeerAnswer", "WitnessDetector", "kafka_metadata_evidence", "scan_for_kafka_metadata", "REFRESH_MS"]
+__all__ = ["PeerAnswer", "WitnessDetector", "kafka_metadata_evidence", "remembered_answers", "scan_for_kafka_metadata",
+           "REFRESH_MS"]
 
 #: How often voters already heard are asked again.
 REFRESH_MS = 30_000
@@ -171,6 +174,19 @@ def scan_for_kafka_metadata(mlog: Any) -> str | None:
         return kafka_metadata_evidence(log_records())
     except RecordsError:
         return None
+
+
+def remembered_answers(partition_dir: Path) -> tuple[RememberedAnswer, ...]:
+    """The voters' ApiVersions answers of earlier runs (kraft's
+    ``voter-api-versions`` in ``partition_dir``); a damaged file is one line
+    and counts as nothing heard (the witness decision then waits for live
+    answers, as on a first start), never a reason not to start."""
+    try:
+        return read_voter_api_versions(partition_dir)
+    except StateFileError as e:
+        log.warning("kraft.witness: ignoring %s: %s; treated as no voter heard before this start (it is rewritten "
+                    "from the voters' next answers)", e.path, e.reason)
+        return ()
 
 
 class WitnessDetector:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import trio
 
-from kraft.node.witness import PeerAnswer, WitnessDetector
+from kraft.node.witness import PeerAnswer, WitnessDetector, remembered_answers
 from kraft.raft.witness import WitnessPolicy
 from kraft.records.log import metadata_partition_dir
 from kraft.records.voter_api_versions import (
@@ -126,14 +126,12 @@ async def test_a_damaged_file_is_one_line_and_ignored(tmp_path: Path, caplog: py
 
 def test_the_node_reads_what_it_wrote(tmp_path: Path) -> None:
     """The wiring's reader: absent file, a written one, a damaged one."""
-    from kraft.node.raft_manager import _remembered_answers
-
-    assert _remembered_answers(tmp_path) == ()
+    assert remembered_answers(tmp_path) == ()
     write = partial(write_voter_api_versions, tmp_path)
     write([RememberedAnswer(2, None, ("CreateTopics",))])
-    assert _remembered_answers(tmp_path) == (RememberedAnswer(2, None, ("CreateTopics",)),)
+    assert remembered_answers(tmp_path) == (RememberedAnswer(2, None, ("CreateTopics",)),)
     (tmp_path / VOTER_API_VERSIONS_FILE).write_text("[]")
-    assert _remembered_answers(tmp_path) == ()
+    assert remembered_answers(tmp_path) == ()
 
 
 async def _scoped_node(config: Any, advertised: Any, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
