@@ -186,11 +186,13 @@ async def test_a_voter_id_reused_by_a_kafka_controller_makes_the_kraft_leader_re
             kafka, _ = await nursery.start(_scoped_node, node_config(paths[3]), KAFKA_4_0_CONTROLLER_APIS)
             while kafka.role != "leader":
                 await trio.sleep(0.05)
+            # Each records the live answer (written after the probe round that heard it).
+            for i in (1, 2):
+                part = metadata_partition_dir(node_config(paths[i]).metadata_log_dir)
+                while {a.voter_id: a.answered_as for a in read_voter_api_versions(part)}[3] != "kafka-controller":
+                    await trio.sleep(0.05)
             nursery.cancel_scope.cancel()
     resigned = [r.getMessage() for r in caplog.records
                 if "-> Resigned" in r.getMessage() and "witness: voter 3 advertises Kafka controller APIs" in r.getMessage()]
     assert resigned, [r.getMessage() for r in caplog.records if "Resigned" in r.getMessage()]
     assert kraft_leader.config.node_id in (1, 2)
-    for i in (1, 2):
-        part = metadata_partition_dir(node_config(paths[i]).metadata_log_dir)
-        assert {a.voter_id: a.answered_as for a in read_voter_api_versions(part)}[3] == "kafka-controller"
