@@ -49,9 +49,8 @@ from kraft.messages.errors import KraftProtocolError
 from kraft.messages.generated import api_versions_request as av_req
 from kraft.raft.witness import WitnessDecision, WitnessPolicy
 from kraft.records.batch import iter_batches
-from kraft.records.errors import RecordsError
+from kraft.records.errors import RecordsError, StateFileError
 from kraft.records.metadata import MetadataRecordError, decode_metadata_record, read_frame_header
-from kraft.records.errors import StateFileError
 from kraft.records.voter_api_versions import RememberedAnswer, read_voter_api_versions
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION, ClientPool, PeerClientError
