@@ -34,7 +34,7 @@ from typing import Any
 
 from kraft.records.errors import StateFileError
 from kraft.records.fileutil import atomic_write
-from kraft.records.state_files import uuid_from_kafka, uuid_to_kafka
+from kraft.records.state_files import read_json_state_file, uuid_from_kafka, uuid_to_kafka
 
 __all__ = ["VOTER_API_VERSIONS_FILE", "RememberedAnswer", "encode_voter_api_versions", "read_voter_api_versions",
            "write_voter_api_versions"]
@@ -94,16 +94,9 @@ def read_voter_api_versions(partition_dir: Path) -> tuple[RememberedAnswer, ...]
     absent); :class:`StateFileError` naming the file when it cannot be read
     or is malformed."""
     path = partition_dir / VOTER_API_VERSIONS_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    data = read_json_state_file(path)
+    if data is None:
         return ()
-    except (OSError, UnicodeDecodeError) as e:
-        raise StateFileError(str(path), f"cannot be read ({e})") from None
-    try:
-        data = json.loads(text)
-    except ValueError as e:
-        raise StateFileError(str(path), f"not JSON ({e})") from None
     if not isinstance(data, dict) or data.get("version") != 0 or not isinstance(data.get("voters"), list):
         raise StateFileError(str(path), 'expected {"version": 0, "voters": [...]}')
     entries = tuple(_entry(str(path), raw) for raw in data["voters"])
