@@ -54,6 +54,22 @@ def uuid_from_kafka(text: str) -> uuid.UUID:
     return uuid.UUID(bytes=raw)
 
 
+def read_json_state_file(path: Path) -> Any | None:
+    """A small JSON state file kraft keeps beside Kafka's (None when it is
+    absent); :class:`StateFileError` naming it when it cannot be read or is
+    not JSON."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as e:
+        raise StateFileError(str(path), f"cannot be read ({e})") from None
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise StateFileError(str(path), f"not JSON ({e})") from None
+
+
 def random_kafka_uuid() -> uuid.UUID:
     """Kafka's ``Uuid.randomUuid()``: never the zero or metadata-topic uuid and
     never one whose string form starts with ``-`` (it would read as a flag)."""

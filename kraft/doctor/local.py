@@ -19,6 +19,7 @@ from kraft.config import ConfigError, VoterSpec, load_properties, parse_voters
 from kraft.doctor.findings import Finding, Severity
 from kraft.records.batch import iter_batches
 from kraft.records.endpoint_overrides import ENDPOINT_OVERRIDES_FILE, read_endpoint_overrides
+from kraft.records.voter_api_versions import VOTER_API_VERSIONS_FILE, read_voter_api_versions
 from kraft.records.errors import CorruptSnapshotError, RecordsError, StateFileError
 from kraft.records.kraft_control import control_entries, voter_entries
 from kraft.records.recovery import find_valid_batch_after, scan
@@ -451,6 +452,27 @@ def check_endpoint_overrides(facts: DirectoryFacts) -> list[Finding]:
                     {"file": str(path)}, f"rm {path}")]
 
 
+def check_voter_api_versions(facts: DirectoryFacts) -> list[Finding]:
+    """``voter-api-versions``, kraft's own record (Kafka has none) of what each
+    voter last answered on ApiVersions, which the witness decision starts
+    from (kraft/raft/witness.py). A damaged one does not stop the node: it
+    is ignored, as if no voter had been heard before the start -- so a
+    kraft-only quorum whose log holds Kafka-shaped records waits again for
+    every voter's live answer. One line says so."""
+    path = facts.path / CLUSTER_METADATA_DIR / VOTER_API_VERSIONS_FILE
+    if not facts.has_log or not path.exists():
+        return []
+    try:
+        read_voter_api_versions(path.parent)
+    except StateFileError as e:
+        return [Finding(Severity.WARNING, "voter-api-versions-unreadable",
+                        f"{path} (kraft's file, not Kafka's) cannot be read: the node ignores it, as if no voter "
+                        f"had answered ApiVersions before its start (a voter that is down stays unheard)",
+                        {"file": str(path), "reason": e.reason},
+                        f"rm {path} (the node writes it again from the voters' next answers)")]
+    return []
+
+
 def check_disk(facts: DirectoryFacts, limits: LocalLimits) -> list[Finding]:
     if facts.disk_total <= 0:
         return []
@@ -489,6 +511,7 @@ def local_findings(directories: Sequence[Path], configs: Sequence[ControllerConf
         if facts.has_log and facts.voters is not None:
             findings += check_ghost_controllers(facts, registered_controllers(path))
         findings += check_endpoint_overrides(facts)
+        findings += check_voter_api_versions(facts)
         findings += check_disk(facts, limits)
     for c in configs:
         if c.metadata_log_dir is None and c.error is not None:

@@ -33,7 +33,7 @@ from kraft.node.fault import FaultHandler
 from kraft.node.raft_metrics import RaftMetrics
 from kraft.node.remedies import corruption_remedy
 from kraft.node.snapshots import CommittedSource
-from kraft.node.witness import WitnessDetector, probe_peer, scan_for_kafka_metadata
+from kraft.node.witness import WitnessDetector, probe_peer, remembered_answers, scan_for_kafka_metadata
 from kraft.raft.core import RaftCore
 from kraft.raft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
 from kraft.records.endpoint_overrides import ENDPOINT_OVERRIDES_FILE, read_endpoint_overrides
@@ -42,6 +42,7 @@ from kraft.records.errors import CorruptLogError, StateFileError
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.log_config import LogConfig
 from kraft.records.state_files import MetaProperties, QuorumStateFile
+from kraft.records.voter_api_versions import write_voter_api_versions
 from kraft.wire.client import ClientPool, PeerClient
 from kraft.wire.connection_limits import ConnectionTracker
 from kraft.wire.security import ClientSecurity
@@ -167,6 +168,8 @@ class RaftManager:
             evidence = None
         if evidence is not None:
             policy.found_in_log(evidence)
+        partition_dir = Path(mlog.quorum_state_path).parent
+        policy.remember(remembered_answers(partition_dir))
         core = RaftCore(
             node_id=c.node_id,
             voters=_voter_set(self),
@@ -196,7 +199,9 @@ class RaftManager:
             policy, c.node_id, voters=lambda: addresses.voter_addresses(configured),
             probe=partial(probe_peer, self.pool, SUPPORTED_APIS), changed=shell.request_poll,
             cluster_id=meta.cluster_id,
-            voters_source="controller.quorum.voters" if c.voters else "controller.quorum.bootstrap.servers")
+            voters_source="controller.quorum.voters" if c.voters else "controller.quorum.bootstrap.servers",
+            directories=lambda: {k.id: k.directory_id for k in core.voters.voter_keys},
+            save=partial(write_voter_api_versions, partition_dir))
         if self.metrics is not None:
             self.metrics.shell = shell
             self.metrics.is_witness = lambda: (d := self.witness_decision) is not None and d.witness

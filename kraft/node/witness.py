@@ -21,6 +21,12 @@ Two kinds of evidence feed the :class:`~kraft.raft.witness.WitnessPolicy`:
   features.) This keeps a restarted kraft voter a witness even when no Kafka
   controller is reachable yet.
 
+What each voter answered is also written, when it changes, to kraft's
+``voter-api-versions`` file beside ``quorum-state`` (``save``;
+:mod:`kraft.records.voter_api_versions`), from which the node seeds the
+policy at its next start: a voter dead for good still counts as what it was.
+A failed write is one ERROR line and is retried every round.
+
 The decision is logged at INFO once at start and on every change (of the
 state or of its reason), as
 ``kraft.witness: witness: voter 1 advertises Kafka controller APIs ...``.
@@ -30,8 +36,10 @@ The module depends on small callables, not on the node.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import trio
@@ -41,14 +49,16 @@ from kraft.messages.errors import KraftProtocolError
 from kraft.messages.generated import api_versions_request as av_req
 from kraft.raft.witness import WitnessDecision, WitnessPolicy
 from kraft.records.batch import iter_batches
-from kraft.records.errors import RecordsError
+from kraft.records.errors import RecordsError, StateFileError
 from kraft.records.metadata import MetadataRecordError, decode_metadata_record, read_frame_header
+from kraft.records.voter_api_versions import RememberedAnswer, read_voter_api_versions
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION, ClientPool, PeerClientError
 
 log = logging.getLogger("kraft.node")
 
-__all__ = ["PeerAnswer", "WitnessDetector", "kafka_metadata_evidence", "scan_for_kafka_metadata", "REFRESH_MS"]
+__all__ = ["PeerAnswer", "WitnessDetector", "kafka_metadata_evidence", "remembered_answers", "scan_for_kafka_metadata",
+           "REFRESH_MS"]
 
 #: How often voters already heard are asked again.
 REFRESH_MS = 30_000
@@ -165,6 +175,19 @@ def scan_for_kafka_metadata(mlog: Any) -> str | None:
         return None
 
 
+def remembered_answers(partition_dir: Path) -> tuple[RememberedAnswer, ...]:
+    """The voters' ApiVersions answers of earlier runs (kraft's
+    ``voter-api-versions`` in ``partition_dir``); a damaged file is one line
+    and counts as nothing heard (the witness decision then waits for live
+    answers, as on a first start), never a reason not to start."""
+    try:
+        return read_voter_api_versions(partition_dir)
+    except StateFileError as e:
+        log.warning("kraft.witness: ignoring %s: %s; treated as no voter heard before this start (it is rewritten "
+                    "from the voters' next answers)", e.path, e.reason)
+        return ()
+
+
 class WitnessDetector:
     """Feeds the policy with the other voters' ApiVersions and logs the
     decision (see the module docstring).
@@ -176,7 +199,10 @@ class WitnessDetector:
     core). ``cluster_id`` is this node's (meta.properties): a voter of
     another cluster is reported in one line (naming both ids) and its answer
     is no evidence; so is a voter whose voter set does not name this node
-    while this node is configured as a voter."""
+    while this node is configured as a voter. ``directories()`` gives the
+    current voters' directory ids (None in a static quorum); ``save(answers)``
+    (blocking, run in a thread) keeps the policy's answers durably, called
+    when they changed since the last save (or since the policy was seeded)."""
 
     def __init__(
         self,
@@ -189,8 +215,18 @@ class WitnessDetector:
         clock_ms: Callable[[], float] = lambda: trio.current_time() * 1000,
         cluster_id: str | None = None,
         voters_source: str = "controller.quorum.voters",
+        directories: Callable[[], Mapping[int, uuid.UUID | None]] = dict,
+        save: Callable[[tuple[RememberedAnswer, ...]], object] | None = None,
     ) -> None:
         self.policy = policy
+        self._directories = directories
+        self._save = save
+        #: What the file holds (as seeded, or as last written).
+        self._saved = policy.answers()
+        #: The last write failure reported (one line per distinct failure).
+        self._save_error: str | None = None
+        #: node id -> its directory id when last heard.
+        self._heard_directory: dict[int, uuid.UUID | None] = {}
         self.local_id = local_id
         self._voters = voters
         self._probe = probe
@@ -222,11 +258,13 @@ class WitnessDetector:
 
     async def run(self) -> None:
         """Run until cancelled: rounds of probes, logging each decision change."""
+        self.policy.note_voter_directories(self._directories())
         self._decision_maybe_changed()
         backoff = MIN_BACKOFF_MS
         while True:
             complete = await self._round()
             self._decision_maybe_changed()
+            await self.save_answers()
             if complete:
                 backoff = MIN_BACKOFF_MS
                 await trio.sleep(1.0)  # notice voter set changes; refresh per REFRESH_MS
@@ -238,6 +276,12 @@ class WitnessDetector:
         """Probe the voters due; True when every other voter has been heard."""
         now = self._clock_ms()
         others = {i: a for i, a in self._voters().items() if i != self.local_id}
+        directories = self._directories()
+        self.policy.note_voter_directories(directories)
+        for i in list(self._heard_at):
+            if directories.get(i) != self._heard_directory.get(i):
+                # Another replica under that id (KIP-853): ask it now.
+                del self._heard_at[i]
         due = {i: a for i, a in others.items()
                if a is not None and (i not in self._heard_at or now - self._heard_at[i] >= REFRESH_MS)}
         if not due:
@@ -254,14 +298,36 @@ class WitnessDetector:
                 # Asked again with the backoff; what it advertised is kept.
                 self._heard_at.pop(node_id, None)
             else:
-                self.policy.heard(node_id, answer.api_keys)
+                self.policy.heard(node_id, answer.api_keys, directories.get(node_id))
                 self._heard_at[node_id] = self._clock_ms()
+                self._heard_directory[node_id] = directories.get(node_id)
 
         async with trio.open_nursery() as nursery:
             for node_id, address in sorted(due.items()):
                 nursery.start_soon(ask, node_id, address)
         self._note_reachability(others)
         return all(i in self._heard_at for i in others)
+
+    async def save_answers(self) -> None:
+        """Write the policy's answers when they changed since the last write;
+        a failure is one ERROR line (per distinct failure) and is retried
+        next round (the answers heard stay in force in memory)."""
+        answers = self.policy.answers()
+        if self._save is None or answers == self._saved:
+            return
+        try:
+            await trio.to_thread.run_sync(self._save, answers)
+        except OSError as e:
+            problem = str(e)
+            if problem != self._save_error:
+                log.error("kraft.witness: could not record the voters' ApiVersions answers (%s); retrying, and "
+                          "until it succeeds a restart forgets what was heard since the last write", problem)
+                self._save_error = problem
+            return
+        if self._save_error is not None:
+            log.info("kraft.witness: the voters' ApiVersions answers are recorded again")
+            self._save_error = None
+        self._saved = answers
 
     def _mismatch(self, node_id: int, address: tuple[str, int], answer: PeerAnswer,
                   others: Mapping[int, Any]) -> str | None:

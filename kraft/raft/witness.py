@@ -26,16 +26,26 @@ arrives over a connection that starts with ApiVersions, so a kraft node that
 starts first never wins epoch 1 of a Kafka quorum. (Asking for a majority of
 the *other* voters instead would stop a 3-voter kraft-only quorum with one
 voter down from electing anyone.)
+
+Remembering across restarts: what each voter answered is kept in kraft's
+``voter-api-versions`` file (:mod:`kraft.records.voter_api_versions`) and
+seeds the policy at start (:meth:`WitnessPolicy.remember`). A remembered
+answer counts as evidence of what that voter is -- a Kafka controller stays
+decisive, a kraft node completes a kraft-only quorum whose log holds Kafka-shaped
+records even when that voter is dead for good -- but never as a live
+answer for the wait before the first candidacy. A live answer replaces it.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection, Iterable
+import uuid
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
 from kraft.raft.voters import ReplicaKey
+from kraft.records.voter_api_versions import VOTER_API_VERSIONS_FILE, RememberedAnswer
 
 __all__ = [
     "KAFKA_CONTROLLER_APIS",
@@ -163,7 +173,16 @@ class WitnessDecision:
 
 @dataclass(frozen=True, slots=True)
 class _Peer:
+    """What one voter answered: the Kafka controller APIs it advertised (none:
+    a kraft node), and its directory id in the voter set then (None: unknown)."""
+
     kafka_apis: tuple[str, ...]
+    directory_id: uuid.UUID | None = None
+
+    def is_of(self, directory_id: uuid.UUID | None) -> bool:
+        """Whether this answer is from the voter that now has ``directory_id``
+        (an unknown directory id on either side matches)."""
+        return self.directory_id is None or directory_id is None or self.directory_id == directory_id
 
 
 def _ids(ids: Iterable[int]) -> str:
@@ -171,20 +190,35 @@ def _ids(ids: Iterable[int]) -> str:
     return ("voter " if len(ordered) == 1 else "voters ") + ", ".join(str(i) for i in ordered)
 
 
+def _before_this_start(ids: Collection[int]) -> str:
+    """The note on answers remembered from before this start, not heard since."""
+    if not ids:
+        return ""
+    return f" ({_ids(ids)} before this start, as remembered in {VOTER_API_VERSIONS_FILE}; not heard since)"
+
+
 class WitnessPolicy:
     """The witness decision from the evidence; a :class:`CampaignPolicy`.
 
-    Evidence comes in through :meth:`heard` (a voter's ApiVersions answer) and
-    :meth:`found_in_log` (Kafka controller metadata in the local log). Log
-    evidence makes a witness until *every* other voter has answered as a
-    kraft node (a quorum of kraft nodes only has no Kafka controller to
-    leave the leadership to, whatever its records say). What a voter advertised is kept per
-    node id and replaced by its next answer; only the current voters count.
+    Evidence comes in through :meth:`heard` (a voter's ApiVersions answer),
+    :meth:`remember` (the answers of an earlier run) and :meth:`found_in_log`
+    (Kafka controller metadata in the local log). Log evidence makes a
+    witness until *every* other voter has answered as a kraft node, now or
+    before this start (a quorum of kraft nodes only has no Kafka controller
+    to leave the leadership to, whatever its records say). What a voter
+    advertised is kept per node id and replaced by its next answer; only the
+    current voters count, and only answers from the directory id the voter
+    set now gives them (:meth:`note_voter_directories`).
     """
 
     def __init__(self, mode: WitnessMode = WitnessMode.AUTO) -> None:
         self.mode = mode
+        #: Heard since this start.
         self._peers: dict[int, _Peer] = {}
+        #: Heard before this start (:meth:`remember`), until a live answer.
+        self._remembered: dict[int, _Peer] = {}
+        #: The current voters' directory ids (absent or None: unknown).
+        self._directories: dict[int, uuid.UUID | None] = {}
         self._log_evidence: str | None = None
         #: The last decision and what it was made from: a leader asks on
         #: every poll, and the evidence rarely changes.
@@ -198,13 +232,31 @@ class WitnessPolicy:
 
     # --- evidence -------------------------------------------------------------
 
-    def heard(self, node_id: int, api_keys: Iterable[int]) -> bool:
-        """Node ``node_id`` answered ApiVersions advertising ``api_keys``.
-        Returns whether that changed what is known about it."""
-        peer = _Peer(kafka_controller_apis(api_keys))
+    def heard(self, node_id: int, api_keys: Iterable[int], directory_id: uuid.UUID | None = None) -> bool:
+        """Node ``node_id`` (with ``directory_id`` in the voter set, when it
+        has one) answered ApiVersions advertising ``api_keys``. Returns
+        whether that changed what is known about it."""
+        peer = _Peer(kafka_controller_apis(api_keys), directory_id)
         if self._peers.get(node_id) == peer:
             return False
         self._peers[node_id] = peer
+        self._evidence_version += 1
+        return True
+
+    def remember(self, answers: Iterable[RememberedAnswer]) -> None:
+        """What the voters answered before this start (kraft's
+        ``voter-api-versions`` file); a live answer replaces it."""
+        for answer in answers:
+            self._remembered[answer.voter_id] = _Peer(answer.kafka_controller_apis, answer.directory_id)
+        self._evidence_version += 1
+
+    def note_voter_directories(self, directories: Mapping[int, uuid.UUID | None]) -> bool:
+        """The current voter set's directory ids (by node id). Returns whether
+        they changed."""
+        current = dict(directories)
+        if current == self._directories:
+            return False
+        self._directories = current
         self._evidence_version += 1
         return True
 
@@ -217,11 +269,29 @@ class WitnessPolicy:
         self._evidence_version += 1
         return True
 
+    def answers(self) -> tuple[RememberedAnswer, ...]:
+        """Every voter's latest answer, live or remembered, by node id: what
+        the ``voter-api-versions`` file keeps."""
+        latest = {**self._remembered, **self._peers}
+        return tuple(RememberedAnswer(i, p.directory_id, p.kafka_apis) for i, p in sorted(latest.items()))
+
     def heard_from(self) -> frozenset[int]:
+        """The voters heard since this start."""
         return frozenset(self._peers)
 
+    def _answer(self, node_id: int) -> tuple[_Peer, bool] | None:
+        """What ``node_id`` answered and whether live (this start), if from
+        the directory the voter set now gives it."""
+        directory_id = self._directories.get(node_id)
+        live = self._peers.get(node_id)
+        if live is not None:
+            return (live, True) if live.is_of(directory_id) else None
+        old = self._remembered.get(node_id)
+        return (old, False) if old is not None and old.is_of(directory_id) else None
+
     def kafka_voters(self, voter_ids: Collection[int]) -> tuple[int, ...]:
-        return tuple(sorted(i for i in voter_ids if i in self._peers and self._peers[i].kafka_apis))
+        """The voters among ``voter_ids`` heard (now or before) as Kafka controllers."""
+        return tuple(sorted(i for i in voter_ids if (a := self._answer(i)) is not None and a[0].kafka_apis))
 
     # --- the decision ---------------------------------------------------------
 
@@ -241,25 +311,31 @@ class WitnessPolicy:
         if self.mode is WitnessMode.ALWAYS:
             return WitnessDecision(True, False, "kraft.witness=true")
         others = [i for i in voter_ids if i != local_id]
+        answers = {i: a for i in others if (a := self._answer(i)) is not None}
         kafka = self.kafka_voters(others)
-        heard = [i for i in others if i in self._peers]
-        if self._log_evidence is not None and not kafka and len(heard) < len(others):
-            # Until every other voter has answered as a kraft node -- then no
-            # Kafka controller could lead this quorum anyway.
+        # Only live answers count towards a candidacy's votes (each vote
+        # arrives on a connection that starts with ApiVersions).
+        heard = [i for i, (_, live) in answers.items() if live]
+        if self._log_evidence is not None and not kafka and len(answers) < len(others):
+            # Until every other voter has answered as a kraft node (now or
+            # before this start) -- then no Kafka controller could lead this
+            # quorum anyway.
             return WitnessDecision(True, False, f"the metadata log holds Kafka controller metadata ({self._log_evidence})")
         if kafka:
-            apis = self._peers[kafka[0]].kafka_apis
+            apis = answers[kafka[0]][0].kafka_apis
+            old = [i for i in kafka if not answers[i][1]]
             return WitnessDecision(
                 True, False,
                 f"{_ids(kafka)} advertise{'s' if len(kafka) == 1 else ''} Kafka controller APIs kraft lacks "
-                f"({', '.join(apis[:3])}, ...) on the controller listener",
+                f"({', '.join(apis[:3])}, ...) on the controller listener{_before_this_start(old)}",
             )
         needed = votes_needed_from_others(len(others) + (1 if local_id in voter_ids else 0))
         if len(heard) >= needed:
             if not others:
                 return WitnessDecision(False, True, "the only voter, no Kafka metadata in the log")
-            return WitnessDecision(False, True, f"{_ids(heard)} answered ApiVersions as kraft nodes (no Kafka "
-                                                f"controller APIs): a kraft quorum")
+            old = [i for i, (_, live) in answers.items() if not live] if self._log_evidence is not None else []
+            return WitnessDecision(False, True, f"{_ids(heard + old)} answered ApiVersions as kraft nodes (no Kafka "
+                                                f"controller APIs){_before_this_start(old)}: a kraft quorum")
         return WitnessDecision(
             False, False,
             f"heard ApiVersions from {len(heard)} of the {needed} other voters a candidacy needs; "
@@ -286,9 +362,9 @@ class WitnessPolicy:
             return frozenset(kafka)
         if self.mode is WitnessMode.ALWAYS:
             return frozenset(others)
-        return frozenset(i for i in others if i not in self._peers)
+        return frozenset(i for i in others if self._answer(i) is None)
 
     def preferred_successors(self, by_fetch_offset: tuple[ReplicaKey, ...]) -> tuple[ReplicaKey, ...]:
         """The Kafka voters (most caught up first); all of them when none is known."""
-        kafka = tuple(k for k in by_fetch_offset if k.id in self._peers and self._peers[k.id].kafka_apis)
+        kafka = tuple(k for k in by_fetch_offset if (a := self._answer(k.id)) is not None and a[0].kafka_apis)
         return kafka or by_fetch_offset
