@@ -45,6 +45,9 @@ def test_the_rule_needs_a_reachable_voter_strictly_behind() -> None:
     ours = OffsetAndEpoch(10, 1)
     nobody = decide(3, ours, (1, 2, 3), {1, 2}, {})
     assert not nobody.allowed and "nobody to hand the log to" in nobody.reason
+    assert nobody.reason.startswith("no leader and none of the voters 1, 2 that may lead is reachable: ")
+    one = decide(3, ours, (1, 2, 3), {1}, {})
+    assert one.reason.startswith("no leader and voter 1, the only voter that may lead, is not reachable: "), one.reason
     behind = decide(3, ours, (1, 2, 3), {1, 2}, {2: OffsetAndEpoch(5, 1)})
     assert behind.allowed and "2 at offset 5 epoch 1" in behind.reason
     # An equal log can win with our vote: Raft's own election, no hand-over.

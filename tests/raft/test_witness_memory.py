@@ -75,7 +75,7 @@ def test_a_survivor_remembers_the_dead_voter_as_a_kraft_node(tmp_path: Path) -> 
     policy = restarted(tmp_path)
     # Remembered answers never replace a live one for the wait before a candidacy.
     assert policy.decide(3, VOTERS).describe() == (
-        "undecided: heard ApiVersions from 0 of the 1 other voters a candidacy needs; not campaigning until then")
+        "undecided: heard ApiVersions from 0 of the 1 other voter a candidacy needs; not campaigning until then")
     policy.heard(1, KRAFT_APIS)  # voter 2 never answers again
     assert policy.decide(3, VOTERS).describe() == (
         "voter: voters 1, 2 answered ApiVersions as kraft nodes (no Kafka controller APIs) (voter 2 before this "
