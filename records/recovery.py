@@ -25,8 +25,10 @@ from pathlib import Path
 from crc32c import crc32c
 
 from kraft.records.batch import ATTRIBUTES_OFFSET, HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC_V2, MIN_BATCH_LENGTH
+from kraft.records.endpoint_overrides import ENDPOINT_OVERRIDES_FILE
 from kraft.records.errors import CorruptLogError
 from kraft.records.segment import BatchHeader, LogSegment
+from kraft.records.voter_api_versions import VOTER_API_VERSIONS_FILE
 
 _PREFIX = struct.Struct(">qi")
 
@@ -301,15 +303,22 @@ def quick_check_segment(segment: LogSegment, report: RecoveryReport) -> None:
     report.add(index.path, None, "rebuilt offset and time indexes", problem)
 
 
+# The files written by atomic_write (temp file, fsync, rename) into the
+# partition directory: Kafka's, then kraft's own.
+_ATOMIC_STATE_FILES = ("quorum-state", "leader-epoch-checkpoint", "partition", VOTER_API_VERSIONS_FILE,
+                       ENDPOINT_OVERRIDES_FILE)
+
+
 def leftover_files(directory: Path) -> list[Path]:
     """Files a crash can leave behind that open() removes: segment files renamed
     for deletion, compaction leftovers, partial or deleted snapshots, and temp
-    files of the atomic state-file writes."""
+    files of the atomic state-file writes (Kafka's and kraft's own beside
+    them: a write that failed or was cut leaves ``<file>.tmp``)."""
     out = []
     for entry in sorted(Path(directory).iterdir()):
         name = entry.name
         if name.endswith((".deleted", ".cleaned", ".swap", ".checkpoint.part")) or (
-            name.endswith(".tmp") and name.split(".")[0] in ("quorum-state", "leader-epoch-checkpoint", "partition")
+            name.endswith(".tmp") and name.split(".")[0] in _ATOMIC_STATE_FILES
         ):
             out.append(entry)
     return out

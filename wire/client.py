@@ -49,6 +49,7 @@ from kraft.wire.errors import ErrorCode, FrameSizeError
 from kraft.wire.framing import DEFAULT_MAX_FRAME_SIZE, FrameReader
 from kraft.wire.sasl import SaslClient, SaslClientError
 from kraft.wire.security import ClientSecurity
+from kraft.wire.tcp_connect import format_address, open_tcp_stream
 from kraft.wire.tls import close_quietly
 
 __all__ = [
@@ -313,7 +314,8 @@ class PeerClient:
     def __init__(self, host: str, port: int, *, client_id: str, request_timeout_ms: int = 2000,
                  connect_timeout_ms: int = 2000, reconnect_backoff_ms: int = 50,
                  reconnect_backoff_max_ms: int = 1000, max_response_size: int = DEFAULT_MAX_FRAME_SIZE,
-                 rng: random.Random | None = None, security: ClientSecurity | None = None) -> None:
+                 rng: random.Random | None = None, security: ClientSecurity | None = None,
+                 source_port: int = 0) -> None:
         if reconnect_backoff_ms < 0 or reconnect_backoff_max_ms < 0:
             raise ValueError("reconnect backoffs must not be negative")
         FrameReader(max_response_size)  # validates the bound
@@ -327,6 +329,9 @@ class PeerClient:
         self._max_response_size = max_response_size
         #: TLS and SASL settings (None: PLAINTEXT).
         self.security = security
+        # The local port to bind (0: the kernel picks); tests force a
+        # connection to itself with it.
+        self._source_port = source_port
         self._rng = rng if rng is not None else random.Random()
         self._conn: _Connection | None = None
         self._live: set[_Connection] = set()  # connections whose reader task still runs
@@ -456,7 +461,12 @@ class PeerClient:
     async def _connect(self, deadline: float) -> _Connection:
         with trio.move_on_after(self.connect_timeout_ms / 1000) as connect_scope:
             try:
-                stream = await trio.open_tcp_stream(self.host, self.port)
+                stream = await open_tcp_stream(self.host, self.port, source_port=self._source_port)
+            except ConnectionRefusedError:
+                # Refused, or a connection to itself (tcp_connect): either way
+                # nobody serves this address.
+                raise ConnectionFailed(self.host, self.port, f"connect failed: connection refused (nothing listens "
+                                       f"on {format_address(self.host, self.port)})") from None
             except OSError as e:
                 raise ConnectionFailed(self.host, self.port, f"connect failed: {e}") from None
         if connect_scope.cancelled_caught:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 
 from kraft.client.errors import UnreachableError
+from kraft.wire.tcp_connect import connect, format_address
 
 __all__ = ["check_reachable"]
 
@@ -25,10 +26,12 @@ def _why(exc: OSError) -> str:
 
 
 def check_reachable(addresses: Sequence[tuple[str, int]], timeout_s: float, kind: str = "controllers",
-                    option: str = "--bootstrap-controller") -> None:
+                    option: str = "--bootstrap-controller", *, source_port: int = 0) -> None:
     """Return once one of ``addresses`` accepts a TCP connection; raise
     :class:`UnreachableError` naming each address and why it failed when
-    none does within ``timeout_s`` (shared between the addresses)."""
+    none does within ``timeout_s`` (shared between the addresses).
+    ``source_port``: bind the client end there (tests force a connection to
+    itself with it)."""
     deadline = time.monotonic() + max(timeout_s, 0.001)
     failures = []
     for i, (host, port) in enumerate(addresses):
@@ -37,10 +40,9 @@ def check_reachable(addresses: Sequence[tuple[str, int]], timeout_s: float, kind
         left = deadline - time.monotonic()
         share = max(left / (len(addresses) - i), 0.001)
         try:
-            with socket.create_connection((host, port), timeout=share):
+            with connect(host, port, share, source_port=source_port):
                 return
-        except OSError as e:
-            shown = f"[{host}]" if ":" in host else host
-            failures.append(f"{shown}:{port} ({_why(e)})")
+        except OSError as e:  # a connection to itself comes as refused (tcp_connect)
+            failures.append(f"{format_address(host, port)} ({_why(e)})")
     raise UnreachableError(f"Cannot reach any of the bootstrap {kind}: {', '.join(failures)}; check {option} "
                            f"and that the {kind} are running")

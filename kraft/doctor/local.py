@@ -17,6 +17,7 @@ from pathlib import Path
 
 from kraft.config import ConfigError, VoterSpec, load_properties, parse_voters
 from kraft.doctor.findings import Finding, Severity
+from kraft.raft.roles import election_state_of
 from kraft.records.batch import iter_batches
 from kraft.records.endpoint_overrides import ENDPOINT_OVERRIDES_FILE, read_endpoint_overrides
 from kraft.records.voter_api_versions import VOTER_API_VERSIONS_FILE, read_voter_api_versions
@@ -59,7 +60,10 @@ class DirectoryFacts:
     path: Path
     meta: MetaProperties | None = None
     meta_error: str | None = None
+    #: What ``quorum-state`` says (None: absent or not readable at all).
     quorum_state: QuorumStateFileData | None = None
+    #: Why the node cannot use ``quorum-state`` (not JSON, a missing field, a
+    #: negative epoch or id): ``kraft node start`` stops on it.
     quorum_state_error: str | None = None
     has_log: bool = False
     log_start_offset: int = 0
@@ -159,8 +163,12 @@ def read_directory(path: Path) -> DirectoryFacts:
     facts.has_log = True
     try:
         facts.quorum_state = QuorumStateFile(part / QUORUM_STATE_FILE).read()
+        if facts.quorum_state is not None:
+            election_state_of(facts.quorum_state)  # kept for recovery; the node refuses it at start
     except StateFileError as e:
         facts.quorum_state_error = e.reason
+    except ValueError as e:
+        facts.quorum_state_error = str(e)
     snapshots = [s for s in list_snapshot_paths(part) if not s.partial and not s.deleted]
     # The newest snapshot that reads whole is the one recovery would use.
     for snap in sorted(snapshots, key=lambda s: s.snapshot_id, reverse=True):
@@ -452,6 +460,22 @@ def check_endpoint_overrides(facts: DirectoryFacts) -> list[Finding]:
                     {"file": str(path)}, f"rm {path}")]
 
 
+def check_quorum_state(facts: DirectoryFacts) -> list[Finding]:
+    """``quorum-state``, the election state (Kafka's ``FileQuorumStateStore``):
+    one the node cannot use (unreadable, or no replica writes it: a negative
+    epoch, an id below -1) stops ``kraft node start`` with one line naming
+    it, where Kafka 4.1 would start anyway. Without the file the node starts
+    unattached, with no vote, in its log's latest epoch."""
+    if facts.quorum_state_error is None:
+        return []
+    path = facts.path / CLUSTER_METADATA_DIR / QUORUM_STATE_FILE
+    return [Finding(Severity.ERROR, "quorum-state-unreadable",
+                    f"{path} cannot be used ({facts.quorum_state_error}), so kraft node start stops on it",
+                    {"file": str(path), "reason": facts.quorum_state_error},
+                    f"move {path} away: the node then starts unattached, with no vote, in its log's latest epoch "
+                    "(as Kafka does when quorum-state is behind the log)")]
+
+
 def check_voter_api_versions(facts: DirectoryFacts) -> list[Finding]:
     """``voter-api-versions``, kraft's own record (Kafka has none) of what each
     voter last answered on ApiVersions, which the witness decision starts
@@ -510,6 +534,7 @@ def local_findings(directories: Sequence[Path], configs: Sequence[ControllerConf
         findings += check_snapshot_lag(facts, limits)
         if facts.has_log and facts.voters is not None:
             findings += check_ghost_controllers(facts, registered_controllers(path))
+        findings += check_quorum_state(facts)
         findings += check_endpoint_overrides(facts)
         findings += check_voter_api_versions(facts)
         findings += check_disk(facts, limits)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kraft.raft.roles import ElectionState
+from kraft.raft.roles import ElectionState, election_state_of
 from kraft.records.errors import StateFileError
-from kraft.records.state_files import NOT_VOTED, UNKNOWN_LEADER_ID, QuorumStateFile, QuorumStateFileData
+from kraft.records.state_files import QuorumStateFile, QuorumStateFileData
 
 __all__ = ["ElectionStateStore"]
 
@@ -24,18 +24,11 @@ class ElectionStateStore:
         """The stored state (``None``: no file). A file no replica writes (a
         negative epoch, an id below Kafka's -1 "none") is a
         ``StateFileError`` naming it, never a silent fresh start."""
-        from kraft.raft.voters import ReplicaKey
-
         data = self.file.read()
         if data is None:
             return None
-        voted = None
-        if data.voted_id != NOT_VOTED:
-            directory = None if data.voted_directory_id.int == 0 else data.voted_directory_id
-            voted = ReplicaKey(data.voted_id, directory)
-        leader = None if data.leader_id == UNKNOWN_LEADER_ID else data.leader_id
         try:
-            return ElectionState(data.leader_epoch, leader, voted)
+            return election_state_of(data)
         except ValueError as e:
             raise StateFileError(
                 str(self.file.path),

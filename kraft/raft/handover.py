@@ -95,9 +95,10 @@ def decide(
         return HandoverDecision(False, "no voter that may lead: nobody to hand the log to")
     reachable = {v: heard[v] for v in candidates if v in heard}
     if not reachable:
+        unreachable = (f"{ids(candidates)}, the only voter that may lead, is not reachable" if len(candidates) == 1
+                       else f"none of the {ids(candidates)} that may lead is reachable")
         return HandoverDecision(
-            False, f"no leader and none of the {ids(candidates)} that may lead is reachable: "
-                   f"not taking a hand-over epoch (nobody to hand the log to)")
+            False, f"no leader and {unreachable}: not taking a hand-over epoch (nobody to hand the log to)")
     level = sorted(v for v, end in reachable.items() if log_up_to_date(end, local_end))
     if level:
         return HandoverDecision(False, f"{ids(level)} ha{'s' if len(level) == 1 else 've'} a log as long as ours "

@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 from kraft.raft.leader_progress import LeaderProgress
 from kraft.raft.leader_state import LeaderState
+from kraft.records.state_files import NOT_VOTED, UNKNOWN_LEADER_ID, QuorumStateFileData
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.voters import Endpoints, ReplicaKey
 
@@ -62,6 +63,19 @@ class ElectionState(_ElectionFields):
         if epoch < 0 or (leader_id is not None and leader_id < 0) or (voted_key is not None and voted_key.id < 0):
             raise ValueError(_invalid_election(epoch, leader_id, voted_key))
         return tuple.__new__(cls, (epoch, leader_id, voted_key))
+
+
+def election_state_of(data: QuorumStateFileData) -> ElectionState:
+    """The election state a ``quorum-state`` file stores (Kafka's -1 "none"
+    sentinels become ``None``); ``ValueError`` for a file no replica writes
+    (a negative epoch, an id below -1). The node's start and ``kraft
+    doctor`` read the file through this one conversion."""
+    voted = None
+    if data.voted_id != NOT_VOTED:
+        directory = None if data.voted_directory_id.int == 0 else data.voted_directory_id
+        voted = ReplicaKey(data.voted_id, directory)
+    leader = None if data.leader_id == UNKNOWN_LEADER_ID else data.leader_id
+    return ElectionState(data.leader_epoch, leader, voted)
 
 
 def _invalid_election(epoch: int, leader_id: int | None, voted_key: ReplicaKey | None) -> str:

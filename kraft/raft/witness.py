@@ -334,12 +334,13 @@ class WitnessPolicy:
             if not others:
                 return WitnessDecision(False, True, "the only voter, no Kafka metadata in the log")
             old = [i for i, (_, live) in answers.items() if not live] if self._log_evidence is not None else []
-            return WitnessDecision(False, True, f"{_ids(heard + old)} answered ApiVersions as kraft nodes (no Kafka "
+            as_kraft = "as a kraft node" if len(heard + old) == 1 else "as kraft nodes"
+            return WitnessDecision(False, True, f"{_ids(heard + old)} answered ApiVersions {as_kraft} (no Kafka "
                                                 f"controller APIs){_before_this_start(old)}: a kraft quorum")
         return WitnessDecision(
             False, False,
-            f"heard ApiVersions from {len(heard)} of the {needed} other voters a candidacy needs; "
-            f"not campaigning until then",
+            f"heard ApiVersions from {len(heard)} of the {needed} other voter{'' if needed == 1 else 's'} a "
+            "candidacy needs; not campaigning until then",
         )
 
     # --- CampaignPolicy ---------------------------------------------------------

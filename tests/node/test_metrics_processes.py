@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from kraft.wire.tcp_connect import connected_to_itself
 from tests.node.cluster import free_ports
 from tests.node.procs import NodeProcess
 from tests.node.reconfig_cluster import write_configs
@@ -41,17 +42,6 @@ def freeze(node: NodeProcess) -> None:
 def thaw(node: NodeProcess) -> None:
     assert node.proc is not None
     node.proc.send_signal(signal.SIGCONT)
-
-
-def connected_to_itself(sock: socket.socket) -> bool:
-    """A TCP connection whose two ends are the same socket. Connecting to a
-    port nothing listens on can "succeed" that way when the port lies in the
-    kernel's ephemeral range (32768-60999 here; test ports can, see
-    KRAFT_TEST_FIRST_PORT): the kernel picks that very port as the source
-    port and the SYN meets itself (TCP simultaneous open). The request then
-    comes back as its own response: ``BadStatusLine: GET /metrics HTTP/1.1``,
-    as one run failed while polling the restarted old leader's port."""
-    return bool(sock.getsockname() == sock.getpeername())
 
 
 def http_get(port: int, path: str, *, source_port: int = 0) -> tuple[int, str] | str:

@@ -109,7 +109,7 @@ async def test_the_detector_logs_once_per_change(caplog: pytest.LogCaptureFixtur
         nursery.cancel_scope.cancel()
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("kraft.witness")]
     assert lines == [
-        "kraft.witness: undecided: heard ApiVersions from 0 of the 1 other voters a candidacy needs; "
+        "kraft.witness: undecided: heard ApiVersions from 0 of the 1 other voter a candidacy needs; "
         "not campaigning until then",
         "kraft.witness: cannot reach any other voter (1, 2) with ApiVersions; retrying with backoff up to 5000 ms",
         "kraft.witness: voters reachable again (heard 1)",

@@ -47,10 +47,13 @@ def test_auto_waits_for_enough_apiversions_before_campaigning() -> None:
     policy = WitnessPolicy()
     decision = policy.decide(3, {1, 2, 3})
     assert (decision.witness, decision.may_campaign, decision.state) == (False, False, "undecided")
-    assert "0 of the 1 other voters" in decision.reason
+    assert "heard ApiVersions from 0 of the 1 other voter a candidacy needs" in decision.reason
+    assert "0 of the 2 other voters" in policy.decide(5, {1, 2, 3, 4, 5}).reason
     policy.heard(1, KRAFT_APIS)
     decision = policy.decide(3, {1, 2, 3})
-    assert decision.state == "voter" and "voter 1 answered ApiVersions as kraft" in decision.reason
+    assert decision.state == "voter" and "voter 1 answered ApiVersions as a kraft node (" in decision.reason
+    policy.heard(2, KRAFT_APIS)
+    assert "voters 1, 2 answered ApiVersions as kraft nodes (" in policy.decide(3, {1, 2, 3}).reason
 
 
 def test_one_kafka_voter_makes_a_witness_whatever_else_was_heard() -> None:

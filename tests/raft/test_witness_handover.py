@@ -36,6 +36,7 @@ from kraft.raft.voters import ReplicaKey
 from kraft.raft.witness import WitnessPolicy
 from kraft.records.view import OffsetAndEpoch
 from kraft.sim.context import RaftTestContext
+from tests.raft.elections import campaign_won_by_one_vote
 from tests.raft.test_witness import KAFKA_APIS
 
 # --- the rule ----------------------------------------------------------------------
@@ -45,6 +46,9 @@ def test_the_rule_needs_a_reachable_voter_strictly_behind() -> None:
     ours = OffsetAndEpoch(10, 1)
     nobody = decide(3, ours, (1, 2, 3), {1, 2}, {})
     assert not nobody.allowed and "nobody to hand the log to" in nobody.reason
+    assert nobody.reason.startswith("no leader and none of the voters 1, 2 that may lead is reachable: ")
+    one = decide(3, ours, (1, 2, 3), {1}, {})
+    assert one.reason.startswith("no leader and voter 1, the only voter that may lead, is not reachable: "), one.reason
     behind = decide(3, ours, (1, 2, 3), {1, 2}, {2: OffsetAndEpoch(5, 1)})
     assert behind.allowed and "2 at offset 5 epoch 1" in behind.reason
     # An equal log can win with our vote: Raft's own election, no hand-over.
@@ -85,14 +89,8 @@ def take_handover_epoch(ctx: RaftTestContext) -> None:
     ctx.advance(ctx.config.fetch_timeout_ms + 1)
     ctx.deliver(ctx.vote_request(candidate=2, epoch=2, last_offset=5, last_epoch=1, pre_vote=True), source=2)
     assert not ctx.assert_response(VoteResponse).vote_granted  # Raft: 2's log is shorter
-    ctx.advance(2 * ctx.config.election_timeout_ms)
-    assert isinstance(ctx.role, Prospective)
-    [pre_vote] = ctx.assert_sent(VoteRequest, destination=2, pre_vote=True)
-    ctx.respond(pre_vote, ctx.vote_response(granted=True, epoch=1))
-    assert isinstance(ctx.role, Candidate) and ctx.epoch == 2
-    [vote] = ctx.assert_sent(VoteRequest, destination=2, pre_vote=False)
-    ctx.respond(vote, ctx.vote_response(granted=True, epoch=2))
-    assert isinstance(ctx.role, Leader) and ctx.epoch == 2
+    campaign_won_by_one_vote(ctx, 2)
+    assert ctx.epoch == 2
 
 
 def test_a_witness_without_a_reachable_kafka_voter_never_leads_and_says_so_once() -> None:

@@ -28,6 +28,7 @@ from kraft.raft.voters import ReplicaKey
 from kraft.raft.witness import WitnessPolicy
 from kraft.records.voter_api_versions import RememberedAnswer, read_voter_api_versions, write_voter_api_versions
 from kraft.sim.context import RaftTestContext
+from tests.raft.elections import campaign_won_by_one_vote
 from tests.raft.test_witness import KAFKA_APIS, KRAFT_APIS
 
 #: What the scan of a kraft-only log with Kafka-shaped records finds.
@@ -75,7 +76,7 @@ def test_a_survivor_remembers_the_dead_voter_as_a_kraft_node(tmp_path: Path) -> 
     policy = restarted(tmp_path)
     # Remembered answers never replace a live one for the wait before a candidacy.
     assert policy.decide(3, VOTERS).describe() == (
-        "undecided: heard ApiVersions from 0 of the 1 other voters a candidacy needs; not campaigning until then")
+        "undecided: heard ApiVersions from 0 of the 1 other voter a candidacy needs; not campaigning until then")
     policy.heard(1, KRAFT_APIS)  # voter 2 never answers again
     assert policy.decide(3, VOTERS).describe() == (
         "voter: voters 1, 2 answered ApiVersions as kraft nodes (no Kafka controller APIs) (voter 2 before this "
@@ -90,14 +91,8 @@ def test_the_restarted_survivor_is_elected_with_the_other_survivors_vote(tmp_pat
     policy = restarted(tmp_path)
     policy.heard(1, KRAFT_APIS)
     ctx = RaftTestContext(local_id=3, campaign_policy=policy).with_log((1, 10)).start()
-    ctx.advance(2 * ctx.config.election_timeout_ms)
-    assert isinstance(ctx.role, Prospective)
-    [pre_vote] = ctx.assert_sent(VoteRequest, destination=1, pre_vote=True)
-    ctx.respond(pre_vote, ctx.vote_response(granted=True, epoch=1))
-    assert isinstance(ctx.role, Candidate) and ctx.epoch == 2
-    [vote] = ctx.assert_sent(VoteRequest, destination=1, pre_vote=False)
-    ctx.respond(vote, ctx.vote_response(granted=True, epoch=2))
-    assert isinstance(ctx.role, Leader) and ctx.epoch == 2
+    campaign_won_by_one_vote(ctx, 1)
+    assert ctx.epoch == 2
 
 
 def test_the_defect_at_core_level_no_candidacy_without_memory() -> None:

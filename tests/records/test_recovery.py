@@ -198,6 +198,21 @@ def test_leftovers_of_interrupted_writes_are_removed(tmp_path: Path) -> None:
             "00000000000000000005.log.deleted", "quorum-state.tmp", "leader-epoch-checkpoint.tmp"])
 
 
+def test_a_stray_temp_file_of_krafts_own_state_files_is_removed(tmp_path: Path) -> None:
+    """A failed or cut write of ``voter-api-versions`` (the witness's record,
+    kraft/node/witness.py) or ``voter-endpoint-overrides`` (recover-quorum
+    --endpoints) leaves ``<file>.tmp`` beside ``quorum-state``: removed at
+    open as ``quorum-state.tmp`` is; the files themselves stay."""
+    d = _write_log(tmp_path)
+    for name in ("voter-api-versions.tmp", "voter-endpoint-overrides.tmp", "voter-api-versions"):
+        (d / name).write_bytes(b'{"version": 0, "vot')
+    with MetadataLog.open(d) as log:
+        assert sorted(n for n, _, a, _ in _repairs(log) if a == "deleted") == [
+            "voter-api-versions.tmp", "voter-endpoint-overrides.tmp"]
+    assert not (d / "voter-api-versions.tmp").exists() and not (d / "voter-endpoint-overrides.tmp").exists()
+    assert (d / "voter-api-versions").exists()
+
+
 def test_snapshot_without_footer_is_detected(tmp_path: Path) -> None:
     d = _write_log(tmp_path)
     with MetadataLog.open(d) as log:

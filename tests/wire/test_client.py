@@ -291,6 +291,22 @@ async def test_connection_refused_is_connection_failed_with_the_address() -> Non
         await client.aclose()
 
 
+async def test_a_connection_to_itself_fails_as_a_refused_one() -> None:
+    """Dialing a port nothing listens on from that same port connects the
+    socket to itself (the kernel may pick it for a port in its ephemeral
+    range); the client used to read its own ApiVersions request back and
+    fail with "correlation id ... does not match". It is a refused
+    connection, worded as one."""
+    port = free_port()
+    with trio.fail_after(TEST_TIMEOUT_S):
+        for source_port in (port, 0):  # to itself, then plainly refused: the same words
+            client = PeerClient(HOST, port, client_id="test-client", source_port=source_port)
+            with pytest.raises(ConnectionFailed) as caught:
+                await client.request(ApiKey.VOTE, lambda v: vote_request(1))
+            assert caught.value.reason == f"connect failed: connection refused (nothing listens on {HOST}:{port})"
+            await client.aclose()
+
+
 async def test_a_request_inside_the_backoff_fails_fast_when_the_backoff_outlasts_its_timeout() -> None:
     port = free_port()
     with trio.fail_after(TEST_TIMEOUT_S):

@@ -21,6 +21,7 @@ from typing import Any
 import trio
 
 from kraft.tools.bench.quorum_commits import QuorumBenchOptions, VOTERS, measure, BenchQuorum, throughput
+from kraft.wire.tcp_connect import open_tcp_stream
 
 __all__ = ["run_metrics_overhead", "format_overhead", "MAX_LOSS"]
 
@@ -42,7 +43,7 @@ async def _metrics_port(quorum: BenchQuorum, node_id: int) -> int:
 
 
 async def _scrape(port: int) -> int:
-    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    stream = await open_tcp_stream("127.0.0.1", port)
     async with stream:
         await stream.send_all(b"GET /metrics HTTP/1.1\r\nHost: bench\r\n\r\n")
         size = 0
