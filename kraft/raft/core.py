@@ -119,6 +119,7 @@ from kraft.raft.voters import (
     KRaftVersionRange,
     ReplicaKey,
     VoterSet,
+    voter_ids_text,
 )
 
 #: The requests of the quorum RPCs (Vote, BeginQuorumEpoch, EndQuorumEpoch,
@@ -645,7 +646,7 @@ class RaftCore:
             leader.state.handover = HandoverLeadership(now_ms, leaders)
             self._handover.began()
             reason = (f"{reason}; hand-over epoch: a kraft witness leads only until one of "
-                      f"{handover.ids(leaders)} has fetched its log (up to offset {epoch_start} and this "
+                      f"{voter_ids_text(leaders)} has fetched its log (up to offset {epoch_start} and this "
                       f"epoch's LeaderChange), then resigns in its favour")
         self._note_role_change(previous, reason)
         self._after_transition(now_ms, previous)

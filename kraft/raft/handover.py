@@ -36,13 +36,13 @@ lives on the leader's state (``LeaderState.handover``) for one epoch.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from kraft.raft.leader_state import HandoverLeadership
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.raft.roles import Leader, log_up_to_date
-from kraft.raft.voters import ReplicaKey
+from kraft.raft.voters import ReplicaKey, voter_ids_text
 from kraft.records.view import OffsetAndEpoch
 
 __all__ = [
@@ -53,7 +53,6 @@ __all__ = [
     "caught_up_successors",
     "completed",
     "decide",
-    "ids",
     "reachable_window_ms",
 ]
 
@@ -75,11 +74,6 @@ class HandoverDecision:
     reason: str
 
 
-def ids(ids: Iterable[int]) -> str:
-    ordered = sorted(ids)
-    return ("voter " if len(ordered) == 1 else "voters ") + ", ".join(str(i) for i in ordered)
-
-
 def decide(
     local_id: int,
     local_end: OffsetAndEpoch,
@@ -95,17 +89,17 @@ def decide(
         return HandoverDecision(False, "no voter that may lead: nobody to hand the log to")
     reachable = {v: heard[v] for v in candidates if v in heard}
     if not reachable:
-        unreachable = (f"{ids(candidates)}, the only voter that may lead, is not reachable" if len(candidates) == 1
-                       else f"none of the {ids(candidates)} that may lead is reachable")
+        unreachable = (f"{voter_ids_text(candidates)}, the only voter that may lead, is not reachable" if len(candidates) == 1
+                       else f"none of the {voter_ids_text(candidates)} that may lead is reachable")
         return HandoverDecision(
             False, f"no leader and {unreachable}: not taking a hand-over epoch (nobody to hand the log to)")
     level = sorted(v for v, end in reachable.items() if log_up_to_date(end, local_end))
     if level:
-        return HandoverDecision(False, f"{ids(level)} ha{'s' if len(level) == 1 else 've'} a log as long as ours "
+        return HandoverDecision(False, f"{voter_ids_text(level)} ha{'s' if len(level) == 1 else 've'} a log as long as ours "
                                        f"and can win an election: no hand-over epoch")
     votes = 1 + len(reachable)
     if votes <= len(voter_ids) // 2:
-        return HandoverDecision(False, f"only {ids(reachable)} reachable: {votes} of {len(voter_ids)} votes "
+        return HandoverDecision(False, f"only {voter_ids_text(reachable)} reachable: {votes} of {len(voter_ids)} votes "
                                        f"cannot elect a hand-over leader")
     behind = ", ".join(f"{v} at offset {reachable[v].offset} epoch {reachable[v].epoch}" for v in sorted(reachable))
     return HandoverDecision(
@@ -197,6 +191,6 @@ def completed(leader: Leader, now_ms: int) -> tuple[tuple[ReplicaKey, ...] | Non
                                       lead.leaders, end)
     if not successors:
         return None, None
-    return successors, (f"hand-over complete: {ids(k.id for k in successors)} fetched up to the log end (offset "
+    return successors, (f"hand-over complete: {voter_ids_text(k.id for k in successors)} fetched up to the log end (offset "
                         f"{end}) after {now_ms - lead.started_ms} ms as leader; resigning with preferred "
                         f"successors {', '.join(str(k.id) for k in successors)}")

@@ -270,3 +270,9 @@ class VoterSet:
 
     def __str__(self) -> str:
         return "{" + ", ".join(str(k) for k in self.voter_keys) + "}"
+
+
+def voter_ids_text(ids: Iterable[int]) -> str:
+    """``voter 3`` or ``voters 1, 2``: node ids as log lines and decisions name them."""
+    ordered = sorted(ids)
+    return ("voter " if len(ordered) == 1 else "voters ") + ", ".join(str(i) for i in ordered)

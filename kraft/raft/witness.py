@@ -44,7 +44,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from kraft.raft.voters import ReplicaKey
+from kraft.raft.voters import ReplicaKey, voter_ids_text
 from kraft.records.voter_api_versions import VOTER_API_VERSIONS_FILE, RememberedAnswer
 
 __all__ = [
@@ -185,16 +185,11 @@ class _Peer:
         return self.directory_id is None or directory_id is None or self.directory_id == directory_id
 
 
-def _ids(ids: Iterable[int]) -> str:
-    ordered = sorted(ids)
-    return ("voter " if len(ordered) == 1 else "voters ") + ", ".join(str(i) for i in ordered)
-
-
 def _before_this_start(ids: Collection[int]) -> str:
     """The note on answers remembered from before this start, not heard since."""
     if not ids:
         return ""
-    return f" ({_ids(ids)} before this start, as remembered in {VOTER_API_VERSIONS_FILE}; not heard since)"
+    return f" ({voter_ids_text(ids)} before this start, as remembered in {VOTER_API_VERSIONS_FILE}; not heard since)"
 
 
 class WitnessPolicy:
@@ -326,7 +321,7 @@ class WitnessPolicy:
             old = [i for i in kafka if not answers[i][1]]
             return WitnessDecision(
                 True, False,
-                f"{_ids(kafka)} advertise{'s' if len(kafka) == 1 else ''} Kafka controller APIs kraft lacks "
+                f"{voter_ids_text(kafka)} advertise{'s' if len(kafka) == 1 else ''} Kafka controller APIs kraft lacks "
                 f"({', '.join(apis[:3])}, ...) on the controller listener{_before_this_start(old)}",
             )
         needed = votes_needed_from_others(len(others) + (1 if local_id in voter_ids else 0))
@@ -335,7 +330,7 @@ class WitnessPolicy:
                 return WitnessDecision(False, True, "the only voter, no Kafka metadata in the log")
             old = [i for i, (_, live) in answers.items() if not live] if self._log_evidence is not None else []
             as_kraft = "as a kraft node" if len(heard + old) == 1 else "as kraft nodes"
-            return WitnessDecision(False, True, f"{_ids(heard + old)} answered ApiVersions {as_kraft} (no Kafka "
+            return WitnessDecision(False, True, f"{voter_ids_text(heard + old)} answered ApiVersions {as_kraft} (no Kafka "
                                                 f"controller APIs){_before_this_start(old)}: a kraft quorum")
         return WitnessDecision(
             False, False,
