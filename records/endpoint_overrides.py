@@ -29,7 +29,7 @@ from typing import Any
 
 from kraft.records.errors import StateFileError
 from kraft.records.fileutil import atomic_write
-from kraft.records.state_files import read_json_state_file, uuid_from_kafka, uuid_to_kafka
+from kraft.records.state_files import read_voter_list_file, uuid_from_kafka, uuid_to_kafka
 
 __all__ = ["ENDPOINT_OVERRIDES_FILE", "EndpointOverride", "read_endpoint_overrides", "write_endpoint_overrides"]
 
@@ -102,15 +102,7 @@ def read_endpoint_overrides(partition_dir: Path) -> tuple[EndpointOverride, ...]
     """The overrides in ``partition_dir`` (none when the file is absent);
     :class:`StateFileError` naming the file when it is malformed."""
     path = partition_dir / ENDPOINT_OVERRIDES_FILE
-    data = read_json_state_file(path)
-    if data is None:
-        return ()
-    if not isinstance(data, dict) or data.get("version") != 0 or not isinstance(data.get("overrides"), list):
-        raise StateFileError(str(path), 'expected {"version": 0, "overrides": [...]}')
-    entries = tuple(_entry(str(path), raw) for raw in data["overrides"])
-    if len({e.voter_id for e in entries}) != len(entries):
-        raise StateFileError(str(path), "a voter id is listed twice")
-    return entries
+    return read_voter_list_file(path, "overrides", _entry)
 
 
 def write_endpoint_overrides(partition_dir: Path, overrides: Iterable[EndpointOverride]) -> Path:

@@ -17,9 +17,10 @@ import base64
 import json
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from kraft.records.errors import StateFileError
 from kraft.records.fileutil import atomic_write
@@ -68,6 +69,30 @@ def read_json_state_file(path: Path) -> Any | None:
         return json.loads(text)
     except ValueError as e:
         raise StateFileError(str(path), f"not JSON ({e})") from None
+
+
+class _PerVoter(Protocol):
+    @property
+    def voter_id(self) -> int: ...
+
+
+_E = TypeVar("_E", bound=_PerVoter)
+
+
+def read_voter_list_file(path: Path, list_key: str, entry: Callable[[str, Any], _E]) -> tuple[_E, ...]:
+    """A kraft state file of the shape ``{"version": 0, list_key: [...]}``
+    holding one entry per voter id (none when the file is absent): each
+    element made by ``entry(path, element)``; :class:`StateFileError` naming
+    the file when it cannot be read, is malformed or lists a voter twice."""
+    data = read_json_state_file(path)
+    if data is None:
+        return ()
+    if not isinstance(data, dict) or data.get("version") != 0 or not isinstance(data.get(list_key), list):
+        raise StateFileError(str(path), f'expected {{"version": 0, "{list_key}": [...]}}')
+    entries = tuple(entry(str(path), raw) for raw in data[list_key])
+    if len({e.voter_id for e in entries}) != len(entries):
+        raise StateFileError(str(path), "a voter id is listed twice")
+    return entries
 
 
 def random_kafka_uuid() -> uuid.UUID:

@@ -34,7 +34,7 @@ from typing import Any
 
 from kraft.records.errors import StateFileError
 from kraft.records.fileutil import atomic_write
-from kraft.records.state_files import read_json_state_file, uuid_from_kafka, uuid_to_kafka
+from kraft.records.state_files import read_voter_list_file, uuid_from_kafka, uuid_to_kafka
 
 __all__ = ["VOTER_API_VERSIONS_FILE", "RememberedAnswer", "encode_voter_api_versions", "read_voter_api_versions",
            "write_voter_api_versions"]
@@ -94,15 +94,7 @@ def read_voter_api_versions(partition_dir: Path) -> tuple[RememberedAnswer, ...]
     absent); :class:`StateFileError` naming the file when it cannot be read
     or is malformed."""
     path = partition_dir / VOTER_API_VERSIONS_FILE
-    data = read_json_state_file(path)
-    if data is None:
-        return ()
-    if not isinstance(data, dict) or data.get("version") != 0 or not isinstance(data.get("voters"), list):
-        raise StateFileError(str(path), 'expected {"version": 0, "voters": [...]}')
-    entries = tuple(_entry(str(path), raw) for raw in data["voters"])
-    if len({e.voter_id for e in entries}) != len(entries):
-        raise StateFileError(str(path), "a voter id is listed twice")
-    return entries
+    return read_voter_list_file(path, "voters", _entry)
 
 
 def encode_voter_api_versions(answers: Iterable[RememberedAnswer]) -> bytes:
