@@ -11,6 +11,10 @@ from kraft.records.state_files import QuorumStateFile, QuorumStateFileData
 
 __all__ = ["ElectionStateStore"]
 
+#: What an operator does with a quorum-state the node cannot use.
+_WAY_OUT = ("the file is damaged; move it away and the node starts unattached, with no vote, in its log's latest "
+            "epoch (as Kafka does when quorum-state is behind the log)")
+
 
 class ElectionStateStore:
     """The election state in ``quorum-state`` (temp file, fsync, rename)."""
@@ -24,16 +28,15 @@ class ElectionStateStore:
         """The stored state (``None``: no file). A file no replica writes (a
         negative epoch, an id below Kafka's -1 "none") is a
         ``StateFileError`` naming it, never a silent fresh start."""
-        data = self.file.read()
-        if data is None:
-            return None
         try:
+            data = self.file.read()
+            if data is None:
+                return None
             return election_state_of(data)
-        except ValueError as e:
-            raise StateFileError(
-                str(self.file.path),
-                f"{e}: the file is damaged; move it away and the node starts unattached, with no vote, "
-                "in its log's latest epoch (as Kafka does when quorum-state is behind the log)") from None
+        except StateFileError as e:  # torn, not JSON, a field missing
+            raise StateFileError(str(self.file.path), f"{e.reason}: {_WAY_OUT}") from None
+        except ValueError as e:  # read, but no replica writes it
+            raise StateFileError(str(self.file.path), f"{e}: {_WAY_OUT}") from None
 
     def write(self, state: ElectionState, kraft_version: int | None = None) -> None:
         """Kafka's ``FileQuorumStateStore.writeElectionState``: the data version

@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from kraft.errors import EXIT_CONFIG, EXIT_NETWORK, EXIT_STORAGE
 from tests.ports import free_port
 
@@ -71,20 +73,26 @@ def test_unformatted_directory_names_it_and_the_format_command(tmp_path: Path) -
     assert str(tmp_path / "data") in line and "kraft storage format" in line
 
 
-def test_a_negative_epoch_in_quorum_state_names_the_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("content", "cause"), [
+    ('{"leaderId":-1,"leaderEpoch":-3,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}',
+     "negative epoch -3"),
+    ('{"leaderId":-1,"leaderEpoch":4,"vot', "not valid JSON"),
+], ids=["negative-epoch", "torn"])
+def test_a_damaged_quorum_state_names_the_file_and_the_way_out(tmp_path: Path, content: str, cause: str) -> None:
     """A ``quorum-state`` no replica writes (Kafka's ``ElectionState`` is never
-    in a negative epoch) stops the start with one line naming the file and
-    the way out, not a traceback and not a silent restart at epoch 0."""
+    in a negative epoch) or one cut mid-write stops the start with one line
+    naming the file, the cause and the way out, not a traceback and not a
+    silent restart at epoch 0."""
     config = write_config(tmp_path, free_port())
     _format(config)
     state = tmp_path / "data" / "__cluster_metadata-0" / "quorum-state"
     state.parent.mkdir(parents=True, exist_ok=True)
-    state.write_text('{"leaderId":-1,"leaderEpoch":-3,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA",'
-                     '"data_version":1}')
+    state.write_text(content)
     result = run_kraft("node", "start", "-c", str(config))
     assert result.returncode == EXIT_STORAGE
     line = _error_line(result)
-    assert str(state) in line and "negative epoch -3" in line and "move it away" in line
+    assert str(state) in line and cause in line and "move it away" in line
+    assert "Traceback" not in result.stderr
 
 
 def test_port_in_use_names_the_port_and_the_key(tmp_path: Path) -> None:
