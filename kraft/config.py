@@ -20,7 +20,7 @@ from kraft.errors import ConfigurationError
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.raft.witness import WitnessMode
 from kraft.records.state_files import parse_java_properties
-from kraft.wire.addresses import InvalidAddress, parse_addresses
+from kraft.wire.addresses import InvalidAddress, format_address, parse_addresses
 from kraft.wire.connection_limits import INT32_MAX, ConnectionLimits
 from kraft.wire.security import (
     ClientSecurity,
@@ -67,8 +67,7 @@ class Endpoint:
     port: int
 
     def __str__(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{self.name}://{host}:{self.port}"
+        return f"{self.name}://{format_address(self.host, self.port)}"
 
 
 @dataclass(frozen=True, slots=True)

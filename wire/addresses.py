@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["InvalidAddress", "parse_addresses"]
+__all__ = ["InvalidAddress", "format_address", "parse_addresses"]
 
 _HOST_PORT = re.compile(r"\[([^\]]+)\]:(\d+)|([^:\[\]\s]+):(\d+)")
 
@@ -40,3 +40,8 @@ def parse_addresses(text: str, config_key: str, *, allow_empty: bool = False) ->
     if not out and not allow_empty:
         raise InvalidAddress(f"No resolvable bootstrap urls given in {config_key}")
     return tuple(out)
+
+
+def format_address(host: str, port: int) -> str:
+    """``host:port`` as :func:`parse_addresses` reads it back: an IPv6 host in brackets."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"

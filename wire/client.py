@@ -42,6 +42,7 @@ from kraft.messages.generated.api_versions_request import ApiVersionsRequest
 from kraft.messages.generated.api_versions_response import ApiVersionsResponse
 from kraft.messages.generated.sasl_authenticate_request import SaslAuthenticateRequest
 from kraft.messages.generated.sasl_handshake_request import SaslHandshakeRequest
+from kraft.wire.addresses import format_address
 from kraft.wire.api_versions import VersionRange, advertised_versions, usable_version_range
 from kraft.wire.apis import ApiKey
 from kraft.wire.codec import decode_response, encode_request
@@ -49,7 +50,7 @@ from kraft.wire.errors import ErrorCode, FrameSizeError
 from kraft.wire.framing import DEFAULT_MAX_FRAME_SIZE, FrameReader
 from kraft.wire.sasl import SaslClient, SaslClientError
 from kraft.wire.security import ClientSecurity
-from kraft.wire.tcp_connect import format_address, open_tcp_stream
+from kraft.wire.tcp_connect import open_tcp_stream
 from kraft.wire.tls import close_quietly
 
 __all__ = [

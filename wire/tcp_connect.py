@@ -24,12 +24,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import trio
 
-__all__ = ["connected_to_itself", "connect", "format_address", "open_tcp_stream", "refused"]
-
-
-def format_address(host: str, port: int) -> str:
-    """``host:port``, an IPv6 host in brackets."""
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+__all__ = ["connected_to_itself", "connect", "open_tcp_stream", "refused"]
 
 
 def connected_to_itself(sock: socket.socket | trio.socket.SocketType) -> bool:

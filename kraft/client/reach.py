@@ -14,7 +14,8 @@ import time
 from collections.abc import Sequence
 
 from kraft.client.errors import UnreachableError
-from kraft.wire.tcp_connect import connect, format_address
+from kraft.wire.addresses import format_address
+from kraft.wire.tcp_connect import connect
 
 __all__ = ["check_reachable"]
 

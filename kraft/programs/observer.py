@@ -80,6 +80,7 @@ from kraft.records.batch import iter_batches
 from kraft.records.control import parse_control_type_id
 from kraft.records.errors import RecordsError, StateFileError
 from kraft.records.state_files import MetaProperties, random_kafka_uuid
+from kraft.wire.addresses import format_address
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import ConnectionFailed, NoCommonVersion, PeerClient, PeerClientError, RequestTimedOut
 from kraft.wire.errors import ErrorCode
@@ -376,7 +377,6 @@ def observer_config(view: DiscoveredQuorum, data_dir: Path, node_id: int,
     if any(v.node_id == node_id for v in view.voters):
         raise ObserverError(f"node id {node_id} is a voter of the cluster: an observer needs an id that is not")
     listener = view.listener
-    host = lambda h: f"[{h}]" if ":" in h else h  # noqa: E731
     props = {
         "process.roles": "controller",
         "node.id": str(node_id),
@@ -387,14 +387,16 @@ def observer_config(view: DiscoveredQuorum, data_dir: Path, node_id: int,
         # An observer never asks to join the voters (KIP-853 auto-join).
         "controller.quorum.auto.join.enable": "false",
     }
+    # (reachable_voters: each has a host and a port)
+    endpoints = [(v.node_id, v.host, v.port) for v in voters if v.host is not None and v.port is not None]
     if view.is_dynamic:
         servers: list[tuple[str, int]] = []
-        for address in [(v.host, v.port) for v in voters] + list(bootstrap):
+        for address in [(h, p) for _, h, p in endpoints] + list(bootstrap):
             if address not in servers:
-                servers.append(address)  # type: ignore[arg-type]
-        props["controller.quorum.bootstrap.servers"] = ",".join(f"{host(h)}:{p}" for h, p in servers)
+                servers.append(address)
+        props["controller.quorum.bootstrap.servers"] = ",".join(format_address(h, p) for h, p in servers)
     else:
-        props["controller.quorum.voters"] = ",".join(f"{v.node_id}@{host(v.host)}:{v.port}" for v in voters)
+        props["controller.quorum.voters"] = ",".join(f"{i}@{format_address(h, p)}" for i, h, p in endpoints)
     props.update(properties or {})
     try:
         config = NodeConfig.from_properties(props)
