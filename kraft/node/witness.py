@@ -225,8 +225,6 @@ class WitnessDetector:
         self._saved = policy.answers()
         #: The last write failure reported (one line per distinct failure).
         self._save_error: str | None = None
-        #: node id -> its directory id when last heard.
-        self._heard_directory: dict[int, uuid.UUID | None] = {}
         self.local_id = local_id
         self._voters = voters
         self._probe = probe
@@ -279,7 +277,7 @@ class WitnessDetector:
         directories = self._directories()
         self.policy.note_voter_directories(directories)
         for i in list(self._heard_at):
-            if directories.get(i) != self._heard_directory.get(i):
+            if directories.get(i) != self.policy.heard_directory(i):
                 # Another replica under that id (KIP-853): ask it now.
                 del self._heard_at[i]
         due = {i: a for i, a in others.items()
@@ -300,7 +298,6 @@ class WitnessDetector:
             else:
                 self.policy.heard(node_id, answer.api_keys, directories.get(node_id))
                 self._heard_at[node_id] = self._clock_ms()
-                self._heard_directory[node_id] = directories.get(node_id)
 
         async with trio.open_nursery() as nursery:
             for node_id, address in sorted(due.items()):

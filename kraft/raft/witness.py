@@ -274,6 +274,12 @@ class WitnessPolicy:
         """The voters heard since this start."""
         return frozenset(self._peers)
 
+    def heard_directory(self, node_id: int) -> uuid.UUID | None:
+        """The directory id ``node_id`` had in the voter set when last heard
+        since this start (None: not heard, or unknown)."""
+        peer = self._peers.get(node_id)
+        return None if peer is None else peer.directory_id
+
     def _answer(self, node_id: int) -> tuple[_Peer, bool] | None:
         """What ``node_id`` answered and whether live (this start), if from
         the directory the voter set now gives it."""
@@ -307,7 +313,7 @@ class WitnessPolicy:
             return WitnessDecision(True, False, "kraft.witness=true")
         others = [i for i in voter_ids if i != local_id]
         answers = {i: a for i in others if (a := self._answer(i)) is not None}
-        kafka = self.kafka_voters(others)
+        kafka = sorted(i for i, (peer, _) in answers.items() if peer.kafka_apis)
         # Only live answers count towards a candidacy's votes (each vote
         # arrives on a connection that starts with ApiVersions).
         heard = [i for i, (_, live) in answers.items() if live]
