@@ -148,6 +148,12 @@ async def test_the_survivors_of_a_kraft_quorum_with_kafka_shaped_records_elect_a
             # And it commits: the writer's next operations.
             while (await leader_and_hwm(writers, SURVIVORS))[1] <= hwm:
                 await trio.sleep(0.2)
+            # A survivor whose probes of the other one failed while it was
+            # still starting asks again only after its backoff (up to
+            # witness.MAX_BACKOFF_MS): it may have voted for the leader while
+            # still undecided. Its decision line follows that next round.
+            for node_id in SURVIVORS:
+                await wait_for_line(writers, node_id, 2, "kraft.witness: voter: ")
     finally:
         for node_id in writers.procs:
             writers.stop(node_id)
@@ -156,8 +162,10 @@ async def test_the_survivors_of_a_kraft_quorum_with_kafka_shaped_records_elect_a
         restarted = writers.output(node_id, 2)
         # Log evidence (found above) no longer makes a witness of a survivor.
         assert "kraft.witness: witness" not in restarted
-        decided = [line for line in restarted.splitlines() if "kraft.witness: voter: " in line]
-        assert decided and decided[0].endswith(
+        said = [line for line in restarted.splitlines() if "kraft.witness: " in line]
+        decided = [line for line in said if "kraft.witness: voter: " in line]
+        assert decided, said
+        assert decided[0].endswith(
             f"(voter {DEAD} before this start, as remembered in voter-api-versions; not heard since): a kraft "
             "quorum (kraft.node)"), decided
         assert "Traceback" not in restarted
