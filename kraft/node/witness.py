@@ -25,7 +25,8 @@ What each voter answered is also written, when it changes, to kraft's
 ``voter-api-versions`` file beside ``quorum-state`` (``save``;
 :mod:`kraft.records.voter_api_versions`), from which the node seeds the
 policy at its next start: a voter dead for good still counts as what it was.
-A failed write is one ERROR line and is retried every round.
+A failed write is one ERROR line and is retried every round; a stop,
+even in the middle of a round, writes what was heard so far.
 
 The decision is logged at INFO once at start and on every change (of the
 state or of its reason), as
@@ -65,6 +66,8 @@ REFRESH_MS = 30_000
 #: The backoff between rounds while some voter is unheard.
 MIN_BACKOFF_MS = 100
 MAX_BACKOFF_MS = 5_000
+#: How long a stopping node waits to record the answers heard last.
+SAVE_ON_STOP_S = 5.0
 #: How much of the log and the latest snapshot the start-up scan reads.
 SCAN_BATCHES = 256
 SCAN_SNAPSHOT_BYTES = 4 << 20
@@ -259,16 +262,24 @@ class WitnessDetector:
         self.policy.note_voter_directories(self._directories())
         self._decision_maybe_changed()
         backoff = MIN_BACKOFF_MS
-        while True:
-            complete = await self._round()
-            self._decision_maybe_changed()
-            await self.save_answers()
-            if complete:
-                backoff = MIN_BACKOFF_MS
-                await trio.sleep(1.0)  # notice voter set changes; refresh per REFRESH_MS
-            else:
-                await trio.sleep(backoff / 1000)
-                backoff = min(MAX_BACKOFF_MS, backoff * 2)
+        try:
+            while True:
+                complete = await self._round()
+                self._decision_maybe_changed()
+                await self.save_answers()
+                if complete:
+                    backoff = MIN_BACKOFF_MS
+                    await trio.sleep(1.0)  # notice voter set changes; refresh per REFRESH_MS
+                else:
+                    await trio.sleep(backoff / 1000)
+                    backoff = min(MAX_BACKOFF_MS, backoff * 2)
+        finally:
+            # A stop in the middle of a round (one voter slow to answer) must
+            # not forget the answers already heard in it: the next start
+            # counts them (a voter dead by then never answers again).
+            with trio.move_on_after(SAVE_ON_STOP_S) as scope:
+                scope.shield = True
+                await self.save_answers()
 
     async def _round(self) -> bool:
         """Probe the voters due; True when every other voter has been heard."""

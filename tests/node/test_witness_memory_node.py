@@ -96,6 +96,28 @@ async def test_a_detector_seeded_from_the_file_does_not_rewrite_the_same_answers
     assert writes == []
 
 
+async def test_a_stop_in_the_middle_of_a_round_records_the_answers_heard_in_it(
+        tmp_path: Path, autojump_clock: Any) -> None:
+    """Voter 1 answers at once, voter 2 never does (its probe hangs): the
+    round never ends, so no round-end write happens. The node stops: voter
+    1's answer is in the file for the next start all the same."""
+    async def probe(node_id: int, address: tuple[str, int], describe: bool) -> PeerAnswer | None:
+        if node_id == 2:
+            await trio.sleep_forever()
+        return PeerAnswer(tuple(KRAFT_APIS), "C", (1, 2, 3))
+
+    policy = WitnessPolicy()
+    detector = WitnessDetector(policy, 3, voters=lambda: {1: ("h", 1), 2: ("h", 2), 3: ("h", 3)},
+                               probe=probe, cluster_id="C", save=partial(write_voter_api_versions, tmp_path))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(detector.run)
+        await trio.sleep(60)
+        assert policy.heard_from() == {1}
+        assert read_voter_api_versions(tmp_path) == ()  # the round has not ended
+        nursery.cancel_scope.cancel()
+    assert read_voter_api_versions(tmp_path) == (RememberedAnswer(1, None, ()),)
+
+
 @pytest.mark.parametrize("damage", [b"{not json", b'{"version": 0, "voters": [{"id": "one"}]}'])
 async def test_a_damaged_file_is_one_line_and_ignored(tmp_path: Path, caplog: pytest.LogCaptureFixture,
                                                       damage: bytes) -> None:

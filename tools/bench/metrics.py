@@ -45,7 +45,9 @@ async def _metrics_port(quorum: BenchQuorum, node_id: int) -> int:
 async def _scrape(port: int) -> int:
     stream = await open_tcp_stream("127.0.0.1", port)
     async with stream:
-        await stream.send_all(b"GET /metrics HTTP/1.1\r\nHost: bench\r\n\r\n")
+        # Read to end of file: asking for the close makes that hold for any
+        # HTTP/1.1 server, not only ours (which closes after every answer).
+        await stream.send_all(b"GET /metrics HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n")
         size = 0
         while chunk := await stream.receive_some(65536):
             size += len(chunk)
