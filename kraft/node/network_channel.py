@@ -12,7 +12,7 @@ the connection pool, and optionally the metrics and the cluster-id watch.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import trio
@@ -31,18 +31,29 @@ from kraft.wire.security import ClientSecurity
 
 log = logging.getLogger("kraft.node")
 
-__all__ = ["AddressBook", "NetworkChannel"]
+__all__ = ["AddressBook", "NetworkChannel", "bootstrap_nodes"]
 
 
 class _PreVoteNeedsV2(Exception):
     """The peer cannot take Vote v2, so it cannot take a pre-vote (KIP-996)."""
 
 
+def bootstrap_nodes(servers: Iterable[tuple[str, int]], own: Collection[tuple[str, int]] = ()
+                    ) -> dict[int, tuple[str, int]]:
+    """``controller.quorum.bootstrap.servers`` as the node ids a replica
+    dials them by: -2, -3, ... in the configured order, as Kafka's
+    ``KafkaRaftClient`` constructor numbers them (-1 is "no node" on the wire
+    and in ``quorum-state``). Our own addresses (``own``, the listeners) are
+    left out -- a node never fetches from itself -- without renumbering the
+    others, so an id names the same configured server on every node."""
+    return {-(i + 2): address for i, address in enumerate(servers) if address not in own}
+
+
 class AddressBook:
     """Where a node id is reached on the controller listener: the current
     voter set (KIP-853: it changes with the log), the leader's advertised
-    endpoint, a bootstrap server (negative ids, Kafka's
-    ``QuorumConfig.parseBootstrapServers``), the static configuration.
+    endpoint, a bootstrap server (ids -2, -3, ..., as Kafka's
+    ``KafkaRaftClient`` numbers them), the static configuration.
 
     ``overrides`` (``recover-quorum --endpoints``, hosts that moved) win over
     the voter set while it still records the stale endpoint: they say only

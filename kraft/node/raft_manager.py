@@ -26,7 +26,7 @@ from kraft.errors import NetworkError, StorageError
 from kraft.node import credentials, snapshots, update_features as features
 from kraft.node.cluster_ids import ClusterIdWatch, describe_cluster_asker
 from kraft.node.controller_apis import SUPPORTED_APIS, ControllerApis
-from kraft.node.network_channel import AddressBook, NetworkChannel
+from kraft.node.network_channel import AddressBook, NetworkChannel, bootstrap_nodes
 from kraft.node.quorum_state_store import ElectionStateStore
 from kraft.node.raft_client import KafkaRaftClient
 from kraft.node.fault import FaultHandler
@@ -134,10 +134,6 @@ class RaftManager:
                 host, port, client_id=self.pool.client_id,
                 request_timeout_ms=self.config.quorum.request_timeout_ms, security=self.client_security)))
         c = self.config
-        # controller.quorum.bootstrap.servers get ids -1, -2, ... (Kafka's
-        # QuorumConfig.parseBootstrapServers); KIP-853 dynamic quorums. Our own
-        # address in that list is left out: a node never fetches from itself.
-        own = {(e.host, e.port) for e in (*c.listeners, *c.advertised_listeners)}
         try:
             # Hosts that moved (recover-quorum --endpoints); a malformed file: StateFileError, naming it.
             overrides = read_endpoint_overrides(Path(mlog.quorum_state_path).parent)
@@ -150,7 +146,8 @@ class RaftManager:
                      Path(mlog.quorum_state_path).parent / ENDPOINT_OVERRIDES_FILE)
         addresses = AddressBook(
             c.controller_listener_names[0], {v.node_id: (v.host, v.port) for v in c.voters},
-            {-(i + 1): address for i, address in enumerate(c.bootstrap_servers) if address not in own}, overrides)
+            bootstrap_nodes(c.bootstrap_servers, {(e.host, e.port) for e in (*c.listeners, *c.advertised_listeners)}),
+            overrides)
         store = ElectionStateStore(QuorumStateFile(mlog.quorum_state_path),
                                    [v.node_id for v in c.voters] if c.voters else None, meta.cluster_id or "")
         try:
