@@ -65,12 +65,12 @@ def test_an_observer_with_an_id_answers_votes_like_any_replica() -> None:
 
 def _observer_following_2_found_via_bootstrap_servers() -> RaftTestContext:
     """An observer formatted with ``--no-initial-controllers`` and two
-    ``controller.quorum.bootstrap.servers`` (ids -1, -2): it knows no voter,
+    ``controller.quorum.bootstrap.servers`` (ids -2, -3, as the node numbers them): it knows no voter,
     so the bootstrap servers are all it can ask besides the leader. A
     bootstrap server names leader 2 of epoch 5 (and where it listens)."""
-    ctx = RaftTestContext(local_id=9, voters=[], dynamic=True, bootstrap_ids=(-1, -2)).start()
+    ctx = RaftTestContext(local_id=9, voters=[], dynamic=True, bootstrap_ids=(-2, -3)).start()
     [discovery] = ctx.assert_sent(FetchRequest, epoch=0)
-    assert discovery.destination in (-1, -2)
+    assert discovery.destination in (-2, -3)
     ctx.clear_sent()
     ctx.respond(discovery, replace(ctx.fetch_response(leader=2, epoch=5, error=Errors.FENCED_LEADER_EPOCH),
                                    leader_endpoints=ctx.endpoints(2)))
@@ -95,7 +95,7 @@ def test_an_observer_whose_leader_stops_answering_asks_a_bootstrap_server_then_t
     assert ctx.config.request_timeout_ms >= ctx.config.fetch_timeout_ms  # both timers run out below
     ctx.advance(ctx.config.request_timeout_ms)
     [retry] = ctx.assert_sent(FetchRequest, epoch=5)
-    assert retry.destination in (-1, -2)  # the leader is not asked again while it is silent
+    assert retry.destination in (-2, -3)  # the leader is not asked again while it is silent
     ctx.clear_sent()
     # The bootstrap server is not the leader, and names the same one.
     ctx.respond(retry, ctx.fetch_response(leader=2, epoch=5, error=Errors.NOT_LEADER_OR_FOLLOWER))
@@ -116,8 +116,31 @@ def test_an_observer_retries_at_the_leader_when_the_bootstrap_retry_times_out_to
     ctx.clear_sent()
     ctx.advance(ctx.config.request_timeout_ms)
     [retry] = ctx.assert_sent(FetchRequest, epoch=5)
-    assert retry.destination in (-1, -2)
+    assert retry.destination in (-2, -3)
     ctx.clear_sent()
     ctx.advance(ctx.config.request_timeout_ms)
     [again] = ctx.assert_sent(FetchRequest, epoch=5)
     assert again.destination == 2
+
+
+def test_an_observer_asks_the_voters_its_log_names_when_the_bootstrap_server_is_silent() -> None:
+    """Where kraft differs from Kafka 4.1 on purpose (README, 'Where the core
+    deliberately differs'): Kafka's ``RequestManager`` is built from
+    ``controller.quorum.bootstrap.servers`` alone (``KafkaRaftClient``'s
+    constructor), so its observer asks nobody else. Ours also asks the voters
+    its log names (``RaftCore._bootstrap_nodes``): with the one configured
+    bootstrap server gone, the observer of a dynamic quorum still finds the
+    leader through a voter it learned of."""
+    ctx = RaftTestContext(local_id=9, voters=[1, 2, 3], dynamic=True, bootstrap_ids=(-2,)).start()
+    asked: list[int] = []
+    for _ in range(10):
+        [fetch] = ctx.assert_sent(FetchRequest, epoch=0)
+        ctx.clear_sent()
+        asked.append(fetch.destination)
+        if fetch.destination in (1, 2, 3):
+            break
+        ctx.advance(ctx.config.request_timeout_ms)  # -2 never answers
+    assert asked[-1] in (1, 2, 3), asked
+    ctx.respond(fetch, replace(ctx.fetch_response(leader=2, epoch=5, error=Errors.FENCED_LEADER_EPOCH),
+                               leader_endpoints=ctx.endpoints(2)))
+    assert isinstance(ctx.role, Follower) and ctx.role.leader_id == 2
