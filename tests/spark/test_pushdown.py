@@ -120,3 +120,31 @@ def test_without_the_option_two_scans_of_one_dataframe_keep_their_own_rows(spark
     kinds = (df.where(F.col("file_kind") == "segment").select("file_kind")
              .unionByName(df.where(F.col("file_kind") == "snapshot").select("file_kind")).distinct().collect())
     assert sorted(r["file_kind"] for r in kinds) == ["segment", "snapshot"]
+
+
+def test_a_type_filter_plans_larger_partitions_unless_max_partition_bytes_is_given(tmp_path: Path) -> None:
+    """Under a pushed ``record_type`` filter most batches are hopped over
+    undecoded, and a 16 MiB task is mostly a Spark task's fixed cost: the
+    default becomes ``FILTERED_MAX_PARTITION_BYTES``. A ``maxPartitionBytes``
+    the caller gave is kept, filter or not; so is the default without a
+    type filter (an offset range still decodes what it keeps)."""
+    from kraft.tools.spark.bench import synthesize_controller_log
+    from kraft.tools.spark.source import SCHEMA, KraftPushdownReader
+
+    segment = tmp_path / "__cluster_metadata-0" / "00000000000000000000.log"
+    segment.parent.mkdir()
+    synthesize_controller_log(segment, 40 * 1024 * 1024)
+
+    def reader(filters: list[Any], **options: str) -> KraftPushdownReader:
+        r = KraftPushdownReader({"path": str(segment), "pushdown": "true", **options}, SCHEMA)
+        list(r.pushFilters(filters))
+        return r
+
+    by_type = [EqualTo(("record_type",), "TOPIC_RECORD")]
+    by_offset = [GreaterThanOrEqual(("offset",), 100)]
+    assert reader(by_type).planned_partition_bytes() == P.FILTERED_MAX_PARTITION_BYTES
+    assert len(reader(by_type).partitions()) == 1
+    assert len(reader([]).partitions()) == 3 == len(reader(by_offset).partitions())
+    assert reader(by_offset).planned_partition_bytes() == P.DEFAULT_MAX_PARTITION_BYTES
+    given = reader(by_type, maxPartitionBytes="8m")
+    assert given.planned_partition_bytes() == 8 * 1024 * 1024 and len(given.partitions()) == 5

@@ -62,7 +62,14 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from kraft.tools.spark.plan import DEFAULT_MAX_PARTITION_BYTES, FileSplit, PlanError, parse_size, plan
+from kraft.tools.spark.plan import (
+    DEFAULT_MAX_PARTITION_BYTES,
+    FILTERED_MAX_PARTITION_BYTES,
+    FileSplit,
+    PlanError,
+    parse_size,
+    plan,
+)
 from kraft.tools.spark.pushdown import Pushed, push
 from kraft.tools.spark.columnar import read_splits
 from kraft.tools.spark.rows import COLUMNS, DEFAULT_BATCH_ROWS, arrow_schema
@@ -118,7 +125,10 @@ class KraftReader(DataSourceReader):
             raise PlanError("the kraft data source has a fixed schema: do not pass .schema(...)")
         self.failfast = mode == "FAILFAST"
         self.paths = _paths(options)
-        self.max_partition_bytes = parse_size(options.get("maxPartitionBytes", DEFAULT_MAX_PARTITION_BYTES))
+        given = options.get("maxPartitionBytes")
+        self.max_partition_bytes = parse_size(given if given is not None else DEFAULT_MAX_PARTITION_BYTES)
+        #: Whether the caller chose it (the default changes under a type filter).
+        self.max_partition_bytes_given = given is not None
         self.min_partitions = int(options.get("minPartitions", 1))
         self.cluster_id = options.get("clusterId") or None
         self.batch_rows = int(options.get("batchRows", DEFAULT_BATCH_ROWS))
@@ -129,7 +139,7 @@ class KraftReader(DataSourceReader):
     def partitions(self) -> list[InputPartition]:
         planned = plan(
             self.paths,
-            max_partition_bytes=self.max_partition_bytes,
+            max_partition_bytes=self.planned_partition_bytes(),
             min_partitions=self.min_partitions,
             expected_cluster_id=self.cluster_id,
         )
@@ -141,6 +151,13 @@ class KraftReader(DataSourceReader):
         # files the filters rule out are never opened; keep one (empty) task at least
         kept = [p for p in partitions if p] or [[]]
         return [KraftPartition(p) for p in kept]
+
+    def planned_partition_bytes(self) -> int:
+        """``maxPartitionBytes`` as given; else the default, larger under a
+        pushed ``record_type`` filter (see :data:`FILTERED_MAX_PARTITION_BYTES`)."""
+        if not self.max_partition_bytes_given and self.pushed.record_types is not None:
+            return FILTERED_MAX_PARTITION_BYTES
+        return self.max_partition_bytes
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         assert isinstance(partition, KraftPartition)
