@@ -366,7 +366,11 @@ class WitnessDetector:
             self._problems.pop(node_id, None)
 
     def _note_reachability(self, others: Mapping[int, Any]) -> None:
-        """One line when no other voter answers, one when some voter answers again."""
+        """One line when no other voter answers, one when some voter answers
+        again -- for a voter only: an observer decides nothing, and its
+        connection to the leader says when that is down."""
+        if self.local_id not in self._voters():
+            return
         reachable = [i for i in others if i in self._heard_at]
         state = tuple(sorted(others)) if others and not reachable else None
         if state == self._unreachable:

@@ -121,6 +121,25 @@ async def test_the_detector_logs_once_per_change(caplog: pytest.LogCaptureFixtur
     assert len([p for p in probes if p == 1]) < 60
 
 
+async def test_an_observer_does_not_warn_that_no_voter_answers(caplog: pytest.LogCaptureFixture,
+                                                                autojump_clock: Any) -> None:
+    """The quickstart's observer started beside voters that were still
+    starting and warned ``cannot reach any other voter``: an observer
+    decides nothing, so its detector says nothing about reachability."""
+    async def probe(node_id: int, address: tuple[str, int], describe: bool) -> PeerAnswer | None:
+        return None
+
+    detector = WitnessDetector(WitnessPolicy(), 9, voters=lambda: {1: ("h", 1), 2: ("h", 2), 3: ("h", 3)},
+                               probe=probe, cluster_id="C")
+    caplog.set_level(logging.INFO, logger="kraft.node")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(detector.run)
+        await trio.sleep(60)
+        nursery.cancel_scope.cancel()
+    assert detector.rounds > 5
+    assert [r.getMessage() for r in caplog.records if r.getMessage().startswith("kraft.witness")] == []
+
+
 def _core(voters: list[int], offset: int | None) -> Any:
     return SimpleNamespace(pending_voter_change=None, voters=VoterSet.from_ids(voters), voters_offset=offset,
                            high_watermark=None)
