@@ -121,6 +121,18 @@ async def test_the_detector_logs_once_per_change(caplog: pytest.LogCaptureFixtur
     assert len([p for p in probes if p == 1]) < 60
 
 
+async def _run_detector(local_id: int, probe: Any, seconds: float) -> WitnessDetector:
+    """A detector of ``local_id`` against voters 1-3 (cluster C), run for
+    ``seconds`` of the (autojump) clock; returned for its state."""
+    detector = WitnessDetector(WitnessPolicy(), local_id, voters=lambda: {1: ("h", 1), 2: ("h", 2), 3: ("h", 3)},
+                               probe=probe, cluster_id="C")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(detector.run)
+        await trio.sleep(seconds)
+        nursery.cancel_scope.cancel()
+    return detector
+
+
 async def test_an_observer_does_not_warn_that_no_voter_answers(caplog: pytest.LogCaptureFixture,
                                                                 autojump_clock: Any) -> None:
     """The quickstart's observer started beside voters that were still
@@ -129,13 +141,8 @@ async def test_an_observer_does_not_warn_that_no_voter_answers(caplog: pytest.Lo
     async def probe(node_id: int, address: tuple[str, int], describe: bool) -> PeerAnswer | None:
         return None
 
-    detector = WitnessDetector(WitnessPolicy(), 9, voters=lambda: {1: ("h", 1), 2: ("h", 2), 3: ("h", 3)},
-                               probe=probe, cluster_id="C")
     caplog.set_level(logging.INFO, logger="kraft.node")
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(detector.run)
-        await trio.sleep(60)
-        nursery.cancel_scope.cancel()
+    detector = await _run_detector(9, probe, 60)
     assert detector.rounds > 5
     assert [r.getMessage() for r in caplog.records if r.getMessage().startswith("kraft.witness")] == []
 
@@ -197,13 +204,8 @@ async def test_another_cluster_or_a_voter_set_without_us_is_one_line_and_no_evid
             return PeerAnswer(tuple(KAFKA_APIS), "OTHER-cluster", (1, 2, 3))
         return PeerAnswer(tuple(KRAFT_APIS), "C", (1, 2, 4))
 
-    detector = WitnessDetector(WitnessPolicy(), 3, voters=lambda: {1: ("h", 1), 2: ("h", 2), 3: ("h", 3)},
-                               probe=probe, cluster_id="C")
     caplog.set_level(logging.INFO, logger="kraft.node")
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(detector.run)
-        await trio.sleep(120)
-        nursery.cancel_scope.cancel()
+    detector = await _run_detector(3, probe, 120)
     # Both voters are asked at once: either line may come first.
     errors = sorted(r.getMessage() for r in caplog.records if r.levelno == logging.ERROR)
     assert errors == sorted([
