@@ -284,7 +284,8 @@ class WitnessDetector:
     async def _round(self) -> bool:
         """Probe the voters due; True when every other voter has been heard."""
         now = self._clock_ms()
-        others = {i: a for i, a in self._voters().items() if i != self.local_id}
+        voters = self._voters()
+        others = {i: a for i, a in voters.items() if i != self.local_id}
         directories = self._directories()
         self.policy.note_voter_directories(directories)
         for i in list(self._heard_at):
@@ -313,7 +314,8 @@ class WitnessDetector:
         async with trio.open_nursery() as nursery:
             for node_id, address in sorted(due.items()):
                 nursery.start_soon(ask, node_id, address)
-        self._note_reachability(others)
+        if self.local_id in voters:  # an observer decides nothing (see _note_reachability)
+            self._note_reachability(others)
         return all(i in self._heard_at for i in others)
 
     async def save_answers(self) -> None:
@@ -367,10 +369,8 @@ class WitnessDetector:
 
     def _note_reachability(self, others: Mapping[int, Any]) -> None:
         """One line when no other voter answers, one when some voter answers
-        again -- for a voter only: an observer decides nothing, and its
+        again -- said by a voter only: an observer decides nothing, and its
         connection to the leader says when that is down."""
-        if self.local_id not in self._voters():
-            return
         reachable = [i for i in others if i in self._heard_at]
         state = tuple(sorted(others)) if others and not reachable else None
         if state == self._unreachable:

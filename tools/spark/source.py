@@ -126,9 +126,9 @@ class KraftReader(DataSourceReader):
         self.failfast = mode == "FAILFAST"
         self.paths = _paths(options)
         given = options.get("maxPartitionBytes")
-        self.max_partition_bytes = parse_size(given if given is not None else DEFAULT_MAX_PARTITION_BYTES)
-        #: Whether the caller chose it (the default changes under a type filter).
-        self.max_partition_bytes_given = given is not None
+        #: As the caller gave it (parsed here, so a bad one fails at once); None:
+        #: the default, which depends on the filters pushed later.
+        self.max_partition_bytes = None if given is None else parse_size(given)
         self.min_partitions = int(options.get("minPartitions", 1))
         self.cluster_id = options.get("clusterId") or None
         self.batch_rows = int(options.get("batchRows", DEFAULT_BATCH_ROWS))
@@ -155,9 +155,9 @@ class KraftReader(DataSourceReader):
     def planned_partition_bytes(self) -> int:
         """``maxPartitionBytes`` as given; else the default, larger under a
         pushed ``record_type`` filter (see :data:`FILTERED_MAX_PARTITION_BYTES`)."""
-        if not self.max_partition_bytes_given and self.pushed.record_types is not None:
-            return FILTERED_MAX_PARTITION_BYTES
-        return self.max_partition_bytes
+        if self.max_partition_bytes is not None:
+            return self.max_partition_bytes
+        return FILTERED_MAX_PARTITION_BYTES if self.pushed.record_types is not None else DEFAULT_MAX_PARTITION_BYTES
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         assert isinstance(partition, KraftPartition)
