@@ -1,0 +1,41 @@
+"""Fixtures of the real-Kafka tests: one installed release per test
+(parametrised by ``.ci/kafka-releases``) and a cluster that is always torn
+down -- a real process that outlives its test fails that test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.kafka import processes
+from tests.kafka.releases import KafkaRelease, listed, require
+
+
+@pytest.fixture(params=listed())
+def release(request: pytest.FixtureRequest) -> KafkaRelease:
+    return require(request.param)
+
+
+@pytest.fixture(autouse=True)
+def no_process_outlives_its_test() -> Iterator[None]:
+    before = list(processes.LIVE)
+    yield
+    running = processes.reap_leaked(before)
+    assert not running, f"still running after the test: {', '.join(running)}"
+
+
+@pytest.fixture
+def kafka_root(tmp_path: Path) -> Path:
+    return tmp_path
+
+
+@pytest.fixture
+def clusters() -> Iterator[list[object]]:
+    """Clusters a test builds (append them): each is closed after the test,
+    before the leak check."""
+    made: list[object] = []
+    yield made
+    for cluster in made:
+        cluster.close()  # type: ignore[attr-defined]
