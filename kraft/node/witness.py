@@ -4,15 +4,27 @@ Two kinds of evidence feed the :class:`~kraft.raft.witness.WitnessPolicy`:
 
 * **The other voters' ApiVersions** on the controller listener.
   :class:`WitnessDetector` asks every other voter, on the raft connection
-  to it, ApiVersions (and on first contact DescribeCluster, endpoint type 2:
-  its cluster id and voter set) and hands the advertised api keys to the
-  policy: a Kafka controller lists BrokerRegistration, BrokerHeartbeat,
-  CreateTopics, ... which kraft lacks. Voters not heard yet are asked again
-  with an exponential backoff; heard ones every :data:`REFRESH_MS`. When no
-  voter answers a round, one line says so; one more when one answers again
-  -- never one per attempt. A voter of another cluster, or (static quorum)
-  one whose voter set does not name this configured voter, is one ERROR
-  line naming both sides, and its answer is no evidence.
+  to it, ApiVersions (and on first contact DescribeCluster, endpoint type 2,
+  for its cluster id, and DescribeQuorum, for the voter set if it leads) and
+  hands the advertised api keys to the policy: a Kafka controller lists
+  BrokerRegistration, BrokerHeartbeat, CreateTopics, ... which kraft lacks.
+  Voters not heard yet are asked again with an exponential backoff; heard
+  ones every :data:`REFRESH_MS`. When no voter answers a round, one line
+  says so; one more when one answers again -- never one per attempt. A
+  voter of another cluster, or (static quorum) a leader whose voter set does
+  not name this configured voter, is one ERROR line naming both sides, and
+  its answer is no evidence.
+
+  The voter set is never read from DescribeCluster: a Kafka controller
+  lists there the controllers that *registered* (ControllerRegistrationRecord,
+  KIP-919; ``ControllerApis.handleDescribeCluster`` answers from
+  ``ControllerRegistrationsPublisher.describeClusterControllers``), and a
+  kraft witness, having no QuorumController, never registers. A static
+  voter set is this node's ``controller.quorum.voters`` (Kafka's
+  ``QuorumConfig.parseVoterConnections``), a dynamic one the log's
+  VotersRecord; the only peer that states the quorum's voters is its leader,
+  in DescribeQuorum (``KafkaRaftClient.handleDescribeQuorumRequest``; any
+  other voter answers NOT_LEADER_OR_FOLLOWER).
 * **The local log**: :func:`scan_for_kafka_metadata` looks at the latest
   snapshot and the first batches of the log for what only a Kafka controller
   writes: a ``metadata.version`` FeatureLevelRecord, a RegisterBrokerRecord
@@ -45,7 +57,8 @@ from typing import Any
 
 import trio
 
-from kraft.client.describe import ENDPOINT_TYPE_CONTROLLER, cluster_view, describe_cluster_request
+from kraft.client.describe import (ENDPOINT_TYPE_CONTROLLER, cluster_view, describe_cluster_request,
+                                   describe_quorum_request, quorum_answer)
 from kraft.messages.errors import KraftProtocolError
 from kraft.messages.generated import api_versions_request as av_req
 from kraft.raft.witness import WitnessDecision, WitnessPolicy
@@ -78,9 +91,9 @@ _FEATURE_LEVEL = 12
 
 @dataclass(frozen=True, slots=True)
 class PeerAnswer:
-    """What one voter said: the api keys its ApiVersions advertised, and from
-    DescribeCluster (endpoint type 2) its cluster id and the controllers it
-    lists -- its voter set (None when it did not answer that)."""
+    """What one voter said: the api keys its ApiVersions advertised, its
+    cluster id from DescribeCluster (endpoint type 2), and -- only when it
+    leads -- the voter set of its DescribeQuorum answer (None otherwise)."""
 
     api_keys: tuple[int, ...]
     cluster_id: str | None = None
@@ -89,8 +102,9 @@ class PeerAnswer:
 
 async def probe_peer(pool: ClientPool, supported: Mapping[Any, tuple[int, int]], node_id: int,
                      address: tuple[str, int], describe: bool = True) -> PeerAnswer | None:
-    """ApiVersions, then DescribeCluster (endpoint type 2: its cluster id
-    and controllers, read as :func:`kraft.client.admin.cluster_view`), to one
+    """ApiVersions, then with ``describe`` DescribeCluster (endpoint type
+    2: its cluster id, read as :func:`kraft.client.describe.cluster_view`)
+    and DescribeQuorum (the voter set, answered by the leader alone), to one
     voter on the raft connection to it from ``pool`` (so an outage is logged
     once by that connection, not once per probe); None when it cannot be
     reached. ``supported``: the versions this node speaks."""
@@ -107,8 +121,14 @@ async def probe_peer(pool: ClientPool, supported: Mapping[Any, tuple[int, int]],
                 describe_cluster_request(ENDPOINT_TYPE_CONTROLLER),
                 max_version=supported[ApiKey.DESCRIBE_CLUSTER][1])
             if body.error_code == 0:
-                view = cluster_view(body)
-                answer = PeerAnswer(answer.api_keys, view.cluster_id, tuple(sorted(view.nodes)))
+                # Its controllers are the registered ones, not the voters (see the module docstring).
+                answer = PeerAnswer(answer.api_keys, cluster_view(body).cluster_id)
+        if describe and ApiKey.DESCRIBE_QUORUM in advertised:
+            _, body = await client.request(ApiKey.DESCRIBE_QUORUM, describe_quorum_request,
+                                           max_version=supported[ApiKey.DESCRIBE_QUORUM][1])
+            info = quorum_answer(body).info  # None unless it leads
+            if info is not None:
+                answer = PeerAnswer(answer.api_keys, answer.cluster_id, tuple(sorted(v.replica_id for v in info.voters)))
     except (PeerClientError, KraftProtocolError) as e:
         log.debug("witness probe of node %d at %s:%d failed: %s", node_id, *address, e)
         return None
@@ -201,7 +221,7 @@ class WitnessDetector:
     None when it cannot be reached; ``changed()`` is called when the decision changed (wake the raft
     core). ``cluster_id`` is this node's (meta.properties): a voter of
     another cluster is reported in one line (naming both ids) and its answer
-    is no evidence; so is a voter whose voter set does not name this node
+    is no evidence; so is a leader whose voter set does not name this node
     while this node is configured as a voter. ``directories()`` gives the
     current voters' directory ids (None in a static quorum); ``save(answers)``
     (blocking, run in a thread) keeps the policy's answers durably, called
@@ -347,14 +367,14 @@ class WitnessDetector:
             return (f"{where} belongs to cluster {answer.cluster_id}, this node to cluster {self.cluster_id} "
                     f"(its meta.properties): nothing is fetched from it; point {self._voters_source} at this "
                     f"cluster's controllers, or format this node with -t {answer.cluster_id}")
-        theirs = answer.voter_ids
+        theirs = answer.voter_ids  # the leader's voter set, from DescribeQuorum
         # Only a static voter set is this node's configuration (a dynamic
         # one is the log's, and a peer may lag behind a change for a while).
         static = self._voters_source == "controller.quorum.voters"
         if static and theirs and self.local_id not in theirs and self.local_id in self._voters():
             ours = sorted({*others, self.local_id})
             return (f"this node is configured as voter {self.local_id} of {ours} ({self._voters_source}), but "
-                    f"{where} has the voter set {sorted(theirs)}, which does not name it: fix "
+                    f"{where}, the quorum's leader, has the voter set {sorted(theirs)}, which does not name it: fix "
                     f"{self._voters_source}, or add this node with add-controller")
         return None
 

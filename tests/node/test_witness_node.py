@@ -194,8 +194,8 @@ def test_the_readme_section_properties_are_valid_node_configs() -> None:
 
 async def test_another_cluster_or_a_voter_set_without_us_is_one_line_and_no_evidence(
         caplog: pytest.LogCaptureFixture, autojump_clock: Any) -> None:
-    """Bad input: voter 1 answers for another cluster, voter 2's voter set
-    does not name this (statically configured) voter 3. Each is said once,
+    """Bad input: voter 1 answers for another cluster, voter 2 leads and its
+    DescribeQuorum voter set does not name this (statically configured) voter 3. Each is said once,
     naming both sides, however often they are asked; neither counts as
     evidence, so voter 3 stays undecided and never campaigns."""
     async def probe(node_id: int, address: tuple[str, int], describe: bool) -> PeerAnswer | None:
@@ -213,7 +213,7 @@ async def test_another_cluster_or_a_voter_set_without_us_is_one_line_and_no_evid
         "meta.properties): nothing is fetched from it; point controller.quorum.voters at this cluster's "
         "controllers, or format this node with -t OTHER-cluster",
         "kraft.witness: this node is configured as voter 3 of [1, 2, 3] (controller.quorum.voters), but voter 2 "
-        "at h:2 has the voter set [1, 2, 4], which does not name it: fix controller.quorum.voters, or add this "
+        "at h:2, the quorum's leader, has the voter set [1, 2, 4], which does not name it: fix controller.quorum.voters, or add this "
         "node with add-controller",
     ])
     assert detector.decision.state == "undecided"
