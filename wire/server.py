@@ -347,14 +347,7 @@ class _ServerConnection:
                 slot.complete(b"".join(encode_response(unsupported_version_response(), 0, e.correlation_id)))
                 await self._enqueue(slot)
                 return True
-            refused = not_controller_response(e.api_key, e.api_version, e.correlation_id)
-            if refused is not None and (self._sasl is None or self._sasl.complete):
-                # A Kafka controller RPC: NOT_CONTROLLER, as a Kafka controller
-                # that is not the active one answers (kraft/wire/not_controller.py).
-                log.debug("%s from %s: NOT_CONTROLLER", REFUSED_CONTROLLER_APIS[e.api_key][0], self._info)
-                slot = _Slot()
-                slot.complete(refused)
-                await self._enqueue(slot)
+            if await self._refuse_controller_rpc(e.api_key, e.api_version, e.correlation_id):
                 return True
             self._close(logging.WARNING, "%s (api key %d, version %d, correlation id %d)",
                         e.reason, e.api_key, e.api_version, e.correlation_id)
@@ -362,6 +355,11 @@ class _ServerConnection:
         except DecodeError as e:
             self._close(logging.WARNING, "cannot decode %s: %s", _describe(frame), e)
             return False
+        if request.api_key in REFUSED_CONTROLLER_APIS and await self._refuse_controller_rpc(
+                request.api_key, request.api_version, request.header.correlation_id):
+            # ControllerRegistration decodes (a kraft witness sends it to
+            # Kafka's active controller) but is refused all the same.
+            return True
         if request.api_key in (ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE):
             return await self._sasl_request(request)
         if self._sasl is not None and not self._sasl.complete and request.api_key != ApiKey.API_VERSIONS:
@@ -375,6 +373,19 @@ class _ServerConnection:
         # start() returns once the handler task is running, so handler calls
         # begin in request order.
         await nursery.start(self._handle, request, slot)
+        return True
+
+    async def _refuse_controller_rpc(self, api_key: int, api_version: int, correlation_id: int) -> bool:
+        """A Kafka controller RPC: NOT_CONTROLLER, as a Kafka controller that
+        is not the active one answers (kraft/wire/not_controller.py); False
+        when ``api_key`` is none of them, or SASL has not completed."""
+        refused = not_controller_response(api_key, api_version, correlation_id)
+        if refused is None or not (self._sasl is None or self._sasl.complete):
+            return False
+        log.debug("%s from %s: NOT_CONTROLLER", REFUSED_CONTROLLER_APIS[api_key][0], self._info)
+        slot = _Slot()
+        slot.complete(refused)
+        await self._enqueue(slot)
         return True
 
     async def _enqueue(self, slot: _Slot) -> None:

@@ -26,6 +26,7 @@ from kraft.errors import NetworkError, StorageError
 from kraft.node import credentials, snapshots, update_features as features
 from kraft.node.cluster_ids import ClusterIdWatch, describe_cluster_asker
 from kraft.node.controller_apis import SUPPORTED_APIS, ControllerApis
+from kraft.node.controller_registration import ControllerRegistrationManager, RegisteredListener
 from kraft.node.network_channel import AddressBook, NetworkChannel, bootstrap_nodes
 from kraft.node.quorum_state_store import ElectionStateStore
 from kraft.node.raft_client import KafkaRaftClient
@@ -45,7 +46,7 @@ from kraft.records.state_files import MetaProperties, QuorumStateFile
 from kraft.records.voter_api_versions import write_voter_api_versions
 from kraft.wire.client import ClientPool, PeerClient
 from kraft.wire.connection_limits import ConnectionTracker
-from kraft.wire.security import ClientSecurity
+from kraft.wire.security import ClientSecurity, SecurityProtocol
 from kraft.wire.server import serve_listener
 
 log = logging.getLogger("kraft.node")
@@ -120,6 +121,30 @@ class RaftManager:
                 host = e.host or "localhost"
                 out.append(Endpoint(name, host, e.port or self.ports.get(name, 0)))
         return tuple(out)
+
+    def _controller_registration(self, shell: KafkaRaftClient, addresses: Any, policy: WitnessPolicy,
+                                 configured: list[int]) -> ControllerRegistrationManager:
+        """A witness registers with the active Kafka controller (Kafka counts
+        unregistered voters against feature upgrades)."""
+        c = self.config
+
+        def kafka_leader(leader: int) -> bool:
+            decision = self.witness_decision
+            return decision is not None and decision.witness and leader in policy.kafka_voters((leader,))
+
+        def client(node_id: int) -> PeerClient | None:
+            address = addresses.voter_addresses(configured).get(node_id)
+            return None if address is None else self.pool.get(node_id, *address)
+
+        def listeners() -> list[RegisteredListener]:
+            return [RegisteredListener(e.listener, e.host, e.port, c.listener_security[e.listener].protocol
+                                       if e.listener in c.listener_security else SecurityProtocol.PLAINTEXT)
+                    for e in self.local_endpoints()]
+
+        return ControllerRegistrationManager(
+            c.node_id, listeners, kraft_versions=features.SUPPORTED_FEATURES["kraft.version"],
+            leader=lambda: shell.core.leader_id if shell.initialized else None,
+            kafka_leader=kafka_leader, client=client)
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Run until cancelled. ``task_status.started()`` once every listener
@@ -227,6 +252,8 @@ class RaftManager:
                          ", ".join(f"{n}:{p}" for n, p in self.ports.items()), mlog.end_offset)
                 nursery.start_soon(_run_raft_client, shell, nursery)
                 nursery.start_soon(self.witness.run)
+                if c.is_voter_candidate:
+                    nursery.start_soon(self._controller_registration(shell, addresses, policy, configured).run)
                 nursery.start_soon(snapshots.run_log_cleaner, shell)
                 if any(s.protocol.uses_sasl and any(m.startswith("SCRAM") for m in s.mechanisms)
                        for s in c.listener_security.values()):

@@ -86,7 +86,7 @@ class Cluster:
 
     def __init__(self, root: Path, release: KafkaRelease, *, kafka_controllers: Sequence[int] = (1, 2),
                  kraft_voters: Sequence[int] = (3,), brokers: Sequence[int] = (100,), dynamic: bool = False,
-                 extra: dict[str, object] | None = None) -> None:
+                 extra: dict[str, object] | None = None, release_version: str | None = None) -> None:
         self.root = root
         self.release = release
         self.dynamic = dynamic
@@ -102,6 +102,8 @@ class Cluster:
         self.brokers: dict[int, KafkaServer] = {
             b: KafkaServer(release, "broker", b, p, root / f"broker-{b}") for b, p in zip(brokers, ports[len(ids):])}
         self.extra = dict(extra or {})
+        #: Kafka's StorageTool ``--release-version`` (None: the release's own, the newest metadata.version).
+        self.release_version = release_version
 
     # --- configuration ---------------------------------------------------------
 
@@ -162,6 +164,8 @@ class Cluster:
             self._storage_tool(broker, ["format", "-t", self.cluster_id, "-c", str(broker.config)])
 
     def _storage_tool(self, server: KafkaServer, args: list[str]) -> None:
+        if self.release_version is not None:
+            args = [*args, "--release-version", self.release_version]
         done = run_tool(self.release, "StorageTool", *args, work=self.root)
         if done.returncode != 0:
             raise StartError(f"{self.release}'s StorageTool {' '.join(args)} failed for {server.name} "

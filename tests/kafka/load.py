@@ -41,11 +41,18 @@ class TopicLoad:
         self.acknowledged.append(name)
         return True
 
-    def create_for(self, prefix: str, seconds: float, pause_s: float = 0.2) -> None:
-        """Create ``prefix0``, ``prefix1``, ... for ``seconds``."""
-        end = time.monotonic() + seconds
+    def create_for(self, prefix: str, seconds: float, pause_s: float = 0.2, at_least: int = 0,
+                   bound_s: float = 120.0) -> None:
+        """Create ``prefix0``, ``prefix1``, ... for ``seconds``, and on until
+        ``at_least`` of them were acknowledged (a loaded machine's broker may
+        time out the first ones), for ``bound_s`` at most."""
+        start = time.monotonic()
         n = 0
-        while time.monotonic() < end:
+
+        def acknowledged() -> int:
+            return sum(1 for t in self.acknowledged if t.startswith(prefix))
+
+        while time.monotonic() - start < seconds or (acknowledged() < at_least and time.monotonic() - start < bound_s):
             self.create(f"{prefix}{n}", timeout_ms=5_000)
             n += 1
             time.sleep(pause_s)

@@ -48,8 +48,10 @@ def _report(release: KafkaRelease, scenario: str, **figures: Any) -> None:
             out.write(json.dumps(line) + "\n")
 
 
-def _started(tmp_path: Path, release: KafkaRelease, clusters: list[object]) -> tuple[Cluster, TopicLoad]:
-    cluster = Cluster(tmp_path, release, kafka_controllers=KAFKA, kraft_voters=(WITNESS,), brokers=(BROKER,))
+def _started(tmp_path: Path, release: KafkaRelease, clusters: list[object],
+             release_version: str | None = None) -> tuple[Cluster, TopicLoad]:
+    cluster = Cluster(tmp_path, release, kafka_controllers=KAFKA, kraft_voters=(WITNESS,), brokers=(BROKER,),
+                      release_version=release_version)
     clusters.append(cluster)
     cluster.format()
     # The Kafka controllers first (two of three voters elect a leader, which
@@ -98,26 +100,45 @@ def _describe_as_an_operator_expects(cluster: Cluster, leader: int) -> None:
     assert rows[BROKER]["Status"] == "Observer", rows
 
 
-def test_the_witness_is_a_voter_kafka_lists_but_never_a_registered_controller(
+def test_the_witness_registers_so_that_kafka_upgrades_features(
         tmp_path: Path, release: KafkaRelease, clusters: list[object]) -> None:
-    """What the witness learns the voter set from, decided from Kafka's code
-    and checked here: DescribeCluster at a Kafka controller lists the
-    controllers that *registered* (``ControllerApis.handleDescribeCluster``
-    -> ``ControllerRegistrationsPublisher``), which a witness -- no
-    QuorumController -- never does; DescribeQuorum lists the raft voters,
-    the witness among them. So the witness takes its voter set from its own
-    config (static) or its log (dynamic), never from DescribeCluster, and it
-    does not register: a registered controller is one brokers and admin
-    clients may send controller requests to, which a witness would refuse.
-    Its log says it is a witness, and no line calls Kafka's voters misconfigured."""
-    cluster, _ = _started(tmp_path, release, clusters)
+    """What the witness learns the voter set from, and whether it registers,
+    decided from Kafka's code and checked here on real Kafka.
+
+    DescribeCluster at a Kafka controller lists the controllers that
+    *registered* (``ControllerApis.handleDescribeCluster`` ->
+    ``ControllerRegistrationsPublisher``), not the voters; DescribeQuorum
+    lists the raft voters. So the witness takes its voter set from its own
+    config (static) or its log (dynamic), never from DescribeCluster.
+
+    Kafka refuses every feature upgrade while a voter has not registered
+    (``FeatureControlManager.reasonNotSupported``: "controller 3 has not
+    registered, and may not support this feature"), so the witness does
+    register (kraft/node/controller_registration.py): the cluster is
+    formatted at metadata.version 3.9-IV0 and the real ``kafka-features
+    upgrade --release-version`` to this release's own succeeds, and
+    ``kafka-cluster list-endpoints`` lists the witness. Brokers find the
+    active controller from the raft leader, not from registrations: topics
+    are still created. No line of the witness calls Kafka's voters misconfigured."""
+    cluster, load = _started(tmp_path, release, clusters, release_version="3.9")
     leader = _kafka_leader(cluster)
-    assert controller_endpoints(cluster) == [1, 2]
+    witness = cluster.kraft[WITNESS]
+    witness.wait_for("kraft.witness: witness: voters 1, 2 advertise Kafka controller APIs", LEAD_BOUND_S)
+    witness.wait_for(f"kraft.witness: registered as controller 3 with the active controller {leader}", LEAD_BOUND_S)
+    assert controller_endpoints(cluster) == [1, 2, 3]
     _caught_up(cluster, leader)
     _describe_as_an_operator_expects(cluster, leader)
-    cluster.kraft[WITNESS].wait_for("kraft.witness: witness: voters 1, 2 advertise Kafka controller APIs", LEAD_BOUND_S)
-    witness_log = cluster.kraft[WITNESS].text()
-    assert "does not name it" not in witness_log and " ERROR " not in witness_log, cluster.kraft[WITNESS].why()
+    target = ".".join(release.version.split(".")[:2])
+    upgrade = cluster.run_tool("FeatureCommand", "--bootstrap-controller", cluster.bootstrap_controllers,
+                               "upgrade", "--release-version", target)
+    assert "failed" not in upgrade, upgrade
+    features = cluster.run_tool("FeatureCommand", "--bootstrap-controller", cluster.bootstrap_controllers, "describe")
+    metadata = next(line for line in features.splitlines() if "Feature: metadata.version" in line)
+    assert f"FinalizedVersionLevel: {target}-" in metadata, features
+    assert load.create("after-upgrade")
+    witness_log = witness.text()
+    assert "does not name it" not in witness_log and " ERROR " not in witness_log, witness.why()
+    load.close()
 
 
 def test_a_killed_kafka_leader_is_replaced_by_the_other_kafka_controller_and_kraft_never_leads(
@@ -156,7 +177,7 @@ def test_a_stale_kafka_survivor_is_handed_the_log_by_the_witness(
     _caught_up(cluster, leader)
     _describe_as_an_operator_expects(cluster, leader)
     cluster.kafka[survivor].pause()
-    load.create_for("paused-", 10.0)
+    load.create_for("paused-", 10.0, at_least=3)
     during_pause = [t for t in load.acknowledged if t.startswith("paused-")]
     assert during_pause, "no topic was acknowledged while the follower was paused"
     cluster.kafka[leader].kill()
