@@ -211,10 +211,15 @@ class Cluster:
                              f"{(done.stderr or done.stdout).strip()[-600:]}")
         return done.stdout
 
-    def describe_quorum(self, *what: str) -> str:
-        """``kafka-metadata-quorum.sh --bootstrap-controller ... describe WHAT`` (real)."""
-        return self.run_tool("MetadataQuorumCommand", "--bootstrap-controller", self.bootstrap_controllers,
+    def describe_quorum(self, *what: str, bootstrap: str | None = None) -> str:
+        """``kafka-metadata-quorum.sh --bootstrap-controller ... describe WHAT``
+        (real), through ``bootstrap`` (default: every controller)."""
+        return self.run_tool("MetadataQuorumCommand", "--bootstrap-controller", bootstrap or self.bootstrap_controllers,
                              "describe", *what)
+
+    def kafka_bootstrap(self) -> str:
+        """The Kafka controllers alone, as ``--bootstrap-controller``."""
+        return ",".join(f"127.0.0.1:{server.port}" for _, server in sorted(self.kafka.items()))
 
 
 def quorum_state(metadata_log_dir: Path) -> dict[str, object] | None:

@@ -88,9 +88,10 @@ def status(cluster: Cluster) -> QuorumStatus:
                         tuple(o["id"] for o in json.loads(value["CurrentObservers"])))
 
 
-def replication(cluster: Cluster) -> dict[int, dict[str, str]]:
+def replication(cluster: Cluster, bootstrap: str | None = None) -> dict[int, dict[str, str]]:
     """Real ``kafka-metadata-quorum describe --replication``: node id -> its row."""
-    lines = [line.split("\t") for line in cluster.describe_quorum("--replication").splitlines() if line.strip()]
+    out = cluster.describe_quorum("--replication", bootstrap=bootstrap)
+    lines = [line.split("\t") for line in out.splitlines() if line.strip()]
     header = [h.strip() for h in lines[0]]
     rows = [dict(zip(header, (c.strip() for c in line))) for line in lines[1:]]
     return {int(row["NodeId"]): row for row in rows}
