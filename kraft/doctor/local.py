@@ -318,24 +318,33 @@ def directory_id_finding(node_id: int, voter_dir: uuid.UUID, actual: uuid.UUID, 
 
 
 def _refetch_fix(facts: DirectoryFacts, config: ControllerConfig | None) -> str:
-    """How a node gets a whole log back from the leader. A voter of a dynamic
-    quorum (KIP-853: voters are named by node id and directory id) comes back
-    with a new directory id after formatting, so it must leave the voter set
-    first and join it again once it has caught up as an observer."""
+    """How a node gets a whole log back from the leader, each command in
+    backquotes in the order to run them (as ``kraft node start`` prints it,
+    ``kraft/node/remedies.py``). Decided from the log: a voter the log's
+    VotersRecord names by this directory's id (KIP-853, a dynamic quorum or a
+    static one upgraded to kraft.version 1) comes back with a new directory
+    id after formatting, so once it has caught up as an observer the old
+    directory id leaves the voter set and the new one joins it; a voter known
+    by id only (kraft.version 0) or an observer just fetches the log again.
+    The format takes ``--no-initial-controllers`` only when the config has no
+    ``controller.quorum.voters`` (``kraft storage format`` asks for it then)."""
     cfg = str(config.path) if config else "<this node's server.properties>"
     cluster = facts.meta.cluster_id if facts.meta is not None and facts.meta.cluster_id else "<the cluster's id>"
     node_id = facts.meta.node_id if facts.meta is not None else None
-    mine = next((v for v in facts.voters or () if v.voter_id == node_id), None)
+    directory_id = facts.meta.directory_id if facts.meta is not None else None
+    static = config is not None and bool(config.static_voters)
+    fmt = f"`kraft storage format --config {cfg} --cluster-id {cluster}" + ("`" if static else " --no-initial-controllers`")
+    steps = f"`mv {facts.path} {facts.path}.corrupt`, {fmt}, `kraft node start --config {cfg}`"
+    mine = next((v for v in facts.voters or () if v.voter_id == node_id and v.directory_id is not None
+                 and v.directory_id == directory_id), None)
     if mine is None or mine.directory_id is None:
-        return (f"stop the node, move {facts.path} away, kraft storage format --config {cfg} --cluster-id {cluster}, "
-                "then start it: it re-fetches the log from the leader")
+        return f"stop the node, then {steps} (it fetches the log from the leader)"
     others = ",".join(f"{host}:{port}" for v in facts.voters or () if v.voter_id != node_id
                       for _, host, port in v.endpoints[:1]) or "HOST:PORT"
-    return (f"stop node {node_id}; kraft quorum --bootstrap-controller {others} remove-controller --controller-id "
-            f"{node_id} --controller-directory-id {uuid_to_kafka(mine.directory_id)}; move {facts.path} away; "
-            f"kraft storage format --config {cfg} --cluster-id {cluster} --no-initial-controllers; start the node "
-            f"(it fetches the log as an observer); once it has caught up: kraft quorum --bootstrap-controller "
-            f"{others} --command-config {cfg} add-controller")
+    quorum = f"kraft quorum --bootstrap-controller {others}"
+    return (f"stop node {node_id}, then {steps} (it catches up as an observer), then `{quorum} remove-controller "
+            f"--controller-id {node_id} --controller-directory-id {uuid_to_kafka(mine.directory_id)}` and "
+            f"`{quorum} --command-config {cfg} add-controller`")
 
 
 def check_damage(facts: DirectoryFacts, config: ControllerConfig | None = None) -> list[Finding]:

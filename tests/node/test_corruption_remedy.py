@@ -71,9 +71,10 @@ def _follow_the_replacement(tmp_path: Path, operator: Operator, line: str, ports
                             old_dir: str) -> str:
     """The KIP-853 replacement, command by command: returns the new directory id."""
     commands = commands_of(line)
-    assert [c.split()[:2] for c in commands] == [
+    quorum = commands[3].split()[1]  # `kraft quorum` is `kraft metadata-quorum`
+    assert quorum in ("quorum", "metadata-quorum") and [c.split()[:2] for c in commands] == [
         ["mv", str(tmp_path / "node-3")], ["kraft", "storage"], ["kraft", "node"],
-        ["kraft", "metadata-quorum"], ["kraft", "metadata-quorum"]], commands
+        ["kraft", quorum], ["kraft", quorum]], commands
     assert f"--controller-directory-id {old_dir}" in commands[3]
     live = {i: ports[i] for i in (1, 2)}
     new_dir: list[str] = []
@@ -123,11 +124,23 @@ def test_a_voter_with_a_corrupt_batch_mid_log_is_replaced_by_the_command_it_name
             p.terminate()
 
 
+def _doctor_fix(operator: Operator, config: Path) -> str:
+    """The fix ``kraft doctor --config`` gives for the damaged directory."""
+    out = operator.kraft("doctor", "--config", str(config))
+    assert out.returncode == 1, out.stdout + out.stderr
+    found = [line for line in out.stdout.splitlines() if line.startswith("ERROR   corrupt-batch:")]
+    assert len(found) == 1, out.stdout
+    return found[0].split(" fix: ", 1)[1]
+
+
 @pytest.mark.slow
-def test_a_static_quorum_upgraded_to_kraft_version_1_gets_the_replacement_not_the_refetch(tmp_path: Path) -> None:
+@pytest.mark.parametrize("adviser", ["node start", "doctor"])
+def test_a_static_quorum_upgraded_to_kraft_version_1_gets_the_replacement_not_the_refetch(
+        tmp_path: Path, adviser: str) -> None:
     """issue 33: ``dynamic = not config.voters`` gave this voter the static
     remedy; followed, node 3 came back an observer with a new directory id,
-    listed twice, the quorum one voter short."""
+    listed twice, the quorum one voter short. ``kraft doctor``'s fix for the
+    same directory is followed the same way."""
     paths = make_configs(tmp_path, [1, 2, 3], extra=FAST)
     ports = _ports_of(paths)
     procs = {i: NodeProcess(i, paths[i], tmp_path, append_rate=100) for i in paths}
@@ -147,6 +160,8 @@ def test_a_static_quorum_upgraded_to_kraft_version_1_gets_the_replacement_not_th
         assert old_dir is not None
         line = _break_node_3(tmp_path, procs, operator, paths[3])
         assert "Node 3 is a voter of the log's voter set (1, 2, 3; kraft.version 1)" in line, line
+        if adviser == "doctor":
+            line = _doctor_fix(operator, paths[3])
         assert "--no-initial-controllers" not in line  # the format this config takes (controller.quorum.voters)
         new_dir = _follow_the_replacement(tmp_path, operator, line, ports, uuid_to_kafka(old_dir))
         _assert_voters(operator, ports, new_dir, uuid_to_kafka(old_dir))
