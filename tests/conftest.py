@@ -66,6 +66,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A skip inside a trio test keeps its reason. pytest-trio runs the test
+    in a nursery, so ``pytest.skip(reason)`` reaches it inside an
+    ExceptionGroup, and it skips again with no reason: the report said only
+    "Skipped". The group is the new skip's context; its one leaf has the reason."""
+    outcome = yield
+    report = outcome.get_result()
+    excinfo = call.excinfo
+    if not report.skipped or excinfo is None or str(excinfo.value):
+        return
+    context = excinfo.value.__context__
+    while isinstance(context, BaseExceptionGroup) and len(context.exceptions) == 1:
+        context = context.exceptions[0]
+    if isinstance(context, pytest.skip.Exception) and str(context) and isinstance(report.longrepr, tuple):
+        # Where the test skipped, not pytest-trio's re-raise.
+        path, lineno = report.longrepr[:2]
+        tb = context.__traceback__
+        while tb is not None:
+            if Path(tb.tb_frame.f_code.co_filename) == item.path:
+                path, lineno = item.nodeid.split("::")[0], tb.tb_lineno
+            tb = tb.tb_next
+        report.longrepr = (str(path), lineno, f"Skipped: {context}")
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--rewrite-transcripts",
