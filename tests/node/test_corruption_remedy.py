@@ -16,8 +16,10 @@ ids only, ``QuorumConfig.parseVoterConnections``)."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,6 +33,22 @@ from tests.node.reconfig_cluster import format_node, write_configs
 from tests.node.remedy_following import HANG_S, Operator, commands_of, corrupt_middle_batch, wait_healthy
 
 FAST = {"controller.quorum.election.timeout.ms": "500", "controller.quorum.fetch.timeout.ms": "1000"}
+
+
+@contextlib.contextmanager
+def _running(tmp_path: Path, paths: dict[int, Path]) -> Iterator[tuple[dict[int, NodeProcess], Operator]]:
+    """The voters as real processes under the demo load, and the operator
+    who follows the remedy; everything they started is stopped at the end."""
+    procs = {i: NodeProcess(i, paths[i], tmp_path, append_rate=100) for i in paths}
+    operator = Operator(tmp_path)
+    try:
+        for p in procs.values():
+            p.start()
+        yield procs, operator
+    finally:
+        operator.close()
+        for p in procs.values():
+            p.terminate()
 
 
 def _ports_of(paths: dict[int, Path]) -> dict[int, int]:
@@ -107,21 +125,13 @@ def test_a_voter_with_a_corrupt_batch_mid_log_is_replaced_by_the_command_it_name
     spec = ",".join(f"{i}@127.0.0.1:{ports[i]}:{uuid_to_kafka(dirs[i])}" for i in ids)
     for i in ids:
         format_node(paths[i], "--initial-controllers", spec)
-    procs = {i: NodeProcess(i, paths[i], tmp_path, append_rate=100) for i in ids}
-    operator = Operator(tmp_path)
-    try:
-        for p in procs.values():
-            p.start()
+    with _running(tmp_path, paths) as (procs, operator):
         line = _break_node_3(tmp_path, procs, operator, paths[3])
         assert "Node 3 is a voter of the log's voter set (1, 2, 3; kraft.version 1)" in line, line
         new_dir = _follow_the_replacement(tmp_path, operator, line, ports, uuid_to_kafka(dirs[3]))
         _assert_voters(operator, ports, new_dir, uuid_to_kafka(dirs[3]))
         wait_healthy(operator, ports, paths)
         assert (tmp_path / "node-3.corrupt" / "__cluster_metadata-0").is_dir()  # kept for inspection
-    finally:
-        operator.close()
-        for p in procs.values():
-            p.terminate()
 
 
 def _doctor_fix(operator: Operator, config: Path) -> str:
@@ -143,12 +153,8 @@ def test_a_static_quorum_upgraded_to_kraft_version_1_gets_the_replacement_not_th
     same directory is followed the same way."""
     paths = make_configs(tmp_path, [1, 2, 3], extra=FAST)
     ports = _ports_of(paths)
-    procs = {i: NodeProcess(i, paths[i], tmp_path, append_rate=100) for i in paths}
-    operator = Operator(tmp_path)
     bootstrap = ",".join(f"127.0.0.1:{p}" for p in ports.values())
-    try:
-        for p in procs.values():
-            p.start()
+    with _running(tmp_path, paths) as (procs, operator):
         # The README's upgrade: once every voter told the leader it supports 1.
         wait_for(lambda: operator.kraft("features", "--bootstrap-controller", bootstrap, "upgrade",
                                         "--feature", "kraft.version=1").returncode == 0,
@@ -166,21 +172,13 @@ def test_a_static_quorum_upgraded_to_kraft_version_1_gets_the_replacement_not_th
         new_dir = _follow_the_replacement(tmp_path, operator, line, ports, uuid_to_kafka(old_dir))
         _assert_voters(operator, ports, new_dir, uuid_to_kafka(old_dir))
         wait_healthy(operator, ports, paths)
-    finally:
-        operator.close()
-        for p in procs.values():
-            p.terminate()
 
 
 @pytest.mark.slow
 def test_a_static_voter_at_kraft_version_0_refetches_the_log_into_a_fresh_directory(tmp_path: Path) -> None:
     paths = make_configs(tmp_path, [1, 2, 3], extra=FAST)
     ports = _ports_of(paths)
-    procs = {i: NodeProcess(i, paths[i], tmp_path, append_rate=100) for i in paths}
-    operator = Operator(tmp_path)
-    try:
-        for p in procs.values():
-            p.start()
+    with _running(tmp_path, paths) as (procs, operator):
         line = _break_node_3(tmp_path, procs, operator, paths[3])
         assert "This node is a voter of a static quorum (one voter at a time): refetch the log" in line, line
         commands = commands_of(line)
@@ -189,7 +187,3 @@ def test_a_static_voter_at_kraft_version_0_refetches_the_log_into_a_fresh_direct
             ["kraft", "storage", "format"], ["kraft", "node", "start"]], commands
         operator.follow(commands, lambda: None)
         wait_healthy(operator, ports, paths)
-    finally:
-        operator.close()
-        for p in procs.values():
-            p.terminate()
