@@ -1,4 +1,4 @@
-"""Shared test helpers: where ../shared is, and a skip when it is absent."""
+"""Shared test helpers: where the repository's fixtures are."""
 
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-# Resolved: ../shared may be a symlink, and the tools print resolved paths
-# (dump-log's "file") -- paths are compared resolved.
-SHARED = (REPO.parent / "shared").resolve()
+#: Files real Kafka wrote or printed, and Kafka's JSON specs: fixtures/README.md
+#: says where each came from. Part of the repository, so no test skips on a
+#: fresh clone for want of them.
+FIXTURES = REPO / "fixtures"
 
 
-def shared_path(*parts: str) -> Path:
-    """A path under ../shared, or a skip naming what is missing."""
-    path = SHARED.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"reference material not present: {path} (tests that need ../shared skip without it)")
+def fixture_path(*parts: str) -> Path:
+    """A path under fixtures/ (it must exist: a missing fixture is a defect, not a skip)."""
+    path = FIXTURES.joinpath(*parts)
+    assert path.exists(), f"fixture missing from the repository: {path}"
     return path
 
 

@@ -32,7 +32,7 @@ from tests.doctor.helpers import DynamicQuorum, bootstrap, caught_up, kraft, lea
 from tests.node.remedy_following import Operator, commands_of, replication_rows, wait_healthy
 from tests.node.verify import assert_committed_everywhere, read_stored_log
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+from tests.conftest import FIXTURES
 
 
 def recover(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -116,9 +116,7 @@ def test_three_voters_lose_two_for_good_the_survivor_recovers_and_fresh_voters_j
 
 
 def _kafka_controller_copy(tmp_path: Path) -> tuple[Path, Path, int]:
-    source = SHARED / "fixtures" / "kafka-4.0-real" / "controller1"
-    if not source.is_dir():
-        pytest.skip(f"the real Kafka fixtures are not here ({source})")
+    source = FIXTURES / "kafka-4.0-real" / "controller1"
     directory = tmp_path / "controller1"
     shutil.copytree(source, directory)
     for p in [directory, *directory.rglob("*")]:
