@@ -30,7 +30,8 @@ from tests.node.cluster import make_configs
 from tests.node.procs import NodeProcess
 from tests.node.quorum_status import describe_status, wait_for
 from tests.node.reconfig_cluster import format_node, write_configs
-from tests.node.remedy_following import HANG_S, Operator, commands_of, corrupt_middle_batch, wait_healthy
+from tests.node.remedy_following import (HANG_S, Operator, commands_of, corrupt_middle_batch, replication_rows,
+                                         wait_healthy)
 
 FAST = {"controller.quorum.election.timeout.ms": "500", "controller.quorum.fetch.timeout.ms": "1000"}
 
@@ -185,5 +186,35 @@ def test_a_static_voter_at_kraft_version_0_refetches_the_log_into_a_fresh_direct
         assert [c.split()[:3] for c in commands] == [
             ["mv", str(tmp_path / "node-3"), str(tmp_path / "node-3.corrupt")],
             ["kraft", "storage", "format"], ["kraft", "node", "start"]], commands
+        operator.follow(commands, lambda: None)
+        wait_healthy(operator, ports, paths)
+
+
+@pytest.mark.slow
+def test_doctor_s_fix_mends_the_quorum_the_old_static_remedy_left(tmp_path: Path) -> None:
+    """issue 33's state: an upgraded static quorum's voter re-formatted as the
+    static remedy said comes back an observer with a new directory id, the
+    quorum one voter short. ``kraft doctor --config`` names it
+    (directory-id-mismatch) and its fix, run as printed, gives the voter back."""
+    paths = make_configs(tmp_path, [1, 2, 3], extra=FAST)
+    ports = _ports_of(paths)
+    bootstrap = ",".join(f"127.0.0.1:{p}" for p in ports.values())
+    with _running(tmp_path, paths) as (procs, operator):
+        wait_for(lambda: operator.kraft("features", "--bootstrap-controller", bootstrap, "upgrade",
+                                        "--feature", "kraft.version=1").returncode == 0,
+                 "kraft.version upgraded to 1", timeout_s=HANG_S)
+        procs[3].terminate()
+        # What the static remedy said, before issue 33.
+        cluster = MetaProperties.read(tmp_path / "node-3" / "meta.properties").cluster_id
+        operator.follow([f"mv {tmp_path / 'node-3'} {tmp_path / 'node-3.old'}",
+                         f"kraft storage format -c {paths[3]} -t {cluster}", f"kraft node start -c {paths[3]}"],
+                        lambda: wait_for(lambda: any(r[0] == "3" and r[-1] == "Observer" for r in replication_rows(
+                            operator, bootstrap)), "node 3 fetching as an observer", timeout_s=HANG_S))
+        out = operator.kraft("doctor", "--config", str(paths[3]))
+        assert out.returncode == 1, out.stdout + out.stderr
+        [finding] = [line for line in out.stdout.splitlines() if line.startswith("ERROR   directory-id-mismatch:")]
+        fix = finding.split(" fix: ", 1)[1]
+        commands = commands_of(fix)
+        assert [c.split()[:2] for c in commands] == [["kraft", "quorum"]] * 2, fix
         operator.follow(commands, lambda: None)
         wait_healthy(operator, ports, paths)
