@@ -52,9 +52,20 @@ def _running(tmp_path: Path, paths: dict[int, Path]) -> Iterator[tuple[dict[int,
             p.terminate()
 
 
-def _ports_of(paths: dict[int, Path]) -> dict[int, int]:
-    return {i: int(re.search(r"CONTROLLER://127\.0\.0\.1:(\d+)", p.read_text()).group(1))  # type: ignore[union-attr]
-            for i, p in paths.items()}
+def _static_quorum(tmp_path: Path) -> tuple[dict[int, Path], dict[int, int], str]:
+    """Voters 1-3 of a static quorum (controller.quorum.voters), formatted:
+    their configs, controller ports and the bootstrap list."""
+    paths = make_configs(tmp_path, [1, 2, 3], extra=FAST)
+    ports = {i: int(re.search(r"CONTROLLER://127\.0\.0\.1:(\d+)", p.read_text()).group(1))  # type: ignore[union-attr]
+             for i, p in paths.items()}
+    return paths, ports, ",".join(f"127.0.0.1:{p}" for p in ports.values())
+
+
+def _upgrade_to_kraft_version_1(operator: Operator, bootstrap: str) -> None:
+    """The README's upgrade, once every voter told the leader it supports 1."""
+    wait_for(lambda: operator.kraft("features", "--bootstrap-controller", bootstrap, "upgrade",
+                                    "--feature", "kraft.version=1").returncode == 0,
+             "kraft.version upgraded to 1", timeout_s=HANG_S)
 
 
 def _acked(procs: dict[int, NodeProcess]) -> int:
@@ -152,14 +163,9 @@ def test_a_static_quorum_upgraded_to_kraft_version_1_gets_the_replacement_not_th
     remedy; followed, node 3 came back an observer with a new directory id,
     listed twice, the quorum one voter short. ``kraft doctor``'s fix for the
     same directory is followed the same way."""
-    paths = make_configs(tmp_path, [1, 2, 3], extra=FAST)
-    ports = _ports_of(paths)
-    bootstrap = ",".join(f"127.0.0.1:{p}" for p in ports.values())
+    paths, ports, bootstrap = _static_quorum(tmp_path)
     with _running(tmp_path, paths) as (procs, operator):
-        # The README's upgrade: once every voter told the leader it supports 1.
-        wait_for(lambda: operator.kraft("features", "--bootstrap-controller", bootstrap, "upgrade",
-                                        "--feature", "kraft.version=1").returncode == 0,
-                 "kraft.version upgraded to 1", timeout_s=HANG_S)
+        _upgrade_to_kraft_version_1(operator, bootstrap)
         upgraded_at = _acked(procs)
         # The VotersRecord then sits well before the middle of the segment.
         wait_for(lambda: _acked(procs) > 4 * upgraded_at, "records after the upgrade", timeout_s=HANG_S)
@@ -177,8 +183,7 @@ def test_a_static_quorum_upgraded_to_kraft_version_1_gets_the_replacement_not_th
 
 @pytest.mark.slow
 def test_a_static_voter_at_kraft_version_0_refetches_the_log_into_a_fresh_directory(tmp_path: Path) -> None:
-    paths = make_configs(tmp_path, [1, 2, 3], extra=FAST)
-    ports = _ports_of(paths)
+    paths, ports, _ = _static_quorum(tmp_path)
     with _running(tmp_path, paths) as (procs, operator):
         line = _break_node_3(tmp_path, procs, operator, paths[3])
         assert "This node is a voter of a static quorum (one voter at a time): refetch the log" in line, line
@@ -196,13 +201,9 @@ def test_doctor_s_fix_mends_the_quorum_the_old_static_remedy_left(tmp_path: Path
     static remedy said comes back an observer with a new directory id, the
     quorum one voter short. ``kraft doctor --config`` names it
     (directory-id-mismatch) and its fix, run as printed, gives the voter back."""
-    paths = make_configs(tmp_path, [1, 2, 3], extra=FAST)
-    ports = _ports_of(paths)
-    bootstrap = ",".join(f"127.0.0.1:{p}" for p in ports.values())
+    paths, ports, bootstrap = _static_quorum(tmp_path)
     with _running(tmp_path, paths) as (procs, operator):
-        wait_for(lambda: operator.kraft("features", "--bootstrap-controller", bootstrap, "upgrade",
-                                        "--feature", "kraft.version=1").returncode == 0,
-                 "kraft.version upgraded to 1", timeout_s=HANG_S)
+        _upgrade_to_kraft_version_1(operator, bootstrap)
         procs[3].terminate()
         # What the static remedy said, before issue 33.
         cluster = MetaProperties.read(tmp_path / "node-3" / "meta.properties").cluster_id
