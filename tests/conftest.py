@@ -1,4 +1,4 @@
-"""Shared test helpers: where ../shared is, and a skip when it is absent."""
+"""Shared test helpers: where the repository's fixtures are."""
 
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-# Resolved: ../shared may be a symlink, and the tools print resolved paths
-# (dump-log's "file") -- paths are compared resolved.
-SHARED = (REPO.parent / "shared").resolve()
+#: Files real Kafka wrote or printed, and Kafka's JSON specs: fixtures/README.md
+#: says where each came from. Part of the repository, so no test skips on a
+#: fresh clone for want of them.
+FIXTURES = REPO / "fixtures"
 
 
-def shared_path(*parts: str) -> Path:
-    """A path under ../shared, or a skip naming what is missing."""
-    path = SHARED.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"reference material not present: {path} (tests that need ../shared skip without it)")
+def fixture_path(*parts: str) -> Path:
+    """A path under fixtures/ (it must exist: a missing fixture is a defect, not a skip)."""
+    path = FIXTURES.joinpath(*parts)
+    assert path.exists(), f"fixture missing from the repository: {path}"
     return path
 
 
@@ -64,6 +64,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         # worker sorts alike: xdist requires the same order everywhere.)
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A skip inside a trio test keeps its reason. pytest-trio runs the test
+    in a nursery, so ``pytest.skip(reason)`` reaches it inside an
+    ExceptionGroup, and it skips again with no reason: the report said only
+    "Skipped". The group is the new skip's context; its one leaf has the reason."""
+    outcome = yield
+    report = outcome.get_result()
+    excinfo = call.excinfo
+    if not report.skipped or excinfo is None or str(excinfo.value):
+        return
+    context = excinfo.value.__context__
+    while isinstance(context, BaseExceptionGroup) and len(context.exceptions) == 1:
+        context = context.exceptions[0]
+    if isinstance(context, pytest.skip.Exception) and str(context) and isinstance(report.longrepr, tuple):
+        # Where the test skipped, not pytest-trio's re-raise.
+        path, lineno = report.longrepr[:2]
+        tb = context.__traceback__
+        while tb is not None:
+            if Path(tb.tb_frame.f_code.co_filename) == item.path:
+                path, lineno = item.nodeid.split("::")[0], tb.tb_lineno
+            tb = tb.tb_next
+        report.longrepr = (str(path), lineno, f"Skipped: {context}")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -1,6 +1,6 @@
 """Which records of real Kafka's tool outputs each test replays.
 
-``../shared/fixtures/real-tool-outputs/kafka-<version>-<kind>.jsonl`` hold
+``fixtures/real-tool-outputs/kafka-<version>-<kind>.jsonl.gz`` hold
 what Kafka's own tools printed: Kafka 4.0.0 and 4.1.0, each ``cli``,
 ``dump-log`` and ``metadata-shell``. A golden set is named ``<kind>@<version>``
 (``dump-log@4.1.0``). A test that replays some records selects them with a
@@ -16,13 +16,18 @@ with ``--kafka-version 4.0`` (:data:`KAFKA_VERSION`).
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
-from tests.conftest import SHARED
+from tests.conftest import FIXTURES
+
+#: Where the recordings are: fixtures/README.md says how they were made.
+RECORDED = FIXTURES / "real-tool-outputs"
 
 Record = dict[str, Any]
 Selector = Callable[[Record], bool]
@@ -32,7 +37,7 @@ KINDS = ("cli", "dump-log", "metadata-shell")
 KAFKA_VERSION: dict[str, str | None] = {"4.0.0": "4.0", "4.1.0": None}
 VERSIONS = tuple(KAFKA_VERSION)
 
-#: ``<kind>@<version>`` -> file under ../shared/fixtures/real-tool-outputs
+#: ``<kind>@<version>`` -> the recording's name (stored gzipped: :func:`recorded_path`)
 GOLDEN_FILES = {f"{kind}@{version}": f"kafka-{version}-{kind}.jsonl" for version in VERSIONS for kind in KINDS}
 
 
@@ -91,16 +96,24 @@ def replays(golden: str, test: str) -> Callable[[Selector], Selector]:
     return register
 
 
+def recorded_path(filename: str) -> Path:
+    """The stored (gzipped) file of the recording ``kafka-<version>-<kind>.jsonl``."""
+    return RECORDED / f"{filename}.gz"
+
+
+def read_recorded(filename: str) -> list[Record]:
+    """Every record of the recording ``kafka-<version>-<kind>.jsonl``, in file order."""
+    with gzip.open(recorded_path(filename), "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
 @lru_cache(maxsize=None)
 def _load(golden: str) -> tuple[Record, ...]:
-    path = SHARED / "fixtures" / "real-tool-outputs" / GOLDEN_FILES[golden]
-    if not path.exists():
-        return ()
-    return tuple(json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    return tuple(read_recorded(GOLDEN_FILES[golden]))
 
 
 def records(golden: str) -> list[Record]:
-    """Every record of ``golden`` in file order (empty when ../shared is absent)."""
+    """Every record of ``golden`` in file order."""
     return list(_load(golden))
 
 

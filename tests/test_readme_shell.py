@@ -1,5 +1,5 @@
 """The README's ``kraft shell`` transcript, run on a real Kafka 4.0
-controller's directory (``../shared/fixtures/kafka-4.0-real/controller1``),
+controller's directory (``fixtures/kafka-4.0-real/controller1``),
 which stands in for the ``/var/lib/kafka/meta`` the README shows.
 
 The interactive session in it (``>> CMD`` lines typed at a terminal) is run
@@ -15,12 +15,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 
 from tests.test_readme import delegated_blocks, readme_block, run_example
+from tests.conftest import FIXTURES
 
 HERE = "tests/test_readme_shell.py"
-FIXTURE = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "kafka-4.0-real" / "controller1"
+FIXTURE = FIXTURES / "kafka-4.0-real" / "controller1"
 README_DIR = "/var/lib/kafka/meta"
 _BANNER = ("Loading...", "Starting...", "[ Kafka Metadata Shell ]")
 
@@ -60,8 +60,6 @@ def test_the_interactive_session_becomes_one_command_per_line() -> None:
 
 
 def test_the_shell_transcript_runs_on_a_real_kafka_directory(tmp_path: Path) -> None:
-    if not FIXTURE.is_dir():
-        pytest.skip(f"the real Kafka 4.0 fixtures are not here ({FIXTURE})")
     [line] = [at for at, test in delegated_blocks().items() if test == HERE]
     code = non_interactive(readme_block(line))
     assert code.count("$ kraft shell") == 7  # two from the session, five command lines

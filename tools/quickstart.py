@@ -43,6 +43,37 @@ import click
 VOTERS = (1, 2, 3)
 OBSERVER_ID = 100
 
+#: Where the quickstart's ports come from unless ``--port-range`` says:
+#: Kafka's controller port and up, below the kernel's ephemeral range (from
+#: 32768 on Linux), where an outgoing connection's source port could take a
+#: port the restart commands print, and below the test suite's ports.
+DEFAULT_PORT_RANGE = (9093, 9999)
+
+
+def ephemeral_range() -> tuple[int, int]:
+    """The kernel's source-port range for outgoing connections."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999  # Linux's default; IANA's dynamic range starts at 49152
+
+
+def ports_in_range(n: int, first: int, last: int) -> list[int]:
+    """The first ``n`` ports from ``first`` to ``last`` that 127.0.0.1 can bind now."""
+    ports: list[int] = []
+    for port in range(first, last + 1):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # taken: the next one
+        ports.append(port)
+        if len(ports) == n:
+            return ports
+    raise click.ClickException(f"only {len(ports)} of the {n} ports needed are free in {first}-{last}: "
+                               "give another range with --port-range FIRST-LAST")
+
 
 def free_ports(n: int) -> list[int]:
     socks = []
@@ -73,13 +104,14 @@ def write_properties(path: Path, node_id: int, port: int, voters: str, log_dir: 
 class Cluster:
     """Three voter processes and their files, in ``root``."""
 
-    def __init__(self, root: Path, extra: dict[str, str] | None = None, demo_records: str = "text") -> None:
+    def __init__(self, root: Path, extra: dict[str, str] | None = None, demo_records: str = "text",
+                 port_range: tuple[int, int] = DEFAULT_PORT_RANGE) -> None:
         self.root = root
         #: What the leader appends: "text" (numbered lines, the benches) or
         #: "metadata" (real metadata records, the quickstart).
         self.demo_records = demo_records
         self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
-        ports = free_ports(len(VOTERS) + 1)
+        ports = ports_in_range(len(VOTERS) + 1, *port_range)
         self.ports = dict(zip(VOTERS, ports))
         self.voters = ",".join(f"{i}@127.0.0.1:{p}" for i, p in self.ports.items())
         self.observer_port = ports[-1]
@@ -234,9 +266,27 @@ async def _stop_writers_and_wait_for_all(cluster: Cluster, timeout_s: float = 60
             await trio.sleep(0.2)
 
 
+def _port_range(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, int]:
+    first_text, sep, last_text = value.partition("-")
+    try:
+        first, last = int(first_text), int(last_text)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not FIRST-LAST (e.g. 9093-9999)") from None
+    if not sep or not 1 <= first <= last <= 65535:
+        raise click.BadParameter(f"{value!r} is not FIRST-LAST with 1 <= FIRST <= LAST <= 65535")
+    low, high = ephemeral_range()
+    if first <= high and last >= low:
+        raise click.BadParameter(f"{value} overlaps the ephemeral port range {low}-{high} (outgoing connections "
+                                 f"take their source ports there): choose ports below {low}")
+    return first, last
+
+
 @click.command("quickstart", short_help="Start a local three-voter quorum, append, fail over.")
 @click.option("--keep", is_flag=True, help="Keep the temporary directory (configs, logs, data).")
-def quickstart_command(keep: bool) -> None:
+@click.option("--port-range", default=f"{DEFAULT_PORT_RANGE[0]}-{DEFAULT_PORT_RANGE[1]}", show_default=True,
+              callback=_port_range, metavar="FIRST-LAST",
+              help="Where the four nodes' ports come from (the first free ones); never the ephemeral range.")
+def quickstart_command(keep: bool, port_range: tuple[int, int]) -> None:
     """Start a local 3-voter quorum, kill its leader, show nothing committed is lost."""
     import trio
 
@@ -249,7 +299,7 @@ def quickstart_command(keep: bool) -> None:
     # kraft.witness=false: the log holds Kafka controller metadata (the
     # bootstrap feature levels), which in the default auto mode makes a
     # kraft voter a witness that never leads (kraft/raft/witness.py).
-    cluster = Cluster(root, extra={"kraft.witness": "false"}, demo_records="metadata")
+    cluster = Cluster(root, extra={"kraft.witness": "false"}, demo_records="metadata", port_range=port_range)
     say(f"formatted 3 voters + 1 observer, cluster id {cluster.cluster_id}; voters {cluster.voters}")
     ok = False
     try:

@@ -113,15 +113,14 @@ def _open_directory(path: Path, at: str | None) -> _Opened:
 
 
 def _committed_bound(history: Any) -> int | None:
-    """The last offset to read of a directory a running process holds (its
-    ``.lock``, seen in /proc/locks: the lock is neither taken nor touched),
-    None for a stopped node's directory (read whole, as Kafka's shell does).
-
-    A running node's log may end in records no majority has yet: the high
-    watermark lives only in the leader's memory (Kafka persists none for
-    ``__cluster_metadata``). What the files prove committed is the latest
-    snapshot, which is taken only at a committed offset (KIP-630), so the
-    image stops there; the tail after it is left out, with a note."""
+    """The last offset to read of a directory: None, the whole readable log
+    (up to its first damage), running node or not. A running process's
+    ``.lock`` is seen in /proc/locks (neither taken nor touched): its
+    segments after the latest snapshot are read too, for a node that has not
+    snapshotted yet (a quickstart's) would otherwise show an empty image.
+    Its last records may not be committed yet -- the high watermark lives
+    only in the leader's memory (Kafka persists none for
+    ``__cluster_metadata``) -- and a NOTE says so."""
     from kraft.dirlock import lock_holder
 
     holder = lock_holder(history.pdir.parent)
@@ -130,12 +129,12 @@ def _committed_bound(history: Any) -> int | None:
     cov = history.coverage
     snapshot_end = cov.snapshots[-1][0] if cov.snapshots else 0
     tail = "" if cov.log_end is None or cov.log_end < snapshot_end else (
-        f"; offsets {snapshot_end}..{cov.log_end} after it may not be committed yet and are left out")
-    click.echo(f"NOTE: {history.pdir.parent} is in use by process {holder}: reading only what its files prove "
-               f"committed, up to its latest snapshot (offset {snapshot_end}){tail}. Nothing is locked or written. "
-               "--at OFFSET reads further; kraft shell --bootstrap-controller shows the live committed image.",
+        f"; its latest snapshot ends at offset {snapshot_end}, the log after it (to offset {cov.log_end}) is "
+        "read too, and its last records may not be committed yet (--at OFFSET stops earlier)")
+    click.echo(f"NOTE: {history.pdir.parent} is in use by process {holder}: read without locking it{tail}. "
+               "Nothing is locked or written. kraft shell --bootstrap-controller shows the live committed image.",
                err=True)
-    return snapshot_end - 1
+    return None
 
 
 class _LiveSource:

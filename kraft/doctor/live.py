@@ -189,17 +189,50 @@ def _lagging(replica: ReplicaInfo, leader_end: int, now_ms: int, limits: LiveLim
     return None
 
 
-def check_lag(leader: LeaderAnswer, limits: LiveLimits) -> list[Finding]:
+def _leader_now(leader: LeaderAnswer) -> tuple[ReplicaInfo, int] | None:
+    """The leader's own entry and its clock: it reports itself at the time of
+    the request, so no skew."""
     view = leader.view
     me = view.voter(view.leader_id)
     if me is None:
+        return None
+    return me, me.last_fetch_ms if me.last_fetch_ms is not None else view.now_ms
+
+
+def _replaced_directories(leader: LeaderAnswer, limits: LiveLimits) -> set[tuple[int, object]]:
+    """(node id, directory) of observer entries a replaced directory left
+    behind: the voter with that id fetches, caught up, from its new
+    directory (KIP-853 remove-controller, then add-controller), and this
+    directory stopped fetching. The leader keeps listing it until Kafka's
+    ``LeaderState.OBSERVER_SESSION_TIMEOUT_MS`` (5 min) has passed; there is
+    nothing to fix, and a fix naming the voter's new directory would undo
+    the replacement."""
+    found = _leader_now(leader)
+    if found is None:
+        return set()
+    me, now = found
+    voters = {v.node_id: v for v in leader.view.voters}
+    out: set[tuple[int, object]] = set()
+    for o in leader.view.observers:
+        v = voters.get(o.node_id)
+        if v is None or v.directory == o.directory or _lagging(v, me.log_end_offset, now, limits) is not None:
+            continue
+        if o.last_fetch_ms is None or now - o.last_fetch_ms > limits.max_lag_ms:
+            out.add((o.node_id, o.directory))
+    return out
+
+
+def check_lag(leader: LeaderAnswer, limits: LiveLimits) -> list[Finding]:
+    view = leader.view
+    found = _leader_now(leader)
+    if found is None:
         return []
-    # The leader reports itself at the time of the request: its clock, no skew.
-    now = me.last_fetch_ms if me.last_fetch_ms is not None else view.now_ms
+    me, now = found
+    replaced = _replaced_directories(leader, limits)
     out = []
     for kind, replicas in (("voter", view.voters), ("observer", view.observers)):
         for r in replicas:
-            if r.node_id == view.leader_id and kind == "voter":
+            if r.node_id == view.leader_id and kind == "voter" or (r.node_id, r.directory) in replaced:
                 continue
             lag = _lagging(r, me.log_end_offset, now, limits)
             if lag is not None:
@@ -212,15 +245,16 @@ def check_lag(leader: LeaderAnswer, limits: LiveLimits) -> list[Finding]:
     return out
 
 
-def check_directory_ids(leader: LeaderAnswer, bootstrap: str) -> list[Finding]:
+def check_directory_ids(leader: LeaderAnswer, bootstrap: str, limits: LiveLimits) -> list[Finding]:
     """A voter id fetching as an observer with another directory id: that
     node was re-formatted and no longer counts as the voter."""
     out = []
     voters = {v.node_id: v for v in leader.view.voters}
+    replaced = _replaced_directories(leader, limits)
     for o in leader.view.observers:
         v = voters.get(o.node_id)
         if v is not None and v.directory is not None and o.directory is not None \
-                and o.directory != v.directory:
+                and o.directory != v.directory and (o.node_id, o.directory) not in replaced:
             out.append(directory_id_finding(o.node_id, v.directory, o.directory, "DescribeQuorum observers",
                                             bootstrap))
     return out
@@ -247,5 +281,5 @@ def live_findings(answers: Sequence[NodeAnswer], limits: LiveLimits = LiveLimits
     for a in answers:
         if a.leader is not None:
             findings += check_lag(a.leader, limits)
-            findings += check_directory_ids(a.leader, _bootstrap_text(answers))
+            findings += check_directory_ids(a.leader, _bootstrap_text(answers), limits)
     return findings

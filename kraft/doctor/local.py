@@ -295,47 +295,67 @@ def check_even_voters(voter_ids: Sequence[int], source: str) -> list[Finding]:
                     "add or remove one controller (kraft quorum add-controller / remove-controller)")]
 
 
-def check_directory_id(facts: DirectoryFacts) -> list[Finding]:
+def check_directory_id(facts: DirectoryFacts, config: ControllerConfig | None = None) -> list[Finding]:
     """A voter whose meta.properties directory.id is not the voter set's for
     its node id: it was re-formatted, and counts as another replica."""
     if facts.meta is None or facts.voters is None or facts.meta.directory_id is None:
         return []
     for v in facts.voters:
         if v.voter_id == facts.meta.node_id and v.directory_id is not None and v.directory_id != facts.meta.directory_id:
-            return [directory_id_finding(v.voter_id, v.directory_id, facts.meta.directory_id, str(facts.path))]
+            return [directory_id_finding(v.voter_id, v.directory_id, facts.meta.directory_id, str(facts.path),
+                                         _other_voters(facts, v.voter_id), config.path if config else None)]
     return []
 
 
+def _other_voters(facts: DirectoryFacts, node_id: int | None) -> str:
+    """The controller endpoints of the log's other voters (where the quorum answers)."""
+    return ",".join(f"{host}:{port}" for v in facts.voters or () if v.voter_id != node_id
+                    for _, host, port in v.endpoints[:1]) or "HOST:PORT"
+
+
 def directory_id_finding(node_id: int, voter_dir: uuid.UUID, actual: uuid.UUID, where: str,
-                         bootstrap: str = "HOST:PORT") -> Finding:
+                         bootstrap: str = "HOST:PORT", config: Path | None = None) -> Finding:
+    """The replica with the new directory replaces the voter's old one
+    (KIP-853), once it has caught up as an observer: remove the old
+    (id, directory id), then add-controller reads the new one from the
+    node's config and meta.properties."""
+    quorum = f"kraft quorum --bootstrap-controller {bootstrap}"
+    cfg = str(config) if config is not None else f"<node {node_id}'s server.properties>"
     return Finding(
         Severity.ERROR, "directory-id-mismatch",
         f"node {node_id}'s directory id is not the one in the voter set (re-formatted?): it does not count as a voter",
         {"node": node_id, "voter_set_directory_id": uuid_to_kafka(voter_dir), "directory_id": uuid_to_kafka(actual),
          "where": where},
-        f"kraft quorum --bootstrap-controller {bootstrap} remove-controller --controller-id {node_id} "
-        f"--controller-directory-id {uuid_to_kafka(voter_dir)}, then add-controller with node {node_id}'s config")
+        f"once node {node_id} has caught up as an observer: `{quorum} remove-controller --controller-id {node_id} "
+        f"--controller-directory-id {uuid_to_kafka(voter_dir)}`, then `{quorum} --command-config {cfg} add-controller`")
 
 
 def _refetch_fix(facts: DirectoryFacts, config: ControllerConfig | None) -> str:
-    """How a node gets a whole log back from the leader. A voter of a dynamic
-    quorum (KIP-853: voters are named by node id and directory id) comes back
-    with a new directory id after formatting, so it must leave the voter set
-    first and join it again once it has caught up as an observer."""
+    """How a node gets a whole log back from the leader, each command in
+    backquotes in the order to run them (as ``kraft node start`` prints it,
+    ``kraft/node/remedies.py``). Decided from the log: a voter the log's
+    VotersRecord names by this directory's id (KIP-853, a dynamic quorum or a
+    static one upgraded to kraft.version 1) comes back with a new directory
+    id after formatting, so once it has caught up as an observer the old
+    directory id leaves the voter set and the new one joins it; a voter known
+    by id only (kraft.version 0) or an observer just fetches the log again.
+    The format takes ``--no-initial-controllers`` only when the config has no
+    ``controller.quorum.voters`` (``kraft storage format`` asks for it then)."""
     cfg = str(config.path) if config else "<this node's server.properties>"
     cluster = facts.meta.cluster_id if facts.meta is not None and facts.meta.cluster_id else "<the cluster's id>"
     node_id = facts.meta.node_id if facts.meta is not None else None
-    mine = next((v for v in facts.voters or () if v.voter_id == node_id), None)
+    directory_id = facts.meta.directory_id if facts.meta is not None else None
+    static = config is not None and bool(config.static_voters)
+    fmt = f"`kraft storage format --config {cfg} --cluster-id {cluster}" + ("`" if static else " --no-initial-controllers`")
+    steps = f"`mv {facts.path} {facts.path}.corrupt`, {fmt}, `kraft node start --config {cfg}`"
+    mine = next((v for v in facts.voters or () if v.voter_id == node_id and v.directory_id is not None
+                 and v.directory_id == directory_id), None)
     if mine is None or mine.directory_id is None:
-        return (f"stop the node, move {facts.path} away, kraft storage format --config {cfg} --cluster-id {cluster}, "
-                "then start it: it re-fetches the log from the leader")
-    others = ",".join(f"{host}:{port}" for v in facts.voters or () if v.voter_id != node_id
-                      for _, host, port in v.endpoints[:1]) or "HOST:PORT"
-    return (f"stop node {node_id}; kraft quorum --bootstrap-controller {others} remove-controller --controller-id "
-            f"{node_id} --controller-directory-id {uuid_to_kafka(mine.directory_id)}; move {facts.path} away; "
-            f"kraft storage format --config {cfg} --cluster-id {cluster} --no-initial-controllers; start the node "
-            f"(it fetches the log as an observer); once it has caught up: kraft quorum --bootstrap-controller "
-            f"{others} --command-config {cfg} add-controller")
+        return f"stop the node, then {steps} (it fetches the log from the leader)"
+    quorum = f"kraft quorum --bootstrap-controller {_other_voters(facts, node_id)}"
+    return (f"stop node {node_id}, then {steps} (it catches up as an observer), then `{quorum} remove-controller "
+            f"--controller-id {node_id} --controller-directory-id {uuid_to_kafka(mine.directory_id)}` and "
+            f"`{quorum} --command-config {cfg} add-controller`")
 
 
 def check_damage(facts: DirectoryFacts, config: ControllerConfig | None = None) -> list[Finding]:
@@ -529,7 +549,7 @@ def local_findings(directories: Sequence[Path], configs: Sequence[ControllerConf
         findings += check_meta(facts, config)
         if config is not None:
             findings += check_meta_vs_config(facts, config)
-        findings += check_directory_id(facts)
+        findings += check_directory_id(facts, config)
         findings += check_damage(facts, config)
         findings += check_snapshot_lag(facts, limits)
         if facts.has_log and facts.voters is not None:

@@ -244,7 +244,10 @@ class RecoveryPlan:
             "Changes:",
             *(f"  {i}. {line}" for i, line in enumerate(self.change_lines(), 1)),
             "",
-            "Then start the node: it elects itself. Add fresh controllers with "
+            f"Then start the node: `kraft node start --config {self.config_path or 'CONFIG'}`; it elects itself. "
+            "Add each fresh controller, its server.properties as NEW.properties: "
+            f"`kraft storage format --config NEW.properties --cluster-id {self.cluster_id} --no-initial-controllers`, "
+            "`kraft node start --config NEW.properties`, then "
             f"`kraft quorum --bootstrap-controller {self._address()} --command-config NEW.properties add-controller`.",
         ]
         return "\n".join(out) + "\n"

@@ -7,14 +7,25 @@ committed records. Such a copy of the log is lost; the quorum still has the
 records, so the remedy is to give this node a fresh directory and let it
 fetch them again:
 
-- a voter of a dynamic quorum (KIP-853): format a fresh directory (a new
-  directory id), start it -- it catches up as an observer -- then
-  ``remove-controller`` the old directory id and ``add-controller`` the new
-  one (in that order: Kafka's AddRaftVoter refuses a voter id that is
-  already in the voter set, DUPLICATE_VOTER);
-- an observer, or a voter of a static quorum (kraft.version 0, one at a
-  time): move the directory aside, format it again with the cluster id,
-  start: the node fetches the log from the leader.
+Which remedy is decided from the log, not the config: the ``kraft.version``
+and the ``VotersRecord`` still readable in the directory
+(:mod:`kraft.records.damaged_log`). A quorum started from
+``controller.quorum.voters`` and upgraded to kraft.version 1 keeps its voters,
+directory ids included, in the log like any dynamic quorum, and a voter that
+comes back with a fresh directory is only an observer there.
+
+- a voter of the log's voter set (KIP-853, this directory's id in it): format
+  a fresh directory (a new directory id), start it -- it catches up as an
+  observer -- then ``remove-controller`` the old directory id and
+  ``add-controller`` the new one (in that order: Kafka's AddRaftVoter refuses
+  a voter id that is already in the voter set, DUPLICATE_VOTER);
+- a voter of a static quorum (no VotersRecord, kraft.version 0: the voters
+  are the config's, by id only; one at a time), or an observer: move the
+  directory aside, format it again with the cluster id, start: the node
+  fetches the log from the leader.
+
+The format command is the one ``kraft storage format`` takes for this
+config: ``--no-initial-controllers`` only without ``controller.quorum.voters``.
 
 Every command is in backquotes, in the order to run them.
 """
@@ -24,7 +35,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from kraft.config import NodeConfig
+from kraft.records.damaged_log import readable_kraft_control_state
 from kraft.records.errors import CorruptLogError
+from kraft.records.log import metadata_partition_dir
 from kraft.records.state_files import MetaProperties, uuid_to_kafka
 
 __all__ = ["corruption_remedy", "damaged_offset"]
@@ -55,6 +68,21 @@ def _bootstrap(config: NodeConfig) -> str:
     return ",".join(f"{h}:{p}" for h, p in addresses) or "HOST:PORT"
 
 
+def _log_voter(config: NodeConfig, meta: MetaProperties) -> tuple[int, str] | None:
+    """(kraft.version, the log's voter set as text) when the log's last
+    readable VotersRecord lists this directory (node id and directory id)."""
+    try:
+        state = readable_kraft_control_state(metadata_partition_dir(Path(config.metadata_log_dir)))
+    except OSError:
+        return None
+    if state.voters is None:
+        return None
+    entries = state.voters.voters
+    if not any(v.voter_id == config.node_id and v.directory_id in (None, meta.directory_id) for v in entries):
+        return None
+    return state.kraft_version, ", ".join(str(v.voter_id) for v in entries)
+
+
 def corruption_remedy(error: CorruptLogError, config: NodeConfig, meta: MetaProperties) -> str:
     """The one line for a log directory recovery refused to repair."""
     log_dir = Path(config.metadata_log_dir)
@@ -65,16 +93,17 @@ def corruption_remedy(error: CorruptLogError, config: NodeConfig, meta: MetaProp
     cluster = meta.cluster_id or "CLUSTER_ID"
     aside = f"`mv {log_dir} {log_dir}.corrupt`"
     start = f"`kraft node start -c {config_path}`"
-    dynamic = not config.voters
-    fmt = f"`kraft storage format -c {config_path} -t {cluster}" + (" --no-initial-controllers`" if dynamic else "`")
+    fmt = f"`kraft storage format -c {config_path} -t {cluster}" + ("`" if config.voters else " --no-initial-controllers`")
     head = f"corrupt log in {where}: {error.reason}; this copy of the log is lost (the quorum still has it)"
-    if dynamic and meta.directory_id is not None:
+    voter = _log_voter(config, meta)
+    if voter is not None and meta.directory_id is not None:
+        kraft_version, voters = voter
         bootstrap = _bootstrap(config)
         quorum = f"kraft metadata-quorum --bootstrap-controller {bootstrap}"
-        return (f"{head}. If node {config.node_id} is a voter, replace its directory (KIP-853): {aside}, {fmt}, "
-                f"{start}, then `{quorum} remove-controller --controller-id {config.node_id} "
+        return (f"{head}. Node {config.node_id} is a voter of the log's voter set ({voters}; kraft.version "
+                f"{kraft_version}): replace its directory (KIP-853): {aside}, {fmt}, {start} (it catches up as an "
+                f"observer), then `{quorum} remove-controller --controller-id {config.node_id} "
                 f"--controller-directory-id {uuid_to_kafka(meta.directory_id)}` and "
-                f"`{quorum} --command-config {config_path} add-controller`; if it is an observer: {aside}, {fmt}, "
-                f"{start} (it fetches the log again)")
+                f"`{quorum} --command-config {config_path} add-controller`")
     role = "a voter of a static quorum (one voter at a time)" if config.is_voter_candidate else "an observer"
     return f"{head}. This node is {role}: refetch the log: {aside}, {fmt}, {start} (it fetches the log from the leader)"

@@ -78,7 +78,7 @@ def test_a_corrupt_batch_on_a_dynamic_voter_names_remove_and_add_controller(tmp_
     remove = fix.index(f"remove-controller --controller-id 1 --controller-directory-id {uuid_to_kafka(meta.directory_id)}")
     fmt = fix.index("kraft storage format")
     add = fix.index("add-controller")
-    assert remove < fmt < add, fix
+    assert fmt < remove < add, fix  # KIP-853: the new directory catches up as an observer first
     assert "--no-initial-controllers" in fix and f"--cluster-id {meta.cluster_id}" in fix, fix
     # The other voters' endpoints (from the VotersRecord) are the bootstrap of the commands.
     assert "--bootstrap-controller 127.0.0.1:21192,127.0.0.1:21193" in fix, fix

@@ -1,7 +1,7 @@
 """``kraft doctor`` reads what a real Kafka 4.0 controller answers: a
 loopback server replays the ApiVersions v4, DescribeCluster v2 and
 DescribeQuorum v2 response frames captured from a Kafka 4.0 quorum
-(``../shared/fixtures/wire/kafka-4.0-controller-frames.jsonl``), each with
+(``fixtures/wire/kafka-4.0-controller-frames.jsonl``), each with
 the request's correlation id. Doctor parses them as Kafka's admin client
 does (``KafkaAdminClient.describeMetadataQuorum``): leader 1 in epoch 3,
 voters 1-3 with their directory ids and listeners, which it then asks
@@ -21,16 +21,15 @@ import pytest
 from click.testing import CliRunner
 
 from kraft.tools.doctor import doctor_command
+from tests.conftest import FIXTURES
 
-FRAMES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "wire" / \
+FRAMES = FIXTURES / "wire" / \
     "kafka-4.0-controller-frames.jsonl"
 #: (api key, version) -> the recorded response frame (size prefix included).
 WANTED = {("ApiVersions", 12): (18, 4), ("DescribeCluster", 12): (60, 2), ("DescribeQuorum", 18): (55, 2)}
 
 
 def recorded_responses() -> dict[tuple[int, int], bytes]:
-    if not FRAMES.exists():
-        pytest.skip(f"the real Kafka wire frames are not here ({FRAMES})")
     out = {}
     for line in FRAMES.read_text().splitlines():
         d = json.loads(line)

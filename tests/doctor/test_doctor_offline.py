@@ -19,8 +19,8 @@ from kraft.tools.doctor import doctor_command
 from kraft.tools.storage import FormatRequest, run_format
 from tests.node.cluster import CLUSTER_ID, free_ports
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-REAL = SHARED / "fixtures" / "kafka-4.0-real"
+from tests.conftest import FIXTURES
+REAL = FIXTURES / "kafka-4.0-real"
 OTHER_CLUSTER = "b3RoZXJDbHVzdGVySWQxMg"
 
 
@@ -57,8 +57,6 @@ def config_args(configs: dict[int, Path]) -> list[str]:
 
 def real_copy(tmp_path: Path, name: str) -> Path:
     source = REAL / name
-    if not source.is_dir():
-        pytest.skip(f"the real Kafka fixtures are not here ({source})")
     directory = tmp_path / name
     shutil.copytree(source, directory)
     for p in [directory, *directory.rglob("*")]:
@@ -73,8 +71,6 @@ def test_three_formatted_controllers_are_healthy(tmp_path: Path) -> None:
 
 
 def test_the_real_kafka_quorum_directories_are_healthy() -> None:
-    if not REAL.is_dir():
-        pytest.skip(f"the real Kafka fixtures are not here ({REAL})")
     code, out = doctor(*[a for i in (1, 2, 3) for a in ("--dir", str(REAL / f"controller{i}"))])
     assert code == 0, out
 

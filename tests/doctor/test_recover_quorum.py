@@ -2,8 +2,10 @@
 
 The acceptance run: a 3-voter kraft quorum commits records under the demo
 load; two voters are killed and their directories deleted; the survivor
-is recovered, starts alone (leader of the voter set [itself]), two fresh
-controllers join with ``kraft quorum add-controller``; every record any
+is recovered, and the plan's next steps are followed as printed: the
+survivor starts alone (leader of the voter set [itself]), two fresh
+controllers are formatted, started and join with ``kraft quorum
+add-controller``; the quorum is then healthy (doctor clean), and every record any
 node acknowledged as committed before the loss is, at its offset, in the
 final voters' logs. The same recovery on a copy of a real Kafka 4.0
 controller directory, which stays in Kafka's formats (checked with our
@@ -26,10 +28,11 @@ import pytest
 
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.state_files import QuorumStateFile, uuid_to_kafka
-from tests.doctor.helpers import DynamicQuorum, caught_up, kraft, leader_of, poll, quorum, voters_of
+from tests.doctor.helpers import DynamicQuorum, bootstrap, caught_up, kraft, leader_of, poll, quorum, voters_of
+from tests.node.remedy_following import Operator, commands_of, replication_rows, wait_healthy
 from tests.node.verify import assert_committed_everywhere, read_stored_log
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+from tests.conftest import FIXTURES
 
 
 def recover(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -47,6 +50,7 @@ def acknowledged(q: DynamicQuorum) -> dict[int, bytes]:
 @pytest.mark.slow
 def test_three_voters_lose_two_for_good_the_survivor_recovers_and_fresh_voters_join(tmp_path: Path) -> None:
     q = DynamicQuorum(tmp_path, voters=[1, 2, 3], spares=[4, 5], append_rate=40)
+    operator = Operator(tmp_path)
     try:
         q.start(1, 2, 3)
         poll("40 committed demo records", lambda: len(acknowledged(q)) >= 40)
@@ -81,17 +85,24 @@ def test_three_voters_lose_two_for_good_the_survivor_recovers_and_fresh_voters_j
         state = QuorumStateFile(metadata_partition_dir(q.dir(survivor)) / "quorum-state").read()
         assert state is not None and state.leader_id == -1 and state.voted_id == -1
 
-        q.start(survivor)
-        poll("the survivor leads alone", lambda: voters_of(q.ports, [survivor]) == [survivor])
-        q.start(4, 5)
+        # The plan's next steps, run as written; NEW.properties is each
+        # fresh controller's config (what the text says to put there).
+        commands = commands_of(done.stdout)
+        assert [c.split()[:3] for c in commands] == [
+            ["kraft", "node", "start"], ["kraft", "storage", "format"], ["kraft", "node", "start"],
+            ["kraft", "quorum", "--bootstrap-controller"]], commands
+        operator.follow(commands[:1], lambda: poll("the survivor leads alone",
+                                                   lambda: voters_of(q.ports, [survivor]) == [survivor]))
         for i in (4, 5):
-            out = quorum(q.ports, "--command-config", str(q.paths[i]), "add-controller", ids=[survivor])
-            assert out.returncode == 0, out.stderr
+            shutil.rmtree(q.dir(i))  # a fresh controller: nothing formatted yet
+            fresh = [c.replace("NEW.properties", str(q.paths[i])) for c in commands[1:]]
+            operator.follow(fresh, lambda: poll(f"node {i} fetching as an observer", lambda: any(
+                r[0] == str(i) and r[-1] == "Observer" for r in replication_rows(operator, bootstrap(q.ports, [survivor])))))
         assert voters_of(q.ports, [survivor]) == sorted([survivor, 4, 5])
-        for i in (survivor, 4, 5):
-            q.procs[i].stop_load()
-        poll("the new voters caught up", lambda: caught_up(q.ports, sorted([survivor, 4, 5])))
+        final_ports = {i: q.ports[i] for i in (survivor, 4, 5)}
+        wait_healthy(operator, final_ports, {i: q.paths[i] for i in final_ports})
     finally:
+        operator.close()
         q.stop()
     # Every record acknowledged before the loss is where it was, on every final voter.
     final = {i: read_stored_log(q.dir(i)) for i in (survivor, 4, 5)}
@@ -105,9 +116,7 @@ def test_three_voters_lose_two_for_good_the_survivor_recovers_and_fresh_voters_j
 
 
 def _kafka_controller_copy(tmp_path: Path) -> tuple[Path, Path, int]:
-    source = SHARED / "fixtures" / "kafka-4.0-real" / "controller1"
-    if not source.is_dir():
-        pytest.skip(f"the real Kafka fixtures are not here ({source})")
+    source = FIXTURES / "kafka-4.0-real" / "controller1"
     directory = tmp_path / "controller1"
     shutil.copytree(source, directory)
     for p in [directory, *directory.rglob("*")]:

@@ -1,6 +1,6 @@
 """``kraft storage recover-quorum`` refuses where recovering would be wrong,
 with one line naming the cause and the fix, and changes nothing then. Run
-on copies of real Kafka 4.0 directories (``../shared/fixtures``)."""
+on copies of real Kafka 4.0 directories (``fixtures/``)."""
 
 from __future__ import annotations
 
@@ -17,14 +17,12 @@ from click.testing import CliRunner
 from kraft.records.state_files import MetaProperties
 from kraft.tools.recover_quorum import recover_quorum_command
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-REAL = SHARED / "fixtures" / "kafka-4.0-real"
+from tests.conftest import FIXTURES
+REAL = FIXTURES / "kafka-4.0-real"
 
 
 def copy_real(tmp_path: Path, name: str, node_id: int, extra: str = "") -> tuple[Path, Path]:
     source = REAL / name
-    if not source.is_dir():
-        pytest.skip(f"the real Kafka fixtures are not here ({source})")
     directory = tmp_path / name
     shutil.copytree(source, directory, ignore=shutil.ignore_patterns("alpha-*", "beta-*", "__consumer_offsets-*"))
     for p in [directory, *directory.rglob("*")]:

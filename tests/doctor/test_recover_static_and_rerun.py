@@ -2,7 +2,7 @@
 knows an address for and refuses without ``--offline`` when it knows one by
 id only; on a static quorum it offers the config edit and ``--rewrite-config``
 makes it with a copy; run again, it finds nothing to do. Run on copies of
-real Kafka 4.0 directories (``../shared/fixtures``) and a real node process."""
+real Kafka 4.0 directories (``fixtures/``) and a real node process."""
 
 from __future__ import annotations
 

@@ -3,13 +3,12 @@
 Kafka's ``AclsImageNode.childNames()`` (metadata/.../image/node/AclsImageNode.java,
 4.0 and 4.1) returns ``List.of("byId")`` whatever the image holds, so
 ``find /image`` lists an empty ``/image/acls/byId`` directory; the real
-4.0.0 and 4.1.0 outputs in ../shared/fixtures/real-tool-outputs agree on
+4.0.0 and 4.1.0 outputs in fixtures/real-tool-outputs agree on
 every snapshot without ACLs they recorded. Ours must too.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -17,16 +16,15 @@ import pytest
 from kraft.image.session import ShellSession
 from kraft.image.source import image_from_snapshot_file
 from kraft.image.tree import build_tree
-from tests.conftest import shared_path
+from tests import golden
+from tests.conftest import fixture_path
 
 FILES = ("kafka-4.0.0-metadata-shell.jsonl", "kafka-4.1.0-metadata-shell.jsonl")
 
 
 def _find_records(name: str) -> list[dict[str, object]]:
-    path = shared_path("fixtures", "real-tool-outputs", name)
     out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
+    for record in golden.read_recorded(name):
         # Kafka's argv mode may print a partly loaded image (waitUntilCaughtUp waits for the
         # first batch only, see test_kafka_shell_golden): only its complete answers count here.
         complete = record.get("mode") == "stdin-session" or record.get("rc") == 0
@@ -46,7 +44,7 @@ def test_find_lists_an_empty_acls_by_id_as_kafka_does(name: str) -> None:
     empty = 0
     for record in records:
         snapshot = str(record["snapshot"])
-        path: Path = shared_path("fixtures", *snapshot[len("fixtures:"):].split("/"))
+        path: Path = fixture_path(*snapshot[len("fixtures:"):].split("/"))
         image = image_from_snapshot_file(path)
         ours = ShellSession(build_tree(image), interactive=False).run(" ".join(record["cmd"]))  # type: ignore[arg-type]
         kafka = _acls_lines(str(record["stdout"]))

@@ -23,7 +23,7 @@ from kraft.messages.json_form import uuid_to_kafka
 from kraft.records.control import ControlRecordType, encode_control_value
 from kraft.records.view import OffsetAndEpoch
 from kraft.image.source import image_from_directory, partition_dir, read_directory
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 from tests.image.records import message, partition, raw_record, sub, topic
 
 T1 = uuid.UUID(int=0x1111)
@@ -80,7 +80,7 @@ def test_table_lines_fit_and_say_what_happened() -> None:
 
 
 def _copy_fixture(tmp_path: Path) -> Path:
-    src = partition_dir(shared_path("fixtures", "kafka-3x-single-node"))
+    src = partition_dir(fixture_path("kafka-3x-single-node"))
     dst = tmp_path / "__cluster_metadata-0"
     shutil.copytree(src, dst)
     return dst
@@ -112,6 +112,6 @@ def test_a_bad_crc_ends_the_readable_log(tmp_path: Path) -> None:
 
 
 def test_up_to_stops_at_an_offset(tmp_path: Path) -> None:
-    pdir = partition_dir(shared_path("fixtures", "kafka-3x-single-node"))
+    pdir = partition_dir(fixture_path("kafka-3x-single-node"))
     image = image_from_directory(pdir, up_to=100)
     assert image.offset == 100

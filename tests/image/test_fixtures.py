@@ -1,4 +1,4 @@
-"""The image on metadata logs and snapshots real Kafka wrote (../shared/fixtures).
+"""The image on metadata logs and snapshots real Kafka wrote (fixtures/).
 
 The strongest check of the replay rules: Kafka writes its snapshots from its
 own image, so replaying the log up to a snapshot must give exactly the
@@ -22,11 +22,11 @@ from kraft.image.source import (
     read_directory,
     read_segments,
 )
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 
 
 def fixture(*parts: str) -> Path:
-    return shared_path("fixtures", *parts)
+    return fixture_path(*parts)
 
 
 def test_replaying_the_log_gives_kafkas_own_snapshot() -> None:

@@ -14,11 +14,11 @@ from kraft.image.changes import LogItem
 from kraft.image.history import DirectoryHistory
 from kraft.image.session import ShellSession
 from kraft.image.tree import build_tree
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 
 
 def history(*parts: str) -> DirectoryHistory:
-    return DirectoryHistory(shared_path("fixtures", *parts))
+    return DirectoryHistory(fixture_path(*parts))
 
 
 def diff(h: DirectoryHistory, a: str, b: str) -> list[str]:
@@ -101,7 +101,7 @@ def test_diff_leader_and_isr_changes_on_kafka_35() -> None:
 
 
 def test_a_torn_tail_is_reported_not_fatal(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    source = shared_path("fixtures", "kafka-3x-single-node")
+    source = fixture_path("kafka-3x-single-node")
     copy = tmp_path / "meta"
     shutil.copytree(source, copy)
     segment = next((copy).rglob("00000000000000000000.log"))

@@ -21,7 +21,7 @@ from kraft.records.batch import Record, build_batch, build_data_batch
 from kraft.records.compression import Compression
 from kraft.records.control import leader_change_batch
 from kraft.records.errors import CorruptRecordError
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 from tests.image.records import partition, raw_record, rec, topic
 
 T1 = uuid.UUID(int=0x1111)
@@ -170,7 +170,7 @@ def test_cut_at_every_offset_builds_what_the_cut_items_build(tmp_path: Path) -> 
     ("kafka-4.1-standalone-dynamic",),
 ])
 def test_real_kafka_directories_build_the_same_image_both_ways(parts: tuple[str, ...]) -> None:
-    directory = shared_path("fixtures", *parts)
+    directory = fixture_path(*parts)
     fast, slow = both(directory, None)
     assert fast == slow
 
@@ -241,7 +241,7 @@ def _snapshot_both_ways(values: list[bytes]) -> tuple[tuple[object, ...], tuple[
 def test_every_real_snapshot_loads_the_same_from_bytes() -> None:
     from kraft.image.source import read_checkpoint
 
-    checkpoints = sorted(shared_path("fixtures").rglob("*.checkpoint"))
+    checkpoints = sorted(fixture_path().rglob("*.checkpoint"))
     assert checkpoints
     loaded = 0
     for path in checkpoints:

@@ -1,5 +1,5 @@
 """Codecs generated, at test time, from Apache Kafka's own specs in
-../shared/kafka-spec, imported as a throw-away package. They are the
+fixtures/kafka-spec, imported as a throw-away package. They are the
 reference our own definitions in messages/specs must match byte for byte."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import pytest
 
 from kraft.messages import generated
 from kraft.messages.registry import message_class
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 from tests.messages import kafka_codecs
 from tests.messages.randgen import random_instance
 
@@ -21,7 +21,7 @@ SEEDS = 12
 
 @pytest.fixture(scope="session")
 def kafka_package(tmp_path_factory: pytest.TempPathFactory):
-    spec_dir = shared_path("kafka-spec")
+    spec_dir = fixture_path("kafka-spec")
     return kafka_codecs.build(spec_dir, tmp_path_factory.mktemp("kafka-codecs"))
 
 
@@ -42,7 +42,7 @@ def test_same_bytes_as_kafka_specs(kafka_package, name: str) -> None:
     ours = message_class(name)
     theirs = kafka_codecs.message_class(kafka_package, name)
     if theirs is None:
-        pytest.skip(f"{name} is newer than the Kafka 4.0 spec snapshot in ../shared: no reference spec to compare with")
+        pytest.skip(f"{name} is newer than the Kafka 4.0 spec snapshot in fixtures/kafka-spec: no reference spec to compare with")
     assert ours.API_KEY == theirs.API_KEY
     assert ours.MESSAGE_TYPE == theirs.MESSAGE_TYPE
     lo = max(ours.LOWEST_VERSION, theirs.LOWEST_VERSION)

@@ -22,11 +22,12 @@ def test_generated_modules_match_the_specs() -> None:
 
 
 def test_generator_runs_on_kafka_specs_unchanged(tmp_path: Path) -> None:
-    from tests.conftest import shared_path
+    from tests.conftest import fixture_path
     from kraft.messages.codegen import generate
 
-    spec = shared_path("kafka-spec")
+    spec = fixture_path("kafka-spec")
     changed = generate([spec / "message", spec / "metadata", spec / "raft"], tmp_path / "out")
-    assert len(changed) > 200
+    # One module per spec (the repository keeps Kafka's specs of the messages we define).
+    assert len(changed) >= len(list(spec.glob("*/*.json"))) > 100
     for path in changed:
         compile(path.read_text(encoding="utf-8"), str(path), "exec")

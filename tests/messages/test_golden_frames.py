@@ -10,7 +10,7 @@ from typing import Any
 
 from kraft.messages.json_form import from_json, to_json
 from kraft.messages.registry import message_class, request_class, response_class
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 
 # Kafka 4.1 renamed Vote's Candidate* fields to Replica* (KIP-996); the frames
 # come from 4.0. Same bytes, new JSON keys.
@@ -20,7 +20,7 @@ CAPTURE_EXTRAS = {"recordsSizeInBytes", "recordsHex", "recordsBatches"}
 
 
 def _frames() -> list[dict[str, Any]]:
-    path = shared_path("fixtures", "wire", "kafka-java-frames.jsonl")
+    path = fixture_path("wire", "kafka-java-frames.jsonl")
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 

@@ -34,7 +34,7 @@ from kraft.wire.client import PeerClient
 from kraft.wire.codec import decode_response
 from kraft.wire.errors import ErrorCode
 from kraft.wire.framing import unframe
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 from tests.node.cluster import CLUSTER_ID, load, make_configs
 from tests.wire.netutil import RawConnection
 
@@ -312,7 +312,7 @@ async def test_kafka_python_admin_client_gets_not_controller_for_create_delete_a
 
 
 def _real_controller_api_versions() -> str:
-    path = shared_path("fixtures", "wire", "kafka-4.0-controller-frames.jsonl")
+    path = fixture_path("wire", "kafka-4.0-controller-frames.jsonl")
     for line in path.read_text().splitlines():
         frame = json.loads(line)
         if frame["direction"] == "response" and frame["apiKey"] == ApiKey.API_VERSIONS:
@@ -324,7 +324,7 @@ def _real_controller_api_versions() -> str:
 
 
 def _golden(api: str, direction: str) -> dict[str, Any]:
-    path = shared_path("fixtures", "wire", "kafka-java-frames.jsonl")
+    path = fixture_path("wire", "kafka-java-frames.jsonl")
     frames = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     return next(f for f in frames if f["api"] == api and f["direction"] == direction)
 

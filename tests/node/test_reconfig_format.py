@@ -1,22 +1,21 @@
 """``kraft storage format --standalone`` / ``--initial-controllers`` write the
 bootstrap voter set as Kafka 3.9+ does, and the log reads it back as the
 voter set at offset -1 (KIP-853). Compared with what Kafka 4.1 wrote
-(../shared/fixtures/kafka-4.1-standalone-dynamic)."""
+(fixtures/kafka-4.1-standalone-dynamic)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 
 from kraft.records.control import decode_control_record
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.snapshot import validate_snapshot_bytes
 from kraft.records.state_files import MetaProperties
-from tests.conftest import SHARED
+from tests.conftest import FIXTURES
 from tests.node.reconfig_cluster import format_node, write_configs
 
-FIXTURE = SHARED / "fixtures" / "kafka-4.1-standalone-dynamic"  # resolved (tests/conftest.py)
+FIXTURE = FIXTURES / "kafka-4.1-standalone-dynamic"  # resolved (tests/conftest.py)
 BOOTSTRAP = "__cluster_metadata-0/00000000000000000000-0000000000.checkpoint"
 
 
@@ -31,8 +30,6 @@ def shape(path: Path) -> list[tuple[int, bool, int, list[str]]]:
 
 
 def test_standalone_writes_the_bootstrap_voter_set_as_kafka_does(tmp_path: Path) -> None:
-    if not FIXTURE.exists():
-        pytest.skip(f"{FIXTURE} (Kafka 4.1 --standalone data) is not available")
     paths, ports = write_configs(tmp_path, [1])
     format_node(paths[1], "--standalone")
     ours = tmp_path / "node-1" / BOOTSTRAP
@@ -68,8 +65,6 @@ def test_the_log_reads_the_bootstrap_voters_at_offset_minus_one(tmp_path: Path) 
 def test_kafkas_own_snapshot_gives_the_voter_set(tmp_path: Path) -> None:
     """A real Kafka 4.1 directory: the latest snapshot's VotersRecord is the
     voter set (at the snapshot's end offset - 1)."""
-    if not FIXTURE.exists():
-        pytest.skip(f"{FIXTURE} (Kafka 4.1 --standalone data) is not available")
     import shutil
 
     copy = tmp_path / "kafka"

@@ -3,7 +3,7 @@
 nodes answer ApiVersions exactly as a real Kafka 4.0 controller does (started
 through :mod:`kraft.tools.bench.kafka_played`, whose table
 tests/tools/test_kafka_played.py checks against a real answer from
-``../shared/fixtures/wire/``) and lead as Kafka controllers do;
+``fixtures/wire/``) and lead as Kafka controllers do;
 node 3 is a kraft voter with default settings, a witness.
 
 Pause the follower (SIGSTOP), keep committing with the witness, kill -9 the

@@ -4,7 +4,7 @@ The Kafka side is played by kraft nodes that answer ApiVersions exactly as a
 real Kafka 4.0 controller did (started through the bench's launcher,
 :data:`kraft.tools.bench.kafka_played.LAUNCHER`, whose table
 tests/tools/test_kafka_played.py checks against a real answer from
-``../shared/fixtures/wire/kafka-4.0-controller-frames.jsonl``) and run with
+``fixtures/wire/kafka-4.0-controller-frames.jsonl``) and run with
 ``kraft.witness=false`` so they lead as Kafka controllers do. Node 3 is a
 kraft voter with default settings.
 

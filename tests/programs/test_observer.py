@@ -244,9 +244,9 @@ def _kafka_fetch_request() -> dict:
     """A Fetch v17 that Kafka's own raft client sent (golden frames)."""
     import json
 
-    from tests.conftest import shared_path
+    from tests.conftest import fixture_path
 
-    frames = shared_path("fixtures", "wire", "kafka-java-frames.jsonl")
+    frames = fixture_path("wire", "kafka-java-frames.jsonl")
     for line in frames.read_text().splitlines():
         frame = json.loads(line)
         if frame["api"] == "FETCH" and frame["direction"] == "request":

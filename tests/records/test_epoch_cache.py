@@ -8,16 +8,16 @@ import pytest
 
 from kraft.records.epoch_cache import EpochEntry, LeaderEpochCache, format_checkpoint, parse_checkpoint
 from kraft.records.errors import StateFileError
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 
 
 def test_fixture_checkpoints_parse_and_format_identically() -> None:
-    files = sorted(shared_path("fixtures").rglob("leader-epoch-checkpoint"))
+    files = sorted(fixture_path().rglob("leader-epoch-checkpoint"))
     assert files
     for path in files:
         text = path.read_text()
         assert format_checkpoint(parse_checkpoint(text)) == text
-    node1 = LeaderEpochCache.load(shared_path("fixtures", "kafka-3.5-three-node", "node1", "__cluster_metadata-0",
+    node1 = LeaderEpochCache.load(fixture_path("kafka-3.5-three-node", "node1", "__cluster_metadata-0",
                                               "leader-epoch-checkpoint"))
     assert len(node1) == 59 and node1.latest_entry == EpochEntry(190, 30637)
 

@@ -1,4 +1,4 @@
-"""Acceptance on real Kafka files (../shared/fixtures): every batch decodes
+"""Acceptance on real Kafka files (fixtures/): every batch decodes
 with a valid CRC, every record to a known type and version, and re-encoding
 reproduces the original bytes exactly; ``kraft dump-log`` runs on all of them."""
 
@@ -14,16 +14,16 @@ from kraft.records.control import ControlRecordType, decode_control_record, enco
 from kraft.records.metadata import decode_metadata_record, encode_metadata_record, metadata_payload_json
 from kraft.records.snapshot import validate_snapshot_bytes
 from kraft.tools.dump_log import run_dump
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 
 
 def _fixture_files() -> list[Path]:
-    root = shared_path("fixtures")
+    root = fixture_path()
     # Only metadata-log files: a broker's directory also holds topic partitions
     # (alpha-0/, __consumer_offsets-11/) whose records are not metadata records.
     files = sorted(p for p in [*root.rglob("*.log"), *root.rglob("*.checkpoint")]
                    if p.parent.name == "__cluster_metadata-0" or p.name == "bootstrap.checkpoint")
-    assert files, "no .log or .checkpoint files under ../shared/fixtures"
+    assert files, "no .log or .checkpoint files under fixtures/"
     return files
 
 
@@ -82,7 +82,7 @@ def test_every_snapshot_is_header_records_footer(fixture_files: list[Path]) -> N
 
 
 def test_dynamic_quorum_bootstrap_snapshot_carries_the_voter() -> None:
-    path = shared_path("fixtures", "kafka-4.1-standalone-dynamic", "__cluster_metadata-0",
+    path = fixture_path("kafka-4.1-standalone-dynamic", "__cluster_metadata-0",
                        "00000000000000000000-0000000000.checkpoint")
     contents = validate_snapshot_bytes(path.read_bytes(), str(path))
     assert contents.kraft_version.k_raft_version == 1

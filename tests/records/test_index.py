@@ -7,11 +7,11 @@ from pathlib import Path
 
 from kraft.records.index import OffsetIndex, TimeIndex
 from kraft.records.batch import iter_batches
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 
 
 def test_kafka_index_maps_batch_last_offsets_to_positions() -> None:
-    d = shared_path("fixtures", "kafka-3.5-three-node", "node1", "__cluster_metadata-0")
+    d = fixture_path("kafka-3.5-three-node", "node1", "__cluster_metadata-0")
     index = OffsetIndex(d / "00000000000000000000.index", 0)
     index.load()
     batches = {b.position: b for b in iter_batches((d / "00000000000000000000.log").read_bytes())}

@@ -24,11 +24,11 @@ from kraft.records.layouts import (
     time_index_entries,
 )
 from kraft.tools.dump_log import run_dump
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 
 
 def _files(*patterns: str) -> list[Path]:
-    root = shared_path("fixtures")
+    root = fixture_path()
     files = sorted(p for pattern in patterns for p in root.rglob(pattern))
     assert files, f"no {patterns} under {root}"
     return files
@@ -86,7 +86,7 @@ def test_producer_snapshots_of_every_fixture() -> None:
 
 
 def test_producer_snapshot_dump_is_kafkas_line(tmp_path: Path) -> None:
-    src = shared_path("fixtures", "kafka-4.0-real", "broker4", "beta-1", "00000000000000000030.snapshot")
+    src = fixture_path("kafka-4.0-real", "broker4", "beta-1", "00000000000000000030.snapshot")
     out, err = io.StringIO(), io.StringIO()
     assert run_dump([str(src)], out=out, err=err) == 0
     # DumpLogSegments.dumpProducerIdSnapshot
@@ -96,7 +96,7 @@ def test_producer_snapshot_dump_is_kafkas_line(tmp_path: Path) -> None:
         "lastTimestamp: 1795572445099 firstSequence: 0 lastSequence: 29 lastOffset: 29 offsetDelta: 29 "
         "timestamp: 1795572445099\n"
     )
-    empty = shared_path("fixtures", "kafka-4.0-real", "controller1", "__cluster_metadata-0", "00000000000000000514.snapshot")
+    empty = fixture_path("kafka-4.0-real", "controller1", "__cluster_metadata-0", "00000000000000000514.snapshot")
     out = io.StringIO()
     assert run_dump([str(empty)], out=out, err=err) == 0
     assert out.getvalue() == f"Dumping {empty}\n"

@@ -15,7 +15,7 @@ from kraft.records.log import MetadataLog
 from kraft.records.log_config import LogConfig
 from kraft.records.snapshot import list_snapshot_paths
 from kraft.records.view import LogView, OffsetAndEpoch
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 from tests.records.helpers import BASE_TS, copy_tree, make_batch, value_for
 
 
@@ -269,7 +269,7 @@ def test_retention_by_time(tmp_path: Path) -> None:
 
 
 def test_opens_kafka_written_directories(tmp_path: Path) -> None:
-    src = shared_path("fixtures", "kafka-3.5-three-node", "node1", "__cluster_metadata-0")
+    src = fixture_path("kafka-3.5-three-node", "node1", "__cluster_metadata-0")
     d = copy_tree(src, tmp_path / "__cluster_metadata-0")
     with MetadataLog.open(d) as log:
         assert log.recovery_report.clean, str(log.recovery_report)
@@ -282,7 +282,7 @@ def test_opens_kafka_written_directories(tmp_path: Path) -> None:
 
 
 def test_opens_a_kafka_directory_whose_log_starts_later(tmp_path: Path) -> None:
-    src = shared_path("fixtures", "kafka-3.9-single-node", "commit-4bef72a", "data", "__cluster_metadata-0")
+    src = fixture_path("kafka-3.9-single-node", "commit-4bef72a", "data", "__cluster_metadata-0")
     d = copy_tree(src, tmp_path / "__cluster_metadata-0")
     with MetadataLog.open(d) as log:
         # Kafka's recoverSnapshots: snapshots before the first segment and the

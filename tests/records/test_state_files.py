@@ -22,11 +22,11 @@ from kraft.records.state_files import (
     uuid_to_kafka,
     write_partition_metadata,
 )
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 
 
 def _quorum_state_files() -> list[Path]:
-    return sorted(shared_path("fixtures").rglob("quorum-state"))
+    return sorted(fixture_path().rglob("quorum-state"))
 
 
 def test_quorum_state_fixtures_round_trip_byte_for_byte() -> None:
@@ -41,7 +41,7 @@ def test_quorum_state_fixtures_round_trip_byte_for_byte() -> None:
 
 
 def test_quorum_state_v0_fields() -> None:
-    path = shared_path("fixtures", "kafka-3.5-three-node", "node1", "__cluster_metadata-0", "quorum-state")
+    path = fixture_path("kafka-3.5-three-node", "node1", "__cluster_metadata-0", "quorum-state")
     state = QuorumStateFile(path).read()
     assert state == QuorumStateFileData(leader_id=1, leader_epoch=190, voted_id=-1, current_voters=(1, 2, 3),
                                         cluster_id="", applied_offset=0, data_version=0)
@@ -88,18 +88,18 @@ def test_bad_quorum_state_is_a_typed_error(tmp_path: Path, text: str, reason: st
 
 
 def test_meta_properties_fixtures_parse() -> None:
-    found = sorted(shared_path("fixtures").rglob("meta.properties"))
+    found = sorted(fixture_path().rglob("meta.properties"))
     assert found
     for path in found:
         props = MetaProperties.read(path)
         assert props.version == 1 and props.node_id in (1, 2, 3, 4) and props.cluster_id
     # The real Kafka 4.0.0 set names each directory after its node (controller1 ... broker4).
-    for path in shared_path("fixtures", "kafka-4.0-real").glob("*[0-9]/meta.properties"):
+    for path in fixture_path("kafka-4.0-real").glob("*[0-9]/meta.properties"):
         assert MetaProperties.read(path).node_id == int(path.parent.name[-1]), path
-    quirky = MetaProperties.read(shared_path("fixtures", "kafka-4.1-standalone-dynamic", "meta.properties"))
+    quirky = MetaProperties.read(fixture_path("kafka-4.1-standalone-dynamic", "meta.properties"))
     assert quirky.cluster_id == "B2B767AD-5B11-493C-A724-70595A9A0DD9"  # not base64, kept as is
     assert uuid_to_kafka(quirky.directory_id) == "K4WGSctTSGGjZPak68seiQ"
-    old = MetaProperties.read(shared_path("fixtures", "kafka-3.5-three-node", "node1", "meta.properties"))
+    old = MetaProperties.read(fixture_path("kafka-3.5-three-node", "node1", "meta.properties"))
     assert old.directory_id is None
 
 
@@ -128,7 +128,7 @@ def test_bad_meta_properties(tmp_path: Path, text: str, reason: str) -> None:
 
 
 def test_partition_metadata_matches_kafka_bytes(tmp_path: Path) -> None:
-    fixture = shared_path("fixtures", "kafka-3x-single-node", "__cluster_metadata-0", "partition.metadata")
+    fixture = fixture_path("kafka-3x-single-node", "__cluster_metadata-0", "partition.metadata")
     assert format_partition_metadata(METADATA_TOPIC_ID).encode() == fixture.read_bytes()
     assert read_partition_metadata(fixture) == METADATA_TOPIC_ID
     write_partition_metadata(tmp_path / "partition.metadata")

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from kraft.cli import main
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 from tests.spark.agree import dump_log_records
 from tests.spark.conftest import copy_scenario
 from tests.spark.synth import Scenario
@@ -119,7 +119,7 @@ def test_the_summary_of_a_driver_decode_is_the_summary_spark_computes(spark: Any
     from kraft.tools.spark.cli import frame_summary, table_summary
     from kraft.tools.spark.source import dataframe_of, decode_in_driver
 
-    table = decode_in_driver([str(shared_path("fixtures")), str(damaged)])
+    table = decode_in_driver([str(fixture_path()), str(damaged)])
     summary, problems = table_summary(table)
     assert (summary, problems) == frame_summary(dataframe_of(spark, table))
     assert summary["clusters"] >= 2 and problems == [("torn_tail", 1)]
@@ -149,7 +149,7 @@ def test_real_cli_export_through_the_data_source(tmp_path: Path, spark_installed
     source's tasks, on Spark's default JVM; the rows are dump-log's."""
     from kraft.tools.spark.plan import discover
 
-    fixtures = shared_path("fixtures")
+    fixtures = fixture_path()
     done = _kraft("spark", "export", "--input", str(fixtures), "--output", str(tmp_path / "out"),
                   "--master", "local[2]", "--max-partition-bytes", "1m")
     assert done.returncode == 0, done.stderr[-3000:]

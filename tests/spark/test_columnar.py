@@ -19,7 +19,7 @@ from kraft.tools.spark import columnar
 from kraft.tools.spark import plan as P
 from kraft.tools.spark.pushdown import Pushed, push
 from kraft.tools.spark.rows import KraftReadError, arrow_schema, iter_rows
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 from tests.spark.conftest import copy_scenario
 from tests.spark.synth import Scenario, value
 from tests.spark.test_pushdown import CASES, EqualTo, In
@@ -66,7 +66,7 @@ def _cold_memo() -> None:
 
 @pytest.mark.parametrize("memo", ["cold", "warm"])
 def test_every_shared_fixture(memo: str) -> None:
-    root = shared_path("fixtures")
+    root = fixture_path()
     if memo == "cold":
         _cold_memo()
     files = P.discover([str(root)])
@@ -211,7 +211,7 @@ def test_unknown_control_types(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("filters", "keep"), CASES)
 def test_pushed_filters(filters: list[Any], keep: Any) -> None:
-    root = shared_path("fixtures", "kafka-4.0-real")
+    root = fixture_path("kafka-4.0-real")
     _cold_memo()
     assert assert_same([root], pushed=push(filters)) > 0
     assert assert_same([root], pushed=push(filters)) > 0

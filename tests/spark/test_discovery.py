@@ -18,7 +18,7 @@ import pytest
 
 from kraft.tools.spark import plan as P
 from kraft.tools.spark.rows import iter_rows
-from tests.conftest import REPO, shared_path
+from tests.conftest import REPO, fixture_path
 
 SCRIPT = """
 import sys
@@ -33,7 +33,7 @@ spark.stop()
 
 @pytest.mark.slow
 def test_format_kraft_is_found_without_register(tmp_path: Path, spark_installed: None) -> None:
-    root = shared_path("fixtures", "kafka-4.0-real", "controller1")
+    root = fixture_path("kafka-4.0-real", "controller1")
     site = tmp_path / "site"
     site.mkdir()
     (site / "pyspark_kraft").symlink_to(REPO / "tools" / "spark" / "pyspark_kraft")

@@ -12,7 +12,7 @@ import pytest
 
 from kraft.records.batch import iter_batches
 from kraft.tools.spark import plan as P
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 from tests.spark.conftest import copy_scenario
 from tests.spark.synth import Scenario
 
@@ -28,7 +28,7 @@ def test_importing_kraft_never_imports_pyspark() -> None:
 
 
 def test_discovers_segments_snapshots_and_bootstrap_of_real_kafka_dirs() -> None:
-    root = shared_path("fixtures", "kafka-3.9-single-node")
+    root = fixture_path("kafka-3.9-single-node")
     files = P.discover([str(root)])
     names = [Path(f.path).name for f in files]
     # Kafka's leftovers are not metadata: the renamed .deleted snapshot, the
@@ -52,6 +52,22 @@ def test_other_topics_logs_are_not_metadata(tmp_path: Path, scenario: Scenario) 
     paths = {Path(f.path).name for f in P.discover([str(tmp_path)])}
     assert "orders-0" not in {Path(f.path).parent.name for f in P.discover([str(tmp_path)])}
     assert "00000000000000000481.log" in paths
+
+
+def test_a_kept_quickstart_s_text_logs_are_not_segments(tmp_path: Path, scenario: Scenario) -> None:
+    """``kraft quickstart --keep`` leaves node-N.log (each node's text output)
+    beside metadata-N/: read as segments they gave torn-tail rows and, having
+    no meta.properties, a second "cluster" (issue 33)."""
+    copy_scenario(scenario, tmp_path / "metadata-1")
+    (tmp_path / "node-1.log").write_text("[2026-11-27 13:00:00,000] INFO started (kraft.node)\n")
+    (tmp_path / "00000000000000000000.log").write_bytes(
+        (scenario.partition_dir / "00000000000000000000.log").read_bytes())  # a segment's own name still counts
+    files = P.discover([str(tmp_path)])
+    names = [Path(f.path).name for f in files]
+    assert "node-1.log" not in names and names.count("00000000000000000000.log") == 2, names
+    assert set(P.cluster_counts([f for f in files if Path(f.path).parent != tmp_path])) == {scenario.cluster_id}
+    (named,) = P.discover([str(tmp_path / "node-1.log")])  # named on the command line: read as asked
+    assert Path(named.path).name == "node-1.log"
 
 
 def test_globs_files_and_missing_paths(scenario: Scenario, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 from kraft.tools.spark import plan as P
 from kraft.tools.spark.pushdown import Pushed, push
 from kraft.tools.spark.rows import COLUMN_NAMES, iter_rows
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 
 
 @dataclass
@@ -78,7 +78,7 @@ CASES = [
 
 @pytest.mark.parametrize(("filters", "keep"), CASES)
 def test_pushed_read_equals_filtered_full_read(filters: list[Any], keep: Any) -> None:
-    root = shared_path("fixtures", "kafka-4.0-real")
+    root = fixture_path("kafka-4.0-real")
     everything = _rows([str(root)], None)
     expected = [r for r in everything if keep(r)]
     assert expected, "the case must keep some rows to mean anything"
@@ -87,7 +87,7 @@ def test_pushed_read_equals_filtered_full_read(filters: list[Any], keep: Any) ->
 
 
 def test_a_file_filter_does_not_open_other_files(tmp_path: Path) -> None:
-    root = shared_path("fixtures", "kafka-4.0-real", "controller1")
+    root = fixture_path("kafka-4.0-real", "controller1")
     files = [f.path for f in P.discover([str(root)])]
     wanted = files[0]
     pushed = push([EqualTo(("file",), wanted)])
@@ -98,7 +98,7 @@ def test_a_file_filter_does_not_open_other_files(tmp_path: Path) -> None:
 def test_spark_query_with_pushed_filters_matches_the_unfiltered_answer(spark: Any) -> None:
     from kraft.tools.spark.source import read
 
-    root = str(shared_path("fixtures", "kafka-4.0-real"))
+    root = str(fixture_path("kafka-4.0-real"))
     df = read(spark, [root])
     pushed_df = read(spark, [root], pushdown="true")
     full = {(r["file"], r["offset"]) for r in df.select("file", "offset", "record_type").collect()
@@ -116,7 +116,7 @@ def test_without_the_option_two_scans_of_one_dataframe_keep_their_own_rows(spark
 
     from kraft.tools.spark.source import read
 
-    df = read(spark, [str(shared_path("fixtures", "kafka-4.0-real", "controller1"))])
+    df = read(spark, [str(fixture_path("kafka-4.0-real", "controller1"))])
     kinds = (df.where(F.col("file_kind") == "segment").select("file_kind")
              .unionByName(df.where(F.col("file_kind") == "snapshot").select("file_kind")).distinct().collect())
     assert sorted(r["file_kind"] for r in kinds) == ["segment", "snapshot"]

@@ -16,7 +16,7 @@ from kraft.records.compression import Compression
 from kraft.records.varint import uvarint
 from kraft.tools.spark import plan as P
 from kraft.tools.spark.rows import COLUMN_NAMES, KraftReadError, iter_rows
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 from tests.spark.agree import dump_log_records, row_records, sort_key
 from tests.spark.conftest import copy_scenario
 from tests.spark.synth import ORDERS, Scenario, value
@@ -41,7 +41,7 @@ def assert_agree(paths: list[Path], rows: list[dict[str, Any]]) -> int:
 
 
 def test_real_kafka_files_agree_with_dump_log() -> None:
-    root = shared_path("fixtures")
+    root = fixture_path()
     files = metadata_files(root)
     rows = rows_of([root])
     assert all(r["error_kind"] is None for r in rows)

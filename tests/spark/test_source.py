@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 from tests.spark.agree import dump_log_records, row_records, sort_key
 from tests.spark.conftest import copy_scenario
 from tests.spark.synth import Scenario
@@ -46,7 +46,7 @@ def test_the_declared_schema_is_the_arrow_schema_of_the_rows(spark: Any) -> None
 def test_real_kafka_files_through_spark_agree_with_dump_log(spark: Any) -> None:
     from kraft.tools.spark.plan import discover
 
-    root = shared_path("fixtures")
+    root = fixture_path()
     df = load(spark, [root], maxPartitionBytes="1m", minPartitions=4)
     assert df.rdd.getNumPartitions() >= 4  # the 2 MB segments are split, the small files packed
     rows = collected(df)
@@ -117,7 +117,7 @@ def test_decoding_in_the_driver_gives_the_rows_of_the_data_source(spark: Any, sc
     damaged = copy_scenario(scenario, tmp_path / "node1")
     seg = damaged / "__cluster_metadata-0" / "00000000000000000946.log"
     os.truncate(seg, seg.stat().st_size - 5)
-    inputs = [str(shared_path("fixtures")), str(damaged)]
+    inputs = [str(fixture_path()), str(damaged)]
     if failfast:
         with pytest.raises(KraftReadError, match="torn_tail") as refused:
             read_in_driver(spark, [str(damaged)], failfast=True)

@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 
 SCRIPT = textwrap.dedent("""
     import sys
@@ -30,7 +30,7 @@ SCRIPT = textwrap.dedent("""
 
 @pytest.mark.slow
 def test_show_and_limit_print_no_worker_traceback(spark_installed: None) -> None:
-    fixtures = shared_path("fixtures")
+    fixtures = fixture_path()
     done = subprocess.run([sys.executable, "-c", SCRIPT, str(fixtures)], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "only showing top 3 rows" in done.stdout and "limit 5" in done.stdout, done.stdout

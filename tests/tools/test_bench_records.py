@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from click.testing import CliRunner
 
@@ -53,3 +57,15 @@ def test_bench_dump_log_prints_ours_the_peer_and_the_ratios(tmp_path: Path) -> N
         assert "MB/s" in line and "records/s" in line and "s CPU" in line
     assert "ratio text / kafka-python:" in out and "ratio json / kafka-python:" in out
     assert (tmp_path / "00000000000000000000.log").stat().st_size >= 300_000
+
+
+@pytest.mark.parametrize("option", [("--size-mb", "-1"), ("--size-mb", "0"), ("--repeat", "0")])
+def test_bench_dump_log_refuses_an_empty_benchmark_as_a_usage_error(tmp_path: Path, option: tuple[str, str]) -> None:
+    """issue 33: ``--size-mb -1`` benchmarked an empty log. A size that holds
+    no record, or no run at all, is a usage error (exit 2, one line naming the
+    option), before anything is written."""
+    done = subprocess.run([sys.executable, "-m", "kraft.cli", "bench", "dump-log", *option, "--dir", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"Invalid value for '{option[0]}'" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert done.stdout == "" and list(tmp_path.iterdir()) == []

@@ -19,7 +19,7 @@ from kraft.errors import EXIT_DATA, EXIT_REFUSED
 from kraft.messages.generated.leader_change_message import LeaderChangeMessage, Voter
 from kraft.messages.generated.topic_record import TopicRecord
 from kraft.messages.generated.vote_request import PartitionData, TopicData, VoteRequest
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 
 def run(args: list[str], stdin: bytes | str | None = None) -> Any:
     result = CliRunner().invoke(main, ["codec", *args], input=stdin)
@@ -47,7 +47,7 @@ def fails(args: list[str], stdin: bytes | str | None, *needles: str, code: int =
 
 
 def _golden() -> list[dict[str, Any]]:
-    path = shared_path("fixtures", "wire", "kafka-java-frames.jsonl")
+    path = fixture_path("wire", "kafka-java-frames.jsonl")
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 

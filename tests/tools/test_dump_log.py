@@ -14,7 +14,7 @@ from kraft.records.batch import Record, build_batch
 from kraft.records.compression import Compression
 from kraft.records.control import EndTransactionMarker, ControlRecordType, build_control_batch
 from kraft.tools.dump_log import run_dump
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 from tests.records.helpers import make_batch
 
 
@@ -25,7 +25,7 @@ def _dump(files: list[Path], **kwargs) -> tuple[int, list[str], str]:
 
 
 def test_kafka_lines_for_a_real_segment() -> None:
-    path = shared_path("fixtures", "kafka-3.5-three-node", "node1", "__cluster_metadata-0", "00000000000000000000.log")
+    path = fixture_path("kafka-3.5-three-node", "node1", "__cluster_metadata-0", "00000000000000000000.log")
     status, lines, _ = _dump([path], metadata_decoder=True)
     assert status == 0
     assert lines[0] == f"Dumping {path}"
@@ -55,9 +55,9 @@ def test_kafka_lines_for_a_real_segment() -> None:
 
 
 def test_snapshot_and_bootstrap_headers() -> None:
-    snap = shared_path("fixtures", "kafka-3.5-three-node", "node1", "__cluster_metadata-0",
+    snap = fixture_path("kafka-3.5-three-node", "node1", "__cluster_metadata-0",
                        "00000000000000028869-0000000189.checkpoint")
-    boot = shared_path("fixtures", "kafka-3.5-three-node", "node1", "bootstrap.checkpoint")
+    boot = fixture_path("kafka-3.5-three-node", "node1", "bootstrap.checkpoint")
     status, lines, _ = _dump([snap, boot], deep=True)
     assert status == 0
     assert lines[1] == "Snapshot end offset: 28869, epoch: 189"
@@ -67,7 +67,7 @@ def test_snapshot_and_bootstrap_headers() -> None:
 
 
 def test_without_deep_iteration_only_batches_are_printed() -> None:
-    path = shared_path("fixtures", "kafka-3x-single-node", "__cluster_metadata-0", "00000000000000000000.log")
+    path = fixture_path("kafka-3x-single-node", "__cluster_metadata-0", "00000000000000000000.log")
     _, lines, _ = _dump([path])
     assert len(lines) == 2 + 4814
     assert all(line.startswith("baseOffset: ") for line in lines[2:])
@@ -96,7 +96,7 @@ def test_transaction_markers_and_unknown_control_types(tmp_path: Path) -> None:
 
 
 def test_json_output_is_one_object_per_record() -> None:
-    path = shared_path("fixtures", "kafka-3.9-single-node", "commit-dcd6e71", "data", "__cluster_metadata-0",
+    path = fixture_path("kafka-3.9-single-node", "commit-dcd6e71", "data", "__cluster_metadata-0",
                        "00000000000000000000.log")
     _, lines, _ = _dump([path], metadata_decoder=True, as_json=True)
     objects = [json.loads(line) for line in lines]
@@ -148,7 +148,7 @@ def test_cli_accepts_comma_separated_and_repeated_files(tmp_path: Path) -> None:
 
 
 def test_index_files_are_dumped_like_kafka(tmp_path: Path) -> None:
-    src = shared_path("fixtures", "kafka-3.5-three-node", "node1", "__cluster_metadata-0")
+    src = fixture_path("kafka-3.5-three-node", "node1", "__cluster_metadata-0")
     for name in ("00000000000000000000.index", "00000000000000000000.timeindex", "00000000000000000000.log"):
         shutil.copy(src / name, tmp_path / name)
     _, lines, _ = _dump([tmp_path / "00000000000000000000.index", tmp_path / "00000000000000000000.timeindex"])
@@ -157,7 +157,7 @@ def test_index_files_are_dumped_like_kafka(tmp_path: Path) -> None:
 
 
 def _segment_copy(tmp_path: Path) -> Path:
-    src = shared_path("fixtures", "kafka-4.0-real", "controller1", "__cluster_metadata-0")
+    src = fixture_path("kafka-4.0-real", "controller1", "__cluster_metadata-0")
     for name in ("00000000000000000000.index", "00000000000000000000.timeindex", "00000000000000000000.log"):
         shutil.copy(src / name, tmp_path / name)
     return tmp_path / "00000000000000000000.index"

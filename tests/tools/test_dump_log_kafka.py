@@ -1,12 +1,12 @@
 """``kraft dump-log`` against real Kafka 4.1.0's and 4.0.0's ``kafka-dump-log.sh``:
-every output recorded in ``../shared/fixtures/real-tool-outputs/kafka-4.1.0-dump-log.jsonl``
+every output recorded in ``fixtures/real-tool-outputs/kafka-4.1.0-dump-log.jsonl``
 reproduced byte for byte by default, every one of ``kafka-4.0.0-dump-log.jsonl``
 with ``--kafka-version 4.0`` (``kafka.tools.DumpLogSegments.main``/``dumpLog``/
 ``dumpIndex``/``dumpTimeIndex``/``printControlRecord``: 4.1 decodes
 LeaderChange control records), and the fast path printing the same bytes as
 the record-by-record oracle on every fixture file, in both releases' forms.
 
-How the recording was made (../shared/fixtures/README.md) decides two
+How the recording was made (fixtures/README.md) decides two
 transformations of our output before comparing: absolute fixture paths are
 written ``fixtures:...``, and stdout was captured as text with universal
 newlines, so a ``\\r`` inside a printed record value became ``\\n``. Outputs of
@@ -25,9 +25,7 @@ import pytest
 
 from kraft.tools.dump_log import run_dump
 from tests import golden
-from tests.conftest import SHARED, shared_path
-
-RECORDED = SHARED / "fixtures" / "real-tool-outputs"
+from tests.conftest import fixture_path
 
 
 @golden.replays("dump-log", "tests/tools/test_dump_log_kafka.py")
@@ -46,7 +44,7 @@ RUNS = [(version, run) for version in golden.VERSIONS
 PARAMS = [
     pytest.param(version, run, id=_id(version, run), marks=[pytest.mark.slow] if run.get("truncated") else [])
     for version, run in RUNS
-] or [pytest.param("", None, id="recorded-outputs-absent")]
+]
 
 
 def _as_recorded(text: str, fixtures: Path) -> str:
@@ -69,9 +67,8 @@ def _dump(args: list[str], fixtures: Path, **kwargs: Any) -> tuple[int, str, str
 
 @pytest.mark.parametrize("version,run", PARAMS)
 def test_recorded_kafka_output_is_reproduced(version: str, run: dict[str, Any] | None) -> None:
-    if run is None:
-        pytest.skip(f"recorded Kafka outputs not present: {RECORDED}")
-    fixtures = shared_path("fixtures").resolve()
+    assert run is not None
+    fixtures = fixture_path().resolve()
     status, stdout, stderr = _dump(run["args"], fixtures, release=golden.release(version))
     assert status == run["rc"]
     if run.get("truncated"):
@@ -95,14 +92,12 @@ def test_recorded_kafka_output_is_reproduced(version: str, run: dict[str, Any] |
 
 
 def _fixture_logs() -> list[Path]:
-    root = shared_path("fixtures")
+    root = fixture_path()
     return sorted(p for p in [*root.rglob("*.log"), *root.rglob("*.checkpoint")])
 
 
 def test_both_releases_are_replayed_whole() -> None:
     """Every run of both recordings is a case above: 160 each."""
-    if not RUNS:
-        pytest.skip(f"recorded Kafka outputs not present: {RECORDED}")
     counts = {v: sum(1 for version, _ in RUNS if version == v) for v in golden.VERSIONS}
     assert counts == {"4.0.0": 160, "4.1.0": 160}
 

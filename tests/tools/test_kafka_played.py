@@ -6,18 +6,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 
 from kraft.node.controller_apis import replayed_api_versions
 from kraft.tools.bench.kafka_played import KAFKA_4_0_CONTROLLER_APIS
+from tests.conftest import FIXTURES
 
-FRAMES = (Path(__file__).resolve().parents[2] / ".." / "shared").resolve() / "fixtures" / "wire" / \
+FRAMES = FIXTURES / "wire" / \
     "kafka-4.0-controller-frames.jsonl"
 
 
 def test_the_table_is_a_real_kafka_4_0_controllers_api_versions_answer() -> None:
-    if not FRAMES.exists():
-        pytest.skip(f"needs a real Kafka 4.0 controller's ApiVersions answer: {FRAMES} is absent")
     answers = [json.loads(line) for line in FRAMES.read_text().splitlines()]
     frame = next(f for f in answers if f["api"] == "ApiVersions" and f["direction"] == "response")
     assert KAFKA_4_0_CONTROLLER_APIS == replayed_api_versions(frame["frameHex"])

@@ -1,6 +1,6 @@
 """``kraft storage`` and ``kraft features`` against real Kafka 4.1.0's and
 4.0.0's ``kafka-storage.sh`` / ``kafka-features.sh``: every offline record of
-``../shared/fixtures/real-tool-outputs/kafka-{4.1.0,4.0.0}-cli.jsonl`` is
+``fixtures/real-tool-outputs/kafka-{4.1.0,4.0.0}-cli.jsonl`` is
 replayed, in the recorded order, in one scratch directory per release (4.1.0
 with kraft's default, 4.0.0 with ``--kafka-version 4.0``), and our stdout,
 stderr and exit code are compared byte for byte (Kafka's ``StorageTool``,
@@ -29,7 +29,6 @@ from click.testing import CliRunner
 from kraft.cli import main
 from kraft.records.state_files import MetaProperties, uuid_to_kafka
 from tests import golden
-from tests.conftest import shared_path
 
 #: Records not reproduced: argparse4j's help and usage text (kraft's is
 #: click's), and records that need a live Kafka cluster (describe/upgrade:
@@ -69,7 +68,7 @@ DIFFERENCES: dict[tuple[str, ...], tuple[str, int, str]] = {
 
 def _records(version: str, tool: str) -> list[dict[str, Any]]:
     name = golden.name("cli", version)
-    shared_path("fixtures", "real-tool-outputs", golden.GOLDEN_FILES[name])
+    assert golden.recorded_path(golden.GOLDEN_FILES[name]).exists()
     return [r for r in golden.selected(name, replayed) if r["tool"] == tool]
 
 

@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+from kraft.tools.quickstart import DEFAULT_PORT_RANGE, ephemeral_range, ports_in_range
+from tests.ports import free_ports
+
 
 UNDECODABLE = ("undecodable", "UNREADABLE", "unknown frame version", "Traceback")
 
@@ -33,13 +35,18 @@ def _printed(output: str, after: str) -> str:
     return lines[index + 1].removeprefix("[quickstart]").strip()
 
 
+@pytest.mark.slow
 def test_quickstart_keep_leaves_a_real_image_and_the_commands_to_run_it_again(tmp_path: Path) -> None:
     env = {**os.environ, "TMPDIR": str(tmp_path)}
-    run = subprocess.run([sys.executable, "-m", "kraft.cli", "quickstart", "--keep"], capture_output=True,
-                         text=True, timeout=600, env=env)
+    first = free_ports(1)[0]  # this test worker's block (tests/ports.py), below the ephemeral range
+    run = subprocess.run([sys.executable, "-m", "kraft.cli", "quickstart", "--keep", "--port-range",
+                          f"{first}-{first + 99}"], capture_output=True, text=True, timeout=600, env=env)
     assert run.returncode == 0, run.stdout + run.stderr
     out = run.stdout
     [root] = [Path(p) for p in re.findall(r"files kept in (\S+)", out)]
+    # Every port the kept configs (and so the restart commands) name is from the range given.
+    ports = [int(p) for c in root.glob("server-*.properties") for p in re.findall(r":(\d+)", c.read_text())]
+    assert len(set(ports)) == 4 and all(first <= p <= first + 99 for p in ports), ports
     kraft = str(Path(sys.executable).parent / "kraft")
     assert f"kraft is {kraft}; to type plain `kraft` in this shell: . {Path(sys.executable).parent}/activate" in out
 
@@ -99,3 +106,17 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/status").read_text().find("State:\tZ") < 0
     except OSError:
         return False
+
+
+def test_the_default_ports_are_below_the_ephemeral_range_and_a_range_in_it_is_refused() -> None:
+    """issue 33: the quickstart drew its ports from the ephemeral range (port
+    0), where an outgoing connection may take one its restart commands name."""
+    low, high = ephemeral_range()
+    assert DEFAULT_PORT_RANGE[1] < low
+    first = free_ports(1)[0]
+    assert ports_in_range(2, first, first + 50)[0] >= first
+    for bad, why in ((f"{low}-{low + 10}", f"overlaps the ephemeral port range {low}-{high}"),
+                     ("9093", "is not FIRST-LAST"), ("x-y", "is not FIRST-LAST"), ("10-5", "is not FIRST-LAST")):
+        done = _kraft("quickstart", "--port-range", bad)
+        assert done.returncode == 2 and why in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert "working in" not in done.stdout  # refused before anything is made

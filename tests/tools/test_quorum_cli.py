@@ -26,7 +26,7 @@ from kraft.client.admin import QuorumInfo, ReplicaInfo, quorum_info
 from kraft.tools.quorum import ToolError, format_replication, format_status, quorum_group
 from kraft.wire.codec import decode_response
 from kraft.wire.framing import unframe
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 from tests.node.cluster import CLUSTER_ID, load, make_configs
 
 HOST = "127.0.0.1"
@@ -39,8 +39,8 @@ OBSERVER = 9
 
 def _golden_quorum() -> tuple[str, QuorumInfo, dict[str, Any]]:
     """Kafka's DescribeCluster v1 and DescribeQuorum v2 answers to
-    kafka-metadata-quorum.sh (../shared golden frames), as the tool reads them."""
-    path = shared_path("fixtures", "wire", "kafka-java-frames.jsonl")
+    kafka-metadata-quorum.sh (golden frames in fixtures/wire), as the tool reads them."""
+    path = fixture_path("wire", "kafka-java-frames.jsonl")
     frames = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     cluster = next(f for f in frames if f["api"] == "DESCRIBE_CLUSTER" and f["direction"] == "response")
     quorum = next(f for f in frames if f["api"] == "DESCRIBE_QUORUM" and f["direction"] == "response")

@@ -1,5 +1,5 @@
 """``kraft quorum describe`` against the real ``kafka-metadata-quorum.sh``
-(Kafka 4.0.0) outputs in ``../shared/fixtures/real-tool-outputs/kafka-4.0.0-cli.jsonl``,
+(Kafka 4.0.0) outputs in ``fixtures/real-tool-outputs/kafka-4.0.0-cli.jsonl``,
 byte for byte with ``--kafka-version 4.0``; and each as Kafka 4.1.0 prints
 the same quorum (no recording of 4.1.0 against a live cluster exists: its
 ``Node.toString`` leaves out the ``directoryId`` of a replica without one,
@@ -32,15 +32,11 @@ from kraft.kafka_release import LATEST, RELEASES
 from kraft.tools.quorum import format_replication, format_status
 from tests import golden
 
-CLI = (Path(__file__).resolve().parents[2] / ".." / "shared").resolve() / "fixtures" / "real-tool-outputs" / \
-    "kafka-4.0.0-cli.jsonl"
 ZERO = uuid.UUID(int=0)
 NOW = 1_795_572_480_000
 
 
 def records() -> list[dict[str, Any]]:
-    if not CLI.exists():
-        pytest.skip(f"needs the real Kafka 4.0.0 tool outputs at {CLI}")
     return golden.selected("cli@4.0.0", replayed)
 
 

@@ -4,14 +4,14 @@ one-shot commands and exit codes, a session on stdin, ``--directory``,
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
+from tests.golden import read_recorded
 
 
 def kraft(*args: str, stdin: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -20,7 +20,7 @@ def kraft(*args: str, stdin: str | None = None, cwd: Path | None = None) -> subp
 
 
 def fixture(*parts: str) -> Path:
-    return shared_path("fixtures", *parts)
+    return fixture_path(*parts)
 
 
 SNAPSHOT_358 = ("kafka-4.0-real", "broker4", "__cluster_metadata-0", "00000000000000000358-0000000001.checkpoint")
@@ -42,9 +42,8 @@ def test_a_failing_command_exits_1_and_still_prints_kafkas_line() -> None:
 def test_a_session_on_stdin_prints_kafkas_banner_and_prompts(version: str, flags: list[str]) -> None:
     """The stdin session of each golden file, replayed whole: Kafka's banner, then
     '>> ' before each command's output (a dumb terminal, no echo)."""
-    golden = shared_path("fixtures", "real-tool-outputs", f"kafka-{version}-metadata-shell.jsonl")
     wanted = "fixtures:kafka-3.9-single-node/commit-4bef72a/data/bootstrap.checkpoint"
-    records = [json.loads(line) for line in golden.read_text().splitlines()]
+    records = read_recorded(f"kafka-{version}-metadata-shell.jsonl")
     records = [r for r in records if r["snapshot"] == wanted]
     head, commands = records[0], [r for r in records[1:] if r["mode"] == "stdin-session"]
     result = kraft("shell", *flags, "--snapshot", str(fixture(*wanted[len("fixtures:"):].split("/"))),

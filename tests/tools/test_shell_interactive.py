@@ -16,7 +16,7 @@ import termios
 import time
 from pathlib import Path
 
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\x1b[=>]|\r")
 
@@ -76,7 +76,7 @@ class Terminal:
 
 
 def test_interactive_editing_completion_and_history(tmp_path: Path) -> None:
-    snapshot = shared_path("fixtures", "kafka-4.0-real", "broker4", "__cluster_metadata-0",
+    snapshot = fixture_path("kafka-4.0-real", "broker4", "__cluster_metadata-0",
                            "00000000000000000358-0000000001.checkpoint")
     args = [sys.executable, "-m", "kraft.cli", "shell", "--snapshot", str(snapshot)]
     term = Terminal(args, tmp_path)

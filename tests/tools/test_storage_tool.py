@@ -12,7 +12,7 @@ from kraft.records.log import MetadataLog
 from kraft.records.snapshot import validate_snapshot_bytes
 from kraft.records.state_files import MetaProperties, uuid_from_kafka, uuid_to_kafka
 from kraft.records.view import OffsetAndEpoch
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 
 CLUSTER = "MkU3OEVBNTcwNTJENDM2Qk"
 
@@ -53,7 +53,7 @@ def test_bootstrap_records_match_kafkas_for_the_same_release(tmp_path: Path) -> 
         meta = tmp_path / release
         result = _run("format", "-t", CLUSTER, "--node-id", "1", "--metadata-log-dir", str(meta), "-r", release)
         assert result.exit_code == 0, result.output
-        assert _data_values(meta / "bootstrap.checkpoint") == _data_values(shared_path("fixtures", *fixture)), release
+        assert _data_values(meta / "bootstrap.checkpoint") == _data_values(fixture_path(*fixture)), release
 
 
 def test_format_standalone_writes_the_kip853_bootstrap_snapshot(tmp_path: Path) -> None:
@@ -70,7 +70,7 @@ def test_format_standalone_writes_the_kip853_bootstrap_snapshot(tmp_path: Path) 
     assert [(e.name, e.host, e.port) for e in voter.endpoints] == [("CONTROLLER", "localhost", 9093)]
     assert contents.kraft_version.k_raft_version == 1
     # Same shape as the file Kafka 4.1 wrote for its --standalone format.
-    kafka = validate_snapshot_bytes(shared_path("fixtures", "kafka-4.1-standalone-dynamic", "__cluster_metadata-0",
+    kafka = validate_snapshot_bytes(fixture_path("kafka-4.1-standalone-dynamic", "__cluster_metadata-0",
                                                 "00000000000000000000-0000000000.checkpoint").read_bytes())
     assert [(b.records_count, b.is_control) for b in contents.batches] == [(b.records_count, b.is_control) for b in kafka.batches]
     with MetadataLog.open(meta / "__cluster_metadata-0") as log:

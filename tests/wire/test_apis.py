@@ -49,7 +49,7 @@ def test_version_ranges_come_from_the_generated_classes(api: ApiKey) -> None:
 
 
 def test_kraft_rpc_versions() -> None:
-    # The versions Kafka 4.x voters negotiate (see ../shared README).
+    # The versions Kafka 4.x voters negotiate (see fixtures/README.md).
     assert ApiKey.VOTE.max_version >= 2
     assert ApiKey.FETCH.max_version >= 17
     assert ApiKey.DESCRIBE_QUORUM.max_version >= 2

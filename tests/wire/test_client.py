@@ -30,7 +30,7 @@ from kraft.wire.client import (
 from kraft.wire.codec import decode_request, encode_response
 from kraft.wire.errors import ErrorCode
 from kraft.wire.server import CloseConnection, serve_listener
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 from tests.ports import free_port
 from tests.wire.netutil import (
     CANNED_QUORUM,
@@ -176,7 +176,7 @@ async def test_talks_to_kafkas_own_frames() -> None:
     ApiVersions v4 and Vote v1 responses, correlation ids patched): the
     client negotiates Vote v1 from Kafka's advertised ranges and decodes
     Kafka's answer."""
-    path = shared_path("fixtures", "wire", "kafka-java-frames.jsonl")
+    path = fixture_path("wire", "kafka-java-frames.jsonl")
     frames = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
     def kafka_response(api: str) -> bytes:

@@ -1,5 +1,5 @@
 """Golden frames written by Apache Kafka's own Java clients and raft code
-(../shared/fixtures/wire/kafka-java-frames.jsonl), at the frame and header
+(fixtures/wire/kafka-java-frames.jsonl), at the frame and header
 level: size prefix, header version, header fields and sizes as Kafka
 reported them, and byte-exact re-encoding of the whole frame. (Body values
 field by field are tests/messages/test_golden_frames.py's.)"""
@@ -17,11 +17,11 @@ from kraft.wire.apis import ApiKey
 from kraft.wire.codec import decode_request, decode_response, encode_request_with_header, encode_response
 from kraft.wire.framing import FrameReader, unframe
 from kraft.wire.headers import header_to_json
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 
 
 def _frames() -> list[dict[str, Any]]:
-    path = shared_path("fixtures", "wire", "kafka-java-frames.jsonl")
+    path = fixture_path("wire", "kafka-java-frames.jsonl")
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 

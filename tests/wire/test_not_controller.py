@@ -3,7 +3,7 @@
 controller that is not the active one, so a broker's
 ``NodeToControllerRequestThread.handleResponse`` re-queues the request
 (``Errors.NOT_CONTROLLER`` branch) instead of failing it. Checked against a
-real Kafka 4.0 controller's frames (``../shared/fixtures/wire/``)."""
+real Kafka 4.0 controller's frames (``fixtures/wire/``)."""
 
 from __future__ import annotations
 
@@ -12,19 +12,17 @@ import struct
 from pathlib import Path
 from typing import Any
 
-import pytest
 import trio
 
 from kraft.wire.not_controller import NOT_CONTROLLER, REFUSED_CONTROLLER_APIS, not_controller_response
 from tests.wire.netutil import CannedHandler, RawConnection, running_server
+from tests.conftest import FIXTURES
 
-FRAMES = (Path(__file__).resolve().parents[2] / ".." / "shared").resolve() / "fixtures" / "wire" / \
+FRAMES = FIXTURES / "wire" / \
     "kafka-4.0-controller-frames.jsonl"
 
 
 def real_frames(direction: str) -> list[dict[str, Any]]:
-    if not FRAMES.exists():
-        pytest.skip(f"needs a real Kafka 4.0 controller's frames: {FRAMES} is absent")
     return [f for line in FRAMES.read_text().splitlines()
             if (f := json.loads(line))["direction"] == direction and f["apiKey"] in REFUSED_CONTROLLER_APIS]
 

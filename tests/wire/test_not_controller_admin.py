@@ -18,8 +18,9 @@ from kraft.wire.apis import ApiKey
 from kraft.wire.not_controller import REFUSED_CONTROLLER_APIS
 from kraft.wire.not_controller_admin import ADMIN_NOT_CONTROLLER_APIS, NOT_CONTROLLER, admin_not_controller_response
 from tests.messages.randgen import random_instance
+from tests.conftest import FIXTURES
 
-FRAMES = (Path(__file__).resolve().parents[2] / ".." / "shared").resolve() / "fixtures" / "wire" / \
+FRAMES = FIXTURES / "wire" / \
     "kafka-4.0-controller-frames.jsonl"
 
 CASES = [(key, v) for key in ADMIN_NOT_CONTROLLER_APIS
@@ -29,8 +30,6 @@ CASES = [(key, v) for key in ADMIN_NOT_CONTROLLER_APIS
 def test_every_api_a_kafka_controller_advertises_is_served_or_refused() -> None:
     """What a real Kafka 4.0 controller advertises, minus what kraft serves,
     is exactly what kraft answers with NOT_CONTROLLER, at the same versions."""
-    if not FRAMES.exists():
-        pytest.skip(f"needs a real Kafka 4.0 controller's frames: {FRAMES} is absent")
     frame = next(f for line in FRAMES.read_text().splitlines()
                  if (f := json.loads(line))["direction"] == "response" and f["apiKey"] == ApiKey.API_VERSIONS)
     kafka = replayed_api_versions(frame["frameHex"])

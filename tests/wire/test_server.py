@@ -26,7 +26,7 @@ from kraft.wire.codec import DecodedRequest, decode_response, encode_request
 from kraft.wire.errors import ErrorCode
 from kraft.wire.headers import RequestHeader
 from kraft.wire.server import CloseConnection, ConnectionInfo, Response
-from tests.conftest import shared_path
+from tests.conftest import fixture_path
 from tests.wire.netutil import (
     CANNED_QUORUM,
     TEST_TIMEOUT_S,
@@ -91,7 +91,7 @@ async def test_answers_kafkas_own_api_versions_request_byte_for_byte_as_kafka() 
     """Kafka's raft client's ApiVersions v4 request, sent raw; the handler
     advertises what Kafka's controller advertised, and the answer must be
     the bytes Kafka's controller sent."""
-    path = shared_path("fixtures", "wire", "kafka-java-frames.jsonl")
+    path = fixture_path("wire", "kafka-java-frames.jsonl")
     frames = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     request = next(f for f in frames if f["api"] == "API_VERSIONS" and f["direction"] == "request")
     request_header = request["kafkaDecoded"]["header"]

@@ -67,8 +67,10 @@ def _kafka_python(data: bytes, repeat: int) -> tuple[Timing, int]:
 
 
 @click.command("dump-log")
-@click.option("--size-mb", type=float, default=100.0, show_default=True, help="Size of the synthesized log.")
-@click.option("--repeat", type=int, default=1, show_default=True, help="Runs of each (the fastest is reported).")
+@click.option("--size-mb", type=click.FloatRange(min=0, min_open=True), default=100.0, show_default=True,
+              help="Size of the synthesized log (more than 0).")
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Runs of each (the fastest is reported).")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--dir", "directory", type=click.Path(file_okay=False), default=None,
               help="Where to write the log (default: a temp dir, removed after).")

@@ -7,7 +7,7 @@ offsets and a new epoch, rolls segments and writes their indexes), with
 snapshots along the way and a ``meta.properties``. The template (``--mix``):
 
 - ``controller`` (default): shaped like a real controller's log, the record
-  mix measured on the real segments in ``../shared/fixtures`` (see
+  mix measured on the real segments in ``fixtures/`` (see
   :data:`CONTROLLER_MIX`): a NoOpRecord batch every 500 ms of log time with
   partition changes, broker registration changes, leader changes and the odd
   topic creation between them; small values that repeat;
@@ -80,7 +80,7 @@ def _chunks(template: bytes, size: int) -> list[bytes]:
 
 
 #: The controller mix, per NoOpRecord heartbeat (one every 500 ms of log
-#: time), from the richest real segment in ``../shared/fixtures``
+#: time), from the richest real segment in ``fixtures/``
 #: (kafka-3.5-three-node/node1: 30,638 records in 26,880 batches; 26,698
 #: NoOpRecords, 3,664 PartitionChangeRecords, 111
 #: BrokerRegistrationChangeRecords, 59 LeaderChange batches, 39

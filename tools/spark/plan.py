@@ -213,13 +213,17 @@ def _walk(root: Path) -> Iterable[Path]:
     for dirpath, dirnames, filenames in os.walk(root, onerror=None):
         dirnames.sort()
         here = Path(dirpath)
-        metadata_here = here == root or _is_metadata_dir(here.name)
+        in_partition = _is_metadata_dir(here.name)
         for name in sorted(filenames):
             path = here / name
             kind = _classify(path)
             if kind is None:
                 continue
-            if kind[0] == BOOTSTRAP or metadata_here:
+            # Outside a __cluster_metadata-N directory only Kafka's segment
+            # names (the base offset in 20 digits) are segments: a kept
+            # quickstart holds each node's text log as node-N.log.
+            if kind[0] == BOOTSTRAP or in_partition \
+                    or here == root and (kind[0] != SEGMENT or parse_segment_base(name) is not None):
                 yield path
 
 
