@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kraft.tools.bench.chaos.checker import Sampler, Stored, check, chaos_ok, read_stored
+from kraft.tools.bench.chaos.checker import Sampler, check, chaos_ok
 from kraft.tools.bench.chaos.disks import LazyDisk, fuse_unavailable_reason
 from kraft.tools.bench.chaos.history import History
 from kraft.tools.bench.chaos.netns import Network, NetworkUnavailable, network_unavailable_reason
@@ -266,7 +266,8 @@ class Chaos:
             node = _Node(node_id, configs[node_id], self.root / f"node-{node_id}.log",
                          self.root / f"acks-{node_id}.tsv" if voter else None, opts.append_rate,
                          prefix=self.network.exec_prefix(node_id) if self.network is not None else [], env=env,
-                         voter=voter, log_dir=self.root / f"metadata-{node_id}")
+                         voter=voter, log_dir=self.root / f"metadata-{node_id}",
+                         history=self.root / f"operations-{node_id}.jsonl" if voter else None)
             if node_id in opts.kafka_played:
                 from kraft.tools.bench.kafka_played import LAUNCHER
 
@@ -684,10 +685,10 @@ class Chaos:
         """Wait until every node's log ends at the same batch and stays there for ``for_s``."""
         import trio
 
-        from kraft.tools.bench.chaos.checker import batch_crcs
+        from kraft.tools.bench.chaos.segments import segment_crcs
 
         def ends() -> tuple[int, ...]:
-            return tuple(max((last for last, _ in batch_crcs(n.log_dir).values()), default=-1)
+            return tuple(max((last for last, _ in segment_crcs(n.log_dir).values()), default=-1)
                          for n in self.nodes.values())
 
         seen: tuple[int, ...] = ()
@@ -747,6 +748,22 @@ def _fill(directory: Path) -> Path:
     finally:
         os.close(fd)
     return filler
+
+
+def _verdict(chaos: Chaos) -> dict[str, Any]:
+    """The checker's verdict on the files as the nodes left them (through
+    their disks, still powered; every process stopped), read by our own
+    reader and, where its jars are, by Kafka's DumpLogSegments."""
+    from kraft.tools.bench.chaos.kafka_dump import cross_check
+    from kraft.tools.bench.chaos.operations import read_operations
+    from kraft.tools.bench.chaos.segments import read_node_files
+
+    dirs = {n: node.log_dir for n, node in chaos.nodes.items()}
+    files = {n: read_node_files(d) for n, d in dirs.items()}
+    ops = read_operations(node.history for node in chaos.nodes.values() if node.history is not None)
+    result = check(ops, files, set(chaos.voter_ids), chaos.sampler)
+    result["dump_log"], result["dump_log_disagrees"] = cross_check(dirs, files)
+    return result
 
 
 def _availability(chaos: Chaos) -> dict[str, dict[str, float]]:
@@ -845,16 +862,7 @@ async def run_chaos(options: ChaosOptions, root: Path, say: Callable[[str], None
         result["notes"] += chaos.report_lines
         if chaos.report:
             result["scenario_report"] = dict(chaos.report)
-        acks = [ack for n in chaos.voter_ids for ack in chaos.nodes[n].acknowledged()]
-        # The files as the nodes see them (through their disks, still powered), every process stopped.
-        stored = {}
-        for n, node in chaos.nodes.items():
-            try:
-                stored[n] = await trio.to_thread.run_sync(read_stored, node.log_dir)
-            except Exception as e:  # a log the node could not open either: it holds nothing
-                result.setdefault("unreadable", {})[n] = str(e)
-                stored[n] = Stored({}, 0, [], {}, 0)
-        result.update(check(acks, stored, set(chaos.voter_ids), chaos.sampler, chaos.leaders_seen))
+        result.update(await trio.to_thread.run_sync(_verdict, chaos))
         result["load_average_after"] = os.getloadavg()[0]
         chaos.history.add("verdict", ok=chaos_ok(result), lost=result["lost"], acknowledged=result["acknowledged"])
         result["history"] = str(chaos.history.path)
