@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import logging
 import signal
 from collections.abc import AsyncIterator
@@ -144,7 +145,9 @@ async def _demo_append(node: KraftNode, record: str, acks: TextIO | None, ops: _
 
 async def _demo_loop(node: KraftNode, interval: float, acks: TextIO | None,
                      ops: _OperationLog | None = None) -> None:
-    seq = 0
+    # The process id keeps values distinct across restarts (a restarted
+    # node counts from 1 again, maybe in the epoch it believed it led).
+    seq, pid = 0, os.getpid()
     while True:
         await node.wait_for_leader()
         if node.leader.leader_id != node.config.node_id:
@@ -153,8 +156,8 @@ async def _demo_loop(node: KraftNode, interval: float, acks: TextIO | None,
                 await node.shell.leader_changed.wait()
             continue
         seq += 1
-        await _demo_append(node, f"quickstart node={node.config.node_id} epoch={node.leader.epoch} seq={seq}",
-                           acks, ops)
+        await _demo_append(node, f"quickstart node={node.config.node_id} epoch={node.leader.epoch} seq={seq} "
+                                 f"pid={pid}", acks, ops)
         await trio.sleep(interval)
 
 

@@ -100,3 +100,10 @@ def test_the_sampler_tolerates_a_cut_off_nodes_tail_but_not_a_changed_committed_
     _segment(dirs[1], b, 2)  # a node that held the committed batch now holds another
     sampler.sample(dirs, {1, 2, 3}, hw=3)
     assert sampler.changed and "node 1: the committed batch at offset 2 changed" in sampler.changed[0]
+
+
+def test_power_cuts_that_dropped_nothing_fail_the_run() -> None:
+    stored = {n: _stored(RECORDS, {1: 1}) for n in (1, 2, 3)}
+    result = check(ACKS, stored, {1, 2, 3}, Sampler())
+    assert chaos_ok(result)
+    assert not chaos_ok({**result, "power_loss_dropped_nothing": True})

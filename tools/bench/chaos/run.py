@@ -57,7 +57,7 @@ from kraft.tools.bench.chaos.history import History
 from kraft.tools.bench.chaos.netns import Network, NetworkUnavailable, network_unavailable_reason
 from kraft.tools.bench.node_process import NodeProcess, fault_line, kill_for, pause_for
 
-__all__ = ["ChaosError", "ChaosOptions", "NEMESES", "Chaos", "chaos_ok", "fault_phase_header", "run_chaos",
+__all__ = ["ChaosError", "ChaosNode", "ChaosOptions", "NEMESES", "PARTITION_SHAPES", "Chaos", "chaos_ok", "fault_phase_header", "run_chaos",
            "unavailable_reason"]
 
 OBSERVER_ID = 99
@@ -71,6 +71,9 @@ FETCH_TIMEOUT_S = 2.0
 MIN_FAULT_S = 5.0
 DISK_FULL_SIZE = "32m"
 CONTROLLER_PORT = 9093
+#: The partition nemesis's shapes (``majorities-ring`` needs 5 voters: with 3, every ring is whole).
+PARTITION_SHAPES = ("isolate-leader", "isolate-follower", "split", "bridge", "one-way", "majorities-ring",
+                    "flapping", "flaky")
 
 
 @dataclass(frozen=True)
@@ -114,7 +117,7 @@ def unavailable_reason(kind: str) -> str | None:
 
 
 @dataclass
-class _Node(NodeProcess):
+class ChaosNode(NodeProcess):
     """A node process (voters run the demo load: ``acks`` set) and what the run knows of it."""
 
     voter: bool = False
@@ -145,7 +148,7 @@ class Chaos:
         self.root = root
         self.say = say
         self.rng = random.Random(options.seed)
-        self.nodes: dict[int, _Node] = {}
+        self.nodes: dict[int, ChaosNode] = {}
         self.skipped: dict[str, str] = {}
         self.kinds: list[str] = []
         self.faults: list[dict[str, Any]] = []
@@ -160,6 +163,8 @@ class Chaos:
         self.network: Network | None = None
         self.history: History | None = None
         self.sampler = Sampler()
+        #: What each power cut dropped: node, bytes, files, whether the disk said.
+        self.power_cuts: list[dict[str, Any]] = []
         self.acks_seen = 0
         self.last_ack_t = 0.0
         #: Heals waiting for a leader and a commit again: (fault, time of the heal).
@@ -263,7 +268,7 @@ class Chaos:
         lazy = "power-loss" in self.kinds or "lying-disk" in self.kinds
         for node_id in ids:
             voter = node_id in voters
-            node = _Node(node_id, configs[node_id], self.root / f"node-{node_id}.log",
+            node = ChaosNode(node_id, configs[node_id], self.root / f"node-{node_id}.log",
                          self.root / f"acks-{node_id}.tsv" if voter else None, opts.append_rate,
                          prefix=self.network.exec_prefix(node_id) if self.network is not None else [], env=env,
                          voter=voter, log_dir=self.root / f"metadata-{node_id}",
@@ -327,7 +332,7 @@ class Chaos:
             if node.voter:
                 self._read_acks(node)
 
-    def _read_acks(self, node: _Node) -> None:
+    def _read_acks(self, node: ChaosNode) -> None:
         assert self.history is not None and node.acks is not None
         try:
             with open(node.acks, "rb") as f:
@@ -428,7 +433,7 @@ class Chaos:
         self.say(fault_line(fault["end"] - self.t0, fault, end=detail))
         self.recovering.append((fault, fault["end"]))
 
-    def pick(self, prefer_leader: float = 0.5, disk: bool = False) -> _Node | None:
+    def pick(self, prefer_leader: float = 0.5, disk: bool = False) -> ChaosNode | None:
         """A voter no other process fault holds (the leader with probability ``prefer_leader``)."""
         free = [n for n in self.voter_ids if not self.nodes[n].busy and self.nodes[n].alive
                 and (not disk or self.nodes[n].disk is not None)]
@@ -455,18 +460,23 @@ class Chaos:
                                            f"back after {down_s:.1f} s")
         for node_id in node_ids:
             self.nodes[node_id].kill_signal()
+        said = []
         for node_id in node_ids:
             node = self.nodes[node_id]
             await node.exited(30)
             assert node.disk is not None
-            await trio.to_thread.run_sync(node.disk.power_cut, tear)
+            cut = await trio.to_thread.run_sync(node.disk.power_cut, tear)
+            self.power_cuts.append({"node": node_id, "bytes": cut.bytes, "files": len(cut.dropped),
+                                    "reported": cut.reported})
+            said.append(f"node {node_id} {cut.describe()}")
+        fault["dropped"] = "; ".join(said)
         await trio.sleep(down_s)
         for node_id in node_ids:
             node = self.nodes[node_id]
             assert node.disk is not None
             await trio.to_thread.run_sync(node.disk.mount)
             node.start()
-        self.end(fault, "power back, restarted")
+        self.end(fault, f"power back, restarted ({fault['dropped']})")
         return fault
 
     async def disk_full(self, hold_s: float) -> None:
@@ -500,49 +510,68 @@ class Chaos:
         node.start()
         self.end(fault, f"fail-stop (exit 1{_fatal_line(node.out)}), restarted on a healthy disk")
 
+    def partition_directions(self, shape: str) -> tuple[list[tuple[int, int]], list[int], str]:
+        """The dropped directions of a clean-cut shape, its target nodes and its description."""
+        assert self.network is not None
+        voters, leader, rng = self.voter_ids, self.leader(), self.rng
+        shuffled = rng.sample(voters, len(voters))
+        split = self.network.split
+        if shape in ("isolate-leader", "isolate-follower"):
+            followers = [v for v in voters if v != leader]
+            target = leader if shape == "isolate-leader" and leader is not None else rng.choice(followers or voters)
+            return split([target], [n for n in self.nodes if n != target]), [target], \
+                f"{shape}: node {target} cut off from every node"
+        if shape == "split":
+            minority = shuffled[: len(voters) // 2]
+            majority = [n for n in self.nodes if n not in minority]
+            return split(minority, majority), minority, f"split: {minority} | {sorted(majority)}"
+        if shape == "bridge":
+            middle, rest = shuffled[0], shuffled[1:]
+            a, b = rest[: len(rest) // 2], rest[len(rest) // 2:]
+            return split(a, b), [middle], f"bridge: {sorted(a)} | {sorted(b)}, node {middle} in both"
+        if shape == "one-way":
+            src, dst = shuffled[0], shuffled[1]
+            return [(src, dst)], [src, dst], (f"one-way: node {dst} hears nothing from node {src}, "
+                                              f"node {src} still hears node {dst}")
+        if shape == "majorities-ring":
+            # Jepsen's majorities ring: the voters in a seeded ring, each linked to its
+            # neighbours only; every voter sees a majority, no two the same one (5 voters;
+            # observers keep every link).
+            ring, reach = shuffled, (len(voters) // 2 + 1) // 2
+            far = [(a, b) for i, a in enumerate(ring) for j, b in enumerate(ring)
+                   if min((i - j) % len(ring), (j - i) % len(ring)) > reach]
+            return far, ring, f"majorities ring {'-'.join(map(str, ring))}: each voter sees its neighbours"
+        raise ValueError(f"unknown partition shape {shape}")
+
     async def partition(self, shape: str, hold_s: float) -> None:
-        """One of isolate-leader, isolate-follower, split, bridge, one-way, flaky; healed after ``hold_s``."""
+        """One of :data:`PARTITION_SHAPES`; healed after ``hold_s``."""
         import trio
 
         net = self.network
         assert net is not None
-        voters = self.voter_ids
-        leader = self.leader()
-        rng = self.rng
-        shuffled = rng.sample(voters, len(voters))
-        if shape in ("isolate-leader", "isolate-follower"):
-            followers = [v for v in voters if v != leader]
-            target = leader if shape == "isolate-leader" and leader is not None else rng.choice(followers or voters)
-            others = [n for n in self.nodes if n != target]
-            directions = net.split([target], others)
-            fault = self.begin("partition", [target], f"{shape}: node {target} cut off from every node")
-        elif shape == "split":
-            minority = shuffled[: len(voters) // 2]
-            majority = [n for n in self.nodes if n not in minority]
-            directions = net.split(minority, majority)
-            fault = self.begin("partition", minority, f"split: {minority} | {sorted(majority)}")
-        elif shape == "bridge":
-            middle = shuffled[0]
-            rest = shuffled[1:]
-            half = len(rest) // 2
-            a, b = rest[:half], rest[half:]
-            directions = net.split(a, b)
-            fault = self.begin("partition", [middle], f"bridge: {sorted(a)} | {sorted(b)}, node {middle} in both")
-        elif shape == "one-way":
-            src, dst = shuffled[0], shuffled[1]
-            directions = [(src, dst)]
-            fault = self.begin("partition", [src, dst], f"one-way: node {dst} hears nothing from node {src}, "
-                                                        f"node {src} still hears node {dst}")
-        elif shape == "flaky":
-            target = shuffled[0]
-            detail = net.flaky(target, rng.choice([10, 20, 30]), rng.choice([20, 50, 100]))
+        if shape == "flaky":
+            target = self.rng.choice(self.voter_ids)
+            detail = net.flaky(target, self.rng.choice([10, 20, 30]), self.rng.choice([20, 50, 100]))
             fault = self.begin("partition", [target], f"flaky link of node {target}: {detail}")
             await trio.sleep(hold_s)
             net.steady(target)
             self.end(fault, "link steady")
             return
-        else:
-            raise ValueError(f"unknown partition shape {shape}")
+        if shape == "flapping":
+            # Isolate a voter and heal it, again and again, each phase shorter than the fetch timeout.
+            target = self.rng.choice(self.voter_ids)
+            directions = net.split([target], [n for n in self.nodes if n != target])
+            fault = self.begin("partition", [target], f"flapping: node {target} cut off and back every 0.5-1.5 s")
+            end = trio.current_time() + hold_s
+            while trio.current_time() < end:
+                net.drop(directions)
+                await trio.sleep(self.rng.uniform(0.5, 1.5))
+                net.undrop(directions)
+                await trio.sleep(self.rng.uniform(0.5, 1.5))
+            self.end(fault, "link steady")
+            return
+        directions, nodes, detail = self.partition_directions(shape)
+        fault = self.begin("partition", nodes, detail)
         net.drop(directions)
         await trio.sleep(hold_s)
         net.undrop(directions)
@@ -574,7 +603,8 @@ class Chaos:
     async def inject(self, kind: str) -> None:
         rng = self.rng
         if kind == "partition":
-            shape = rng.choice(["isolate-leader", "isolate-follower", "split", "bridge", "one-way", "flaky"])
+            shapes = [s for s in PARTITION_SHAPES if s != "majorities-ring" or len(self.voter_ids) >= 5]
+            shape = rng.choice(shapes)
             await self.partition(shape, FETCH_TIMEOUT_S + rng.uniform(1.0, 6.0))
             return
         if kind == "disk-full":
@@ -667,7 +697,7 @@ class Chaos:
         the signal's default action would kill the process)."""
         import trio
 
-        def listening(node: _Node) -> bool:
+        def listening(node: ChaosNode) -> bool:
             with open(node.out, "rb") as f:
                 f.seek(node.out_start)
                 return b"demo writer started" in f.read()
@@ -766,6 +796,17 @@ def _verdict(chaos: Chaos) -> dict[str, Any]:
     return result
 
 
+def _power_loss(chaos: Chaos) -> dict[str, Any]:
+    """What the power cuts dropped in total. A run whose cuts dropped
+    nothing at all proved no more than kill -9 would have: it fails."""
+    cuts = chaos.power_cuts
+    total = sum(c["bytes"] for c in cuts)
+    return {"power_loss": {"cuts": len(cuts), "bytes_dropped": total, "files_dropped": sum(c["files"] for c in cuts),
+                           "cuts_that_dropped_nothing": sum(1 for c in cuts if c["reported"] and not c["bytes"]),
+                           "cuts_unreported": sum(1 for c in cuts if not c["reported"])},
+            "power_loss_dropped_nothing": bool(cuts) and total == 0}
+
+
 def _availability(chaos: Chaos) -> dict[str, dict[str, float]]:
     """Per fault kind: heals measured (with nothing else broken), mean and worst
     seconds from the heal to a leader committing again."""
@@ -775,6 +816,23 @@ def _availability(chaos: Chaos) -> dict[str, dict[str, float]]:
         if times:
             out[kind] = {"heals": len(times), "mean_s": round(sum(times) / len(times), 2), "max_s": max(times)}
     return out
+
+
+#: Kafka's defaults for the two timeouts that bound a new leader: controller.quorum.election.timeout.ms
+#: and controller.quorum.fetch.timeout.ms (``QuorumConfig``).
+ELECTION_TIMEOUT_S, KAFKA_FETCH_TIMEOUT_S = 1.0, 2.0
+
+
+def _after_heals(chaos: Chaos) -> dict[str, float] | None:
+    """Every heal with nothing else broken: seconds to a leader committing
+    again, median and p99 (nearest rank), beside Kafka's own timeouts."""
+    times = sorted(r["recovered_s"] for r in chaos.recoveries if r["clean"])
+    if not times:
+        return None
+    p99 = times[min(len(times) - 1, max(0, -(-99 * len(times) // 100) - 1))]
+    return {"heals": len(times), "median_s": times[len(times) // 2] if len(times) % 2 else
+            round((times[len(times) // 2 - 1] + times[len(times) // 2]) / 2, 2), "p99_s": p99,
+            "election_timeout_s": ELECTION_TIMEOUT_S, "fetch_timeout_s": KAFKA_FETCH_TIMEOUT_S}
 
 
 # --- the run ---------------------------------------------------------------------------------
@@ -858,6 +916,8 @@ async def run_chaos(options: ChaosOptions, root: Path, say: Callable[[str], None
         result["leader_changes"] = max(0, chaos.leader_changes - 1)
         result["time_without_leader_s"] = chaos.no_leader_s
         result["availability"] = _availability(chaos)
+        result.update(_power_loss(chaos))
+        result["after_heals"] = _after_heals(chaos)
         result["notes"] = list(chaos.network.notes) if chaos.network is not None else []
         result["notes"] += chaos.report_lines
         if chaos.report:
