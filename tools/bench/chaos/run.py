@@ -5,7 +5,8 @@ Voters (3, or 5) and observers, each a ``kraft node start`` process; with
 (:mod:`.netns`), otherwise on 127.0.0.1. KRaft has no client RPC that
 appends to the metadata log, so the client is the one Kafka's controller is:
 each voter, while it leads, appends numbered records one at a time
-(``--demo-append-rate``) and writes each one acknowledged as committed to
+(``--demo-append-rate``), writes each append's invocation and outcome to
+its history (:mod:`.operations`) and each one acknowledged as committed to
 its ack log before the next append (line buffered: a kill -9 cannot lose an
 acknowledgement).
 
@@ -13,10 +14,12 @@ Meanwhile faults drawn from ``--seed`` overlap (up to
 ``--max-concurrent-faults``), each logged at its start and end:
 
 * ``partition``: isolate the leader or a follower, a majority/minority
-  split, a bridge (one node in both halves), a one-way drop, a flaky link;
+  split, a bridge (one node in both halves), a one-way drop, Jepsen's
+  majorities ring (5 voters), a flapping link, a flaky link (loss, delay
+  with jitter: netem, or a userspace relay where the kernel has none);
 * ``power-loss``: the voter's disk is a LazyFS mount (:mod:`.lazyfs`): the
   node is killed and every write since its file's last fsync is lost, half
-  the time with a torn page;
+  the time with a torn page; each cut says what it dropped;
 * ``kill``: kill -9, restarted later; ``pause``: SIGSTOP past the fetch
   timeout, then SIGCONT;
 * ``disk-full``: one voter's metadata directory is a small tmpfs, filled to
@@ -241,6 +244,12 @@ class Chaos:
             addresses = {n: (self.network.address(n), CONTROLLER_PORT) for n in ids}
         else:
             addresses = {n: ("127.0.0.1", p) for n, p in zip(ids, free_ports(len(ids)))}
+        configs = self._format(ids, voters, addresses)
+        self._make_nodes(ids, voters, configs)
+
+    def _format(self, ids: list[int], voters: list[int], addresses: dict[int, tuple[str, int]]) -> dict[int, Path]:
+        """Each node's server.properties, formatted with ``kraft storage format`` (one cluster id)."""
+        opts = self.options
         quorum = ",".join(f"{n}@{addresses[n][0]}:{addresses[n][1]}" for n in voters)
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
         configs = {}
@@ -264,15 +273,20 @@ class Chaos:
             output, _ = proc.communicate()
             if proc.returncode != 0:
                 raise ChaosError(f"kraft storage format failed: {output.decode(errors='replace')}")
+        return configs
+
+    def _make_nodes(self, ids: list[int], voters: list[int], configs: dict[int, Path]) -> None:
+        """The node processes (not started) and the voters' FUSE disks (mounted)."""
+        opts = self.options
         env = self.shim.env() if self.shim is not None else None
         lazy = "power-loss" in self.kinds or "lying-disk" in self.kinds
         for node_id in ids:
             voter = node_id in voters
             node = ChaosNode(node_id, configs[node_id], self.root / f"node-{node_id}.log",
-                         self.root / f"acks-{node_id}.tsv" if voter else None, opts.append_rate,
-                         prefix=self.network.exec_prefix(node_id) if self.network is not None else [], env=env,
-                         voter=voter, log_dir=self.root / f"metadata-{node_id}",
-                         history=self.root / f"operations-{node_id}.jsonl" if voter else None)
+                             self.root / f"acks-{node_id}.tsv" if voter else None, opts.append_rate,
+                             prefix=self.network.exec_prefix(node_id) if self.network is not None else [],
+                             env=env, voter=voter, log_dir=self.root / f"metadata-{node_id}",
+                             history=self.root / f"operations-{node_id}.jsonl" if voter else None)
             if node_id in opts.kafka_played:
                 from kraft.tools.bench.kafka_played import LAUNCHER
 
@@ -551,7 +565,8 @@ class Chaos:
         assert net is not None
         if shape == "flaky":
             target = self.rng.choice(self.voter_ids)
-            detail = net.flaky(target, self.rng.choice([10, 20, 30]), self.rng.choice([20, 50, 100]))
+            detail = net.flaky(target, self.rng.choice([10, 20, 30]), self.rng.choice([20, 50, 100]),
+                               seed=self.rng.randrange(1 << 30))
             fault = self.begin("partition", [target], f"flaky link of node {target}: {detail}")
             await trio.sleep(hold_s)
             net.steady(target)
@@ -780,6 +795,18 @@ def _fill(directory: Path) -> Path:
     return filler
 
 
+def _figures(chaos: Chaos) -> dict[str, Any]:
+    """What the run did: faults per kind, leaders, availability, what power loss dropped, notes."""
+    counts = {k: 0 for k in (*(k for k in NEMESES if k in chaos.options.nemesis), "exited")}
+    for fault in chaos.faults:
+        counts[fault["kind"]] = counts.get(fault["kind"], 0) + 1
+    notes = list(chaos.network.notes) if chaos.network is not None else []
+    return {"fault_counts": counts, "faults": [{k: v for k, v in f.items() if k != "clean"} for f in chaos.faults],
+            "leader_changes": max(0, chaos.leader_changes - 1), "time_without_leader_s": chaos.no_leader_s,
+            "availability": _availability(chaos), **_power_loss(chaos), "after_heals": _after_heals(chaos),
+            "notes": notes + chaos.report_lines, **({"scenario_report": dict(chaos.report)} if chaos.report else {})}
+
+
 def _verdict(chaos: Chaos) -> dict[str, Any]:
     """The checker's verdict on the files as the nodes left them (through
     their disks, still powered; every process stopped), read by our own
@@ -908,20 +935,7 @@ async def run_chaos(options: ChaosOptions, root: Path, say: Callable[[str], None
             await chaos.settle()
             result["codes"] = chaos.terminate()
             nursery.cancel_scope.cancel()
-        counts = {k: 0 for k in (*(k for k in NEMESES if k in options.nemesis), "exited")}
-        for fault in chaos.faults:
-            counts[fault["kind"]] = counts.get(fault["kind"], 0) + 1
-        result["fault_counts"] = counts
-        result["faults"] = [{k: v for k, v in f.items() if k != "clean"} for f in chaos.faults]
-        result["leader_changes"] = max(0, chaos.leader_changes - 1)
-        result["time_without_leader_s"] = chaos.no_leader_s
-        result["availability"] = _availability(chaos)
-        result.update(_power_loss(chaos))
-        result["after_heals"] = _after_heals(chaos)
-        result["notes"] = list(chaos.network.notes) if chaos.network is not None else []
-        result["notes"] += chaos.report_lines
-        if chaos.report:
-            result["scenario_report"] = dict(chaos.report)
+        result.update(_figures(chaos))
         result.update(await trio.to_thread.run_sync(_verdict, chaos))
         result["load_average_after"] = os.getloadavg()[0]
         chaos.history.add("verdict", ok=chaos_ok(result), lost=result["lost"], acknowledged=result["acknowledged"])
