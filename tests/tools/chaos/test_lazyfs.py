@@ -82,6 +82,49 @@ def test_a_torn_write_leaves_part_of_the_last_write(tmp_path: Path) -> None:
         disk.close()
 
 
+def test_a_cut_in_the_middle_of_an_fsync_drops_what_it_was_syncing(tmp_path: Path) -> None:
+    import threading
+
+    disk = _mounted(tmp_path)
+    outcome: list[str] = []
+
+    def sync() -> None:
+        fd = os.open(disk.mountpoint / "f", os.O_RDWR | os.O_APPEND)
+        try:
+            os.write(fd, b"in flight")
+            os.fsync(fd)  # held by the disk until the power goes
+            outcome.append("synced")
+        except OSError as e:
+            outcome.append(f"failed: {e.strerror}")
+        finally:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    try:
+        (disk.mountpoint / "f").write_bytes(b"")
+        fd = os.open(disk.mountpoint / "f", os.O_RDWR)
+        os.write(fd, b"synced")
+        os.fsync(fd)
+        os.close(fd)
+        since = disk.hold_next_fsync()
+        writer = threading.Thread(target=sync)
+        writer.start()
+        for _ in range(600):
+            if disk.held(since):
+                break
+            writer.join(0.05)
+        assert disk.held(since) == "f" and outcome == []  # the fsync has not returned
+        cut = disk.power_cut()
+        writer.join(30)
+        assert outcome and outcome[0].startswith("failed")  # never acknowledged as durable
+        assert cut.dropped == {"f": len(b"in flight")}
+        assert (disk.backing / "f").read_bytes() == b"synced"
+    finally:
+        disk.close()
+
+
 def test_a_cut_with_nothing_unsynced_says_it_dropped_nothing(tmp_path: Path) -> None:
     disk = _mounted(tmp_path)
     try:

@@ -105,6 +105,26 @@ class LazyDisk:
                 raise RuntimeError(f"the FUSE disk did not mount at {self.mountpoint} (see {self.out})")
             time.sleep(0.05)
 
+    def hold_next_fsync(self) -> int:
+        """Make the disk's next fsync hang until the cut (SIGUSR2; a lying
+        disk's fsync does nothing to hold); where in its log to look for it."""
+        start = self.out.stat().st_size if self.out.exists() else 0
+        if self.proc is not None and self.proc.poll() is None and not self.lie:
+            self.proc.send_signal(signal.SIGUSR2)
+        return start
+
+    def held(self, since: int) -> str | None:
+        """The file whose fsync the disk holds (said after ``since`` in its log), or None yet."""
+        from kraft.tools.bench.chaos.lazyfs import HOLDING
+
+        try:
+            with open(self.out, "rb") as f:
+                f.seek(since)
+                lines = f.read().decode(errors="replace").splitlines()
+        except OSError:
+            return None
+        return next((line[len(HOLDING):] for line in lines if line.startswith(HOLDING)), None)
+
     def power_cut(self, tear: bool = False) -> PowerCut:
         """The node must be dead already: lose every unsynced write, and say what that was."""
         said = self.out.stat().st_size if self.out.exists() else 0

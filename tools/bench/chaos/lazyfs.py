@@ -10,7 +10,9 @@ each file's bytes that differ from ``BACKING``) and exits, every unsynced
 write gone. SIGTERM also tears first: the first part (a random, not
 page-aligned length) of the most recently written dirty range reaches
 ``BACKING`` before the process exits, as a disk that lost power half-way
-through a page. (SIGKILL drops the same, without a word.) With ``--lie`` fsync
+through a page. (SIGKILL drops the same, without a word.) SIGUSR2 makes
+the next fsync hang until the cut (a power loss in the middle of a sync:
+what it was syncing, never acknowledged to the writer, is dropped). With ``--lie`` fsync
 returns success and writes nothing (a disk that lies); the tool restores
 the directory operations too, so after a power cut the node sees its disk
 as it was at the mount.
@@ -34,6 +36,8 @@ from typing import Any
 PAGE = 4096
 #: The line a power cut prints (then a JSON object: ``dropped``, file -> bytes lost; ``torn``).
 POWER_CUT = "lazyfs: power cut "
+#: The line SIGUSR2's held fsync prints (then the file's name).
+HOLDING = "lazyfs: holding an fsync of "
 
 __all__ = ["OPERATIONS", "PAGE", "DirtyFile", "LazyState", "main"]
 
@@ -126,6 +130,21 @@ class LazyState:
         self.dirty: dict[int, DirtyFile] = {}
         self.fds: dict[int, int] = {}  # fh (the backing fd) -> inode
         self.last_written: int | None = None
+        #: Set by SIGUSR2: the next fsync never returns (the power is about to go).
+        self.hold_next = False
+
+    def take_hold(self) -> bool:
+        held, self.hold_next = self.hold_next and not self.lie, False
+        return held
+
+    async def hold(self, fh: int) -> None:
+        """Block this fsync until the power cut: what it would have synced is dropped."""
+        import trio
+
+        inode = self.fds.get(fh)
+        path = self.paths.get(inode, "?") if inode is not None else "?"
+        print(f"{HOLDING}{os.path.relpath(path, self.backing)}", flush=True)
+        await trio.sleep_forever()
 
     # --- names and attributes --------------------------------------------------------
 
@@ -339,6 +358,8 @@ def _operations(backing: str, lie: bool) -> tuple[Any, LazyState]:
 
     def serve(method: Any) -> Any:
         async def operation(self: Any, *args: Any) -> Any:
+            if method == state.fsync and state.take_hold():
+                await state.hold(args[0])
             try:
                 return method(*args)
             except OSError as e:
@@ -370,8 +391,12 @@ def main(argv: list[str] | None = None) -> int:
     async def serve() -> None:
         async with trio.open_nursery() as nursery:
             async def on_term() -> None:
-                with trio.open_signal_receiver(signal.SIGTERM, signal.SIGUSR1, signal.SIGINT) as signals:
+                with trio.open_signal_receiver(signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2,
+                                               signal.SIGINT) as signals:
                     async for signum in signals:
+                        if signum == signal.SIGUSR2:
+                            state.hold_next = True
+                            continue
                         if signum in (signal.SIGTERM, signal.SIGUSR1):
                             torn = state.tear(random.Random(args.seed)) if signum == signal.SIGTERM else ""
                             print(POWER_CUT + json.dumps({"dropped": state.dropped(), "torn": torn}), flush=True)

@@ -204,7 +204,7 @@ class Network:
              "--loss", f"{loss_pct:g}", "--delay", str(delay_ms), "--jitter", str(jitter_ms), "--seed", str(seed)],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
 
-    def _stop_relay(self, node_id: int) -> None:
+    def _stop_relay(self, node_id: int) -> str:
         relay = self.relays.pop(node_id)
         relay.terminate()
         try:
@@ -212,16 +212,19 @@ class Network:
         except subprocess.TimeoutExpired:
             relay.kill()
             said, _ = relay.communicate()
-        self.relay_said.append(said.decode(errors="replace").strip().splitlines()[-1:][0] if said.strip() else "")
+        last = (said.decode(errors="replace").strip().splitlines() or [""])[-1]
+        self.relay_said.append(last)
         br = self.bridge_ns
         _run("ip", "-n", br, "link", "del", f"f{node_id}a")
         _run("ip", "-n", br, "link", "set", f"v{node_id}", "promisc", "off", "master", "br0")
+        return last.removeprefix("linkrelay: ")
 
-    def steady(self, node_id: int) -> None:
+    def steady(self, node_id: int) -> str:
+        """The node's link as the others; what the relay did, if one ran."""
         if node_id in self.relays:
-            self._stop_relay(node_id)
-            return
+            return self._stop_relay(node_id)
         _run("tc", "-n", self.namespace(node_id), "qdisc", "del", "dev", "eth0", "root")
+        return ""
 
     def heal_all(self) -> None:
         for src, dst in list(self.dropped):

@@ -73,6 +73,8 @@ FETCH_TIMEOUT_S = 2.0
 #: The shortest fault (a hold past the fetch timeout, then its heal): a shorter run cannot hold one.
 MIN_FAULT_S = 5.0
 DISK_FULL_SIZE = "32m"
+#: How long a power cut waits for the nodes' next fsyncs to hold.
+HOLD_WAIT_S = 3.0
 CONTROLLER_PORT = 9093
 #: The partition nemesis's shapes (``majorities-ring`` needs 5 voters: with 3, every ring is whole).
 PARTITION_SHAPES = ("isolate-leader", "isolate-follower", "split", "bridge", "one-way", "majorities-ring",
@@ -472,6 +474,7 @@ class Chaos:
         what = "lying disk: everything since the mount" if kind == "lying-disk" else "unsynced writes"
         fault = self.begin(kind, node_ids, f"power cut ({what} lost{', a torn page' if tear else ''}), "
                                            f"back after {down_s:.1f} s")
+        await self._hold_fsyncs(node_ids)
         for node_id in node_ids:
             self.nodes[node_id].kill_signal()
         said = []
@@ -492,6 +495,20 @@ class Chaos:
             node.start()
         self.end(fault, f"power back, restarted ({fault['dropped']})")
         return fault
+
+    async def _hold_fsyncs(self, node_ids: list[int]) -> None:
+        """The power goes in the middle of an fsync: each disk hangs its
+        node's next fsync, and the cut waits (up to :data:`HOLD_WAIT_S`) until
+        every one holds one, so that each cut drops what the node was syncing
+        (never acknowledged: the fsync did not return). A node that does not
+        sync in that time (paused, cut off) loses whatever it has unsynced."""
+        import trio
+
+        disks = [d for d in (self.nodes[n].disk for n in node_ids) if d is not None and not d.lie]
+        since = [(d, d.hold_next_fsync()) for d in disks]
+        with trio.move_on_after(HOLD_WAIT_S):
+            while not all(d.held(pos) for d, pos in since):
+                await trio.sleep(0.05)
 
     async def disk_full(self, hold_s: float) -> None:
         import trio
@@ -569,8 +586,8 @@ class Chaos:
                                seed=self.rng.randrange(1 << 30))
             fault = self.begin("partition", [target], f"flaky link of node {target}: {detail}")
             await trio.sleep(hold_s)
-            net.steady(target)
-            self.end(fault, "link steady")
+            relayed = net.steady(target)
+            self.end(fault, f"link steady ({relayed})" if relayed else "link steady")
             return
         if shape == "flapping":
             # Isolate a voter and heal it, again and again, each phase shorter than the fetch timeout.
