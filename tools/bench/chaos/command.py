@@ -88,6 +88,7 @@ def format_chaos_report(result: dict[str, Any]) -> str:
                       ("dump_log_disagrees", "DumpLogSegments reads the files otherwise"),
                       ("fail_committed", "appends that failed, yet are committed"),
                       ("power_loss_dropped_nothing", "power cuts were applied and none dropped anything"),
+                      ("wrong_fail_stops", "nodes that did not fail-stop with status 1 on EIO"),
                       ("stalled", "liveness")):
         found = result.get(key)
         if not found:
