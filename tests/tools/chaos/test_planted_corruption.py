@@ -156,9 +156,13 @@ def test_dump_log_segments_reads_the_batches_ours_reads(node_dir: Path, tmp_path
     files: dict[int, NodeFiles] = {1: read_node_files(node_dir)}
     said, disagree = cross_check({1: node_dir}, files)
     assert said.startswith("DumpLogSegments") and disagree == {}, (said, disagree)
-    # A batch only ours reads (a planted one) is a disagreement.
+    assert said.endswith("1 snapshots")
+    # A batch only ours reads (a planted one) is a disagreement, in the segments or the snapshot.
     files[1].batches[99] = (99, 0)
-    assert "batches" in cross_check({1: node_dir}, files)[1][1][0]
+    assert cross_check({1: node_dir}, files)[1][1][0].startswith("segments: DumpLogSegments reads 0 batches")
+    del files[1].batches[99]
+    files[1].snapshot_batches.add((9, 9, 0))
+    assert cross_check({1: node_dir}, files)[1][1][0].startswith("snapshot 00000000000000000004-")
 
 
 def test_the_reader_imports_nothing_of_kraft() -> None:

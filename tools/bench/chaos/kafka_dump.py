@@ -103,25 +103,39 @@ def dump_log_segments(paths: list[Path], libs: Path) -> dict[str, DumpedFile]:
 
 
 def cross_check(dirs: dict[int, Path], files: dict[int, NodeFiles]) -> tuple[str, dict[int, list[str]]]:
-    """What ran, and per node where Kafka's reading of the segments differs from ours."""
+    """What ran, and per node where Kafka's reading of the segments and
+    the latest snapshot differs from ours."""
     libs = locate_kafka_libs()
     if libs is None:
         return f"not run: no Kafka jars (set {ENV_VAR} to Kafka's libs directory)", {}
     segments = {n: sorted((d / PARTITION_DIR).glob("*.log")) for n, d in dirs.items()}
+    snapshots = {n: f.snapshot_path for n, f in files.items() if f.snapshot_path is not None}
     try:
-        dumped = dump_log_segments([p for ps in segments.values() for p in ps], libs)
+        dumped = dump_log_segments([p for ps in segments.values() for p in ps] + list(snapshots.values()), libs)
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
         return f"not run: {e}", {}
     disagree: dict[int, list[str]] = {}
     for n, paths in segments.items():
-        theirs: set[tuple[int, int, int]] = set()
-        for path in paths:
-            got = dumped.get(str(path.resolve()), DumpedFile())
-            theirs |= got.batches
-            disagree.setdefault(n, []).extend(f"{path.name}: {p}" for p in got.problems)
         ours = {(base, last, crc) for base, (last, crc) in files[n].batches.items()}
-        if theirs != ours:
-            disagree.setdefault(n, []).append(f"DumpLogSegments reads {len(theirs - ours)} batches we do not, "
-                                              f"we read {len(ours - theirs)} it does not")
-    return f"DumpLogSegments of {libs.parent.name}: {sum(map(len, segments.values()))} segments", \
-        {n: ps for n, ps in disagree.items() if ps}
+        found = _compare(dumped, paths, ours, "segments")
+        snapshot = snapshots.get(n)
+        if snapshot is not None:
+            found += _compare(dumped, [snapshot], files[n].snapshot_batches, f"snapshot {snapshot.name}")
+        if found:
+            disagree[n] = found
+    return (f"DumpLogSegments of {libs.parent.name}: {sum(map(len, segments.values()))} segments, "
+            f"{len(snapshots)} snapshots"), disagree
+
+
+def _compare(dumped: dict[str, DumpedFile], paths: list[Path], ours: set[tuple[int, int, int]],
+             what: str) -> list[str]:
+    theirs: set[tuple[int, int, int]] = set()
+    found = []
+    for path in paths:
+        got = dumped.get(str(path.resolve()), DumpedFile())
+        theirs |= got.batches
+        found += [f"{path.name}: {p}" for p in got.problems]
+    if theirs != ours:
+        found.append(f"{what}: DumpLogSegments reads {len(theirs - ours)} batches we do not, "
+                     f"we read {len(ours - theirs)} it does not")
+    return found

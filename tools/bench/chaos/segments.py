@@ -71,6 +71,9 @@ class NodeFiles:
     #: The latest snapshot's end offset (0 without one) and its data records.
     snapshot_offset: int = 0
     snapshot_records: list[bytes] = field(default_factory=list)
+    #: The latest snapshot's file and its whole batches: (base offset, last offset, CRC).
+    snapshot_path: Path | None = None
+    snapshot_batches: set[tuple[int, int, int]] = field(default_factory=set)
     #: One past the last offset of the segments (the snapshot's end offset when they are empty).
     end_offset: int = 0
     #: Every defect found, one line each, naming the file and the position.
@@ -164,7 +167,8 @@ def _read_snapshot(files: NodeFiles, offset: int, path: Path) -> None:
     types = [t for b in batches if b.is_control for _, t, _ in b.records]
     if not problems and (not types or types[0] != SNAPSHOT_HEADER or types[-1] != SNAPSHOT_FOOTER):
         files.problems.append(f"snapshot {path.name}: no SnapshotHeader first and SnapshotFooter last")
-    files.snapshot_offset = offset
+    files.snapshot_offset, files.snapshot_path = offset, path
+    files.snapshot_batches = {(b.base_offset, b.last_offset, b.crc) for b in batches}
     files.snapshot_records = [v for b in batches if not b.is_control for _, _, v in b.records]
 
 
