@@ -53,6 +53,9 @@ def _overrides(items: tuple[str, ...]) -> dict[str, str]:
               help="With --demo-append-rate: append one 'OFFSET<TAB>RECORD' line per demo record this node "
               "acknowledged as committed (the test harness checks no acknowledged record is ever lost). "
               "SIGUSR1 stops the demo writer.")
+@click.option("--demo-history", type=click.Path(path_type=Path), default=None, hidden=True,
+              help="With --demo-append-rate: append one JSON line per demo append before it is sent "
+              "(type invoke) and one after (ok with its offset, fail, or info when the outcome is unknown).")
 @click.option("--demo-records", type=click.Choice(["text", "metadata"]), default="text", hidden=True,
               help="With --demo-append-rate: bare numbered records, or real metadata records (topics, "
               "partitions, configs; `kraft quickstart`).")
@@ -61,7 +64,7 @@ def _overrides(items: tuple[str, ...]) -> dict[str, str]:
               "append SIZE-byte records while leader, report JSON lines on stdout; stop when stdin closes.")
 def start_command(config_path: Path, overrides: tuple[str, ...], log_level: str, log_format: str,
                   demo_append_rate: float, demo_ack_log: Path | None, bench_record_size: int | None,
-                  demo_records: str = "text") -> None:
+                  demo_records: str = "text", demo_history: Path | None = None) -> None:
     """Start a node and run until SIGTERM or Ctrl-C (a leader hands over
     leadership with EndQuorumEpoch before it exits).
 
@@ -81,4 +84,4 @@ def start_command(config_path: Path, overrides: tuple[str, ...], log_level: str,
     # A failure is one line and its class's exit code (kraft.cli's handler):
     # ConfigError 3, a log directory problem 4, a port 5.
     config = NodeConfig.load(config_path, _overrides(overrides))
-    trio.run(run_node, config, demo_append_rate, bench_record_size, demo_ack_log, demo_records)
+    trio.run(run_node, config, demo_append_rate, bench_record_size, demo_ack_log, demo_records, demo_history)

@@ -4,6 +4,8 @@ snapshots, the signal handling and the hidden demo/bench load modes."""
 from __future__ import annotations
 
 import gc
+import json
+import os
 import logging
 import signal
 from collections.abc import AsyncIterator
@@ -15,7 +17,7 @@ import trio
 from kraft.config import NodeConfig
 from kraft.node.node import KraftNode
 from kraft.node.snapshots import run_record_history_snapshots
-from kraft.raft.errors import NotLeaderError
+from kraft.raft.errors import LocalRaftError, NotLeaderError
 
 __all__ = ["run_node"]
 
@@ -23,7 +25,8 @@ log = logging.getLogger("kraft.node")
 
 
 async def run_node(config: NodeConfig, demo_append_rate: float, bench_record_size: int | None = None,
-                    demo_ack_log: Path | None = None, demo_records: str = "text") -> None:
+                    demo_ack_log: Path | None = None, demo_records: str = "text",
+                    demo_history: Path | None = None) -> None:
     node = KraftNode(config)
     # The handlers go in before the node starts: a SIGTERM sent the moment
     # the node says "listening on" is then a clean shutdown, not a kill by
@@ -42,7 +45,7 @@ async def run_node(config: NodeConfig, demo_append_rate: float, bench_record_siz
                 # history would only measure the cost of copying it.
                 nursery.start_soon(run_record_history_snapshots, node)
             if demo_append_rate > 0:
-                nursery.start_soon(_demo_writer, node, demo_append_rate, demo_ack_log, demo_records)
+                nursery.start_soon(_demo_writer, node, demo_append_rate, demo_ack_log, demo_records, demo_history)
             if bench_record_size is not None:
                 from kraft.tools.bench.load import run_bench_load
 
@@ -58,13 +61,16 @@ async def _stop_on_signal(node: KraftNode, signals: AsyncIterator[int]) -> None:
         return
 
 
-async def _demo_writer(node: KraftNode, rate: float, ack_log: Path | None = None, records: str = "text") -> None:
+async def _demo_writer(node: KraftNode, rate: float, ack_log: Path | None = None, records: str = "text",
+                       history: Path | None = None) -> None:
     """Append numbered records while this node leads (the quickstart's load),
-    until SIGUSR1. With ``ack_log``, record each acknowledged one there.
+    until SIGUSR1. With ``ack_log``, record each acknowledged one there;
+    with ``history`` (text records), every append's invocation and outcome.
     ``records``: ``text`` (bare numbered lines, the tests' load) or
     ``metadata`` (real metadata records: :mod:`kraft.tools.quickstart_records`)."""
     interval = 1.0 / rate
     acks = open(ack_log, "a", buffering=1, encoding="utf-8") if ack_log is not None else None  # noqa: SIM115
+    ops = _OperationLog(history) if history is not None else None
     # The receiver stays installed for the life of the process, so a second
     # SIGUSR1 is ignored too (instead of killing the process by default).
     with trio.open_signal_receiver(signal.SIGUSR1) as stop:
@@ -74,10 +80,12 @@ async def _demo_writer(node: KraftNode, rate: float, ack_log: Path | None = None
                     if records == "metadata":
                         await _metadata_demo_loop(node, interval, acks)
                     else:
-                        await _demo_loop(node, interval, acks)
+                        await _demo_loop(node, interval, acks, ops)
                 finally:
                     if acks is not None:
                         acks.close()
+                    if ops is not None:
+                        ops.close()
 
             nursery.start_soon(write)
             log.info("demo writer started: %g records/s while leader (SIGUSR1 stops it)", rate)
@@ -88,8 +96,58 @@ async def _demo_writer(node: KraftNode, rate: float, ack_log: Path | None = None
         await trio.sleep_forever()
 
 
-async def _demo_loop(node: KraftNode, interval: float, acks: TextIO | None) -> None:
-    seq = 0
+class _OperationLog:
+    """The load's complete history, as Jepsen records one: a JSON line
+    before each append is sent (``invoke``) and one after (``ok`` with its
+    offset; ``fail`` when it was refused before it was appended; ``info``
+    when its outcome is unknown). Line-buffered, so each line is in the
+    kernel before the next step: a kill -9 of this process loses none (the
+    reader takes an invocation without an outcome as ``info``)."""
+
+    def __init__(self, path: Path) -> None:
+        self._file = open(path, "a", buffering=1, encoding="utf-8")  # noqa: SIM115
+
+    def add(self, kind: str, value: str, **fields: object) -> None:
+        self._file.write(json.dumps({"type": kind, "f": "append", "value": value, **fields}) + "\n")
+
+    def close(self) -> None:
+        self._file.close()
+
+
+async def _demo_append(node: KraftNode, record: str, acks: TextIO | None, ops: _OperationLog | None) -> None:
+    """One append and its outcome: refused before it was appended (fail),
+    committed (ok), or unknown (info: the epoch ended, or no commit in 5 s)."""
+    if ops is not None:
+        ops.add("invoke", record)
+    try:
+        position = node.append_nowait([record.encode()])
+    except (NotLeaderError, LocalRaftError) as e:
+        if ops is not None:
+            ops.add("fail", record, error=str(e))
+        return
+    outcome: tuple[str, str] = ("info", "no commit within 5 s")
+    with trio.move_on_after(5):
+        try:
+            await node.wait_committed(position)
+            if acks is not None:
+                # Line-buffered: in the kernel before the next append,
+                # so a kill -9 of this process cannot lose it.
+                acks.write(f"{position.offset}\t{record}\n")
+            outcome = ("ok", "")
+        except (NotLeaderError, LocalRaftError) as e:
+            outcome = ("info", str(e))
+    if ops is not None:
+        if outcome[0] == "ok":
+            ops.add("ok", record, offset=position.offset)
+        else:
+            ops.add("info", record, error=outcome[1])
+
+
+async def _demo_loop(node: KraftNode, interval: float, acks: TextIO | None,
+                     ops: _OperationLog | None = None) -> None:
+    # The process id keeps values distinct across restarts (a restarted
+    # node counts from 1 again, maybe in the epoch it believed it led).
+    seq, pid = 0, os.getpid()
     while True:
         await node.wait_for_leader()
         if node.leader.leader_id != node.config.node_id:
@@ -98,16 +156,8 @@ async def _demo_loop(node: KraftNode, interval: float, acks: TextIO | None) -> N
                 await node.shell.leader_changed.wait()
             continue
         seq += 1
-        record = f"quickstart node={node.config.node_id} epoch={node.leader.epoch} seq={seq}".encode()
-        try:
-            with trio.move_on_after(5):
-                offset = await node.append([record])
-                if acks is not None:
-                    # Line-buffered: in the kernel before the next append,
-                    # so a kill -9 of this process cannot lose it.
-                    acks.write(f"{offset}\t{record.decode()}\n")
-        except NotLeaderError:
-            pass
+        await _demo_append(node, f"quickstart node={node.config.node_id} epoch={node.leader.epoch} seq={seq} "
+                                 f"pid={pid}", acks, ops)
         await trio.sleep(interval)
 
 
@@ -118,7 +168,6 @@ async def _metadata_demo_loop(node: KraftNode, interval: float, acks: TextIO | N
     no earlier leader committed them, and never on an image behind the log."""
     from kraft.image.builder import ImageBuilder
     from kraft.node.snapshots import CommittedBatch, SnapshotLoaded
-    from kraft.raft.errors import LocalRaftError
     from kraft.tools.quickstart_records import EVENTS_TOPIC, event_record, setup_records
 
     builder = ImageBuilder()

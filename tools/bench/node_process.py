@@ -50,6 +50,8 @@ class NodeProcess:
     env: dict[str, str] | None = None
     #: ``--log-level`` (None: the command's default, INFO).
     log_level: str | None = None
+    #: With ``acks``: the load's complete history (every append's invocation and outcome, JSON lines).
+    history: Path | None = None
     proc: subprocess.Popen[bytes] | None = None
     starts: int = 0
     paused: bool = False
@@ -76,6 +78,8 @@ class NodeProcess:
             args += ["--log-level", self.log_level]
         if self.acks is not None:
             args += ["--demo-append-rate", str(self.rate), "--demo-ack-log", str(self.acks)]
+            if self.history is not None:
+                args += ["--demo-history", str(self.history)]
         self.out_start = self.out.stat().st_size if self.out.exists() else 0
         with open(self.out, "ab") as out:
             # A session of its own: a Ctrl-C at the terminal reaches the bench, which stops everything.

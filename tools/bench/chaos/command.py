@@ -14,6 +14,20 @@ import click
 __all__ = ["chaos_bench_command", "format_chaos_report"]
 
 
+def _operations_lines(result: dict[str, Any]) -> list[str]:
+    """The complete history's outcomes, and who read the files."""
+    ops = result.get("operations")
+    lines = []
+    if ops:
+        lines += [f"appends invoked             {ops['invoked']:>8}  (ok {ops['ok']}, fail {ops['fail']}, "
+                  f"info {ops['info']})",
+                  f"info, outcome unknown       {ops['info']:>8}  (committed {result.get('info_committed', 0)}, "
+                  f"not committed {result.get('info_not_committed', 0)})"]
+    if result.get("dump_log"):
+        lines.append(f"files read by kafka-python's batch reader (CRC checked); {result['dump_log']}")
+    return lines
+
+
 def format_chaos_report(result: dict[str, Any]) -> str:
     from kraft.tools.bench.chaos.checker import chaos_ok
 
@@ -30,6 +44,11 @@ def format_chaos_report(result: dict[str, Any]) -> str:
         f"{result['load_average_after']:.1f} after",
         f"faults applied: {counts}",
     ]
+    power = result.get("power_loss") or {}
+    if power.get("cuts"):
+        lines.append(f"power loss dropped: {power['bytes_dropped']} bytes in {power['files_dropped']} files over "
+                     f"{power['cuts']} cuts ({power['cuts_that_dropped_nothing']} dropped nothing"
+                     + (f", {power['cuts_unreported']} unreported" if power.get("cuts_unreported") else "") + ")")
     for kind, reason in result.get("skipped", {}).items():
         lines.append(f"nemesis {kind} skipped: {reason}")
     lines += result.get("notes", [])
@@ -37,11 +56,17 @@ def format_chaos_report(result: dict[str, Any]) -> str:
         "",
         f"acknowledged as committed   {result['acknowledged']:>8}",
         f"present on every node       {result['present']:>8}",
+        *_operations_lines(result),
         f"lost                        {result['lost']:>8}",
         f"leader changes              {result['leader_changes']:>8}",
         f"time without a leader       {result['time_without_leader_s']:>7.1f} s",
         f"committed records (HW {result['high_watermark']})  {result['committed_records']:>6}",
     ]
+    heals = result.get("after_heals")
+    if heals:
+        lines.append(f"a leader committing again after a heal: median {heals['median_s']:.1f} s, p99 "
+                     f"{heals['p99_s']:.1f} s over {heals['heals']} heals (Kafka: election timeout "
+                     f"{heals['election_timeout_s']:g} s, fetch timeout {heals['fetch_timeout_s']:g} s)")
     for kind, a in result.get("availability", {}).items():
         lines.append(f"after a {kind} heal: a leader committing again in {a['mean_s']:.1f} s mean, "
                      f"{a['max_s']:.1f} s worst ({a['heals']:g} heals with nothing else broken)")
@@ -59,7 +84,12 @@ def format_chaos_report(result: dict[str, Any]) -> str:
                       ("logs_disagree", "logs that disagree with the committed history"),
                       ("two_leaders_in_an_epoch", "epochs with two leaders"),
                       ("changed_below_high_watermark", "content changed below the high watermark"),
-                      ("unreadable", "logs that cannot be opened"), ("stalled", "liveness")):
+                      ("files_corrupt", "defects in the files (read without kraft)"),
+                      ("dump_log_disagrees", "DumpLogSegments reads the files otherwise"),
+                      ("fail_committed", "appends that failed, yet are committed"),
+                      ("power_loss_dropped_nothing", "power cuts were applied and none dropped anything"),
+                      ("wrong_fail_stops", "nodes that did not fail-stop with status 1 on EIO"),
+                      ("stalled", "liveness")):
         found = result.get(key)
         if not found:
             continue

@@ -13,16 +13,22 @@ leave A and are silently dropped by the bridge's other ports (as an
 iptables DROP would, so TCP waits and retransmits), while B's packets still
 reach A. Partitions, bridges and one-way faults are sets of such
 directions; overlapping faults add up, and a heal removes only its own.
-The flaky link is ``tc netem`` (loss, delay, reorder, duplicate) on the
-node's interface; where the kernel has no netem it is ``tc tbf`` (a slow
-link that delays and drops at its queue's tail), said once.
+The flaky link is ``tc netem`` (loss, delay with jitter, reorder,
+duplicate) on the node's interface. Where the kernel has no netem (this
+machine's has neither netem nor tc classifiers and actions), the node's
+port is taken off the bridge and a userspace relay (:mod:`.linkrelay`, in
+the bridge's namespace) forwards between it and a new port on the bridge,
+dropping and delaying frames; the run's notes say so once.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
+import socket
 import subprocess
+import sys
 from collections import Counter
 from collections.abc import Iterable
 
@@ -51,8 +57,35 @@ def network_unavailable_reason() -> str | None:
     done = _run("ip", "netns", "add", name)
     if done.returncode != 0:
         return f"ip netns add failed: {done.stderr.strip() or done.returncode}"
-    _run("ip", "netns", "del", name)
+    try:
+        if not _netem_works(name) and not _packet_sockets_work():
+            return ("a flaky link needs tc netem (module sch_netem) or packet sockets (AF_PACKET) for a "
+                    "userspace relay, and this kernel has neither")
+    finally:
+        _run("ip", "netns", "del", name)
     return None
+
+
+def _netem_works(namespace: str) -> bool:
+    if shutil.which("tc") is None:
+        return False
+    done = _run("tc", "-n", namespace, "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms")
+    return done.returncode == 0
+
+
+def _packet_sockets_work() -> bool:
+    try:
+        socket.socket(socket.AF_PACKET, socket.SOCK_RAW).close()
+    except (OSError, AttributeError):
+        return False
+    return True
+
+
+def _die_with_parent() -> None:
+    """In the relay's child before exec: SIGTERM when the run's process dies, even by kill -9."""
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 class Network:
@@ -67,6 +100,10 @@ class Network:
         self.dropped: Counter[tuple[int, int]] = Counter()
         self.flaky_kind: str | None = None
         self.notes: list[str] = []
+        #: node -> the userspace relay making its link flaky.
+        self.relays: dict[int, subprocess.Popen[bytes]] = {}
+        #: The last line of each stopped relay (the frames it forwarded and dropped).
+        self.relay_said: list[str] = []
 
     def namespace(self, node_id: int) -> str:
         return f"{self.tag}-n{node_id}"
@@ -100,7 +137,9 @@ class Network:
             self._ip("-n", ns, "link", "set", "lo", "up")
 
     def close(self) -> None:
-        """Delete every namespace this run created (their interfaces go with them)."""
+        """Stop the relays, delete every namespace this run created (their interfaces go with them)."""
+        for node_id in list(self.relays):
+            self._stop_relay(node_id)
         for ns in reversed(self.created):
             _run("ip", "netns", "del", ns)
         self.created.clear()
@@ -136,28 +175,56 @@ class Network:
         a, b = list(a), list(b)
         return [(x, y) for x in a for y in b] + [(y, x) for x in a for y in b]
 
-    def flaky(self, node_id: int, loss_pct: float, delay_ms: int) -> str:
+    def flaky(self, node_id: int, loss_pct: float, delay_ms: int, seed: int = 0) -> str:
         """Make the node's link lossy and slow; a description of what was set."""
-        ns = self.namespace(node_id)
+        ns, jitter = self.namespace(node_id), delay_ms // 2
         done = _run("tc", "-n", ns, "qdisc", "replace", "dev", "eth0", "root", "netem",
-                    "loss", f"{loss_pct:g}%", "delay", f"{delay_ms}ms", f"{delay_ms // 2}ms",
+                    "loss", f"{loss_pct:g}%", "delay", f"{delay_ms}ms", f"{jitter}ms",
                     "reorder", "25%", "duplicate", "2%")
         if done.returncode == 0:
             self.flaky_kind = "netem"
-            return f"netem loss {loss_pct:g}%, delay {delay_ms}±{delay_ms // 2} ms, reorder 25%, duplicate 2%"
-        # No sch_netem in this kernel: a slow link (queueing delay, tail drops).
-        done = _run("tc", "-n", ns, "qdisc", "replace", "dev", "eth0", "root", "tbf",
-                    "rate", "256kbit", "burst", "4kb", "latency", f"{delay_ms}ms")
-        if done.returncode != 0:
-            raise NetworkUnavailable(f"tc cannot shape the link of node {node_id}: {done.stderr.strip()}")
-        if self.flaky_kind != "tbf":
-            self.notes.append("tc netem is not available in this kernel (module sch_netem): the flaky link "
-                              "is tc tbf (256 kbit/s, tail drop), without reorder or duplicates")
-        self.flaky_kind = "tbf"
-        return f"tbf 256 kbit/s, latency {delay_ms} ms (queue delay and tail drop)"
+            return f"netem loss {loss_pct:g}%, delay {delay_ms}±{jitter} ms, reorder 25%, duplicate 2%"
+        # No sch_netem in this kernel: the userspace relay between the node's port and the bridge.
+        self._start_relay(node_id, loss_pct, delay_ms, jitter, seed)
+        if self.flaky_kind != "relay":
+            self.notes.append("tc netem is not available in this kernel (module sch_netem): flaky links go "
+                              "through a userspace relay (packet sockets in the bridge's namespace): loss and "
+                              "delay with jitter per frame, no duplicates")
+        self.flaky_kind = "relay"
+        return f"userspace relay, loss {loss_pct:g}%, delay {delay_ms}±{jitter} ms"
 
-    def steady(self, node_id: int) -> None:
+    def _start_relay(self, node_id: int, loss_pct: float, delay_ms: int, jitter_ms: int, seed: int) -> None:
+        br, port, side, bridge_side = self.bridge_ns, f"v{node_id}", f"f{node_id}a", f"f{node_id}b"
+        self._ip("-n", br, "link", "add", side, "type", "veth", "peer", "name", bridge_side)
+        self._ip("-n", br, "link", "set", bridge_side, "master", "br0", "up")
+        self._ip("-n", br, "link", "set", side, "up", "promisc", "on")
+        self._ip("-n", br, "link", "set", port, "nomaster", "promisc", "on")
+        self.relays[node_id] = subprocess.Popen(
+            ["ip", "netns", "exec", br, sys.executable, "-m", "kraft.tools.bench.chaos.linkrelay", port, side,
+             "--loss", f"{loss_pct:g}", "--delay", str(delay_ms), "--jitter", str(jitter_ms), "--seed", str(seed)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+
+    def _stop_relay(self, node_id: int) -> str:
+        relay = self.relays.pop(node_id)
+        relay.terminate()
+        try:
+            said, _ = relay.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            relay.kill()
+            said, _ = relay.communicate()
+        last = (said.decode(errors="replace").strip().splitlines() or [""])[-1]
+        self.relay_said.append(last)
+        br = self.bridge_ns
+        _run("ip", "-n", br, "link", "del", f"f{node_id}a")
+        _run("ip", "-n", br, "link", "set", f"v{node_id}", "promisc", "off", "master", "br0")
+        return last.removeprefix("linkrelay: ")
+
+    def steady(self, node_id: int) -> str:
+        """The node's link as the others; what the relay did, if one ran."""
+        if node_id in self.relays:
+            return self._stop_relay(node_id)
         _run("tc", "-n", self.namespace(node_id), "qdisc", "del", "dev", "eth0", "root")
+        return ""
 
     def heal_all(self) -> None:
         for src, dst in list(self.dropped):

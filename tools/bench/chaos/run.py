@@ -5,7 +5,8 @@ Voters (3, or 5) and observers, each a ``kraft node start`` process; with
 (:mod:`.netns`), otherwise on 127.0.0.1. KRaft has no client RPC that
 appends to the metadata log, so the client is the one Kafka's controller is:
 each voter, while it leads, appends numbered records one at a time
-(``--demo-append-rate``) and writes each one acknowledged as committed to
+(``--demo-append-rate``), writes each append's invocation and outcome to
+its history (:mod:`.operations`) and each one acknowledged as committed to
 its ack log before the next append (line buffered: a kill -9 cannot lose an
 acknowledgement).
 
@@ -13,10 +14,12 @@ Meanwhile faults drawn from ``--seed`` overlap (up to
 ``--max-concurrent-faults``), each logged at its start and end:
 
 * ``partition``: isolate the leader or a follower, a majority/minority
-  split, a bridge (one node in both halves), a one-way drop, a flaky link;
+  split, a bridge (one node in both halves), a one-way drop, Jepsen's
+  majorities ring (5 voters), a flapping link, a flaky link (loss, delay
+  with jitter: netem, or a userspace relay where the kernel has none);
 * ``power-loss``: the voter's disk is a LazyFS mount (:mod:`.lazyfs`): the
   node is killed and every write since its file's last fsync is lost, half
-  the time with a torn page;
+  the time with a torn page; each cut says what it dropped;
 * ``kill``: kill -9, restarted later; ``pause``: SIGSTOP past the fetch
   timeout, then SIGCONT;
 * ``disk-full``: one voter's metadata directory is a small tmpfs, filled to
@@ -51,13 +54,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kraft.tools.bench.chaos.checker import Sampler, Stored, check, chaos_ok, read_stored
+from kraft.tools.bench.chaos.checker import Sampler, check, chaos_ok
 from kraft.tools.bench.chaos.disks import LazyDisk, fuse_unavailable_reason
 from kraft.tools.bench.chaos.history import History
 from kraft.tools.bench.chaos.netns import Network, NetworkUnavailable, network_unavailable_reason
 from kraft.tools.bench.node_process import NodeProcess, fault_line, kill_for, pause_for
 
-__all__ = ["ChaosError", "ChaosOptions", "NEMESES", "Chaos", "chaos_ok", "fault_phase_header", "run_chaos",
+__all__ = ["ChaosError", "ChaosNode", "ChaosOptions", "NEMESES", "PARTITION_SHAPES", "Chaos", "chaos_ok", "fault_phase_header", "run_chaos",
            "unavailable_reason"]
 
 OBSERVER_ID = 99
@@ -70,7 +73,12 @@ FETCH_TIMEOUT_S = 2.0
 #: The shortest fault (a hold past the fetch timeout, then its heal): a shorter run cannot hold one.
 MIN_FAULT_S = 5.0
 DISK_FULL_SIZE = "32m"
+#: How long a power cut waits for the nodes' next fsyncs to hold.
+HOLD_WAIT_S = 3.0
 CONTROLLER_PORT = 9093
+#: The partition nemesis's shapes (``majorities-ring`` needs 5 voters: with 3, every ring is whole).
+PARTITION_SHAPES = ("isolate-leader", "isolate-follower", "split", "bridge", "one-way", "majorities-ring",
+                    "flapping", "flaky")
 
 
 @dataclass(frozen=True)
@@ -114,7 +122,7 @@ def unavailable_reason(kind: str) -> str | None:
 
 
 @dataclass
-class _Node(NodeProcess):
+class ChaosNode(NodeProcess):
     """A node process (voters run the demo load: ``acks`` set) and what the run knows of it."""
 
     voter: bool = False
@@ -145,7 +153,7 @@ class Chaos:
         self.root = root
         self.say = say
         self.rng = random.Random(options.seed)
-        self.nodes: dict[int, _Node] = {}
+        self.nodes: dict[int, ChaosNode] = {}
         self.skipped: dict[str, str] = {}
         self.kinds: list[str] = []
         self.faults: list[dict[str, Any]] = []
@@ -160,6 +168,10 @@ class Chaos:
         self.network: Network | None = None
         self.history: History | None = None
         self.sampler = Sampler()
+        #: Nodes that left on a failed fsync otherwise than Kafka's fail-stop (exit 1).
+        self.wrong_exits: list[str] = []
+        #: What each power cut dropped: node, bytes, files, whether the disk said.
+        self.power_cuts: list[dict[str, Any]] = []
         self.acks_seen = 0
         self.last_ack_t = 0.0
         #: Heals waiting for a leader and a commit again: (fault, time of the heal).
@@ -236,6 +248,12 @@ class Chaos:
             addresses = {n: (self.network.address(n), CONTROLLER_PORT) for n in ids}
         else:
             addresses = {n: ("127.0.0.1", p) for n, p in zip(ids, free_ports(len(ids)))}
+        configs = self._format(ids, voters, addresses)
+        self._make_nodes(ids, voters, configs)
+
+    def _format(self, ids: list[int], voters: list[int], addresses: dict[int, tuple[str, int]]) -> dict[int, Path]:
+        """Each node's server.properties, formatted with ``kraft storage format`` (one cluster id)."""
+        opts = self.options
         quorum = ",".join(f"{n}@{addresses[n][0]}:{addresses[n][1]}" for n in voters)
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
         configs = {}
@@ -259,14 +277,20 @@ class Chaos:
             output, _ = proc.communicate()
             if proc.returncode != 0:
                 raise ChaosError(f"kraft storage format failed: {output.decode(errors='replace')}")
+        return configs
+
+    def _make_nodes(self, ids: list[int], voters: list[int], configs: dict[int, Path]) -> None:
+        """The node processes (not started) and the voters' FUSE disks (mounted)."""
+        opts = self.options
         env = self.shim.env() if self.shim is not None else None
         lazy = "power-loss" in self.kinds or "lying-disk" in self.kinds
         for node_id in ids:
             voter = node_id in voters
-            node = _Node(node_id, configs[node_id], self.root / f"node-{node_id}.log",
-                         self.root / f"acks-{node_id}.tsv" if voter else None, opts.append_rate,
-                         prefix=self.network.exec_prefix(node_id) if self.network is not None else [], env=env,
-                         voter=voter, log_dir=self.root / f"metadata-{node_id}")
+            node = ChaosNode(node_id, configs[node_id], self.root / f"node-{node_id}.log",
+                             self.root / f"acks-{node_id}.tsv" if voter else None, opts.append_rate,
+                             prefix=self.network.exec_prefix(node_id) if self.network is not None else [],
+                             env=env, voter=voter, log_dir=self.root / f"metadata-{node_id}",
+                             history=self.root / f"operations-{node_id}.jsonl" if voter else None)
             if node_id in opts.kafka_played:
                 from kraft.tools.bench.kafka_played import LAUNCHER
 
@@ -326,7 +350,7 @@ class Chaos:
             if node.voter:
                 self._read_acks(node)
 
-    def _read_acks(self, node: _Node) -> None:
+    def _read_acks(self, node: ChaosNode) -> None:
         assert self.history is not None and node.acks is not None
         try:
             with open(node.acks, "rb") as f:
@@ -427,7 +451,7 @@ class Chaos:
         self.say(fault_line(fault["end"] - self.t0, fault, end=detail))
         self.recovering.append((fault, fault["end"]))
 
-    def pick(self, prefer_leader: float = 0.5, disk: bool = False) -> _Node | None:
+    def pick(self, prefer_leader: float = 0.5, disk: bool = False) -> ChaosNode | None:
         """A voter no other process fault holds (the leader with probability ``prefer_leader``)."""
         free = [n for n in self.voter_ids if not self.nodes[n].busy and self.nodes[n].alive
                 and (not disk or self.nodes[n].disk is not None)]
@@ -452,21 +476,44 @@ class Chaos:
         what = "lying disk: everything since the mount" if kind == "lying-disk" else "unsynced writes"
         fault = self.begin(kind, node_ids, f"power cut ({what} lost{', a torn page' if tear else ''}), "
                                            f"back after {down_s:.1f} s")
+        await self._hold_fsyncs(node_ids)
         for node_id in node_ids:
             self.nodes[node_id].kill_signal()
+        said = []
         for node_id in node_ids:
             node = self.nodes[node_id]
-            await node.exited(30)
+            # A node whose fsync the disk holds dies only when the disk does (the kernel
+            # waits for the FUSE reply): a short wait, then the cut, then its exit.
+            await node.exited(0.5)
             assert node.disk is not None
-            await trio.to_thread.run_sync(node.disk.power_cut, tear)
+            cut = await trio.to_thread.run_sync(node.disk.power_cut, tear)
+            await node.exited(30)
+            self.power_cuts.append({"node": node_id, "bytes": cut.bytes, "files": len(cut.dropped),
+                                    "reported": cut.reported})
+            said.append(f"node {node_id} {cut.describe()}")
+        fault["dropped"] = "; ".join(said)
         await trio.sleep(down_s)
         for node_id in node_ids:
             node = self.nodes[node_id]
             assert node.disk is not None
             await trio.to_thread.run_sync(node.disk.mount)
             node.start()
-        self.end(fault, "power back, restarted")
+        self.end(fault, f"power back, restarted ({fault['dropped']})")
         return fault
+
+    async def _hold_fsyncs(self, node_ids: list[int]) -> None:
+        """The power goes in the middle of an fsync: each disk hangs its
+        node's next fsync, and the cut waits (up to :data:`HOLD_WAIT_S`) until
+        every one holds one, so that each cut drops what the node was syncing
+        (never acknowledged: the fsync did not return). A node that does not
+        sync in that time (paused, cut off) loses whatever it has unsynced."""
+        import trio
+
+        disks = [d for d in (self.nodes[n].disk for n in node_ids) if d is not None and not d.lie]
+        since = [(d, d.hold_next_fsync()) for d in disks]
+        with trio.move_on_after(HOLD_WAIT_S):
+            while not all(d.held(pos) for d, pos in since):
+                await trio.sleep(0.05)
 
     async def disk_full(self, hold_s: float) -> None:
         import trio
@@ -493,55 +540,80 @@ class Chaos:
             self.end(fault, "the node never synced in 30 s: disarmed")
             return
         if code != 1:
-            self.end(fault, f"exit code {code}")
-            raise ChaosError(f"node {node_id} did not fail-stop with status 1 on EIO (exit {code})")
+            # A finding, not the end of the run: the rest of the run's evidence still counts.
+            self.wrong_exits.append(f"node {node_id} exited {code} on EIO from fsync, not 1 (Kafka's fatal "
+                                    f"fault){_last_error(node.out)}")
+            await trio.sleep(self.rng.uniform(0.5, 2.0))
+            node.start()
+            self.end(fault, f"exit code {code}, restarted on a healthy disk")
+            return
         await trio.sleep(self.rng.uniform(0.5, 2.0))
         node.start()
         self.end(fault, f"fail-stop (exit 1{_fatal_line(node.out)}), restarted on a healthy disk")
 
+    def partition_directions(self, shape: str) -> tuple[list[tuple[int, int]], list[int], str]:
+        """The dropped directions of a clean-cut shape, its target nodes and its description."""
+        assert self.network is not None
+        voters, leader, rng = self.voter_ids, self.leader(), self.rng
+        shuffled = rng.sample(voters, len(voters))
+        split = self.network.split
+        if shape in ("isolate-leader", "isolate-follower"):
+            followers = [v for v in voters if v != leader]
+            target = leader if shape == "isolate-leader" and leader is not None else rng.choice(followers or voters)
+            return split([target], [n for n in self.nodes if n != target]), [target], \
+                f"{shape}: node {target} cut off from every node"
+        if shape == "split":
+            minority = shuffled[: len(voters) // 2]
+            majority = [n for n in self.nodes if n not in minority]
+            return split(minority, majority), minority, f"split: {minority} | {sorted(majority)}"
+        if shape == "bridge":
+            middle, rest = shuffled[0], shuffled[1:]
+            a, b = rest[: len(rest) // 2], rest[len(rest) // 2:]
+            return split(a, b), [middle], f"bridge: {sorted(a)} | {sorted(b)}, node {middle} in both"
+        if shape == "one-way":
+            src, dst = shuffled[0], shuffled[1]
+            return [(src, dst)], [src, dst], (f"one-way: node {dst} hears nothing from node {src}, "
+                                              f"node {src} still hears node {dst}")
+        if shape == "majorities-ring":
+            # Jepsen's majorities ring: the voters in a seeded ring, each linked to its
+            # neighbours only; every voter sees a majority, no two the same one (5 voters;
+            # observers keep every link).
+            ring, reach = shuffled, (len(voters) // 2 + 1) // 2
+            far = [(a, b) for i, a in enumerate(ring) for j, b in enumerate(ring)
+                   if min((i - j) % len(ring), (j - i) % len(ring)) > reach]
+            return far, ring, f"majorities ring {'-'.join(map(str, ring))}: each voter sees its neighbours"
+        raise ValueError(f"unknown partition shape {shape}")
+
     async def partition(self, shape: str, hold_s: float) -> None:
-        """One of isolate-leader, isolate-follower, split, bridge, one-way, flaky; healed after ``hold_s``."""
+        """One of :data:`PARTITION_SHAPES`; healed after ``hold_s``."""
         import trio
 
         net = self.network
         assert net is not None
-        voters = self.voter_ids
-        leader = self.leader()
-        rng = self.rng
-        shuffled = rng.sample(voters, len(voters))
-        if shape in ("isolate-leader", "isolate-follower"):
-            followers = [v for v in voters if v != leader]
-            target = leader if shape == "isolate-leader" and leader is not None else rng.choice(followers or voters)
-            others = [n for n in self.nodes if n != target]
-            directions = net.split([target], others)
-            fault = self.begin("partition", [target], f"{shape}: node {target} cut off from every node")
-        elif shape == "split":
-            minority = shuffled[: len(voters) // 2]
-            majority = [n for n in self.nodes if n not in minority]
-            directions = net.split(minority, majority)
-            fault = self.begin("partition", minority, f"split: {minority} | {sorted(majority)}")
-        elif shape == "bridge":
-            middle = shuffled[0]
-            rest = shuffled[1:]
-            half = len(rest) // 2
-            a, b = rest[:half], rest[half:]
-            directions = net.split(a, b)
-            fault = self.begin("partition", [middle], f"bridge: {sorted(a)} | {sorted(b)}, node {middle} in both")
-        elif shape == "one-way":
-            src, dst = shuffled[0], shuffled[1]
-            directions = [(src, dst)]
-            fault = self.begin("partition", [src, dst], f"one-way: node {dst} hears nothing from node {src}, "
-                                                        f"node {src} still hears node {dst}")
-        elif shape == "flaky":
-            target = shuffled[0]
-            detail = net.flaky(target, rng.choice([10, 20, 30]), rng.choice([20, 50, 100]))
+        if shape == "flaky":
+            target = self.rng.choice(self.voter_ids)
+            detail = net.flaky(target, self.rng.choice([10, 20, 30]), self.rng.choice([20, 50, 100]),
+                               seed=self.rng.randrange(1 << 30))
             fault = self.begin("partition", [target], f"flaky link of node {target}: {detail}")
             await trio.sleep(hold_s)
-            net.steady(target)
+            relayed = net.steady(target)
+            self.end(fault, f"link steady ({relayed})" if relayed else "link steady")
+            return
+        if shape == "flapping":
+            # Isolate a voter and heal it, again and again, each phase shorter than the fetch timeout.
+            target = self.rng.choice(self.voter_ids)
+            directions = net.split([target], [n for n in self.nodes if n != target])
+            fault = self.begin("partition", [target], f"flapping: node {target} cut off and back every 0.5-1.5 s")
+            end = trio.current_time() + hold_s
+            while trio.current_time() < end:
+                net.drop(directions)
+                await trio.sleep(self.rng.uniform(0.5, 1.5))
+                net.undrop(directions)
+                await trio.sleep(self.rng.uniform(0.5, 1.5))
             self.end(fault, "link steady")
             return
-        else:
-            raise ValueError(f"unknown partition shape {shape}")
+        directions, nodes, detail = self.partition_directions(shape)
+        fault = self.begin("partition", nodes, detail)
         net.drop(directions)
         await trio.sleep(hold_s)
         net.undrop(directions)
@@ -573,7 +645,8 @@ class Chaos:
     async def inject(self, kind: str) -> None:
         rng = self.rng
         if kind == "partition":
-            shape = rng.choice(["isolate-leader", "isolate-follower", "split", "bridge", "one-way", "flaky"])
+            shapes = [s for s in PARTITION_SHAPES if s != "majorities-ring" or len(self.voter_ids) >= 5]
+            shape = rng.choice(shapes)
             await self.partition(shape, FETCH_TIMEOUT_S + rng.uniform(1.0, 6.0))
             return
         if kind == "disk-full":
@@ -666,7 +739,7 @@ class Chaos:
         the signal's default action would kill the process)."""
         import trio
 
-        def listening(node: _Node) -> bool:
+        def listening(node: ChaosNode) -> bool:
             with open(node.out, "rb") as f:
                 f.seek(node.out_start)
                 return b"demo writer started" in f.read()
@@ -684,10 +757,10 @@ class Chaos:
         """Wait until every node's log ends at the same batch and stays there for ``for_s``."""
         import trio
 
-        from kraft.tools.bench.chaos.checker import batch_crcs
+        from kraft.tools.bench.chaos.segments import segment_crcs
 
         def ends() -> tuple[int, ...]:
-            return tuple(max((last for last, _ in batch_crcs(n.log_dir).values()), default=-1)
+            return tuple(max((last for last, _ in segment_crcs(n.log_dir).values()), default=-1)
                          for n in self.nodes.values())
 
         seen: tuple[int, ...] = ()
@@ -730,6 +803,15 @@ def _fatal_line(out: Path) -> str:
     return f" ({match.group(0)})" if match else ""
 
 
+def _last_error(out: Path) -> str:
+    """The node's last ``Error:`` line (what a failing command printed), as `` (...)``."""
+    try:
+        lines = [line for line in out.read_text(errors="replace").splitlines() if line.startswith("Error:")]
+    except OSError:
+        return ""
+    return f" ({lines[-1]})" if lines else ""
+
+
 def _fill(directory: Path) -> Path:
     """Fill the filesystem of ``directory`` to the last byte; the filler file."""
     filler = directory / "filler"
@@ -749,6 +831,45 @@ def _fill(directory: Path) -> Path:
     return filler
 
 
+def _figures(chaos: Chaos) -> dict[str, Any]:
+    """What the run did: faults per kind, leaders, availability, what power loss dropped, notes."""
+    counts = {k: 0 for k in (*(k for k in NEMESES if k in chaos.options.nemesis), "exited")}
+    for fault in chaos.faults:
+        counts[fault["kind"]] = counts.get(fault["kind"], 0) + 1
+    notes = list(chaos.network.notes) if chaos.network is not None else []
+    return {"fault_counts": counts, "faults": [{k: v for k, v in f.items() if k != "clean"} for f in chaos.faults],
+            "leader_changes": max(0, chaos.leader_changes - 1), "time_without_leader_s": chaos.no_leader_s,
+            "availability": _availability(chaos), **_power_loss(chaos), "after_heals": _after_heals(chaos),
+            "notes": notes + chaos.report_lines, "wrong_fail_stops": list(chaos.wrong_exits), **({"scenario_report": dict(chaos.report)} if chaos.report else {})}
+
+
+def _verdict(chaos: Chaos) -> dict[str, Any]:
+    """The checker's verdict on the files as the nodes left them (through
+    their disks, still powered; every process stopped), read by our own
+    reader and, where its jars are, by Kafka's DumpLogSegments."""
+    from kraft.tools.bench.chaos.kafka_dump import cross_check
+    from kraft.tools.bench.chaos.operations import read_operations
+    from kraft.tools.bench.chaos.segments import read_node_files
+
+    dirs = {n: node.log_dir for n, node in chaos.nodes.items()}
+    files = {n: read_node_files(d) for n, d in dirs.items()}
+    ops = read_operations(node.history for node in chaos.nodes.values() if node.history is not None)
+    result = check(ops, files, set(chaos.voter_ids), chaos.sampler)
+    result["dump_log"], result["dump_log_disagrees"] = cross_check(dirs, files)
+    return result
+
+
+def _power_loss(chaos: Chaos) -> dict[str, Any]:
+    """What the power cuts dropped in total. A run whose cuts dropped
+    nothing at all proved no more than kill -9 would have: it fails."""
+    cuts = chaos.power_cuts
+    total = sum(c["bytes"] for c in cuts)
+    return {"power_loss": {"cuts": len(cuts), "bytes_dropped": total, "files_dropped": sum(c["files"] for c in cuts),
+                           "cuts_that_dropped_nothing": sum(1 for c in cuts if c["reported"] and not c["bytes"]),
+                           "cuts_unreported": sum(1 for c in cuts if not c["reported"])},
+            "power_loss_dropped_nothing": bool(cuts) and total == 0}
+
+
 def _availability(chaos: Chaos) -> dict[str, dict[str, float]]:
     """Per fault kind: heals measured (with nothing else broken), mean and worst
     seconds from the heal to a leader committing again."""
@@ -758,6 +879,23 @@ def _availability(chaos: Chaos) -> dict[str, dict[str, float]]:
         if times:
             out[kind] = {"heals": len(times), "mean_s": round(sum(times) / len(times), 2), "max_s": max(times)}
     return out
+
+
+#: Kafka's defaults for the two timeouts that bound a new leader: controller.quorum.election.timeout.ms
+#: and controller.quorum.fetch.timeout.ms (``QuorumConfig``).
+ELECTION_TIMEOUT_S, KAFKA_FETCH_TIMEOUT_S = 1.0, 2.0
+
+
+def _after_heals(chaos: Chaos) -> dict[str, float] | None:
+    """Every heal with nothing else broken: seconds to a leader committing
+    again, median and p99 (nearest rank), beside Kafka's own timeouts."""
+    times = sorted(r["recovered_s"] for r in chaos.recoveries if r["clean"])
+    if not times:
+        return None
+    p99 = times[min(len(times) - 1, max(0, -(-99 * len(times) // 100) - 1))]
+    return {"heals": len(times), "median_s": times[len(times) // 2] if len(times) % 2 else
+            round((times[len(times) // 2 - 1] + times[len(times) // 2]) / 2, 2), "p99_s": p99,
+            "election_timeout_s": ELECTION_TIMEOUT_S, "fetch_timeout_s": KAFKA_FETCH_TIMEOUT_S}
 
 
 # --- the run ---------------------------------------------------------------------------------
@@ -833,28 +971,8 @@ async def run_chaos(options: ChaosOptions, root: Path, say: Callable[[str], None
             await chaos.settle()
             result["codes"] = chaos.terminate()
             nursery.cancel_scope.cancel()
-        counts = {k: 0 for k in (*(k for k in NEMESES if k in options.nemesis), "exited")}
-        for fault in chaos.faults:
-            counts[fault["kind"]] = counts.get(fault["kind"], 0) + 1
-        result["fault_counts"] = counts
-        result["faults"] = [{k: v for k, v in f.items() if k != "clean"} for f in chaos.faults]
-        result["leader_changes"] = max(0, chaos.leader_changes - 1)
-        result["time_without_leader_s"] = chaos.no_leader_s
-        result["availability"] = _availability(chaos)
-        result["notes"] = list(chaos.network.notes) if chaos.network is not None else []
-        result["notes"] += chaos.report_lines
-        if chaos.report:
-            result["scenario_report"] = dict(chaos.report)
-        acks = [ack for n in chaos.voter_ids for ack in chaos.nodes[n].acknowledged()]
-        # The files as the nodes see them (through their disks, still powered), every process stopped.
-        stored = {}
-        for n, node in chaos.nodes.items():
-            try:
-                stored[n] = await trio.to_thread.run_sync(read_stored, node.log_dir)
-            except Exception as e:  # a log the node could not open either: it holds nothing
-                result.setdefault("unreadable", {})[n] = str(e)
-                stored[n] = Stored({}, 0, [], {}, 0)
-        result.update(check(acks, stored, set(chaos.voter_ids), chaos.sampler, chaos.leaders_seen))
+        result.update(_figures(chaos))
+        result.update(await trio.to_thread.run_sync(_verdict, chaos))
         result["load_average_after"] = os.getloadavg()[0]
         chaos.history.add("verdict", ok=chaos_ok(result), lost=result["lost"], acknowledged=result["acknowledged"])
         result["history"] = str(chaos.history.path)

@@ -15,7 +15,8 @@ What it may use: ``chaos.voter_ids``, ``chaos.observer_ids``,
 logged at its start and end: ``kill(node, down_s)``, ``pause(node, hold_s)``,
 ``power_loss([nodes], down_s, tear=False)``, ``partition(shape, hold_s)``
 (``isolate-leader``, ``isolate-follower``, ``split``, ``bridge``,
-``one-way``, ``flaky``; needs ``--nemesis partition``), ``progress(what)``,
+``one-way``, ``majorities-ring``, ``flapping``, ``flaky``; needs
+``--nemesis partition``), ``progress(what)``,
 ``begin(kind, nodes, detail)`` / ``end(fault)`` to log a fault of its own.
 
 Register one in a line, by callable or by ``"module:attribute"`` (imported

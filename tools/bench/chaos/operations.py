@@ -1,0 +1,79 @@
+"""The load's complete history, as Jepsen keeps one: every append's
+invocation, written before the append is sent, and its completion after.
+
+Each voter's demo load (``kraft node start --demo-history PATH``) writes one
+JSON object a line, line-buffered (in the kernel before the next step, so
+a kill -9 of the node loses none)::
+
+    {"type": "invoke", "f": "append", "value": "quickstart node=1 epoch=3 seq=7"}
+    {"type": "ok", "f": "append", "value": "...", "offset": 41}
+    {"type": "fail", "f": "append", "value": "...", "error": "..."}
+    {"type": "info", "f": "append", "value": "...", "error": "..."}
+
+``ok``: acknowledged as committed at ``offset``. ``fail``: refused before
+it was appended (not the leader), so it is in no log. ``info``: the outcome
+is unknown (the leader's epoch ended, the wait timed out): the record may
+be committed or not. An invocation with no completion (the process died
+in between) is ``info`` too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Operations", "read_operations"]
+
+
+@dataclass
+class Operations:
+    """Every append of a run by outcome: ``ok`` as (offset, value), the others as values."""
+
+    ok: list[tuple[int, bytes]] = field(default_factory=list)
+    fail: list[bytes] = field(default_factory=list)
+    info: list[bytes] = field(default_factory=list)
+    invoked: int = 0
+
+    @classmethod
+    def acknowledged(cls, acks: Iterable[tuple[int, bytes]]) -> Operations:
+        """A history of acknowledgements alone (each one invoked and ok)."""
+        ok = list(acks)
+        return cls(ok=ok, invoked=len(ok))
+
+    def counts(self) -> dict[str, int]:
+        return {"invoked": self.invoked, "ok": len(self.ok), "fail": len(self.fail), "info": len(self.info)}
+
+
+def _add_file(ops: Operations, path: Path) -> None:
+    pending: dict[str, int] = {}
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+            kind, value = event["type"], str(event["value"])
+        except (ValueError, KeyError, TypeError):
+            continue  # a line cut by a kill: its operation stays pending
+        if kind == "invoke":
+            ops.invoked += 1
+            pending[value] = pending.get(value, 0) + 1
+            continue
+        if pending.get(value, 0) <= 0:
+            continue  # a completion without its invocation is no operation of this history
+        pending[value] -= 1
+        if kind == "ok" and isinstance(event.get("offset"), int):
+            ops.ok.append((event["offset"], value.encode()))
+        elif kind == "fail":
+            ops.fail.append(value.encode())
+        else:
+            ops.info.append(value.encode())
+    ops.info += [v.encode() for v, n in pending.items() for _ in range(n)]
+
+
+def read_operations(paths: Iterable[Path]) -> Operations:
+    """The operations of every history file (a missing one holds none)."""
+    ops = Operations()
+    for path in paths:
+        if path.exists():
+            _add_file(ops, path)
+    return ops
