@@ -10,6 +10,7 @@ in one nursery (:meth:`RaftManager.run`). The embedding API
 
 from __future__ import annotations
 
+import errno
 import logging
 import uuid
 from functools import partial
@@ -22,14 +23,14 @@ import trio
 
 from kraft.config import NodeConfig
 from kraft.dirlock import DirectoryLock
-from kraft.errors import NetworkError, StorageError
+from kraft.errors import NetworkError, StorageError, leaf_exceptions
 from kraft.node import credentials, snapshots, update_features as features
 from kraft.node.cluster_ids import ClusterIdWatch, describe_cluster_asker
 from kraft.node.controller_apis import SUPPORTED_APIS, ControllerApis
 from kraft.node.controller_registration import ControllerRegistrationManager, RegisteredListener
 from kraft.node.network_channel import AddressBook, NetworkChannel, bootstrap_nodes
 from kraft.node.quorum_state_store import ElectionStateStore
-from kraft.node.raft_client import KafkaRaftClient
+from kraft.node.raft_client import KafkaRaftClient, is_known_outcome
 from kraft.node.fault import FaultHandler
 from kraft.node.raft_metrics import RaftMetrics
 from kraft.node.remedies import corruption_remedy
@@ -276,10 +277,26 @@ class RaftManager:
                     log.info("metrics on http://%s:%d/metrics (/healthz, /readyz, /status)",
                              c.prometheus_host or "0.0.0.0", self.metrics_port)
                 task_status.started()
+        except BaseException as exc:
+            # A disk error that escaped a node task once it was running
+            # (retention, a snapshot, a listener reading the log) has an
+            # unknown outcome as much as one in the raft client's writes:
+            # Kafka's fatal fault (exit 1), never a storage error's exit 4
+            # (kraft/node/fault.py).
+            failure = _disk_failure(exc, Path(c.metadata_log_dir)) if shell.initialized else None
+            if failure is not None:
+                shell.fault_handler.handle_fault(f"metadata log I/O error, outcome unknown: {failure}; stopping so "
+                                                 "that nothing written after the last successful flush counts "
+                                                 "(restart once the disk is healthy)", failure)
+            raise
         finally:
             # Close the log first: closing the pool awaits, and under
             # cancellation that await raises before anything after it runs.
-            mlog.close()
+            try:
+                mlog.close()
+            except OSError as e:
+                # The last flush failed: as above, its outcome is unknown.
+                shell.fault_handler.handle_fault(f"metadata log I/O error while closing, outcome unknown: {e}", e)
             if self.dir_lock is not None:
                 self.dir_lock.release()
                 self.dir_lock = None
@@ -289,6 +306,19 @@ class RaftManager:
 
 
 
+
+
+def _disk_failure(exc: BaseException, log_dir: Path) -> OSError | None:
+    """The first disk error in ``exc`` (a leaf OSError naming a file under
+    ``log_dir``, or EIO), but not a full disk that a write undid (survived,
+    :func:`kraft.node.raft_client.is_known_outcome`); None when there is none."""
+    for leaf in leaf_exceptions(exc):
+        if not isinstance(leaf, OSError) or is_known_outcome(leaf):
+            continue
+        name = str(leaf.filename or "")
+        if leaf.errno == errno.EIO or (name and Path(name).resolve().is_relative_to(log_dir.resolve())):
+            return leaf
+    return None
 
 
 async def _run_raft_client(raft: KafkaRaftClient, nursery: trio.Nursery) -> None:
