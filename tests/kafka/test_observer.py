@@ -19,6 +19,7 @@ metadata-quorum``, which must print what the real tool prints.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -38,23 +39,26 @@ BOUND_S = 90.0
 #: (``metadata.max.idle.interval.ms``), so 2000 bytes is a snapshot every
 #: few seconds; segments roll every 2 s (4.0 reads no
 #: ``internal.metadata.log.segment.bytes`` and ``metadata.log.segment.bytes``
-#: is at least 8 MiB, so by time); retention keeps ~2 s.
+#: is at least 8 MiB, so by time); retention keeps ~2 s, and what it removes
+#: stays as ``*.deleted`` for 10 minutes (default 1), longer than a test, so
+#: every batch the observer fetched can still be compared.
 SNAPSHOT_OFTEN = {"metadata.log.max.record.bytes.between.snapshots": 2000,
-                  "metadata.log.segment.ms": 2000, "metadata.max.retention.ms": 2000}
+                  "metadata.log.segment.ms": 2000, "metadata.max.retention.ms": 2000,
+                  "internal.metadata.delete.delay.millis": 600_000}
 
 
-def _wait(what: str, check: object, bound_s: float = BOUND_S) -> None:
+def _wait(what: str, check: Callable[[], object], bound_s: float = BOUND_S) -> None:
     deadline = time.monotonic() + bound_s
-    while not check():  # type: ignore[operator]
+    while not check():
         assert time.monotonic() < deadline, f"{what} within {bound_s:.0f} s"
         time.sleep(0.2)
 
 
 def _leader(cluster: Cluster) -> int:
-    found: list[int] = []
-    _wait("a Kafka controller leads", lambda: found.extend(
-        i for i in cluster.kafka if leader_in_state(cluster, i)[0] == i) or found)
-    return found[0]
+    def leaders() -> list[int]:
+        return [i for i in cluster.kafka if leader_in_state(cluster, i)[0] == i]
+    _wait("a Kafka controller leads", leaders)
+    return leaders()[0]
 
 
 @pytest.mark.parametrize("quorum", ["static", "dynamic"])
