@@ -26,8 +26,8 @@ import pytest
 
 from tests.kafka import copies
 from tests.kafka.cluster import Cluster
-from tests.kafka.observe import leader_in_state, replication, status
-from tests.kafka.quorum_tools import kraft_quorum, real_quorum, replication_shape, status_shape
+from tests.kafka.observe import leader_in_state, replication
+from tests.kafka.quorum_tools import kraft_quorum, real_quorum, status_shape
 from tests.kafka.releases import KafkaRelease
 
 pytestmark = pytest.mark.slow
@@ -75,8 +75,7 @@ def test_a_kraft_observer_copies_a_real_quorum_byte_for_byte(
     if dynamic:
         added = real_quorum(cluster, "add-controller", config=str(cluster.kafka[2].config))
         assert added.startswith("Added controller 2 with directory id "), added
-        voters = (1, 2)
-        _wait("controller 2 is a voter", lambda: status(cluster).voters == voters)
+        voters = (1, 2)  # answered once committed (KafkaRaftClient.handleAddVoterRequest)
     leader_data = cluster.kafka[leader].data
     _wait("the leader's log start moved past 0 (a snapshot, then retention)",
           lambda: copies.log_start(leader_data) > 0)
@@ -95,13 +94,6 @@ def test_a_kraft_observer_copies_a_real_quorum_byte_for_byte(
     assert [f'"id": {v},' in fields["CurrentVoters"] for v in voters] == [True] * len(voters), real_status
     ours = kraft_quorum(cluster, "describe", "--status")
     assert status_shape(ours.stdout) == status_shape(real_status), f"kraft:\n{ours.stdout}\nreal:\n{real_status}"
-    real_rows = real_quorum(cluster, "describe", "--replication")
-    ours = kraft_quorum(cluster, "describe", "--replication")
-    # Observers that fetched recently are listed in the leader's order (a map's);
-    # compare rows as sets past the header.
-    assert replication_shape(ours.stdout)[0] == replication_shape(real_rows)[0]
-    assert sorted(replication_shape(ours.stdout)[1:]) == sorted(replication_shape(real_rows)[1:])
-
     # Stand the Kafka controllers still, so neither retention nor appends
     # move the files while they are compared.
     for server in cluster.kafka.values():
@@ -110,7 +102,7 @@ def test_a_kraft_observer_copies_a_real_quorum_byte_for_byte(
     assert shared, (f"the observer's snapshots {sorted(copies.snapshots(observer.data))} are not among the "
                     f"leader's {sorted(copies.snapshots(leader_data))}")
     # Every batch of the copy is one of the leader's (the leader keeps what
-    # its retention removed a minute longer, as *.deleted), from the end of
+    # its retention removed as *.deleted, see SNAPSHOT_OFTEN), from the end of
     # the snapshot it fetched on.
     ours_batches = sorted(copies.batches(observer.data))
     assert common == ours_batches, f"batches only the copy holds: {sorted(set(ours_batches) - set(common))[:5]}"
