@@ -62,15 +62,17 @@ class KafkaServer(Process):
 
 
 class KraftVoter(Process):
-    """A ``kraft node start`` voter (default settings: ``kraft.witness=auto``)."""
+    """A ``kraft node start`` voter (default settings: ``kraft.witness=auto``),
+    or an observer (a node id that is not a voter)."""
 
-    def __init__(self, node_id: int, port: int, folder: Path, log_level: str = "INFO") -> None:
+    def __init__(self, node_id: int, port: int, folder: Path, log_level: str = "INFO",
+                 role: str = "kraft voter") -> None:
         self.node_id = node_id
         self.port = port
-        self.role = "kraft voter"
+        self.role = role
         self.config = folder / "server.properties"
         self.data = folder / "data"
-        super().__init__(f"kraft voter {node_id}",
+        super().__init__(f"{role} {node_id}",
                          kraft_args("node", "start", "--config", str(self.config), "--log-level", log_level), folder)
 
     def write_config(self, values: dict[str, object]) -> None:
@@ -86,13 +88,14 @@ class Cluster:
 
     def __init__(self, root: Path, release: KafkaRelease, *, kafka_controllers: Sequence[int] = (1, 2),
                  kraft_voters: Sequence[int] = (3,), brokers: Sequence[int] = (100,), dynamic: bool = False,
-                 extra: dict[str, object] | None = None, release_version: str | None = None) -> None:
+                 kraft_observers: Sequence[int] = (), extra: dict[str, object] | None = None,
+                 release_version: str | None = None) -> None:
         self.root = root
         self.release = release
         self.dynamic = dynamic
         self.cluster_id = _cluster_id()
         ids = [*kafka_controllers, *kraft_voters]
-        ports = free_ports(len(ids) + len(brokers))
+        ports = free_ports(len(ids) + len(brokers) + len(kraft_observers))
         self.controller_ports = dict(zip(ids, ports))
         self.kafka: dict[int, KafkaServer] = {
             i: KafkaServer(release, "controller", i, self.controller_ports[i], root / f"controller-{i}")
@@ -101,6 +104,10 @@ class Cluster:
             i: KraftVoter(i, self.controller_ports[i], root / f"kraft-{i}") for i in kraft_voters}
         self.brokers: dict[int, KafkaServer] = {
             b: KafkaServer(release, "broker", b, p, root / f"broker-{b}") for b, p in zip(brokers, ports[len(ids):])}
+        #: ``kraft node start`` with a node id that is not a voter: an observer.
+        self.observers: dict[int, KraftVoter] = {
+            o: KraftVoter(o, p, root / f"kraft-observer-{o}", role="kraft observer")
+            for o, p in zip(kraft_observers, ports[len(ids) + len(brokers):])}
         self.extra = dict(extra or {})
         #: Kafka's StorageTool ``--release-version`` (None: the release's own, the newest metadata.version).
         self.release_version = release_version
@@ -121,12 +128,13 @@ class Cluster:
             return {"controller.quorum.bootstrap.servers": self.bootstrap_controllers}
         return {"controller.quorum.voters": self.voters}
 
-    def _controller_keys(self, node_id: int, folder: Path) -> dict[str, object]:
-        port = self.controller_ports[node_id]
+    def _controller_keys(self, node_id: int, folder: Path, with_extra: bool = True) -> dict[str, object]:
+        port = self.controller_ports[node_id] if node_id in self.controller_ports else self.observers[node_id].port
         return {"process.roles": "controller", "node.id": node_id, **self._quorum_keys(),
                 "listeners": f"CONTROLLER://127.0.0.1:{port}", "controller.listener.names": "CONTROLLER",
                 "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
-                "metadata.log.dir": folder / "data", "log.dirs": folder / "data", **self.extra}
+                "metadata.log.dir": folder / "data", "log.dirs": folder / "data",
+                **(self.extra if with_extra else {})}
 
     def _broker_keys(self, broker: KafkaServer) -> dict[str, object]:
         return {"process.roles": "broker", "node.id": broker.node_id, **self._quorum_keys(),
@@ -146,7 +154,9 @@ class Cluster:
     def format(self) -> None:
         """Each node's storage formatted by its own tool: Kafka's StorageTool
         for Kafka's nodes, ``kraft storage format`` for kraft's."""
-        first = min(self.kafka) if self.kafka else None
+        # A dynamic quorum starts from one controller formatted --standalone:
+        # the lowest id, Kafka's or kraft's (a kraft-only quorum has no Kafka one).
+        first = min(self.controller_ports) if self.controller_ports else None
         for node_id, server in self.kafka.items():
             server.write_config(self._controller_keys(node_id, server.folder))
             args = ["format", "-t", self.cluster_id, "-c", str(server.config)]
@@ -155,13 +165,20 @@ class Cluster:
             self._storage_tool(server, args)
         for node_id, voter in self.kraft.items():
             voter.write_config(self._controller_keys(node_id, voter.folder))
-            args = ["storage", "format", "-c", str(voter.config), "-t", self.cluster_id]
-            if self.dynamic:
-                args.append("--no-initial-controllers")
-            _run_checked(voter.name, kraft_args(*args))
+            self._kraft_format(voter, standalone=node_id == first)
+        for observer in self.observers.values():
+            # Kafka's defaults, not ``extra``: the copy's snapshots are the ones it fetched.
+            observer.write_config(self._controller_keys(observer.node_id, observer.folder, with_extra=False))
+            self._kraft_format(observer, standalone=False)
         for broker in self.brokers.values():
             broker.write_config(self._broker_keys(broker))
             self._storage_tool(broker, ["format", "-t", self.cluster_id, "-c", str(broker.config)])
+
+    def _kraft_format(self, node: KraftVoter, standalone: bool) -> None:
+        args = ["storage", "format", "-c", str(node.config), "-t", self.cluster_id]
+        if self.dynamic:
+            args.append("--standalone" if standalone else "--no-initial-controllers")
+        _run_checked(node.name, kraft_args(*args))
 
     def _storage_tool(self, server: KafkaServer, args: list[str]) -> None:
         if self.release_version is not None:
@@ -175,7 +192,7 @@ class Cluster:
         return [*self.kafka.values(), *self.kraft.values()]
 
     def everything(self) -> list[Process]:
-        return [*self.controllers(), *self.brokers.values()]
+        return [*self.controllers(), *self.brokers.values(), *self.observers.values()]
 
     def start(self, processes: Iterable[Process] | None = None, wait: bool = True) -> None:
         """Start ``processes`` (default: every controller, then the brokers)
