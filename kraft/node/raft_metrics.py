@@ -67,7 +67,6 @@ __all__ = [
     "RaftMetrics",
     "current_state",
     "error_name",
-    "event_error",
     "request_name",
     "wire_error",
 ]
@@ -520,11 +519,3 @@ def wire_error(body: Any, depth: int = 2) -> int:
         if value:
             return wire_error(value[0], depth - 1)
     return 0
-
-
-def event_error(response: Any) -> str:
-    """The error of a core response event (top level, else partition level)."""
-    error = getattr(response, "error", Errors.NONE)
-    if error is Errors.NONE:
-        error = getattr(response, "partition_error", Errors.NONE)
-    return error.name

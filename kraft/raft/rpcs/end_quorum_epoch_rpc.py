@@ -1,0 +1,111 @@
+"""EndQuorumEpoch (api key 54, v0-v1): a resigning leader asking the voters
+to elect a successor, the most caught-up first. v0 names them
+(``PreferredSuccessors``); KIP-853 (v1) gives their directory ids
+(``PreferredCandidates``), the leader's endpoints and the answer's
+NodeEndpoints.
+
+Kafka: ``RaftUtil.singletonEndQuorumEpochRequest``/``Response``,
+``KafkaRaftClient.handleEndQuorumEpochRequest``/``Response``. The handlers
+are :func:`kraft.raft.handlers.election.handle_end_quorum_epoch_request`
+and :func:`~kraft.raft.handlers.election.handle_end_quorum_epoch_response`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kraft.messages.generated import end_quorum_epoch_request as wire_req, end_quorum_epoch_response as wire_resp
+from kraft.raft.errors import Errors
+from kraft.raft.events import EndQuorumEpochRequest, EndQuorumEpochResponse
+from kraft.raft.rpcs.spec import (
+    METADATA_TOPIC,
+    RaftRpc,
+    errors_of,
+    leader_endpoints,
+    node_endpoint_list,
+    node_endpoints,
+    one_partition,
+    one_response_partition,
+    replica_key,
+    wire_directory,
+)
+from kraft.raft.voters import Endpoints, ReplicaKey
+from kraft.wire.apis import ApiKey
+
+__all__ = ["RPC"]
+
+
+def request_from_wire(version: int, msg: Any) -> EndQuorumEpochRequest:
+    p = one_partition(msg.topics)
+    if version >= 1:
+        preferred = tuple(replica_key(c.candidate_id, c.candidate_directory_id) for c in p.preferred_candidates)
+    else:
+        preferred = tuple(ReplicaKey(i) for i in p.preferred_successors)
+    return EndQuorumEpochRequest(
+        cluster_id=msg.cluster_id,
+        leader_id=p.leader_id,
+        leader_epoch=p.leader_epoch,
+        preferred_candidates=preferred,
+        leader_endpoints=leader_endpoints(msg.leader_endpoints),
+    )
+
+
+def request_to_wire(req: EndQuorumEpochRequest, version: int, endpoints: Endpoints) -> Any:
+    part = wire_req.PartitionData(partition_index=0, leader_id=req.leader_id, leader_epoch=req.leader_epoch)
+    if version >= 1:
+        part.preferred_candidates = [
+            wire_req.ReplicaInfo(candidate_id=k.id, candidate_directory_id=wire_directory(k.directory_id))
+            for k in req.preferred_candidates]
+    else:
+        part.preferred_successors = [k.id for k in req.preferred_candidates]
+    return wire_req.EndQuorumEpochRequest(
+        cluster_id=req.cluster_id,
+        topics=[wire_req.TopicData(topic_name=METADATA_TOPIC, partitions=[part])],
+        leader_endpoints=[wire_req.LeaderEndpoint(name=e.listener, host=e.host, port=e.port)
+                          for e in (req.leader_endpoints or endpoints)] if version >= 1 else [],
+    )
+
+
+def response_to_wire(resp: EndQuorumEpochResponse, version: int, listener: str) -> Any:
+    return wire_resp.EndQuorumEpochResponse(
+        error_code=int(resp.error),
+        topics=[wire_resp.TopicData(topic_name=METADATA_TOPIC, partitions=[wire_resp.PartitionData(
+            partition_index=0, error_code=int(resp.partition_error), leader_id=resp.leader_id,
+            leader_epoch=resp.leader_epoch)])],
+        node_endpoints=node_endpoint_list(wire_resp, resp.leader_id, resp.leader_endpoints, listener)
+        if version >= 1 else [],
+    )
+
+
+def response_from_wire(version: int, msg: Any, listener: str) -> EndQuorumEpochResponse:
+    top = errors_of(msg.error_code)
+    p = one_response_partition(top, msg.topics)
+    return EndQuorumEpochResponse(
+        error=top,
+        partition_error=errors_of(p.error_code),
+        leader_id=p.leader_id,
+        leader_epoch=p.leader_epoch,
+        leader_endpoints=node_endpoints(msg.node_endpoints, p.leader_id, listener) if version >= 1 else (),
+    )
+
+
+def error_response(error: Errors, partition_level: bool) -> EndQuorumEpochResponse:
+    return EndQuorumEpochResponse(partition_error=error) if partition_level else EndQuorumEpochResponse(error=error)
+
+
+def source(req: EndQuorumEpochRequest) -> int:
+    return req.leader_id
+
+
+RPC: RaftRpc[EndQuorumEpochRequest, EndQuorumEpochResponse] = RaftRpc(
+    api_key=ApiKey.END_QUORUM_EPOCH,
+    versions=(0, 1),
+    request_type=EndQuorumEpochRequest,
+    response_type=EndQuorumEpochResponse,
+    request_from_wire=request_from_wire,
+    request_to_wire=request_to_wire,
+    response_to_wire=response_to_wire,
+    response_from_wire=response_from_wire,
+    error_response=error_response,
+    source=source,
+)
