@@ -69,7 +69,7 @@ class RaftManager:
         self.fault_handler = fault_handler
         self.rng = rng
         #: The raft client (set in :meth:`run`).
-        self.shell: KafkaRaftClient | None = None
+        self.raft_client: KafkaRaftClient | None = None
         self.log: MetadataLog | None = None
         self.cluster_id: str | None = None
         self.directory_id: uuid.UUID | None = None
@@ -102,8 +102,8 @@ class RaftManager:
     @property
     def witness_decision(self) -> WitnessDecision | None:
         """Whether this voter may lead, and why (None: not running, or an observer)."""
-        shell, detector = self.shell, self.witness
-        if shell is None or detector is None or not shell.initialized or not shell.core.is_voter:
+        raft_client, detector = self.raft_client, self.witness
+        if raft_client is None or detector is None or not raft_client.initialized or not raft_client.core.is_voter:
             return None
         return detector.decision
 
@@ -190,20 +190,20 @@ class RaftManager:
                                  max_versions={k: v[1] for k, v in SUPPORTED_APIS.items()},
                                  local_endpoints=self.local_endpoints, security=self.client_security,
                                  metrics=self.metrics, cluster_ids=cluster_ids)
-        self.shell = shell = KafkaRaftClient(core, mlog, store, sender=channel, fault_handler=self.fault_handler)
+        self.raft_client = raft_client = KafkaRaftClient(core, mlog, store, sender=channel, fault_handler=self.fault_handler)
         configured = [v.node_id for v in c.voters]
         self.witness = WitnessDetector(
             policy, c.node_id, voters=lambda: addresses.voter_addresses(configured),
-            probe=partial(probe_peer, self.pool, SUPPORTED_APIS), changed=shell.request_poll,
+            probe=partial(probe_peer, self.pool, SUPPORTED_APIS), changed=raft_client.request_poll,
             cluster_id=meta.cluster_id,
             voters_source="controller.quorum.voters" if c.voters else "controller.quorum.bootstrap.servers",
             directories=lambda: {k.id: k.directory_id for k in core.voters.voter_keys},
             save=partial(write_voter_api_versions, partition_dir))
         if self.metrics is not None:
-            self.metrics.shell = shell
+            self.metrics.raft_client = raft_client
             self.metrics.is_witness = lambda: (d := self.witness_decision) is not None and d.witness
-            shell.telemetry.metrics = self.metrics
-        self.apis = apis = ControllerApis(c, shell, cluster_id=meta.cluster_id or "", advertised_apis=self.advertised_apis,
+            raft_client.telemetry.metrics = self.metrics
+        self.apis = apis = ControllerApis(c, raft_client, cluster_id=meta.cluster_id or "", advertised_apis=self.advertised_apis,
                               metrics=self.metrics, cluster_ids=cluster_ids,
                               witness_decision=lambda: self.witness_decision)
         role = "voter" if c.is_voter_candidate else "observer"
@@ -211,7 +211,7 @@ class RaftManager:
         try:
             async with trio.open_nursery() as nursery:
                 self.nursery = nursery
-                channel.start(nursery, shell.deliver)
+                channel.start(nursery, raft_client.deliver)
                 for listener in c.listeners:
                     try:
                         port = await nursery.start(partial(
@@ -225,9 +225,9 @@ class RaftManager:
                 log.info("node %d (%s) of cluster %s listening on %s, log end offset %d",
                          c.node_id, role, meta.cluster_id,
                          ", ".join(f"{n}:{p}" for n, p in self.ports.items()), mlog.end_offset)
-                nursery.start_soon(_run_raft_client, shell, nursery)
+                nursery.start_soon(_run_raft_client, raft_client, nursery)
                 nursery.start_soon(self.witness.run)
-                nursery.start_soon(snapshots.run_log_cleaner, shell)
+                nursery.start_soon(snapshots.run_log_cleaner, raft_client)
                 if any(s.protocol.uses_sasl and any(m.startswith("SCRAM") for m in s.mechanisms)
                        for s in c.listener_security.values()):
                     # SCRAM accounts: bootstrap.checkpoint now, the log as it commits.
@@ -238,7 +238,7 @@ class RaftManager:
                     from kraft.node.metrics_endpoint import MetricsTarget, serve_metrics
 
                     assert c.prometheus_port is not None
-                    target = MetricsTarget(shell, c.node_id, meta.cluster_id, str(c.metadata_log_dir),
+                    target = MetricsTarget(raft_client, c.node_id, meta.cluster_id, str(c.metadata_log_dir),
                                            witness_decision=lambda: self.witness_decision)
                     try:
                         self.metrics_port = await nursery.start(

@@ -208,16 +208,13 @@ async def run_witness_handover(
                     committed[item.base_offset + i] = value
 
     async def watch() -> None:
-        shell = observer.shell
-        assert shell is not None
         while True:
-            leaders.append((time.monotonic(), shell.leader.epoch, shell.leader.leader_id))
-            async with shell.leader_changed:
-                await shell.leader_changed.wait()
+            leader = observer.leader
+            leaders.append((time.monotonic(), leader.epoch, leader.leader_id))
+            await observer.wait_leader_change(leader)
 
     def leader_now() -> int | None:
-        shell = observer.shell
-        return None if shell is None else shell.leader.leader_id
+        return observer.leader.leader_id if observer.running else None
 
     async def until(predicate: Callable[[], bool], what: str, timeout_s: float = round_timeout_s) -> None:
         with trio.move_on_after(timeout_s) as scope:
