@@ -350,7 +350,7 @@ class _ServerConnection:
             refused = not_controller_response(e.api_key, e.api_version, e.correlation_id)
             if refused is not None and (self._sasl is None or self._sasl.complete):
                 # A Kafka controller RPC: NOT_CONTROLLER, as a Kafka controller
-                # that is not the active one answers (kraft/wire/not_controller.py).
+                # that is not the active one answers (wire/not_controller.py).
                 log.debug("%s from %s: NOT_CONTROLLER", REFUSED_CONTROLLER_APIS[e.api_key][0], self._info)
                 slot = _Slot()
                 slot.complete(refused)

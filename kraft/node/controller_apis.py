@@ -35,7 +35,7 @@ __all__ = ["ControllerApis", "SUPPORTED_APIS", "advertised_apis", "replayed_api_
 SUPPORTED_APIS: dict[ApiKey | int, tuple[int, int]] = {
     ApiKey.FETCH: BY_API_KEY[ApiKey.FETCH].versions,
     ApiKey.API_VERSIONS: (0, 4),
-    # SASL (kraft/wire/sasl.py). Advertised from v0 as Kafka does (librdkafka
+    # SASL (wire/sasl.py). Advertised from v0 as Kafka does (librdkafka
     # requires it), but only v1 (KIP-152 framing) is served: a v0 handshake
     # is refused. On a listener without SASL both get ILLEGAL_SASL_STATE.
     ApiKey.SASL_HANDSHAKE: (0, 1),
@@ -80,7 +80,7 @@ def advertised_apis(own: Mapping[Any, tuple[int, int]], *, leading_handover: boo
     ``client_software_name`` (ApiVersions v3+; None or "" before).
 
     A witness leading a hand-over epoch adds the Kafka controller RPCs it
-    answers with NOT_CONTROLLER (kraft/wire/not_controller.py,
+    answers with NOT_CONTROLLER (wire/not_controller.py,
     not_controller_admin.py), so that a Kafka broker or admin client that
     finds it as leader sends them and is told to retry with the next
     controller. Never to a kraft client: a kraft voter's witness detection
@@ -145,7 +145,7 @@ class ControllerApis:
         if key in ADMIN_NOT_CONTROLLER_APIS:
             # An admin client's request sent straight to a controller (KIP-919):
             # NOT_CONTROLLER on every item, so it retries against the active
-            # Kafka controller (kraft/wire/not_controller_admin.py).
+            # Kafka controller (wire/not_controller_admin.py).
             return Response(admin_not_controller_response(key, version, request.body), version)
         raise CloseConnection(f"api {ApiKey(key).name} is not served by a kraft controller")
 

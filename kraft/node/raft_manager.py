@@ -35,6 +35,7 @@ from kraft.node.remedies import corruption_remedy
 from kraft.node.snapshots import CommittedSource
 from kraft.node.witness import WitnessDetector, probe_peer, remembered_answers, scan_for_kafka_metadata
 from kraft.raft.core import RaftCore
+from kraft.raft.roles import ElectionState
 from kraft.raft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
 from kraft.records.endpoint_overrides import ENDPOINT_OVERRIDES_FILE, read_endpoint_overrides
 from kraft.raft.witness import WitnessDecision, WitnessPolicy
@@ -133,6 +134,39 @@ class RaftManager:
             describe_cluster_asker(lambda host, port: PeerClient(
                 host, port, client_id=self.pool.client_id,
                 request_timeout_ms=self.config.quorum.request_timeout_ms, security=self.client_security)))
+        addresses, store, election_state = self._read_quorum_files(mlog, meta)
+        policy = await self._witness_policy(mlog)
+        core = self._build_core(mlog, meta, addresses, election_state, policy)
+        raft_client, channel = self._wire(core, mlog, meta, addresses, store, policy, cluster_ids)
+        self.stopped = stopped = trio.Event()
+        try:
+            async with trio.open_nursery() as nursery:
+                self.nursery = nursery
+                channel.start(nursery, raft_client.deliver)
+                await self._serve_listeners(nursery, meta, mlog)
+                nursery.start_soon(_run_raft_client, raft_client, nursery)
+                assert self.witness is not None
+                nursery.start_soon(self.witness.run)
+                nursery.start_soon(snapshots.run_log_cleaner, raft_client)
+                self._follow_scram_credentials(nursery)
+                if self.metrics is not None:
+                    await self._serve_metrics(nursery, raft_client, meta)
+                task_status.started()
+        finally:
+            # Close the log first: closing the pool awaits, and under
+            # cancellation that await raises before anything after it runs.
+            mlog.close()
+            if self.dir_lock is not None:
+                self.dir_lock.release()
+                self.dir_lock = None
+            stopped.set()
+            with trio.CancelScope(shield=True):
+                await self.pool.aclose()
+
+    def _read_quorum_files(self, mlog: MetadataLog, meta: MetaProperties) -> tuple[AddressBook, ElectionStateStore,
+                                                                         ElectionState | None]:
+        """The endpoint overrides and the election state next to the log; a
+        malformed file (StateFileError, naming it) releases the storage."""
         c = self.config
         try:
             # Hosts that moved (recover-quorum --endpoints); a malformed file: StateFileError, naming it.
@@ -155,7 +189,11 @@ class RaftManager:
         except BaseException:
             _abandon_storage(self, mlog)
             raise
-        policy = WitnessPolicy(c.witness)
+        return addresses, store, election_state
+
+    async def _witness_policy(self, mlog: MetadataLog) -> WitnessPolicy:
+        """``kraft.witness`` and what the log and the remembered answers say."""
+        policy = WitnessPolicy(self.config.witness)
         # Before the core exists (nothing else reads or writes the log yet):
         # Kafka controller metadata in the log decides before any candidacy.
         try:
@@ -165,8 +203,12 @@ class RaftManager:
             evidence = None
         if evidence is not None:
             policy.found_in_log(evidence)
-        partition_dir = Path(mlog.quorum_state_path).parent
-        policy.remember(remembered_answers(partition_dir))
+        policy.remember(remembered_answers(Path(mlog.quorum_state_path).parent))
+        return policy
+
+    def _build_core(self, mlog: MetadataLog, meta: MetaProperties, addresses: AddressBook,
+                    election_state: ElectionState | None, policy: WitnessPolicy) -> RaftCore:
+        c = self.config
         core = RaftCore(
             node_id=c.node_id,
             voters=_voter_set(self),
@@ -186,11 +228,20 @@ class RaftManager:
             campaign_policy=policy,
         )
         addresses.quorum = core
+        return core
+
+    def _wire(self, core: RaftCore, mlog: MetadataLog, meta: MetaProperties, addresses: AddressBook,
+              store: ElectionStateStore, policy: WitnessPolicy,
+              cluster_ids: ClusterIdWatch) -> tuple[KafkaRaftClient, NetworkChannel]:
+        """The raft client around ``core``, its network channel, the witness
+        detector, the metrics hooks and the inbound side."""
+        c = self.config
         channel = NetworkChannel(self.pool, addresses, request_timeout_ms=c.quorum.request_timeout_ms,
                                  max_versions={k: v[1] for k, v in SUPPORTED_APIS.items()},
                                  local_endpoints=self.local_endpoints, security=self.client_security,
                                  metrics=self.metrics, cluster_ids=cluster_ids)
-        self.raft_client = raft_client = KafkaRaftClient(core, mlog, store, sender=channel, fault_handler=self.fault_handler)
+        self.raft_client = raft_client = KafkaRaftClient(core, mlog, store, sender=channel,
+                                                         fault_handler=self.fault_handler)
         configured = [v.node_id for v in c.voters]
         self.witness = WitnessDetector(
             policy, c.node_id, voters=lambda: addresses.voter_addresses(configured),
@@ -198,67 +249,58 @@ class RaftManager:
             cluster_id=meta.cluster_id,
             voters_source="controller.quorum.voters" if c.voters else "controller.quorum.bootstrap.servers",
             directories=lambda: {k.id: k.directory_id for k in core.voters.voter_keys},
-            save=partial(write_voter_api_versions, partition_dir))
+            save=partial(write_voter_api_versions, Path(mlog.quorum_state_path).parent))
         if self.metrics is not None:
             self.metrics.raft_client = raft_client
             self.metrics.is_witness = lambda: (d := self.witness_decision) is not None and d.witness
             raft_client.telemetry.metrics = self.metrics
-        self.apis = apis = ControllerApis(c, raft_client, cluster_id=meta.cluster_id or "", advertised_apis=self.advertised_apis,
-                              metrics=self.metrics, cluster_ids=cluster_ids,
-                              witness_decision=lambda: self.witness_decision)
-        role = "voter" if c.is_voter_candidate else "observer"
-        self.stopped = stopped = trio.Event()
-        try:
-            async with trio.open_nursery() as nursery:
-                self.nursery = nursery
-                channel.start(nursery, raft_client.deliver)
-                for listener in c.listeners:
-                    try:
-                        port = await nursery.start(partial(
-                            serve_listener, apis, listener.host, listener.port,
-                            listener=listener.name, max_frame_size=c.socket_request_max_bytes,
-                            max_in_flight_per_connection=c.connection_limits.max_in_flight_per_connection,
-                            security=c.listener_security.get(listener.name), tracker=self.connections))
-                    except OSError as e:
-                        raise _bind_error(listener.name, listener.host, listener.port, "listeners", e) from None
-                    self.ports[listener.name] = port
-                log.info("node %d (%s) of cluster %s listening on %s, log end offset %d",
-                         c.node_id, role, meta.cluster_id,
-                         ", ".join(f"{n}:{p}" for n, p in self.ports.items()), mlog.end_offset)
-                nursery.start_soon(_run_raft_client, raft_client, nursery)
-                nursery.start_soon(self.witness.run)
-                nursery.start_soon(snapshots.run_log_cleaner, raft_client)
-                if any(s.protocol.uses_sasl and any(m.startswith("SCRAM") for m in s.mechanisms)
-                       for s in c.listener_security.values()):
-                    # SCRAM accounts: bootstrap.checkpoint now, the log as it commits.
-                    loaded = credentials.load_bootstrap_credentials(c.metadata_log_dir, c.scram_credentials)
-                    log.info("%d SCRAM credentials from bootstrap.checkpoint", loaded)
-                    nursery.start_soon(credentials.follow_credentials, self.committed_source, c.scram_credentials)
-                if self.metrics is not None:
-                    from kraft.node.metrics_endpoint import MetricsTarget, serve_metrics
+        self.apis = ControllerApis(c, raft_client, cluster_id=meta.cluster_id or "",
+                                   advertised_apis=self.advertised_apis, metrics=self.metrics,
+                                   cluster_ids=cluster_ids, witness_decision=lambda: self.witness_decision)
+        return raft_client, channel
 
-                    assert c.prometheus_port is not None
-                    target = MetricsTarget(raft_client, c.node_id, meta.cluster_id, str(c.metadata_log_dir),
-                                           witness_decision=lambda: self.witness_decision)
-                    try:
-                        self.metrics_port = await nursery.start(
-                            serve_metrics, target, self.metrics, c.prometheus_host, c.prometheus_port)
-                    except OSError as e:
-                        raise _bind_error("metrics", c.prometheus_host, c.prometheus_port,
-                                          "metrics.prometheus.port", e) from None
-                    log.info("metrics on http://%s:%d/metrics (/healthz, /readyz, /status)",
-                             c.prometheus_host or "0.0.0.0", self.metrics_port)
-                task_status.started()
-        finally:
-            # Close the log first: closing the pool awaits, and under
-            # cancellation that await raises before anything after it runs.
-            mlog.close()
-            if self.dir_lock is not None:
-                self.dir_lock.release()
-                self.dir_lock = None
-            stopped.set()
-            with trio.CancelScope(shield=True):
-                await self.pool.aclose()
+    async def _serve_listeners(self, nursery: trio.Nursery, meta: MetaProperties, mlog: MetadataLog) -> None:
+        c = self.config
+        assert self.apis is not None
+        for listener in c.listeners:
+            try:
+                port = await nursery.start(partial(
+                    serve_listener, self.apis, listener.host, listener.port,
+                    listener=listener.name, max_frame_size=c.socket_request_max_bytes,
+                    max_in_flight_per_connection=c.connection_limits.max_in_flight_per_connection,
+                    security=c.listener_security.get(listener.name), tracker=self.connections))
+            except OSError as e:
+                raise _bind_error(listener.name, listener.host, listener.port, "listeners", e) from None
+            self.ports[listener.name] = port
+        role = "voter" if c.is_voter_candidate else "observer"
+        log.info("node %d (%s) of cluster %s listening on %s, log end offset %d",
+                 c.node_id, role, meta.cluster_id,
+                 ", ".join(f"{n}:{p}" for n, p in self.ports.items()), mlog.end_offset)
+
+    def _follow_scram_credentials(self, nursery: trio.Nursery) -> None:
+        c = self.config
+        if any(s.protocol.uses_sasl and any(m.startswith("SCRAM") for m in s.mechanisms)
+               for s in c.listener_security.values()):
+            # SCRAM accounts: bootstrap.checkpoint now, the log as it commits.
+            loaded = credentials.load_bootstrap_credentials(c.metadata_log_dir, c.scram_credentials)
+            log.info("%d SCRAM credentials from bootstrap.checkpoint", loaded)
+            nursery.start_soon(credentials.follow_credentials, self.committed_source, c.scram_credentials)
+
+    async def _serve_metrics(self, nursery: trio.Nursery, raft_client: KafkaRaftClient, meta: MetaProperties) -> None:
+        from kraft.node.metrics_endpoint import MetricsTarget, serve_metrics
+
+        c = self.config
+        assert self.metrics is not None and c.prometheus_port is not None
+        target = MetricsTarget(raft_client, c.node_id, meta.cluster_id, str(c.metadata_log_dir),
+                               witness_decision=lambda: self.witness_decision)
+        try:
+            self.metrics_port = await nursery.start(
+                serve_metrics, target, self.metrics, c.prometheus_host, c.prometheus_port)
+        except OSError as e:
+            raise _bind_error("metrics", c.prometheus_host, c.prometheus_port,
+                              "metrics.prometheus.port", e) from None
+        log.info("metrics on http://%s:%d/metrics (/healthz, /readyz, /status)",
+                 c.prometheus_host or "0.0.0.0", self.metrics_port)
 
 
 
