@@ -1,14 +1,12 @@
-"""The raft RPCs, one module each, and the registry built from them.
+"""The raft RPCs, one module each (``<name>_rpc.py``), and the registry built from them.
+May import kraft.raft's events, errors and voters, kraft.records views, kraft.messages' generated codecs, kraft.wire's api keys; never the core.
 
-Each module (``<name>_rpc.py``) is one :class:`~kraft.raft.rpcs.spec.RaftRpc`:
-everything about that RPC -- versions, wire mapping both ways, error
-answer, timeouts, where a request comes from, metrics name -- so adding a
-field or a version touches that module and its test only. The node
-translates through this registry (:mod:`kraft.node.rpc`) and never lists
-the RPCs itself.
-
-May import kraft.raft's events, errors and voters, ``kraft.messages``'
-generated codecs and ``kraft.wire``'s api keys; never the core.
+Each module is one :class:`~kraft.raft.rpcs.spec.RaftRpc`: everything about
+that RPC -- versions, wire mapping both ways, error answer, timeouts, where
+a request comes from, metrics name, the handlers it goes to -- so adding a
+field or a version touches that module and its test
+(``tests/raft/test_rpcs.py``) only. The node translates through this
+registry (:mod:`kraft.node.rpc`) and never lists the RPCs itself.
 """
 
 from __future__ import annotations
