@@ -13,19 +13,17 @@ from __future__ import annotations
 from typing import Any
 
 from kraft.messages.generated import begin_quorum_epoch_request as wire_req, begin_quorum_epoch_response as wire_resp
-from kraft.raft.errors import Errors
 from kraft.raft.events import BeginQuorumEpochRequest, BeginQuorumEpochResponse
 from kraft.raft.rpcs.spec import (
     METADATA_TOPIC,
     ZERO,
     RaftRpc,
     directory,
-    errors_of,
+    error_answer,
     leader_endpoints,
-    node_endpoint_list,
-    node_endpoints,
     one_partition,
-    one_response_partition,
+    quorum_response_fields,
+    quorum_response_to_wire,
     wire_directory,
 )
 from kraft.raft.voters import Endpoints, ReplicaKey
@@ -62,30 +60,15 @@ def request_to_wire(req: BeginQuorumEpochRequest, version: int, endpoints: Endpo
 
 
 def response_to_wire(resp: BeginQuorumEpochResponse, version: int, listener: str) -> Any:
-    return wire_resp.BeginQuorumEpochResponse(
-        error_code=int(resp.error),
-        topics=[wire_resp.TopicData(topic_name=METADATA_TOPIC, partitions=[wire_resp.PartitionData(
-            partition_index=0, error_code=int(resp.partition_error), leader_id=resp.leader_id,
-            leader_epoch=resp.leader_epoch)])],
-        node_endpoints=node_endpoint_list(wire_resp, resp.leader_id, resp.leader_endpoints, listener)
-        if version >= 1 else [],
-    )
+    return quorum_response_to_wire(wire_resp, wire_resp.BeginQuorumEpochResponse, resp, version, listener)
 
 
 def response_from_wire(version: int, msg: Any, listener: str) -> BeginQuorumEpochResponse:
-    top = errors_of(msg.error_code)
-    p = one_response_partition(top, msg.topics)
-    return BeginQuorumEpochResponse(
-        error=top,
-        partition_error=errors_of(p.error_code),
-        leader_id=p.leader_id,
-        leader_epoch=p.leader_epoch,
-        leader_endpoints=node_endpoints(msg.node_endpoints, p.leader_id, listener) if version >= 1 else (),
-    )
+    fields, _ = quorum_response_fields(version, msg, listener)
+    return BeginQuorumEpochResponse(**fields)
 
 
-def error_response(error: Errors, partition_level: bool) -> BeginQuorumEpochResponse:
-    return BeginQuorumEpochResponse(partition_error=error) if partition_level else BeginQuorumEpochResponse(error=error)
+error_response = error_answer(BeginQuorumEpochResponse)
 
 
 def source(req: BeginQuorumEpochRequest) -> int:

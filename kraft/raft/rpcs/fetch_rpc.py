@@ -22,6 +22,7 @@ from kraft.raft.rpcs.spec import (
     METADATA_TOPIC_ID,
     RaftRpc,
     Reject,
+    error_answer,
     errors_of,
     node_endpoints,
     replica_key,
@@ -140,8 +141,7 @@ def response_from_wire(version: int, msg: Any, listener: str) -> FetchResponse:
     )
 
 
-def error_response(error: Errors, partition_level: bool) -> FetchResponse:
-    return FetchResponse(partition_error=error) if partition_level else FetchResponse(error=error)
+error_response = error_answer(FetchResponse)
 
 
 def source(req: FetchRequest) -> int:

@@ -20,6 +20,7 @@ from kraft.raft.rpcs.spec import (
     METADATA_TOPIC,
     RaftRpc,
     Reject,
+    error_answer,
     errors_of,
     node_endpoint_list,
     node_endpoints,
@@ -103,8 +104,7 @@ def response_from_wire(version: int, msg: Any, listener: str) -> FetchSnapshotRe
     )
 
 
-def error_response(error: Errors, partition_level: bool) -> FetchSnapshotResponse:
-    return FetchSnapshotResponse(partition_error=error) if partition_level else FetchSnapshotResponse(error=error)
+error_response = error_answer(FetchSnapshotResponse)
 
 
 def source(req: FetchSnapshotRequest) -> int:

@@ -36,6 +36,7 @@ __all__ = [
     "RaftRpc",
     "Reject",
     "directory",
+    "error_answer",
     "errors_of",
     "leader_endpoints",
     "listeners",
@@ -43,6 +44,8 @@ __all__ = [
     "node_endpoints",
     "one_partition",
     "one_response_partition",
+    "quorum_response_fields",
+    "quorum_response_to_wire",
     "replica_key",
     "voter_change_wait_ms",
     "wire_directory",
@@ -181,6 +184,43 @@ def one_response_partition(top: Errors, topics: list[Any]) -> Any:
     if len(topics) != 1 or len(topics[0].partitions) != 1:
         raise Reject(Errors.INVALID_REQUEST if top == Errors.NONE else top)
     return topics[0].partitions[0]
+
+
+def quorum_response_to_wire(module: Any, response_class: Any, resp: Any, version: int, listener: str,
+                            **partition: Any) -> Any:
+    """The wire answer of Vote, BeginQuorumEpoch or EndQuorumEpoch (their
+    responses share one shape): the partition's error and leader, plus
+    ``partition``'s RPC-specific fields; NodeEndpoints since v1."""
+    return response_class(
+        error_code=int(resp.error),
+        topics=[module.TopicData(topic_name=METADATA_TOPIC, partitions=[module.PartitionData(
+            partition_index=0, error_code=int(resp.partition_error), leader_id=resp.leader_id,
+            leader_epoch=resp.leader_epoch, **partition)])],
+        node_endpoints=node_endpoint_list(module, resp.leader_id, resp.leader_endpoints, listener)
+        if version >= 1 else [],
+    )
+
+
+def quorum_response_fields(version: int, msg: Any, listener: str) -> tuple[dict[str, Any], Any]:
+    """The core's fields of a Vote, BeginQuorumEpoch or EndQuorumEpoch answer,
+    and its one partition (for the RPC-specific fields); ``Reject`` for
+    another shape."""
+    top = errors_of(msg.error_code)
+    p = one_response_partition(top, msg.topics)
+    return dict(
+        error=top,
+        partition_error=errors_of(p.error_code),
+        leader_id=p.leader_id,
+        leader_epoch=p.leader_epoch,
+        leader_endpoints=node_endpoints(msg.node_endpoints, p.leader_id, listener) if version >= 1 else (),
+    ), p
+
+
+def error_answer(response_type: type[Resp]) -> Callable[[Errors, bool], Resp]:
+    """An RPC's error answer: ``error`` on the partition or at the top."""
+    def answer(error: Errors, partition_level: bool) -> Resp:
+        return response_type(partition_error=error) if partition_level else response_type(error=error)  # type: ignore[call-arg]
+    return answer
 
 
 def errors_of(code: int) -> Errors:

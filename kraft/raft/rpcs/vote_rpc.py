@@ -13,18 +13,16 @@ from __future__ import annotations
 from typing import Any
 
 from kraft.messages.generated import vote_request as wire_req, vote_response as wire_resp
-from kraft.raft.errors import Errors
 from kraft.raft.events import VoteRequest, VoteResponse
 from kraft.raft.rpcs.spec import (
     METADATA_TOPIC,
     ZERO,
     RaftRpc,
     directory,
-    errors_of,
-    node_endpoint_list,
-    node_endpoints,
+    error_answer,
     one_partition,
-    one_response_partition,
+    quorum_response_fields,
+    quorum_response_to_wire,
     replica_key,
     wire_directory,
 )
@@ -66,31 +64,15 @@ def request_to_wire(req: VoteRequest, version: int, endpoints: Endpoints) -> Any
 
 
 def response_to_wire(resp: VoteResponse, version: int, listener: str) -> Any:
-    return wire_resp.VoteResponse(
-        error_code=int(resp.error),
-        topics=[wire_resp.TopicData(topic_name=METADATA_TOPIC, partitions=[wire_resp.PartitionData(
-            partition_index=0, error_code=int(resp.partition_error), leader_id=resp.leader_id,
-            leader_epoch=resp.leader_epoch, vote_granted=resp.vote_granted)])],
-        node_endpoints=node_endpoint_list(wire_resp, resp.leader_id, resp.leader_endpoints, listener)
-        if version >= 1 else [],
-    )
+    return quorum_response_to_wire(wire_resp, wire_resp.VoteResponse, resp, version, listener, vote_granted=resp.vote_granted)
 
 
 def response_from_wire(version: int, msg: Any, listener: str) -> VoteResponse:
-    top = errors_of(msg.error_code)
-    p = one_response_partition(top, msg.topics)
-    return VoteResponse(
-        error=top,
-        partition_error=errors_of(p.error_code),
-        leader_id=p.leader_id,
-        leader_epoch=p.leader_epoch,
-        leader_endpoints=node_endpoints(msg.node_endpoints, p.leader_id, listener) if version >= 1 else (),
-        vote_granted=p.vote_granted,
-    )
+    fields, p = quorum_response_fields(version, msg, listener)
+    return VoteResponse(vote_granted=p.vote_granted, **fields)
 
 
-def error_response(error: Errors, partition_level: bool) -> VoteResponse:
-    return VoteResponse(partition_error=error) if partition_level else VoteResponse(error=error)
+error_response = error_answer(VoteResponse)
 
 
 def source(req: VoteRequest) -> int:
