@@ -110,7 +110,7 @@ _DEFAULTS: dict[str, str] = {
     "metadata.log.max.snapshot.interval.ms": str(60 * 60 * 1000),
     "metadata.log.flush.interval.messages": str(2**63 - 1),
     "socket.request.max.bytes": str(100 * 1024 * 1024),
-    # Connection limits and security (kraft/wire/connection_limits.py, kraft/wire/security.py).
+    # Connection limits and security (wire/connection_limits.py, wire/security.py).
     "max.connections": str(INT32_MAX),
     "max.connections.per.ip": str(INT32_MAX),
     "max.connections.per.ip.overrides": "",

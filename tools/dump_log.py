@@ -548,6 +548,24 @@ def _find_batch(log: bytes, position: int, offset: int) -> RecordBatch | None:
 _CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd", "unknown(5)", "unknown(6)", "unknown(7)")
 
 
+def _batch_line(batch: RecordBatch, tst: str, valid: bool) -> str:
+    """A batch's line of ``kafka-dump-log.sh`` output (``DumpLogSegments``)."""
+    (base_offset, length, epoch, magic, crc, attributes, last_delta, base_ts, max_ts,
+     producer_id, producer_epoch, base_seq, count, _buf, position) = batch
+    last_seq = -1 if base_seq == -1 else (base_seq + last_delta if base_seq <= INT_MAX - last_delta
+                                           else base_seq + last_delta - INT_MAX - 1)
+    horizon = f"OptionalLong[{base_ts}]" if attributes & 0x40 else "OptionalLong.empty"
+    return (
+        f"baseOffset: {base_offset} lastOffset: {base_offset + last_delta} count: {count}"
+        f" baseSequence: {base_seq} lastSequence: {last_seq}"
+        f" producerId: {producer_id} producerEpoch: {producer_epoch}"
+        f" partitionLeaderEpoch: {epoch} isTransactional: {'true' if attributes & 0x10 else 'false'}"
+        f" isControl: {'true' if attributes & 0x20 else 'false'} deleteHorizonMs: {horizon}"
+        f" position: {position} {tst}: {max_ts} size: {length + 12} magic: {magic}"
+        f" compresscodec: {_CODEC_NAMES[attributes & 0x07]} crc: {crc} isvalid: {'true' if valid else 'false'}"
+    )
+
+
 class _FastDumper(_Dumper):
     """Prints ``.log``/``.checkpoint`` records in one loop per batch, without
     per-field objects, and writes in large chunks. Anything it does not
@@ -635,36 +653,20 @@ class _FastDumper(_Dumper):
         """Render ``batches`` serially; returns the last record offset seen (-1: none)."""
         from crc32c import crc32c
 
-        import orjson
-
         as_json = self.as_json
         deep = self.deep or as_json
         decoder = self.metadata_decoder and self.print_data
         plain = not self.print_data and not self.skip_record_metadata
         specialised = (decoder or plain) and not self.skip_record_metadata
-        payload_text = self.payloads.text
         lines = self.lines
         last_offset = -1
-        file_json = None
         for batch in batches:
-            (base_offset, length, epoch, magic, crc, attributes, last_delta, base_ts, max_ts,
-             producer_id, producer_epoch, base_seq, count, buf, position) = batch
+            base_offset, length, crc, attributes, buf, position = (
+                batch[0], batch[1], batch[4], batch[5], batch[13], batch[14])
             tst = "LogAppendTime" if attributes & 0x08 else "CreateTime"
-            control = attributes & 0x20
             valid = crc32c(memoryview(buf)[position + 21 : position + length + 12]) == crc
             if not as_json:
-                last_seq = -1 if base_seq == -1 else (base_seq + last_delta if base_seq <= INT_MAX - last_delta
-                                                       else base_seq + last_delta - INT_MAX - 1)
-                horizon = f"OptionalLong[{base_ts}]" if attributes & 0x40 else "OptionalLong.empty"
-                lines.append(
-                    f"baseOffset: {base_offset} lastOffset: {base_offset + last_delta} count: {count}"
-                    f" baseSequence: {base_seq} lastSequence: {last_seq}"
-                    f" producerId: {producer_id} producerEpoch: {producer_epoch}"
-                    f" partitionLeaderEpoch: {epoch} isTransactional: {'true' if attributes & 0x10 else 'false'}"
-                    f" isControl: {'true' if control else 'false'} deleteHorizonMs: {horizon}"
-                    f" position: {position} {tst}: {max_ts} size: {length + 12} magic: {magic}"
-                    f" compresscodec: {_CODEC_NAMES[attributes & 0x07]} crc: {crc} isvalid: {'true' if valid else 'false'}"
-                )
+                lines.append(_batch_line(batch, tst, valid))
             if not deep:
                 if len(lines) >= _CHUNK_LINES:
                     self.flush()
@@ -676,65 +678,84 @@ class _FastDumper(_Dumper):
                 continue
             if self.first_offset is None and records:
                 self.first_offset = records[0][0]
-            if control or not specialised:
+            if attributes & 0x20 or not specialised:
                 for record in records:
                     last_offset = self.note_offset(abs_path, last_offset, record[0])
                     lines.append(java_json(self.record_json(batch, record, arg)) if as_json
                                  else self.record_line(batch, record))
             elif as_json:
-                if file_json is None:
-                    file_json = java_json(arg)
-                prefix = (
-                    f'{{"file":{file_json},"position":{position},"baseOffset":{base_offset},'
-                    f'"lastOffset":{base_offset + last_delta},"partitionLeaderEpoch":{epoch},"isControl":false,'
-                    f'"isTransactional":{"true" if attributes & 0x10 else "false"},'
-                    f'"compresscodec":"{_CODEC_NAMES[attributes & 0x07]}","crcValid":{"true" if valid else "false"},'
-                )
-                for record in records:
-                    offset, timestamp, key, value, headers = record[0], record[1], record[2], record[3], record[4]
-                    if last_offset != -1 and offset != last_offset + 1:
-                        self.note_offset(abs_path, last_offset, offset)
-                    last_offset = offset
-                    payload = payload_text(value) if decoder else None
-                    if (decoder and payload is None) or headers:
-                        lines.append(java_json(self.record_json(batch, record, arg)))
-                        continue
-                    head = (
-                        f'{prefix}"offset":{offset},"timestampType":"{tst}","timestamp":{timestamp},'
-                        f'"keySize":{-1 if key is None else len(key)},"valueSize":{-1 if value is None else len(value)},'
-                        f'"headerKeys":[],'
-                    )
-                    if decoder:
-                        lines.append(f'{head}"payload":{payload}}}')
-                    else:
-                        k = "null" if key is None else orjson.dumps(_b64(key)).decode()
-                        v = "null" if value is None else orjson.dumps(_b64(value)).decode()
-                        lines.append(f'{head}"key":{k},"value":{v}}}')
+                last_offset = self._json_lines(batch, records, arg, abs_path, last_offset, tst, valid, decoder)
             else:
-                for record in records:
-                    offset, timestamp, key, value, headers = record[0], record[1], record[2], record[3], record[4]
-                    if last_offset != -1 and offset != last_offset + 1:
-                        self.note_offset(abs_path, last_offset, offset)
-                    last_offset = offset
-                    if base_seq == -1:
-                        seq = -1
-                    else:
-                        delta = offset - base_offset
-                        seq = base_seq + delta if base_seq <= INT_MAX - delta else base_seq + delta - INT_MAX - 1
-                    line = (
-                        f"| offset: {offset} {tst}: {timestamp} keySize: {-1 if key is None else len(key)}"
-                        f" valueSize: {-1 if value is None else len(value)} sequence: {seq}"
-                        f" headerKeys: [{','.join([h[0] for h in headers]) if headers else ''}]"
-                    )
-                    if decoder:
-                        payload = payload_text(value)
-                        if payload is None:
-                            payload = self.parse(record)[1]
-                        line = f"{line} payload: {payload}"
-                    lines.append(line)
+                last_offset = self._text_lines(batch, records, abs_path, last_offset, tst, decoder)
             if len(lines) >= _CHUNK_LINES:
                 self.flush()
                 lines = self.lines
+        return last_offset
+
+    def _json_lines(self, batch: RecordBatch, records: list[Any], arg: str, abs_path: str, last_offset: int,
+                    tst: str, valid: bool, decoder: bool) -> int:
+        """The ``--json`` lines of a data batch's records, written straight
+        from the batch fields; the last offset seen."""
+        import orjson
+
+        base_offset, epoch, attributes, last_delta, position = batch[0], batch[2], batch[5], batch[6], batch[14]
+        payload_text = self.payloads.text
+        lines = self.lines
+        prefix = (
+            f'{{"file":{java_json(arg)},"position":{position},"baseOffset":{base_offset},'
+            f'"lastOffset":{base_offset + last_delta},"partitionLeaderEpoch":{epoch},"isControl":false,'
+            f'"isTransactional":{"true" if attributes & 0x10 else "false"},'
+            f'"compresscodec":"{_CODEC_NAMES[attributes & 0x07]}","crcValid":{"true" if valid else "false"},'
+        )
+        for record in records:
+            offset, timestamp, key, value, headers = record[0], record[1], record[2], record[3], record[4]
+            if last_offset != -1 and offset != last_offset + 1:
+                self.note_offset(abs_path, last_offset, offset)
+            last_offset = offset
+            payload = payload_text(value) if decoder else None
+            if (decoder and payload is None) or headers:
+                lines.append(java_json(self.record_json(batch, record, arg)))
+                continue
+            head = (
+                f'{prefix}"offset":{offset},"timestampType":"{tst}","timestamp":{timestamp},'
+                f'"keySize":{-1 if key is None else len(key)},"valueSize":{-1 if value is None else len(value)},'
+                f'"headerKeys":[],'
+            )
+            if decoder:
+                lines.append(f'{head}"payload":{payload}}}')
+            else:
+                k = "null" if key is None else orjson.dumps(_b64(key)).decode()
+                v = "null" if value is None else orjson.dumps(_b64(value)).decode()
+                lines.append(f'{head}"key":{k},"value":{v}}}')
+        return last_offset
+
+    def _text_lines(self, batch: RecordBatch, records: list[Any], abs_path: str, last_offset: int, tst: str,
+                    decoder: bool) -> int:
+        """The ``| offset: ...`` lines of a data batch's records; the last offset seen."""
+        base_offset, base_seq = batch[0], batch[11]
+        payload_text = self.payloads.text
+        lines = self.lines
+        for record in records:
+            offset, timestamp, key, value, headers = record[0], record[1], record[2], record[3], record[4]
+            if last_offset != -1 and offset != last_offset + 1:
+                self.note_offset(abs_path, last_offset, offset)
+            last_offset = offset
+            if base_seq == -1:
+                seq = -1
+            else:
+                delta = offset - base_offset
+                seq = base_seq + delta if base_seq <= INT_MAX - delta else base_seq + delta - INT_MAX - 1
+            line = (
+                f"| offset: {offset} {tst}: {timestamp} keySize: {-1 if key is None else len(key)}"
+                f" valueSize: {-1 if value is None else len(value)} sequence: {seq}"
+                f" headerKeys: [{','.join([h[0] for h in headers]) if headers else ''}]"
+            )
+            if decoder:
+                payload = payload_text(value)
+                if payload is None:
+                    payload = self.parse(record)[1]
+                line = f"{line} payload: {payload}"
+            lines.append(line)
         return last_offset
 
 

@@ -50,7 +50,7 @@ async def run_node(config: NodeConfig, demo_append_rate: float, bench_record_siz
                 from kraft.tools.bench.load import run_bench_load
 
                 nursery.start_soon(run_bench_load, node, bench_record_size)
-            await node.shell.stopped.wait()  # type: ignore[union-attr]
+            await node.wait_stopped()
             nursery.cancel_scope.cancel()
 
 
@@ -151,9 +151,7 @@ async def _demo_loop(node: KraftNode, interval: float, acks: TextIO | None,
     while True:
         await node.wait_for_leader()
         if node.leader.leader_id != node.config.node_id:
-            assert node.shell is not None
-            async with node.shell.leader_changed:
-                await node.shell.leader_changed.wait()
+            await node.wait_leader_change()
             continue
         seq += 1
         await _demo_append(node, f"quickstart node={node.config.node_id} epoch={node.leader.epoch} seq={seq} "
@@ -192,9 +190,7 @@ async def _metadata_demo_loop(node: KraftNode, interval: float, acks: TextIO | N
         while True:
             await node.wait_for_leader()
             if node.leader.leader_id != node.config.node_id:
-                assert node.shell is not None
-                async with node.shell.leader_changed:
-                    await node.shell.leader_changed.wait()
+                await node.wait_leader_change()
                 continue
             try:
                 # Everything of earlier epochs is committed once our

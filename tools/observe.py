@@ -104,7 +104,7 @@ def image_summary(image: MetadataImage, *, cluster_id: str | None = None, leader
 
 def _leader_text(observer: Observer) -> str | None:
     node = observer.node
-    if node is None or node.shell is None:
+    if node is None or not node.running:
         return None
     leader = node.leader
     return None if leader.leader_id is None else f"{leader.leader_id} (epoch {leader.epoch})"

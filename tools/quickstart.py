@@ -210,11 +210,9 @@ async def _observe(cluster: Cluster, say: Callable[[str], None]) -> dict[int, by
         say(f"kill -9 the leader, node {old.leader_id}")
         t0 = time.monotonic()
         cluster.kill(old.leader_id)  # type: ignore[arg-type]
-        assert observer.shell is not None
         with trio.fail_after(30):
-            async with observer.shell.leader_changed:
-                while observer.leader.leader_id in (None, old.leader_id):
-                    await observer.shell.leader_changed.wait()
+            while observer.leader.leader_id in (None, old.leader_id):
+                await observer.wait_leader_change(observer.leader)
         new = observer.leader
         say(f"re-elected: node {new.leader_id} leads epoch {new.epoch}, {time.monotonic() - t0:.2f} s after the kill")
         hwm = observer.high_watermark

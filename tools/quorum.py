@@ -651,6 +651,60 @@ def _state_path(state_file: Path | None, cluster_id: str) -> Path:
     return state_file if state_file is not None else Path(f".kraft-reassignment-{cluster_id}.json")
 
 
+def _known_controllers(controller_configs: tuple[Path, ...]) -> dict[int, Any]:
+    """The controllers ``--controller-config`` files describe, by node id."""
+    from kraft.programs import reconfig
+
+    known = {}
+    for path in controller_configs:
+        identity = controller_identity(path)
+        known[identity.node_id] = reconfig.TargetVoter(identity.node_id, identity.directory_id, identity.endpoints)
+    return known
+
+
+def _reassignment_status(saved: dict[str, Any], view: Any, plan: Any) -> str:
+    """``reassign --status``: where the saved reassignment stands."""
+    from kraft.messages.json_form import uuid_to_kafka
+
+    step = plan.step or (plan.waiting or "")
+    return (f"Reassignment from {saved['original']} to {saved['target']}\n"
+            f"CurrentVoters: {_voters_text(view.voters)}\n"
+            f"Adding:        {[f'{i}:{uuid_to_kafka(d)}' for i, d in plan.adding]}\n"
+            f"Removing:      {[f'{i}:{uuid_to_kafka(d) if d else None}' for i, d in plan.removing]}\n"
+            f"Next:          {'done' if plan.done else step}\n")
+
+
+def _save_reassignment(path: Path, cluster_id: str, saved: dict[str, Any] | None, view: Any,
+                       resolved: Any) -> None:
+    """Write the state file a re-run resumes from: the original voters (kept
+    from an earlier run), the target and the endpoints of the new voters."""
+    import json
+
+    from kraft.messages.json_form import uuid_to_kafka
+
+    original = saved["original"] if saved is not None else ",".join(
+        f"{v.node_id}:{uuid_to_kafka(v.directory_id)}" if v.directory is not None else str(v.node_id)
+        for v in view.voters)
+    goal_text = ",".join(
+        f"{t.node_id}:{uuid_to_kafka(t.directory_id)}" if t.directory_id else str(t.node_id)
+        for t in resolved)
+    endpoints = {str(t.node_id): [list(e) for e in t.endpoints] for t in resolved if t.endpoints}
+    path.write_text(json.dumps({"cluster_id": cluster_id, "original": original,
+                                "target": goal_text, "endpoints": endpoints}) + "\n")
+
+
+def _bounded_reassignment(main: Callable[[], Awaitable[str]], timeout_ms: int) -> Callable[[], Awaitable[str]]:
+    """``main`` within ``--timeout-ms``; past it, how to resume."""
+    import trio
+
+    async def run() -> str:
+        with trio.move_on_after(timeout_ms / 1000) as scope:
+            return await main()
+        assert scope.cancelled_caught
+        raise ToolError(f"Timed out after {timeout_ms} ms: run the same command again to resume "
+                        "the reassignment")
+    return run
+
 @quorum_group.command("reassign")
 @click.option("--voters", "voters_text", metavar="ID[:DIRECTORY-ID],...",
               help="The voters the quorum should end with: node ids, or id:directory-id, or "
@@ -679,7 +733,6 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
     import trio
 
     from kraft.client.admin import AdminSession
-    from kraft.messages.json_form import uuid_to_kafka
     from kraft.programs import reconfig
 
     if sum(1 for x in (voters_text is not None, cancel, status) if x) != 1:
@@ -691,11 +744,7 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
         # later, so it never ends the run first with a bare request timeout
         # ("timed out after 0 ms") -- on a loaded machine the two raced.
         settings = dataclasses.replace(settings, api_timeout_ms=timeout_ms + settings.request_timeout_ms)
-        known = {}
-        for path in controller_configs:
-            identity = controller_identity(path)
-            known[identity.node_id] = reconfig.TargetVoter(identity.node_id, identity.directory_id,
-                                                           identity.endpoints)
+        known = _known_controllers(controller_configs)
         target = reconfig.parse_target(voters_text) if voters_text is not None else None
     except (ToolError, reconfig.ReassignError) as e:
         _fail(str(e))
@@ -731,26 +780,13 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
                 raise ToolError(str(e)) from None
             if status:
                 assert saved is not None  # no saved reassignment returned above
-                step = plan.step or (plan.waiting or "")
-                return (f"Reassignment from {saved['original']} to {saved['target']}\n"
-                        f"CurrentVoters: {_voters_text(view.voters)}\n"
-                        f"Adding:        {[f'{i}:{uuid_to_kafka(d)}' for i, d in plan.adding]}\n"
-                        f"Removing:      {[f'{i}:{uuid_to_kafka(d) if d else None}' for i, d in plan.removing]}\n"
-                        f"Next:          {'done' if plan.done else step}\n")
+                return _reassignment_status(saved, view, plan)
             for line in reassignment_plan_lines(view, resolved, plan):
                 click.echo(line, err=line.startswith("Warning:"))
             if dry_run:
                 return "Dry run: nothing was changed.\n"
             if not cancel:
-                original = saved["original"] if saved is not None else ",".join(
-                    f"{v.node_id}:{uuid_to_kafka(v.directory_id)}" if v.directory is not None else str(v.node_id)
-                    for v in view.voters)
-                goal_text = ",".join(
-                    f"{t.node_id}:{uuid_to_kafka(t.directory_id)}" if t.directory_id else str(t.node_id)
-                    for t in resolved)
-                endpoints = {str(t.node_id): [list(e) for e in t.endpoints] for t in resolved if t.endpoints}
-                path.write_text(json.dumps({"cluster_id": client.cluster_id, "original": original,
-                                            "target": goal_text, "endpoints": endpoints}) + "\n")
+                _save_reassignment(path, client.cluster_id, saved, view, resolved)
             report(f"Reassigning voters {_voters_text(view.voters)} -> {_voters_text(resolved)}")
             try:
                 final = await reconfig.drive(client, goal, known=known, report=report, pause=trio.sleep)
@@ -762,13 +798,4 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
             lines.append(f"Reassignment complete. CurrentVoters: {_voters_text(final.voters)}\n")
         return "".join(lines)
 
-    def main_bounded() -> Callable[[], Awaitable[str]]:
-        async def run() -> str:
-            with trio.move_on_after(timeout_ms / 1000) as scope:
-                return await main()
-            assert scope.cancelled_caught
-            raise ToolError(f"Timed out after {timeout_ms} ms: run the same command again to resume "
-                            "the reassignment")
-        return run
-
-    run_tool(main_bounded())
+    run_tool(_bounded_reassignment(main, timeout_ms))

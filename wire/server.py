@@ -377,7 +377,7 @@ class _ServerConnection:
 
     async def _refuse_controller_rpc(self, api_key: int, api_version: int, correlation_id: int) -> bool:
         """A Kafka controller RPC: NOT_CONTROLLER, as a Kafka controller that
-        is not the active one answers (kraft/wire/not_controller.py); False
+        is not the active one answers (wire/not_controller.py); False
         when ``api_key`` is none of them, or SASL has not completed."""
         refused = not_controller_response(api_key, api_version, correlation_id)
         if refused is None or not (self._sasl is None or self._sasl.complete):

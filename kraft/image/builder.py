@@ -653,16 +653,7 @@ class ImageBuilder:
                     raise ReplayError(f"unable to find partition {_kuuid(m.topic_id)}:{m.partition_id}")
                 parts[m.partition_id] = _merge(current, m)
             case 0:  # RegisterBrokerRecord
-                self._section("brokers")[m.broker_id] = BrokerRegistration(
-                    id=m.broker_id, epoch=m.broker_epoch, incarnation_id=m.incarnation_id,
-                    listeners=tuple(Listener(e.name, e.host, e.port, e.security_protocol) for e in m.end_points),
-                    supported_features=tuple(VersionRange(f.name, f.min_supported_version, f.max_supported_version)
-                                             for f in m.features),
-                    rack=m.rack, fenced=bool(m.fenced), in_controlled_shutdown=bool(m.in_controlled_shutdown),
-                    is_migrating_zk_broker=bool(m.is_migrating_zk_broker),
-                    directories=tuple(m.log_dirs or ()),
-                    cordoned_directories=None if m.cordoned_log_dirs is None else tuple(m.cordoned_log_dirs),
-                )
+                self._register_broker(m)
             case 1:  # UnregisterBrokerRecord
                 self._section("brokers").pop(m.broker_id, None)
             case 7 | 8:  # FenceBrokerRecord / UnfenceBrokerRecord
@@ -674,12 +665,7 @@ class ImageBuilder:
             case 17:  # BrokerRegistrationChangeRecord
                 self._broker_change(m)
             case 27:  # RegisterControllerRecord
-                self._section("controllers")[m.controller_id] = ControllerRegistration(
-                    id=m.controller_id, incarnation_id=m.incarnation_id, zk_migration_ready=bool(m.zk_migration_ready),
-                    listeners=tuple(Listener(e.name, e.host, e.port, e.security_protocol) for e in m.end_points),
-                    supported_features=tuple(VersionRange(f.name, f.min_supported_version, f.max_supported_version)
-                                             for f in m.features),
-                )
+                self._register_controller(m)
             case 29:  # UnregisterControllerRecord
                 self._section("controllers").pop(m.controller_id, None)
             case 2:  # TopicRecord
@@ -688,58 +674,19 @@ class ImageBuilder:
                 self._owned_topics.pop(m.topic_id, None)
                 self._section("topic_ids_by_name")[m.name] = m.topic_id
             case 9:  # RemoveTopicRecord
-                topics = self._section("topics")
-                topic = topics.pop(m.topic_id, None)
-                if topic is None:
-                    raise ReplayError(f"no topic with id {_kuuid(m.topic_id)} to remove")
-                self._owned_topics.pop(m.topic_id, None)
-                names = self._section("topic_ids_by_name")
-                if names.get(topic.name) == m.topic_id:
-                    del names[topic.name]
-                self._delete_config(ConfigResource(ConfigResourceType.TOPIC, topic.name))
+                self._remove_topic(m)
             case 28:  # ClearElrRecord
                 self._clear_elr(m.topic_name)
             case 4:  # ConfigRecord
                 self._config(m)
             case 12:  # FeatureLevelRecord
-                f = self._cur_features
-                if m.name == METADATA_VERSION:
-                    self._features = replace(f, metadata_version=m.feature_level)
-                else:
-                    finalized = dict(f.finalized)
-                    if m.feature_level == 0:
-                        finalized.pop(m.name, None)
-                    else:
-                        finalized[m.name] = m.feature_level
-                    self._features = replace(f, finalized=frozen_mapping(dict(sorted(finalized.items()))))
+                self._feature_level(m)
             case 21:  # ZkMigrationStateRecord
                 self._features = replace(self._cur_features, zk_migration_state=m.zk_migration_state)
             case 14:  # ClientQuotaRecord
-                entity = ClientQuotaEntity.of([(e.entity_type, e.entity_name) for e in m.entity])
-                quotas = self._section("client_quotas")
-                values = dict(quotas.get(entity, {}))
-                if m.remove:
-                    values.pop(m.key, None)
-                else:
-                    values[m.key] = m.value
-                if values:
-                    quotas[entity] = frozen_mapping(values)
-                else:
-                    quotas.pop(entity, None)
-            case 11:  # UserScramCredentialRecord
-                scram = self._section("scram")
-                users = dict(scram.get(m.mechanism, {}))
-                users[m.name] = ScramCredential(m.name, m.mechanism, m.iterations, bytes(m.salt),
-                                                bytes(m.stored_key), bytes(m.server_key))
-                scram[m.mechanism] = frozen_mapping(users)
-            case 22:  # RemoveUserScramCredentialRecord
-                scram = self._section("scram")
-                users = dict(scram.get(m.mechanism, {}))
-                users.pop(m.name, None)
-                if users:
-                    scram[m.mechanism] = frozen_mapping(users)
-                else:
-                    scram.pop(m.mechanism, None)
+                self._client_quota(m)
+            case 11 | 22:  # UserScramCredentialRecord / RemoveUserScramCredentialRecord
+                self._scram_credential(m, remove=api_key == 22)
             case 18:  # AccessControlEntryRecord
                 self._section("acls")[m.id] = StandardAcl(
                     m.resource_type, m.resource_name, m.pattern_type, m.principal, m.host, m.operation,
@@ -759,6 +706,74 @@ class ImageBuilder:
                 pass
             case _:
                 raise ReplayError(f"record type {api_key} has no replay rule")
+
+    def _register_broker(self, m: Any) -> None:
+        self._section("brokers")[m.broker_id] = BrokerRegistration(
+            id=m.broker_id, epoch=m.broker_epoch, incarnation_id=m.incarnation_id,
+            listeners=tuple(Listener(e.name, e.host, e.port, e.security_protocol) for e in m.end_points),
+            supported_features=tuple(VersionRange(f.name, f.min_supported_version, f.max_supported_version)
+                                     for f in m.features),
+            rack=m.rack, fenced=bool(m.fenced), in_controlled_shutdown=bool(m.in_controlled_shutdown),
+            is_migrating_zk_broker=bool(m.is_migrating_zk_broker),
+            directories=tuple(m.log_dirs or ()),
+            cordoned_directories=None if m.cordoned_log_dirs is None else tuple(m.cordoned_log_dirs),
+        )
+
+    def _register_controller(self, m: Any) -> None:
+        self._section("controllers")[m.controller_id] = ControllerRegistration(
+            id=m.controller_id, incarnation_id=m.incarnation_id, zk_migration_ready=bool(m.zk_migration_ready),
+            listeners=tuple(Listener(e.name, e.host, e.port, e.security_protocol) for e in m.end_points),
+            supported_features=tuple(VersionRange(f.name, f.min_supported_version, f.max_supported_version)
+                                     for f in m.features),
+        )
+
+    def _remove_topic(self, m: Any) -> None:
+        topic = self._section("topics").pop(m.topic_id, None)
+        if topic is None:
+            raise ReplayError(f"no topic with id {_kuuid(m.topic_id)} to remove")
+        self._owned_topics.pop(m.topic_id, None)
+        names = self._section("topic_ids_by_name")
+        if names.get(topic.name) == m.topic_id:
+            del names[topic.name]
+        self._delete_config(ConfigResource(ConfigResourceType.TOPIC, topic.name))
+
+    def _feature_level(self, m: Any) -> None:
+        f = self._cur_features
+        if m.name == METADATA_VERSION:
+            self._features = replace(f, metadata_version=m.feature_level)
+            return
+        finalized = dict(f.finalized)
+        if m.feature_level == 0:
+            finalized.pop(m.name, None)
+        else:
+            finalized[m.name] = m.feature_level
+        self._features = replace(f, finalized=frozen_mapping(dict(sorted(finalized.items()))))
+
+    def _client_quota(self, m: Any) -> None:
+        entity = ClientQuotaEntity.of([(e.entity_type, e.entity_name) for e in m.entity])
+        quotas = self._section("client_quotas")
+        values = dict(quotas.get(entity, {}))
+        if m.remove:
+            values.pop(m.key, None)
+        else:
+            values[m.key] = m.value
+        if values:
+            quotas[entity] = frozen_mapping(values)
+        else:
+            quotas.pop(entity, None)
+
+    def _scram_credential(self, m: Any, *, remove: bool) -> None:
+        scram = self._section("scram")
+        users = dict(scram.get(m.mechanism, {}))
+        if remove:
+            users.pop(m.name, None)
+            if not users:
+                scram.pop(m.mechanism, None)
+                return
+        else:
+            users[m.name] = ScramCredential(m.name, m.mechanism, m.iterations, bytes(m.salt),
+                                            bytes(m.stored_key), bytes(m.server_key))
+        scram[m.mechanism] = frozen_mapping(users)
 
     def _broker_change(self, m: Any) -> None:
         brokers = self._section("brokers")

@@ -131,18 +131,18 @@ _NOT_LEADER_OR_FOLLOWER_MESSAGE = (
 # ---------------------------------------------------------------- dispatch
 
 
-async def handle(shell: RaftWriter, request: DecodedRequest, conn: ConnectionInfo, *,
+async def handle(raft_client: RaftWriter, request: DecodedRequest, conn: ConnectionInfo, *,
                  cluster_id: str, node_id: int, witness: WitnessDecision | None = None) -> Response:
     """Answer one admin request (an api in :data:`ADMIN_API_KEYS`) on the
-    node ``node_id`` of ``cluster_id`` whose raft is ``shell``; ``witness``:
+    node ``node_id`` of ``cluster_id`` whose raft is ``raft_client``; ``witness``:
     this voter's witness decision, noted in a DescribeQuorum it cannot answer."""
-    core = shell.core
+    core = raft_client.core
     version = request.api_version
     voters = core.voters
-    leader = shell.leader
+    leader = raft_client.leader
     match request.api_key:
         case ApiKey.DESCRIBE_QUORUM:
-            description = core.describe_quorum(_wall_clock_ms()) if shell.initialized else None
+            description = core.describe_quorum(_wall_clock_ms()) if raft_client.initialized else None
             body: Any = describe_quorum_response(version, request.body, description, leader, voters,
                                                  core.topic_partition)
             if description is None and witness is not None and witness.witness:
@@ -159,7 +159,7 @@ async def handle(shell: RaftWriter, request: DecodedRequest, conn: ConnectionInf
                                      conn.listener)
         case ApiKey.UPDATE_FEATURES:
             # The kraft.version upgrade (kraft/node/update_features.py).
-            body = await features.update_features(shell, node_id, request.body, version)
+            body = await features.update_features(raft_client, node_id, request.body, version)
         case _:
             raise ValueError(f"{request.api_key.name} is not an admin api")
     return Response(body, version)
@@ -167,7 +167,7 @@ async def handle(shell: RaftWriter, request: DecodedRequest, conn: ConnectionInf
 
 def _wall_clock_ms() -> int:
     # DescribeQuorum's timestamps are wall-clock ms, the clock the node's
-    # shell drives the core with.
+    # raft client drives the core with.
     return int(time.time() * 1000)
 
 
@@ -192,18 +192,18 @@ def api_versions(version: int, request: ApiVersionsRequest | None,
     return Response(body, response_version(version))
 
 
-def node_api_versions(shell: RaftView | None, version: int, request: ApiVersionsRequest | None,
+def node_api_versions(raft_client: RaftView | None, version: int, request: ApiVersionsRequest | None,
                       supported: Mapping[ApiKey | int, VersionRange]) -> Response:
-    """ApiVersions on the node whose raft is ``shell`` (None before it
+    """ApiVersions on the node whose raft is ``raft_client`` (None before it
     starts): the finalized ``kraft.version`` is its log's
     latest (uncommitted included, as Kafka's ``RaftClient.kraftVersion``);
     the finalized-features epoch is the last committed offset it knows, as a
     Kafka controller reports the offset of the metadata image it read its
     features from."""
-    if shell is None or not shell.initialized:
+    if raft_client is None or not raft_client.initialized:
         return api_versions(version, request, supported)
-    finalized = {"kraft.version": shell.core.kraft_version}
-    return api_versions(version, request, supported, finalized, max(shell.high_watermark - 1, -1))
+    finalized = {"kraft.version": raft_client.core.kraft_version}
+    return api_versions(version, request, supported, finalized, max(raft_client.high_watermark - 1, -1))
 
 
 # ---------------------------------------------------------------- DescribeQuorum

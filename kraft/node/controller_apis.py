@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, cast
+from typing import Any
 
 from kraft.config import NodeConfig
 from kraft.errors import ConfigurationError
@@ -18,9 +18,10 @@ from kraft.messages.generated.api_versions_response import ApiVersionsResponse
 from kraft.node import admin_apis, authorizer, rpc
 from kraft.node.cluster_ids import INCONSISTENT_CLUSTER_ID, ClusterIdWatch
 from kraft.node.raft_view import InboundRaft
-from kraft.node.raft_metrics import RaftMetrics, error_name, event_error, request_name, wire_error
-from kraft.raft import events as ev
+from kraft.node.raft_metrics import RaftMetrics, error_name, request_name, wire_error
 from kraft.raft.errors import Errors
+from kraft.raft.rpcs import BY_API_KEY
+from kraft.raft.rpcs.spec import Reject
 from kraft.raft.witness import WitnessDecision
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import CLIENT_SOFTWARE_NAME
@@ -32,26 +33,26 @@ __all__ = ["ControllerApis", "SUPPORTED_APIS", "advertised_apis", "replayed_api_
 
 #: The APIs a kraft controller listener answers, with the versions we speak.
 SUPPORTED_APIS: dict[ApiKey | int, tuple[int, int]] = {
-    ApiKey.FETCH: (4, 18),
+    ApiKey.FETCH: BY_API_KEY[ApiKey.FETCH].versions,
     ApiKey.API_VERSIONS: (0, 4),
-    # SASL (kraft/wire/sasl.py). Advertised from v0 as Kafka does (librdkafka
+    # SASL (wire/sasl.py). Advertised from v0 as Kafka does (librdkafka
     # requires it), but only v1 (KIP-152 framing) is served: a v0 handshake
     # is refused. On a listener without SASL both get ILLEGAL_SASL_STATE.
     ApiKey.SASL_HANDSHAKE: (0, 1),
     ApiKey.SASL_AUTHENTICATE: (0, 2),
-    ApiKey.VOTE: (0, 2),
-    ApiKey.BEGIN_QUORUM_EPOCH: (0, 1),
-    ApiKey.END_QUORUM_EPOCH: (0, 1),
-    ApiKey.FETCH_SNAPSHOT: (0, 1),
+    ApiKey.VOTE: BY_API_KEY[ApiKey.VOTE].versions,
+    ApiKey.BEGIN_QUORUM_EPOCH: BY_API_KEY[ApiKey.BEGIN_QUORUM_EPOCH].versions,
+    ApiKey.END_QUORUM_EPOCH: BY_API_KEY[ApiKey.END_QUORUM_EPOCH].versions,
+    ApiKey.FETCH_SNAPSHOT: BY_API_KEY[ApiKey.FETCH_SNAPSHOT].versions,
     # The admin surface (kraft/node/admin_apis.py).
     ApiKey.METADATA: (0, 13),
     ApiKey.DESCRIBE_QUORUM: (0, 2),
     ApiKey.DESCRIBE_CLUSTER: (0, 2),
     ApiKey.UPDATE_FEATURES: (0, 2),  # the kraft.version upgrade (kraft/node/update_features.py)
     # KIP-853 voter changes (answered by the raft core of the leader).
-    ApiKey.ADD_RAFT_VOTER: (0, 1),
-    ApiKey.REMOVE_RAFT_VOTER: (0, 0),
-    ApiKey.UPDATE_RAFT_VOTER: (0, 0),
+    ApiKey.ADD_RAFT_VOTER: BY_API_KEY[ApiKey.ADD_RAFT_VOTER].versions,
+    ApiKey.REMOVE_RAFT_VOTER: BY_API_KEY[ApiKey.REMOVE_RAFT_VOTER].versions,
+    ApiKey.UPDATE_RAFT_VOTER: BY_API_KEY[ApiKey.UPDATE_RAFT_VOTER].versions,
 }
 
 
@@ -79,7 +80,7 @@ def advertised_apis(own: Mapping[Any, tuple[int, int]], *, leading_handover: boo
     ``client_software_name`` (ApiVersions v3+; None or "" before).
 
     A witness leading a hand-over epoch adds the Kafka controller RPCs it
-    answers with NOT_CONTROLLER (kraft/wire/not_controller.py,
+    answers with NOT_CONTROLLER (wire/not_controller.py,
     not_controller_admin.py), so that a Kafka broker or admin client that
     finds it as leader sends them and is told to retry with the next
     controller. Never to a kraft client: a kraft voter's witness detection
@@ -90,19 +91,6 @@ def advertised_apis(own: Mapping[Any, tuple[int, int]], *, leading_handover: boo
         return own
     return {**own, **{k: v for k, (_, v) in REFUSED_CONTROLLER_APIS.items()},
             **{k: (ApiKey(k).min_version, ApiKey(k).max_version) for k in ADMIN_NOT_CONTROLLER_APIS}}
-
-
-def _source_of(event: ev.RaftRequest) -> int:
-    match event:
-        case ev.VoteRequest():
-            return event.candidate_key.id
-        case ev.BeginQuorumEpochRequest() | ev.EndQuorumEpochRequest():
-            return event.leader_id
-        case ev.FetchRequest() | ev.FetchSnapshotRequest():
-            return event.replica_key.id
-        case ev.UpdateRaftVoterRequest():
-            return event.voter_key.id
-    return -1
 
 
 class ControllerApis:
@@ -152,32 +140,29 @@ class ControllerApis:
         if key in admin_apis.ADMIN_API_KEYS:
             return await admin_apis.handle(self._raft, request, conn, cluster_id=self._cluster_id,
                                            node_id=config.node_id, witness=self._witness_decision())
-        if key in rpc.RAFT_API_KEYS or key in rpc.VOTER_CHANGE_API_KEYS:
+        if key in rpc.RAFT_API_KEYS:
             return await self._handle_raft(key, version, request.body, conn)
         if key in ADMIN_NOT_CONTROLLER_APIS:
             # An admin client's request sent straight to a controller (KIP-919):
             # NOT_CONTROLLER on every item, so it retries against the active
-            # Kafka controller (kraft/wire/not_controller_admin.py).
+            # Kafka controller (wire/not_controller_admin.py).
             return Response(admin_not_controller_response(key, version, request.body), version)
         raise CloseConnection(f"api {ApiKey(key).name} is not served by a kraft controller")
 
     async def _handle_raft(self, key: int, version: int, body: Any, conn: ConnectionInfo) -> Response:
-        event = rpc.request_from_wire(key, version, body)
-        if not isinstance(event, ev.RaftRequest.__args__):
-            # A request refused while decoding: its error answer.
-            return Response(rpc.response_to_wire(key, cast(ev.RaftResponse, event), version, conn.listener), version)
-        wait_ms = self._config.quorum.request_timeout_ms
-        if isinstance(event, ev.FetchRequest):
-            wait_ms += event.max_wait_ms
-        elif key in rpc.VOTER_CHANGE_API_KEYS:
-            # The core answers within request.timeout.ms of admitting the
-            # change (Kafka's handler timer); allow for the admission.
-            wait_ms = 2 * wait_ms + 1000
-        source = _source_of(event)
-        response = await self._raft.handle_request(source, event, wait_ms)
+        raft_rpc = rpc.rpc_of(key)
+        try:
+            event = raft_rpc.request_from_wire(version, body)
+        except Reject as refused:
+            # A request the core must not see: its error answer.
+            answer = raft_rpc.error_response(refused.error, refused.partition_level)
+            return Response(raft_rpc.response_to_wire(answer, version, conn.listener), version)
+        source = raft_rpc.source(event)
+        response = await self._raft.handle_request(
+            source, event, raft_rpc.answer_wait_ms(event, self._config.quorum.request_timeout_ms))
         if response is None:
-            response = rpc.error_response(key, Errors.REQUEST_TIMED_OUT)
-        elif self._cluster_ids is not None and event_error(response) == INCONSISTENT_CLUSTER_ID:
+            response = raft_rpc.error_response(Errors.REQUEST_TIMED_OUT, False)
+        elif self._cluster_ids is not None and raft_rpc.error_tag(response) == INCONSISTENT_CLUSTER_ID:
             self._cluster_ids.refused_request(source, f"{conn.peer_host}:{conn.peer_port}",
                                               getattr(event, "cluster_id", None))
-        return Response(rpc.response_to_wire(key, response, version, conn.listener), version)
+        return Response(raft_rpc.response_to_wire(response, version, conn.listener), version)

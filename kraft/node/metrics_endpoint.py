@@ -13,13 +13,13 @@ server inside the node's trio loop.
   ``kraft node status`` prints).
 
 Why in the trio loop rather than ``prometheus_client``'s own thread server:
-the gauges and the health checks read the raft core and the shell, which
+the gauges and the health checks read the raft core and the raft client, which
 only the trio thread may touch consistently (a thread would read them while
-the shell mutates them), and the server ends with the node's nursery. One
+the raft client mutates them), and the server ends with the node's nursery. One
 connection at a time per request, ``Connection: close``; every read and
 write is bounded by a timeout, and a malformed request gets a 400.
 
-It reads a node through a :class:`MetricsTarget` (its shell and identity),
+It reads a node through a :class:`MetricsTarget` (its raft client and identity),
 never the node object itself.
 """
 
@@ -58,9 +58,9 @@ _PROBE_TIMEOUT_S = 5.0
 
 @dataclass(frozen=True, slots=True)
 class MetricsTarget:
-    """What the endpoints read of a node: its raft shell and who it is."""
+    """What the endpoints read of a node: its raft client and who it is."""
 
-    shell: RaftView
+    raft_client: RaftView
     node_id: int
     cluster_id: str | None
     #: The directory /healthz writes a probe file to.
@@ -148,11 +148,11 @@ def _probe_write(directory: str) -> None:
 async def health(target: MetricsTarget) -> tuple[bool, str]:
     """Liveness: the raft loop runs and the metadata log directory takes a
     write (a disk that went read-only or full fails here)."""
-    shell = target.shell
-    if shell.stopped.is_set():
+    raft_client = target.raft_client
+    if raft_client.stopped.is_set():
         return False, "the raft loop is not running"
-    if shell.storage_error is not None:
-        return False, f"the metadata log cannot be written: {shell.storage_error}"
+    if raft_client.storage_error is not None:
+        return False, f"the metadata log cannot be written: {raft_client.storage_error}"
     try:
         with trio.fail_after(_PROBE_TIMEOUT_S):
             await trio.to_thread.run_sync(_probe_write, target.metadata_log_dir, abandon_on_cancel=True)
@@ -166,10 +166,10 @@ async def health(target: MetricsTarget) -> tuple[bool, str]:
 def readiness(target: MetricsTarget) -> tuple[bool, str]:
     """Readiness: a known leader and, for a voter, being that leader or having
     fetched from it within ``controller.quorum.fetch.timeout.ms``."""
-    shell = target.shell
-    if not shell.initialized or shell.stopped.is_set():
-        return False, "stopped" if shell.stopped.is_set() else "starting"
-    core = shell.core
+    raft_client = target.raft_client
+    if not raft_client.initialized or raft_client.stopped.is_set():
+        return False, "stopped" if raft_client.stopped.is_set() else "starting"
+    core = raft_client.core
     role = core.role
     state = current_state(role, core.is_voter)
     if core.leader_id is None:
@@ -182,7 +182,7 @@ def readiness(target: MetricsTarget) -> tuple[bool, str]:
         return True, f"observer of leader {role.leader_id} in epoch {core.epoch}"
     if not role.has_fetched_from_leader:
         return False, f"has not fetched from leader {role.leader_id} of epoch {core.epoch} yet"
-    if role.fetch_deadline_ms is not None and shell.clock_ms() >= role.fetch_deadline_ms:
+    if role.fetch_deadline_ms is not None and raft_client.clock_ms() >= role.fetch_deadline_ms:
         return False, f"no fetch from leader {role.leader_id} within controller.quorum.fetch.timeout.ms"
     return True, f"follower of leader {role.leader_id} in epoch {core.epoch}"
 
@@ -191,8 +191,8 @@ async def status(target: MetricsTarget, metrics: RaftMetrics) -> dict[str, Any]:
     healthy, health_reason = await health(target)
     ready, ready_reason = readiness(target)
     gauges = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in metrics.snapshot().items()}
-    shell = target.shell
-    voters = list(shell.core.voters.voter_ids) if shell.initialized else []
+    raft_client = target.raft_client
+    voters = list(raft_client.core.voters.voter_ids) if raft_client.initialized else []
     return {
         "node_id": target.node_id,
         "cluster_id": target.cluster_id,

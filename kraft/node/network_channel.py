@@ -19,7 +19,7 @@ import trio
 
 from kraft.node import rpc
 from kraft.node.cluster_ids import INCONSISTENT_CLUSTER_ID, ClusterIdWatch
-from kraft.node.raft_metrics import RaftMetrics, event_error, request_name
+from kraft.node.raft_metrics import RaftMetrics
 from kraft.raft import events as ev
 from kraft.raft.core import RaftCore
 from kraft.raft.errors import Errors
@@ -143,25 +143,24 @@ class NetworkChannel:
         if address is None:
             deliver(ev.RequestFailed(out.destination, out.correlation_id, "no known address"))
             return
-        key = rpc.REQUEST_API_KEYS[type(message)]
+        raft_rpc = rpc.rpc_of_request(message)
+        key = ApiKey(raft_rpc.api_key)
         endpoints = self._local_endpoints()
 
         def build(version: int) -> Any:
             if isinstance(message, ev.VoteRequest) and message.pre_vote and version < 2:
                 raise _PreVoteNeedsV2()
-            return rpc.request_to_wire(message, version, endpoints)[1]
+            return raft_rpc.request_to_wire(message, version, endpoints)
 
-        timeout = self._timeout_ms
-        if isinstance(message, ev.FetchRequest):
-            timeout += message.max_wait_ms
         client = self.pool.get(out.destination, *address)
         metrics = self._metrics
-        name = request_name(ApiKey(key).name) if metrics is not None else ""
+        name = raft_rpc.metrics_name if metrics is not None else ""
         if metrics is not None:
             metrics.request_sent(name)
         try:
-            version, body = await client.request(ApiKey(key), build, timeout_ms=timeout,
-                                                 max_version=self._max_versions[ApiKey(key)])
+            version, body = await client.request(key, build,
+                                                 timeout_ms=raft_rpc.send_timeout_ms(message, self._timeout_ms),
+                                                 max_version=self._max_versions[key])
         except _PreVoteNeedsV2:
             deliver(ev.InboundResponse(out.destination, out.correlation_id,
                                        ev.VoteResponse(error=Errors.UNSUPPORTED_VERSION)))
@@ -178,9 +177,10 @@ class NetworkChannel:
             deliver(ev.RequestFailed(out.destination, out.correlation_id, str(e)))
             return
         response = rpc.response_from_wire(key, version, body, listener)
+        error = raft_rpc.error_tag(response)
         if metrics is not None:
-            metrics.response_received(name, event_error(response))
-        if self._cluster_ids is not None and event_error(response) == INCONSISTENT_CLUSTER_ID:
+            metrics.response_received(name, error)
+        if self._cluster_ids is not None and error == INCONSISTENT_CLUSTER_ID:
             assert self._nursery is not None
             self._nursery.start_soon(self._cluster_ids.refused_by, out.destination, *address)
         deliver(ev.InboundResponse(out.destination, out.correlation_id, response))

@@ -77,9 +77,9 @@ class KraftNode:
     # ------------------------------------------------------------ parts
 
     @property
-    def shell(self) -> KafkaRaftClient | None:
+    def raft_client(self) -> KafkaRaftClient | None:
         """The raft client (None before :meth:`run`)."""
-        return self._parts.shell
+        return self._parts.raft_client
 
     @property
     def log(self) -> MetadataLog | None:
@@ -145,13 +145,13 @@ class KraftNode:
 
     @property
     def leader(self) -> LeaderAndEpoch:
-        assert self.shell is not None
-        return self.shell.leader
+        assert self.raft_client is not None
+        return self.raft_client.leader
 
     @property
     def high_watermark(self) -> int:
-        assert self.shell is not None
-        return self.shell.high_watermark
+        assert self.raft_client is not None
+        return self.raft_client.high_watermark
 
     @property
     def witness_decision(self) -> WitnessDecision | None:
@@ -162,37 +162,37 @@ class KraftNode:
     def role(self) -> str:
         """The raft role's name (``leader``, ``follower``, ...), ``starting``
         before the core is initialized."""
-        if self.shell is None or not self.shell.initialized:
+        if self.raft_client is None or not self.raft_client.initialized:
             return "starting"
-        return self.shell.core.role.name.lower()
+        return self.raft_client.core.role.name.lower()
 
     async def append(self, records: Sequence[bytes]) -> int:
         """Append records as leader; the offset of the last one, once committed.
         Raises :class:`kraft.raft.errors.NotLeaderError` on a non-leader."""
-        assert self.shell is not None
-        return await self.shell.append(records)
+        assert self.raft_client is not None
+        return await self.raft_client.append(records)
 
     def append_nowait(self, records: Sequence[bytes], *, epoch: int | None = None) -> OffsetAndEpoch:
         """Pipelined append as leader: queue ``records`` and return at once
         with (offset of the last record, leader epoch); many may be
         outstanding. Raises :class:`kraft.raft.errors.NotLeaderError` on a
         non-leader."""
-        if self.shell is None:
+        if self.raft_client is None:
             raise NotLeaderError("append failed: the node is not running")
-        return self.shell.append_nowait(records, epoch=epoch)
+        return self.raft_client.append_nowait(records, epoch=epoch)
 
     async def wait_committed(self, position: OffsetAndEpoch) -> None:
         """Wait until an :meth:`append_nowait` result is committed; raises
         :class:`kraft.raft.errors.NotLeaderError` if its leader epoch ends first
         (the record may or may not survive)."""
-        assert self.shell is not None
-        await self.shell.wait_committed(position)
+        assert self.raft_client is not None
+        await self.raft_client.wait_committed(position)
 
     async def shutdown(self, timeout_ms: int = 5000) -> None:
         """Graceful stop: a leader resigns with EndQuorumEpoch first."""
-        if self.shell is not None:
+        if self.raft_client is not None:
             with trio.move_on_after(timeout_ms / 1000 + 1):
-                await self.shell.shutdown(timeout_ms)
+                await self.raft_client.shutdown(timeout_ms)
         parts = self._parts
         if parts.nursery is not None:
             parts.nursery.cancel_scope.cancel()
@@ -202,11 +202,69 @@ class KraftNode:
             await parts.stopped.wait()
 
     async def wait_for_leader(self) -> LeaderAndEpoch:
-        assert self.shell is not None
-        async with self.shell.leader_changed:
-            while self.shell.leader.leader_id is None:
-                await self.shell.leader_changed.wait()
-        return self.shell.leader
+        assert self.raft_client is not None
+        async with self.raft_client.leader_changed:
+            while self.raft_client.leader.leader_id is None:
+                await self.raft_client.leader_changed.wait()
+        return self.raft_client.leader
+
+    @property
+    def running(self) -> bool:
+        """The node got past start-up: its raft client exists (it may have
+        stopped since; see :meth:`wait_stopped`)."""
+        return self.raft_client is not None
+
+    @property
+    def storage_error(self) -> OSError | None:
+        """The disk error that stops the metadata log from being written (full
+        disk, I/O error), or None while writes work (or before start-up)."""
+        raft_client = self.raft_client
+        return None if raft_client is None else raft_client.storage_error
+
+    def led_epoch(self) -> int | None:
+        """The epoch this node's raft core leads now, None if it does not lead."""
+        raft_client = self.raft_client
+        if raft_client is None or not raft_client.initialized or not raft_client.core.is_leader:
+            return None
+        return raft_client.core.epoch
+
+    async def wait_leader_change(self, seen: LeaderAndEpoch | None = None) -> LeaderAndEpoch:
+        """Wait for the next leader change (with ``seen``: return at once if
+        the leader is no longer ``seen``); the leader now."""
+        raft_client = self._running_client()
+        async with raft_client.leader_changed:
+            if seen is None or raft_client.leader == seen:
+                await raft_client.leader_changed.wait()
+        return raft_client.leader
+
+    async def wait_stopped(self) -> None:
+        """Wait until the raft client stops (a fatal fault, or a shutdown)."""
+        await self._running_client().stopped.wait()
+
+    async def wait_high_watermark(self) -> int:
+        """Wait until a high watermark is known (the first commit this node
+        learns); that high watermark."""
+        raft_client = self._running_client()
+        async with raft_client.committed:
+            while raft_client.high_watermark < 0:
+                await raft_client.committed.wait()
+        return raft_client.high_watermark
+
+    async def read_log(self, offset: int, max_bytes: int) -> bytes | None:
+        """Up to ``max_bytes`` of the local metadata log from ``offset`` (whole
+        batches), read while the raft client leaves the log alone; None
+        before start-up."""
+        raft_client, local_log = self.raft_client, self.log
+        if raft_client is None or local_log is None:
+            return None
+        async with raft_client.log_lock:
+            return local_log.read(offset, max_bytes)
+
+    def _running_client(self) -> KafkaRaftClient:
+        raft_client = self.raft_client
+        if raft_client is None:
+            raise LocalRaftError("the node is not running")
+        return raft_client
 
     @overload
     def committed_batches(
@@ -234,9 +292,9 @@ class KraftNode:
         :class:`~kraft.node.leader_changes.LeaderChanged` items as Kafka fires
         ``handleLeaderChange``: this node's own leadership only once this
         listener has read past the epoch's start offset."""
-        assert self.shell is not None
+        assert self.raft_client is not None
         generator = cast(AsyncGenerator[CommittedBatch | SnapshotLoaded | LeaderChanged, None],
-                         snapshots.committed_items(self.shell, start_offset, leader_changes=leader_changes))
+                         snapshots.committed_items(self.raft_client, start_offset, leader_changes=leader_changes))
         async with aclosing(generator) as items:
             async for item in items:
                 yield item
@@ -256,7 +314,7 @@ class KraftNode:
         :class:`kraft.raft.errors.InvalidSnapshotIdError` for an id that is not
         committed, not on a batch boundary, or not newer than the latest
         snapshot. See :mod:`kraft.node.snapshots`."""
-        return await snapshots.create_snapshot(self.shell, at, records)
+        return await snapshots.create_snapshot(self.raft_client, at, records)
 
 
 def now_ms() -> int:

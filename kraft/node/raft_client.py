@@ -1,5 +1,5 @@
 """The trio driver around the sans-IO raft core (Kafka's ``KafkaRaftClient``
-around its ``QuorumState``; :class:`RaftShell` is its older name).
+around its ``QuorumState``), called the raft client everywhere.
 
 A request goes one way through it. Inbound, a listener's task hands the
 request to :meth:`KafkaRaftClient.handle_request` and awaits the answer the
@@ -21,7 +21,7 @@ records to the core's accumulator at once and returns their offset, many
 appends may be outstanding, and :meth:`KafkaRaftClient.wait_committed` waits for
 one (failing if the leadership ends first).
 
-The shell is also where bytes meet the core's abstractions: batches the core
+The raft client is also where bytes meet the core's abstractions: batches the core
 asks to append become Kafka record batches here, and fetched bytes that fail
 validation are refused (the core sees a failed fetch, as Kafka's
 ``KafkaRaftClient`` does when ``appendAsFollower`` throws).
@@ -72,7 +72,7 @@ from kraft.raft.roles import ElectionState, LeaderAndEpoch
 
 log = logging.getLogger("kraft.node")
 
-__all__ = ["KafkaRaftClient", "RaftShell", "RequestSender", "Shutdown", "ElectionStateStore", "StorageError", "apply_log_op", "encode_batch"]
+__all__ = ["KafkaRaftClient", "RequestSender", "Shutdown", "ElectionStateStore", "StorageError", "apply_log_op", "encode_batch"]
 
 def is_known_outcome(error: OSError) -> bool:
     """True for the one disk error the node survives: a full disk refused a
@@ -96,7 +96,7 @@ class _StorageFault:
 
 @dataclass(slots=True)
 class _LogTask:
-    """Run ``fn(log)`` in the shell task between two calls of the core."""
+    """Run ``fn(log)`` in the raft client's task between two calls of the core."""
 
     fn: Callable[[MetadataLog], Any]
     in_thread: bool
@@ -183,7 +183,7 @@ class KafkaRaftClient:
         self.initialized = False
         self._correlation = itertools.count(1)
         #: Held while a worker thread writes the log; readers outside the
-        #: shell task (listeners) take it too.
+        #: raft client's task (listeners) take it too.
         self.log_lock = trio.Lock()
         #: The last disk error of a log write or quorum-state write, until a
         #: write succeeds again; appends are refused meanwhile.
@@ -225,16 +225,16 @@ class KafkaRaftClient:
         if self.storage_error is not None:
             raise StorageError(f"append refused: the metadata log cannot be written ({self.storage_error})")
         core = self.core
-        # The core is between calls whenever another task runs (the shell
+        # The core is between calls whenever another task runs (the raft client
         # task only yields between whole core calls), so appending here is
-        # the same as appending from the shell task; the accumulator does
-        # not depend on the log the shell may be writing meanwhile.
+        # the same as appending from the raft client's task; the accumulator does
+        # not depend on the log the raft client may be writing meanwhile.
         offset = core.append(self._clock_ms(), records, epoch=epoch)
         if not self._poll_requested:
             # The first record since the leader last wrote a batch starts the
-            # linger timer: wake the shell so the core's next deadline counts
+            # linger timer: wake the raft client so the core's next deadline counts
             # it (later ones change nothing until the next write). A full
-            # inbox needs no token: the shell steps (and so re-reads the
+            # inbox needs no token: the raft client steps (and so re-reads the
             # deadline) for every item anyway.
             self._poll_requested = self._wake()
         return OffsetAndEpoch(offset, core.epoch)
@@ -274,8 +274,8 @@ class KafkaRaftClient:
         self._wake()
 
     def _wake(self) -> bool:
-        """Queue a poll token for the shell; False when the inbox is full
-        (no token is needed then: the shell steps, and so polls, for every
+        """Queue a poll token for the raft client; False when the inbox is full
+        (no token is needed then: the raft client steps, and so polls, for every
         item anyway)."""
         try:
             self._inbox_send.send_nowait(_POLL)
@@ -295,9 +295,6 @@ class KafkaRaftClient:
         """Now, in the clock the core is driven with."""
         return self._clock_ms()
 
-    def next_correlation_id(self) -> int:
-        return next(self._correlation)
-
     async def handle_request(self, source: int, request: ev.RaftRequest, timeout_ms: int) -> ev.RaftResponse | None:
         """Step the core with one inbound request and return its answer (Kafka's
         ``KafkaRaftClient.handleRequest``), or None when the core gave none
@@ -316,7 +313,7 @@ class KafkaRaftClient:
         return slot[0] if slot else None
 
     async def run_on_log(self, fn: Callable[[MetadataLog], Any], *, in_thread: bool = True) -> Any:
-        """Run ``fn(log)`` in the shell task, between two calls of the core,
+        """Run ``fn(log)`` in the raft client's task, between two calls of the core,
         holding :attr:`log_lock`: neither the core nor a log operation sees
         the log half-changed. ``fn`` runs in a worker thread, or (``in_thread``
         False, for quick work that consults the core, such as
@@ -326,9 +323,9 @@ class KafkaRaftClient:
             raise LocalRaftError("the node is not running")
         task = _LogTask(fn, in_thread)
         await self._inbox_send.send(task)
-        # Once queued the shell runs it whatever happens to the caller: wait
+        # Once queued the raft client runs it whatever happens to the caller: wait
         # for the outcome (so a caller never cleans up under a running task),
-        # or for the shell to stop.
+        # or for the raft client to stop.
         with trio.CancelScope(shield=True):
             async with trio.open_nursery() as nursery:
                 async def stopped() -> None:
@@ -448,7 +445,7 @@ class KafkaRaftClient:
             ready.leader_change is not None or any(type(op) is AppendAsLeader for op in ready.log)
         ):
             # The accumulator was drained (or belongs to another leadership
-            # now): the next append needs to wake the shell again. This Ready
+            # now): the next append needs to wake the raft client again. This Ready
             # asks for a poll right after, which sees anything appended since.
             self._poll_requested = False
         requests = []
@@ -506,8 +503,8 @@ class KafkaRaftClient:
             heapq.heappop(waiters).done.set()
 
     def _apply_log_ops(self, ops: list[LogOp]) -> _StorageFault | None:
-        """Runs in a worker thread (a leader's writes: in the shell task); only
-        this thread touches the log meanwhile (the shell task is awaiting it
+        """Runs in a worker thread (a leader's writes: in the raft client's task); only
+        this thread touches the log meanwhile (the raft client's task is awaiting it
         and nothing else uses the log). Stops
         at the first operation the disk refuses and returns it (the log rolls
         a failed append back itself)."""
@@ -528,7 +525,7 @@ class KafkaRaftClient:
         """Write the election state; when a full disk refused the temporary
         file (the old state stands), retry until it works: nothing the core
         decided after this state may happen before it is durable (a vote
-        must never be forgotten), so the shell waits. Any other failure (the
+        must never be forgotten), so the raft client waits. Any other failure (the
         fsync, the rename) has an unknown outcome: fail-stop."""
         delay = _FAULT_BACKOFF_MIN_S
         while True:
@@ -593,7 +590,3 @@ class KafkaRaftClient:
     def _storage_recovered(self) -> None:
         log.warning("metadata log writes work again (after %s)", self.storage_error)
         self.storage_error = None
-
-
-#: The older name (kept for code written against it).
-RaftShell = KafkaRaftClient

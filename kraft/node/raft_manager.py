@@ -37,6 +37,7 @@ from kraft.node.remedies import corruption_remedy
 from kraft.node.snapshots import CommittedSource
 from kraft.node.witness import WitnessDetector, probe_peer, remembered_answers, scan_for_kafka_metadata
 from kraft.raft.core import RaftCore
+from kraft.raft.roles import ElectionState
 from kraft.raft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
 from kraft.records.endpoint_overrides import ENDPOINT_OVERRIDES_FILE, read_endpoint_overrides
 from kraft.raft.witness import WitnessDecision, WitnessPolicy
@@ -71,7 +72,7 @@ class RaftManager:
         self.fault_handler = fault_handler
         self.rng = rng
         #: The raft client (set in :meth:`run`).
-        self.shell: KafkaRaftClient | None = None
+        self.raft_client: KafkaRaftClient | None = None
         self.log: MetadataLog | None = None
         self.cluster_id: str | None = None
         self.directory_id: uuid.UUID | None = None
@@ -104,8 +105,8 @@ class RaftManager:
     @property
     def witness_decision(self) -> WitnessDecision | None:
         """Whether this voter may lead, and why (None: not running, or an observer)."""
-        shell, detector = self.shell, self.witness
-        if shell is None or detector is None or not shell.initialized or not shell.core.is_voter:
+        raft_client, detector = self.raft_client, self.witness
+        if raft_client is None or detector is None or not raft_client.initialized or not raft_client.core.is_voter:
             return None
         return detector.decision
 
@@ -123,7 +124,7 @@ class RaftManager:
                 out.append(Endpoint(name, host, e.port or self.ports.get(name, 0)))
         return tuple(out)
 
-    def _controller_registration(self, shell: KafkaRaftClient, addresses: Any, policy: WitnessPolicy,
+    def _controller_registration(self, raft_client: KafkaRaftClient, addresses: Any, policy: WitnessPolicy,
                                  configured: list[int]) -> ControllerRegistrationManager:
         """A witness registers with the active Kafka controller (Kafka counts
         unregistered voters against feature upgrades)."""
@@ -144,7 +145,7 @@ class RaftManager:
 
         return ControllerRegistrationManager(
             c.node_id, listeners, kraft_versions=features.SUPPORTED_FEATURES["kraft.version"],
-            leader=lambda: shell.core.leader_id if shell.initialized else None,
+            leader=lambda: raft_client.core.leader_id if raft_client.initialized else None,
             kafka_leader=kafka_leader, client=client)
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
@@ -159,6 +160,58 @@ class RaftManager:
             describe_cluster_asker(lambda host, port: PeerClient(
                 host, port, client_id=self.pool.client_id,
                 request_timeout_ms=self.config.quorum.request_timeout_ms, security=self.client_security)))
+        addresses, store, election_state = self._read_quorum_files(mlog, meta)
+        policy = await self._witness_policy(mlog)
+        core = self._build_core(mlog, meta, addresses, election_state, policy)
+        raft_client, channel = self._wire(core, mlog, meta, addresses, store, policy, cluster_ids)
+        self.stopped = stopped = trio.Event()
+        try:
+            async with trio.open_nursery() as nursery:
+                self.nursery = nursery
+                channel.start(nursery, raft_client.deliver)
+                await self._serve_listeners(nursery, meta, mlog)
+                nursery.start_soon(_run_raft_client, raft_client, nursery)
+                assert self.witness is not None
+                nursery.start_soon(self.witness.run)
+                if self.config.is_voter_candidate:
+                    configured = [v.node_id for v in self.config.voters]
+                    nursery.start_soon(self._controller_registration(raft_client, addresses, policy, configured).run)
+                nursery.start_soon(snapshots.run_log_cleaner, raft_client)
+                self._follow_scram_credentials(nursery)
+                if self.metrics is not None:
+                    await self._serve_metrics(nursery, raft_client, meta)
+                task_status.started()
+        except BaseException as exc:
+            # A disk error that escaped a node task once it was running
+            # (retention, a snapshot, a listener reading the log) has an
+            # unknown outcome as much as one in the raft client's writes:
+            # Kafka's fatal fault (exit 1), never a storage error's exit 4
+            # (kraft/node/fault.py).
+            failure = _disk_failure(exc, Path(self.config.metadata_log_dir)) if raft_client.initialized else None
+            if failure is not None:
+                raft_client.fault_handler.handle_fault(
+                    f"metadata log I/O error, outcome unknown: {failure}; stopping so that nothing written after "
+                    "the last successful flush counts (restart once the disk is healthy)", failure)
+            raise
+        finally:
+            # Close the log first: closing the pool awaits, and under
+            # cancellation that await raises before anything after it runs.
+            try:
+                mlog.close()
+            except OSError as e:
+                # The last flush failed: as above, its outcome is unknown.
+                raft_client.fault_handler.handle_fault(f"metadata log I/O error while closing, outcome unknown: {e}", e)
+            if self.dir_lock is not None:
+                self.dir_lock.release()
+                self.dir_lock = None
+            stopped.set()
+            with trio.CancelScope(shield=True):
+                await self.pool.aclose()
+
+    def _read_quorum_files(self, mlog: MetadataLog, meta: MetaProperties) -> tuple[AddressBook, ElectionStateStore,
+                                                                         ElectionState | None]:
+        """The endpoint overrides and the election state next to the log; a
+        malformed file (StateFileError, naming it) releases the storage."""
         c = self.config
         try:
             # Hosts that moved (recover-quorum --endpoints); a malformed file: StateFileError, naming it.
@@ -181,7 +234,11 @@ class RaftManager:
         except BaseException:
             _abandon_storage(self, mlog)
             raise
-        policy = WitnessPolicy(c.witness)
+        return addresses, store, election_state
+
+    async def _witness_policy(self, mlog: MetadataLog) -> WitnessPolicy:
+        """``kraft.witness`` and what the log and the remembered answers say."""
+        policy = WitnessPolicy(self.config.witness)
         # Before the core exists (nothing else reads or writes the log yet):
         # Kafka controller metadata in the log decides before any candidacy.
         try:
@@ -191,8 +248,12 @@ class RaftManager:
             evidence = None
         if evidence is not None:
             policy.found_in_log(evidence)
-        partition_dir = Path(mlog.quorum_state_path).parent
-        policy.remember(remembered_answers(partition_dir))
+        policy.remember(remembered_answers(Path(mlog.quorum_state_path).parent))
+        return policy
+
+    def _build_core(self, mlog: MetadataLog, meta: MetaProperties, addresses: AddressBook,
+                    election_state: ElectionState | None, policy: WitnessPolicy) -> RaftCore:
+        c = self.config
         core = RaftCore(
             node_id=c.node_id,
             voters=_voter_set(self),
@@ -212,97 +273,79 @@ class RaftManager:
             campaign_policy=policy,
         )
         addresses.quorum = core
+        return core
+
+    def _wire(self, core: RaftCore, mlog: MetadataLog, meta: MetaProperties, addresses: AddressBook,
+              store: ElectionStateStore, policy: WitnessPolicy,
+              cluster_ids: ClusterIdWatch) -> tuple[KafkaRaftClient, NetworkChannel]:
+        """The raft client around ``core``, its network channel, the witness
+        detector, the metrics hooks and the inbound side."""
+        c = self.config
         channel = NetworkChannel(self.pool, addresses, request_timeout_ms=c.quorum.request_timeout_ms,
                                  max_versions={k: v[1] for k, v in SUPPORTED_APIS.items()},
                                  local_endpoints=self.local_endpoints, security=self.client_security,
                                  metrics=self.metrics, cluster_ids=cluster_ids)
-        self.shell = shell = KafkaRaftClient(core, mlog, store, sender=channel, fault_handler=self.fault_handler)
+        self.raft_client = raft_client = KafkaRaftClient(core, mlog, store, sender=channel,
+                                                         fault_handler=self.fault_handler)
         configured = [v.node_id for v in c.voters]
         self.witness = WitnessDetector(
             policy, c.node_id, voters=lambda: addresses.voter_addresses(configured),
-            probe=partial(probe_peer, self.pool, SUPPORTED_APIS), changed=shell.request_poll,
+            probe=partial(probe_peer, self.pool, SUPPORTED_APIS), changed=raft_client.request_poll,
             cluster_id=meta.cluster_id,
             voters_source="controller.quorum.voters" if c.voters else "controller.quorum.bootstrap.servers",
             directories=lambda: {k.id: k.directory_id for k in core.voters.voter_keys},
-            save=partial(write_voter_api_versions, partition_dir))
+            save=partial(write_voter_api_versions, Path(mlog.quorum_state_path).parent))
         if self.metrics is not None:
-            self.metrics.shell = shell
+            self.metrics.raft_client = raft_client
             self.metrics.is_witness = lambda: (d := self.witness_decision) is not None and d.witness
-            shell.telemetry.metrics = self.metrics
-        self.apis = apis = ControllerApis(c, shell, cluster_id=meta.cluster_id or "", advertised_apis=self.advertised_apis,
-                              metrics=self.metrics, cluster_ids=cluster_ids,
-                              witness_decision=lambda: self.witness_decision)
-        role = "voter" if c.is_voter_candidate else "observer"
-        self.stopped = stopped = trio.Event()
-        try:
-            async with trio.open_nursery() as nursery:
-                self.nursery = nursery
-                channel.start(nursery, shell.deliver)
-                for listener in c.listeners:
-                    try:
-                        port = await nursery.start(partial(
-                            serve_listener, apis, listener.host, listener.port,
-                            listener=listener.name, max_frame_size=c.socket_request_max_bytes,
-                            max_in_flight_per_connection=c.connection_limits.max_in_flight_per_connection,
-                            security=c.listener_security.get(listener.name), tracker=self.connections))
-                    except OSError as e:
-                        raise _bind_error(listener.name, listener.host, listener.port, "listeners", e) from None
-                    self.ports[listener.name] = port
-                log.info("node %d (%s) of cluster %s listening on %s, log end offset %d",
-                         c.node_id, role, meta.cluster_id,
-                         ", ".join(f"{n}:{p}" for n, p in self.ports.items()), mlog.end_offset)
-                nursery.start_soon(_run_raft_client, shell, nursery)
-                nursery.start_soon(self.witness.run)
-                if c.is_voter_candidate:
-                    nursery.start_soon(self._controller_registration(shell, addresses, policy, configured).run)
-                nursery.start_soon(snapshots.run_log_cleaner, shell)
-                if any(s.protocol.uses_sasl and any(m.startswith("SCRAM") for m in s.mechanisms)
-                       for s in c.listener_security.values()):
-                    # SCRAM accounts: bootstrap.checkpoint now, the log as it commits.
-                    loaded = credentials.load_bootstrap_credentials(c.metadata_log_dir, c.scram_credentials)
-                    log.info("%d SCRAM credentials from bootstrap.checkpoint", loaded)
-                    nursery.start_soon(credentials.follow_credentials, self.committed_source, c.scram_credentials)
-                if self.metrics is not None:
-                    from kraft.node.metrics_endpoint import MetricsTarget, serve_metrics
+            raft_client.telemetry.metrics = self.metrics
+        self.apis = ControllerApis(c, raft_client, cluster_id=meta.cluster_id or "",
+                                   advertised_apis=self.advertised_apis, metrics=self.metrics,
+                                   cluster_ids=cluster_ids, witness_decision=lambda: self.witness_decision)
+        return raft_client, channel
 
-                    assert c.prometheus_port is not None
-                    target = MetricsTarget(shell, c.node_id, meta.cluster_id, str(c.metadata_log_dir),
-                                           witness_decision=lambda: self.witness_decision)
-                    try:
-                        self.metrics_port = await nursery.start(
-                            serve_metrics, target, self.metrics, c.prometheus_host, c.prometheus_port)
-                    except OSError as e:
-                        raise _bind_error("metrics", c.prometheus_host, c.prometheus_port,
-                                          "metrics.prometheus.port", e) from None
-                    log.info("metrics on http://%s:%d/metrics (/healthz, /readyz, /status)",
-                             c.prometheus_host or "0.0.0.0", self.metrics_port)
-                task_status.started()
-        except BaseException as exc:
-            # A disk error that escaped a node task once it was running
-            # (retention, a snapshot, a listener reading the log) has an
-            # unknown outcome as much as one in the raft client's writes:
-            # Kafka's fatal fault (exit 1), never a storage error's exit 4
-            # (kraft/node/fault.py).
-            failure = _disk_failure(exc, Path(c.metadata_log_dir)) if shell.initialized else None
-            if failure is not None:
-                shell.fault_handler.handle_fault(f"metadata log I/O error, outcome unknown: {failure}; stopping so "
-                                                 "that nothing written after the last successful flush counts "
-                                                 "(restart once the disk is healthy)", failure)
-            raise
-        finally:
-            # Close the log first: closing the pool awaits, and under
-            # cancellation that await raises before anything after it runs.
+    async def _serve_listeners(self, nursery: trio.Nursery, meta: MetaProperties, mlog: MetadataLog) -> None:
+        c = self.config
+        assert self.apis is not None
+        for listener in c.listeners:
             try:
-                mlog.close()
+                port = await nursery.start(partial(
+                    serve_listener, self.apis, listener.host, listener.port,
+                    listener=listener.name, max_frame_size=c.socket_request_max_bytes,
+                    max_in_flight_per_connection=c.connection_limits.max_in_flight_per_connection,
+                    security=c.listener_security.get(listener.name), tracker=self.connections))
             except OSError as e:
-                # The last flush failed: as above, its outcome is unknown.
-                shell.fault_handler.handle_fault(f"metadata log I/O error while closing, outcome unknown: {e}", e)
-            if self.dir_lock is not None:
-                self.dir_lock.release()
-                self.dir_lock = None
-            stopped.set()
-            with trio.CancelScope(shield=True):
-                await self.pool.aclose()
+                raise _bind_error(listener.name, listener.host, listener.port, "listeners", e) from None
+            self.ports[listener.name] = port
+        role = "voter" if c.is_voter_candidate else "observer"
+        log.info("node %d (%s) of cluster %s listening on %s, log end offset %d",
+                 c.node_id, role, meta.cluster_id,
+                 ", ".join(f"{n}:{p}" for n, p in self.ports.items()), mlog.end_offset)
+
+    def _follow_scram_credentials(self, nursery: trio.Nursery) -> None:
+        c = self.config
+        if any(s.protocol.uses_sasl and any(m.startswith("SCRAM") for m in s.mechanisms)
+               for s in c.listener_security.values()):
+            # SCRAM accounts: bootstrap.checkpoint now, the log as it commits.
+            loaded = credentials.load_bootstrap_credentials(c.metadata_log_dir, c.scram_credentials)
+            log.info("%d SCRAM credentials from bootstrap.checkpoint", loaded)
+            nursery.start_soon(credentials.follow_credentials, self.committed_source, c.scram_credentials)
+
+    async def _serve_metrics(self, nursery: trio.Nursery, raft_client: KafkaRaftClient, meta: MetaProperties) -> None:
+        from kraft.node.metrics_endpoint import MetricsTarget, serve_metrics
+
+        c = self.config
+        assert self.metrics is not None and c.prometheus_port is not None
+        target = MetricsTarget(raft_client, c.node_id, meta.cluster_id, str(c.metadata_log_dir),
+                               witness_decision=lambda: self.witness_decision)
+        try:
+            self.metrics_port = await nursery.start(
+                serve_metrics, target, self.metrics, c.prometheus_host, c.prometheus_port)
+        except OSError as e:
+            raise _bind_error("metrics", c.prometheus_host, c.prometheus_port,
+                              "metrics.prometheus.port", e) from None
+        log.info("metrics on http://%s:%d/metrics (/healthz, /readyz, /status)",
+                 c.prometheus_host or "0.0.0.0", self.metrics_port)
 
 
 

@@ -15,7 +15,7 @@ that too (:func:`run_log_cleaner`) and also right after each new snapshot, so
 the log start follows the snapshots without waiting a minute.
 
 Every step that reads or changes the log runs through
-``KafkaRaftClient.run_on_log``: the shell task executes it between two calls of
+``KafkaRaftClient.run_on_log``: the raft client's task executes it between two calls of
 the core, so neither the core nor a log operation ever sees the log
 half-changed. Only the records go to the ``.part`` file outside it.
 
@@ -176,7 +176,7 @@ def _resolve_snapshot_id(mlog: MetadataLog, at: OffsetAndEpoch | int) -> OffsetA
     return OffsetAndEpoch(offset, epoch)
 
 
-async def create_snapshot(shell: RaftWriter | None, at: OffsetAndEpoch | int,
+async def create_snapshot(raft_client: RaftWriter | None, at: OffsetAndEpoch | int,
                           records: Iterable[bytes]) -> OffsetAndEpoch:
     """Write a snapshot of ``records`` ending at ``at`` (an id, or a committed
     offset whose epoch is taken from the log), then apply retention. Returns
@@ -184,12 +184,12 @@ async def create_snapshot(shell: RaftWriter | None, at: OffsetAndEpoch | int,
     an id that is not committed, not in the log, not on a batch boundary, or
     not newer than the latest snapshot; ``OSError`` if the file cannot be
     written (nothing is left behind then)."""
-    if shell is None or not shell.initialized:
+    if raft_client is None or not raft_client.initialized:
         raise LocalRaftError("the node is not running")
 
     def prepare(mlog: MetadataLog) -> tuple[OffsetAndEpoch, SnapshotWriter]:
         sid = _resolve_snapshot_id(mlog, at)
-        shell.core.validate_snapshot_id(sid)
+        raft_client.core.validate_snapshot_id(sid)
         batch = batch_ending_at(mlog, sid.offset)
         latest = mlog.latest_snapshot_id()
         if latest is not None and not (latest.offset < sid.offset and latest.epoch <= sid.epoch):
@@ -201,7 +201,7 @@ async def create_snapshot(shell: RaftWriter | None, at: OffsetAndEpoch | int,
         return sid, writer
 
     # On the trio thread: it consults the core, and only opens the file.
-    sid, writer = await shell.run_on_log(prepare, in_thread=False)
+    sid, writer = await raft_client.run_on_log(prepare, in_thread=False)
     try:
         chunk: list[bytes] = []
         size = 0
@@ -221,16 +221,16 @@ async def create_snapshot(shell: RaftWriter | None, at: OffsetAndEpoch | int,
                 raise InvalidSnapshotIdError(f"snapshot {sid} is not newer than the latest snapshot {latest}")
             writer.freeze()
 
-        await shell.run_on_log(publish)
+        await raft_client.run_on_log(publish)
     except BaseException:
         writer.abort()
         raise
     log.info("created snapshot %s", sid)
-    await clean_log(shell)
+    await clean_log(raft_client)
     return sid
 
 
-async def clean_log(shell: RaftWriter) -> bool:
+async def clean_log(raft_client: RaftWriter) -> bool:
     """Apply retention now (Kafka's ``maybeClean``); True if anything went."""
 
     def clean(mlog: MetadataLog) -> bool:
@@ -241,20 +241,20 @@ async def clean_log(shell: RaftWriter) -> bool:
                  start, mlog.start_offset, _ids(snapshots), _ids(mlog.snapshot_ids()))
         return True
 
-    return await shell.run_on_log(clean)
+    return await raft_client.run_on_log(clean)
 
 
 def _ids(ids: list[OffsetAndEpoch]) -> str:
     return "[" + ", ".join(f"{s.offset}-{s.epoch}" for s in ids) + "]"
 
 
-async def run_log_cleaner(shell: RaftWriter, interval_s: float = LOG_CLEANER_INTERVAL_S) -> None:
+async def run_log_cleaner(raft_client: RaftWriter, interval_s: float = LOG_CLEANER_INTERVAL_S) -> None:
     """Retention every ``interval_s`` (snapshots age out by time even when no
-    new one is written). Runs until cancelled or the shell stops."""
-    while not shell.stopped.is_set():
+    new one is written). Runs until cancelled or the raft client stops."""
+    while not raft_client.stopped.is_set():
         await trio.sleep(interval_s)
         try:
-            await clean_log(shell)
+            await clean_log(raft_client)
         except OSError as e:
             log.warning("retention failed: %s", e)
         except LocalRaftError:
@@ -361,7 +361,7 @@ def read_committed(mlog: MetadataLog, offset: int, hwm: int) -> list[CommittedBa
 
 
 async def committed_items(
-    shell: RaftView, start_offset: int | None = None, *, leader_changes: bool = False,
+    raft_client: RaftView, start_offset: int | None = None, *, leader_changes: bool = False,
 ) -> AsyncIterator[CommittedBatch | SnapshotLoaded | LeaderChanged]:
     """Kafka's listener semantics (module docstring). ``start_offset`` None
     is a new listener: the latest snapshot first, if there is one; an offset
@@ -369,28 +369,28 @@ async def committed_items(
     ``leader_changes``, :class:`~kraft.node.leader_changes.LeaderChanged`
     items too, this node's own leadership only once this listener has read
     past the epoch's start (Kafka's ``maybeFireLeaderChange``)."""
-    mlog = shell.log
+    mlog = raft_client.log
     next_offset = -1 if start_offset is None else max(start_offset, 0)
     told: LeaderAndEpoch | None = None
     while True:
-        if leader_changes and (change := leader_change_due(shell, told, next_offset)) is not None:
+        if leader_changes and (change := leader_change_due(raft_client, told, next_offset)) is not None:
             told = change
             yield LeaderChanged(change)
-        async with shell.committed:
-            while shell.high_watermark <= max(next_offset, 0) and not shell.stopped.is_set():
-                if leader_changes and leader_change_due(shell, told, next_offset) is not None:
+        async with raft_client.committed:
+            while raft_client.high_watermark <= max(next_offset, 0) and not raft_client.stopped.is_set():
+                if leader_changes and leader_change_due(raft_client, told, next_offset) is not None:
                     break
-                await shell.committed.wait()
-        if leader_changes and shell.high_watermark <= max(next_offset, 0) and not shell.stopped.is_set():
+                await raft_client.committed.wait()
+        if leader_changes and raft_client.high_watermark <= max(next_offset, 0) and not raft_client.stopped.is_set():
             continue  # woken by a leader change: give it first (top of the loop)
-        hwm = shell.high_watermark
+        hwm = raft_client.high_watermark
         reader = None
         batches: list[CommittedBatch] = []
-        async with shell.log_lock:
+        async with raft_client.log_lock:
             # Checked under the lock: the node closes the log only after the
-            # shell stopped, so a read past this check never meets a closed
+            # raft_client stopped, so a read past this check never meets a closed
             # segment (whose reads would fail with EBADF).
-            if shell.stopped.is_set():
+            if raft_client.stopped.is_set():
                 return
             start = mlog.start_offset
             latest = mlog.latest_snapshot_id()
@@ -430,12 +430,12 @@ async def committed_items(
             # Committed but not readable yet (a snapshot download that is
             # being installed): look again shortly or when more commits.
             with trio.move_on_after(_UNREADABLE_RETRY_S):
-                async with shell.committed:
-                    await shell.committed.wait()
+                async with raft_client.committed:
+                    await raft_client.committed.wait()
             continue
         for batch in batches:
             yield batch
             next_offset = batch.last_offset + 1
-            if leader_changes and (change := leader_change_due(shell, told, next_offset)) is not None:
+            if leader_changes and (change := leader_change_due(raft_client, told, next_offset)) is not None:
                 told = change
                 yield LeaderChanged(change)

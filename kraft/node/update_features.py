@@ -186,17 +186,17 @@ def not_controller_message(leader_id: int | None) -> str:
     return f"The active controller appears to be node {leader_id}."
 
 
-async def update_features(shell: RaftWriter, node_id: int, request: uf_req.UpdateFeaturesRequest,
+async def update_features(raft_client: RaftWriter, node_id: int, request: uf_req.UpdateFeaturesRequest,
                           version: int) -> uf_resp.UpdateFeaturesResponse:
-    """Answer UpdateFeatures on the node ``node_id`` whose raft is ``shell``
+    """Answer UpdateFeatures on the node ``node_id`` whose raft is ``raft_client``
     (see the module docstring)."""
-    core = shell.core
+    core = raft_client.core
 
     def not_controller() -> uf_resp.UpdateFeaturesResponse:
-        return refusal_response(Refusal(ErrorCode.NOT_CONTROLLER, not_controller_message(shell.leader.leader_id)),
+        return refusal_response(Refusal(ErrorCode.NOT_CONTROLLER, not_controller_message(raft_client.leader.leader_id)),
                                 feature_error=False)
 
-    if not shell.initialized or not core.is_leader:
+    if not raft_client.initialized or not core.is_leader:
         return not_controller()
     updates = requested_updates(request)
     finalized = {kraft_version.FEATURE_NAME: core.kraft_version}
@@ -211,7 +211,7 @@ async def update_features(shell: RaftWriter, node_id: int, request: uf_req.Updat
                    None)
     if upgrade is not None:
         try:
-            position = shell.upgrade_kraft_version(upgrade.level, validate_only=request.validate_only)
+            position = raft_client.upgrade_kraft_version(upgrade.level, validate_only=request.validate_only)
         except NotLeaderError:
             return not_controller()
         except kraft_version.InvalidUpdateVersionError as e:
@@ -227,7 +227,7 @@ async def update_features(shell: RaftWriter, node_id: int, request: uf_req.Updat
     if position is not None:
         with trio.move_on_after(max(request.timeout_ms, 0) / 1000) as scope:
             try:
-                await shell.wait_committed(position)
+                await raft_client.wait_committed(position)
             except NotLeaderError:
                 return not_controller()
         if scope.cancelled_caught:

@@ -531,7 +531,7 @@ class Observer:
 
     async def _watch_storage(self) -> None:
         """Say what a full (or failing) disk means for the observer, once
-        per episode: the shell logs the failed write and retries it with a
+        per episode: the raft client logs the failed write and retries it with a
         backoff; meanwhile the copy stays a prefix of the leader's log, the
         image stays where it is and is still served."""
         failing = False
@@ -580,8 +580,7 @@ class Observer:
     def storage_error(self) -> OSError | None:
         """The disk error that stops the local copy from growing (full disk,
         I/O error), or None while writes work."""
-        shell = None if self.node is None else self.node.shell
-        return None if shell is None else shell.storage_error
+        return None if self.node is None else self.node.storage_error
 
     async def shutdown(self) -> None:
         if self.node is not None:
@@ -593,7 +592,7 @@ class Observer:
 
     @property
     def high_watermark(self) -> int:
-        return -1 if self.node is None or self.node.shell is None else self.node.high_watermark
+        return -1 if self.node is None or not self.node.running else self.node.high_watermark
 
     async def wait_for_offset(self, offset: int) -> MetadataImage:
         """The image once it contains ``offset`` (or a later one)."""
@@ -613,12 +612,9 @@ class Observer:
         return await self.wait_for_offset(target)
 
     async def _wait_high_watermark(self) -> None:
-        while self.node is None or self.node.shell is None:
+        while self.node is None or not self.node.running:
             await trio.sleep(0.01)
-        shell = self.node.shell
-        async with shell.committed:
-            while shell.high_watermark < 0:
-                await shell.committed.wait()
+        await self.node.wait_high_watermark()
 
     async def latest_offset(self) -> int:
         """The first offset not committed when we started (``--from-latest``)."""
@@ -632,7 +628,7 @@ class Observer:
         """Every committed record from ``start_offset`` on, as it commits
         (``None``: a new listener, the latest snapshot first). A start below
         the local log start begins with a snapshot load."""
-        while self.node is None or self.node.shell is None:
+        while self.node is None or not self.node.running:
             await trio.sleep(0.01)
         node = self.node
         source = node.committed_batches() if start_offset is None else node.committed_batches(start_offset)
@@ -648,12 +644,10 @@ class Observer:
     async def _with_control_types(self, node: KraftNode, batch: LogBatch) -> LogBatch:
         """Listeners get control values without their keys; read the types
         from the local log (best effort: retention may have removed it)."""
-        shell, local_log = node.shell, node.log
-        if shell is None or local_log is None:
-            return batch
         try:
-            async with shell.log_lock:
-                data = local_log.read(batch.base_offset, 1 << 16)
+            data = await node.read_log(batch.base_offset, 1 << 16)
+            if data is None:
+                return batch
             raw = next(iter_batches(data), None)
             if raw is None or raw.base_offset != batch.base_offset:
                 return batch

@@ -1,5 +1,5 @@
 """``kraft doctor`` on ``voter-api-versions``, kraft's own record of what each
-voter last answered on ApiVersions (kraft/records/voter_api_versions.py):
+voter last answered on ApiVersions (records/voter_api_versions.py):
 silent about a sound file, one WARNING line naming a damaged one (the node
 ignores it) with the way out. Real directories (``kraft storage format``),
 the real ``kraft doctor``."""

@@ -39,7 +39,7 @@ async def leader_of(nodes: Iterable[KraftNode]) -> KraftNode:
     nodes = list(nodes)
     while True:
         for node in nodes:
-            if node.shell is not None and node.role == "leader" and node.shell.storage_error is None:
+            if node.raft_client is not None and node.role == "leader" and node.raft_client.storage_error is None:
                 return node
         await trio.sleep(0.01)
 

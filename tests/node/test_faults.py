@@ -331,7 +331,7 @@ async def test_full_disk_leader_resigns_keeps_serving_reads_and_recovers(tmp_pat
                         break
                 assert isinstance(error, StorageError), error
                 assert "No space left on device" in str(error)
-                assert full.shell.storage_error is not None
+                assert full.raft_client.storage_error is not None
                 with pytest.raises(StorageError, match="cannot be written"):
                     await full.append([b"refused"])
 
@@ -354,7 +354,7 @@ async def test_full_disk_leader_resigns_keeps_serving_reads_and_recovers(tmp_pat
                 _, seen = await history(full, last, start_offset=0)
                 assert all(seen[o] == v for o, v in committed.items())
                 with trio.fail_after(20):
-                    while full.shell.storage_error is not None:
+                    while full.raft_client.storage_error is not None:
                         await trio.sleep(0.05)
                 value = b"after recovery"
                 committed[await append_until_ok(nodes, [value])] = value
@@ -490,7 +490,7 @@ async def test_snapshot_download_onto_a_full_disk_completes_when_space_returns(t
 
                 late = await start(nursery, node_config(paths[3], fetch_snapshot_max_bytes=256 * 1024))
                 with trio.fail_after(30):
-                    while late.shell.storage_error is None:
+                    while late.raft_client.storage_error is None:
                         await trio.sleep(0.05)
                 await trio.sleep(1)  # a few failed downloads
                 assert late.log.latest_snapshot_id() is None and late.log.end_offset == 0

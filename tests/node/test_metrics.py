@@ -124,8 +124,8 @@ async def test_readyz_and_healthz_fail_with_reasons(tmp_path: Path) -> None:
         async with trio.open_nursery() as nursery:
             node = await start(nursery, node_config(paths[1]))
             assert node.metrics_port is not None
-            assert node.shell is not None
-            while not node.shell.initialized:
+            assert node.raft_client is not None
+            while not node.raft_client.initialized:
                 await trio.sleep(0.01)
             code, reason = await http_get(node.metrics_port, "/readyz")
             assert code == 503 and "leader" in reason

@@ -80,20 +80,20 @@ class Observer:
                     self.committed[item.base_offset + i] = value
 
     async def watch_leaders(self) -> None:
-        shell = self.node.shell
-        assert shell is not None
+        raft_client = self.node.raft_client
+        assert raft_client is not None
         while True:
-            async with shell.leader_changed:
-                await shell.leader_changed.wait()
-            self.leaders.append((shell.leader.epoch, shell.leader.leader_id))
+            async with raft_client.leader_changed:
+                await raft_client.leader_changed.wait()
+            self.leaders.append((raft_client.leader.epoch, raft_client.leader.leader_id))
 
     async def leader(self, not_in: tuple[int | None, ...] = (None,)) -> int:
-        shell = self.node.shell
-        assert shell is not None
-        async with shell.leader_changed:
-            while shell.leader.leader_id in not_in:
-                await shell.leader_changed.wait()
-        leader = shell.leader.leader_id
+        raft_client = self.node.raft_client
+        assert raft_client is not None
+        async with raft_client.leader_changed:
+            while raft_client.leader.leader_id in not_in:
+                await raft_client.leader_changed.wait()
+        leader = raft_client.leader.leader_id
         assert leader is not None
         return leader
 

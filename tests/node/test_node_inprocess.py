@@ -23,7 +23,7 @@ async def _start(nursery: trio.Nursery, paths: dict[int, Path]) -> dict[int, Kra
 async def _leader(nodes: dict[int, KraftNode]) -> KraftNode:
     while True:
         for node in nodes.values():
-            if node.shell is not None and node.role == "leader":
+            if node.raft_client is not None and node.role == "leader":
                 return node
         await trio.sleep(0.01)
 

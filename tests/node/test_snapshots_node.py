@@ -253,7 +253,7 @@ async def test_time_based_retention_runs_in_the_background(tmp_path: Path) -> No
             await _fill([node], 20, "b")
             second = await node.create_snapshot(node.high_watermark, [b"two"])
             assert node.log.start_offset == 0 and snapshot_files(node) == [first, second]  # too young yet
-            nursery.start_soon(run_log_cleaner, node.shell, 0.2)
+            nursery.start_soon(run_log_cleaner, node.raft_client, 0.2)
             # (Read as the cleaner's worker thread finishes: poll for the end state.)
             while node.log.start_offset != second.offset or snapshot_files(node) != [second]:
                 await trio.sleep(0.05)

@@ -1,5 +1,5 @@
 """The paused-follower scenario on real processes (the chaos tool's
-``witness-handover`` scenario, kraft/tools/bench/witness_handover.py): two
+``witness-handover`` scenario, tools/bench/witness_handover.py): two
 nodes answer ApiVersions exactly as a real Kafka 4.0 controller does (started
 through :mod:`kraft.tools.bench.kafka_played`, whose table
 tests/tools/test_kafka_played.py checks against a real answer from

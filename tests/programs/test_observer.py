@@ -357,7 +357,7 @@ async def test_the_observer_follows_a_dynamic_quorum_through_reconfiguration(tmp
 
                 image = await observer.wait_for_offset(last)
                 assert {"before", "three-voters", "without-1"} <= set(image.topic_ids_by_name)
-                assert observer.node.shell.core.voters.voter_ids == (2, 3)
+                assert observer.node.raft_client.core.voters.voter_ids == (2, 3)
                 leader = await leader_of([nodes[2], nodes[3]])
                 offline = image_from_directory(metadata_partition_dir(leader.config.metadata_log_dir),
                                                up_to=image.offset)

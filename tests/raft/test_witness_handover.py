@@ -114,7 +114,7 @@ def test_a_witness_ahead_of_the_kafka_survivor_leads_only_to_hand_the_log_over()
     new = [b for b in ctx.log.batches if b.epoch == 2]
     assert len(new) == 1 and new[0].control and len(new[0].records) == 1
     assert ctx.log.end_offset == 11
-    # The current-state metric says so (kraft/node/metrics.py).
+    # The current-state metric says so (kraft/node/raft_metrics.py).
     assert current_state(leader, True, True, ctx.raft.handover_leadership is not None) == "witness-handover"
     # It refuses the embedder's appends.
     with pytest.raises(NotLeaderError, match="hand the log over"):

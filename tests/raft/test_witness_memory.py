@@ -1,5 +1,5 @@
 """The witness decision across restarts (kraft/raft/witness.py with kraft's
-``voter-api-versions`` file, kraft/records/voter_api_versions.py).
+``voter-api-versions`` file, records/voter_api_versions.py).
 
 The defect this rebuilds: a kraft-only quorum of three (``kraft.witness=auto``)
 whose log holds Kafka-shaped records (a RegisterBrokerRecord, a

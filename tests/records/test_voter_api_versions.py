@@ -1,4 +1,4 @@
-"""kraft's ``voter-api-versions`` file (kraft/records/voter_api_versions.py):
+"""kraft's ``voter-api-versions`` file (records/voter_api_versions.py):
 round trip, atomic replacement, and every malformation named with the file."""
 
 from __future__ import annotations

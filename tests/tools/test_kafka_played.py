@@ -1,4 +1,4 @@
-"""The bench's Kafka-4.0-controller table (kraft/tools/bench/kafka_played.py)
+"""The bench's Kafka-4.0-controller table (tools/bench/kafka_played.py)
 is what a real Apache Kafka 4.0.0 controller answers in ApiVersions."""
 
 from __future__ import annotations

@@ -178,7 +178,7 @@ async def settled_leader(nodes: dict[int, KraftNode], observers: int) -> int:
     while True:
         for i, node in nodes.items():
             if node.role == "leader":
-                d = node.shell.core.describe_quorum(0)  # type: ignore[union-attr]
+                d = node.raft_client.core.describe_quorum(0)  # type: ignore[union-attr]
                 if (d is not None and d.high_watermark > 0 and all(v.log_end_offset >= 0 for v in d.voters)
                         and len(d.observers) == observers):
                     return i
@@ -263,7 +263,7 @@ async def test_describe_follows_the_leader_when_it_moves(tmp_path: Path) -> None
     with trio.fail_after(90):
         async with running(paths, VOTERS) as nodes:
             old = await settled_leader(nodes, observers=0)
-            old_epoch = nodes[old].shell.core.epoch  # type: ignore[union-attr]
+            old_epoch = nodes[old].raft_client.core.epoch  # type: ignore[union-attr]
             await nodes[old].shutdown()  # hands over with EndQuorumEpoch
             rest = [i for i in VOTERS if i != old]
             result = await kraft_quorum("--bootstrap-controller", ",".join(

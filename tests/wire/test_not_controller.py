@@ -1,5 +1,5 @@
 """NOT_CONTROLLER for the Kafka controller RPCs kraft does not serve
-(kraft/wire/not_controller.py): what Kafka's ``ControllerApis`` answers on a
+(wire/not_controller.py): what Kafka's ``ControllerApis`` answers on a
 controller that is not the active one, so a broker's
 ``NodeToControllerRequestThread.handleResponse`` re-queues the request
 (``Errors.NOT_CONTROLLER`` branch) instead of failing it. Checked against a

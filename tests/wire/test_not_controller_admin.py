@@ -1,5 +1,5 @@
 """NOT_CONTROLLER for the admin RPCs a Kafka 4.0 controller advertises and
-kraft does not serve (kraft/wire/not_controller_admin.py): the answer has
+kraft does not serve (wire/not_controller_admin.py): the answer has
 the error on every item the request named, as each Kafka request class's
 ``getErrorResponse`` (e.g. ``CreateTopicsRequest.getErrorResponse``) builds
 it, and encodes at every version a Kafka 4.0 controller advertises."""

@@ -47,7 +47,7 @@ log = logging.getLogger("kraft.bench")
 
 __all__ = ["run_bench_load", "LoadStats", "percentile"]
 
-#: Records appended per scheduling round before yielding to the shell.
+#: Records appended per scheduling round before yielding to the raft client.
 _CHUNK = 512
 #: The generator's tick when it is ahead of its rate.
 _TICK_S = 0.001
@@ -152,34 +152,30 @@ class _Load:
         self.changed = trio.Event()
 
     async def follow_leader(self) -> None:
-        shell = self.node.shell
-        assert shell is not None
+        node = self.node
         seen = None
         while True:
-            leader = shell.leader
+            leader = node.leader
             if leader != seen:
                 seen = leader
                 self.emit("leader", epoch=leader.epoch, leader=leader.leader_id)
                 self._notify()
-            async with shell.leader_changed:
-                if shell.leader == seen:
-                    await shell.leader_changed.wait()
+            await node.wait_leader_change(seen)
 
     # --- load -------------------------------------------------------------------
 
     async def generate(self) -> None:
-        shell = self.node.shell
-        assert shell is not None
+        node = self.node
         while True:
-            if self.rate == 0 or not shell.core.is_leader:
+            epoch = node.led_epoch()
+            if self.rate == 0 or epoch is None:
                 # A new leader learns it in the same Ready that tells the
                 # listeners (leader_changed): no polling delay.
                 await self.changed.wait()
                 continue
-            epoch = shell.core.epoch
             if await self._lead(epoch):
                 continue  # the rate dropped to 0 (and may be back already)
-            while self.rate != 0 and shell.core.is_leader and shell.core.epoch == epoch:
+            while self.rate != 0 and node.led_epoch() == epoch:
                 # Refused while still leader (resigning): wait for what comes next.
                 with trio.move_on_after(0.01):
                     await self.changed.wait()
@@ -265,8 +261,7 @@ class _Load:
             # dropped to 0 and we stopped watching).
             self.stats.unknown += sum(last - start + 1 for start, last, _ in pending)
         # watch_commits cancels the loop when the epoch ends.
-        return not refused and node.shell is not None and node.shell.core.is_leader \
-            and node.shell.core.epoch == epoch
+        return not refused and node.led_epoch() == epoch
 
     def _append_chunk(self, n: int) -> tuple[int, int] | None:
         """Append ``n`` records, one append call each; the offsets of the

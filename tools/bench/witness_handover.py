@@ -179,21 +179,10 @@ async def run_witness_handover(
     from kraft.node.node import KraftNode
     from kraft.node.snapshots import CommittedBatch
     from kraft.tools.bench.kafka_played import LAUNCHER
-    from kraft.tools.quickstart import free_ports, write_properties
+    from kraft.tools.quickstart import free_ports
 
-    ports = list(ports) if ports is not None else free_ports(4)
     ids = [*KAFKA, WITNESS]
-    quorum = ",".join(f"{i}@127.0.0.1:{p}" for i, p in zip(ids, ports))
-    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
-    configs: dict[int, Path] = {}
-    for node_id, port in zip([*ids, OBSERVER_ID], ports):
-        extra = {"kraft.witness": "false"} if node_id in KAFKA else {}
-        configs[node_id] = root / f"server-{node_id}.properties"
-        write_properties(configs[node_id], node_id, port, quorum, root / f"metadata-{node_id}", extra)
-        done = subprocess.run([sys.executable, "-m", "kraft.cli", "storage", "format", "--config",
-                               str(configs[node_id]), "--cluster-id", cluster_id], capture_output=True, text=True)
-        if done.returncode != 0:
-            raise RuntimeError(f"kraft storage format failed: {done.stdout}{done.stderr}")
+    configs = _formatted_nodes(root, list(ports) if ports is not None else free_ports(4))
     procs = {i: NodeProcess(i, configs[i], root / f"node-{i}.out", root / f"acks-{i}.tsv", append_rate,
                             tuple(kafka_launcher or LAUNCHER) if i in KAFKA else KRAFT) for i in ids}
     committed: dict[int, bytes] = {}
@@ -208,16 +197,13 @@ async def run_witness_handover(
                     committed[item.base_offset + i] = value
 
     async def watch() -> None:
-        shell = observer.shell
-        assert shell is not None
         while True:
-            leaders.append((time.monotonic(), shell.leader.epoch, shell.leader.leader_id))
-            async with shell.leader_changed:
-                await shell.leader_changed.wait()
+            leader = observer.leader
+            leaders.append((time.monotonic(), leader.epoch, leader.leader_id))
+            await observer.wait_leader_change(leader)
 
     def leader_now() -> int | None:
-        shell = observer.shell
-        return None if shell is None else shell.leader.leader_id
+        return observer.leader.leader_id if observer.running else None
 
     async def until(predicate: Callable[[], bool], what: str, timeout_s: float = round_timeout_s) -> None:
         with trio.move_on_after(timeout_s) as scope:
@@ -264,6 +250,33 @@ async def run_witness_handover(
     finally:
         for p in procs.values():
             p.stop()
+    _summarise(result, procs, committed, leaders)
+    return result
+
+
+def _formatted_nodes(root: Path, ports: list[int]) -> dict[int, Path]:
+    """The properties of nodes 1-3 and the observer in ``root``, each
+    directory formatted with one new cluster id; by node id."""
+    from kraft.tools.quickstart import write_properties
+
+    ids = [*KAFKA, WITNESS]
+    quorum = ",".join(f"{i}@127.0.0.1:{p}" for i, p in zip(ids, ports))
+    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    configs: dict[int, Path] = {}
+    for node_id, port in zip([*ids, OBSERVER_ID], ports):
+        extra = {"kraft.witness": "false"} if node_id in KAFKA else {}
+        configs[node_id] = root / f"server-{node_id}.properties"
+        write_properties(configs[node_id], node_id, port, quorum, root / f"metadata-{node_id}", extra)
+        done = subprocess.run([sys.executable, "-m", "kraft.cli", "storage", "format", "--config",
+                               str(configs[node_id]), "--cluster-id", cluster_id], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"kraft storage format failed: {done.stdout}{done.stderr}")
+    return configs
+
+
+def _summarise(result: dict[str, Any], procs: dict[int, NodeProcess], committed: dict[int, bytes],
+               leaders: list[tuple[float, int, int | None]]) -> None:
+    """Add to ``result`` what the run's nodes acknowledged, lost and led."""
     acks = [a for i in KAFKA for a in procs[i].acknowledged()]
     result["acknowledged"] = len(acks)
     result["lost"] = sum(1 for offset, value in acks if committed.get(offset) != value)
@@ -276,4 +289,3 @@ async def run_witness_handover(
     elected = [r["kill_to_leader_ms"] for r in result["rounds"]]
     result["kill_to_leader_ms_median"] = _median(elected)
     result["kill_to_leader_ms_max"] = max(elected) if elected else None
-    return result

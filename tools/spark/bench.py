@@ -414,6 +414,121 @@ def interleaved_rounds(log_dir: Path, rounds: int) -> list[list[str]]:
     return groups
 
 
+@dataclass
+class _SparkRun:
+    """What one ``kraft bench spark`` run measured, side by side."""
+
+    cores: int = 0
+    #: The interleaved rounds: Spark's rows, payload chars, input partitions,
+    #: wall time, CPU (JVM and workers; driver apart) ...
+    s_rows: int = 0
+    s_chars: int = 0
+    partitions: int = 0
+    s_time: float = 0.0
+    s_cpu: SparkCpu | None = None
+    s_driver_cpu: float = 0.0
+    #: ... and the single process's.
+    p_rows: int = 0
+    p_chars: int = 0
+    p_time: float = 0.0
+    p_cpu: float = 0.0
+    warmup: float = 0.0
+    #: The driver CPU not in any measured query (session, warm-up, steady state's preparation).
+    session_driver: float = 0.0
+    #: The filtered query against the same query unfiltered: rows and seconds.
+    all_rows: int = 0
+    all_time: float = 0.0
+    topic_rows: int = 0
+    topic_time: float = 0.0
+    #: The steady-state query: rows, its CPU, its driver CPU.
+    steady: tuple[int, SparkCpu, float] | None = None
+    #: The smallest file's query: rows, CPU seconds.
+    small: tuple[int, float] | None = None
+    #: The JVM's CPU from its start.
+    whole: SparkCpu | None = None
+
+
+def _interleaved(spark: Any, groups: list[list[str]], run: _SparkRun) -> None:
+    """The two sides over the data set's slices, alternating who goes first."""
+    for i, paths in enumerate(groups):
+        # Alternate who goes first, so neither side always meets a warmer page cache.
+        order = ("spark", "single") if i % 2 == 0 else ("single", "spark")
+        for side in order:
+            if side == "spark":
+                cpu0, driver0 = spark_cpu(), time.process_time()
+                r, c, n, dt = run_spark(spark, paths)
+                cpu1, driver1 = spark_cpu(), time.process_time()
+                run.s_rows, run.s_chars, run.partitions = run.s_rows + r, run.s_chars + c, run.partitions + n
+                run.s_time += dt
+                run.s_driver_cpu += driver1 - driver0
+                if cpu0 is not None and cpu1 is not None:
+                    run.s_cpu = cpu1 - cpu0 if run.s_cpu is None else run.s_cpu + (cpu1 - cpu0)
+            else:
+                single0 = time.process_time()
+                r, c, dt = run_single_process(paths, run.cores)
+                run.p_cpu += time.process_time() - single0
+                run.p_rows, run.p_chars, run.p_time = run.p_rows + r, run.p_chars + c, run.p_time + dt
+        click.echo(f"[round {i + 1}/{len(groups)}] {len(paths)} files: spark {run.s_time:.0f} s, "
+                   f"single process {run.p_time:.0f} s so far", err=True)
+
+
+def _filtered_and_steady(spark: Any, smallest: str, everything: list[str], run: _SparkRun) -> None:
+    """The filtered query against the unfiltered one, then the steady state."""
+    driver0 = time.process_time()
+    run.all_rows, run.all_time = run_spark_filtered(spark, everything, None)
+    run.topic_rows, run.topic_time = run_spark_filtered(spark, everything, TOPIC_FILTER)
+    # The steady state: the JVM compiles hot code (JIT) during the
+    # first queries of a session, a fixed cost and not a per-row one:
+    # the per-row code within one query, Spark's per-query code
+    # (planning, closure cleaning, the Python runner's set-up) only
+    # after some queries. So, as on a session that has run a while,
+    # the query runs on the smallest file STEADY_WARMUP times and
+    # twice more on the whole data set, then once measured: the CPU
+    # of that query alone.
+    for _ in range(STEADY_WARMUP - 1):
+        run_spark(spark, [smallest])
+    run_spark(spark, everything)
+    run_spark(spark, everything)
+    # The last query on the smallest file is measured too: nearly
+    # all of its CPU is the fixed cost of a query (planning, code
+    # generation, the Python planner processes), which the line
+    # says apart from the cost per row.
+    small0, small_driver0 = spark_cpu(), time.process_time()
+    small_rows = run_spark(spark, [smallest])[0]
+    small1, small_driver1 = spark_cpu(), time.process_time()
+    run.session_driver += time.process_time() - driver0
+    cpu0, driver0 = spark_cpu(), time.process_time()
+    r, c, _n, _dt = run_spark(spark, everything)
+    cpu1, driver1 = spark_cpu(), time.process_time()
+    if cpu0 is not None and cpu1 is not None:
+        run.steady = (r, cpu1 - cpu0, driver1 - driver0)
+    if small0 is not None and small1 is not None:
+        run.small = (small_rows, (small1 - small0).total + small_driver1 - small_driver0)
+    if (r, c) != (run.p_rows, run.p_chars):
+        raise click.ClickException(f"the steady-state query disagrees: {r} rows / {c} payload chars, "
+                                   f"single process {run.p_rows} rows / {run.p_chars} payload chars")
+    run.whole = spark_cpu()  # before the JVM ends: from its start
+
+
+def _measure(spark: Any, groups: list[list[str]]) -> _SparkRun:
+    """Warm-up, the interleaved rounds, the filtered query and the steady state."""
+    run = _SparkRun(cores=spark.sparkContext.defaultParallelism)
+    # Warm up both sides on the smallest file (Python workers started,
+    # modules imported) before anything is timed; the filtered query
+    # too: its first run pays for the filter pushdown's planner once.
+    smallest = min((p for g in groups for p in g), key=lambda p: Path(p).stat().st_size)
+    t0 = time.perf_counter()
+    driver0 = time.process_time()
+    run_spark(spark, [smallest])
+    run_spark_filtered(spark, [smallest], TOPIC_FILTER)
+    run.session_driver += time.process_time() - driver0
+    run_single_process([smallest], run.cores)
+    run.warmup = time.perf_counter() - t0
+    _interleaved(spark, groups, run)
+    _filtered_and_steady(spark, smallest, [p for g in groups for p in g], run)
+    return run
+
+
 @click.command("spark", short_help="Rows per second of the Spark data source: one process against Spark.")
 @click.option("--size-gb", type=float, default=2.0, show_default=True, help="Size of the synthesized metadata log.")
 @click.option("--master", default="local[2]", show_default=True, help="Spark master for the Spark side.")
@@ -451,165 +566,114 @@ def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: in
         spark.sparkContext.setLogLevel("ERROR")
         started = time.perf_counter() - t0
         load_before = os.getloadavg()[0]
-        s_rows = s_chars = p_rows = p_chars = partitions = 0
-        s_time = p_time = p_cpu = s_driver_cpu = 0.0
-        s_cpu: SparkCpu | None = None
-        steady: tuple[int, SparkCpu, float] | None = None
-        small: tuple[int, float] | None = None
-        whole: SparkCpu | None = None
         try:
-            cores = spark.sparkContext.defaultParallelism
-            # Warm up both sides on the smallest file (Python workers started,
-            # modules imported) before anything is timed; the filtered query
-            # too: its first run pays for the filter pushdown's planner once.
-            smallest = min((p for g in groups for p in g), key=lambda p: Path(p).stat().st_size)
-            t0 = time.perf_counter()
-            driver0 = time.process_time()
-            run_spark(spark, [smallest])
-            run_spark_filtered(spark, [smallest], TOPIC_FILTER)
-            session_driver += time.process_time() - driver0
-            run_single_process([smallest], cores)
-            warmup = time.perf_counter() - t0
-            for i, paths in enumerate(groups):
-                # Alternate who goes first, so neither side always meets a warmer page cache.
-                order = ("spark", "single") if i % 2 == 0 else ("single", "spark")
-                for side in order:
-                    if side == "spark":
-                        cpu0, driver0 = spark_cpu(), time.process_time()
-                        r, c, n, dt = run_spark(spark, paths)
-                        cpu1, driver1 = spark_cpu(), time.process_time()
-                        s_rows, s_chars, partitions, s_time = s_rows + r, s_chars + c, partitions + n, s_time + dt
-                        s_driver_cpu += driver1 - driver0
-                        if cpu0 is not None and cpu1 is not None:
-                            s_cpu = cpu1 - cpu0 if s_cpu is None else s_cpu + (cpu1 - cpu0)
-                    else:
-                        single0 = time.process_time()
-                        r, c, dt = run_single_process(paths, cores)
-                        p_cpu += time.process_time() - single0
-                        p_rows, p_chars, p_time = p_rows + r, p_chars + c, p_time + dt
-                click.echo(f"[round {i + 1}/{len(groups)}] {len(paths)} files: spark {s_time:.0f} s, single process {p_time:.0f} s so far", err=True)
-            # A filtered query against the same query unfiltered, on the whole data set.
-            everything = [p for g in groups for p in g]
-            driver0 = time.process_time()
-            all_rows, all_time = run_spark_filtered(spark, everything, None)
-            topic_rows, topic_time = run_spark_filtered(spark, everything, TOPIC_FILTER)
-            # The steady state: the JVM compiles hot code (JIT) during the
-            # first queries of a session, a fixed cost and not a per-row one:
-            # the per-row code within one query, Spark's per-query code
-            # (planning, closure cleaning, the Python runner's set-up) only
-            # after some queries. So, as on a session that has run a while,
-            # the query runs on the smallest file STEADY_WARMUP times and
-            # twice more on the whole data set, then once measured: the CPU
-            # of that query alone.
-            for _ in range(STEADY_WARMUP - 1):
-                run_spark(spark, [smallest])
-            run_spark(spark, everything)
-            run_spark(spark, everything)
-            # The last query on the smallest file is measured too: nearly
-            # all of its CPU is the fixed cost of a query (planning, code
-            # generation, the Python planner processes), which the line
-            # says apart from the cost per row.
-            small0, small_driver0 = spark_cpu(), time.process_time()
-            small_rows = run_spark(spark, [smallest])[0]
-            small1, small_driver1 = spark_cpu(), time.process_time()
-            session_driver += time.process_time() - driver0
-            cpu0, driver0 = spark_cpu(), time.process_time()
-            r, c, _n, _dt = run_spark(spark, everything)
-            cpu1, driver1 = spark_cpu(), time.process_time()
-            if cpu0 is not None and cpu1 is not None:
-                steady = (r, cpu1 - cpu0, driver1 - driver0)
-            if small0 is not None and small1 is not None:
-                small = (small_rows, (small1 - small0).total + small_driver1 - small_driver0)
-            if (r, c) != (p_rows, p_chars):
-                raise click.ClickException(f"the steady-state query disagrees: {r} rows / {c} payload chars, "
-                                           f"single process {p_rows} rows / {p_chars} payload chars")
-            whole = spark_cpu()  # before the JVM ends: from its start
+            run = _measure(spark, groups)
         finally:
             spark.stop()
+        run.session_driver += session_driver
         load_after = os.getloadavg()[0]
-        raw_records, raw_time, raw_cpu = run_raw_decoder_cpu([p for g in groups for p in g])
-        click.echo(
-            f"single process : {p_rows:>12,} rows in {p_time:7.1f} s  {p_rows / p_time:>10,.0f} rows/s"
-            f"  (cpu {p_cpu:.1f} s: {p_cpu / p_time:.2f} cores busy)"
+        raw = run_raw_decoder_cpu([p for g in groups for p in g])
+        _print_figures(run, raw, master, len(groups), started, (load_before, load_after))
+
+
+def _print_figures(run: _SparkRun, raw: tuple[int, float, float], master: str, rounds: int, started: float,
+                   load: tuple[float, float]) -> None:
+    """The figures of one run, the targets held and missed; a disagreement
+    between the two sides fails the command."""
+    raw_records, raw_time, raw_cpu = raw
+    s_rows, s_time, s_cpu, p_rows, p_time, p_cpu = run.s_rows, run.s_time, run.s_cpu, run.p_rows, run.p_time, run.p_cpu
+    cores = run.cores
+    click.echo(
+        f"single process : {p_rows:>12,} rows in {p_time:7.1f} s  {p_rows / p_time:>10,.0f} rows/s"
+        f"  (cpu {p_cpu:.1f} s: {p_cpu / p_time:.2f} cores busy)"
+    )
+    click.echo(
+        f"spark {master:<9}: {s_rows:>12,} rows in {s_time:7.1f} s  {s_rows / s_time:>10,.0f} rows/s"
+        + (f"  (cpu {s_cpu.total:.1f} s in the JVM and Python workers: {s_cpu.total / s_time:.2f} cores busy)"
+           if s_cpu else "")
+    )
+    click.echo(
+        f"  {run.partitions} input partitions on {cores} cores; Spark session start-up {started:.1f} s and warm-up {run.warmup:.1f} s not counted"
+    )
+    click.echo(
+        f"raw decoder    : {raw_records:>12,} records in {raw_time:5.1f} s  {raw_records / raw_time:>10,.0f} records/s"
+        " (batches and records decoded, no rows built)"
+    )
+    single_ratio = (p_rows / p_time) / (raw_records / raw_time)
+    spark_ratio = p_time / s_time
+    filter_ratio = run.all_time / run.topic_time
+    click.echo(f"ratio (single process rows/s / raw decoder records/s): {single_ratio:.2f}x (target >= 0.5x)")
+    machine_cores = os.cpu_count() or 1
+    # local[N]'s wall-clock speed-up needs its N Python workers' cores and
+    # the JVM's besides (it turns every Arrow batch into rows): judged only
+    # where the machine has more cores than the master's workers.
+    wall_judged = machine_cores > cores
+    click.echo(f"ratio ({master} / single process): {spark_ratio:.2f}x on {machine_cores} cores, {cores} Spark workers"
+               + (" (target >= 1.8x)" if wall_judged else
+                  f" (not judged: the JVM needs cores beside the {cores} workers; see per CPU second)")
+               + ("" if spark_ratio > 1 else ": spark NOT faster"))
+    click.echo(
+        f"filtered query ({TOPIC_FILTER}, pushed down): {run.topic_rows:,} of {run.all_rows:,} rows in "
+        f"{run.topic_time:.1f} s against {run.all_time:.1f} s unfiltered: {filter_ratio:.2f}x faster (target >= 5x)"
+    )
+    raw_per_cpu = raw_records / raw_cpu if raw_cpu else 0.0
+    cpu_ratio = _print_per_cpu(run, master, rounds, raw_per_cpu, started)
+    click.echo(f"{rounds} interleaved rounds; machine load average {load[0]:.1f} at the start, "
+               f"{load[1]:.1f} at the end (on {os.cpu_count()} cores)")
+    checks = (("single/raw", single_ratio >= 0.5),
+              *((("spark/single", spark_ratio >= 1.8),) if wall_judged else ()),
+              ("per-CPU spark/raw >= 0.6x", cpu_ratio is not None and cpu_ratio >= 0.6),
+              ("filtered", filter_ratio >= 5))
+    held = [name for name, ok in checks if ok]
+    missed = [name for name, ok in checks if not ok]
+    click.echo(f"targets held: {', '.join(held) or 'none'}; missed: {', '.join(missed) or 'none'}")
+    if (s_rows, run.s_chars) != (p_rows, run.p_chars):
+        raise click.ClickException(
+            f"the two sides disagree: spark {s_rows} rows / {run.s_chars} payload chars, "
+            f"single process {p_rows} rows / {run.p_chars} payload chars"
         )
+
+
+def _print_per_cpu(run: _SparkRun, master: str, rounds: int, raw_per_cpu: float, started: float) -> float | None:
+    """The per-CPU-second lines (steady state, whole run); the steady state's
+    ratio to the raw decoder (None if not measured)."""
+    cpu_ratio: float | None = None
+    small = run.small
+    if run.steady is not None and raw_per_cpu:
+        # Every process the Spark side ran: this driver (py4j, the plan),
+        # the JVM and its Python workers (reaped ones included, through
+        # the JVM's cutime). On a machine shared with other work the wall
+        # clock measures the neighbours too; CPU seconds do not, and they
+        # hold on any number of cores.
+        rows, cpu, driver = run.steady
+        cpu_ratio = rows / (driver + cpu.total) / raw_per_cpu
+        # The JIT compiler still runs on a warm session (Spark's per-query
+        # code gets hot slowly); it is counted, and what is left without
+        # it said, so the per-row cost can be told from it.
+        no_jit = rows / (driver + cpu.total - cpu.jit)
+        margin = ""
+        if small is not None and driver + cpu.total > small[1] and rows > small[0]:
+            # rows per CPU second beyond a query's fixed cost: the whole
+            # data set's query less the smallest file's
+            marginal = (rows - small[0]) / (driver + cpu.total - small[1])
+            margin = (f"; beyond a query's fixed cost (the query on the smallest file, {small[0]:,} rows: "
+                      f"{small[1]:.1f} s) {marginal:,.0f} rows, {marginal / raw_per_cpu:.2f}x")
         click.echo(
-            f"spark {master:<9}: {s_rows:>12,} rows in {s_time:7.1f} s  {s_rows / s_time:>10,.0f} rows/s"
-            + (f"  (cpu {s_cpu.total:.1f} s in the JVM and Python workers: {s_cpu.total / s_time:.2f} cores busy)"
-               if s_cpu else "")
+            f"per CPU second: {master} {rows / (driver + cpu.total):,.0f} rows (steady state: the same query on "
+            f"the whole data set after {rounds + STEADY_WARMUP + 6} queries on the session, that query's "
+            f"CPU only: driver {driver:.1f} s + JVM {cpu.jvm:.1f} s (JIT compiler {cpu.jit:.1f} s, GC "
+            f"{cpu.gc:.1f} s) + Python workers {cpu.python:.1f} s; without the JIT compiler {no_jit:,.0f} rows, "
+            f"{no_jit / raw_per_cpu:.2f}x{margin}), single process {run.p_rows / run.p_cpu:,.0f} rows, raw decoder "
+            f"{raw_per_cpu:,.0f} records; {master} / raw decoder: {cpu_ratio:.2f}x"
         )
+    s_cpu, whole = run.s_cpu, run.whole
+    if s_cpu is not None and whole is not None and raw_per_cpu:
+        per_cpu_rounds = run.s_rows / (run.s_driver_cpu + s_cpu.total)
         click.echo(
-            f"  {partitions} input partitions on {cores} cores; Spark session start-up {started:.1f} s and warm-up {warmup:.1f} s not counted"
+            f"whole run: {master} {per_cpu_rounds:,.0f} rows per CPU second in the {rounds} rounds (JVM warm-up "
+            f"included: driver {run.s_driver_cpu:.1f} s + JVM {s_cpu.jvm:.1f} s (JIT compiler {s_cpu.jit:.1f} s) + "
+            f"Python workers {s_cpu.python:.1f} s), {per_cpu_rounds / raw_per_cpu:.2f}x the raw decoder; the Spark "
+            f"session used {whole.total + run.session_driver + run.s_driver_cpu:.1f} s of CPU in all (start-up "
+            f"{started:.1f} s wall, warm-up, every query)"
         )
-        click.echo(
-            f"raw decoder    : {raw_records:>12,} records in {raw_time:5.1f} s  {raw_records / raw_time:>10,.0f} records/s"
-            " (batches and records decoded, no rows built)"
-        )
-        single_ratio = (p_rows / p_time) / (raw_records / raw_time)
-        spark_ratio = p_time / s_time
-        filter_ratio = all_time / topic_time
-        click.echo(f"ratio (single process rows/s / raw decoder records/s): {single_ratio:.2f}x (target >= 0.5x)")
-        machine_cores = os.cpu_count() or 1
-        # local[N]'s wall-clock speed-up needs its N Python workers' cores and
-        # the JVM's besides (it turns every Arrow batch into rows): judged only
-        # where the machine has more cores than the master's workers.
-        wall_judged = machine_cores > cores
-        click.echo(f"ratio ({master} / single process): {spark_ratio:.2f}x on {machine_cores} cores, {cores} Spark workers"
-                   + (" (target >= 1.8x)" if wall_judged else
-                      f" (not judged: the JVM needs cores beside the {cores} workers; see per CPU second)")
-                   + ("" if spark_ratio > 1 else ": spark NOT faster"))
-        click.echo(
-            f"filtered query ({TOPIC_FILTER}, pushed down): {topic_rows:,} of {all_rows:,} rows in "
-            f"{topic_time:.1f} s against {all_time:.1f} s unfiltered: {filter_ratio:.2f}x faster (target >= 5x)"
-        )
-        cpu_ratio: float | None = None
-        raw_per_cpu = raw_records / raw_cpu if raw_cpu else 0.0
-        if steady is not None and raw_per_cpu:
-            # Every process the Spark side ran: this driver (py4j, the plan),
-            # the JVM and its Python workers (reaped ones included, through
-            # the JVM's cutime). On a machine shared with other work the wall
-            # clock measures the neighbours too; CPU seconds do not, and they
-            # hold on any number of cores.
-            rows, cpu, driver = steady
-            cpu_ratio = rows / (driver + cpu.total) / raw_per_cpu
-            # The JIT compiler still runs on a warm session (Spark's per-query
-            # code gets hot slowly); it is counted, and what is left without
-            # it said, so the per-row cost can be told from it.
-            no_jit = rows / (driver + cpu.total - cpu.jit)
-            margin = ""
-            if small is not None and driver + cpu.total > small[1] and rows > small[0]:
-                # rows per CPU second beyond a query's fixed cost: the whole
-                # data set's query less the smallest file's
-                marginal = (rows - small[0]) / (driver + cpu.total - small[1])
-                margin = (f"; beyond a query's fixed cost (the query on the smallest file, {small[0]:,} rows: "
-                          f"{small[1]:.1f} s) {marginal:,.0f} rows, {marginal / raw_per_cpu:.2f}x")
-            click.echo(
-                f"per CPU second: {master} {rows / (driver + cpu.total):,.0f} rows (steady state: the same query on "
-                f"the whole data set after {len(groups) + STEADY_WARMUP + 6} queries on the session, that query's "
-                f"CPU only: driver {driver:.1f} s + JVM {cpu.jvm:.1f} s (JIT compiler {cpu.jit:.1f} s, GC "
-                f"{cpu.gc:.1f} s) + Python workers {cpu.python:.1f} s; without the JIT compiler {no_jit:,.0f} rows, "
-                f"{no_jit / raw_per_cpu:.2f}x{margin}), single process {p_rows / p_cpu:,.0f} rows, raw decoder "
-                f"{raw_per_cpu:,.0f} records; {master} / raw decoder: {cpu_ratio:.2f}x"
-            )
-        if s_cpu is not None and whole is not None and raw_per_cpu:
-            per_cpu_rounds = s_rows / (s_driver_cpu + s_cpu.total)
-            click.echo(
-                f"whole run: {master} {per_cpu_rounds:,.0f} rows per CPU second in the {len(groups)} rounds (JVM warm-up "
-                f"included: driver {s_driver_cpu:.1f} s + JVM {s_cpu.jvm:.1f} s (JIT compiler {s_cpu.jit:.1f} s) + "
-                f"Python workers {s_cpu.python:.1f} s), {per_cpu_rounds / raw_per_cpu:.2f}x the raw decoder; the Spark "
-                f"session used {whole.total + session_driver + s_driver_cpu:.1f} s of CPU in all (start-up "
-                f"{started:.1f} s wall, warm-up, every query)"
-            )
-        click.echo(f"{len(groups)} interleaved rounds; machine load average {load_before:.1f} at the start, "
-                   f"{load_after:.1f} at the end (on {os.cpu_count()} cores)")
-        checks = (("single/raw", single_ratio >= 0.5),
-                  *((("spark/single", spark_ratio >= 1.8),) if wall_judged else ()),
-                  ("per-CPU spark/raw >= 0.6x", cpu_ratio is not None and cpu_ratio >= 0.6),
-                  ("filtered", filter_ratio >= 5))
-        held = [name for name, ok in checks if ok]
-        missed = [name for name, ok in checks if not ok]
-        click.echo(f"targets held: {', '.join(held) or 'none'}; missed: {', '.join(missed) or 'none'}")
-        if (s_rows, s_chars) != (p_rows, p_chars):
-            raise click.ClickException(
-                f"the two sides disagree: spark {s_rows} rows / {s_chars} payload chars, "
-                f"single process {p_rows} rows / {p_chars} payload chars"
-            )
+    return cpu_ratio

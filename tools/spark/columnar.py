@@ -643,16 +643,8 @@ def _read_split_in_bulk(split: FileSplit, batch_rows: int, schema: pa.Schema, pa
     import numpy as np
 
     file = split.file
-    if (split.first and file.problems) or not file.readable:
-        return None
-    try:
-        with open(file.path, "rb") as f:
-            f.seek(split.start)
-            data = f.read(split.length)
-    except OSError:
-        return None
-    end = len(data)
-    if end < split.length:
+    data = _split_bytes(split)
+    if data is None:
         return None
     walked = _walk(data)
     if walked is None:
@@ -691,32 +683,10 @@ def _read_split_in_bulk(split: FileSplit, batch_rows: int, schema: pa.Schema, pa
     crcs = [crc32c(data[s:e]) for s, e in zip((at + _CRC_START).tolist(), ends_list, strict=True)]
     if (np.array(crcs, dtype=np.uint32) != field(_CRC)).any():
         return None
-    # The distinct entries, their rows flattened, and the distinct descriptions.
-    ids = list(map(id, entries))
-    entry_index = dict.fromkeys(ids, 0)
-    by_id: dict[int, tuple[tuple[Any, ...], ...]] = dict(zip(ids, entries, strict=True))  # type: ignore[arg-type]
-    counts: list[int] = []
-    starts: list[int] = []
-    flat_offset: list[int] = []
-    flat_time: list[int] = []
-    flat_description: list[int] = []
-    description_index: dict[int, int] = {}
-    descriptions: list[tuple[Any, ...]] = []
-    for k, key_id in enumerate(entry_index):
-        entry_index[key_id] = k
-        entry = by_id[key_id]
-        starts.append(len(flat_offset))
-        counts.append(len(entry))
-        for od, td, d in entry:
-            if d[_R_ERROR] is not None:
-                return None  # an error row: the batch-by-batch reader words it
-            flat_offset.append(od)
-            flat_time.append(td)
-            j = description_index.get(id(d))
-            if j is None:
-                j = description_index[id(d)] = len(descriptions)
-                descriptions.append(d)
-            flat_description.append(j)
+    flat = _flatten_entries(entries)
+    if flat is None:
+        return None  # an error row: the batch-by-batch reader words it
+    ids, entry_index, counts, starts, flat_offset, flat_time, flat_description, descriptions = flat
     entry_of_batch = np.array(list(map(entry_index.__getitem__, ids)), dtype=np.int64)
     rows_of_batch = np.array(counts, dtype=np.int64)[entry_of_batch]
     first_of_entry = np.array(starts, dtype=np.int64)[entry_of_batch]
@@ -753,6 +723,65 @@ def _read_split_in_bulk(split: FileSplit, batch_rows: int, schema: pa.Schema, pa
         if column.count(None) != len(column):
             distinct[_TYPED_START + k] = pa.array(column, type=types[_TYPED_START + k])
     file_part = (file.cluster_id, file.node_id, file.path, file.kind, file.snapshot_end_offset, file.snapshot_epoch)
+    return _arrow_batches(pa, schema, batch_rows, n, file_part, per_row, row_attributes, log_append, offsets,
+                          timestamps, description_of_row, distinct)
+
+
+def _split_bytes(split: FileSplit) -> bytes | None:
+    """The bytes of a sound split's range; None for a split the batch-by-batch
+    reader must read (a problem in its file, unreadable, short)."""
+    file = split.file
+    if (split.first and file.problems) or not file.readable:
+        return None
+    try:
+        with open(file.path, "rb") as f:
+            f.seek(split.start)
+            data = f.read(split.length)
+    except OSError:
+        return None
+    return None if len(data) < split.length else data
+
+
+def _flatten_entries(entries: list[Any]) -> tuple[Any, ...] | None:
+    """The distinct memo entries of a split's batches, their rows flattened,
+    and the distinct descriptions; None if a row is an error."""
+    ids = list(map(id, entries))
+    entry_index = dict.fromkeys(ids, 0)
+    by_id: dict[int, tuple[tuple[Any, ...], ...]] = dict(zip(ids, entries, strict=True))
+    counts: list[int] = []
+    starts: list[int] = []
+    flat_offset: list[int] = []
+    flat_time: list[int] = []
+    flat_description: list[int] = []
+    description_index: dict[int, int] = {}
+    descriptions: list[tuple[Any, ...]] = []
+    for k, key_id in enumerate(entry_index):
+        entry_index[key_id] = k
+        entry = by_id[key_id]
+        starts.append(len(flat_offset))
+        counts.append(len(entry))
+        for od, td, d in entry:
+            if d[_R_ERROR] is not None:
+                return None
+            flat_offset.append(od)
+            flat_time.append(td)
+            j = description_index.get(id(d))
+            if j is None:
+                j = description_index[id(d)] = len(descriptions)
+                descriptions.append(d)
+            flat_description.append(j)
+    return ids, entry_index, counts, starts, flat_offset, flat_time, flat_description, descriptions
+
+
+def _arrow_batches(pa: Any, schema: pa.Schema, batch_rows: int, n: int, file_part: tuple[Any, ...],
+                   per_row: tuple[Any, ...], row_attributes: Any, log_append: Any, offsets: Any, timestamps: Any,
+                   description_of_row: Any, distinct: list[Any]) -> list[pa.RecordBatch]:
+    """The split's ``n`` rows as Arrow batches of ``batch_rows``: the file's
+    and the batches' columns per row, the described columns taken from the
+    split's distinct descriptions."""
+    import numpy as np
+
+    types = [f.type for f in schema]
     out = []
     for r0 in range(0, n, batch_rows):
         r1 = min(n, r0 + batch_rows)

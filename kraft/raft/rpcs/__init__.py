@@ -1,0 +1,48 @@
+"""The raft RPCs, one module each (``<name>_rpc.py``), and the registry built from them.
+May import kraft.raft's events, errors and voters, kraft.records views, kraft.messages' generated codecs, kraft.wire's api keys; never the core.
+
+Each module is one :class:`~kraft.raft.rpcs.spec.RaftRpc`: everything about
+that RPC -- versions, wire mapping both ways, error answer, timeouts, where
+a request comes from, metrics name, the handlers it goes to -- so adding a
+field or a version touches that module and its test
+(``tests/raft/test_rpcs.py``) only. The node translates through this
+registry (:mod:`kraft.node.rpc`) and never lists the RPCs itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kraft.raft.rpcs import (
+    add_raft_voter_rpc,
+    api_versions_rpc,
+    begin_quorum_epoch_rpc,
+    end_quorum_epoch_rpc,
+    fetch_rpc,
+    fetch_snapshot_rpc,
+    remove_raft_voter_rpc,
+    update_raft_voter_rpc,
+    vote_rpc,
+)
+from kraft.raft.rpcs.spec import RaftRpc
+
+__all__ = ["BY_API_KEY", "BY_REQUEST", "BY_RESPONSE", "CORE_API_KEYS", "RPCS", "RaftRpc"]
+
+#: Every raft RPC the node speaks.
+RPCS: tuple[RaftRpc[Any, Any], ...] = (
+    vote_rpc.RPC,
+    begin_quorum_epoch_rpc.RPC,
+    end_quorum_epoch_rpc.RPC,
+    fetch_rpc.RPC,
+    fetch_snapshot_rpc.RPC,
+    add_raft_voter_rpc.RPC,
+    remove_raft_voter_rpc.RPC,
+    update_raft_voter_rpc.RPC,
+    api_versions_rpc.RPC,
+)
+
+BY_API_KEY: dict[int, RaftRpc[Any, Any]] = {rpc.api_key: rpc for rpc in RPCS}
+BY_REQUEST: dict[type, RaftRpc[Any, Any]] = {rpc.request_type: rpc for rpc in RPCS}
+BY_RESPONSE: dict[type, RaftRpc[Any, Any]] = {rpc.response_type: rpc for rpc in RPCS}
+#: The api keys whose requests the core answers.
+CORE_API_KEYS = frozenset(rpc.api_key for rpc in RPCS if rpc.to_core)

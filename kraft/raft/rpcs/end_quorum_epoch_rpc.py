@@ -1,0 +1,94 @@
+"""EndQuorumEpoch (api key 54, v0-v1): a resigning leader asking the voters
+to elect a successor, the most caught-up first. v0 names them
+(``PreferredSuccessors``); KIP-853 (v1) gives their directory ids
+(``PreferredCandidates``), the leader's endpoints and the answer's
+NodeEndpoints.
+
+Kafka: ``RaftUtil.singletonEndQuorumEpochRequest``/``Response``,
+``KafkaRaftClient.handleEndQuorumEpochRequest``/``Response``. The handlers
+are :func:`kraft.raft.handlers.election.handle_end_quorum_epoch_request`
+and :func:`~kraft.raft.handlers.election.handle_end_quorum_epoch_response`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kraft.messages.generated import end_quorum_epoch_request as wire_req, end_quorum_epoch_response as wire_resp
+from kraft.raft.events import EndQuorumEpochRequest, EndQuorumEpochResponse
+from kraft.raft.rpcs.spec import (
+    METADATA_TOPIC,
+    RaftRpc,
+    error_answer,
+    leader_endpoints,
+    one_partition,
+    quorum_response_fields,
+    quorum_response_to_wire,
+    replica_key,
+    wire_directory,
+)
+from kraft.raft.voters import Endpoints, ReplicaKey
+from kraft.wire.apis import ApiKey
+
+__all__ = ["RPC"]
+
+
+def request_from_wire(version: int, msg: Any) -> EndQuorumEpochRequest:
+    p = one_partition(msg.topics)
+    if version >= 1:
+        preferred = tuple(replica_key(c.candidate_id, c.candidate_directory_id) for c in p.preferred_candidates)
+    else:
+        preferred = tuple(ReplicaKey(i) for i in p.preferred_successors)
+    return EndQuorumEpochRequest(
+        cluster_id=msg.cluster_id,
+        leader_id=p.leader_id,
+        leader_epoch=p.leader_epoch,
+        preferred_candidates=preferred,
+        leader_endpoints=leader_endpoints(msg.leader_endpoints),
+    )
+
+
+def request_to_wire(req: EndQuorumEpochRequest, version: int, endpoints: Endpoints) -> Any:
+    part = wire_req.PartitionData(partition_index=0, leader_id=req.leader_id, leader_epoch=req.leader_epoch)
+    if version >= 1:
+        part.preferred_candidates = [
+            wire_req.ReplicaInfo(candidate_id=k.id, candidate_directory_id=wire_directory(k.directory_id))
+            for k in req.preferred_candidates]
+    else:
+        part.preferred_successors = [k.id for k in req.preferred_candidates]
+    return wire_req.EndQuorumEpochRequest(
+        cluster_id=req.cluster_id,
+        topics=[wire_req.TopicData(topic_name=METADATA_TOPIC, partitions=[part])],
+        leader_endpoints=[wire_req.LeaderEndpoint(name=e.listener, host=e.host, port=e.port)
+                          for e in (req.leader_endpoints or endpoints)] if version >= 1 else [],
+    )
+
+
+def response_to_wire(resp: EndQuorumEpochResponse, version: int, listener: str) -> Any:
+    return quorum_response_to_wire(wire_resp, wire_resp.EndQuorumEpochResponse, resp, version, listener)
+
+
+def response_from_wire(version: int, msg: Any, listener: str) -> EndQuorumEpochResponse:
+    fields, _ = quorum_response_fields(version, msg, listener)
+    return EndQuorumEpochResponse(**fields)
+
+
+error_response = error_answer(EndQuorumEpochResponse)
+
+
+def source(req: EndQuorumEpochRequest) -> int:
+    return req.leader_id
+
+
+RPC: RaftRpc[EndQuorumEpochRequest, EndQuorumEpochResponse] = RaftRpc(
+    api_key=ApiKey.END_QUORUM_EPOCH,
+    versions=(0, 1),
+    request_type=EndQuorumEpochRequest,
+    response_type=EndQuorumEpochResponse,
+    request_from_wire=request_from_wire,
+    request_to_wire=request_to_wire,
+    response_to_wire=response_to_wire,
+    response_from_wire=response_from_wire,
+    error_response=error_response,
+    source=source,
+)

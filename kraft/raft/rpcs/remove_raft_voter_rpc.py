@@ -1,0 +1,58 @@
+"""RemoveRaftVoter (api key 81, v0, KIP-853): remove a voter (id and
+directory id), sent by an admin client.
+
+Kafka: ``RaftUtil.removeVoterRequest``/``removeVoterResponse``,
+``KafkaRaftClient.handleRemoveVoterRequest`` (``RemoveVoterHandler``). The
+handler family is :mod:`kraft.raft.handlers.membership`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kraft.messages.generated import remove_raft_voter_request as wire_req, remove_raft_voter_response as wire_resp
+from kraft.raft.errors import Errors
+from kraft.raft.events import RemoveRaftVoterRequest, RemoveRaftVoterResponse
+from kraft.raft.rpcs.spec import RaftRpc, errors_of, replica_key, voter_change_wait_ms, wire_directory
+from kraft.raft.voters import Endpoints
+from kraft.wire.apis import ApiKey
+
+__all__ = ["RPC"]
+
+
+def request_from_wire(version: int, msg: Any) -> RemoveRaftVoterRequest:
+    return RemoveRaftVoterRequest(cluster_id=msg.cluster_id, voter_key=replica_key(msg.voter_id, msg.voter_directory_id))
+
+
+def request_to_wire(req: RemoveRaftVoterRequest, version: int, endpoints: Endpoints) -> Any:
+    return wire_req.RemoveRaftVoterRequest(
+        cluster_id=req.cluster_id,
+        voter_id=req.voter_key.id,
+        voter_directory_id=wire_directory(req.voter_key.directory_id),
+    )
+
+
+def response_to_wire(resp: RemoveRaftVoterResponse, version: int, listener: str) -> Any:
+    return wire_resp.RemoveRaftVoterResponse(error_code=int(resp.error), error_message=resp.error_message)
+
+
+def response_from_wire(version: int, msg: Any, listener: str) -> RemoveRaftVoterResponse:
+    return RemoveRaftVoterResponse(error=errors_of(msg.error_code), error_message=msg.error_message)
+
+
+def error_response(error: Errors, partition_level: bool) -> RemoveRaftVoterResponse:
+    return RemoveRaftVoterResponse(error=error)
+
+
+RPC: RaftRpc[RemoveRaftVoterRequest, RemoveRaftVoterResponse] = RaftRpc(
+    api_key=ApiKey.REMOVE_RAFT_VOTER,
+    versions=(0, 0),
+    request_type=RemoveRaftVoterRequest,
+    response_type=RemoveRaftVoterResponse,
+    request_from_wire=request_from_wire,
+    request_to_wire=request_to_wire,
+    response_to_wire=response_to_wire,
+    response_from_wire=response_from_wire,
+    error_response=error_response,
+    answer_wait_ms=voter_change_wait_ms,
+)

@@ -1,0 +1,89 @@
+"""UpdateRaftVoter (api key 82, v0, KIP-853): a voter telling the leader its
+current listeners and supported ``kraft.version`` range. The answer names
+the leader and its endpoint on the listener the request came in on.
+
+Kafka: ``RaftUtil.updateVoterRequest``/``updateVoterResponse``,
+``KafkaRaftClient.handleUpdateVoterRequest`` (``UpdateVoterHandler``). The
+handler family is :mod:`kraft.raft.handlers.membership`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kraft.messages.generated import update_raft_voter_request as wire_req, update_raft_voter_response as wire_resp
+from kraft.raft.errors import Errors
+from kraft.raft.events import UpdateRaftVoterRequest, UpdateRaftVoterResponse
+from kraft.raft.rpcs.spec import RaftRpc, errors_of, listeners, replica_key, voter_change_wait_ms, wire_directory
+from kraft.raft.voters import Endpoint, Endpoints
+from kraft.wire.apis import ApiKey
+
+__all__ = ["RPC"]
+
+
+def request_from_wire(version: int, msg: Any) -> UpdateRaftVoterRequest:
+    feature = msg.k_raft_version_feature
+    return UpdateRaftVoterRequest(
+        cluster_id=msg.cluster_id,
+        current_leader_epoch=msg.current_leader_epoch,
+        voter_key=replica_key(msg.voter_id, msg.voter_directory_id),
+        listeners=listeners(msg.listeners),
+        supported_kraft_versions=(feature.min_supported_version, feature.max_supported_version),
+    )
+
+
+def request_to_wire(req: UpdateRaftVoterRequest, version: int, endpoints: Endpoints) -> Any:
+    low, high = req.supported_kraft_versions
+    return wire_req.UpdateRaftVoterRequest(
+        cluster_id=req.cluster_id,
+        current_leader_epoch=req.current_leader_epoch,
+        voter_id=req.voter_key.id,
+        voter_directory_id=wire_directory(req.voter_key.directory_id),
+        listeners=[wire_req.Listener(name=e.listener, host=e.host, port=e.port) for e in req.listeners],
+        k_raft_version_feature=wire_req.KRaftVersionFeature(min_supported_version=low, max_supported_version=high),
+    )
+
+
+def response_to_wire(resp: UpdateRaftVoterResponse, version: int, listener: str) -> Any:
+    # Kafka's RaftUtil.updateVoterResponse: the leader's endpoint on the
+    # listener the request came in on.
+    endpoint = next((e for e in resp.leader_endpoints if e.listener == listener), None)
+    return wire_resp.UpdateRaftVoterResponse(
+        error_code=int(resp.error),
+        current_leader=wire_resp.CurrentLeader(
+            leader_id=resp.leader_id,
+            leader_epoch=resp.leader_epoch,
+            host="" if endpoint is None else endpoint.host,
+            port=-1 if endpoint is None else endpoint.port,
+        ),
+    )
+
+
+def response_from_wire(version: int, msg: Any, listener: str) -> UpdateRaftVoterResponse:
+    leader = msg.current_leader
+    endpoints = (Endpoint(listener, leader.host, leader.port),) if leader.host and leader.port > 0 else ()
+    return UpdateRaftVoterResponse(error=errors_of(msg.error_code), leader_id=leader.leader_id,
+                                   leader_epoch=leader.leader_epoch, leader_endpoints=endpoints)
+
+
+def error_response(error: Errors, partition_level: bool) -> UpdateRaftVoterResponse:
+    return UpdateRaftVoterResponse(error=error)
+
+
+def source(req: UpdateRaftVoterRequest) -> int:
+    return req.voter_key.id
+
+
+RPC: RaftRpc[UpdateRaftVoterRequest, UpdateRaftVoterResponse] = RaftRpc(
+    api_key=ApiKey.UPDATE_RAFT_VOTER,
+    versions=(0, 0),
+    request_type=UpdateRaftVoterRequest,
+    response_type=UpdateRaftVoterResponse,
+    request_from_wire=request_from_wire,
+    request_to_wire=request_to_wire,
+    response_to_wire=response_to_wire,
+    response_from_wire=response_from_wire,
+    error_response=error_response,
+    source=source,
+    answer_wait_ms=voter_change_wait_ms,
+)
