@@ -1,0 +1,132 @@
+"""kraft's ``dump-log`` against the real ``DumpLogSegments`` of every
+installed Kafka release, live, byte for byte (issue 35, issue 32 item 4).
+
+For each release of ``.ci/kafka-releases``, one JVM call per mode dumps
+every file the stored outputs cover (``../shared/fixtures``) plus files
+kraft writes itself (a segment of every metadata record type kraft encodes,
+and the bootstrap snapshot ``kraft storage format --standalone`` writes);
+``kraft dump-log --kafka-version <that release>`` dumps the same files and
+must print the same stdout and stderr. An index whose ``.log`` is missing
+makes every release's tool die (``NoSuchFileException`` from
+``FileRecords.open`` in ``dumpIndex``): those are dumped apart, the abort is
+recorded, and kraft's one-line answer is pinned.
+
+With ``$KRAFT_LIVE_GOLDEN_DIR`` set, what the real tool printed is written
+there per file (the stored outputs' form), and the stored outputs of the
+same release (4.1.0; 4.0.0's against 4.0.x) are compared with the live ones,
+so drift shows.
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests import golden
+from tests.conftest import shared_path
+from tests.kafka import live_tools
+from tests.kafka.processes import kraft_args
+from tests.kafka.releases import KafkaRelease
+
+pytestmark = pytest.mark.slow
+
+CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
+
+#: DumpLogSegments modes compared: the stored outputs' three, plus
+#: ``--deep-iteration`` and ``--skip-record-metadata`` (4.3's ``| payload:``).
+MODES: tuple[tuple[str, ...], ...] = (
+    (),
+    ("--deep-iteration",),
+    ("--cluster-metadata-decoder",),
+    ("--print-data-log",),
+    ("--cluster-metadata-decoder", "--skip-record-metadata"),
+)
+
+
+def _stored_files(fixtures: Path) -> list[Path]:
+    """Every file the stored dump-log outputs name, in their order."""
+    seen: dict[Path, None] = {}
+    for record in golden.records(golden.name("dump-log", "4.1.0")):
+        for arg in record["args"]:
+            if arg.startswith("fixtures:"):
+                seen.setdefault(fixtures / arg.removeprefix("fixtures:"), None)
+    return list(seen)
+
+
+def _aborts(path: Path) -> bool:
+    """An index or time index without its segment: DumpLogSegments dies on it."""
+    return path.suffix in (".index", ".timeindex") and not path.with_suffix(".log").exists()
+
+
+def _kraft_written(folder: Path) -> list[Path]:
+    """A segment kraft's batch writer wrote (every metadata record type the
+    benchmark synthesiser makes, offsets from 0) and the bootstrap snapshot
+    of ``kraft storage format --standalone``."""
+    from kraft.records.batch import Record, build_batch
+    from kraft.tools.bench.records import MetadataSynth
+
+    synth = MetadataSynth(random.Random(35))
+    chunks, offset = [], 0
+    for i in range(60):
+        values = synth.batch_values()
+        records = [Record(offset + j, 1_700_000_000_000 + i, None, v) for j, v in enumerate(values)]
+        chunks.append(build_batch(records, base_offset=offset, partition_leader_epoch=1))
+        offset += len(values)
+    segment = folder / "kraft-log" / "00000000000000000000.log"
+    segment.parent.mkdir(parents=True)
+    segment.write_bytes(b"".join(chunks))
+    data = folder / "kraft-format"
+    subprocess.run(kraft_args("storage", "format", "-t", CLUSTER, "--node-id", "1", "--metadata-log-dir", str(data),
+                              "--standalone", "--controller-endpoint", "127.0.0.1:9"), check=True, capture_output=True)
+    snapshot = data / "__cluster_metadata-0" / "00000000000000000000-0000000000.checkpoint"
+    assert snapshot.exists()
+    return [segment, snapshot]
+
+
+def _files(mode: tuple[str, ...], stored: list[Path], written: list[Path]) -> list[Path]:
+    files = [p for p in stored if not _aborts(p)]
+    if mode:  # record modes: segments and snapshots only
+        files = [p for p in files if p.suffix in (".log", ".checkpoint")]
+    if mode in (("--deep-iteration",), ("--cluster-metadata-decoder", "--skip-record-metadata")):
+        files = [p for p in files if p.stat().st_size < 300_000]  # the large ones are covered by the two above
+    return files + written
+
+
+def test_dump_log_prints_what_each_release_prints(release: KafkaRelease, tmp_path: Path) -> None:
+    fixtures = shared_path("fixtures").resolve()
+    stored = _stored_files(fixtures)
+    written = _kraft_written(tmp_path)
+    lines = 0
+    kafka_s = kraft_s = 0.0
+    differences = []
+    for mode in MODES:
+        files = _files(mode, stored, written)
+        theirs = live_tools.real_dump(release, mode, files, tmp_path)
+        ours = live_tools.kraft_dump(release, mode, files)
+        kafka_s, kraft_s = kafka_s + theirs.seconds, kraft_s + ours.seconds
+        lines += theirs.stdout.count("\n") + theirs.stderr.count("\n")
+        assert theirs.rc == 0, f"{release} DumpLogSegments {mode}: {theirs.stderr[:500]}"
+        for what, expected, actual in (("stdout", theirs.stdout, ours.stdout), ("stderr", theirs.stderr,
+                                                                                   ours.stderr)):
+            where = live_tools.first_difference(expected, actual)
+            if where:
+                differences.append(f"{' '.join(mode) or 'plain'} {what}: {where}")
+        assert ours.rc == 0
+        live_tools.write_golden(f"kafka-{release.version}-dump-log-live", [
+            {"tool": "kafka-dump-log.sh", "args": [*mode, "--files", path], "stdout": text}
+            for path, text in live_tools.per_file(theirs.stdout).items()], fixtures)
+    print(f"\n{release}: {lines} lines compared; kraft {kraft_s:.1f} s, Kafka {kafka_s:.1f} s, "
+          f"ratio {kraft_s / kafka_s:.2f}")
+    assert not differences, "\n".join(differences)
+
+    # Every release's tool dies on an index without its segment; kraft says so in one line.
+    orphans = [p for p in stored if _aborts(p)]
+    assert orphans
+    theirs = live_tools.real_dump(release, (), orphans[:1], tmp_path)
+    ours = live_tools.kraft_dump(release, (), orphans[:1])
+    assert theirs.rc == 1 and "java.nio.file.NoSuchFileException" in theirs.stderr
+    assert ours.rc != 0 and len(ours.stderr.splitlines()) == 1 and "No such file" in ours.stderr
+    assert ours.stdout == theirs.stdout  # the "Dumping ..." header Kafka printed before dying
