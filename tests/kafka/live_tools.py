@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,3 +96,38 @@ def write_golden(name: str, records: list[dict[str, object]], fixtures: Path) ->
             text = json.dumps(record, ensure_ascii=False).replace(str(fixtures) + "/", "fixtures:")
             out.write(text + "\n")
     return path
+
+
+def shell_release(release: KafkaRelease, installed: list[KafkaRelease]) -> KafkaRelease:
+    """The release whose metadata shell stands for ``release``'s: its own, or,
+    where Maven Central has none (4.4.0), the newest installed one that has."""
+    if release.shell_missing is None:
+        return release
+    with_shell = [r for r in installed if r.shell_missing is None and r.minor < release.minor]
+    assert with_shell, f"no installed release has a metadata shell to stand for {release}"
+    return with_shell[-1]
+
+
+def build_info(release: KafkaRelease) -> tuple[str, str]:
+    """``AppInfoParser``'s version and commit id: kafka-clients' ``kafka/kafka-version.properties``."""
+    jar = next((release.home / "lib").glob("kafka-clients-*.jar"))
+    with zipfile.ZipFile(jar) as z:
+        text = z.read("kafka/kafka-version.properties").decode()
+    props = dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
+    return props["version"].strip(), props["commitId"].strip()
+
+
+def real_shell(release: KafkaRelease, snapshot: Path, commands: str, work: Path) -> Run:
+    started = time.monotonic()
+    done = run_tool(release, "MetadataShell", "--snapshot", str(snapshot), work=work, stdin=commands, timeout_s=300)
+    return Run(done.stdout, done.stderr, done.returncode, time.monotonic() - started)
+
+
+def kraft_shell(release: KafkaRelease, snapshot: Path, commands: str) -> Run:
+    return timed(kraft_args("shell", "--kafka-version", kafka_version(release), "--snapshot", str(snapshot)),
+                 stdin=commands)
+
+
+def answers(stdout: str) -> list[str]:
+    """A stdin session's output cut at each ``>> `` prompt (the first part is the banner)."""
+    return stdout.split(">> ")

@@ -130,3 +130,71 @@ def test_dump_log_prints_what_each_release_prints(release: KafkaRelease, tmp_pat
     assert theirs.rc == 1 and "java.nio.file.NoSuchFileException" in theirs.stderr
     assert ours.rc != 0 and len(ours.stderr.splitlines()) == 1 and "No such file" in ours.stderr
     assert ours.stdout == theirs.stdout  # the "Dumping ..." header Kafka printed before dying
+
+
+#: Snapshots whose stored stdin session is replayed live (no default client
+#: quota entity: Kafka names it with the empty string and its ``find`` aborts,
+#: a difference test_kafka_shell_golden pins): one per Kafka line of the fixtures.
+SHELL_SNAPSHOTS = (
+    "kafka-3.5-three-node/node1/__cluster_metadata-0/00000000000000028869-0000000189.checkpoint",
+    "kafka-3.9-single-node/commit-4bef72a/data/__cluster_metadata-0/00000000000000243115-0000000030.checkpoint",
+    "kafka-4.1-standalone-dynamic/__cluster_metadata-0/00000000000000007206-0000000001.checkpoint",
+)
+
+
+def _session(snapshot: str) -> str:
+    for record in golden.records(golden.name("metadata-shell", "4.1.0")):
+        if record["snapshot"] == f"fixtures:{snapshot}" and record.get("stdin"):
+            return str(record["stdin"])
+    raise LookupError(f"no stored stdin session for {snapshot}")
+
+
+def _pinned(theirs: str) -> str:
+    """kraft's deliberate answer where Kafka 4.0 and 4.1 fail on their own
+    bug (``FeaturesImageNode`` lists zkMigrationState but has no such child):
+    the state's name, as 3.x printed it (README, ``kraft shell``)."""
+    return (theirs.replace("cat: /image/features/zkMigrationState: No such file or directory.\n", "NONE\n")
+            .replace("zkMigrationState:\n", "zkMigrationState:\n  NONE\n"))
+
+
+def test_shell_prints_what_each_release_prints(release: KafkaRelease, tmp_path: Path) -> None:
+    """``kafka-metadata-shell.sh --snapshot`` of each release against ``kraft
+    shell --kafka-version`` of it, on a stored stdin session per snapshot,
+    plus ``find /``, which 4.0 and 4.1 abort ("Expected zkMigrationState to be
+    a valid child"): recorded as such, kraft's full listing pinned. 4.4.0 has
+    no shell on Maven Central: the newest shell installed (4.1.0) stands for
+    it, with 4.4.0's ``/local`` pair."""
+    from kraft.kafka_release import kafka_release
+    from tests.kafka.releases import listed, require
+
+    real = live_tools.shell_release(release, [require(v) for v in listed()])
+    ours_release = kafka_release(live_tools.kafka_version(release))
+    lines = 0
+    kafka_s = kraft_s = 0.0
+    for snapshot in SHELL_SNAPSHOTS:
+        path = shared_path("fixtures", *snapshot.split("/"))
+        commands = _session(snapshot).rstrip("\n") + "\nfind /\n"
+        theirs = live_tools.real_shell(real, path, commands, tmp_path)
+        ours = live_tools.kraft_shell(release, path, commands)
+        kafka_s, kraft_s = kafka_s + theirs.seconds, kraft_s + ours.seconds
+        # /local is the release's build (kraft prints a minor's .0 build for a patch release).
+        version, commit_id = live_tools.build_info(real)
+        expected = live_tools.answers(_pinned(theirs.stdout.replace(f"{version}\n", f"{ours_release.version}\n")
+                                              .replace(f"{commit_id}\n", f"{ours_release.commit_id}\n")))
+        actual = live_tools.answers(ours.stdout)
+        lines += theirs.stdout.count("\n")
+        # Kafka's find / throws out of the shell's main loop: nothing on
+        # stdout, the exception on stderr, no prompt after it. kraft lists
+        # every node, then prompts again.
+        assert expected[-1] == "" and "Expected zkMigrationState to be a valid child" in theirs.stderr, real
+        assert actual[-1] == "" and actual[-2].startswith("/\n/image\n")
+        assert "/image/features/zkMigrationState\n" in actual[-2]
+        if real.minor < (4, 1) and snapshot.startswith("kafka-4.1-"):
+            # 4.0 cannot load metadata.version 27 (4.1-IV1) and shows an
+            # empty image; kraft opens it, as 4.1 does (README: deliberate).
+            assert "metadataVersion\nzkMigrationState\n" in expected and "metadataVersion\nzkMigrationState\n" \
+                not in actual
+            continue
+        assert actual[:-2] == expected[:-1], snapshot
+    print(f"\n{release} shell ({real}'s): {lines} lines compared; kraft {kraft_s:.1f} s, Kafka {kafka_s:.1f} s, "
+          f"ratio {kraft_s / kafka_s:.2f}")
