@@ -67,6 +67,10 @@ class KafkaRelease:
     #: ``DumpLogSegments --skip-record-metadata`` prefixes the first field it
     #: prints with ``| `` (``| payload: ...``; 4.0 and 4.1: `` payload: ...``)
     bars_first_field_without_metadata: bool = False
+    #: metadata record ids the release's ``MetadataRecordType`` does not know
+    #: (its tools print ``Unknown metadata id N``): 4.0 and 4.1 lack 4.4's
+    #: UnregisterControllerRecord (29, KIP-1312) -- run on a log holding one
+    unknown_metadata_records: tuple[int, ...] = ()
     #: features whose ``feature-dependencies`` lists none at any level, as the
     #: release's ``kafka-storage.sh feature-dependencies`` prints (run live:
     #: group.version=1 has none in 4.0.2, 4.1.0 and 4.4.0; kraft.version=1
@@ -90,6 +94,7 @@ RELEASES: dict[str, KafkaRelease] = {
             "Try removing the --feature flag for kraft.version."
         ),
         without_dependencies=("kraft.version", "group.version"),
+        unknown_metadata_records=(29,),
     ),
     "4.1": KafkaRelease(
         name="4.1",
@@ -106,6 +111,7 @@ RELEASES: dict[str, KafkaRelease] = {
             "--no-initial-controllers is used. For dynamic controllers support, try using one of --standalone, "
             "--initial-controllers, or --no-initial-controllers."
         ),
+        unknown_metadata_records=(29,),
     ),
     # Run, not read: the live comparison (tests/kafka/test_tools_live.py) of
     # 4.4.0's jars on the shared fixtures. Its metadata shell is not on Maven

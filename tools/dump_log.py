@@ -76,6 +76,10 @@ class DumpAborted(Exception):
     we print one line and stop with status 1."""
 
 
+#: ``MetadataRecordSerde``'s exception for a record id its release does not know.
+_UNSUPPORTED = "org.apache.kafka.common.errors.UnsupportedVersionException: "
+
+
 def _bool(value: bool) -> str:
     return "true" if value else "false"
 
@@ -113,6 +117,7 @@ class _Dumper:
             self.control_labels[ControlRecordType.LEADER_CHANGE] = " LeaderChange: "
         self.gap_from_minus_one = release.reports_gap_from_minus_one
         self.gaps_in_file_order = release.lists_gaps_in_file_order
+        self.unknown_types = frozenset(release.unknown_metadata_records)
         self.bar_first_field = release.bars_first_field_without_metadata
         self.out = out
         self.err = err
@@ -297,10 +302,14 @@ class _Dumper:
         if self.metadata_decoder:
             from kraft.records.metadata import metadata_payload_json
 
+            raw = record.value
+            if raw is not None and len(raw) > 1 and raw[1] in self.unknown_types:
+                return None, f"Error at {record.offset}, skipping. {_UNSUPPORTED}Unknown metadata id {raw[1]}"
             try:
-                return None, java_json(metadata_payload_json(record.value))
+                return None, java_json(metadata_payload_json(raw))
             except Exception as exc:  # noqa: BLE001 - Kafka prints the error and goes on
-                return None, f"Error at {record.offset}, skipping. {exc}"
+                unsupported = _UNSUPPORTED if str(exc).startswith("Unknown metadata id") else ""
+                return None, f"Error at {record.offset}, skipping. {unsupported}{exc}"
         key = None if record.key is None else bytes(record.key).decode("utf-8", "replace")
         value = None if record.value is None else bytes(record.value).decode("utf-8", "replace")
         return key, value
@@ -567,7 +576,7 @@ class _FastDumper(_Dumper):
         from kraft.tools.record_format.fastjson import MetadataPayloads
 
         self.lines: list[str] = []
-        self.payloads = MetadataPayloads()
+        self.payloads = MetadataPayloads(unknown=self.unknown_types)
         #: offset of the first record rendered (for joining parallel runs)
         self.first_offset: int | None = None
 

@@ -62,9 +62,9 @@ def _aborts(path: Path) -> bool:
 
 
 def _kraft_written(folder: Path) -> list[Path]:
-    """A segment kraft's batch writer wrote (every metadata record type the
-    benchmark synthesiser makes, offsets from 0) and the bootstrap snapshot
-    of ``kraft storage format --standalone``."""
+    """Segments kraft's batch writer wrote (every metadata record type the
+    benchmark synthesiser makes; record types newer than some releases) and
+    the bootstrap snapshot of ``kraft storage format --standalone``."""
     from kraft.records.batch import Record, build_batch
     from kraft.tools.bench.records import MetadataSynth
 
@@ -78,12 +78,25 @@ def _kraft_written(folder: Path) -> list[Path]:
     segment = folder / "kraft-log" / "00000000000000000000.log"
     segment.parent.mkdir(parents=True)
     segment.write_bytes(b"".join(chunks))
+    # A record type newer than 4.0 and 4.1 (UnregisterControllerRecord, id
+    # 29, Kafka 4.4) and one no release knows (id 99): each release's tool
+    # prints what it knows, and kraft as that release must print the same.
+    from kraft.records.metadata import encode_metadata_record
+    from messages.generated.no_op_record import NoOpRecord
+    from messages.generated.unregister_controller_record import UnregisterControllerRecord
+
+    values = [encode_metadata_record(NoOpRecord()), encode_metadata_record(UnregisterControllerRecord(controller_id=2)),
+              bytes([1, 99, 0, 0, 0, 0, 2])]
+    newer = folder / "kraft-newer" / "00000000000000000000.log"
+    newer.parent.mkdir(parents=True)
+    newer.write_bytes(build_batch([Record(i, 1_700_000_000_000, None, v) for i, v in enumerate(values)],
+                                  base_offset=0, partition_leader_epoch=1))
     data = folder / "kraft-format"
     subprocess.run(kraft_args("storage", "format", "-t", CLUSTER, "--node-id", "1", "--metadata-log-dir", str(data),
                               "--standalone", "--controller-endpoint", "127.0.0.1:9"), check=True, capture_output=True)
     snapshot = data / "__cluster_metadata-0" / "00000000000000000000-0000000000.checkpoint"
     assert snapshot.exists()
-    return [segment, snapshot]
+    return [segment, newer, snapshot]
 
 
 def _files(mode: tuple[str, ...], stored: list[Path], written: list[Path]) -> list[Path]:
@@ -198,3 +211,22 @@ def test_shell_prints_what_each_release_prints(release: KafkaRelease, tmp_path: 
         assert actual[:-2] == expected[:-1], snapshot
     print(f"\n{release} shell ({real}'s): {lines} lines compared; kraft {kraft_s:.1f} s, Kafka {kafka_s:.1f} s, "
           f"ratio {kraft_s / kafka_s:.2f}")
+
+
+#: Offline ``kafka-storage.sh`` commands whose output follows the release
+#: (``MetadataVersion``, ``Feature``): one JVM each.
+STORAGE_RUNS = (
+    ("version-mapping",),
+    ("feature-dependencies", "--feature", "group.version=1", "--feature", "kraft.version=1", "--feature",
+     "transaction.version=2", "--feature", "eligible.leader.replicas.version=1"),
+)
+
+
+def test_storage_offline_answers_follow_each_release(release: KafkaRelease, tmp_path: Path) -> None:
+    from tests.kafka.processes import run_tool
+
+    for args in STORAGE_RUNS:
+        theirs = run_tool(release, "StorageTool", *args, work=tmp_path)
+        ours = live_tools.timed(kraft_args("storage", *args, "--kafka-version", live_tools.kafka_version(release)))
+        assert theirs.returncode == 0, theirs.stderr
+        assert (ours.stdout, ours.rc) == (theirs.stdout, 0), f"{release} kafka-storage.sh {' '.join(args)}"
