@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import time
 import zipfile
@@ -73,14 +74,11 @@ def first_difference(expected: str, actual: str) -> str:
 
 
 def per_file(stdout: str) -> dict[str, str]:
-    """A batched DumpLogSegments output cut at each ``Dumping <path>`` header."""
-    parts: dict[str, list[str]] = {}
-    current: list[str] = []
-    for line in stdout.split("\n"):
-        if line.startswith("Dumping "):
-            current = parts.setdefault(line.removeprefix("Dumping "), [])
-        current.append(line)
-    return {path: "\n".join(lines) for path, lines in parts.items()}
+    """A batched DumpLogSegments output cut at each ``Dumping <path>`` header:
+    path -> what a run on that file alone prints."""
+    starts = [m for m in re.finditer(r"^Dumping (.*)$", stdout, flags=re.MULTILINE)]
+    ends = [m.start() for m in starts[1:]] + [len(stdout)]
+    return {m.group(1): stdout[m.start():end] for m, end in zip(starts, ends)}
 
 
 def write_golden(name: str, records: list[dict[str, object]], fixtures: Path) -> Path | None:
