@@ -271,8 +271,8 @@ def test_storage_offline_answers_follow_each_release(release: KafkaRelease, tmp_
 def test_a_log_each_release_writes_is_dumped_as_its_tool_dumps_it(release: KafkaRelease, tmp_path: Path,
                                                                     clusters: list[object]) -> None:
     """A real controller and broker of ``release`` write a metadata log
-    (topics, a topic config, a SCRAM user, a client quota, through Kafka's
-    own admin paths); once stopped, kraft's ``dump-log --cluster-metadata-decoder``
+    (topics, a topic config, a SCRAM user, a client quota, an ACL, through
+    Kafka's own admin paths and tools); once stopped, kraft's ``dump-log --cluster-metadata-decoder``
     of its segments and snapshots is the real tool's, and every record type
     and version in it is decoded (counted, and printed for the closing note)."""
     import collections
@@ -283,7 +283,10 @@ def test_a_log_each_release_writes_is_dumped_as_its_tool_dumps_it(release: Kafka
     from tests.kafka.cluster import Cluster
     from tests.kafka.load import TopicLoad
 
-    cluster = Cluster(tmp_path / "cluster", release, kafka_controllers=(1,), kraft_voters=(), brokers=(100,))
+    authorizer = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                  "super.users": "User:ANONYMOUS"}
+    cluster = Cluster(tmp_path / "cluster", release, kafka_controllers=(1,), kraft_voters=(), brokers=(100,),
+                      extra=authorizer)
     clusters.append(cluster)
     cluster.format()
     cluster.start()
@@ -301,6 +304,8 @@ def test_a_log_each_release_writes_is_dumped_as_its_tool_dumps_it(release: Kafka
         done = cluster.run_tool("ConfigCommand", "--bootstrap-server", broker, "--alter", entity,
                                 "--entity-name", name, "--add-config", config)
         assert "Completed updating" in done, done
+    cluster.run_tool("AclCommand", "--bootstrap-server", broker, "--add", "--allow-principal", "User:alice",
+                     "--operation", "Read", "--topic", "written-0")
     cluster.brokers[100].terminate()  # a clean shutdown, as an operator stops it
     cluster.kafka[1].terminate()
 
@@ -316,6 +321,6 @@ def test_a_log_each_release_writes_is_dumped_as_its_tool_dumps_it(release: Kafka
     kinds = collections.Counter(re.findall(r'payload: \{"type":"(\w+)","version":(\d+)', ours.stdout))
     assert "Error at" not in ours.stdout
     for kind in ("TOPIC_RECORD", "PARTITION_RECORD", "CONFIG_RECORD", "USER_SCRAM_CREDENTIAL_RECORD",
-                 "CLIENT_QUOTA_RECORD", "REGISTER_BROKER_RECORD", "FEATURE_LEVEL_RECORD"):
+                 "CLIENT_QUOTA_RECORD", "ACCESS_CONTROL_ENTRY_RECORD", "REGISTER_BROKER_RECORD", "FEATURE_LEVEL_RECORD"):
         assert any(k == kind for k, _ in kinds), (kind, kinds)
     print(f"\n{release} wrote: " + ", ".join(f"{k} v{v}: {n}" for (k, v), n in sorted(kinds.items())))
