@@ -1,11 +1,13 @@
 """Which Apache Kafka release kraft's Kafka look-alike tools print as.
 
 ``kraft dump-log``, ``shell``, ``storage``, ``features`` and ``quorum``
-print what the newest Kafka release we have real outputs for prints
-(:data:`LATEST`, Kafka 4.1.0). ``--kafka-version X.Y`` on each of them, or
-the environment variable :data:`ENV_VAR` for scripts, picks an older 4.x
-release where its output differed; ``4.0`` is Kafka 4.0.0 byte for byte.
-A patch release (``4.0.1``) prints as its minor release here.
+print what the newest Kafka release the suite runs live prints
+(:data:`LATEST`, Kafka 4.4.0; ``.ci/kafka-releases``). ``--kafka-version
+X.Y`` on each of them, or the environment variable :data:`ENV_VAR` for
+scripts, picks an older 4.x release where its output differed: ``4.0`` is
+Kafka 4.0.0, ``4.1`` is 4.1.0. A patch release (``4.0.2``) prints as its
+minor release here. The facts of 4.4 were found by running its tools on the
+shared fixtures (tests/kafka/test_tools_live.py keeps checking them).
 
 Each :class:`KafkaRelease` holds the facts that differ, named after what
 Kafka changed (with the Kafka class that changed it), so a tool asks
@@ -19,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 __all__ = ["ENV_VAR", "KafkaRelease", "LATEST", "RELEASES", "UnknownKafkaVersion", "kafka_release", "known_versions"]
 
@@ -55,7 +57,44 @@ class KafkaRelease:
     #: ``MetadataQuorumCommand``'s error for a missing ``--command-config``
     #: (``{path}``; 4.0 and 4.1 say "does not exists!", Kafka 4.4 "does not exist.")
     missing_command_config: str = "Properties file {path} does not exists!"
+    #: ``DumpLogSegments`` (ported to Java in 4.3) starts a file's offset
+    #: sequence at -1, so a segment or snapshot whose first record is not
+    #: offset 0 reports ``-1 is followed by N`` on stderr; 4.0 and 4.1 start
+    #: the sequence at the first record
+    reports_gap_from_minus_one: bool = False
+    #: ... and lists a file's gaps in file order (4.0 and 4.1: last gap first)
+    lists_gaps_in_file_order: bool = False
+    #: ``DumpLogSegments --skip-record-metadata`` prefixes the first field it
+    #: prints with ``| `` (``| payload: ...``; 4.0 and 4.1: `` payload: ...``)
+    bars_first_field_without_metadata: bool = False
+    #: metadata record ids the release's ``MetadataRecordType`` does not know
+    #: (its tools print ``Unknown metadata id N``): 4.0 and 4.1 lack 4.4's
+    #: UnregisterControllerRecord (29, KIP-1312) -- run on a log holding one
+    unknown_metadata_records: tuple[int, ...] = ()
+    #: features whose ``feature-dependencies`` lists none at any level, as the
+    #: release's ``kafka-storage.sh feature-dependencies`` prints (run live:
+    #: group.version=1 has none in 4.0.2, 4.1.0 and 4.4.0; kraft.version=1
+    #: none in 4.0.2 and 4.4.0, metadata.version 3.9-IV0 in 4.1.0)
+    without_dependencies: tuple[str, ...] = ("group.version",)
 
+
+_KAFKA_41 = KafkaRelease(
+    name="4.1",
+    version="4.1.0",
+    commit_id="13f70256db3c994c",
+    decodes_leader_change=True,
+    omits_missing_directory_id=True,
+    latest_production="4.1-IV1",
+    latest_testing="4.2-IV1",
+    features=("kraft.version", "transaction.version", "group.version", "eligible.leader.replicas.version",
+              "share.version", "streams.version"),
+    kraft_version_1_error=(
+        "Cannot set kraft.version to 1 unless one of the flags --standalone, --initial-controllers, or "
+        "--no-initial-controllers is used. For dynamic controllers support, try using one of --standalone, "
+        "--initial-controllers, or --no-initial-controllers."
+    ),
+    unknown_metadata_records=(29,),
+)
 
 RELEASES: dict[str, KafkaRelease] = {
     "4.0": KafkaRelease(
@@ -72,27 +111,36 @@ RELEASES: dict[str, KafkaRelease] = {
             "Cannot set kraft.version to 1 unless KIP-853 configuration is present. "
             "Try removing the --feature flag for kraft.version."
         ),
+        without_dependencies=("kraft.version", "group.version"),
+        unknown_metadata_records=(29,),
     ),
-    "4.1": KafkaRelease(
-        name="4.1",
-        version="4.1.0",
-        commit_id="13f70256db3c994c",
-        decodes_leader_change=True,
-        omits_missing_directory_id=True,
-        latest_production="4.1-IV1",
-        latest_testing="4.2-IV1",
-        features=("kraft.version", "transaction.version", "group.version", "eligible.leader.replicas.version",
-                  "share.version", "streams.version"),
-        kraft_version_1_error=(
-            "Cannot set kraft.version to 1 unless one of the flags --standalone, --initial-controllers, or "
-            "--no-initial-controllers is used. For dynamic controllers support, try using one of --standalone, "
-            "--initial-controllers, or --no-initial-controllers."
-        ),
+    "4.1": _KAFKA_41,
+    # Run, not read: the live comparison (tests/kafka/test_tools_live.py) of
+    # 4.4.0's jars on the shared fixtures. Its metadata shell is not on Maven
+    # Central (kafka-shell 4.4.0 is not published): ``kraft shell
+    # --kafka-version 4.4`` prints as the newest shell there is, 4.1.0's, with
+    # 4.4.0's ``/local/version`` and ``/local/commitId`` (kafka-clients-4.4.0.jar's
+    # kafka/kafka-version.properties). What is not listed is 4.1.0's: the
+    # kraft.version=1 error was not compared (4.4.0 formats a broker with
+    # kraft.version=1 and no dynamic quorum; README, "not yet").
+    "4.4": replace(
+        _KAFKA_41,
+        name="4.4",
+        version="4.4.0",
+        commit_id="1156b2752aaa28ea",
+        latest_production="4.4-IV2",
+        latest_testing="4.4-IV2",
+        missing_command_config="Properties file {path} does not exist.",
+        reports_gap_from_minus_one=True,
+        lists_gaps_in_file_order=True,
+        bars_first_field_without_metadata=True,
+        without_dependencies=("kraft.version", "group.version"),
+        unknown_metadata_records=(),
     ),
 }
 
-#: The default: the newest release we have real outputs for.
-LATEST = RELEASES["4.1"]
+#: The default: the newest release the suite runs live.
+LATEST = RELEASES["4.4"]
 
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 

@@ -48,19 +48,25 @@ METADATA_VERSIONS: dict[str, tuple[int, bool]] = {
     "4.0-IV3": (25, True),
     "4.1-IV0": (26, True),
     "4.1-IV1": (27, True),
-    # Kafka 4.1's MetadataVersion knows 4.2's first two, not yet production.
-    "4.2-IV0": (28, False),
-    "4.2-IV1": (29, False),
+    # Kafka 4.1's MetadataVersion knows 4.2's first two, not yet production
+    # there; 4.4.0's knows every one below and calls 4.4-IV2 production
+    # (``kafka-storage.sh version-mapping`` of 4.4.0, run).
+    "4.2-IV0": (28, True),
+    "4.2-IV1": (29, True),
+    "4.3-IV0": (30, True),
+    "4.4-IV0": (31, True),
+    "4.4-IV1": (32, True),
+    "4.4-IV2": (33, True),
 }
 #: ``MetadataVersion.LATEST_PRODUCTION`` of the Kafka release the tools
-#: print as by default (4.1.0); an older release's is in
+#: print as by default (4.4.0); another release's is in
 #: :class:`kraft.kafka_release.KafkaRelease`.
-LATEST_PRODUCTION = "4.1-IV1"
+LATEST_PRODUCTION = "4.4-IV2"
 MINIMUM_RELEASE = "3.3-IV3"  # the oldest a KRaft cluster is formatted with nowadays
 
 #: The newest metadata.version the tools accept (``MetadataVersion.latestTesting()``
-#: of Kafka 4.1.0; 4.0.0's is 4.1-IV0).
-LATEST_TESTING = "4.2-IV1"
+#: of Kafka 4.4.0; 4.1.0's is 4.2-IV1, 4.0.0's 4.1-IV0).
+LATEST_TESTING = "4.4-IV2"
 
 #: Kafka's finalized features other than metadata.version, in
 #: ``Feature.PRODUCTION_FEATURES`` order (Kafka 4.1.0; 4.0.0 has the first
@@ -73,7 +79,7 @@ FEATURE_VERSIONS: dict[str, dict[int, tuple[int, dict[str, int]]]] = {
     "transaction.version": {0: (7, {}), 1: (24, {}), 2: (24, {})},  # KIP-890, 4.0-IV2
     "group.version": {0: (7, {}), 1: (22, {METADATA_VERSION_FEATURE: 22})},  # KIP-848, 4.0-IV0
     "eligible.leader.replicas.version": {0: (7, {}), 1: (26, {METADATA_VERSION_FEATURE: 23})},  # KIP-966
-    "share.version": {0: (7, {}), 1: (28, {})},  # KIP-932, 4.2-IV0 (Kafka 4.1)
+    "share.version": {0: (7, {}), 1: (28, {}), 2: (31, {})},  # KIP-932, 4.2-IV0 (Kafka 4.1); 2 from 4.4-IV0 (4.4)
     "streams.version": {0: (7, {}), 1: (29, {})},  # KIP-1071, 4.2-IV1 (Kafka 4.1)
 }
 

@@ -10,8 +10,9 @@ tests/tools/test_golden_coverage.py then checks that every record of every
 set is selected by some replaying test or listed, with the reason, in its
 one exclusion table.
 
-Kafka 4.1.0's records are replayed with kraft's default output, 4.0.0's
-with ``--kafka-version 4.0`` (:data:`KAFKA_VERSION`).
+Kafka 4.1.0's records are replayed with ``--kafka-version 4.1``, 4.0.0's
+with ``--kafka-version 4.0`` (:data:`KAFKA_VERSION`); kraft's default is the
+newest release, 4.4, checked live (tests/kafka/test_tools_live.py).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ Selector = Callable[[Record], bool]
 
 KINDS = ("cli", "dump-log", "metadata-shell")
 #: recorded Kafka release -> the ``--kafka-version`` that reproduces it (None: kraft's default)
-KAFKA_VERSION: dict[str, str | None] = {"4.0.0": "4.0", "4.1.0": None}
+KAFKA_VERSION: dict[str, str | None] = {"4.0.0": "4.0", "4.1.0": "4.1"}
 VERSIONS = tuple(KAFKA_VERSION)
 
 #: ``<kind>@<version>`` -> the recording's name (stored gzipped: :func:`recorded_path`)

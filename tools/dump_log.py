@@ -76,6 +76,10 @@ class DumpAborted(Exception):
     we print one line and stop with status 1."""
 
 
+#: ``MetadataRecordSerde``'s exception for a record id its release does not know.
+_UNSUPPORTED = "org.apache.kafka.common.errors.UnsupportedVersionException: "
+
+
 def _bool(value: bool) -> str:
     return "true" if value else "false"
 
@@ -111,6 +115,10 @@ class _Dumper:
         self.control_labels = dict(_CONTROL_LABELS)
         if release.decodes_leader_change:
             self.control_labels[ControlRecordType.LEADER_CHANGE] = " LeaderChange: "
+        self.gap_from_minus_one = release.reports_gap_from_minus_one
+        self.gaps_in_file_order = release.lists_gaps_in_file_order
+        self.unknown_types = frozenset(release.unknown_metadata_records)
+        self.bar_first_field = release.bars_first_field_without_metadata
         self.out = out
         self.err = err
         self.non_consecutive: dict[str, list[tuple[int, int]]] = {}
@@ -234,8 +242,10 @@ class _Dumper:
 
     def note_offset(self, abs_path: str, last_offset: int, offset: int) -> int:
         """DumpLogSegments.dumpLog's check: the first record of a file starts
-        the sequence (whatever its offset); a gap after that is reported."""
-        if last_offset != -1 and offset != last_offset + 1:
+        the sequence (whatever its offset); a gap after that is reported.
+        From 4.3 the sequence starts at -1: a first record other than 0 is
+        a gap too (:attr:`KafkaRelease.reports_gap_from_minus_one`)."""
+        if (last_offset != -1 or self.gap_from_minus_one) and offset != last_offset + 1:
             self.non_consecutive.setdefault(abs_path, []).insert(0, (last_offset, offset))
         return offset
 
@@ -269,7 +279,8 @@ class _Dumper:
             if key is not None:
                 parts.append(f"{prefix}key: {key}")
             if payload is not None:
-                parts.append(f" payload: {payload}")
+                first = not parts and self.bar_first_field
+                parts.append(f"{prefix if first else ' '}payload: {payload}")
         return "".join(parts)
 
     def control_text(self, record: Record) -> str:
@@ -291,10 +302,14 @@ class _Dumper:
         if self.metadata_decoder:
             from kraft.records.metadata import metadata_payload_json
 
+            raw = record.value
+            if raw is not None and len(raw) > 1 and raw[1] in self.unknown_types:
+                return None, f"Error at {record.offset}, skipping. {_UNSUPPORTED}Unknown metadata id {raw[1]}"
             try:
-                return None, java_json(metadata_payload_json(record.value))
+                return None, java_json(metadata_payload_json(raw))
             except Exception as exc:  # noqa: BLE001 - Kafka prints the error and goes on
-                return None, f"Error at {record.offset}, skipping. {exc}"
+                unsupported = _UNSUPPORTED if str(exc).startswith("Unknown metadata id") else ""
+                return None, f"Error at {record.offset}, skipping. {unsupported}{exc}"
         key = None if record.key is None else bytes(record.key).decode("utf-8", "replace")
         value = None if record.value is None else bytes(record.value).decode("utf-8", "replace")
         return key, value
@@ -464,7 +479,8 @@ class _Dumper:
                 self.err.write(f"Indexed offset: {indexed}, found log offset: {found}\n")
         for name, pairs in self.non_consecutive.items():
             self.err.write(f"Non-consecutive offsets in {name}\n")
-            for first, second in pairs:
+            # Kept last gap first (Scala's list prepend, 4.0 and 4.1).
+            for first, second in reversed(pairs) if self.gaps_in_file_order else pairs:
                 self.err.write(f"  {first} is followed by {second}\n")
 
 
@@ -578,7 +594,7 @@ class _FastDumper(_Dumper):
         from kraft.tools.record_format.fastjson import MetadataPayloads
 
         self.lines: list[str] = []
-        self.payloads = MetadataPayloads()
+        self.payloads = MetadataPayloads(unknown=self.unknown_types)
         #: offset of the first record rendered (for joining parallel runs)
         self.first_offset: int | None = None
 
@@ -639,7 +655,7 @@ class _FastDumper(_Dumper):
                         else:
                             self.out.write(text.decode("utf-8", "surrogateescape"))
                     if first is not None:
-                        if last_offset != -1 and first != last_offset + 1:
+                        if (last_offset != -1 or self.gap_from_minus_one) and first != last_offset + 1:
                             chronological.append((last_offset, first))
                         last_offset = last
                     chronological.extend(reversed(gaps))
@@ -709,7 +725,7 @@ class _FastDumper(_Dumper):
         )
         for record in records:
             offset, timestamp, key, value, headers = record[0], record[1], record[2], record[3], record[4]
-            if last_offset != -1 and offset != last_offset + 1:
+            if offset != last_offset + 1:
                 self.note_offset(abs_path, last_offset, offset)
             last_offset = offset
             payload = payload_text(value) if decoder else None
@@ -737,7 +753,7 @@ class _FastDumper(_Dumper):
         lines = self.lines
         for record in records:
             offset, timestamp, key, value, headers = record[0], record[1], record[2], record[3], record[4]
-            if last_offset != -1 and offset != last_offset + 1:
+            if offset != last_offset + 1:
                 self.note_offset(abs_path, last_offset, offset)
             last_offset = offset
             if base_seq == -1:
@@ -801,6 +817,8 @@ def _render_run(run: tuple[int, int]) -> tuple[bytes, list[tuple[int, int]], int
     dumper.first_offset = None
     dumper.failed = False
     dumper.non_consecutive = {}
+    # A run starts mid-file: the gap before its first record is judged by the parent.
+    dumper.gap_from_minus_one = False
     last = dumper.render(batches[run[0] : run[1]], abs_path, arg)
     dumper.flush()
     text = "".join(sink.parts).encode("utf-8", "surrogateescape")

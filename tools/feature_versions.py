@@ -78,7 +78,7 @@ def feature_dependencies(features: Sequence[str], kafka: KafkaRelease = LATEST) 
             raise FormatError(f"Unknown feature: {name}")
         if level not in versions:
             raise FormatError(f"No feature:{name} with feature level {level}")
-        dependencies = versions[level][1]
+        dependencies = {} if name in kafka.without_dependencies else versions[level][1]
         if not dependencies:
             out.append(f"{name}={level} has no dependencies.\n")
             continue

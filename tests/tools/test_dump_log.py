@@ -206,13 +206,21 @@ def test_index_without_its_log_is_one_line(tmp_path: Path) -> None:
     assert len(err.splitlines()) == 1 and "00000000000000000000.log cannot be read" in err
 
 
-def test_segment_not_starting_at_zero_has_no_non_consecutive_noise(tmp_path: Path) -> None:
+def test_segment_not_starting_at_zero_has_no_non_consecutive_noise_before_43(tmp_path: Path) -> None:
+    """4.0 and 4.1 (Scala ``DumpLogSegments.dumpLog``): the first record
+    starts the sequence; gaps are listed last first. 4.4 (ported to Java in
+    4.3, run live on this file): the sequence starts at -1, gaps in file order."""
+    from kraft.kafka_release import RELEASES
+
     path = tmp_path / "00000000000000000100.log"
-    path.write_bytes(make_batch(100, 3) + make_batch(103, 2) + make_batch(110, 1))
+    path.write_bytes(make_batch(100, 3) + make_batch(103, 2) + make_batch(110, 1) + make_batch(120, 1))
+    for name in ("4.0", "4.1"):
+        status, lines, err = _dump([path], deep=True, release=RELEASES[name])
+        assert status == 0
+        assert err == f"Non-consecutive offsets in {path.absolute()}\n  110 is followed by 120\n  104 is followed by 110\n"
     status, lines, err = _dump([path], deep=True)
-    assert status == 0
-    # The first record starts the sequence; only the real gap (104 -> 110) is named.
-    assert err == f"Non-consecutive offsets in {path.absolute()}\n  104 is followed by 110\n"
+    assert err == (f"Non-consecutive offsets in {path.absolute()}\n  -1 is followed by 100\n  104 is followed by 110\n"
+                   "  110 is followed by 120\n")
 
 
 def _many_segments(tmp_path: Path) -> list[str]:
@@ -230,7 +238,8 @@ def test_no_progress_bar_when_piped(tmp_path: Path) -> None:
 
     files = _many_segments(tmp_path)
     done = subprocess.run(
-        [sys.executable, "-m", "kraft.cli", "dump-log", "--deep-iteration", "--files", ",".join(files)],
+        [sys.executable, "-m", "kraft.cli", "dump-log", "--kafka-version", "4.1", "--deep-iteration", "--files",
+         ",".join(files)],
         capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 0, done.stderr
@@ -258,7 +267,8 @@ def test_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     drawn = b""
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "kraft.cli", "dump-log", "--deep-iteration", "--files", ",".join(files)],
+            [sys.executable, "-m", "kraft.cli", "dump-log", "--kafka-version", "4.1", "--deep-iteration", "--files",
+         ",".join(files)],
             stdout=subprocess.PIPE, stderr=secondary,
         )
         os.close(secondary)

@@ -1,7 +1,8 @@
 """``--kafka-version X.Y`` and ``$KRAFT_KAFKA_VERSION``: which Kafka release
 the Kafka look-alike tools print as (:mod:`kraft.kafka_release`). The
-default is the newest (4.1.0); ``4.0`` is 4.0.0; anything else is refused in
-one line naming the known ones. The golden replays (tests/golden.py) check
+default is the newest (4.4.0); ``4.0`` is 4.0.0, ``4.1`` 4.1.0; anything
+else is refused in one line naming the known ones. The 4.4 facts pinned here
+were read off 4.4.0's own tools (tests/kafka/test_tools_live.py runs them). The golden replays (tests/golden.py) check
 the outputs themselves; this checks the option's plumbing on every tool."""
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ def _run(*args: str, env: dict[str, str] | None = None) -> tuple[str, str, int]:
 
 
 def test_resolution_order() -> None:
-    assert kafka_release(None, {}) is LATEST and LATEST.name == "4.1"
+    assert kafka_release(None, {}) is LATEST and LATEST.name == "4.4"
     assert kafka_release(None, {ENV_VAR: "4.0"}) is RELEASES["4.0"]
     assert kafka_release("4.1", {ENV_VAR: "4.0"}) is RELEASES["4.1"]  # the option wins
+    assert kafka_release("4.4.0", {ENV_VAR: "4.0"}) is RELEASES["4.4"]
     assert kafka_release("4.0.0", {}) is kafka_release(" 4.0.1 ", {}) is RELEASES["4.0"]  # a patch release: its minor
     with pytest.raises(UnknownKafkaVersion, match=r"^unknown Kafka version '3\.9' \(--kafka-version\): "
-                                                  r"kraft prints as Kafka 4\.0, 4\.1$"):
+                                                  r"kraft prints as Kafka 4\.0, 4\.1, 4\.4$"):
         kafka_release("3.9", {})
     with pytest.raises(UnknownKafkaVersion, match=f"'latest' \\({ENV_VAR}\\)"):
         kafka_release(None, {ENV_VAR: "latest"})
@@ -46,25 +48,41 @@ def test_resolution_order() -> None:
 def test_an_unknown_version_is_a_one_line_usage_error_on_every_tool(args: list[str]) -> None:
     stdout, stderr, code = _run(*args)
     assert (stdout, code) == ("", 2)
-    assert stderr == "Error: unknown Kafka version '9.9' (--kafka-version): kraft prints as Kafka 4.0, 4.1\n"
+    assert stderr == "Error: unknown Kafka version '9.9' (--kafka-version): kraft prints as Kafka 4.0, 4.1, 4.4\n"
 
 
 def test_an_unknown_version_in_the_environment_is_a_configuration_error() -> None:
     stdout, stderr, code = _run("storage", "version-mapping", env={ENV_VAR: "3.9"})
     assert (stdout, code) == ("", 3)
-    assert stderr == f"Error: unknown Kafka version '3.9' ({ENV_VAR}): kraft prints as Kafka 4.0, 4.1\n"
+    assert stderr == f"Error: unknown Kafka version '3.9' ({ENV_VAR}): kraft prints as Kafka 4.0, 4.1, 4.4\n"
 
 
 def test_version_mapping_per_release_option_and_environment() -> None:
     latest = _run("storage", "version-mapping")[0]
-    assert latest.splitlines()[0] == "metadata.version=27 (4.1-IV1)" and latest.endswith("streams.version=0\n")
+    # What 4.4.0's kafka-storage.sh version-mapping printed (run).
+    assert latest == ("metadata.version=33 (4.4-IV2)\nkraft.version=1\ntransaction.version=2\ngroup.version=1\n"
+                      "eligible.leader.replicas.version=1\nshare.version=2\nstreams.version=1\n")
+    as_41 = _run("storage", "version-mapping", "--kafka-version", "4.1")[0]
+    assert as_41.splitlines()[0] == "metadata.version=27 (4.1-IV1)" and as_41.endswith("streams.version=0\n")
     as_40 = "metadata.version=25 (4.0-IV3)\nkraft.version=1\ntransaction.version=2\ngroup.version=1\n" \
             "eligible.leader.replicas.version=0\n"
     assert _run("storage", "--kafka-version", "4.0", "version-mapping")[0] == as_40
     assert _run("features", "version-mapping", "--kafka-version", "4.0")[0] == as_40
     assert _run("storage", "version-mapping", env={ENV_VAR: "4.0"})[0] == as_40
     # The option beats the environment.
-    assert _run("storage", "version-mapping", "--kafka-version", "4.1", env={ENV_VAR: "4.0"})[0] == latest
+    assert _run("storage", "version-mapping", "--kafka-version", "4.4", env={ENV_VAR: "4.0"})[0] == latest
+
+
+def test_feature_dependencies_follow_the_release() -> None:
+    """What each release's ``kafka-storage.sh feature-dependencies`` printed
+    (run live on 4.0.2, 4.1.0, 4.4.0): group.version=1 has no dependencies in
+    any; kraft.version=1 needs metadata.version 3.9-IV0 in 4.1.0 only."""
+    args = ["storage", "feature-dependencies", "--feature", "group.version=1", "--feature", "kraft.version=1"]
+    none = "group.version=1 has no dependencies.\nkraft.version=1 has no dependencies.\n"
+    assert _run(*args)[0] == none
+    assert _run(*args, "--kafka-version", "4.0")[0] == none
+    assert _run(*args, "--kafka-version", "4.1")[0] == ("group.version=1 has no dependencies.\nkraft.version=1 "
+                                                        "requires:\n    metadata.version=21 (3.9-IV0)\n")
 
 
 def test_format_follows_the_release(tmp_path: Path) -> None:
@@ -81,13 +99,14 @@ def test_format_follows_the_release(tmp_path: Path) -> None:
                         "--metadata-log-dir", str(tmp_path / "x"), "-r", "4.1-IV1")
     assert (err, code) == ("Version 4.1-IV1 is not a valid version. The minimum version is 3.3-IV3 and the maximum "
                            "version is 4.1-IV0\n", 1)
-    _, err, code = _run("storage", "format", "-t", CLUSTER, "--node-id", "1", "--metadata-log-dir",
-                        str(tmp_path / "x"), "-r", "4.2-IV0")
+    _, err, code = _run("storage", "format", "--kafka-version", "4.1", "-t", CLUSTER, "--node-id", "1",
+                        "--metadata-log-dir", str(tmp_path / "x"), "-r", "4.2-IV0")
     assert (err, code) == ("metadata.version 4.2-IV0 is not yet stable.\n", 1)
     config = tmp_path / "unstable.properties"
     config.write_text(f"process.roles=broker\nnode.id=1\nlog.dirs={tmp_path / 'm42'}\n"
                       "unstable.feature.versions.enable=true\n")
-    out, err, code = _run("storage", "format", "-t", CLUSTER, "-c", str(config), "-r", "4.2-IV0")
+    out, err, code = _run("storage", "format", "--kafka-version", "4.1", "-t", CLUSTER, "-c", str(config), "-r",
+                          "4.2-IV0")
     assert (err, code) == ("", 0) and out.endswith("with metadata.version 4.2-IV0.\n")
     # share.version is a 4.1 feature: 4.0.0's formatter does not know it.
     _, err, code = _run("storage", "format", "--kafka-version", "4.0", "-t", CLUSTER, "--node-id", "1",

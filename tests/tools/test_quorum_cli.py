@@ -335,7 +335,7 @@ async def test_a_quorum_without_a_leader_times_out_with_the_reason(tmp_path: Pat
     (["--bootstrap-controller", "h:1", "describe", "--status", "--human-readable"],
      "The option --human-readable is only supported along with --replication", 1),
     (["--bootstrap-controller", "h:1", "--command-config", "/nonexistent/admin.properties", "describe", "--status"],
-     "Properties file /nonexistent/admin.properties does not exists!", 1),  # Kafka 4.0 and 4.1's words
+     "Properties file /nonexistent/admin.properties does not exist.", 1),  # Kafka 4.4.0 (run); 4.0 and 4.1: "does not exists!"
 ])
 def test_bad_arguments_get_kafkas_message(args: list[str], message: str, status: int) -> None:
     # In-process (click's runner): these never reach the network.

@@ -146,7 +146,9 @@ class MetadataPayloads:
     Kafka's ``{"type":..,"version":..,"data":{..}}``; ``None`` when the fast
     path cannot say (the caller then asks the generic path)."""
 
-    def __init__(self) -> None:
+    def __init__(self, unknown: frozenset[int] = frozenset()) -> None:
+        """``unknown``: record ids to leave to the generic path (ids the
+        printed-as Kafka release does not know)."""
         from kraft.messages import registry
         from kraft.records.metadata import metadata_type_name
 
@@ -154,6 +156,7 @@ class MetadataPayloads:
         self._type_name = metadata_type_name
         self._kinds: dict[tuple[int, int], tuple[Any, str, ToJson] | None] = {}
         self._memo: dict[bytes, str] = {}
+        self._unknown = unknown
 
     def _kind(self, api_key: int, version: int) -> tuple[Any, str, ToJson] | None:
         key = (api_key, version)
@@ -162,6 +165,9 @@ class MetadataPayloads:
         except KeyError:
             pass
         kind: tuple[Any, str, ToJson] | None = None
+        if api_key in self._unknown:
+            self._kinds[key] = None
+            return None
         try:
             cls = self._registry.metadata_record_class(api_key)
             if cls.LOWEST_VERSION <= version <= cls.HIGHEST_VERSION:
