@@ -86,6 +86,13 @@ class RaftManager:
         #: The raft connections to the other nodes.
         self.pool = ClientPool(client_id=f"raft-client-{config.node_id}",
                                request_timeout_ms=config.quorum.request_timeout_ms, security=self.client_security)
+        #: The witness's ControllerRegistration has connections of its own, as
+        #: Kafka's ControllerRegistrationManager has its own channel: a Kafka
+        #: controller answers one request per connection at a time and answers
+        #: a registration only once it is committed, which on the raft
+        #: connection would wait for this node's own Fetch queued behind it.
+        self.registration_pool = ClientPool(client_id=f"controller-registration-{config.node_id}",
+                                            request_timeout_ms=REGISTRATION_TIMEOUT_MS, security=self.client_security)
         #: Open connections across this node's listeners (max.connections*).
         self.connections = ConnectionTracker(config.connection_limits)
         self.nursery: trio.Nursery | None = None
@@ -136,7 +143,7 @@ class RaftManager:
 
         def client(node_id: int) -> PeerClient | None:
             address = addresses.voter_addresses(configured).get(node_id)
-            return None if address is None else self.pool.get(node_id, *address)
+            return None if address is None else self.registration_pool.get(node_id, *address)
 
         def listeners() -> list[RegisteredListener]:
             return [RegisteredListener(e.listener, e.host, e.port, c.listener_security[e.listener].protocol
@@ -207,6 +214,7 @@ class RaftManager:
             stopped.set()
             with trio.CancelScope(shield=True):
                 await self.pool.aclose()
+                await self.registration_pool.aclose()
 
     def _read_quorum_files(self, mlog: MetadataLog, meta: MetaProperties) -> tuple[AddressBook, ElectionStateStore,
                                                                          ElectionState | None]:
@@ -349,6 +357,11 @@ class RaftManager:
 
 
 
+
+
+#: How long a ControllerRegistration may take: the active controller answers
+#: once the record is committed (Kafka's ``request.timeout.ms`` default).
+REGISTRATION_TIMEOUT_MS = 30_000
 
 
 def _disk_failure(exc: BaseException, log_dir: Path) -> OSError | None:
