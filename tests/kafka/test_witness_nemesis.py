@@ -9,20 +9,23 @@ in a namespace of its own (tests/kafka/topic_history.py, kafka-python only)
 creates topics through the broker and records every attempt's invocation and
 outcome (ok, or info when unknown) in a JSONL history.
 
-The nemesis applies one fault at a time and heals it before the next: SIGSTOP
-of the Kafka leader, kill -9 and restart of the Kafka leader, kill -9 and
-restart of the witness, a power cut of the witness's disk (its unsynced
-writes lost, then the witness restarts), and a partition of the witness, then
-of the Kafka leader, from every other node.
+The nemesis applies eight faults, one at a time, each healed before the
+next, each held 8 s: SIGSTOP, kill -9 (then restart) and a partition from
+every other node of the Kafka leader; SIGSTOP, kill -9 (then restart), a
+power cut (kill -9, the disk drops every write never fsynced, restart) and a
+partition of the witness; kill -9 (then restart) of the Kafka follower.
 
 The checker trusts nothing of kraft's state: what was acknowledged comes from
-the client's history; what survived from the topic records in a Kafka
-controller's log as real DumpLogSegments prints them, and again as ``kraft
-dump-log`` prints them (both must hold every acknowledged topic); who led
-each epoch from the LeaderChange records real DumpLogSegments prints (the
-witness may lead only hand-over epochs, each followed by a Kafka leader).
-After each heal a topic creation must succeed within a bound; the times are
-reported (``-s``) and gathered into ``$KRAFT_INTEROP_REPORT`` when set.
+the client's history; what survived from the topic records in the Kafka
+leader's log as real DumpLogSegments prints them, and again as ``kraft
+dump-log`` prints them (both must hold every acknowledged topic; info
+operations are counted both ways); who led each epoch from the LeaderChange
+records real DumpLogSegments prints (the witness may lead only hand-over
+epochs, each followed by a Kafka leader). After each heal a topic creation
+must be acknowledged within a bound; each fault on the Kafka leader must have
+made the controllers elect (else the nemesis did nothing). The times after
+each heal, the bytes each power cut dropped and the outcomes are reported
+(``-s``; gathered into ``$KRAFT_INTEROP_REPORT`` when set).
 
 It runs on the newest installed release only: its JVMs restart under faults
 for about two minutes, and the hand-over protocol it exercises is the same in
@@ -50,7 +53,8 @@ from kraft.tools.bench.chaos.netns import Network, network_unavailable_reason
 from tests.kafka.cluster import Cluster, KafkaServer, KraftVoter
 from tests.kafka.observe import dump_metadata, leader_changes, leader_in_state
 from tests.kafka.processes import Process, kraft_args
-from tests.kafka.releases import newest, require
+from tests.kafka.releases import newest, require, unavailable
+from tests.kafka.report import report
 
 pytestmark = pytest.mark.slow
 
@@ -72,14 +76,6 @@ _TOPIC_RECORD = re.compile(r'"type":"TOPIC_RECORD".*?"name":"([^"]+)"')
 _TAG = "kraftnemesis"
 
 
-def _unavailable(reason: str) -> None:
-    """Skip naming the fault that cannot be applied; under ``CI=true`` (root) fail instead."""
-    message = f"the nemesis cannot be applied here: {reason}"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message, pytrace=False)
-    pytest.skip(message)
-
-
 def _remove_stale_namespaces() -> None:
     """Namespaces of a run of this test that was killed -9 (its pid is gone)."""
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
@@ -87,15 +83,6 @@ def _remove_stale_namespaces() -> None:
         match = re.match(rf"{_TAG}(\d+)-\S+", line)
         if match and not Path(f"/proc/{match.group(1)}").exists():
             subprocess.run(["ip", "netns", "del", line.split()[0]], capture_output=True)
-
-
-def _report(scenario: str, **figures: Any) -> None:
-    line = {"kafka": newest(), "scenario": scenario, **figures}
-    print(json.dumps(line))
-    path = os.environ.get("KRAFT_INTEROP_REPORT")
-    if path:
-        with open(path, "a") as out:
-            out.write(json.dumps(line) + "\n")
 
 
 def _history(path: Path) -> list[dict[str, Any]]:
@@ -239,7 +226,8 @@ def test_the_witness_beside_real_kafka_keeps_every_acknowledged_topic_under_the_
         tmp_path: Path, clusters: list[object]) -> None:
     reason = network_unavailable_reason() or fuse_unavailable_reason()
     if reason is not None:
-        _unavailable(f"partitions need network namespaces and power loss a FUSE disk: {reason}")
+        unavailable(f"the nemesis cannot be applied here: partitions need network namespaces and power loss "
+                    f"a FUSE disk: {reason}", needed="the nemesis (root, network namespaces, FUSE)")
     release = require(newest())
     _remove_stale_namespaces()
     network = Network([*KAFKA, WITNESS, BROKER, CLIENT], tag=f"{_TAG}{os.getpid()}")
@@ -297,7 +285,7 @@ def test_the_witness_beside_real_kafka_keeps_every_acknowledged_topic_under_the_
         changes = leader_changes(cluster, leader, dumped)
 
         times = sorted(t for t in recovered.values() if t is not None)
-        _report("nemesis", nemesis_s=round(nemesis_s, 1), faults=len(recovered), invoked=len(outcomes),
+        report(newest(), "nemesis", nemesis_s=round(nemesis_s, 1), faults=len(recovered), invoked=len(outcomes),
                 acknowledged=len(acknowledged), info=len(unknown), info_committed=len(unknown & by_kafka),
                 lost=len(acknowledged - by_kafka),
                 commit_after_heal_s={k: round(v, 3) for k, v in recovered.items() if v is not None},
