@@ -58,10 +58,9 @@ from tests.kafka.report import report
 
 pytestmark = pytest.mark.slow
 
-KAFKA = (1, 2)
-WITNESS = 3
-BROKER = 100
-CLIENT = 200
+#: Node ids (each its namespace's last address byte): the Kafka controllers,
+#: the kraft witness, the broker, and the client's namespace.
+KAFKA, WITNESS, BROKER, CLIENT = (1, 2), 3, 100, 200
 #: How long each fault holds: longer than Kafka's controller.quorum.fetch.timeout.ms
 #: (2 s), so a paused or cut-off leader is replaced while the fault lasts.
 HOLD_S = 8.0
