@@ -89,8 +89,11 @@ class Cluster:
     def __init__(self, root: Path, release: KafkaRelease, *, kafka_controllers: Sequence[int] = (1, 2),
                  kraft_voters: Sequence[int] = (3,), brokers: Sequence[int] = (100,), dynamic: bool = False,
                  kraft_observers: Sequence[int] = (), extra: dict[str, object] | None = None,
-                 release_version: str | None = None) -> None:
+                 release_version: str | None = None, hosts: dict[int, str] | None = None) -> None:
         self.root = root
+        #: Each node's listener address (default 127.0.0.1; a network
+        #: namespace's address when the test runs the node inside one).
+        self.hosts = dict(hosts or {})
         self.release = release
         self.dynamic = dynamic
         self.cluster_id = _cluster_id()
@@ -117,11 +120,14 @@ class Cluster:
     @property
     def voters(self) -> str:
         """``controller.quorum.voters``: every controller, Kafka's and kraft's."""
-        return ",".join(f"{i}@127.0.0.1:{p}" for i, p in sorted(self.controller_ports.items()))
+        return ",".join(f"{i}@{self.host(i)}:{p}" for i, p in sorted(self.controller_ports.items()))
 
     @property
     def bootstrap_controllers(self) -> str:
-        return ",".join(f"127.0.0.1:{p}" for _, p in sorted(self.controller_ports.items()))
+        return ",".join(f"{self.host(i)}:{p}" for i, p in sorted(self.controller_ports.items()))
+
+    def host(self, node_id: int) -> str:
+        return self.hosts.get(node_id, "127.0.0.1")
 
     def _quorum_keys(self) -> dict[str, object]:
         if self.dynamic:
@@ -131,15 +137,15 @@ class Cluster:
     def _controller_keys(self, node_id: int, folder: Path, with_extra: bool = True) -> dict[str, object]:
         port = self.controller_ports[node_id] if node_id in self.controller_ports else self.observers[node_id].port
         return {"process.roles": "controller", "node.id": node_id, **self._quorum_keys(),
-                "listeners": f"CONTROLLER://127.0.0.1:{port}", "controller.listener.names": "CONTROLLER",
+                "listeners": f"CONTROLLER://{self.host(node_id)}:{port}", "controller.listener.names": "CONTROLLER",
                 "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
                 "metadata.log.dir": folder / "data", "log.dirs": folder / "data",
                 **(self.extra if with_extra else {})}
 
     def _broker_keys(self, broker: KafkaServer) -> dict[str, object]:
         return {"process.roles": "broker", "node.id": broker.node_id, **self._quorum_keys(),
-                "listeners": f"PLAINTEXT://127.0.0.1:{broker.port}",
-                "advertised.listeners": f"PLAINTEXT://127.0.0.1:{broker.port}",
+                "listeners": f"PLAINTEXT://{self.host(broker.node_id)}:{broker.port}",
+                "advertised.listeners": f"PLAINTEXT://{self.host(broker.node_id)}:{broker.port}",
                 "inter.broker.listener.name": "PLAINTEXT", "controller.listener.names": "CONTROLLER",
                 "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
                 "log.dirs": broker.folder / "data", "num.partitions": 1,
@@ -236,7 +242,7 @@ class Cluster:
 
     def kafka_bootstrap(self) -> str:
         """The Kafka controllers alone, as ``--bootstrap-controller``."""
-        return ",".join(f"127.0.0.1:{server.port}" for _, server in sorted(self.kafka.items()))
+        return ",".join(f"{self.host(i)}:{server.port}" for i, server in sorted(self.kafka.items()))
 
 
 def quorum_state(metadata_log_dir: Path) -> dict[str, object] | None:

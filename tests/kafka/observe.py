@@ -29,19 +29,25 @@ class LeaderChange:
     create_time_ms: int
 
 
-def leader_changes(cluster: Cluster, node_id: int) -> list[LeaderChange]:
-    """Every LeaderChange in node ``node_id``'s log segments, as real
-    DumpLogSegments (``--cluster-metadata-decoder``) of the newest installed
-    release prints them: 4.0's prints a control record's type only
-    (``controlType: LEADER_CHANGE(2)``), 4.1 and later its LeaderChange
-    payload (``DumpLogSegments.printControlRecord``), and the segment format
-    is the same in every 4.x release."""
+def dump_metadata(cluster: Cluster, node_id: int) -> str:
+    """Node ``node_id``'s log segments as real DumpLogSegments
+    (``--cluster-metadata-decoder``) of the newest installed release prints
+    them: the segment format is the same in every 4.x release."""
     folder = (cluster.kafka.get(node_id) or cluster.kraft[node_id]).data / "__cluster_metadata-0"
     segments = sorted(str(p) for p in folder.glob("*.log"))
     done = run_tool(require(newest()), "DumpLogSegments", "--cluster-metadata-decoder", "--files",
                     ",".join(segments), work=cluster.root)
     assert done.returncode == 0, done.stderr
-    out = done.stdout
+    return done.stdout
+
+
+def leader_changes(cluster: Cluster, node_id: int, dumped: str | None = None) -> list[LeaderChange]:
+    """Every LeaderChange in node ``node_id``'s log segments (or in
+    ``dumped``, :func:`dump_metadata`'s output), as real DumpLogSegments
+    prints them: 4.0's prints a control record's type only (``controlType:
+    LEADER_CHANGE(2)``), 4.1 and later its LeaderChange payload
+    (``DumpLogSegments.printControlRecord``)."""
+    out = dump_metadata(cluster, node_id) if dumped is None else dumped
     changes: list[LeaderChange] = []
     epoch = -1
     for line in out.splitlines():

@@ -15,8 +15,6 @@ the timings.
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,7 @@ from tests.kafka.load import TopicLoad
 from tests.kafka.observe import (controller_endpoints, leader_changes, leader_in_state, replication, status,
                                  wait_until_leads)
 from tests.kafka.releases import KafkaRelease
+from tests.kafka.report import report
 
 pytestmark = pytest.mark.slow
 
@@ -40,12 +39,7 @@ TOPIC_BOUND_S = 90.0
 
 
 def _report(release: KafkaRelease, scenario: str, **figures: Any) -> None:
-    line = {"kafka": release.version, "scenario": scenario, **figures}
-    print(json.dumps(line))
-    path = os.environ.get("KRAFT_INTEROP_REPORT")
-    if path:
-        with open(path, "a") as out:
-            out.write(json.dumps(line) + "\n")
+    report(release.version, scenario, **figures)
 
 
 def _started(tmp_path: Path, release: KafkaRelease, clusters: list[object],
