@@ -37,12 +37,10 @@ def _address(config_path: Path | None, address: str | None) -> tuple[str, int]:
         raise click.UsageError("give --config or --metrics-address")
     from kraft.config import ConfigError, NodeConfig
 
-    try:
-        config = NodeConfig.load(config_path)
-    except ConfigError as e:
-        raise click.ClickException(str(e)) from None
+    # A bad config is the CLI's one line and exit code 3 (ConfigError), as in every tool.
+    config = NodeConfig.load(config_path)
     if not config.prometheus_port:
-        raise click.ClickException(
+        raise ConfigError(
             f"{config_path}: metrics.prometheus.port is not set (or 0): the node has no fixed metrics port")
     host = config.prometheus_host
     return ("127.0.0.1" if host in ("", "0.0.0.0", "::") else host), config.prometheus_port

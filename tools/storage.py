@@ -55,7 +55,6 @@ from kraft.tools.kafka_version import current_release, kafka_version_option
 from kraft.records.state_files import (
     META_PROPERTIES_FILE,
     MetaProperties,
-    parse_java_properties,
     random_kafka_uuid,
     uuid_to_kafka,
 )
@@ -342,13 +341,12 @@ class _ConfigDirs:
 
 def _read_config(path: str) -> _ConfigDirs:
     """The few server.properties keys formatting needs (Kafka's names)."""
+    from kraft.config import NodeConfig, read_properties, validate_numbers  # at run time: `kraft storage --help` stays light
+
     try:
-        text = Path(path).read_text(encoding="latin-1")
+        props = read_properties(path)
     except OSError as exc:
         raise FormatError(f"Unable to read {path}: {exc.strerror or exc}") from None
-    from kraft.config import NodeConfig, validate_numbers  # at run time: `kraft storage --help` stays light
-
-    props = parse_java_properties(text)
     # Every value checked as the node will check it (Kafka's tool builds a
     # KafkaConfig first): a directory formatted from a config no node can
     # start with helps nobody. A bad value is a ConfigError (exit code 3).
