@@ -60,6 +60,7 @@ from typing import Any
 import trio
 
 from kraft.client.admin import AdminError, parse_bootstrap
+from kraft.client.errors import UnreachableError
 from kraft.client.describe import (
     DESCRIBE_QUORUM_MAX_VERSION,
     ENDPOINT_TYPE_CONTROLLER,
@@ -126,6 +127,12 @@ class ObserverError(Exception):
 
 class DiscoveryError(ObserverError):
     """No bootstrap server told us who the voters are."""
+
+
+class PeersUnreachable(DiscoveryError, UnreachableError):
+    """No bootstrap server answered in Kafka's protocol at all (refused,
+    silent, or a listener of something else): exit status 5, as every tool
+    reports a peer it cannot reach; the message names each address."""
 
 
 class ClusterIdMismatch(ObserverError):
@@ -201,8 +208,11 @@ async def discover(bootstrap: Sequence[tuple[str, int]], *, expected_cluster_id:
     """Ask the bootstrap servers for the cluster id and the quorum (module
     docstring), each request bounded by ``timeout_ms``; rounds over all of
     them are retried (a quorum still starting, or electing) for
-    ``retry_for_ms``. Raises :class:`ClusterIdMismatch` or :class:`DiscoveryError`."""
+    ``retry_for_ms``. Raises :class:`ClusterIdMismatch`, :class:`DiscoveryError`,
+    or :class:`PeersUnreachable` when none answered in Kafka's protocol."""
     problems: list[str] = []
+    #: Addresses that gave some Kafka answer (an error code is an answer).
+    answered: set[tuple[str, int]] = set()
     clients: dict[tuple[str, int], PeerClient] = {}
 
     def client_for(host: str, port: int) -> PeerClient:
@@ -222,6 +232,7 @@ async def discover(bootstrap: Sequence[tuple[str, int]], *, expected_cluster_id:
                 except PeerClientError as e:
                     problems.append(str(e))
                     continue
+                answered.add((host, port))
                 if view is None:
                     continue
                 if expected_cluster_id is not None and view.cluster_id is not None \
@@ -241,6 +252,9 @@ async def discover(bootstrap: Sequence[tuple[str, int]], *, expected_cluster_id:
     for p in problems:
         if p not in seen:
             seen.append(p)
+    if not answered:
+        raise PeersUnreachable("no bootstrap controller answered in Kafka's protocol: " + "; ".join(seen[-6:])
+                               + "; check --bootstrap-controller (a controller listener) and that it is running")
     raise DiscoveryError("no bootstrap controller described the quorum: " + "; ".join(seen[-6:]))
 
 
