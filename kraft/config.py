@@ -45,6 +45,7 @@ __all__ = [
     "NodeConfig",
     "VoterSpec",
     "load_properties",
+    "metadata_log_dir",
     "parse_properties",
     "read_properties",
 ]
@@ -460,9 +461,7 @@ class NodeConfig:
         bootstrap = parse_bootstrap_servers(props.get("controller.quorum.bootstrap.servers", ""))
         if not voters and not bootstrap:
             raise ConfigError("one of controller.quorum.voters or controller.quorum.bootstrap.servers is required")
-        log_dir = (props.get("metadata.log.dir", "").strip()
-                   or props.get("log.dirs", "").split(",")[0].strip()
-                   or props.get("log.dir", _DEFAULTS["log.dir"]).strip())
+        log_dir = metadata_log_dir(props)
         quorum = QuorumConfig(
             election_timeout_ms=_int(props, "controller.quorum.election.timeout.ms"),
             fetch_timeout_ms=_fetch_timeout_ms(props),
@@ -532,6 +531,20 @@ def _fetch_timeout_ms(props: Mapping[str, str]) -> int:
                     "start an election on every idle fetch)", key, value, MIN_FETCH_TIMEOUT_MS, MIN_FETCH_TIMEOUT_MS)
         return MIN_FETCH_TIMEOUT_MS
     return value
+
+
+def metadata_log_dir(props: Mapping[str, str]) -> Path:
+    """The metadata log directory a config names: ``metadata.log.dir``, else
+    the first of ``log.dirs``, else ``log.dir`` (Kafka's default
+    ``/tmp/kafka-logs``), as ``KafkaConfig.metadataLogDir``. One left empty
+    (``metadata.log.dir=``) is refused: Kafka would take the empty path.
+    ``storage format`` and ``node start`` both ask here."""
+    if "metadata.log.dir" in props and not props["metadata.log.dir"].strip():
+        raise ConfigError("metadata.log.dir is set but empty: give the metadata log directory "
+                          "(or remove the line to use the first of log.dirs)")
+    first_log_dir = props.get("log.dirs", "").split(",")[0].strip()
+    return Path(props.get("metadata.log.dir", "").strip() or first_log_dir
+                or props.get("log.dir", _DEFAULTS["log.dir"]).strip() or _DEFAULTS["log.dir"])
 
 
 def _witness_mode(props: Mapping[str, str]) -> WitnessMode:
