@@ -243,8 +243,13 @@ NUMERIC_KEYS: dict[str, NumberDef] = {
 
 
 def invalid_value(key: str, value: object, reason: str) -> ConfigError:
-    """Kafka's ``ConfigException`` wording: ``Invalid value V for configuration K: reason``."""
-    return ConfigError(f"Invalid value {value} for configuration {key}: {reason}")
+    """Kafka's ``ConfigException`` wording: ``Invalid value V for configuration K: reason``
+    (a value with a line break or another unprintable character shown
+    escaped, so the error stays one line)."""
+    text = str(value)
+    if not text.isprintable():
+        text = text.encode("unicode_escape").decode("ascii")
+    return ConfigError(f"Invalid value {text} for configuration {key}: {reason}")
 
 
 def check_number(key: str, text: str, spec: NumberDef | None = None) -> int:
