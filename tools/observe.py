@@ -239,10 +239,10 @@ def observe_command(bootstrap: str, cluster_id: str | None, node_id: int | None,
     # Nothing listening anywhere: say so now, naming the addresses (exit 5),
     # rather than after the observer's retries.
     check_reachable(servers, timeout_s if timeout_s is not None else PROBE_TIMEOUT_S)
-    request_ms, retry_ms = discovery_bounds(timeout_s)
+    request_ms, unanswered_ms = discovery_bounds(timeout_s)
     observer = Observer(servers, data_dir=data_dir, cluster_id=cluster_id, node_id=node_id, properties=props,
                         quorum=quorum, client_security=security, discovery_timeout_ms=request_ms,
-                        discovery_retry_ms=retry_ms)
+                        discovery_unanswered_ms=unanswered_ms)
     try:
         status = trio.run(lambda: _run(observer, follow=follow, fmt=fmt, from_offset=from_offset,
                                        from_latest=from_latest, timeout_s=timeout_s, out=sys.stdout))
@@ -252,13 +252,15 @@ def observe_command(bootstrap: str, cluster_id: str | None, node_id: int | None,
 
 
 def discovery_bounds(timeout_s: float | None) -> tuple[int, int]:
-    """How long the observer asks the bootstrap controllers before it gives
-    up (exit 5): the README's ``PROBE_TIMEOUT_S`` (10 s) without
-    ``--timeout``, one request's bound and the retries after it included
-    (a silent listener takes a request's whole timeout each round)."""
+    """How long the observer asks bootstrap servers of which none answers
+    in Kafka's protocol before it gives up (exit 5): the README's
+    ``PROBE_TIMEOUT_S`` (10 s) without ``--timeout``, one request's bound and
+    the retries after it included (a silent listener takes a request's
+    whole timeout each round). A quorum that answers (electing, say) is
+    asked for the observer's usual retry time."""
     total_ms = int(1000 * (timeout_s if timeout_s is not None else PROBE_TIMEOUT_S))
     request_ms = max(1, min(5000, total_ms // 2))
-    return request_ms, max(0, total_ms - request_ms)  # the Observer's discovery_timeout_ms, discovery_retry_ms
+    return request_ms, max(0, total_ms - request_ms)  # the Observer's discovery_timeout_ms, discovery_unanswered_ms
 
 
 def _client_security(path: Path | None) -> ClientSecurity | None:

@@ -147,9 +147,9 @@ class _LiveSource:
         from kraft.tools.observe import discovery_bounds
 
         # The first answer within observe's 10 s, whatever --timeout gives catching up.
-        request_ms, retry_ms = discovery_bounds(None)
+        request_ms, unanswered_ms = discovery_bounds(None)
         self.observer = Observer(bootstrap, data_dir=data_dir, cluster_id=cluster_id, discovery_timeout_ms=request_ms,
-                                 discovery_retry_ms=retry_ms)
+                                 discovery_unanswered_ms=unanswered_ms)
         self.ready = threading.Event()
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._main, name="kraft-observer", daemon=True)

@@ -203,13 +203,15 @@ def _error_name(code: int) -> str:
 
 
 async def discover(bootstrap: Sequence[tuple[str, int]], *, expected_cluster_id: str | None = None,
-                   timeout_ms: int = 5000, retry_for_ms: int = 15000,
+                   timeout_ms: int = 5000, retry_for_ms: int = 15000, unanswered_for_ms: int | None = None,
                    security: ClientSecurity | None = None) -> DiscoveredQuorum:
     """Ask the bootstrap servers for the cluster id and the quorum (module
     docstring), each request bounded by ``timeout_ms``; rounds over all of
     them are retried (a quorum still starting, or electing) for
-    ``retry_for_ms``. Raises :class:`ClusterIdMismatch`, :class:`DiscoveryError`,
-    or :class:`PeersUnreachable` when none answered in Kafka's protocol."""
+    ``retry_for_ms``, or only ``unanswered_for_ms`` while no server gave
+    any Kafka answer (nothing to wait for: none is a controller starting).
+    Raises :class:`ClusterIdMismatch`, :class:`DiscoveryError`, or
+    :class:`PeersUnreachable` when none answered in Kafka's protocol."""
     problems: list[str] = []
     #: Addresses that gave some Kafka answer (an error code is an answer).
     answered: set[tuple[str, int]] = set()
@@ -223,6 +225,8 @@ async def discover(bootstrap: Sequence[tuple[str, int]], *, expected_cluster_id:
         return c
 
     deadline = trio.current_time() + retry_for_ms / 1000
+    unanswered_deadline = deadline if unanswered_for_ms is None else \
+        min(deadline, trio.current_time() + unanswered_for_ms / 1000)
     try:
         round_ = 0
         while True:
@@ -241,7 +245,7 @@ async def discover(bootstrap: Sequence[tuple[str, int]], *, expected_cluster_id:
                         f"the cluster at {host}:{port} has cluster id {view.cluster_id}, "
                         f"not {expected_cluster_id} (--cluster-id)")
                 return view
-            if trio.current_time() >= deadline:
+            if trio.current_time() >= (deadline if answered else unanswered_deadline):
                 break
             await trio.sleep(min(0.1 * 2 ** round_, 1.0, max(deadline - trio.current_time(), 0)))
             round_ += 1
@@ -440,6 +444,7 @@ class Observer:
                  node_id: int | None = None, properties: Mapping[str, str] | None = None,
                  quorum: Mapping[str, int] | None = None,
                  discovery_timeout_ms: int = 5000, discovery_retry_ms: int = 15000,
+                 discovery_unanswered_ms: int | None = None,
                  cluster_check_s: float = 15.0, client_security: ClientSecurity | None = None) -> None:
         if isinstance(bootstrap, str) or any(isinstance(b, str) for b in bootstrap):
             try:
@@ -460,6 +465,8 @@ class Observer:
         self.quorum = dict(quorum or {})
         self.discovery_timeout_ms = discovery_timeout_ms
         self.discovery_retry_ms = discovery_retry_ms
+        #: Give up sooner while no bootstrap server answers in Kafka's protocol.
+        self.discovery_unanswered_ms = discovery_unanswered_ms
         #: With nothing committed for this long, ask the bootstrap servers
         #: for the cluster id again (:meth:`_watch_cluster`).
         self.cluster_check_s = cluster_check_s
@@ -492,7 +499,8 @@ class Observer:
             return self._config
         self.view = view = await discover(self.bootstrap, expected_cluster_id=self.expected_cluster_id,
                                           timeout_ms=self.discovery_timeout_ms,
-                                          retry_for_ms=self.discovery_retry_ms, security=self.client_security)
+                                          retry_for_ms=self.discovery_retry_ms,
+                                          unanswered_for_ms=self.discovery_unanswered_ms, security=self.client_security)
         cluster_id = view.cluster_id or self.expected_cluster_id
         if cluster_id is None:
             raise ObserverError("the cluster did not report its cluster id (DescribeCluster is not supported): "
