@@ -126,3 +126,18 @@ def test_a_node_started_with_a_1_ms_fetch_timeout_runs_and_stops(tmp_path: Path)
         code, out = _stop(proc)
     assert code == 0, out
     assert (before + out).count("controller.quorum.fetch.timeout.ms=1 is below") == 1, out
+
+
+def test_a_voter_that_does_not_lead_has_nothing_to_hand_over_and_exits_at_once(tmp_path: Path) -> None:
+    """One voter of three, the others never started: it cannot lead, so it
+    has nothing to hand over. It said "shutdown timed out" after 5 s; only
+    a leader (or a resigned one whose EndQuorumEpoch is out) waits now."""
+    paths = make_configs(tmp_path, [1, 2, 3])
+    proc = subprocess.Popen([sys.executable, "-m", "kraft.cli", "node", "start", "-c", str(paths[1])], text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        _wait_for(proc, "at start-up")
+    finally:
+        code, out = _stop(proc)
+    assert code == 0, out
+    assert "shutdown completed" in out and "timed out" not in out, out
