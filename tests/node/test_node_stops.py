@@ -65,6 +65,20 @@ def _stop(proc: subprocess.Popen[str], sig: signal.Signals = signal.SIGTERM) -> 
     return proc.returncode, out
 
 
+def _start_and_stop(config: Path, wait_text: str) -> str:
+    """`kraft node start`, SIGTERM once ``wait_text`` came; all it printed
+    (exit code 0 asserted)."""
+    proc = subprocess.Popen([sys.executable, "-m", "kraft.cli", "node", "start", "-c", str(config)], text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    before = ""
+    try:
+        before = _wait_for(proc, wait_text)
+    finally:
+        code, out = _stop(proc)
+    assert code == 0, before + out
+    return before + out
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_core_with_a_1_ms_fetch_timeout_still_stops_on_a_signal(sig: signal.Signals, tmp_path: Path) -> None:
     """The issue's wedge, with the parser's clamp bypassed: the core's
@@ -83,14 +97,7 @@ def test_a_core_with_a_1_ms_fetch_timeout_still_stops_on_a_signal(sig: signal.Si
 def test_a_lone_voter_hands_over_nothing_and_exits_at_once(tmp_path: Path) -> None:
     """With no other voter to hand leadership to, SIGTERM's shutdown
     completes at once (the issue saw 5 s and "shutdown timed out")."""
-    paths = make_configs(tmp_path, [1])
-    proc = subprocess.Popen([sys.executable, "-m", "kraft.cli", "node", "start", "-c", str(paths[1])], text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        _wait_for(proc, "-> Leader")
-    finally:
-        code, out = _stop(proc)
-    assert code == 0, out
+    out = _start_and_stop(make_configs(tmp_path, [1])[1], "-> Leader")
     assert "shutdown completed" in out and "timed out" not in out, out
 
 
@@ -118,26 +125,13 @@ def test_a_node_started_with_a_1_ms_fetch_timeout_runs_and_stops(tmp_path: Path)
     """The issue's exact config, through `kraft node start`: it warns once,
     leads, and SIGTERM ends it."""
     paths = make_configs(tmp_path, [1], extra={"controller.quorum.fetch.timeout.ms": "1"})
-    proc = subprocess.Popen([sys.executable, "-m", "kraft.cli", "node", "start", "-c", str(paths[1])], text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        before = _wait_for(proc, "-> Leader")
-    finally:
-        code, out = _stop(proc)
-    assert code == 0, out
-    assert (before + out).count("controller.quorum.fetch.timeout.ms=1 is below") == 1, out
+    out = _start_and_stop(paths[1], "-> Leader")
+    assert out.count("controller.quorum.fetch.timeout.ms=1 is below") == 1, out
 
 
 def test_a_voter_that_does_not_lead_has_nothing_to_hand_over_and_exits_at_once(tmp_path: Path) -> None:
     """One voter of three, the others never started: it cannot lead, so it
     has nothing to hand over. It said "shutdown timed out" after 5 s; only
     a leader (or a resigned one whose EndQuorumEpoch is out) waits now."""
-    paths = make_configs(tmp_path, [1, 2, 3])
-    proc = subprocess.Popen([sys.executable, "-m", "kraft.cli", "node", "start", "-c", str(paths[1])], text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        _wait_for(proc, "at start-up")
-    finally:
-        code, out = _stop(proc)
-    assert code == 0, out
+    out = _start_and_stop(make_configs(tmp_path, [1, 2, 3])[1], "at start-up")
     assert "shutdown completed" in out and "timed out" not in out, out
