@@ -144,15 +144,22 @@ class KraftGroup(LazyGroup):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            # Ctrl-C: the shell's convention (128 + SIGINT), no traceback
+            # and no click "Aborted!" (exit 1).
+            raise click.exceptions.Exit(errors.EXIT_INTERRUPTED) from None
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort,
-                SystemExit, KeyboardInterrupt, GeneratorExit):
+                SystemExit, GeneratorExit):
             raise
         except BaseException as exc:  # noqa: BLE001 - the one place every failure is reported
             leaves = errors.leaf_exceptions(exc)
+            if any(isinstance(e, KeyboardInterrupt) for e in leaves):
+                # Ctrl-C inside trio: a nursery groups it with its tasks' Cancelled.
+                raise click.exceptions.Exit(errors.EXIT_INTERRUPTED) from None
             if len(leaves) == 1 and isinstance(leaves[0], (click.exceptions.ClickException,
                                                            click.exceptions.Exit, SystemExit)):
                 raise leaves[0] from None  # a trio nursery wrapped a click exit
-            if all(isinstance(e, (KeyboardInterrupt, SystemExit)) for e in leaves):
+            if all(isinstance(e, SystemExit) for e in leaves):
                 raise
             code, line = errors.describe_failure(exc)
             if _debugging(ctx):

@@ -19,7 +19,7 @@ from pathlib import Path
 from kraft.errors import ConfigurationError
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.raft.witness import WitnessMode
-from kraft.records.state_files import parse_java_properties
+from kraft.records.state_files import PropertiesSyntaxError, parse_java_properties
 from kraft.wire.addresses import InvalidAddress, format_address, parse_addresses
 from kraft.wire.connection_limits import INT32_MAX, ConnectionLimits
 from kraft.wire.security import (
@@ -45,7 +45,9 @@ __all__ = [
     "NodeConfig",
     "VoterSpec",
     "load_properties",
+    "metadata_log_dir",
     "parse_properties",
+    "read_properties",
 ]
 
 DEFAULT_SECURITY_PROTOCOL_MAP = (
@@ -103,6 +105,7 @@ _DEFAULTS: dict[str, str] = {
     "log.dirs": "",
     "log.dir": "/tmp/kafka-logs",
     "metadata.log.segment.bytes": str(1024 * 1024 * 1024),
+    "internal.metadata.log.segment.bytes": "",
     "metadata.log.segment.ms": str(7 * 24 * 60 * 60 * 1000),
     "metadata.max.retention.bytes": str(100 * 1024 * 1024),
     "metadata.max.retention.ms": str(7 * 24 * 60 * 60 * 1000),
@@ -145,22 +148,37 @@ _IGNORED_PREFIXES = (
 )
 
 
-def parse_properties(text: str) -> dict[str, str]:
+def parse_properties(text: str, source: str = "the config") -> dict[str, str]:
     """Java ``.properties`` syntax (``key=value``, ``key: value``, ``key value``,
     comments, continuations, escapes), as Kafka reads server.properties."""
-    return parse_java_properties(text)
+    try:
+        return parse_java_properties(text)
+    except PropertiesSyntaxError as e:
+        raise ConfigError(f"cannot read {source}: {e} (a backslash-u must be followed by four hex digits; "
+                          "write a literal backslash as \\\\)") from None
+
+
+def read_properties(path: Path | str) -> dict[str, str]:
+    """The one reader of a ``server.properties`` for every command: the bytes
+    decoded as ISO-8859-1, as ``Properties.load(InputStream)`` decodes them
+    (Kafka's ``Utils.loadProps``), so any byte reads and a non-ASCII comment
+    is just a comment. An unreadable file raises the ``OSError``: each tool
+    reports it with its own exit code (``storage format`` keeps Kafka's 1)."""
+    return parse_properties(Path(path).read_bytes().decode("latin-1"), str(path))
 
 
 def load_properties(path: Path | str) -> dict[str, str]:
+    """:func:`read_properties`, an unreadable file a :class:`ConfigError`."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return read_properties(path)
     except OSError as e:
         raise ConfigError(f"cannot read the config file {path}: {e.strerror} "
                           "(give the path of a Kafka server.properties)") from None
-    return parse_properties(text)
 
 
 INT32_MIN, INT64_MIN, INT64_MAX = -(1 << 31), -(1 << 63), (1 << 63) - 1
+METADATA_LOG_SEGMENT_MIN_BYTES = 8 * 1024 * 1024
+BATCH_HEADER_SIZE = 61
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,9 +214,13 @@ NUMERIC_KEYS: dict[str, NumberDef] = {
     # KIP-1219: sizes a Fetch / FetchSnapshot carries as an int32 MaxBytes.
     "controller.quorum.fetch.max.bytes": NumberDef("INT", 1),
     "controller.quorum.fetch.snapshot.max.bytes": NumberDef("INT", 1),
-    # Kafka: atLeast(8 MiB), smaller only through the internal
-    # internal.metadata.log.segment.bytes; kraft takes any size a batch fits.
-    "metadata.log.segment.bytes": NumberDef("INT", 14),
+    # Kafka 4.1's MetadataLogConfig.CONFIG_DEF: atLeast(8 * 1024 * 1024).
+    "metadata.log.segment.bytes": NumberDef("INT", METADATA_LOG_SEGMENT_MIN_BYTES),
+    # Kafka's testing override (defineInternal, no validator; KafkaMetadataLog
+    # uses it instead of the key above when set). kraft's floor is the one
+    # value a segment must hold: a record batch header (61 bytes, Kafka's
+    # DefaultRecordBatch.RECORD_BATCH_OVERHEAD); below it no batch fits.
+    "internal.metadata.log.segment.bytes": NumberDef("INT", BATCH_HEADER_SIZE),
     # Kafka: no range; a segment that never rolls or rolls every 0 ms is no
     # setting kraft can honour.
     "metadata.log.segment.ms": NumberDef("LONG", 1),
@@ -221,8 +243,13 @@ NUMERIC_KEYS: dict[str, NumberDef] = {
 
 
 def invalid_value(key: str, value: object, reason: str) -> ConfigError:
-    """Kafka's ``ConfigException`` wording: ``Invalid value V for configuration K: reason``."""
-    return ConfigError(f"Invalid value {value} for configuration {key}: {reason}")
+    """Kafka's ``ConfigException`` wording: ``Invalid value V for configuration K: reason``
+    (a value with a line break or another unprintable character shown
+    escaped, so the error stays one line)."""
+    text = str(value)
+    if not text.isprintable():
+        text = text.encode("unicode_escape").decode("ascii")
+    return ConfigError(f"Invalid value {text} for configuration {key}: {reason}")
 
 
 def check_number(key: str, text: str, spec: NumberDef | None = None) -> int:
@@ -439,12 +466,10 @@ class NodeConfig:
         bootstrap = parse_bootstrap_servers(props.get("controller.quorum.bootstrap.servers", ""))
         if not voters and not bootstrap:
             raise ConfigError("one of controller.quorum.voters or controller.quorum.bootstrap.servers is required")
-        log_dir = (props.get("metadata.log.dir", "").strip()
-                   or props.get("log.dirs", "").split(",")[0].strip()
-                   or props.get("log.dir", _DEFAULTS["log.dir"]).strip())
+        log_dir = metadata_log_dir(props)
         quorum = QuorumConfig(
             election_timeout_ms=_int(props, "controller.quorum.election.timeout.ms"),
-            fetch_timeout_ms=_int(props, "controller.quorum.fetch.timeout.ms"),
+            fetch_timeout_ms=_fetch_timeout_ms(props),
             election_backoff_max_ms=_int(props, "controller.quorum.election.backoff.max.ms"),
             append_linger_ms=_int(props, "controller.quorum.append.linger.ms"),
             request_timeout_ms=_int(props, "controller.quorum.request.timeout.ms"),
@@ -466,7 +491,7 @@ class NodeConfig:
             metadata_log_dir=Path(log_dir),
             quorum=quorum,
             auto_join=_bool(props, "controller.quorum.auto.join.enable"),
-            segment_bytes=_int(props, "metadata.log.segment.bytes"),
+            segment_bytes=_segment_bytes(props),
             segment_ms=_int(props, "metadata.log.segment.ms"),
             retention_bytes=_int(props, "metadata.max.retention.bytes"),
             retention_ms=_int(props, "metadata.max.retention.ms"),
@@ -480,6 +505,51 @@ class NodeConfig:
             witness=_witness_mode(props),
             **security,  # type: ignore[arg-type]
         )
+
+
+def _segment_bytes(props: Mapping[str, str]) -> int:
+    """``internal.metadata.log.segment.bytes`` when set, else
+    ``metadata.log.segment.bytes``, as Kafka's ``KafkaMetadataLog`` chooses."""
+    if props.get("internal.metadata.log.segment.bytes", "").strip():
+        return _int(props, "internal.metadata.log.segment.bytes")
+    return _int(props, "metadata.log.segment.bytes")
+
+
+#: The shortest ``controller.quorum.fetch.timeout.ms`` a quorum can live
+#: with: a follower's Fetch waits at the leader up to
+#: ``KafkaRaftClient.MAX_FETCH_WAIT_MS`` (500 ms) for new records, so a fetch
+#: timeout below it expires on every idle fetch and the voters hold an
+#: election after election (and half of it, the leader's BeginQuorumEpoch
+#: resend period, became 0: a timer always due).
+MIN_FETCH_TIMEOUT_MS = QuorumConfig().fetch_max_wait_ms
+
+
+def _fetch_timeout_ms(props: Mapping[str, str]) -> int:
+    """``controller.quorum.fetch.timeout.ms``, raised to
+    :data:`MIN_FETCH_TIMEOUT_MS` with one WARN line. Clamped rather than
+    refused: Kafka's ``QuorumConfig.CONFIG_DEF`` defines the key with no
+    validator, so a file a Kafka controller starts with starts kraft too."""
+    key = "controller.quorum.fetch.timeout.ms"
+    value = _int(props, key)
+    if value < MIN_FETCH_TIMEOUT_MS:
+        log.warning("%s=%d is below a follower's fetch wait (%d ms): using %d (a shorter fetch timeout would "
+                    "start an election on every idle fetch)", key, value, MIN_FETCH_TIMEOUT_MS, MIN_FETCH_TIMEOUT_MS)
+        return MIN_FETCH_TIMEOUT_MS
+    return value
+
+
+def metadata_log_dir(props: Mapping[str, str]) -> Path:
+    """The metadata log directory a config names: ``metadata.log.dir``, else
+    the first of ``log.dirs``, else ``log.dir`` (Kafka's default
+    ``/tmp/kafka-logs``), as ``KafkaConfig.metadataLogDir``. One left empty
+    (``metadata.log.dir=``) is refused: Kafka would take the empty path.
+    ``storage format`` and ``node start`` both ask here."""
+    if "metadata.log.dir" in props and not props["metadata.log.dir"].strip():
+        raise ConfigError("metadata.log.dir is set but empty: give the metadata log directory "
+                          "(or remove the line to use the first of log.dirs)")
+    first_log_dir = props.get("log.dirs", "").split(",")[0].strip()
+    return Path(props.get("metadata.log.dir", "").strip() or first_log_dir
+                or props.get("log.dir", _DEFAULTS["log.dir"]).strip() or _DEFAULTS["log.dir"])
 
 
 def _witness_mode(props: Mapping[str, str]) -> WitnessMode:

@@ -22,6 +22,8 @@ __all__ = [
     "EXIT_NETWORK",
     "EXIT_DATA",
     "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_TOOL_FIRST",
     "OperatorError",
     "ConfigurationError",
     "StorageError",
@@ -48,6 +50,11 @@ EXIT_NETWORK = 5
 EXIT_DATA = 6
 #: A bug: an exception nobody expected (``--debug`` shows its traceback).
 EXIT_INTERNAL = 70
+#: Interrupted (Ctrl-C, SIGINT): 128 + 2, as a shell reports it; no traceback.
+EXIT_INTERRUPTED = 130
+#: A tool's own outcomes start here, clear of the classes above: ``kraft node
+#: status`` "answered, not ready", ``kraft doctor`` "warnings only".
+EXIT_TOOL_FIRST = 10
 
 
 class OperatorError(Exception):

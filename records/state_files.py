@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -224,20 +225,33 @@ class QuorumStateFile:
 # --- Java properties ----------------------------------------------------------------
 
 
+#: ``java.util.Properties``: a line ends at ``\n``, ``\r`` or ``\r\n`` only
+#: (``str.splitlines`` would also split at ``\x85``, ``\x0b``, ``\x1c``..., which
+#: a Latin-1 file may hold inside a value), and whitespace is space, tab, form feed.
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_WHITESPACE = " \t\f"
+
+
+class PropertiesSyntaxError(ValueError):
+    """What ``Properties.load`` throws on: a malformed ``\\uXXXX`` escape."""
+
+
 def parse_java_properties(text: str) -> dict[str, str]:
     """Java ``Properties.load``: ``key=value`` / ``key: value`` / ``key value``
-    lines, ``#``/``!`` comments, backslash continuations and escapes."""
+    lines, ``#``/``!`` comments, backslash continuations and escapes
+    (``Properties.LineReader`` and ``Properties.loadConvert``). A malformed
+    ``\\uXXXX`` raises :class:`PropertiesSyntaxError` with Java's message."""
     props: dict[str, str] = {}
-    lines = text.splitlines()
+    lines = _LINE_END.split(text)
     i = 0
     while i < len(lines):
-        line = lines[i].lstrip(" \t\f")
+        line = lines[i].lstrip(_WHITESPACE)
         i += 1
         if not line or line[0] in "#!":
             continue
         # Join continuation lines (an odd number of trailing backslashes).
         while _ends_with_continuation(line) and i < len(lines):
-            line = line[:-1] + lines[i].lstrip(" \t\f")
+            line = line[:-1] + lines[i].lstrip(_WHITESPACE)
             i += 1
         if _ends_with_continuation(line):
             line = line[:-1]
@@ -249,16 +263,16 @@ def parse_java_properties(text: str) -> dict[str, str]:
                 key_chars.append(line[j : j + 2])
                 j += 2
                 continue
-            if c in "=: \t\f":
+            if c in "=:" or c in _WHITESPACE:
                 break
             key_chars.append(c)
             j += 1
         # Skip whitespace, one separator, whitespace.
-        while j < len(line) and line[j] in " \t\f":
+        while j < len(line) and line[j] in _WHITESPACE:
             j += 1
         if j < len(line) and line[j] in "=:":
             j += 1
-        while j < len(line) and line[j] in " \t\f":
+        while j < len(line) and line[j] in _WHITESPACE:
             j += 1
         props[_unescape("".join(key_chars))] = _unescape(line[j:])
     return props
@@ -276,13 +290,13 @@ def _unescape(s: str) -> str:
         c = s[i]
         if c == "\\" and i + 1 < len(s):
             n = s[i + 1]
-            if n == "u" and i + 6 <= len(s):
-                try:
-                    out.append(chr(int(s[i + 2 : i + 6], 16)))
-                    i += 6
-                    continue
-                except ValueError:
-                    pass
+            if n == "u":
+                digits = s[i + 2 : i + 6]
+                if len(digits) != 4 or any(d not in "0123456789abcdefABCDEF" for d in digits):
+                    raise PropertiesSyntaxError("Malformed \\uxxxx encoding.")
+                out.append(chr(int(digits, 16)))
+                i += 6
+                continue
             out.append({"t": "\t", "n": "\n", "r": "\r", "f": "\f"}.get(n, n))
             i += 2
             continue
@@ -383,7 +397,11 @@ class MetaProperties:
             text = path.read_text(encoding="latin-1")  # Properties.load reads ISO-8859-1
         except FileNotFoundError:
             raise StateFileError(str(path), "file does not exist") from None
-        return cls.from_properties(parse_java_properties(text), str(path))
+        try:
+            props = parse_java_properties(text)
+        except PropertiesSyntaxError as exc:
+            raise StateFileError(str(path), str(exc)) from None
+        return cls.from_properties(props, str(path))
 
     def write(self, path: Path) -> None:
         atomic_write(path, format_java_properties(self.to_properties()).encode("latin-1"))

@@ -9,7 +9,7 @@ quorum reports is asked ApiVersions, DescribeCluster (controllers) and
 DescribeQuorum -- Kafka's public RPCs, so a real Kafka quorum is checked
 the same way (:mod:`kraft.doctor.live`). Offline, directories and configs
 are read without writing (:mod:`kraft.doctor.local`). Both can be given at
-once. Exit status: 0 healthy, 1 some finding is an error, 2 warnings only;
+once. Exit status: 0 healthy, 1 some finding is an error, 10 warnings only;
 a usage error exits 2 as click's do, a tool failure (unreadable
 --command-config) prints one line and exits 1.
 """
@@ -177,7 +177,7 @@ def doctor_command(bootstrap_controller: str | None, directories: tuple[Path, ..
                    min_free_percent: float, as_json: bool) -> None:
     """Name what is wrong with a KRaft quorum: one line per finding, with the fix."""
     from kraft.doctor.findings import as_json as findings_json
-    from kraft.doctor.findings import exit_status, format_line
+    from kraft.doctor.findings import EXIT_ERROR, EXIT_HEALTHY, EXIT_WARNING, exit_status, format_line
     from kraft.doctor.local import LocalLimits, local_findings, read_config
     from kraft.doctor.live import LiveLimits, expected_cluster_id, live_findings
 
@@ -226,6 +226,6 @@ def doctor_command(bootstrap_controller: str | None, directories: tuple[Path, ..
             click.echo(format_line(f))
         summary = _summary(answers, directories_read)
         status = exit_status(findings)
-        verdict = {0: "healthy", 1: "errors found", 2: "warnings only"}[status]
+        verdict = {EXIT_HEALTHY: "healthy", EXIT_ERROR: "errors found", EXIT_WARNING: "warnings only"}[status]
         click.echo(f"{verdict}: {summary}" if summary else verdict)
     sys.exit(exit_status(findings))

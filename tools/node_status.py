@@ -14,17 +14,31 @@ __all__ = ["status_command", "fetch_status"]
 
 
 def fetch_status(host: str, port: int, timeout_s: float = 5.0) -> dict[str, Any]:
-    """The node's ``/status`` document; raises :class:`click.ClickException`
-    when the node cannot be asked."""
+    """The node's ``/status`` document; raises
+    :class:`kraft.client.errors.UnreachableError` (exit 5, one line naming
+    the address and why) when the node cannot be asked."""
+    import socket
     import urllib.error
     import urllib.request
 
-    url = f"http://{host}:{port}/status"
+    from kraft.client.errors import UnreachableError
+    from kraft.wire.addresses import format_address
+
+    url = f"http://{format_address(host, port)}/status"
     try:
         with urllib.request.urlopen(url, timeout=timeout_s) as response:  # noqa: S310 (http only, our URL)
             return json.loads(response.read())
-    except (urllib.error.URLError, OSError, ValueError) as e:
-        raise click.ClickException(f"cannot read {url}: {e}") from None
+    except urllib.error.HTTPError as e:
+        why = f"HTTP {e.code} {e.reason}: not a kraft metrics endpoint?"
+    except urllib.error.URLError as e:
+        reason = e.reason
+        why = (reason.strerror or str(reason)) if isinstance(reason, OSError) else str(reason)
+    except (TimeoutError, socket.timeout):
+        why = f"no answer within {timeout_s:g} s"
+    except (OSError, ValueError) as e:
+        why = f"not a kraft status document ({type(e).__name__}: {e})"
+    raise UnreachableError(f"cannot read {url}: {why} (is the node running, with metrics.prometheus.port "
+                           "set to that port?)")
 
 
 def _address(config_path: Path | None, address: str | None) -> tuple[str, int]:
@@ -37,12 +51,10 @@ def _address(config_path: Path | None, address: str | None) -> tuple[str, int]:
         raise click.UsageError("give --config or --metrics-address")
     from kraft.config import ConfigError, NodeConfig
 
-    try:
-        config = NodeConfig.load(config_path)
-    except ConfigError as e:
-        raise click.ClickException(str(e)) from None
+    # A bad config is the CLI's one line and exit code 3 (ConfigError), as in every tool.
+    config = NodeConfig.load(config_path)
     if not config.prometheus_port:
-        raise click.ClickException(
+        raise ConfigError(
             f"{config_path}: metrics.prometheus.port is not set (or 0): the node has no fixed metrics port")
     host = config.prometheus_host
     return ("127.0.0.1" if host in ("", "0.0.0.0", "::") else host), config.prometheus_port
@@ -74,9 +86,11 @@ def status_text(status: dict[str, Any]) -> str:
 def status_command(config_path: Path | None, metrics_address: str | None, as_json: bool, timeout_s: float) -> None:
     """Show a running node's raft state, health and readiness (one request to
     its metrics port, metrics.prometheus.port). Exit code 0 if the node is
-    ready, 2 if it answered but is not ready, 1 if it cannot be asked."""
+    ready, 10 if it answered but is not ready, 5 if it cannot be asked."""
+    from kraft.errors import EXIT_TOOL_FIRST
+
     host, port = _address(config_path, metrics_address)
     status = fetch_status(host, port, timeout_s)
     click.echo(json.dumps(status, indent=2, sort_keys=True) if as_json else status_text(status))
     if not status.get("ready"):
-        raise SystemExit(2)
+        raise SystemExit(EXIT_TOOL_FIRST)  # the tool's own outcome, clear of the shared codes (2 is usage)

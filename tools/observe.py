@@ -40,7 +40,7 @@ log = logging.getLogger("kraft.observer")
 #: connection before the command gives up on them.
 PROBE_TIMEOUT_S = 10.0
 
-__all__ = ["observe_command", "image_summary", "exit_status"]
+__all__ = ["observe_command", "image_summary", "exit_status", "discovery_bounds"]
 
 
 def _setup_logging(level: str) -> None:
@@ -239,14 +239,28 @@ def observe_command(bootstrap: str, cluster_id: str | None, node_id: int | None,
     # Nothing listening anywhere: say so now, naming the addresses (exit 5),
     # rather than after the observer's retries.
     check_reachable(servers, timeout_s if timeout_s is not None else PROBE_TIMEOUT_S)
+    request_ms, unanswered_ms = discovery_bounds(timeout_s)
     observer = Observer(servers, data_dir=data_dir, cluster_id=cluster_id, node_id=node_id, properties=props,
-                        quorum=quorum, client_security=security)
+                        quorum=quorum, client_security=security, discovery_timeout_ms=request_ms,
+                        discovery_unanswered_ms=unanswered_ms)
     try:
         status = trio.run(lambda: _run(observer, follow=follow, fmt=fmt, from_offset=from_offset,
                                        from_latest=from_latest, timeout_s=timeout_s, out=sys.stdout))
     except BaseException as e:  # noqa: BLE001 - mapped to an exit status below
         status = exit_status(e, "the observer stopped")
     sys.exit(status)
+
+
+def discovery_bounds(timeout_s: float | None) -> tuple[int, int]:
+    """How long the observer asks bootstrap servers of which none answers
+    in Kafka's protocol before it gives up (exit 5): the README's
+    ``PROBE_TIMEOUT_S`` (10 s) without ``--timeout``, one request's bound and
+    the retries after it included (a silent listener takes a request's
+    whole timeout each round). A quorum that answers (electing, say) is
+    asked for the observer's usual retry time."""
+    total_ms = int(1000 * (timeout_s if timeout_s is not None else PROBE_TIMEOUT_S))
+    request_ms = max(1, min(5000, total_ms // 2))
+    return request_ms, max(0, total_ms - request_ms)  # the Observer's discovery_timeout_ms, discovery_unanswered_ms
 
 
 def _client_security(path: Path | None) -> ClientSecurity | None:
@@ -258,8 +272,9 @@ def _client_security(path: Path | None) -> ClientSecurity | None:
         return None
     try:
         return client_security_from_properties(load_properties(path))
-    except (ConfigError, SecurityConfigError) as e:
-        raise click.BadParameter(str(e), param_hint="--command-config") from None
+    except SecurityConfigError as e:
+        # A bad value is a config error, exit 3 in every tool.
+        raise ConfigError(f"{path}: {e}") from None
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:
@@ -271,6 +286,7 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 def exit_status(exc: BaseException, what: str) -> int:
     """Map what ended a trio run (possibly inside exception groups) to an
     exit status: Ctrl-C 130, a closed stdout 0, our errors a message and 1."""
+    from kraft.errors import OperatorError
     from kraft.programs.observer import ObserverError
 
     leaves = _leaves(exc)
@@ -285,7 +301,7 @@ def exit_status(exc: BaseException, what: str) -> int:
     for e in leaves:
         if isinstance(e, ObserverError):
             click.echo(f"Error: {e}", err=True)
-            return 1
+            return e.exit_code if isinstance(e, OperatorError) else 1
     for e in leaves:
         if isinstance(e, OSError):
             click.echo(f"Error: {what}: {e}", err=True)

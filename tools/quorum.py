@@ -93,12 +93,15 @@ def _positive_int(props: dict[str, str], key: str, default: int) -> int:
     text = props.get(key)
     if text is None:
         return default
+    from kraft.config import ConfigError
+
+    # A bad value is a config error, exit 3 in every tool (Kafka's tools exit 1).
     try:
         value = int(text.strip())
     except ValueError:
-        raise ToolError(f"Invalid value {text} for configuration {key}: Not a number of type INT") from None
+        raise ConfigError(f"Invalid value {text} for configuration {key}: Not a number of type INT") from None
     if value <= 0:
-        raise ToolError(f"Invalid value {value} for configuration {key}: Value must be at least 1")
+        raise ConfigError(f"Invalid value {value} for configuration {key}: Value must be at least 1")
     return value
 
 
@@ -142,7 +145,7 @@ class QuorumToolOptions:
         try:
             security = client_security_from_properties(props)
         except SecurityConfigError as e:
-            raise ToolError(f"{path}: {e}") from None
+            raise ConfigError(f"{path}: {e}") from None  # a bad value: exit 3 in every tool
         return AdminSettings(
             security=security,
             api_timeout_ms=_positive_int(props, "default.api.timeout.ms", DEFAULT_API_TIMEOUT_MS),

@@ -62,7 +62,7 @@ def recover_quorum_command(config_path: Path, unsafe: bool, offline: bool, backu
                            rewrite_config: bool, timeout_ms: int, endpoints: str | None) -> None:
     """Make this stopped voter the only voter of a new voter set (a quorum that lost its majority),
     or, with --endpoints, give the voters of a moved quorum their new addresses."""
-    from kraft.config import ConfigError, NodeConfig
+    from kraft.config import NodeConfig
     from kraft.dirlock import DirectoryLockedError as DirectoryLocked
     from kraft.doctor.recovery import (
         NothingToRecover,
@@ -78,11 +78,8 @@ def recover_quorum_command(config_path: Path, unsafe: bool, offline: bool, backu
 
     # A Kafka server.properties has many keys a kraft node does not read: not the tool's business.
     logging.getLogger("kraft.config").setLevel(logging.ERROR)
-    try:
-        config = NodeConfig.load(config_path)
-    except ConfigError as e:
-        _fail(f"{config_path}: {e}")
-        return
+    # A bad config is the CLI's one line and exit code 3 (ConfigError), as in every tool.
+    config = NodeConfig.load(config_path)
     if endpoints is not None:
         _endpoints(config, endpoints, unsafe=unsafe, backup_dir=backup_dir)
         return

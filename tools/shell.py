@@ -143,7 +143,12 @@ class _LiveSource:
     def __init__(self, bootstrap: str, cluster_id: str | None, data_dir: Path | None) -> None:
         from kraft.programs.observer import Observer
 
-        self.observer = Observer(bootstrap, data_dir=data_dir, cluster_id=cluster_id)
+        from kraft.tools.observe import discovery_bounds
+
+        # The first answer within observe's 10 s, whatever --timeout gives catching up.
+        request_ms, unanswered_ms = discovery_bounds(None)
+        self.observer = Observer(bootstrap, data_dir=data_dir, cluster_id=cluster_id, discovery_timeout_ms=request_ms,
+                                 discovery_unanswered_ms=unanswered_ms)
         self.ready = threading.Event()
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._main, name="kraft-observer", daemon=True)
@@ -197,7 +202,9 @@ def _open_live(bootstrap: str, cluster_id: str | None, data_dir: Path | None, ti
         raise click.BadParameter(str(e), param_hint="--bootstrap-controller") from None
     # A refused or unreachable address is named at once (exit 5), not
     # hidden behind "did not catch up" after the timeout.
-    check_reachable(parse_bootstrap(bootstrap, "--bootstrap-controller"), timeout_s)
+    from kraft.tools.observe import PROBE_TIMEOUT_S
+
+    check_reachable(parse_bootstrap(bootstrap, "--bootstrap-controller"), min(timeout_s, PROBE_TIMEOUT_S))
     try:
         live.start(timeout_s)
     except BaseException as e:

@@ -49,13 +49,13 @@ from kraft.records.bootstrap import (
     write_bootstrap_checkpoint,
     write_bootstrap_snapshot,
 )
+from kraft.log_dir_check import check_log_dir, read_meta_properties
 from kraft.records.errors import StateFileError
 from kraft.tools.feature_versions import feature_dependencies, version_mapping
 from kraft.tools.kafka_version import current_release, kafka_version_option
 from kraft.records.state_files import (
     META_PROPERTIES_FILE,
     MetaProperties,
-    parse_java_properties,
     random_kafka_uuid,
     uuid_to_kafka,
 )
@@ -181,13 +181,12 @@ def run_format(request: FormatRequest, out: IO[str] | None = None) -> None:
     empty: list[str] = []
     for directory in directories:
         meta_path = Path(directory) / META_PROPERTIES_FILE
-        if not meta_path.exists():
+        # The checks `kraft node start` makes, with its lines (kraft.log_dir_check).
+        check_log_dir(Path(directory))
+        props = read_meta_properties(Path(directory))
+        if props is None:
             empty.append(directory)
             continue
-        try:
-            props = MetaProperties.read(meta_path)
-        except StateFileError as exc:
-            raise FormatError(f"Error loading {meta_path}: {exc.reason}") from None
         if props.cluster_id != request.cluster_id:
             raise FormatError(
                 f"Invalid cluster.id in: {meta_path}. Expected {request.cluster_id}, but read {props.cluster_id}"
@@ -342,22 +341,24 @@ class _ConfigDirs:
 
 def _read_config(path: str) -> _ConfigDirs:
     """The few server.properties keys formatting needs (Kafka's names)."""
+    # At run time: `kraft storage --help` stays light.
+    from kraft.config import NodeConfig, metadata_log_dir, read_properties, validate_numbers
+
     try:
-        text = Path(path).read_text(encoding="latin-1")
+        props = read_properties(path)
     except OSError as exc:
         raise FormatError(f"Unable to read {path}: {exc.strerror or exc}") from None
-    from kraft.config import NodeConfig, validate_numbers  # at run time: `kraft storage --help` stays light
-
-    props = parse_java_properties(text)
     # Every value checked as the node will check it (Kafka's tool builds a
     # KafkaConfig first): a directory formatted from a config no node can
     # start with helps nobody. A bad value is a ConfigError (exit code 3).
     validate_numbers(props)
-    if "controller" in {r.strip() for r in props.get("process.roles", "").split(",")} and props.get(
-            "node.id", "").strip():
-        NodeConfig.from_properties(props)  # a controller's whole config, as `kraft node start` reads it
+    stated_roles = {r.strip() for r in props.get("process.roles", "").split(",") if r.strip()}
+    if not stated_roles or ("controller" in stated_roles and props.get("node.id", "").strip()):
+        # A controller's whole config, as `kraft node start` reads it (no
+        # roles at all: its refusal, the same line as start's).
+        NodeConfig.from_properties(props)
     log_dirs = [d.strip() for d in (props.get("log.dirs") or props.get("log.dir") or "").split(",") if d.strip()]
-    metadata_dir = props.get("metadata.log.dir", "").strip() or (log_dirs[0] if log_dirs else None)
+    metadata_dir = str(metadata_log_dir(props))  # the directory `kraft node start` will open
     node_id = None
     if props.get("node.id", "").strip():
         node_id = int(props["node.id"])  # checked by validate_numbers

@@ -14,12 +14,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kraft.errors import EXIT_TOOL_FIRST
+
 __all__ = ["Severity", "Finding", "exit_status", "format_line", "as_json", "EXIT_HEALTHY", "EXIT_ERROR",
            "EXIT_WARNING"]
 
 EXIT_HEALTHY = 0
 EXIT_ERROR = 1
-EXIT_WARNING = 2
+#: Warnings only: doctor's own outcome, clear of the exit codes every tool
+#: shares (2 usage, 3 config, 5 network, 130 interrupted).
+EXIT_WARNING = EXIT_TOOL_FIRST
 
 
 class Severity(enum.Enum):
@@ -66,7 +70,7 @@ def format_line(finding: Finding) -> str:
 
 
 def exit_status(findings: Iterable[Finding]) -> int:
-    """0 healthy, 1 when any finding is an error, 2 for warnings only."""
+    """0 healthy, 1 when any finding is an error, 10 for warnings only."""
     severities = {f.severity for f in findings}
     if Severity.ERROR in severities:
         return EXIT_ERROR

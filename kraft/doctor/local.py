@@ -9,6 +9,7 @@ returns its findings.
 
 from __future__ import annotations
 
+import os
 import shutil
 import uuid
 from collections.abc import Sequence
@@ -78,6 +79,9 @@ class DirectoryFacts:
     damage: list[LogDamage] = field(default_factory=list)
     disk_total: int = 0
     disk_free: int = 0
+    #: Directories of it the node must write to but the kernel would refuse
+    #: (a read-only file system, or permissions), with the reason.
+    unwritable: list[tuple[Path, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +161,7 @@ def read_directory(path: Path) -> DirectoryFacts:
     if facts.path.exists():
         usage = shutil.disk_usage(facts.path)
         facts.disk_total, facts.disk_free = usage.total, usage.free
+    facts.unwritable = _unwritable(facts.path)
     part = facts.path / CLUSTER_METADATA_DIR
     if not part.is_dir():
         return facts
@@ -517,6 +522,35 @@ def check_voter_api_versions(facts: DirectoryFacts) -> list[Finding]:
     return []
 
 
+def _unwritable(path: Path) -> list[tuple[Path, str]]:
+    """Which of the directory and its ``__cluster_metadata-0`` the node could
+    not write to. access(2) answers without writing a byte, and says EROFS
+    on a read-only mount even to root (whom permission bits do not stop, as
+    they do not stop a node run as root)."""
+    out = []
+    for directory in (path, path / CLUSTER_METADATA_DIR):
+        if directory.is_dir() and not os.access(directory, os.W_OK | os.X_OK):
+            out.append((directory, "read-only file system" if _read_only_mount(directory) else "permission denied"))
+    return out
+
+
+def _read_only_mount(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def check_writable(facts: DirectoryFacts) -> list[Finding]:
+    """``kraft node start`` writes the lock, quorum-state and the log there:
+    a directory it cannot write to stops it (doctor said "healthy")."""
+    return [Finding(Severity.ERROR, "log-dir-unwritable", f"{directory} cannot be written ({why}): the node "
+                    "cannot start on it", {"directory": str(directory), "reason": why},
+                    "remount the file system read-write" if why == "read-only file system"
+                    else f"give the node's user write access to {directory}")
+            for directory, why in facts.unwritable]
+
+
 def check_disk(facts: DirectoryFacts, limits: LocalLimits) -> list[Finding]:
     if facts.disk_total <= 0:
         return []
@@ -558,6 +592,7 @@ def local_findings(directories: Sequence[Path], configs: Sequence[ControllerConf
         findings += check_endpoint_overrides(facts)
         findings += check_voter_api_versions(facts)
         findings += check_disk(facts, limits)
+        findings += check_writable(facts)
     for c in configs:
         if c.metadata_log_dir is None and c.error is not None:
             # Unreadable or unparsable: the file itself is the problem, not a missing key.

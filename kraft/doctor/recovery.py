@@ -119,7 +119,7 @@ def _logical_lines(text: str) -> list[tuple[list[str], str]]:
 def static_config_edit(config_path: Path, bootstrap: str) -> ConfigEdit:
     """The edit that makes ``config_path`` name ``bootstrap`` as its only
     bootstrap server instead of a static voter list."""
-    text = config_path.read_text(encoding="utf-8")
+    text = config_path.read_text(encoding="latin-1")  # as Properties.load reads it; written back byte for byte
     new_line = f"controller.quorum.bootstrap.servers={bootstrap}"
     removed: list[str] = []
     kept: list[str] = []
@@ -145,7 +145,7 @@ def apply_config_edit(edit: ConfigEdit, *, now: float | None = None) -> list[str
         raise RecoveryRefused(f"Config backup {backup} already exists: move it away and run the command again.")
     shutil.copy2(edit.path, backup)
     tmp = edit.path.with_name(f".{edit.path.name}.recover-quorum.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
+    with open(tmp, "w", encoding="latin-1") as f:
         f.write(edit.new_text)
         f.flush()
         os.fsync(f.fileno())

@@ -357,6 +357,15 @@ class KafkaRaftClient:
                 now = self._clock_ms()
                 if self._deadline_ms is not None and self._deadline_ms <= now:
                     await self._execute(self.core.poll(now))
+                    # A timer due again at once must starve neither the other
+                    # tasks (the signal handler's) nor the inbox (the Shutdown
+                    # they send): yield, and take what is queued, each turn.
+                    await trio.lowlevel.checkpoint()
+                    try:
+                        item = self._inbox.receive_nowait()
+                    except trio.WouldBlock:
+                        continue
+                    await self._handle(self._clock_ms(), item)
                     continue
                 timeout = (self._deadline_ms - now) / 1000 if self._deadline_ms is not None else 3600
                 item = None

@@ -24,6 +24,7 @@ import trio
 from kraft.config import NodeConfig
 from kraft.dirlock import DirectoryLock
 from kraft.errors import NetworkError, StorageError, leaf_exceptions
+from kraft.log_dir_check import check_log_dir, read_meta_properties
 from kraft.node import credentials, snapshots, update_features as features
 from kraft.node.cluster_ids import ClusterIdWatch, describe_cluster_asker
 from kraft.node.controller_apis import SUPPORTED_APIS, ControllerApis
@@ -387,6 +388,7 @@ def open_storage(node: RaftManager) -> tuple[MetadataLog, MetaProperties]:
     """Lock and open the node's log directory (Kafka's ``LogManager``)."""
     log_dir = Path(node.config.metadata_log_dir)
     meta_path = log_dir / "meta.properties"
+    check_log_dir(log_dir)  # as `kraft storage format` checks it (kraft.log_dir_check)
     if not meta_path.exists():
         raise NodeStartError(
             f"No meta.properties found in {log_dir}: the log directory is not formatted "
@@ -404,10 +406,9 @@ def open_storage(node: RaftManager) -> tuple[MetadataLog, MetaProperties]:
     return mlog, meta
 
 def _open_locked_storage(node: RaftManager, log_dir: Path, meta_path: Path) -> tuple[MetadataLog, MetaProperties]:
-    try:
-        meta = MetaProperties.read(meta_path)
-    except StateFileError as e:
-        raise NodeStartError(str(e)) from None
+    meta = read_meta_properties(log_dir)
+    if meta is None:  # removed since the check before the lock
+        raise NodeStartError(f"No meta.properties found in {log_dir}: the log directory is not formatted")
     if meta.directory_id is None:
         meta = _assign_directory_id(meta, meta_path)
     if meta.node_id != node.config.node_id:

@@ -60,6 +60,7 @@ from typing import Any
 import trio
 
 from kraft.client.admin import AdminError, parse_bootstrap
+from kraft.client.errors import UnreachableError
 from kraft.client.describe import (
     DESCRIBE_QUORUM_MAX_VERSION,
     ENDPOINT_TYPE_CONTROLLER,
@@ -126,6 +127,12 @@ class ObserverError(Exception):
 
 class DiscoveryError(ObserverError):
     """No bootstrap server told us who the voters are."""
+
+
+class PeersUnreachable(DiscoveryError, UnreachableError):
+    """No bootstrap server answered in Kafka's protocol at all (refused,
+    silent, or a listener of something else): exit status 5, as every tool
+    reports a peer it cannot reach; the message names each address."""
 
 
 class ClusterIdMismatch(ObserverError):
@@ -196,13 +203,18 @@ def _error_name(code: int) -> str:
 
 
 async def discover(bootstrap: Sequence[tuple[str, int]], *, expected_cluster_id: str | None = None,
-                   timeout_ms: int = 5000, retry_for_ms: int = 15000,
+                   timeout_ms: int = 5000, retry_for_ms: int = 15000, unanswered_for_ms: int | None = None,
                    security: ClientSecurity | None = None) -> DiscoveredQuorum:
     """Ask the bootstrap servers for the cluster id and the quorum (module
     docstring), each request bounded by ``timeout_ms``; rounds over all of
     them are retried (a quorum still starting, or electing) for
-    ``retry_for_ms``. Raises :class:`ClusterIdMismatch` or :class:`DiscoveryError`."""
+    ``retry_for_ms``, or only ``unanswered_for_ms`` while no server gave
+    any Kafka answer (nothing to wait for: none is a controller starting).
+    Raises :class:`ClusterIdMismatch`, :class:`DiscoveryError`, or
+    :class:`PeersUnreachable` when none answered in Kafka's protocol."""
     problems: list[str] = []
+    #: Addresses that gave some Kafka answer (an error code is an answer).
+    answered: set[tuple[str, int]] = set()
     clients: dict[tuple[str, int], PeerClient] = {}
 
     def client_for(host: str, port: int) -> PeerClient:
@@ -213,6 +225,8 @@ async def discover(bootstrap: Sequence[tuple[str, int]], *, expected_cluster_id:
         return c
 
     deadline = trio.current_time() + retry_for_ms / 1000
+    unanswered_deadline = deadline if unanswered_for_ms is None else \
+        min(deadline, trio.current_time() + unanswered_for_ms / 1000)
     try:
         round_ = 0
         while True:
@@ -222,6 +236,7 @@ async def discover(bootstrap: Sequence[tuple[str, int]], *, expected_cluster_id:
                 except PeerClientError as e:
                     problems.append(str(e))
                     continue
+                answered.add((host, port))
                 if view is None:
                     continue
                 if expected_cluster_id is not None and view.cluster_id is not None \
@@ -230,7 +245,7 @@ async def discover(bootstrap: Sequence[tuple[str, int]], *, expected_cluster_id:
                         f"the cluster at {host}:{port} has cluster id {view.cluster_id}, "
                         f"not {expected_cluster_id} (--cluster-id)")
                 return view
-            if trio.current_time() >= deadline:
+            if trio.current_time() >= (deadline if answered else unanswered_deadline):
                 break
             await trio.sleep(min(0.1 * 2 ** round_, 1.0, max(deadline - trio.current_time(), 0)))
             round_ += 1
@@ -241,6 +256,9 @@ async def discover(bootstrap: Sequence[tuple[str, int]], *, expected_cluster_id:
     for p in problems:
         if p not in seen:
             seen.append(p)
+    if not answered:
+        raise PeersUnreachable("no bootstrap controller answered in Kafka's protocol: " + "; ".join(seen[-6:])
+                               + "; check --bootstrap-controller (a controller listener) and that it is running")
     raise DiscoveryError("no bootstrap controller described the quorum: " + "; ".join(seen[-6:]))
 
 
@@ -426,6 +444,7 @@ class Observer:
                  node_id: int | None = None, properties: Mapping[str, str] | None = None,
                  quorum: Mapping[str, int] | None = None,
                  discovery_timeout_ms: int = 5000, discovery_retry_ms: int = 15000,
+                 discovery_unanswered_ms: int | None = None,
                  cluster_check_s: float = 15.0, client_security: ClientSecurity | None = None) -> None:
         if isinstance(bootstrap, str) or any(isinstance(b, str) for b in bootstrap):
             try:
@@ -446,6 +465,8 @@ class Observer:
         self.quorum = dict(quorum or {})
         self.discovery_timeout_ms = discovery_timeout_ms
         self.discovery_retry_ms = discovery_retry_ms
+        #: Give up sooner while no bootstrap server answers in Kafka's protocol.
+        self.discovery_unanswered_ms = discovery_unanswered_ms
         #: With nothing committed for this long, ask the bootstrap servers
         #: for the cluster id again (:meth:`_watch_cluster`).
         self.cluster_check_s = cluster_check_s
@@ -478,7 +499,8 @@ class Observer:
             return self._config
         self.view = view = await discover(self.bootstrap, expected_cluster_id=self.expected_cluster_id,
                                           timeout_ms=self.discovery_timeout_ms,
-                                          retry_for_ms=self.discovery_retry_ms, security=self.client_security)
+                                          retry_for_ms=self.discovery_retry_ms,
+                                          unanswered_for_ms=self.discovery_unanswered_ms, security=self.client_security)
         cluster_id = view.cluster_id or self.expected_cluster_id
         if cluster_id is None:
             raise ObserverError("the cluster did not report its cluster id (DescribeCluster is not supported): "

@@ -1057,7 +1057,10 @@ class RaftCore:
         if shutdown.outcome is None:
             if now_ms >= shutdown.deadline_ms:
                 shutdown.outcome = ShutdownOutcome(completed=False)
-            elif self.quorum.is_observer or self.quorum.is_only_voter or self.quorum.has_remote_leader:
+            elif self.quorum.is_observer or self.quorum.is_only_voter or self.quorum.has_remote_leader \
+                    or not isinstance(self.quorum.role, (Leader, Resigned)):
+                # Only a leader has something to hand over (Resigned: its
+                # EndQuorumEpoch is out); any other voter exits at once.
                 shutdown.outcome = ShutdownOutcome(completed=True)
             if shutdown.outcome is not None:
                 self._ready.shutdown = shutdown.outcome

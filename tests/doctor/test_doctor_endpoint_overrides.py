@@ -40,7 +40,7 @@ def test_overrides_in_force_are_reported_with_what_they_redirect(tmp_path: Path)
     assert done.exit_code == 0, done.output
     path = partition / ENDPOINT_OVERRIDES_FILE
     code, lines = _doctor(tmp_path / "node-1")
-    assert code == 2 and len(lines) == 1, lines
+    assert code == 10 and len(lines) == 1, lines
     assert lines[0].startswith(f"WARNING voter-endpoint-overrides: {path} (kraft's file, not Kafka's) makes this "
                                f"node dial voter 2 at new-2:9093 (the log records 127.0.0.1:{ports[2]}) instead "
                                "of the endpoints in the log's VotersRecord"), lines[0]
@@ -54,7 +54,7 @@ def test_overrides_the_log_has_caught_up_with_are_reported_as_removable(tmp_path
     path = write_endpoint_overrides(partition, [
         EndpointOverride(2, None, "CONTROLLER", ("old-2", 9093), "127.0.0.1", ports[2])])
     code, lines = _doctor(tmp_path / "node-1")
-    assert code == 2 and lines == [
+    assert code == 10 and lines == [
         f"WARNING voter-endpoint-overrides-superseded: {path} (kraft's file, not Kafka's) no longer applies: "
         f"voter 2: the log records 127.0.0.1:{ports[2]}; the node ignores it (file={path}) fix: rm {path}"], lines
     path.unlink()
@@ -67,7 +67,7 @@ def test_an_override_for_another_directory_id_is_superseded(tmp_path: Path) -> N
     write_endpoint_overrides(partition, [
         EndpointOverride(3, uuid.uuid4(), "CONTROLLER", ("127.0.0.1", ports[3]), "new-3", 9093)])
     code, lines = _doctor(tmp_path / "node-1")
-    assert code == 2 and len(lines) == 1 and "voter-endpoint-overrides-superseded" in lines[0], lines
+    assert code == 10 and len(lines) == 1 and "voter-endpoint-overrides-superseded" in lines[0], lines
 
 
 def test_a_malformed_file_is_an_error_naming_it(tmp_path: Path) -> None:

@@ -115,7 +115,7 @@ def test_static_voters_that_differ_between_nodes(tmp_path: Path) -> None:
 
 def test_an_even_number_of_voters(tmp_path: Path) -> None:
     code, out = doctor(*config_args(dynamic_controllers(tmp_path, [1, 2])))
-    assert code == 2, out
+    assert code == 10, out
     assert codes(out) == ["even-voter-count"]
     assert "2 voters tolerate no more failures than 1" in out
 
@@ -140,7 +140,7 @@ def test_a_torn_tail_is_a_warning_and_a_corrupt_batch_an_error(tmp_path: Path) -
     original = segment.read_bytes()
     segment.write_bytes(original + original[-40:-10])
     code, out = doctor("--dir", str(directory))
-    assert code == 2 and codes(out) == ["torn-tail"], out
+    assert code == 10 and codes(out) == ["torn-tail"], out
     assert f"position={len(original)}" in out
     damaged = bytearray(original)
     damaged[len(damaged) // 2] ^= 0xFF
@@ -153,7 +153,7 @@ def test_a_torn_tail_is_a_warning_and_a_corrupt_batch_an_error(tmp_path: Path) -
 def test_a_snapshot_far_behind_the_log_end(tmp_path: Path) -> None:
     directory = real_copy(tmp_path, "controller1")
     code, out = doctor("--dir", str(directory), "--max-bytes-since-snapshot", "1000")
-    assert code == 2 and codes(out) == ["snapshot-far-behind"], out
+    assert code == 10 and codes(out) == ["snapshot-far-behind"], out
     assert "latest_snapshot_offset=358" in out and "log_end_offset=514" in out
 
 

@@ -15,9 +15,9 @@ def test_one_line_json_and_exit_status() -> None:
     warning = Finding(Severity.WARNING, "even-voter-count", "4 voters")
     assert format_line(error) == "ERROR   voter-unreachable: voter 2 does not answer (node=2, ids=[1,3]) fix: start it"
     assert format_line(warning) == "WARNING even-voter-count: 4 voters"
-    assert (exit_status([]), exit_status([warning]), exit_status([warning, error])) == (0, 2, 1)
+    assert (exit_status([]), exit_status([warning]), exit_status([warning, error])) == (0, 10, 1)
     doc = as_json([warning], {"controllers": ["127.0.0.1:1"]})
-    assert doc == {"checked": {"controllers": ["127.0.0.1:1"]}, "status": 2, "findings": [
+    assert doc == {"checked": {"controllers": ["127.0.0.1:1"]}, "status": 10, "findings": [
         {"severity": "WARNING", "code": "even-voter-count", "what": "4 voters", "evidence": {}, "fix": None}]}
 
 

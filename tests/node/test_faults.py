@@ -206,7 +206,7 @@ async def test_fetch_at_bogus_offsets(tmp_path: Path) -> None:
     epoch the log does not know is answered with the diverging epoch; an
     offset below the log start with the snapshot id; a foreign cluster id
     with INCONSISTENT_CLUSTER_ID."""
-    paths = make_configs(tmp_path, [1], extra={"metadata.log.segment.bytes": "1024",
+    paths = make_configs(tmp_path, [1], extra={"internal.metadata.log.segment.bytes": "1024",
                                                "metadata.max.retention.bytes": "1"})
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:

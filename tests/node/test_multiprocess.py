@@ -47,7 +47,7 @@ OBSERVER = 9
 #: a loaded machine (with 20,000 bytes, a third of a second of log, it fell
 #: behind in a CI run at load 4-7 and got a snapshot instead of records).
 FAST_SNAPSHOTS = {
-    "metadata.log.segment.bytes": "2048",
+    "internal.metadata.log.segment.bytes": "2048",
     "metadata.log.max.record.bytes.between.snapshots": "3000",
     "metadata.max.retention.bytes": "1000000",
 }

@@ -26,7 +26,7 @@ from tests.node.harness import append_until_ok, history, leader_of, node_config,
 
 #: Small segments and a retention that always applies: each new snapshot
 #: moves the log start up to it.
-SMALL_LOG = {"metadata.log.segment.bytes": "1024", "metadata.max.retention.bytes": "1"}
+SMALL_LOG = {"internal.metadata.log.segment.bytes": "1024", "metadata.max.retention.bytes": "1"}
 
 
 def partition_dir(node: KraftNode) -> Path:
@@ -242,7 +242,7 @@ async def test_time_based_retention_runs_in_the_background(tmp_path: Path) -> No
     log before the next one) at the next periodic clean (Kafka runs it every
     60 s; here every 0.2 s), keeping the latest snapshot."""
     extra = {"metadata.max.retention.bytes": "-1", "metadata.max.retention.ms": "5000",
-             "metadata.log.segment.bytes": "1024"}
+             "internal.metadata.log.segment.bytes": "1024"}
     paths = make_configs(tmp_path, [1], extra=extra)
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:

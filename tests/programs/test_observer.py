@@ -194,7 +194,7 @@ async def test_a_restart_resumes_from_the_local_copy(tmp_path: Path) -> None:
 
 
 async def test_a_late_observer_catches_up_from_a_snapshot(tmp_path: Path) -> None:
-    small_log = {"metadata.log.segment.bytes": "1024", "metadata.max.retention.bytes": "1"}
+    small_log = {"internal.metadata.log.segment.bytes": "1024", "metadata.max.retention.bytes": "1"}
     with trio.fail_after(90):
         async with trio.open_nursery() as nursery:
             nodes = await _cluster(nursery, tmp_path, small_log)

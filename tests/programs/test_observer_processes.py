@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 #: Small segments, snapshots every ~20 KB, retention that always applies:
 #: the log start keeps moving, so a late observer needs FetchSnapshot.
 SMALL_LOG = {
-    "metadata.log.segment.bytes": "8192",
+    "internal.metadata.log.segment.bytes": "8192",
     "metadata.max.retention.bytes": "1",
     "metadata.log.max.record.bytes.between.snapshots": "20000",
     "controller.quorum.append.linger.ms": "5",
