@@ -15,6 +15,7 @@ from typing import TextIO
 import trio
 
 from kraft.config import NodeConfig
+from kraft.node.fault import fail_stop_on_disk_failure
 from kraft.node.node import KraftNode
 from kraft.node.snapshots import run_record_history_snapshots
 from kraft.raft.errors import LocalRaftError, NotLeaderError
@@ -31,6 +32,18 @@ async def run_node(config: NodeConfig, demo_append_rate: float, bench_record_siz
     # The handlers go in before the node starts: a SIGTERM sent the moment
     # the node says "listening on" is then a clean shutdown, not a kill by
     # the default action (the receiver keeps what arrives until it is read).
+    try:
+        await _run(node, demo_append_rate, bench_record_size, demo_ack_log, demo_records, demo_history)
+    except BaseException as exc:
+        if node.running:
+            # A disk error out of a task beside the node (the record-history
+            # snapshots, the demo load): Kafka's fatal fault, exit 1.
+            fail_stop_on_disk_failure(exc, Path(config.metadata_log_dir), node.fault_handler)
+        raise
+
+
+async def _run(node: KraftNode, demo_append_rate: float, bench_record_size: int | None,
+               demo_ack_log: Path | None, demo_records: str, demo_history: Path | None) -> None:
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with trio.open_nursery() as nursery:
             await nursery.start(node.run)

@@ -13,14 +13,17 @@ node inside the test process pass :class:`RaisingFaultHandler` instead
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import NoReturn, Protocol
 
 log = logging.getLogger("kraft.node")
 
-__all__ = ["FatalFaultError", "FaultHandler", "ProcessTerminatingFaultHandler", "RaisingFaultHandler"]
+__all__ = ["FatalFaultError", "FaultHandler", "ProcessTerminatingFaultHandler", "RaisingFaultHandler",
+           "disk_failure", "fail_stop_on_disk_failure"]
 
 #: Kafka's status code for a fatal fault (``ProcessTerminatingFaultHandler``).
 FATAL_EXIT_CODE = 1
@@ -66,3 +69,37 @@ class RaisingFaultHandler:
         log.error("Encountered fatal fault: %s", message)
         self.faults.append(message)
         raise FatalFaultError(message) from cause
+
+
+#: A full disk: the one write failure a node survives (the write is undone).
+_SURVIVED = (errno.ENOSPC, errno.EDQUOT)
+
+
+def disk_failure(exc: BaseException, log_dir: Path) -> OSError | None:
+    """The first disk error in ``exc`` (a leaf OSError naming a file under
+    ``log_dir``, or EIO) whose outcome is unknown -- not a full disk; None
+    when there is none."""
+    stack: list[BaseException] = [exc]
+    while stack:
+        leaf = stack.pop(0)
+        if isinstance(leaf, BaseExceptionGroup):
+            stack[:0] = list(leaf.exceptions)
+            continue
+        if not isinstance(leaf, OSError) or leaf.errno in _SURVIVED:
+            continue
+        name = str(leaf.filename or "")
+        if leaf.errno == errno.EIO or (name and Path(name).resolve().is_relative_to(log_dir.resolve())):
+            return leaf
+    return None
+
+
+def fail_stop_on_disk_failure(exc: BaseException, log_dir: Path, handler: FaultHandler | None) -> None:
+    """Kafka's fatal fault (exit 1) for a disk error that escaped a running
+    node's task (retention, a snapshot, a listener reading the log): its
+    outcome is unknown as much as one in the raft client's own writes, and
+    it is never a storage error's exit 4. Returns when ``exc`` holds none."""
+    failure = disk_failure(exc, log_dir)
+    if failure is not None:
+        (handler or ProcessTerminatingFaultHandler()).handle_fault(
+            f"metadata log I/O error, outcome unknown: {failure}; stopping so that nothing written after the "
+            "last successful flush counts (restart once the disk is healthy)", failure)

@@ -10,7 +10,6 @@ in one nursery (:meth:`RaftManager.run`). The embedding API
 
 from __future__ import annotations
 
-import errno
 import logging
 import uuid
 from functools import partial
@@ -23,7 +22,7 @@ import trio
 
 from kraft.config import NodeConfig
 from kraft.dirlock import DirectoryLock
-from kraft.errors import NetworkError, StorageError, leaf_exceptions
+from kraft.errors import NetworkError, StorageError
 from kraft.log_dir_check import check_log_dir, read_meta_properties
 from kraft.node import credentials, snapshots, update_features as features
 from kraft.node.cluster_ids import ClusterIdWatch, describe_cluster_asker
@@ -31,8 +30,8 @@ from kraft.node.controller_apis import SUPPORTED_APIS, ControllerApis
 from kraft.node.controller_registration import ControllerRegistrationManager, RegisteredListener
 from kraft.node.network_channel import AddressBook, NetworkChannel, bootstrap_nodes
 from kraft.node.quorum_state_store import ElectionStateStore
-from kraft.node.raft_client import KafkaRaftClient, is_known_outcome
-from kraft.node.fault import FaultHandler
+from kraft.node.raft_client import KafkaRaftClient
+from kraft.node.fault import FaultHandler, fail_stop_on_disk_failure
 from kraft.node.raft_metrics import RaftMetrics
 from kraft.node.remedies import corruption_remedy
 from kraft.node.snapshots import CommittedSource
@@ -190,16 +189,8 @@ class RaftManager:
                     await self._serve_metrics(nursery, raft_client, meta)
                 task_status.started()
         except BaseException as exc:
-            # A disk error that escaped a node task once it was running
-            # (retention, a snapshot, a listener reading the log) has an
-            # unknown outcome as much as one in the raft client's writes:
-            # Kafka's fatal fault (exit 1), never a storage error's exit 4
-            # (kraft/node/fault.py).
-            failure = _disk_failure(exc, Path(self.config.metadata_log_dir)) if raft_client.initialized else None
-            if failure is not None:
-                raft_client.fault_handler.handle_fault(
-                    f"metadata log I/O error, outcome unknown: {failure}; stopping so that nothing written after "
-                    "the last successful flush counts (restart once the disk is healthy)", failure)
+            if raft_client.initialized:
+                fail_stop_on_disk_failure(exc, Path(self.config.metadata_log_dir), raft_client.fault_handler)
             raise
         finally:
             # Close the log first: closing the pool awaits, and under
@@ -363,19 +354,6 @@ class RaftManager:
 #: How long a ControllerRegistration may take: the active controller answers
 #: once the record is committed (Kafka's ``request.timeout.ms`` default).
 REGISTRATION_TIMEOUT_MS = 30_000
-
-
-def _disk_failure(exc: BaseException, log_dir: Path) -> OSError | None:
-    """The first disk error in ``exc`` (a leaf OSError naming a file under
-    ``log_dir``, or EIO), but not a full disk that a write undid (survived,
-    :func:`kraft.node.raft_client.is_known_outcome`); None when there is none."""
-    for leaf in leaf_exceptions(exc):
-        if not isinstance(leaf, OSError) or is_known_outcome(leaf):
-            continue
-        name = str(leaf.filename or "")
-        if leaf.errno == errno.EIO or (name and Path(name).resolve().is_relative_to(log_dir.resolve())):
-            return leaf
-    return None
 
 
 async def _run_raft_client(raft: KafkaRaftClient, nursery: trio.Nursery) -> None:

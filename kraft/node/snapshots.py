@@ -51,6 +51,7 @@ snapshots a :class:`SnapshotTarget` (``KraftNode`` is one).
 
 from __future__ import annotations
 
+import errno
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -256,6 +257,8 @@ async def run_log_cleaner(raft_client: RaftWriter, interval_s: float = LOG_CLEAN
         try:
             await clean_log(raft_client)
         except OSError as e:
+            if e.errno == errno.EIO:
+                raise  # outcome unknown: the node fail-stops (kraft.node.fault), never retries an fsync
             log.warning("retention failed: %s", e)
         except LocalRaftError:
             return  # the node stopped
@@ -334,6 +337,8 @@ async def run_record_history_snapshots(
             log.debug("no snapshot at %s: %s", sid, e)
             policy.on_snapshot(now)
         except OSError as e:
+            if e.errno == errno.EIO:
+                raise  # outcome unknown: the node fail-stops (kraft.node.fault), never retries an fsync
             log.warning("snapshot at %s failed (%s), retrying in %d ms", sid, e, policy.retry_backoff_ms)
             policy.on_failure(now)
         else:
