@@ -136,6 +136,18 @@ def _debugging(ctx: click.Context) -> bool:
         or logging.getLogger().getEffectiveLevel() <= logging.DEBUG
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is a Ctrl-C, or was raised while one was being handled."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__context__
+    return False
+
+
 class KraftGroup(LazyGroup):
     """The top-level group: every failure of a command becomes one line on
     stderr and the exit code of its class (:mod:`kraft.errors`); the
@@ -153,8 +165,10 @@ class KraftGroup(LazyGroup):
             raise
         except BaseException as exc:  # noqa: BLE001 - the one place every failure is reported
             leaves = errors.leaf_exceptions(exc)
-            if any(isinstance(e, KeyboardInterrupt) for e in leaves):
-                # Ctrl-C inside trio: a nursery groups it with its tasks' Cancelled.
+            if any(_interrupted(e) for e in leaves):
+                # Ctrl-C inside trio: a nursery groups it with its tasks'
+                # Cancelled; or clean-up it interrupted raised in its turn (a
+                # thread joined before it had started), with it as context.
                 raise click.exceptions.Exit(errors.EXIT_INTERRUPTED) from None
             if len(leaves) == 1 and isinstance(leaves[0], (click.exceptions.ClickException,
                                                            click.exceptions.Exit, SystemExit)):

@@ -82,7 +82,7 @@ class VoterSpec:
 
 
 # Keys a kraft node reads, with Kafka's defaults (as strings, parsed below).
-_DEFAULTS: dict[str, str] = {
+DEFAULTS: dict[str, str] = {
     "process.roles": "",
     "node.id": "",
     "listeners": "",
@@ -288,7 +288,7 @@ def validate_numbers(props: Mapping[str, str]) -> None:
 
 
 def _int(props: Mapping[str, str], key: str) -> int:
-    return check_number(key, props.get(key, _DEFAULTS[key]))
+    return check_number(key, props.get(key, DEFAULTS[key]))
 
 
 def _port(props: Mapping[str, str], key: str) -> int:
@@ -297,7 +297,7 @@ def _port(props: Mapping[str, str], key: str) -> int:
 
 
 def _bool(props: Mapping[str, str], key: str) -> bool:
-    value = props.get(key, _DEFAULTS[key]).strip().lower()
+    value = props.get(key, DEFAULTS[key]).strip().lower()
     if value not in ("true", "false"):
         raise ConfigError(f"{key}: expected true or false, got {value!r}")
     return value == "true"
@@ -549,7 +549,7 @@ def metadata_log_dir(props: Mapping[str, str]) -> Path:
                           "(or remove the line to use the first of log.dirs)")
     first_log_dir = props.get("log.dirs", "").split(",")[0].strip()
     return Path(props.get("metadata.log.dir", "").strip() or first_log_dir
-                or props.get("log.dir", _DEFAULTS["log.dir"]).strip() or _DEFAULTS["log.dir"])
+                or props.get("log.dir", DEFAULTS["log.dir"]).strip() or DEFAULTS["log.dir"])
 
 
 def _witness_mode(props: Mapping[str, str]) -> WitnessMode:
@@ -599,17 +599,17 @@ def _security(props: Mapping[str, str], listeners: list[Endpoint], proto_map: Ma
 
 def suggest_key(key: str) -> str | None:
     """The known key an unknown one is most likely a typo of (difflib), if any."""
-    matches = difflib.get_close_matches(key, list(_DEFAULTS), n=1, cutoff=0.8)
+    matches = difflib.get_close_matches(key, list(DEFAULTS), n=1, cutoff=0.8)
     return matches[0] if matches else None
 
 
 def _warn_unknown(props: Mapping[str, str]) -> None:
     for key in sorted(props):
-        if key in _DEFAULTS or key.startswith(_IGNORED_PREFIXES) or key.startswith("listener.name."):
+        if key in DEFAULTS or key.startswith(_IGNORED_PREFIXES) or key.startswith("listener.name."):
             continue
         suggestion = suggest_key(key)
         if suggestion is not None:
-            value = props.get(suggestion, _DEFAULTS[suggestion]).strip()
+            value = props.get(suggestion, DEFAULTS[suggestion]).strip()
             if value:
                 log.warning("ignoring unknown config key %s: did you mean %s? (running with %s=%s)", key, suggestion,
                             suggestion, value)

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kraft.cli import main
-from kraft.config import _DEFAULTS, NUMERIC_KEYS, ConfigError, NodeConfig
+from kraft.config import DEFAULTS, NUMERIC_KEYS, ConfigError, NodeConfig
 from kraft.errors import EXIT_INTERNAL
 
 REFUSED = "127.0.0.1:1"
@@ -130,7 +130,7 @@ def test_any_value_of_any_option_is_an_answer_or_one_error_line(path: tuple[str,
 
 _BASE_CONFIG = {"process.roles": "controller", "node.id": "1", "listeners": "CONTROLLER://127.0.0.1:9093",
                 "controller.listener.names": "CONTROLLER", "controller.quorum.voters": "1@127.0.0.1:9093"}
-_KEYS = sorted(set(_DEFAULTS) | set(NUMERIC_KEYS) | set(_BASE_CONFIG))
+_KEYS = sorted(set(DEFAULTS) | set(NUMERIC_KEYS) | set(_BASE_CONFIG))
 
 
 @settings(max_examples=400, deadline=None)

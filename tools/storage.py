@@ -49,7 +49,6 @@ from kraft.records.bootstrap import (
     write_bootstrap_checkpoint,
     write_bootstrap_snapshot,
 )
-from kraft.log_dir_check import check_log_dir, read_meta_properties
 from kraft.records.errors import StateFileError
 from kraft.tools.feature_versions import feature_dependencies, version_mapping
 from kraft.tools.kafka_version import current_release, kafka_version_option
@@ -175,6 +174,10 @@ def run_format(request: FormatRequest, out: IO[str] | None = None) -> None:
         raise FormatError(kafka.kraft_version_1_error.replace("kraft.version to 1", f"kraft.version to {kraft_version}"))
     features[KRAFT_VERSION_FEATURE] = kraft_version
     _validate_dependencies(features, feature_level(release))
+
+    # Imported here: kraft.log_dir_check reads the config (which brings the
+    # TLS settings and trio), and `kraft storage --help` imports nothing heavy.
+    from kraft.log_dir_check import check_log_dir, read_meta_properties
 
     # MetaPropertiesEnsemble: what is already there must agree.
     formatted: list[str] = []
