@@ -35,10 +35,12 @@ async def run_node(config: NodeConfig, demo_append_rate: float, bench_record_siz
     try:
         await _run(node, demo_append_rate, bench_record_size, demo_ack_log, demo_records, demo_history)
     except BaseException as exc:
-        if node.running:
-            # A disk error out of a task beside the node (the record-history
-            # snapshots, the demo load): Kafka's fatal fault, exit 1.
-            fail_stop_on_disk_failure(exc, Path(config.metadata_log_dir), node.fault_handler)
+        # A disk error out of a task beside the node (the record-history
+        # snapshots, the demo load), or EIO even while it starts (reading or
+        # recovering the log, as Kafka's KafkaRaftServer exits 1 then):
+        # Kafka's fatal fault, exit 1.
+        fail_stop_on_disk_failure(exc, Path(config.metadata_log_dir), node.fault_handler,
+                                  eio_only=not node.running)
         raise
 
 

@@ -75,7 +75,7 @@ class RaisingFaultHandler:
 _SURVIVED = (errno.ENOSPC, errno.EDQUOT)
 
 
-def disk_failure(exc: BaseException, log_dir: Path) -> OSError | None:
+def disk_failure(exc: BaseException, log_dir: Path, eio_only: bool = False) -> OSError | None:
     """The first disk error in ``exc`` (a leaf OSError naming a file under
     ``log_dir``, or EIO) whose outcome is unknown -- not a full disk; None
     when there is none."""
@@ -88,17 +88,18 @@ def disk_failure(exc: BaseException, log_dir: Path) -> OSError | None:
         if not isinstance(leaf, OSError) or leaf.errno in _SURVIVED:
             continue
         name = str(leaf.filename or "")
-        if leaf.errno == errno.EIO or (name and Path(name).resolve().is_relative_to(log_dir.resolve())):
+        if leaf.errno == errno.EIO or (not eio_only and name and Path(name).resolve().is_relative_to(log_dir.resolve())):
             return leaf
     return None
 
 
-def fail_stop_on_disk_failure(exc: BaseException, log_dir: Path, handler: FaultHandler | None) -> None:
+def fail_stop_on_disk_failure(exc: BaseException, log_dir: Path, handler: FaultHandler | None,
+                              eio_only: bool = False) -> None:
     """Kafka's fatal fault (exit 1) for a disk error that escaped a running
     node's task (retention, a snapshot, a listener reading the log): its
     outcome is unknown as much as one in the raft client's own writes, and
     it is never a storage error's exit 4. Returns when ``exc`` holds none."""
-    failure = disk_failure(exc, log_dir)
+    failure = disk_failure(exc, log_dir, eio_only)
     if failure is not None:
         (handler or ProcessTerminatingFaultHandler()).handle_fault(
             f"metadata log I/O error, outcome unknown: {failure}; stopping so that nothing written after the "
