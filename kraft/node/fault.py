@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import NoReturn, Protocol
 
+from kraft.errors import leaf_exceptions
+
 log = logging.getLogger("kraft.node")
 
 __all__ = ["FatalFaultError", "FaultHandler", "ProcessTerminatingFaultHandler", "RaisingFaultHandler",
@@ -79,12 +81,7 @@ def disk_failure(exc: BaseException, log_dir: Path, eio_only: bool = False) -> O
     """The first disk error in ``exc`` (a leaf OSError naming a file under
     ``log_dir``, or EIO) whose outcome is unknown -- not a full disk; None
     when there is none."""
-    stack: list[BaseException] = [exc]
-    while stack:
-        leaf = stack.pop(0)
-        if isinstance(leaf, BaseExceptionGroup):
-            stack[:0] = list(leaf.exceptions)
-            continue
+    for leaf in leaf_exceptions(exc):
         if not isinstance(leaf, OSError) or leaf.errno in _SURVIVED:
             continue
         name = str(leaf.filename or "")
