@@ -426,7 +426,8 @@ class KafkaRaftClient:
                         item.error = e
                 item.done.set()
             case _:
-                await self._execute(self.core.step(now, item))
+                self.core.step(now, item)
+                await self._execute(self.core.poll(now))
 
     # ------------------------------------------------------------ Ready
 

@@ -38,9 +38,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import partial
+from collections.abc import Sequence
 
 from kraft.raft.errors import (
     Errors,
@@ -97,7 +95,8 @@ from kraft.raft.logops import (
 from kraft.raft.quorum_state import QuorumState
 from kraft.raft.quorum_info import QuorumInfo
 from kraft.raft.ready import Ready, RoleChange, ShutdownOutcome
-from kraft.raft import handover
+from kraft.raft import handover, polling
+from kraft.raft.polling import Shutdown
 from kraft.raft.witness import CampaignPolicy, handover_leaders, may_campaign, preferred_successors, resign_reason
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import KRaftControlState, LogView, OffsetAndEpoch
@@ -126,26 +125,10 @@ from kraft.raft.voters import (
 #: Fetch, FetchSnapshot), which pass the epoch gate.
 _QuorumRequest = VoteRequest | BeginQuorumEpochRequest | EndQuorumEpochRequest | FetchRequest | FetchSnapshotRequest
 
-#: A poll loop iteration that keeps asking to run again immediately is cut
-#: after this many rounds (each round changes the role, so this is generous).
-_MAX_POLL_ROUNDS = 16
-
-
-@dataclass(slots=True)
-class _Shutdown:
-    deadline_ms: int
-    outcome: ShutdownOutcome | None = None
-
-
 def _peer(node_id: int) -> str:
     """A peer as a role-change reason names it: bootstrap servers have
     negative ids (-1, -2, ... in controller.quorum.bootstrap.servers order)."""
     return f"node {node_id}" if node_id >= 0 else f"bootstrap server {-node_id}"
-
-
-def _min_opt(*values: int | None) -> int | None:
-    present = [v for v in values if v is not None]
-    return min(present) if present else None
 
 
 class RaftCore:
@@ -185,7 +168,7 @@ class RaftCore:
         self._log = log
         self.quorum = QuorumState(local_key=self.local_key, voters=voters, config=self.config, rng=rng,
                                   local_endpoints=local_endpoints)
-        self._requests = RequestManager(self.config.retry_backoff_ms, self.config.request_timeout_ms, rng)
+        self.requests = RequestManager(self.config.retry_backoff_ms, self.config.request_timeout_ms, rng)
         self._election_state = election_state
         self._static_voters = voters
         self._local_endpoints = tuple(local_endpoints)
@@ -193,26 +176,29 @@ class RaftCore:
         #: The name of the default controller listener a voter must have.
         self.default_listener = local_endpoints[0].listener if local_endpoints else DEFAULT_CONTROLLER_LISTENER
         self.followers_always_flush = followers_always_flush
-        self._campaign_policy = campaign_policy
+        self.campaign_policy = campaign_policy
         #: A witness's hand-over bookkeeping (kraft/raft/handover.py).
         self._handover = handover.HandoverWatch(handover.reachable_window_ms(self.config))
-        self._membership = membership.MembershipClient(local_endpoints, supported_kraft_versions, auto_join)
+        self.membership_client = membership.MembershipClient(local_endpoints, supported_kraft_versions, auto_join)
         #: The finalized kraft.version and the offset of the VotersRecord of
         #: the current voter set (None: the static set), from the log.
         self.kraft_version = 0
         self.voters_offset: int | None = None
-        self._control_state: KRaftControlState | None = None
-        self._out: Ready | None = None
+        self.control_state: KRaftControlState | None = None
+        #: The Ready being filled: what the next poll returns.
+        self.pending = Ready()
+        #: Whether this Ready's first call read what the shell wrote.
+        self._synced = False
         #: The last Ready asked the shell to write the log: the next call
         #: reads what it wrote (:meth:`_sync_with_log`).
-        self._ready_wrote_log = False
-        self._poll_timeout: int | None = None
+        self.pending_wrote_log = False
+        self.poll_timeout: int | None = None
         #: The largest high watermark exposed to the shell (Ready.committed):
         #: what the listeners were told, never decreasing. The high watermark
         #: itself is the current role's (``quorum.high_watermark``).
         self._committed: int | None = None
         self._last_leader: LeaderAndEpoch | None = None
-        self._shutdown: _Shutdown | None = None
+        self.shutdown: Shutdown | None = None
         self._now_ms: int | None = None
         self._initialized = False
 
@@ -298,36 +284,37 @@ class RaftCore:
         role = self.quorum.role
         self._note_role_change(None, "start-up")
         if self.quorum.is_only_voter and isinstance(role, (Unattached, Follower, Resigned)):
-            self._become_prospective(now_ms, "start-up as the only voter")
+            self.become_prospective(now_ms, "start-up as the only voter")
         elif isinstance(role, Candidate):
             self._after_transition(now_ms, None)
             self.maybe_transition_forward(now_ms)
         else:
             self._after_transition(now_ms, None)
-        self._run_poll(now_ms)
+        polling.run_poll(self, now_ms)
         return self._finish(now_ms)
 
-    def step(self, now_ms: int, inbound: Inbound) -> Ready:
-        """Handle one inbound message, then do whatever the timers require."""
+    def step(self, now_ms: int, inbound: Inbound) -> None:
+        """Handle one inbound message. What it produces waits in the Ready
+        that the next :meth:`poll` returns (etcd's ``Step``, then ``Ready``):
+        the driver calls ``poll`` after a step, or after a batch of them."""
         self._begin(now_ms)
-        if self._shutdown is None or self._shutdown.outcome is None:
+        if self.shutdown is None or self.shutdown.outcome is None:
             match inbound:
                 case InboundRequest():
                     self._handle_request(now_ms, inbound)
                 case InboundResponse():
                     self._handle_response(now_ms, inbound)
                 case RequestFailed(destination=dest, correlation_id=cid):
-                    self._requests.on_response(dest, cid, False, now_ms)
+                    self.requests.on_response(dest, cid, False, now_ms)
                     membership.on_request_failed(self, cid)
                 case _:
                     raise TypeError(f"not an inbound message: {inbound!r}")
-            self._run_poll(now_ms)
-        return self._finish(now_ms)
 
     def poll(self, now_ms: int) -> Ready:
-        """Run the timers: elections, fetches, resends, linger, timeouts."""
+        """Run the timers (elections, fetches, resends, linger, timeouts) and
+        take the Ready: everything produced since the last one."""
         self._begin(now_ms)
-        self._run_poll(now_ms)
+        polling.run_poll(self, now_ms)
         return self._finish(now_ms)
 
     def append(self, now_ms: int, records: Sequence[bytes], *, epoch: int | None = None) -> int:
@@ -338,7 +325,7 @@ class RaftCore:
         leadership ends first the records may never be written."""
         if self._initialized:
             role = self.quorum.role
-            if type(role) is Leader and epoch is None and self._shutdown is None and not role.state.resign_requested \
+            if type(role) is Leader and epoch is None and self.shutdown is None and not role.state.resign_requested \
                     and role.state.handover is None:
                 # A busy leader's every append: the checks below, in short.
                 return role.state.accumulator.append(now_ms, records)
@@ -351,7 +338,7 @@ class RaftCore:
         if role.state.handover is not None:
             raise NotLeaderError("append failed: this replica is a kraft witness leading only to hand the log over "
                                  "(kraft/raft/handover.py); it appends no records")
-        if not role.state.accepts_appends() or self._shutdown is not None:
+        if not role.state.accepts_appends() or self.shutdown is not None:
             raise NotLeaderError("append failed: the leader is resigning")
         return role.state.accumulator.append(now_ms, records)
 
@@ -376,9 +363,9 @@ class RaftCore:
         shutdown completes once another leader is known, or at once for a
         follower, observer or sole voter; ``Ready.shutdown`` reports the end."""
         self._begin(now_ms)
-        if self._shutdown is None:
-            self._shutdown = _Shutdown(now_ms + timeout_ms)
-        self._run_poll(now_ms)
+        if self.shutdown is None:
+            self.shutdown = Shutdown(now_ms + timeout_ms)
+        polling.run_poll(self, now_ms)
         return self._finish(now_ms)
 
     def validate_snapshot_id(self, snapshot_id: OffsetAndEpoch) -> None:
@@ -398,22 +385,23 @@ class RaftCore:
     def _begin(self, now_ms: int, *, sync: bool = True) -> None:
         if sync:
             self._check_initialized()
-        if self._out is not None:
-            raise LocalRaftError("RaftCore is not re-entrant")
         if self._now_ms is not None and now_ms < self._now_ms:
             raise LocalRaftError(f"time went backwards: {now_ms} < {self._now_ms}")
         self._now_ms = now_ms
-        self._out = Ready()
-        if sync:
+        if sync and not self._synced:
+            # The first call since the shell executed the last Ready.
+            self._synced = True
             self._sync_with_log(now_ms)
 
     def _finish(self, now_ms: int) -> Ready:
-        out = self._ready
-        self._out = None
-        self._ready_wrote_log = bool(out.log)
+        out = self.pending
+        # The next Ready is made now, so a step only adds to one.
+        self.pending = Ready()
+        self._synced = False
+        self.pending_wrote_log = bool(out.log)
         out.persist = self.quorum.take_pending_persist()
         out.kraft_version = self.kraft_version
-        if self._shutdown is not None and self._shutdown.outcome is not None:
+        if self.shutdown is not None and self.shutdown.outcome is not None:
             out.next_deadline_ms = None
         elif out.log or self._leader_write() is LeaderWrite.SERVED:
             # The log changes when the shell executes this Ready; come back
@@ -421,14 +409,7 @@ class RaftCore:
             # a leader flushes what it just served).
             out.next_deadline_ms = now_ms
         else:
-            out.next_deadline_ms = None if self._poll_timeout is None else now_ms + self._poll_timeout
-        return out
-
-    @property
-    def _ready(self) -> Ready:
-        out = self._out
-        if out is None:
-            raise LocalRaftError("no call in progress")
+            out.next_deadline_ms = None if self.poll_timeout is None else now_ms + self.poll_timeout
         return out
 
     def _leader_write(self) -> LeaderWrite | None:
@@ -449,16 +430,16 @@ class RaftCore:
         return OffsetAndEpoch(self._log.end_offset, self._log.last_epoch)
 
     def violation(self, source: int, description: str) -> None:
-        self._ready.violations.append(RemoteProtocolViolation(source, description))
+        self.pending.violations.append(RemoteProtocolViolation(source, description))
 
     def respond(self, env: InboundRequest, response: RaftResponse) -> None:
-        self._ready.send.append(OutboundResponse(env.source, env.correlation_id, response))
+        self.pending.send.append(OutboundResponse(env.source, env.correlation_id, response))
 
     def emit_log(self, op: LogOp) -> None:
-        self._ready.log.append(op)
+        self.pending.log.append(op)
 
     def has_pending_log(self) -> bool:
-        return bool(self._ready.log)
+        return bool(self.pending.log)
 
     def _sync_with_log(self, now_ms: int) -> None:
         """Pick up what the shell wrote while executing the previous Ready.
@@ -466,7 +447,7 @@ class RaftCore:
         installs) move the log end and change its control records: after a
         Ready without any there is nothing new to read, except a leader's
         write moving through its stages."""
-        wrote = self._ready_wrote_log
+        wrote = self.pending_wrote_log
         if wrote:
             self._refresh_voters(now_ms)
         role = self.quorum.role
@@ -477,7 +458,7 @@ class RaftCore:
                 # Written, not durable: served now, counted once flushed.
                 state.write = LeaderWrite.SERVED
             elif state.write is LeaderWrite.SERVED:
-                self._ready.log.append(Flush())
+                self.pending.log.append(Flush())
                 state.write = LeaderWrite.FLUSHING
             else:
                 state.write = None
@@ -486,13 +467,13 @@ class RaftCore:
             if state.parked:
                 fetch.complete_parked_below(self, now_ms, role, end)
         elif isinstance(role, Follower) and wrote:
-            fetch.sync_follower_with_log(self, log_pending=bool(self._ready.log))
+            fetch.sync_follower_with_log(self, log_pending=bool(self.pending.log))
 
     def expose_committed(self, high_watermark: int) -> None:
         """Expose a new high watermark to the shell (never a lower one)."""
         if self._committed is None or high_watermark > self._committed:
             self._committed = high_watermark
-            self._ready.committed = high_watermark
+            self.pending.committed = high_watermark
             self._maybe_fire_leader_change()
 
     def note_committed(self, high_watermark: int) -> None:
@@ -507,9 +488,9 @@ class RaftCore:
         ``KRaftControlRecordStateMachine`` feeds ``QuorumState``. Without any
         VotersRecord the static voters apply."""
         state = self._log.kraft_control_state()
-        if state is self._control_state:
+        if state is self.control_state:
             return
-        self._control_state = state
+        self.control_state = state
         self.kraft_version = state.kraft_version
         if state.voters is None:
             voters, offset = self._static_voters, None
@@ -525,12 +506,12 @@ class RaftCore:
         if not self._initialized:
             return
         role = self.quorum.role
-        if isinstance(role, Leader) and self._out is not None:
+        if isinstance(role, Leader):
             # The new majority may commit more (a lagging voter removed).
             if role.progress.update_voters(voters):
                 fetch.leader_high_watermark_advanced(self, now_ms, role)
 
-    def _bootstrap_nodes(self) -> tuple[int, ...]:
+    def bootstrap_nodes(self) -> tuple[int, ...]:
         """Who a replica without a known leader asks: the known voters and the
         ``controller.quorum.bootstrap.servers`` (negative ids)."""
         local = self.quorum.local_id
@@ -541,7 +522,7 @@ class RaftCore:
 
     def _after_transition(self, now_ms: int, previous: Role | None) -> None:
         # Answers to requests sent in the old role are meaningless now.
-        self._requests.reset_all()
+        self.requests.reset_all()
         if isinstance(previous, Leader):
             # The leadership's state went with the role; answer what waited on it.
             state = previous.state
@@ -550,7 +531,7 @@ class RaftCore:
             if state.write in (LeaderWrite.WRITTEN, LeaderWrite.SERVED):
                 # Its next Fetch will tell the new leader these offsets are
                 # here: they must be durable by then.
-                self._ready.log.append(Flush())
+                self.pending.log.append(Flush())
             fetch.complete_parked(
                 self, now_ms, state.take_all_parked(), error=Errors.NOT_LEADER_OR_FOLLOWER)
             membership.finish_voter_change(
@@ -572,20 +553,20 @@ class RaftCore:
             return
         lae = quorum.leader_and_epoch
         self._last_leader = lae
-        self._ready.leader_change = lae
+        self.pending.leader_change = lae
 
     def _note_role_change(self, previous: Role | None, reason: str) -> None:
         role = self.quorum.role
-        self._ready.role_changes.append(RoleChange(
+        self.pending.role_changes.append(RoleChange(
             None if previous is None else previous.name, role.name, role.epoch, self.quorum.leader_id, reason))
 
-    def _become_unattached(self, now_ms: int, epoch: int, leader_id: int | None = None, reason: str = "") -> None:
+    def become_unattached(self, now_ms: int, epoch: int, leader_id: int | None = None, reason: str = "") -> None:
         previous = self.quorum.role
         self.quorum.transition_to_unattached(epoch, now_ms, leader_id)
         self._note_role_change(previous, reason or f"learned epoch {epoch}")
         self._after_transition(now_ms, previous)
 
-    def _become_follower(
+    def become_follower(
         self, now_ms: int, epoch: int, leader_id: int, endpoints: Endpoints, reason: str = ""
     ) -> None:
         previous = self.quorum.role
@@ -594,12 +575,12 @@ class RaftCore:
         self._after_transition(now_ms, previous)
         self._handover.leader_found()  # --- kraft witness hand-over hook
 
-    def _become_prospective(self, now_ms: int, reason: str) -> None:
+    def become_prospective(self, now_ms: int, reason: str) -> None:
         # --- kraft witness hook (kraft/raft/witness.py): every election
         # timeout that would start a candidacy comes here. A witness lets it
         # pass and waits another timeout; it still votes and fetches.
         for_handover = False
-        if not may_campaign(self._campaign_policy, self.local_key, self.voters.voter_ids):
+        if not may_campaign(self.campaign_policy, self.local_key, self.voters.voter_ids):
             # ... unless it may lead a hand-over epoch (kraft/raft/handover.py).
             if not self._may_take_handover(now_ms):
                 self.quorum.restart_election_timer(now_ms)
@@ -616,29 +597,29 @@ class RaftCore:
         """The hand-over rule (:func:`kraft.raft.handover.decide`) for a
         witness whose election timeout passed; its verdict is an INFO line
         once per change."""
-        leaders = handover_leaders(self._campaign_policy, self.local_key, self.voters.voter_ids)
+        leaders = handover_leaders(self.campaign_policy, self.local_key, self.voters.voter_ids)
         if leaders is None or self.local_key is None:
             return False
         decision = handover.decide(self.local_key.id, self.log_end, self.voters.voter_ids, leaders,
                                    self._handover.heard(now_ms))
         notice = self._handover.changed(decision)
         if notice is not None:
-            self._ready.notices.append(f"kraft.witness: {notice}")
+            self.pending.notices.append(f"kraft.witness: {notice}")
         return decision.allowed
 
-    def _become_candidate(self, now_ms: int, reason: str) -> None:
+    def become_candidate(self, now_ms: int, reason: str) -> None:
         previous = self.quorum.role
         self.quorum.transition_to_candidate(now_ms)
         self._note_role_change(previous, reason)
         self._after_transition(now_ms, previous)
         self.maybe_transition_forward(now_ms)
 
-    def _become_leader(self, now_ms: int, reason: str) -> None:
-        if self._ready.log:
+    def become_leader(self, now_ms: int, reason: str) -> None:
+        if self.pending.log:
             raise LocalRaftError("cannot become leader with log writes pending")
         epoch_start = self._log.end_offset
         previous = self.quorum.role
-        leaders = handover_leaders(self._campaign_policy, self.local_key, self.voters.voter_ids)
+        leaders = handover_leaders(self.campaign_policy, self.local_key, self.voters.voter_ids)
         for_handover = isinstance(previous, Candidate) and previous.handover and leaders is not None
         leader = self.quorum.transition_to_leader(epoch_start, now_ms)
         if for_handover:
@@ -655,15 +636,15 @@ class RaftCore:
         controls: list[LeaderChangeMessage | KRaftVersionControl | VotersControl] = [
             LeaderChangeMessage(leader.leader_id, self.voters.voter_ids, tuple(sorted(leader.granting_voters)))
         ]
-        controls += membership.start_of_epoch_control_records(self, self._membership)
+        controls += membership.start_of_epoch_control_records(self, self.membership_client)
         leader.state.accumulator.append_control(now_ms, *controls)
         leader.progress.update_local_end_offset(epoch_start)
         if self.kraft_version == 0 and self.local_key is not None:
             # Learned from UpdateRaftVoter, for a later kraft.version upgrade.
-            local = self._membership.local_voter_node(self.local_key)
+            local = self.membership_client.local_voter_node(self.local_key)
             leader.state.upgrade_voters = self.voters.update_voter_ignoring_directory_id(local) or self.voters
 
-    def _become_resigned(self, now_ms: int, successors: tuple[ReplicaKey, ...], reason: str) -> None:
+    def become_resigned(self, now_ms: int, successors: tuple[ReplicaKey, ...], reason: str) -> None:
         previous = self.quorum.role
         self.quorum.transition_to_resigned(successors, now_ms)
         self._note_role_change(previous, reason)
@@ -673,11 +654,11 @@ class RaftCore:
         """Prospective -> Candidate, or Candidate -> Leader, once a majority granted."""
         role = self.quorum.role
         if isinstance(role, Prospective) and role.votes.is_vote_granted() \
-                and (may_campaign(self._campaign_policy, self.local_key, self.voters.voter_ids)
+                and (may_campaign(self.campaign_policy, self.local_key, self.voters.voter_ids)
                      or (role.handover and self._may_take_handover(now_ms))):
-            self._become_candidate(now_ms, f"won pre-vote: {election.tally(role.votes)}")
+            self.become_candidate(now_ms, f"won pre-vote: {election.tally(role.votes)}")
         elif isinstance(role, Candidate) and role.votes.is_vote_granted():
-            self._become_leader(now_ms, f"won election: {election.tally(role.votes)}")
+            self.become_leader(now_ms, f"won election: {election.tally(role.votes)}")
 
     def prospective_lost(self, now_ms: int, why: str) -> None:
         """Pre-vote lost or timed out: back to following the last known leader,
@@ -686,9 +667,9 @@ class RaftCore:
         assert isinstance(role, Prospective)
         reason = f"{why}: {election.tally(role.votes)}"
         if role.leader_id is not None and role.leader_endpoints:
-            self._become_follower(now_ms, role.epoch, role.leader_id, role.leader_endpoints, reason)
+            self.become_follower(now_ms, role.epoch, role.leader_id, role.leader_endpoints, reason)
         else:
-            self._become_unattached(now_ms, role.epoch, role.leader_id, reason)
+            self.become_unattached(now_ms, role.epoch, role.leader_id, reason)
 
     def _is_former_self(self, leader_id: int | None, epoch: int) -> bool:
         """A peer names our id as the leader of an epoch we did not lead. With
@@ -732,17 +713,17 @@ class RaftCore:
             endpoints = self.voters.endpoints(leader_id)
         if epoch > self.quorum.epoch:
             if leader_id is not None and endpoints:
-                self._become_follower(now_ms, epoch, leader_id, endpoints,
+                self.become_follower(now_ms, epoch, leader_id, endpoints,
                                       f"{_peer(source)} named leader {leader_id} of epoch {epoch}")
             else:
-                self._become_unattached(now_ms, epoch, leader_id, f"{_peer(source)} is in epoch {epoch}")
+                self.become_unattached(now_ms, epoch, leader_id, f"{_peer(source)} is in epoch {epoch}")
         elif (
             leader_id is not None
             and leader_id != self.quorum.local_id
             and endpoints
             and (not self.quorum.has_leader or len(endpoints) > len(self.quorum.leader_endpoints))
         ):
-            self._become_follower(now_ms, epoch, leader_id, endpoints,
+            self.become_follower(now_ms, epoch, leader_id, endpoints,
                                   f"{_peer(source)} named leader {leader_id} of epoch {epoch}")
         return True
 
@@ -774,12 +755,12 @@ class RaftCore:
 
     def validate_leader_only(self, epoch: int) -> Errors | None:
         """Fetch, FetchSnapshot: only the leader of exactly this epoch serves them."""
-        return leader_only_error(self.quorum, epoch, self._shutdown is not None)
+        return leader_only_error(self.quorum, epoch, self.shutdown is not None)
 
     @property
     def shutting_down(self) -> bool:
         """A graceful shutdown began (a leader serves no more fetches)."""
-        return self._shutdown is not None
+        return self.shutdown is not None
 
     def _is_valid_voter_key(self, key: ReplicaKey | None) -> bool:
         if key is None:
@@ -812,7 +793,7 @@ class RaftCore:
                 if error is not None:
                     return self._error_response(msg, error)
                 if msg.candidate_epoch > self.quorum.epoch and not msg.pre_vote:
-                    self._become_unattached(
+                    self.become_unattached(
                         now_ms, msg.candidate_epoch,
                         reason=f"vote request from candidate {msg.candidate_key.id} in epoch {msg.candidate_epoch}")
                 if not self._is_valid_voter_key(msg.voter_key):
@@ -906,15 +887,15 @@ class RaftCore:
     def send_request_now(self, now_ms: int, destination: int, request: RaftRequest) -> int | None:
         """Send ``request`` if the connection is free; its correlation id, or
         ``None`` if it could not go now."""
-        if not self._requests.is_ready(destination, now_ms):
+        if not self.requests.is_ready(destination, now_ms):
             return None
-        correlation_id = self._requests.next_correlation_id()
-        self._requests.on_request_sent(destination, correlation_id, now_ms, type(request).__name__)
-        self._ready.send.append(OutboundRequest(destination, correlation_id, request))
+        correlation_id = self.requests.next_correlation_id()
+        self.requests.on_request_sent(destination, correlation_id, now_ms, type(request).__name__)
+        self.pending.send.append(OutboundRequest(destination, correlation_id, request))
         return correlation_id
 
     def _handle_update_raft_voter_response(self, now_ms: int, source: int, msg: UpdateRaftVoterResponse) -> bool:
-        self._membership.note_update_answered(self, msg)
+        self.membership_client.note_update_answered(self, msg)
         leader_id = None if msg.leader_id < 0 else msg.leader_id
         if msg.leader_epoch >= 0:
             error = msg.error if msg.error in (Errors.FENCED_LEADER_EPOCH, Errors.NOT_LEADER_OR_FOLLOWER) else Errors.NONE
@@ -926,26 +907,26 @@ class RaftCore:
     # --- responses --------------------------------------------------------------
 
     def _handle_response(self, now_ms: int, env: InboundResponse) -> None:
-        if not self._requests.is_response_expected(env.source, env.correlation_id):
+        if not self.requests.is_response_expected(env.source, env.correlation_id):
             return  # timed out, or sent before a role change
-        sent = self._requests.request_kind(env.source)
+        sent = self.requests.request_kind(env.source)
         answer = type(env.message).__name__
         if sent is not None and answer != sent.replace("Request", "Response"):
             self.violation(env.source, f"answered a {sent} with a {answer}")
-            self._requests.on_response(env.source, env.correlation_id, False, now_ms)
+            self.requests.on_response(env.source, env.correlation_id, False, now_ms)
             return
         message = env.message
         if isinstance(message, ApiVersionsResponse):
             handled = membership.handle_api_versions_response(self, now_ms, env.correlation_id, message)
         else:
             handled = self._handle_response_message(now_ms, env.source, message)
-        self._requests.on_response(env.source, env.correlation_id, handled, now_ms)
+        self.requests.on_response(env.source, env.correlation_id, handled, now_ms)
 
     def _handle_response_message(self, now_ms: int, source: int, msg: RaftResponse) -> bool:
         """Returns whether the response was handled (False: back off from ``source``)."""
         match msg:
             case AddRaftVoterResponse() | RemoveRaftVoterResponse():
-                return self._membership.handle_join_response(self, now_ms, msg)
+                return self.membership_client.handle_join_response(self, now_ms, msg)
             case UpdateRaftVoterResponse():
                 return self._handle_update_raft_voter_response(now_ms, source, msg)
             case ApiVersionsResponse():
@@ -958,7 +939,7 @@ class RaftCore:
             ):
                 # A voter that does not know PreVote (Vote v0/v1): skip the
                 # pre-vote and run a real election (KIP-996 compatibility).
-                self._become_candidate(now_ms, f"node {source} does not support pre-vote")
+                self.become_candidate(now_ms, f"node {source} does not support pre-vote")
                 return True
             return False
         leader_id = None if msg.leader_id < 0 else msg.leader_id
@@ -1016,7 +997,7 @@ class RaftCore:
             # else a replica restarted without them asks the bootstrap servers
             # forever): handle the answer as its follower (an observer
             # discovers the leader and appends in one Fetch).
-            self._become_follower(now_ms, epoch, leader_id, endpoints,
+            self.become_follower(now_ms, epoch, leader_id, endpoints,
                                   f"{_peer(source)} named leader {leader_id} of epoch {epoch}")
             return None if error is Errors.NONE else True
         if error is Errors.BROKER_NOT_AVAILABLE:
@@ -1029,267 +1010,3 @@ class RaftCore:
                 self.violation(source, "peer rejected our request as invalid")
             return False
         return None
-
-    # --- polling ----------------------------------------------------------------
-
-    def _run_poll(self, now_ms: int) -> None:
-        previous = self._control_state.previous_voters if self._control_state is not None else None
-        quorum = self.quorum
-        if (previous is not None and self.voters_offset is not None) or quorum.removal_pending \
-                or quorum.refused_behind_candidate:
-            # Otherwise there is nothing for it to change.
-            quorum.update_removal_pending(
-                None if previous is None else VoterSet.from_entries(previous.voters), self.voters_offset, now_ms)
-        timeout: int | None = 0
-        for _ in range(_MAX_POLL_ROUNDS):
-            if self._maybe_complete_shutdown(now_ms):
-                timeout = None
-                break
-            timeout = self._poll_current_state(now_ms)
-            if timeout is None or timeout > 0 or self._ready.log:
-                break
-        self._poll_timeout = None if timeout is None else max(0, timeout)
-
-    def _maybe_complete_shutdown(self, now_ms: int) -> bool:
-        shutdown = self._shutdown
-        if shutdown is None:
-            return False
-        if shutdown.outcome is None:
-            if now_ms >= shutdown.deadline_ms:
-                shutdown.outcome = ShutdownOutcome(completed=False)
-            elif self.quorum.is_observer or self.quorum.is_only_voter or self.quorum.has_remote_leader \
-                    or not isinstance(self.quorum.role, (Leader, Resigned)):
-                # Only a leader has something to hand over (Resigned: its
-                # EndQuorumEpoch is out); any other voter exits at once.
-                shutdown.outcome = ShutdownOutcome(completed=True)
-            if shutdown.outcome is not None:
-                self._ready.shutdown = shutdown.outcome
-        return shutdown.outcome is not None
-
-    def _poll_current_state(self, now_ms: int) -> int | None:
-        match self.quorum.role:
-            case Leader():
-                return self._poll_leader(now_ms)
-            case Candidate():
-                return self._poll_candidate(now_ms)
-            case Prospective():
-                return self._poll_prospective(now_ms)
-            case Follower():
-                return self._poll_follower(now_ms)
-            case Unattached():
-                return self._poll_unattached(now_ms)
-            case Resigned():
-                return self._poll_resigned(now_ms)
-        raise AssertionError(f"unknown role {self.quorum.role!r}")
-
-    def _shutdown_remaining(self, now_ms: int) -> int | None:
-        return None if self._shutdown is None else max(0, self._shutdown.deadline_ms - now_ms)
-
-    def _maybe_send_request(self, now_ms: int, destination: int, build: Callable[[], RaftRequest]) -> int:
-        """Send if the connection to ``destination`` is free; returns how long
-        until it may be tried again."""
-        requests = self._requests
-        correlation_id = requests.reserve(destination, now_ms)
-        if correlation_id is None:
-            return requests.time_until_ready(destination, now_ms)
-        request = build()
-        self._ready.send.append(OutboundRequest(destination, correlation_id, request))
-        return requests.sent(destination, correlation_id, now_ms, type(request).__name__)
-
-    def _poll_leader(self, now_ms: int) -> int | None:
-        leader = self.quorum.role
-        assert isinstance(leader, Leader)
-        progress = leader.progress
-        reason = None
-        if self._shutdown is not None:
-            reason = "graceful shutdown"
-        elif leader.state.resign_requested:
-            reason = "asked to resign"
-        elif progress.check_quorum_expired(now_ms):
-            reason = (f"check-quorum: no fetch from a majority of voters in "
-                      f"{self.config.check_quorum_timeout_ms} ms")
-        elif membership.removed_leader_must_resign(self, leader):
-            reason = "its removal from the voter set committed"
-        successors: tuple[ReplicaKey, ...] | None = None
-        if reason is None and leader.state.handover is not None:
-            # --- kraft witness hand-over hook (kraft/raft/handover.py)
-            successors, reason = handover.completed(leader, now_ms)
-        elif reason is None:  # --- kraft witness hook (kraft/raft/witness.py)
-            reason = resign_reason(self._campaign_policy, leader.local_key.id, self.voters.voter_ids)
-        if reason is not None:
-            self._become_resigned(now_ms, successors or preferred_successors(
-                self._campaign_policy, progress.non_leader_voters_by_descending_fetch_offset()), reason)
-            return 0
-        state = leader.state
-        parked = state.next_parked_deadline() if state.parked else None
-        if parked is not None and parked <= now_ms:
-            fetch.complete_expired(self, now_ms, leader)
-            parked = state.next_parked_deadline()
-        voter_change_timeout = (
-            None if state.voter_change is None else membership.expire_voter_change(self, now_ms, state))
-        flush_timeout = self._maybe_append_batches(now_ms, leader)
-        begin_timeout = self._maybe_send_begin_quorum_epoch(now_ms, leader)
-        check_quorum = progress.check_quorum_deadline()
-        return _min_opt(
-            flush_timeout,
-            begin_timeout,
-            None if check_quorum is None else check_quorum - now_ms,
-            None if parked is None else parked - now_ms,
-            voter_change_timeout,
-        )
-
-    def _maybe_append_batches(self, now_ms: int, leader: Leader) -> int | None:
-        state = leader.state
-        accumulator = state.accumulator
-        if state.write is not None:
-            # The previous batches are still being served and flushed; what
-            # accumulates meanwhile goes out in one batch after that.
-            return None
-        until = accumulator.time_until_drain(now_ms)
-        if until != 0:
-            return until
-        batches = accumulator.drain(now_ms)
-        for batch in batches:
-            self._ready.log.append(AppendAsLeader(batch))
-        if batches:
-            state.write = LeaderWrite.WRITTEN
-        return accumulator.time_until_drain(now_ms)
-
-    def _maybe_send_begin_quorum_epoch(self, now_ms: int, leader: Leader) -> int:
-        progress = leader.progress
-        if now_ms >= progress.begin_quorum_epoch_deadline_ms:
-            for key in progress.voters_needing_begin_quorum_epoch(now_ms):
-                self._maybe_send_request(
-                    now_ms, key.id, partial(election.begin_quorum_epoch_request, self, leader, key)
-                )
-            progress.reset_begin_quorum_epoch_timer(now_ms)
-        return progress.begin_quorum_epoch_deadline_ms - now_ms
-
-    def _maybe_send_vote_requests(self, now_ms: int) -> int | None:
-        role = self.quorum.role
-        assert isinstance(role, (Prospective, Candidate)) and self.local_key is not None
-        if role.votes.is_vote_rejected():
-            return None
-        timeout: int | None = None
-        for voter in role.votes.unrecorded_voters():
-            t = self._maybe_send_request(now_ms, voter, partial(election.vote_request, self, role, voter))
-            timeout = _min_opt(timeout, t)
-        return timeout
-
-    def _poll_candidate(self, now_ms: int) -> int | None:
-        role = self.quorum.role
-        assert isinstance(role, Candidate)
-        if self._shutdown is not None:
-            # Keep campaigning until elected (then resign), a leader appears,
-            # or the shutdown times out.
-            return _min_opt(self._shutdown_remaining(now_ms), self._maybe_send_vote_requests(now_ms))
-        if now_ms >= role.election_deadline_ms:
-            self._become_prospective(now_ms, f"election in epoch {role.epoch} timed out: {election.tally(role.votes)}")
-            return 0
-        return _min_opt(self._maybe_send_vote_requests(now_ms), role.election_deadline_ms - now_ms)
-
-    def _poll_prospective(self, now_ms: int) -> int | None:
-        role = self.quorum.role
-        assert isinstance(role, Prospective)
-        if self._shutdown is not None:
-            return _min_opt(self._shutdown_remaining(now_ms), self._maybe_send_vote_requests(now_ms))
-        if now_ms >= role.election_deadline_ms:
-            self.prospective_lost(now_ms, "pre-vote timed out")
-            return 0
-        return _min_opt(self._maybe_send_vote_requests(now_ms), role.election_deadline_ms - now_ms)
-
-    def _may_start_election(self) -> bool:
-        """The one gate on a Follower or Unattached replica whose timer
-        expired becoming Prospective (Kafka's ``QuorumState.isVoter`` check
-        in ``pollFollowerAsVoter``/``pollUnattachedAsVoter``): only a voter
-        of the latest voter set in the log campaigns."""
-        return self.quorum.may_campaign
-
-    def _poll_follower(self, now_ms: int) -> int | None:
-        role = self.quorum.role
-        assert isinstance(role, Follower)
-        if self._shutdown is not None:
-            return 0
-        if self._may_start_election():
-            assert role.fetch_deadline_ms is not None
-            if now_ms >= role.fetch_deadline_ms:
-                self._become_prospective(
-                    now_ms, role.fetch_timeout_cause or f"fetch timeout after {self.config.fetch_timeout_ms} ms")
-                return 0
-            return _min_opt(
-                self._maybe_send_fetch_to_best_node(now_ms, role), role.fetch_deadline_ms - now_ms
-            )
-        # Observers never start elections; they keep looking for the leader.
-        return self._maybe_send_fetch_to_best_node(now_ms, role)
-
-    def _maybe_send_fetch_to_best_node(self, now_ms: int, role: Follower) -> int | None:
-        if self._ready.log:
-            # The next Fetch must carry the log end after these writes.
-            return 0
-        requests = self._requests
-        leader = role.leader_id
-        if requests.has_request_timed_out(leader, now_ms):
-            # The leader did not answer: ask the other voters who leads now.
-            requests.reset(leader)
-            return self._maybe_send_fetch_to_any_bootstrap(now_ms)
-        if requests.is_backing_off(leader, now_ms):
-            return self._maybe_send_fetch_to_any_bootstrap(now_ms)
-        if not requests.has_any_inflight(now_ms):
-            join = self._membership.request(self, now_ms, role)
-            if join is not None:
-                # KIP-853: between two fetches (one request in flight at a time);
-                # the next one no sooner than fetch.timeout.ms from now.
-                return _min_opt(self._maybe_send_request(now_ms, leader, lambda: join), self.config.fetch_timeout_ms)
-            # One fetch in flight at a time: two could append the same offsets.
-            download = role.fetching_snapshot
-            build: Callable[[], RaftRequest]
-            if download is not None:
-                build = partial(fetch.build_fetch_snapshot_request, self, role, download)
-            else:
-                build = partial(fetch.build_fetch_request, self)
-            return self._maybe_send_request(now_ms, leader, build)
-        return requests.backoff_before_available(now_ms, self._bootstrap_nodes())
-
-    def _maybe_send_fetch_to_any_bootstrap(self, now_ms: int) -> int | None:
-        if self._ready.log:
-            return 0
-        requests = self._requests
-        candidates = self._bootstrap_nodes()
-        picked = requests.send_to_bootstrap(now_ms, candidates, FetchRequest.__name__)
-        if picked is None:
-            return requests.backoff_before_available(now_ms, candidates)
-        node, correlation_id, timeout = picked
-        self._ready.send.append(OutboundRequest(node, correlation_id, fetch.build_fetch_request(self)))
-        return timeout
-
-    def _poll_unattached(self, now_ms: int) -> int | None:
-        role = self.quorum.role
-        assert isinstance(role, Unattached)
-        deadline = role.election_deadline_ms
-        if self._may_start_election():
-            if self._shutdown is not None:
-                return self._shutdown_remaining(now_ms)
-            if deadline is not None and now_ms >= deadline:
-                self._become_prospective(now_ms, f"election timeout with no leader in epoch {role.epoch}")
-                return 0
-        else:
-            deadline = None  # an observer never campaigns
-        fetch_timeout = self._maybe_send_fetch_to_any_bootstrap(now_ms)
-        return _min_opt(fetch_timeout, None if deadline is None else deadline - now_ms)
-
-    def _poll_resigned(self, now_ms: int) -> int | None:
-        role = self.quorum.role
-        assert isinstance(role, Resigned)
-        timeout: int | None = None
-        request = election.end_quorum_epoch_request(self, role)
-        for voter in sorted(role.unacked_voters):
-            timeout = _min_opt(timeout, self._maybe_send_request(now_ms, voter, lambda: request))
-        if self._shutdown is not None:
-            # Stay resigned until another leader is known or the shutdown expires.
-            return _min_opt(timeout, self._shutdown_remaining(now_ms))
-        if now_ms >= role.election_deadline_ms:
-            # A bumped epoch: never fetch from ourselves as the old leader.
-            self._become_unattached(now_ms, role.epoch + 1, reason="no new leader after resigning")
-            return 0
-        return _min_opt(timeout, role.election_deadline_ms - now_ms)
-

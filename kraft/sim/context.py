@@ -208,22 +208,21 @@ class RaftTestContext:
         if correlation_id is None:
             self._next_correlation_id += 1
             correlation_id = self._next_correlation_id
-        ready = self.raft.step(self.now_ms, InboundRequest(source, correlation_id, message))
+        self.raft.step(self.now_ms, InboundRequest(source, correlation_id, message))
+        ready = self.raft.poll(self.now_ms)
         self._apply(ready)
         return ready
 
     def respond(self, request: OutboundRequest, response: RaftResponse) -> Ready:
         """The peer's answer to a request the core sent."""
-        ready = self.raft.step(
-            self.now_ms, InboundResponse(request.destination, request.correlation_id, response)
-        )
+        self.raft.step(self.now_ms, InboundResponse(request.destination, request.correlation_id, response))
+        ready = self.raft.poll(self.now_ms)
         self._apply(ready)
         return ready
 
     def fail(self, request: OutboundRequest) -> Ready:
-        ready = self.raft.step(
-            self.now_ms, RequestFailed(request.destination, request.correlation_id, "test")
-        )
+        self.raft.step(self.now_ms, RequestFailed(request.destination, request.correlation_id, "test"))
+        ready = self.raft.poll(self.now_ms)
         self._apply(ready)
         return ready
 

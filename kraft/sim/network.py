@@ -135,7 +135,8 @@ class Network:
             # A local notification back to the sender.
             if src.core is not None and src.incarnation == src_incarnation:
                 self.host.note(f"node {src_id}: request {message.correlation_id} to {message.destination} failed")
-                self.host.execute(src, src.core.step(self.host.now_ms, message))
+                src.core.step(self.host.now_ms, message)
+                self.host.execute(src, src.core.poll(self.host.now_ms))
             return
         assert dst_id is not None
         dst = self.host.node(dst_id)
@@ -172,7 +173,8 @@ class Network:
         else:
             self.host.note(f"{src_id}->{dst_id} #{message.correlation_id} {describe(message.message)}")
             inbound = InboundResponse(src_id, message.correlation_id, message.message)
-        self.host.execute(dst, dst.core.step(self.host.now_ms, inbound))
+        dst.core.step(self.host.now_ms, inbound)
+        self.host.execute(dst, dst.core.poll(self.host.now_ms))
 
 
 def describe(payload: object) -> str:

@@ -329,7 +329,8 @@ class Simulation:
                     self.stats["admin-requests-lost"] += 1
                     return
                 self.note(f"admin->{target_id} #{correlation_id} {describe(request)}")
-                self.execute(target, target.core.step(self.now_ms, InboundRequest(ADMIN_ID, correlation_id, request)))
+                target.core.step(self.now_ms, InboundRequest(ADMIN_ID, correlation_id, request))
+                self.execute(target, target.core.poll(self.now_ms))
             case _:
                 raise AssertionError(f"unknown event {event.kind}")
 

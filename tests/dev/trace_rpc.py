@@ -39,7 +39,7 @@ from types import CodeType, FrameType
 from typing import Any
 
 from kraft.raft import events as ev
-from kraft.raft.core import RaftCore, Ready
+from kraft.raft.core import RaftCore
 from kraft.sim.simulation import Simulation, SimulationConfig
 
 __all__ = ["KINDS", "Trace", "main", "measure", "trace_run"]
@@ -135,11 +135,11 @@ def _wanted(kind: str, inbound: ev.Inbound) -> bool:
 def _tracing_step(kind: str, found: list[Trace]) -> Iterator[None]:
     """``RaftCore.step`` profiled for the request of ``kind`` picked by the
     module docstring's rule; every other step runs untouched."""
-    original: Callable[[RaftCore, int, ev.Inbound], Ready] = RaftCore.step
+    original: Callable[[RaftCore, int, ev.Inbound], None] = RaftCore.step
     wanted_ordinal = _FETCH_ORDINAL if kind == "fetch" else 1
     seen = 0
 
-    def step(core: RaftCore, now_ms: int, inbound: ev.Inbound) -> Ready:
+    def step(core: RaftCore, now_ms: int, inbound: ev.Inbound) -> None:
         nonlocal seen
         if found or not _wanted(kind, inbound):
             return original(core, now_ms, inbound)
@@ -151,11 +151,10 @@ def _tracing_step(kind: str, found: list[Trace]) -> Iterator[None]:
         recorder = _Recorder()
         sys.setprofile(recorder)
         try:
-            ready = original(core, now_ms, inbound)
+            original(core, now_ms, inbound)
         finally:
             sys.setprofile(None)
         found.append(Trace(kind, tuple(recorder.stays)))
-        return ready
 
     RaftCore.step = step  # type: ignore[method-assign]
     try:

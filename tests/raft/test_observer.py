@@ -128,7 +128,7 @@ def test_an_observer_asks_the_voters_its_log_names_when_the_bootstrap_server_is_
     deliberately differs'): Kafka's ``RequestManager`` is built from
     ``controller.quorum.bootstrap.servers`` alone (``KafkaRaftClient``'s
     constructor), so its observer asks nobody else. Ours also asks the voters
-    its log names (``RaftCore._bootstrap_nodes``): with the one configured
+    its log names (``RaftCore.bootstrap_nodes``): with the one configured
     bootstrap server gone, the observer of a dynamic quorum still finds the
     leader through a voter it learned of."""
     ctx = RaftTestContext(local_id=9, voters=[1, 2, 3], dynamic=True, bootstrap_ids=(-2,)).start()
