@@ -48,16 +48,11 @@ from kraft.raft.errors import (
 )
 from kraft.raft.events import (
     METADATA_PARTITION,
-    AddRaftVoterRequest,
     AddRaftVoterResponse,
-    ApiVersionsRequest,
     ApiVersionsResponse,
     BeginQuorumEpochRequest,
-    BeginQuorumEpochResponse,
     EndQuorumEpochRequest,
-    EndQuorumEpochResponse,
     FetchRequest,
-    FetchResponse,
     FetchSnapshotRequest,
     FetchSnapshotResponse,
     Inbound,
@@ -68,16 +63,15 @@ from kraft.raft.events import (
     OutboundResponse,
     RaftRequest,
     RaftResponse,
-    RemoveRaftVoterRequest,
     RemoveRaftVoterResponse,
     RequestFailed,
     TopicPartition,
-    UpdateRaftVoterRequest,
     UpdateRaftVoterResponse,
     VoteRequest,
     VoteResponse,
 )
 from kraft.raft.handlers import election, fetch, membership
+from kraft.raft.rpcs import BY_REQUEST, BY_RESPONSE
 from kraft.raft.handlers.common import (
     partition_error_response,
     top_level_error_response,
@@ -85,7 +79,6 @@ from kraft.raft.handlers.common import (
 from kraft.raft.handlers.common import validate_leader_only as leader_only_error
 from kraft.raft.leader_state import HandoverLeadership, LeaderWrite
 from kraft.raft.logops import (
-    AppendAsLeader,
     Flush,
     KRaftVersionControl,
     LeaderChangeMessage,
@@ -94,10 +87,10 @@ from kraft.raft.logops import (
 )
 from kraft.raft.quorum_state import QuorumState
 from kraft.raft.quorum_info import QuorumInfo
-from kraft.raft.ready import Ready, RoleChange, ShutdownOutcome
+from kraft.raft.ready import Ready, RoleChange
 from kraft.raft import handover, polling
 from kraft.raft.polling import Shutdown
-from kraft.raft.witness import CampaignPolicy, handover_leaders, may_campaign, preferred_successors, resign_reason
+from kraft.raft.witness import CampaignPolicy, handover_leaders, may_campaign
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import KRaftControlState, LogView, OffsetAndEpoch
 from kraft.raft.request_manager import RequestManager
@@ -816,7 +809,9 @@ class RaftCore:
                     or (msg.replica_key.id >= 0 and msg.replica_key.id == self.quorum.local_id)
                 ):
                     return self._error_response(msg, Errors.INVALID_REQUEST)
-                # The epoch: checked by the handler (Kafka's handleFetchRequest).
+                error = self.validate_leader_only(msg.current_leader_epoch)
+                if error is not None:
+                    return self._error_response(msg, error)
             case FetchSnapshotRequest():
                 error = self.validate_leader_only(msg.current_leader_epoch)
                 if error is not None:
@@ -827,29 +822,18 @@ class RaftCore:
 
     def _handle_request(self, now_ms: int, env: InboundRequest) -> None:
         msg = env.message
-        if isinstance(msg, (AddRaftVoterRequest, RemoveRaftVoterRequest, UpdateRaftVoterRequest)):
-            membership.handle_voter_change_request(self, now_ms, env)
-            return
-        if isinstance(msg, ApiVersionsRequest):
-            raise TypeError("ApiVersions requests are answered by the shell, not the raft core")
-        response = self._validate_request(now_ms, env.source, msg)
+        handle = BY_REQUEST[type(msg)].handle_request
+        if handle is None:
+            raise TypeError(f"{type(msg).__name__} is answered by the shell, not the raft core")
+        # The voter changes check their leader epoch in their handler, as
+        # Kafka's AddVoterHandler (they carry no epoch of their own).
+        response = self._validate_request(now_ms, env.source, msg) if isinstance(msg, _QuorumRequest) else None
         if response is None:
-            match msg:
-                case VoteRequest():
-                    # What a witness's hand-over rule knows of the others' logs.
-                    self._handover.note_vote_request(
-                        now_ms, msg.candidate_key.id, OffsetAndEpoch(msg.last_offset, msg.last_offset_epoch))
-                    response = election.handle_vote_request(self, now_ms, msg)
-                case BeginQuorumEpochRequest():
-                    response = election.handle_begin_quorum_epoch_request(self, msg)
-                case EndQuorumEpochRequest():
-                    response = election.handle_end_quorum_epoch_request(self, now_ms, msg)
-                case FetchRequest():
-                    response = fetch.handle_fetch_request(self, now_ms, env)
-                case FetchSnapshotRequest():
-                    response = fetch.handle_fetch_snapshot_request(self, now_ms, msg)
-                case _:
-                    raise TypeError(f"not a request: {msg!r}")
+            if isinstance(msg, VoteRequest) and self.campaign_policy is not None:
+                # What a witness's hand-over rule knows of the others' logs.
+                self._handover.note_vote_request(
+                    now_ms, msg.candidate_key.id, OffsetAndEpoch(msg.last_offset, msg.last_offset_epoch))
+            response = handle(self, now_ms, env)
         if response is not None:
             self.respond(env, response)
 
@@ -948,18 +932,10 @@ class RaftCore:
         )
         if gate is not None:
             return gate
-        match msg:
-            case VoteResponse():
-                return election.handle_vote_response(self, now_ms, source, msg)
-            case BeginQuorumEpochResponse():
-                return election.handle_begin_quorum_epoch_response(self, source, msg)
-            case EndQuorumEpochResponse():
-                return election.handle_end_quorum_epoch_response(self, source, msg)
-            case FetchResponse():
-                return fetch.handle_fetch_response(self, now_ms, source, msg)
-            case FetchSnapshotResponse():
-                return fetch.handle_fetch_snapshot_response(self, now_ms, source, msg)
-        raise TypeError(f"not a response: {msg!r}")
+        handle = BY_RESPONSE[type(msg)].handle_response
+        if handle is None:
+            raise TypeError(f"not a response of the quorum RPCs: {msg!r}")
+        return handle(self, now_ms, source, msg)
 
     def _gate_response(
         self,

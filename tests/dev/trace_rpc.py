@@ -52,6 +52,10 @@ _FETCH_ORDINAL = 5
 
 _RAFT_PACKAGE = "kraft.raft"
 
+#: The file name of code the dataclass decorator generates (``__init__``,
+#: ``__eq__``, ...): it stores or compares fields and moves no work.
+_GENERATED = "<string>"
+
 
 @dataclass(frozen=True, slots=True)
 class Trace:
@@ -111,7 +115,7 @@ class _Recorder:
         if event == "call":
             module = frame.f_globals.get("__name__", "")
             counted = (module == _RAFT_PACKAGE or module.startswith(_RAFT_PACKAGE + ".")) \
-                and frame.f_code not in self.getters
+                and frame.f_code not in self.getters and frame.f_code.co_filename != _GENERATED
             self._stack.append(module if counted else None)
             self._note()
         elif event == "return":

@@ -118,12 +118,12 @@ def test_a_vote_is_granted_once_per_epoch_on_the_role_state() -> None:
     replica = Replica(1, VoterSet.from_ids([1, 2, 3]))
     replica.quorum.transition_to_unattached(1, now_ms=0)
     replica.quorum.take_pending_persist()
-    granted = election.handle_vote_request(_context(replica), 0, vote(2, 1))
+    granted = election.handle_vote_request(_context(replica), 0, InboundRequest(2, 1, vote(2, 1)))
     assert granted.vote_granted and granted.leader_epoch == 1
     assert replica.quorum.voted_key == ReplicaKey(2)
     persisted = replica.quorum.take_pending_persist()
     assert persisted is not None and persisted.voted_key == ReplicaKey(2)
-    refused = election.handle_vote_request(_context(replica), 1, vote(3, 1))
+    refused = election.handle_vote_request(_context(replica), 1, InboundRequest(3, 2, vote(3, 1)))
     assert not refused.vote_granted and replica.quorum.voted_key == ReplicaKey(2)
     # A Vote is answered by its return value: no other effect.
     assert (replica.responses, replica.requests, replica.log_ops, replica.transitions) == ([], [], [], [])
@@ -134,7 +134,7 @@ def test_a_pre_vote_binds_nothing() -> None:
     replica = Replica(1, VoterSet.from_ids([1, 2, 3]))
     replica.quorum.transition_to_unattached(1, now_ms=0)
     replica.quorum.take_pending_persist()
-    assert election.handle_vote_request(_context(replica), 0, vote(2, 1, pre_vote=True)).vote_granted
+    assert election.handle_vote_request(_context(replica), 0, InboundRequest(2, 1, vote(2, 1, pre_vote=True))).vote_granted
     assert replica.quorum.voted_key is None and replica.quorum.take_pending_persist() is None
 
 
@@ -163,12 +163,16 @@ def test_a_fetch_with_nothing_new_is_parked_on_the_leader_state() -> None:
     assert replica.responses == [] and replica.log_ops == []
 
 
-def test_a_fetch_of_another_epoch_is_answered_with_the_error() -> None:
+def test_a_parked_fetch_that_outlived_its_epoch_is_answered_with_the_error() -> None:
+    """The core's gate checks a new Fetch's epoch; a parked one is checked
+    again when it completes (``try_complete_fetch``)."""
     replica = _sole_leader()
     leader = replica.quorum.role
     assert isinstance(leader, Leader)
-    response = fetch.handle_fetch_request(_context(replica), 10, fetch_from(5, leader.epoch + 1, 500))
-    assert response is not None and response.partition_error is Errors.UNKNOWN_LEADER_EPOCH
+    parked = fetch_from(5, leader.epoch + 1, 500).message
+    assert isinstance(parked, FetchRequest)
+    response = fetch.try_complete_fetch(_context(replica), 10, parked)
+    assert response.partition_error is Errors.UNKNOWN_LEADER_EPOCH
     assert leader.state.parked == []
 
 

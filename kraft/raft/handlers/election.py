@@ -11,6 +11,7 @@ from __future__ import annotations
 
 
 from kraft.raft.events import (
+    InboundRequest,
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
     EndQuorumEpochRequest,
@@ -20,7 +21,6 @@ from kraft.raft.events import (
 )
 from kraft.raft.errors import Errors
 from kraft.raft.handlers.common import HandlerContext
-from kraft.raft.quorum_state import QuorumState
 from kraft.raft.roles import (
     Candidate,
     EpochElection,
@@ -80,24 +80,26 @@ def end_quorum_epoch_request(ctx: ElectionContext, role: Resigned) -> EndQuorumE
     )
 
 
-def handle_vote_request(ctx: ElectionContext, now_ms: int, msg: VoteRequest) -> VoteResponse:
+def handle_vote_request(ctx: ElectionContext, now_ms: int, env: InboundRequest) -> VoteResponse:
     """KIP-595 Vote handling: grant only an up-to-date log, once per epoch
     (Kafka's ``handleVoteRequest`` and each state's ``canGrantVote``)."""
+    msg = env.message
+    assert isinstance(msg, VoteRequest)
     granted = ctx.quorum.grant_vote(
         msg.candidate_key, OffsetAndEpoch(msg.last_offset, msg.last_offset_epoch), ctx.log_end, msg.pre_vote, now_ms)
     return VoteResponse(vote_granted=granted, **ctx.quorum.leader_fields)
 
 
-def handle_begin_quorum_epoch_request(ctx: ElectionContext, msg: BeginQuorumEpochRequest) -> BeginQuorumEpochResponse:
+def handle_begin_quorum_epoch_request(ctx: ElectionContext, now_ms: int, env: InboundRequest) -> BeginQuorumEpochResponse:
     # The gate already made us follow the announced leader.
     return BeginQuorumEpochResponse(**ctx.quorum.leader_fields)
 
 
-def handle_end_quorum_epoch_request(
-    ctx: ElectionContext, now_ms: int, msg: EndQuorumEpochRequest
-) -> EndQuorumEpochResponse:
+def handle_end_quorum_epoch_request(ctx: ElectionContext, now_ms: int, env: InboundRequest) -> EndQuorumEpochResponse:
     """A resigning leader names its preferred successors: start the election
     sooner, the most caught-up first (Kafka's ``handleEndQuorumEpochRequest``)."""
+    msg = env.message
+    assert isinstance(msg, EndQuorumEpochRequest)
     role = ctx.quorum.role
     if isinstance(role, Follower) and role.leader_id == msg.leader_id:
         backoff = end_epoch_election_backoff(ctx, msg.preferred_candidates)
@@ -147,7 +149,9 @@ def handle_vote_response(ctx: ElectionContext, now_ms: int, source: int, msg: Vo
     return True
 
 
-def handle_begin_quorum_epoch_response(ctx: ElectionContext, source: int, msg: BeginQuorumEpochResponse) -> bool:
+def handle_begin_quorum_epoch_response(
+    ctx: ElectionContext, now_ms: int, source: int, msg: BeginQuorumEpochResponse
+) -> bool:
     if msg.partition_error is not Errors.NONE:
         return False
     role = ctx.quorum.role
@@ -156,7 +160,7 @@ def handle_begin_quorum_epoch_response(ctx: ElectionContext, source: int, msg: B
     return True
 
 
-def handle_end_quorum_epoch_response(ctx: ElectionContext, source: int, msg: EndQuorumEpochResponse) -> bool:
+def handle_end_quorum_epoch_response(ctx: ElectionContext, now_ms: int, source: int, msg: EndQuorumEpochResponse) -> bool:
     if msg.partition_error is not Errors.NONE:
         return False
     ctx.quorum.acknowledge_resignation(source)

@@ -43,11 +43,12 @@ def fetch_error(ctx: ReplicationContext, error: Errors) -> FetchResponse:
 
 def handle_fetch_request(ctx: ReplicationContext, now_ms: int, env: InboundRequest) -> FetchResponse | None:
     """Answer now, or park the fetch (long poll) until there is news. The
-    epoch is checked here, as in Kafka's ``handleFetchRequest`` (the core's
-    gate checked the fields)."""
+    core's gate checked the fields and the epoch (Kafka's
+    ``handleFetchRequest`` does both first); a parked fetch is checked again
+    when it completes (:func:`try_complete_fetch`)."""
     msg = env.message
     assert isinstance(msg, FetchRequest)
-    response = try_complete_fetch(ctx, now_ms, msg)
+    response = _read_for_fetch(ctx, now_ms, msg)
     if (
         response.partition_error is not Errors.NONE
         or response.records
@@ -164,9 +165,9 @@ def complete_expired(ctx: ReplicationContext, now_ms: int, leader: Leader) -> No
         complete_parked(ctx, now_ms, done, expired=True)
 
 
-def handle_fetch_snapshot_request(
-    ctx: ReplicationContext, now_ms: int, msg: FetchSnapshotRequest
-) -> FetchSnapshotResponse:
+def handle_fetch_snapshot_request(ctx: ReplicationContext, now_ms: int, env: InboundRequest) -> FetchSnapshotResponse:
+    msg = env.message
+    assert isinstance(msg, FetchSnapshotRequest)
     leader = ctx.quorum.role
     assert isinstance(leader, Leader)
     log = ctx.log

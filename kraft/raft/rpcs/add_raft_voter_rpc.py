@@ -14,6 +14,7 @@ from typing import Any
 from kraft.messages.generated import add_raft_voter_request as wire_req, add_raft_voter_response as wire_resp
 from kraft.raft.errors import Errors
 from kraft.raft.events import AddRaftVoterRequest, AddRaftVoterResponse
+from kraft.raft.handlers import membership
 from kraft.raft.rpcs.spec import RaftRpc, errors_of, listeners, replica_key, voter_change_wait_ms, wire_directory
 from kraft.raft.voters import Endpoints
 from kraft.wire.apis import ApiKey
@@ -65,4 +66,5 @@ RPC: RaftRpc[AddRaftVoterRequest, AddRaftVoterResponse] = RaftRpc(
     response_from_wire=response_from_wire,
     error_response=error_response,
     answer_wait_ms=voter_change_wait_ms,
+    handle_request=membership.handle_voter_change_request,
 )

@@ -14,6 +14,7 @@ from typing import Any
 
 from kraft.messages.generated import begin_quorum_epoch_request as wire_req, begin_quorum_epoch_response as wire_resp
 from kraft.raft.events import BeginQuorumEpochRequest, BeginQuorumEpochResponse
+from kraft.raft.handlers import election
 from kraft.raft.rpcs.spec import (
     METADATA_TOPIC,
     ZERO,
@@ -86,4 +87,6 @@ RPC: RaftRpc[BeginQuorumEpochRequest, BeginQuorumEpochResponse] = RaftRpc(
     response_from_wire=response_from_wire,
     error_response=error_response,
     source=source,
+    handle_request=election.handle_begin_quorum_epoch_request,
+    handle_response=election.handle_begin_quorum_epoch_response,
 )

@@ -16,6 +16,7 @@ from typing import Any
 
 from kraft.messages.generated import end_quorum_epoch_request as wire_req, end_quorum_epoch_response as wire_resp
 from kraft.raft.events import EndQuorumEpochRequest, EndQuorumEpochResponse
+from kraft.raft.handlers import election
 from kraft.raft.rpcs.spec import (
     METADATA_TOPIC,
     RaftRpc,
@@ -91,4 +92,6 @@ RPC: RaftRpc[EndQuorumEpochRequest, EndQuorumEpochResponse] = RaftRpc(
     response_from_wire=response_from_wire,
     error_response=error_response,
     source=source,
+    handle_request=election.handle_end_quorum_epoch_request,
+    handle_response=election.handle_end_quorum_epoch_response,
 )

@@ -17,6 +17,7 @@ from typing import Any
 from kraft.messages.generated import fetch_request as wire_req, fetch_response as wire_resp
 from kraft.raft.errors import Errors
 from kraft.raft.events import FetchRequest, FetchResponse
+from kraft.raft.handlers import fetch
 from kraft.raft.rpcs.spec import (
     METADATA_TOPIC,
     METADATA_TOPIC_ID,
@@ -166,4 +167,6 @@ RPC: RaftRpc[FetchRequest, FetchResponse] = RaftRpc(
     source=source,
     answer_wait_ms=wait_ms,
     send_timeout_ms=wait_ms,
+    handle_request=fetch.handle_fetch_request,
+    handle_response=fetch.handle_fetch_response,
 )

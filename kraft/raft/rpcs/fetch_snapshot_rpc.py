@@ -16,6 +16,7 @@ from typing import Any
 from kraft.messages.generated import fetch_snapshot_request as wire_req, fetch_snapshot_response as wire_resp
 from kraft.raft.errors import Errors
 from kraft.raft.events import FetchSnapshotRequest, FetchSnapshotResponse
+from kraft.raft.handlers import fetch
 from kraft.raft.rpcs.spec import (
     METADATA_TOPIC,
     RaftRpc,
@@ -122,4 +123,6 @@ RPC: RaftRpc[FetchSnapshotRequest, FetchSnapshotResponse] = RaftRpc(
     response_from_wire=response_from_wire,
     error_response=error_response,
     source=source,
+    handle_request=fetch.handle_fetch_snapshot_request,
+    handle_response=fetch.handle_fetch_snapshot_response,
 )

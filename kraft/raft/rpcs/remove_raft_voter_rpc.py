@@ -13,6 +13,7 @@ from typing import Any
 from kraft.messages.generated import remove_raft_voter_request as wire_req, remove_raft_voter_response as wire_resp
 from kraft.raft.errors import Errors
 from kraft.raft.events import RemoveRaftVoterRequest, RemoveRaftVoterResponse
+from kraft.raft.handlers import membership
 from kraft.raft.rpcs.spec import RaftRpc, errors_of, replica_key, voter_change_wait_ms, wire_directory
 from kraft.raft.voters import Endpoints
 from kraft.wire.apis import ApiKey
@@ -55,4 +56,5 @@ RPC: RaftRpc[RemoveRaftVoterRequest, RemoveRaftVoterResponse] = RaftRpc(
     response_from_wire=response_from_wire,
     error_response=error_response,
     answer_wait_ms=voter_change_wait_ms,
+    handle_request=membership.handle_voter_change_request,
 )

@@ -115,6 +115,15 @@ class RaftRpc(Generic[Req, Resp]):
     send_timeout_ms: Callable[[Req, int], int] = _request_timeout
     #: Answered by the core (False: ApiVersions, which the node answers).
     to_core: bool = True
+    #: The core's handler of a request, ``(handler context, now_ms, inbound
+    #: request)``: the answer, or None when it answers later (a parked
+    #: Fetch, a voter change). It runs after the core's epoch gate.
+    handle_request: Callable[[Any, int, Any], Any] | None = None
+    #: The core's handler of an answer that passed the epoch gate,
+    #: ``(handler context, now_ms, source, response)``: whether it was
+    #: handled (False: back off from that peer). None: the core handles it
+    #: itself (the voter changes' answers skip the common gate).
+    handle_response: Callable[[Any, int, int, Any], bool] | None = None
     #: The ``request`` tag of Kafka's RequestMetrics: ``BEGIN_QUORUM_EPOCH``
     #: -> ``BeginQuorumEpoch``.
     metrics_name: str = field(init=False)

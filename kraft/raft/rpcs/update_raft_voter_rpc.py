@@ -14,6 +14,7 @@ from typing import Any
 from kraft.messages.generated import update_raft_voter_request as wire_req, update_raft_voter_response as wire_resp
 from kraft.raft.errors import Errors
 from kraft.raft.events import UpdateRaftVoterRequest, UpdateRaftVoterResponse
+from kraft.raft.handlers import membership
 from kraft.raft.rpcs.spec import RaftRpc, errors_of, listeners, replica_key, voter_change_wait_ms, wire_directory
 from kraft.raft.voters import Endpoint, Endpoints
 from kraft.wire.apis import ApiKey
@@ -86,4 +87,5 @@ RPC: RaftRpc[UpdateRaftVoterRequest, UpdateRaftVoterResponse] = RaftRpc(
     error_response=error_response,
     source=source,
     answer_wait_ms=voter_change_wait_ms,
+    handle_request=membership.handle_voter_change_request,
 )

@@ -14,6 +14,7 @@ from typing import Any
 
 from kraft.messages.generated import vote_request as wire_req, vote_response as wire_resp
 from kraft.raft.events import VoteRequest, VoteResponse
+from kraft.raft.handlers import election
 from kraft.raft.rpcs.spec import (
     METADATA_TOPIC,
     ZERO,
@@ -90,4 +91,6 @@ RPC: RaftRpc[VoteRequest, VoteResponse] = RaftRpc(
     response_from_wire=response_from_wire,
     error_response=error_response,
     source=source,
+    handle_request=election.handle_vote_request,
+    handle_response=election.handle_vote_response,
 )
