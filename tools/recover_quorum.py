@@ -1,6 +1,6 @@
 """``kraft storage recover-quorum``: bring back a quorum that lost its
 majority for good, from one stopped surviving voter (see
-:mod:`kraft.doctor.recovery` for what it writes and why).
+:mod:`kraft.doctor.quorum_recovery` for what it writes and why).
 
     kraft storage recover-quorum --config server.properties            # print the plan
     kraft storage recover-quorum --config server.properties --unsafe   # carry it out
@@ -64,7 +64,7 @@ def recover_quorum_command(config_path: Path, unsafe: bool, offline: bool, backu
     or, with --endpoints, give the voters of a moved quorum their new addresses."""
     from kraft.config import NodeConfig
     from kraft.dirlock import DirectoryLockedError as DirectoryLocked
-    from kraft.doctor.recovery import (
+    from kraft.doctor.quorum_recovery import (
         NothingToRecover,
         RecoveryRefused,
         apply_config_edit,
@@ -148,7 +148,7 @@ def _endpoints(config: object, spec: str, *, unsafe: bool, backup_dir: Path | No
     from kraft.config import NodeConfig
     from kraft.dirlock import DirectoryLockedError
     from kraft.doctor.endpoints_recovery import apply_endpoints, plan_endpoints
-    from kraft.doctor.recovery import NothingToRecover, RecoveryRefused
+    from kraft.doctor.quorum_recovery import NothingToRecover, RecoveryRefused
 
     assert isinstance(config, NodeConfig)
     try:

@@ -10,7 +10,7 @@ from kraft.raft.errors import Errors
 from kraft.raft.events import AddRaftVoterRequest, OutboundResponse, RemoveRaftVoterRequest
 from kraft.raft.roles import Leader
 from kraft.raft.voters import VoterSet
-from kraft.sim.config import CLUSTER_ID
+from kraft.sim.sim_config import CLUSTER_ID
 from kraft.sim.disklog import DiskLog
 from kraft.sim.host import SimulationHost
 from kraft.sim.network import Network

@@ -544,7 +544,7 @@ def _measure(spark: Any, groups: list[list[str]]) -> _SparkRun:
 def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: int, seed: int, mix: str,
                         directory: str | None) -> None:
     """Rows/s of the kraft Spark data source vs the same decoder in one process."""
-    from kraft.tools.spark.cli import need_pyspark
+    from kraft.tools.spark.spark_command import need_pyspark
 
     need_pyspark()
     with tempfile.TemporaryDirectory(prefix="kraft-bench-spark-", dir=directory) as tmp:
