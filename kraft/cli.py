@@ -92,9 +92,9 @@ class LazyGroup(click.Group):
 BENCH_COMMANDS: dict[str, LazyCommand] = {
     "chaos": LazyCommand("kraft.tools.bench.chaos:chaos_bench_command",
                          "Partitions, power loss, kill, pause, full disk, failing fsync on real processes, overlapping; no acknowledged record lost."),
-    "codec": LazyCommand("kraft.tools.bench.codec:codec_bench_command",
+    "codec": LazyCommand("kraft.tools.bench.codec_bench:codec_bench_command",
                          "Encode and decode speed of our codecs against kio and kafka-python."),
-    "dump-log": LazyCommand("kraft.tools.bench.dump_log:bench_dump_log",
+    "dump-log": LazyCommand("kraft.tools.bench.dump_log_bench:bench_dump_log",
                             "kraft dump-log (text and --json, whole process) against kafka-python's decoder."),
     "quorum": LazyCommand("kraft.tools.bench.quorum_command:quorum_bench_command",
                           "Committed throughput, commit latency and failover time of a local quorum."),
@@ -107,14 +107,14 @@ BENCH_COMMANDS: dict[str, LazyCommand] = {
 }
 
 COMMANDS: dict[str, LazyCommand] = {
-    "codec": LazyCommand("kraft.tools.codec:codec_group", "Decode and encode Kafka protocol frames."),
+    "codec": LazyCommand("kraft.tools.codec_command:codec_group", "Decode and encode Kafka protocol frames."),
     "doctor": LazyCommand("kraft.tools.doctor:doctor_command",
                           "Name what is wrong with a KRaft quorum: one line per finding, with the fix."),
     "dump-log": LazyCommand("kraft.tools.dump_log:dump_log_command",
                             "Print the batches and records of log segments and snapshots."),
     "features": LazyCommand("kraft.tools.features:features_group",
                             "Describe and update the quorum's finalized features."),
-    "node": LazyCommand("kraft.tools.node:node_group", "Run and inspect a KRaft node."),
+    "node": LazyCommand("kraft.tools.node_command:node_group", "Run and inspect a KRaft node."),
     "observe": LazyCommand("kraft.tools.observe:observe_command",
                            "Follow a live quorum as an observer and print its metadata."),
     "quickstart": LazyCommand("kraft.tools.quickstart:quickstart_command",
@@ -123,7 +123,7 @@ COMMANDS: dict[str, LazyCommand] = {
                           "Describe and change a KRaft quorum (kafka-metadata-quorum.sh; alias metadata-quorum)."),
     "shell": LazyCommand("kraft.tools.shell:shell_command",
                          "Browse the metadata image (kafka-metadata-shell.sh; alias metadata-shell)."),
-    "spark": LazyCommand("kraft.tools.spark.cli:spark_group", "Decode metadata logs at scale with Spark."),
+    "spark": LazyCommand("kraft.tools.spark.spark_command:spark_group", "Decode metadata logs at scale with Spark."),
     "storage": LazyCommand("kraft.tools.storage:storage_group",
                            "Format and inspect log directories (kafka-storage.sh)."),
 }

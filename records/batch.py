@@ -169,25 +169,41 @@ def _decode_headers(buf: bytes, pos: int, count: int) -> tuple[tuple[tuple[str, 
 _ZIGZAG = tuple((b >> 1) ^ -(b & 1) for b in range(128))
 
 
-def decode_records(
-    buf: bytes,
-    count: int,
-    base_offset: int,
-    base_timestamp: int,
-    log_append_time: int | None = None,
-    start: int = 0,
-    end: int | None = None,
-) -> list[Record]:
+def _record_count_error(count: int, start: int, end: int) -> CorruptRecordError:
+    """A batch's record count that cannot fit in its records' bytes (every
+    record takes at least :data:`_MIN_RECORD_SIZE` bytes)."""
+    return CorruptRecordError(f"record count {count} does not fit in {end - start} bytes of records", position=start)
+
+
+def _record_size_error(length: int, rec_start: int, pos: int, end: int) -> CorruptRecordError:
+    """A record whose fields did not add up to its length prefix, or ran past
+    the batch."""
+    if pos > end:
+        return CorruptRecordError("record runs past the end of the batch", position=rec_start)
+    return CorruptRecordError(f"invalid record size: expected {length} bytes, read {pos - rec_start}", position=rec_start)
+
+
+def _records_end_error(count: int, pos: int, end: int) -> CorruptRecordError:
+    """The batch's records did not end where its bytes do."""
+    return CorruptRecordError(
+        f"{end - pos} unconsumed bytes after all {count} records" if pos < end else "record runs past the end of the batch",
+        position=min(pos, end),
+    )
+
+
+def decode_records(buf: bytes, count: int, base_offset: int, base_timestamp: int, log_append_time: int | None = None,
+                   start: int = 0, end: int | None = None) -> list[Record]:
     """Decode ``count`` records that fill ``buf[start:end]`` exactly.
 
     ``log_append_time`` is the batch's maxTimestamp for LogAppendTime batches
     (every record then reports it), else ``None``. Positions in errors are
-    positions in ``buf``.
+    positions in ``buf``. The loop is flat on purpose (varints of one or two
+    bytes read inline, no call but on errors): it is dump-log's inner loop.
     """
     if end is None:
         end = len(buf)
     if count < 0 or count * _MIN_RECORD_SIZE > end - start:
-        raise CorruptRecordError(f"record count {count} does not fit in {end - start} bytes of records", position=start)
+        raise _record_count_error(count, start, end)
     out: list[Record] = []
     append = out.append
     pos = start
@@ -255,33 +271,14 @@ def decode_records(
                 hcount, pos = slow(buf, pos)
                 headers, pos = _decode_headers(buf, pos, hcount)
             if pos - rec_start != length or pos > end:
-                raise CorruptRecordError(
-                    f"invalid record size: expected {length} bytes, read {pos - rec_start}"
-                    if pos <= end
-                    else "record runs past the end of the batch",
-                    position=rec_start,
-                )
-            append(
-                new(
-                    rec,
-                    (
-                        base_offset + offset_delta,
-                        base_timestamp + ts_delta if log_append_time is None else log_append_time,
-                        key,
-                        value,
-                        headers,
-                        attributes,
-                        ts_delta,
-                    ),
-                )
-            )
+                raise _record_size_error(length, rec_start, pos, end)
+            append(new(rec, (base_offset + offset_delta,
+                             base_timestamp + ts_delta if log_append_time is None else log_append_time,
+                             key, value, headers, attributes, ts_delta)))
     except IndexError:
         raise CorruptRecordError("record runs past the end of the batch", position=pos) from None
     if pos != end:
-        raise CorruptRecordError(
-            f"{end - pos} unconsumed bytes after all {count} records" if pos < end else "record runs past the end of the batch",
-            position=min(pos, end),
-        )
+        raise _records_end_error(count, pos, end)
     return out
 
 

@@ -88,6 +88,17 @@ def _system_ms() -> int:
     return int(time.time() * 1000)
 
 
+def _check_partition_metadata(path: Path, topic_id: Any) -> None:
+    """Kafka's ``PartitionMetadataFile``: written on first open; after that
+    it must name the topic being opened."""
+    if path.exists():
+        stored = read_partition_metadata(path)
+        if stored != topic_id:
+            raise StateFileError(str(path), f"topic id {stored} does not match the expected {topic_id}")
+    else:
+        write_partition_metadata(path, topic_id)
+
+
 class MetadataLog:
     """The metadata partition directory: segments, epoch cache, snapshots."""
 
@@ -146,41 +157,14 @@ class MetadataLog:
             leftover.unlink(missing_ok=True)
             report.add(leftover, None, "deleted", "leftover from an interrupted write or delete")
 
-        pm_path = directory / PARTITION_METADATA_FILE
-        if pm_path.exists():
-            stored = read_partition_metadata(pm_path)
-            if stored != topic_id:
-                raise StateFileError(str(pm_path), f"topic id {stored} does not match the expected {topic_id}")
-        else:
-            write_partition_metadata(pm_path, topic_id)
+        _check_partition_metadata(directory / PARTITION_METADATA_FILE, topic_id)
 
         bases = sorted(b for p in directory.iterdir() if (b := parse_segment_base(p.name)) is not None)
         for orphan in orphaned_indexes(directory, set(bases)):
             # Kafka's LogLoader deletes index files whose segment is gone.
             orphan.unlink(missing_ok=True)
             report.add(orphan, None, "deleted", "orphaned index file without its .log segment")
-        now = clock_ms()
-        segments = [LogSegment(directory, b, config, created_ms=now) for b in bases]
-        try:
-            if not segments:
-                segments.append(LogSegment(directory, 0, config, created_ms=now))
-                fsync_dir(directory)
-            for i, segment in enumerate(segments[:-1]):
-                if verify_all_segments:
-                    # Later segments hold data: damage here can never be a torn tail.
-                    headers = recover_segment(segment, report, allow_truncate=False)
-                    segment.load_state_from_headers(headers)
-                else:
-                    quick_check_segment(segment, report)
-                segment.next_offset = segments[i + 1].base_offset
-            active = segments[-1]
-            headers = recover_segment(active, report)
-            active.load_state_from_headers(headers)
-            active.open_indexes_for_append()
-        except BaseException:
-            for segment in segments:
-                segment.close(final_time_index_entry=False)
-            raise
+        segments, headers = cls._load_segments(directory, bases, config, clock_ms(), report, verify_all_segments)
 
         first_base = segments[0].base_offset
         snapshots = cls._load_snapshots(directory, first_base, report)
@@ -211,6 +195,36 @@ class MetadataLog:
         report.log_start_offset = log.start_offset
         report.log_end_offset = log.end_offset
         return log
+
+    @staticmethod
+    def _load_segments(directory: Path, bases: list[int], config: LogConfig, now: int, report: RecoveryReport,
+                       verify_all_segments: bool) -> tuple[list[LogSegment], list[BatchHeader]]:
+        """The segments at ``bases`` (one empty segment at 0 when there are
+        none), with the active segment recovered as Kafka's
+        ``LogLoader.recoverLog`` does and the others checked; the active
+        segment's batch headers. Every segment is closed again on failure."""
+        segments = [LogSegment(directory, b, config, created_ms=now) for b in bases]
+        try:
+            if not segments:
+                segments.append(LogSegment(directory, 0, config, created_ms=now))
+                fsync_dir(directory)
+            for i, segment in enumerate(segments[:-1]):
+                if verify_all_segments:
+                    # Later segments hold data: damage here can never be a torn tail.
+                    headers = recover_segment(segment, report, allow_truncate=False)
+                    segment.load_state_from_headers(headers)
+                else:
+                    quick_check_segment(segment, report)
+                segment.next_offset = segments[i + 1].base_offset
+            active = segments[-1]
+            headers = recover_segment(active, report)
+            active.load_state_from_headers(headers)
+            active.open_indexes_for_append()
+        except BaseException:
+            for segment in segments:
+                segment.close(final_time_index_entry=False)
+            raise
+        return segments, headers
 
     @staticmethod
     def _load_snapshots(directory: Path, log_start: int, report: RecoveryReport) -> dict[OffsetAndEpoch, Path]:

@@ -39,11 +39,11 @@ import click
 from kraft.kafka_release import LATEST, KafkaRelease
 from kraft.records.batch import Record, RecordBatch
 from kraft.records.control import ControlRecordType, decode_control_record
-from kraft.tools.record_format.describe import codec_name as _codec_name
-from kraft.tools.record_format.describe import java_json
-from kraft.tools.record_format.describe import message_json as _message_json
-from kraft.tools.record_format.describe import read_file_batches as _read_batches
-from kraft.tools.record_format.describe import record_json as _record_json
+from kraft.tools.record_format.describe_record import codec_name as _codec_name
+from kraft.tools.record_format.describe_record import java_json
+from kraft.tools.record_format.describe_record import message_json as _message_json
+from kraft.tools.record_format.describe_record import read_file_batches as _read_batches
+from kraft.tools.record_format.describe_record import record_json as _record_json
 from kraft.records.errors import RecordsError
 from kraft.records.snapshot import BOOTSTRAP_FILE_NAME, parse_snapshot_path
 from kraft.tools.kafka_version import current_release, kafka_version_option

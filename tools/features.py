@@ -28,7 +28,7 @@ feature is ``kraft.version``: upgrading it to 1 turns a static quorum
 
 Connection options, ``--command-config`` and error reporting are those of
 ``kraft quorum`` (:mod:`kraft.tools.quorum`). The requests are the admin
-client's (:mod:`kraft.client.features`); this module parses the options
+client's (:mod:`kraft.client.admin_features`); this module parses the options
 and prints what Kafka prints.
 """
 
@@ -46,7 +46,7 @@ from kraft.tools.quorum import QuorumToolOptions, ToolError, run_tool
 from kraft.tools.kafka_version import current_release, kafka_version_option
 
 if TYPE_CHECKING:
-    from kraft.client.features import FeatureMetadata, FeatureUpdate, UpgradeType
+    from kraft.client.admin_features import FeatureMetadata, FeatureUpdate, UpgradeType
 
 __all__ = [
     "features_group",
@@ -159,7 +159,7 @@ def describe_command(options: QuorumToolOptions) -> None:
 
     async def main() -> str:
         from kraft.client.admin import AdminSession
-        from kraft.client.features import describe_features
+        from kraft.client.admin_features import describe_features
 
         async with AdminSession(bootstrap, settings) as session:
             metadata = await describe_features(session)
@@ -175,7 +175,7 @@ def _run_update(options: QuorumToolOptions, op: str, updates: dict[str, FeatureU
 
     async def main() -> str:
         from kraft.client.admin import AdminSession
-        from kraft.client.features import update_features
+        from kraft.client.admin_features import update_features
 
         async with AdminSession(bootstrap, settings) as session:
             errors = await update_features(session, updates, dry_run)
@@ -190,7 +190,7 @@ def _run_update(options: QuorumToolOptions, op: str, updates: dict[str, FeatureU
 
 
 def _parse_updates(features: Sequence[str], kind: UpgradeType) -> dict[str, FeatureUpdate]:
-    from kraft.client.features import FeatureUpdate
+    from kraft.client.admin_features import FeatureUpdate
 
     updates: dict[str, FeatureUpdate] = {}
     try:
@@ -246,7 +246,7 @@ def feature_dependencies_command(features: tuple[str, ...]) -> None:
 @click.pass_obj
 def upgrade_command(options: QuorumToolOptions, features: tuple[str, ...], dry_run: bool) -> None:
     """Upgrade one or more feature flags."""
-    from kraft.client.features import UpgradeType
+    from kraft.client.admin_features import UpgradeType
 
     _run_update(options, "upgrade", _parse_updates(features, UpgradeType.UPGRADE), dry_run)
 
@@ -259,7 +259,7 @@ def upgrade_command(options: QuorumToolOptions, features: tuple[str, ...], dry_r
 @click.pass_obj
 def downgrade_command(options: QuorumToolOptions, features: tuple[str, ...], unsafe: bool, dry_run: bool) -> None:
     """Downgrade one or more feature flags."""
-    from kraft.client.features import UpgradeType
+    from kraft.client.admin_features import UpgradeType
 
     kind = UpgradeType.UNSAFE_DOWNGRADE if unsafe else UpgradeType.SAFE_DOWNGRADE
     _run_update(options, "downgrade", _parse_updates(features, kind), dry_run)
@@ -272,7 +272,7 @@ def downgrade_command(options: QuorumToolOptions, features: tuple[str, ...], uns
 @click.pass_obj
 def disable_command(options: QuorumToolOptions, features: tuple[str, ...], unsafe: bool, dry_run: bool) -> None:
     """Disable one or more feature flags. This is the same as downgrading the version to zero."""
-    from kraft.client.features import FeatureUpdate, UpgradeType
+    from kraft.client.admin_features import FeatureUpdate, UpgradeType
 
     kind = UpgradeType.UNSAFE_DOWNGRADE if unsafe else UpgradeType.SAFE_DOWNGRADE
     updates: dict[str, FeatureUpdate] = {}

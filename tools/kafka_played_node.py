@@ -20,7 +20,7 @@ def main() -> None:
     # The node's only hook for what it advertises is the constructor argument.
     setattr(KraftNode, "__init__", functools.partialmethod(KraftNode.__init__,
                                                            advertised_apis=dict(KAFKA_4_0_CONTROLLER_APIS)))
-    from kraft.tools.node import node_group
+    from kraft.tools.node_command import node_group
 
     args = sys.argv[1:]
     if not args or args[0] != "node":

@@ -650,6 +650,31 @@ def reassignment_plan_lines(view: Any, resolved: Sequence[Any], plan: Any) -> li
     return lines
 
 
+def _reassignment_session(options: QuorumToolOptions, timeout_ms: int) -> tuple[Bootstrap, AdminSettings]:
+    """The admin session's bootstrap and settings for ``reassign``: its
+    deadline comes one request after ``--timeout-ms``."""
+    import dataclasses
+
+    bootstrap, settings = options.resolve()
+    # --timeout-ms bounds the whole run (_bounded_reassignment), which then
+    # says how to resume. The session's own deadline comes one request
+    # later, so it never ends the run first with a bare request timeout
+    # ("timed out after 0 ms") -- on a loaded machine the two raced.
+    return bootstrap, dataclasses.replace(settings, api_timeout_ms=timeout_ms + settings.request_timeout_ms)
+
+
+def _saved_reassignment(path: Path, known: dict[int, Any]) -> dict[str, Any] | None:
+    """The state file of a reassignment in progress, if any; the endpoints it
+    remembers join ``known`` (a ``--controller-config`` given again wins)."""
+    import json
+
+    saved: dict[str, Any] | None = json.loads(path.read_text()) if path.exists() else None
+    if saved is not None:
+        for node_id, hint in saved_endpoints(saved).items():
+            known.setdefault(node_id, hint)
+    return saved
+
+
 def _state_path(state_file: Path | None, cluster_id: str) -> Path:
     return state_file if state_file is not None else Path(f".kraft-reassignment-{cluster_id}.json")
 
@@ -730,9 +755,6 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
     KIP-853's AddRaftVoter/RemoveRaftVoter): new voters are added once caught
     up, old ones removed, the leader last. Run the same command again to
     resume after any crash."""
-    import dataclasses
-    import json
-
     import trio
 
     from kraft.client.admin import AdminSession
@@ -741,32 +763,19 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
     if sum(1 for x in (voters_text is not None, cancel, status) if x) != 1:
         _fail("Exactly one of --voters, --cancel or --status must be given")
     try:
-        bootstrap, settings = options.resolve()
-        # --timeout-ms bounds the whole run (main_bounded below), which then
-        # says how to resume. The session's own deadline comes one request
-        # later, so it never ends the run first with a bare request timeout
-        # ("timed out after 0 ms") -- on a loaded machine the two raced.
-        settings = dataclasses.replace(settings, api_timeout_ms=timeout_ms + settings.request_timeout_ms)
+        bootstrap, settings = _reassignment_session(options, timeout_ms)
         known = _known_controllers(controller_configs)
         target = reconfig.parse_target(voters_text) if voters_text is not None else None
     except (ToolError, reconfig.ReassignError) as e:
         _fail(str(e))
 
     async def main() -> str:
-        lines: list[str] = []
-
-        def report(line: str) -> None:
-            click.echo(line)
-
         async with AdminSession(bootstrap, settings) as session:
             client = _SessionReassignClient(session)
             view = await client.describe()
             assert client.cluster_id is not None
             path = _state_path(state_file, client.cluster_id)
-            saved = json.loads(path.read_text()) if path.exists() else None
-            if saved is not None:
-                for node_id, hint in saved_endpoints(saved).items():
-                    known.setdefault(node_id, hint)
+            saved = _saved_reassignment(path, known)
             goal = target
             if status or cancel:
                 if saved is None:
@@ -790,15 +799,14 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
                 return "Dry run: nothing was changed.\n"
             if not cancel:
                 _save_reassignment(path, client.cluster_id, saved, view, resolved)
-            report(f"Reassigning voters {_voters_text(view.voters)} -> {_voters_text(resolved)}")
+            click.echo(f"Reassigning voters {_voters_text(view.voters)} -> {_voters_text(resolved)}")
             try:
-                final = await reconfig.drive(client, goal, known=known, report=report, pause=trio.sleep)
+                final = await reconfig.drive(client, goal, known=known, report=click.echo, pause=trio.sleep)
             except reconfig.ReassignError as e:
                 raise ToolError(str(e)) from None
             except trio.TooSlowError:
                 raise
             path.unlink(missing_ok=True)
-            lines.append(f"Reassignment complete. CurrentVoters: {_voters_text(final.voters)}\n")
-        return "".join(lines)
+        return f"Reassignment complete. CurrentVoters: {_voters_text(final.voters)}\n"
 
     run_tool(_bounded_reassignment(main, timeout_ms))

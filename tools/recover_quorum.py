@@ -1,6 +1,6 @@
 """``kraft storage recover-quorum``: bring back a quorum that lost its
 majority for good, from one stopped surviving voter (see
-:mod:`kraft.doctor.recovery` for what it writes and why).
+:mod:`kraft.doctor.quorum_recovery` for what it writes and why).
 
     kraft storage recover-quorum --config server.properties            # print the plan
     kraft storage recover-quorum --config server.properties --unsafe   # carry it out
@@ -30,8 +30,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from kraft.config import NodeConfig
+    from kraft.doctor.quorum_recovery import NothingToRecover, RecoveryPlan
 
 __all__ = ["recover_quorum_command"]
 
@@ -64,14 +69,12 @@ def recover_quorum_command(config_path: Path, unsafe: bool, offline: bool, backu
     or, with --endpoints, give the voters of a moved quorum their new addresses."""
     from kraft.config import NodeConfig
     from kraft.dirlock import DirectoryLockedError as DirectoryLocked
-    from kraft.doctor.recovery import (
+    from kraft.doctor.quorum_recovery import (
         NothingToRecover,
         RecoveryRefused,
         apply_config_edit,
         apply_recovery,
-        live_voters,
         plan_recovery,
-        probe_targets,
     )
 
     import logging
@@ -89,18 +92,7 @@ def recover_quorum_command(config_path: Path, unsafe: bool, offline: bool, backu
         _fail(str(e))
         return
     except NothingToRecover as e:
-        # A second run: the log already names this node alone. Only a static
-        # config left behind (the first run's edit not made) may remain to do.
-        click.echo(str(e))
-        if e.config_edit is not None:
-            click.echo(f"{e.config_edit.path} still names static voters; the edit it needs:")
-            for line in e.config_edit.lines():
-                click.echo(f"  {line}")
-            if rewrite_config:
-                for line in apply_config_edit(e.config_edit):
-                    click.echo(line)
-            else:
-                click.echo("Run again with --rewrite-config to make it (a copy of the file is kept).")
+        _already_recovered(e, rewrite_config=rewrite_config)
         return
     click.echo(plan.describe(), nl=False)
     if not unsafe:
@@ -112,21 +104,7 @@ def recover_quorum_command(config_path: Path, unsafe: bool, offline: bool, backu
               "Add --rewrite-config to make that edit (shown in the plan; a copy is kept), or make it by hand.")
         return
     if not offline:
-        import trio
-
-        targets, unknown = probe_targets(plan, config)
-        if unknown:
-            _fail(f"Refusing: no address is known for old voter{'s' if len(unknown) > 1 else ''} "
-                  f"{', '.join(map(str, unknown))} (the voter set names {'them' if len(unknown) > 1 else 'it'} by id "
-                  "only), so this command cannot check that the quorum is lost. Make sure they are down for good, "
-                  "then use --offline.")
-            return
-        alive = trio.run(live_voters, plan, config, timeout_ms)
-        if alive:
-            _fail(f"Refusing: other voters are alive ({', '.join(alive)}): the quorum is not lost. Stop them "
-                  "for good first, or use --offline if they can never come back.")
-            return
-        click.echo(f"Asked {', '.join(label for label, _, _ in targets) or 'no other address'}: none answers.")
+        _check_quorum_lost(plan, config, timeout_ms)
     try:
         for line in apply_recovery(plan):
             click.echo(line)
@@ -144,11 +122,50 @@ def recover_quorum_command(config_path: Path, unsafe: bool, offline: bool, backu
     click.echo(f"Done. Start node {plan.node_id}: it will elect itself in epoch {plan.new_epoch + 1} or later.")
 
 
+def _already_recovered(e: NothingToRecover, *, rewrite_config: bool) -> None:
+    """A second run: the log already names this node alone. Only a static
+    config left behind (the first run's edit not made) may remain to do."""
+    from kraft.doctor.quorum_recovery import apply_config_edit
+
+    click.echo(str(e))
+    if e.config_edit is not None:
+        click.echo(f"{e.config_edit.path} still names static voters; the edit it needs:")
+        for line in e.config_edit.lines():
+            click.echo(f"  {line}")
+        if rewrite_config:
+            for line in apply_config_edit(e.config_edit):
+                click.echo(line)
+        else:
+            click.echo("Run again with --rewrite-config to make it (a copy of the file is kept).")
+
+
+def _check_quorum_lost(plan: RecoveryPlan, config: NodeConfig, timeout_ms: int) -> None:
+    """The network check: every other voter is asked, and none may answer
+    (exit 1 otherwise, or when a voter has no known address)."""
+    import trio
+
+    from kraft.doctor.quorum_recovery import live_voters, probe_targets
+
+    targets, unknown = probe_targets(plan, config)
+    if unknown:
+        _fail(f"Refusing: no address is known for old voter{'s' if len(unknown) > 1 else ''} "
+              f"{', '.join(map(str, unknown))} (the voter set names {'them' if len(unknown) > 1 else 'it'} by id "
+              "only), so this command cannot check that the quorum is lost. Make sure they are down for good, "
+              "then use --offline.")
+        return
+    alive = trio.run(live_voters, plan, config, timeout_ms)
+    if alive:
+        _fail(f"Refusing: other voters are alive ({', '.join(alive)}): the quorum is not lost. Stop them "
+              "for good first, or use --offline if they can never come back.")
+        return
+    click.echo(f"Asked {', '.join(label for label, _, _ in targets) or 'no other address'}: none answers.")
+
+
 def _endpoints(config: object, spec: str, *, unsafe: bool, backup_dir: Path | None) -> None:
     from kraft.config import NodeConfig
     from kraft.dirlock import DirectoryLockedError
     from kraft.doctor.endpoints_recovery import apply_endpoints, plan_endpoints
-    from kraft.doctor.recovery import NothingToRecover, RecoveryRefused
+    from kraft.doctor.quorum_recovery import NothingToRecover, RecoveryRefused
 
     assert isinstance(config, NodeConfig)
     try:

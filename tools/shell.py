@@ -76,7 +76,7 @@ def _warn_all(warnings: Iterable[str]) -> None:
 
 def _open_snapshot(path: Path) -> _Opened:
     from kraft.image.builder import ImageBuilder
-    from kraft.image.source import MetadataSourceError, image_from_snapshot_file
+    from kraft.image.metadata_source import MetadataSourceError, image_from_snapshot_file
 
     if not path.exists():
         raise click.ClickException(f"no such file: {path}")
@@ -95,7 +95,7 @@ def _open_snapshot(path: Path) -> _Opened:
 def _open_directory(path: Path, at: str | None) -> _Opened:
     from kraft.image.builder import ImageBuilder
     from kraft.image.history import DirectoryHistory
-    from kraft.image.source import MetadataSourceError
+    from kraft.image.metadata_source import MetadataSourceError
 
     if not path.exists():
         raise click.ClickException(f"no such directory: {path}")

@@ -153,55 +153,9 @@ def run_format(request: FormatRequest, out: IO[str] | None = None) -> None:
     if not directories:
         raise FormatError("You must specify at least one directory to format")
     release = request.release_version
-    kafka = request.kafka
-    features = dict(default_feature_levels(release, kafka.features))
-    for name, level in (request.features or {}).items():
-        if name == METADATA_VERSION_FEATURE:
-            raise FormatError(f"Use --release-version instead of --feature {METADATA_VERSION_FEATURE}=X to avoid ambiguity.")
-        if name not in kafka.features:
-            supported = ", ".join(sorted(kafka.features))
-            raise FormatError(f"Unsupported feature: {name}. Supported features are: {supported}")
-        features[name] = level
-    dynamic = request.initial_controllers is not None or request.no_initial_controllers
-    kraft_version = features.get(KRAFT_VERSION_FEATURE)
-    if kraft_version is None:
-        kraft_version = 1 if dynamic else 0
-    elif kraft_version == 0 and dynamic:
-        raise FormatError("Cannot set kraft.version to 0 if KIP-853 configuration is present. "
-                          "Try removing the --feature flag for kraft.version.")
-    elif kraft_version > 0 and not dynamic:
-        # Formatter.effectiveKRaftFeatureLevel, reworded in Kafka 4.1.
-        raise FormatError(kafka.kraft_version_1_error.replace("kraft.version to 1", f"kraft.version to {kraft_version}"))
-    features[KRAFT_VERSION_FEATURE] = kraft_version
-    _validate_dependencies(features, feature_level(release))
-
-    # Imported here: kraft.log_dir_check reads the config (which brings the
-    # TLS settings and trio), and `kraft storage --help` imports nothing heavy.
-    from kraft.log_dir_check import check_log_dir, read_meta_properties
-
-    # MetaPropertiesEnsemble: what is already there must agree.
-    formatted: list[str] = []
-    empty: list[str] = []
-    for directory in directories:
-        meta_path = Path(directory) / META_PROPERTIES_FILE
-        # The checks `kraft node start` makes, with its lines (kraft.log_dir_check).
-        check_log_dir(Path(directory))
-        props = read_meta_properties(Path(directory))
-        if props is None:
-            empty.append(directory)
-            continue
-        if props.cluster_id != request.cluster_id:
-            raise FormatError(
-                f"Invalid cluster.id in: {meta_path}. Expected {request.cluster_id}, but read {props.cluster_id}"
-            )
-        if props.node_id != request.node_id:
-            raise FormatError(f"Stored node id {props.node_id} doesn't match previous node id {request.node_id} in {meta_path}.")
-        formatted.append(directory)
-    if formatted and not request.ignore_formatted:
-        raise FormatError(
-            f"Log directory {formatted[0]} is already formatted. "
-            "Use --ignore-formatted to ignore this directory and format the others."
-        )
+    features = _effective_feature_levels(request)
+    kraft_version = features[KRAFT_VERSION_FEATURE]
+    empty = _unformatted_directories(request, directories)
     if not empty:
         echo("All of the log directories are already formatted.")
         return
@@ -238,6 +192,69 @@ def run_format(request: FormatRequest, out: IO[str] | None = None) -> None:
                     timestamp_ms=now_ms,
                 )
             MetaProperties(1, request.cluster_id, request.node_id, directory_id).write(path / META_PROPERTIES_FILE)
+
+
+def _effective_feature_levels(request: FormatRequest) -> dict[str, int]:
+    """Kafka's ``Formatter.calculateEffectiveFeatureLevels``: the release's
+    default levels, overridden by ``--feature``, with ``kraft.version`` as
+    ``Formatter.effectiveKRaftFeatureLevel`` decides it; each level's
+    dependencies are checked."""
+    release = request.release_version
+    kafka = request.kafka
+    features = dict(default_feature_levels(release, kafka.features))
+    for name, level in (request.features or {}).items():
+        if name == METADATA_VERSION_FEATURE:
+            raise FormatError(f"Use --release-version instead of --feature {METADATA_VERSION_FEATURE}=X to avoid ambiguity.")
+        if name not in kafka.features:
+            supported = ", ".join(sorted(kafka.features))
+            raise FormatError(f"Unsupported feature: {name}. Supported features are: {supported}")
+        features[name] = level
+    dynamic = request.initial_controllers is not None or request.no_initial_controllers
+    kraft_version = features.get(KRAFT_VERSION_FEATURE)
+    if kraft_version is None:
+        kraft_version = 1 if dynamic else 0
+    elif kraft_version == 0 and dynamic:
+        raise FormatError("Cannot set kraft.version to 0 if KIP-853 configuration is present. "
+                          "Try removing the --feature flag for kraft.version.")
+    elif kraft_version > 0 and not dynamic:
+        # Formatter.effectiveKRaftFeatureLevel, reworded in Kafka 4.1.
+        raise FormatError(kafka.kraft_version_1_error.replace("kraft.version to 1", f"kraft.version to {kraft_version}"))
+    features[KRAFT_VERSION_FEATURE] = kraft_version
+    _validate_dependencies(features, feature_level(release))
+    return features
+
+
+def _unformatted_directories(request: FormatRequest, directories: list[str]) -> list[str]:
+    """Kafka's ``MetaPropertiesEnsemble`` load and verify: the directories
+    still to format; those already formatted must agree with the request
+    (and are refused without ``--ignore-formatted``)."""
+    # Imported here: kraft.log_dir_check reads the config (which brings the
+    # TLS settings and trio), and `kraft storage --help` imports nothing heavy.
+    from kraft.log_dir_check import check_log_dir, read_meta_properties
+
+    formatted: list[str] = []
+    empty: list[str] = []
+    for directory in directories:
+        meta_path = Path(directory) / META_PROPERTIES_FILE
+        # The checks `kraft node start` makes, with its lines (kraft.log_dir_check).
+        check_log_dir(Path(directory))
+        props = read_meta_properties(Path(directory))
+        if props is None:
+            empty.append(directory)
+            continue
+        if props.cluster_id != request.cluster_id:
+            raise FormatError(
+                f"Invalid cluster.id in: {meta_path}. Expected {request.cluster_id}, but read {props.cluster_id}"
+            )
+        if props.node_id != request.node_id:
+            raise FormatError(f"Stored node id {props.node_id} doesn't match previous node id {request.node_id} in {meta_path}.")
+        formatted.append(directory)
+    if formatted and not request.ignore_formatted:
+        raise FormatError(
+            f"Log directory {formatted[0]} is already formatted. "
+            "Use --ignore-formatted to ignore this directory and format the others."
+        )
+    return empty
 
 
 def _validate_dependencies(features: dict[str, int], metadata_level: int) -> None:
@@ -409,6 +426,47 @@ def random_uuid_command() -> None:
     click.echo(uuid_to_kafka(random_kafka_uuid()))
 
 
+def _release_to_format(release_version: str | None, kafka: KafkaRelease, conf: _ConfigDirs | None) -> str:
+    """The metadata version ``--release-version`` names (default: the
+    release's latest production one); Kafka's ``Formatter.verifyReleaseVersion``
+    refuses one not yet production unless ``unstable.feature.versions.enable``."""
+    release = (parse_release_version(release_version, kafka.latest_testing) if release_version
+               else kafka.latest_production)
+    if feature_level(release) > feature_level(kafka.latest_production) \
+            and not (conf is not None and conf.unstable_feature_versions):
+        # Formatter.verifyReleaseVersion: MetadataVersion.isProduction.
+        raise FormatError(f"{METADATA_VERSION_FEATURE} {release} is not yet stable.")
+    return release
+
+
+def _parse_feature_levels(features: tuple[str, ...]) -> dict[str, int]:
+    """The ``--feature name=level`` settings, by name."""
+    feature_levels: dict[str, int] = {}
+    for item in features:
+        name, sep, level = item.partition("=")
+        if not sep or not level.strip().lstrip("-").isdigit():
+            raise FormatError(f"Can't parse feature={item!r}. The format must be feature=level.")
+        feature_levels[name.strip()] = int(level)
+    return feature_levels
+
+
+def _initial_voters(node: int, standalone: bool, initial_controllers: str | None, controller_endpoint: str | None,
+                    conf: _ConfigDirs | None) -> list[DynamicVoter] | None:
+    """The dynamic quorum's first voters: this controller alone
+    (``--standalone``, a new directory id), those ``--initial-controllers``
+    names, else none (a static quorum, or ``--no-initial-controllers``)."""
+    if standalone:
+        if conf is not None and not conf.is_controller:
+            raise FormatError("You cannot use --standalone on a broker node.")
+        endpoint = _parse_host_port(controller_endpoint) if controller_endpoint else (conf.controller_endpoint if conf else None)
+        if endpoint is None:
+            raise FormatError("No controller listeners found: give --controller-endpoint HOST:PORT or a --config with one.")
+        return [DynamicVoter(node, endpoint[0], endpoint[1], random_kafka_uuid())]
+    if initial_controllers:
+        return parse_dynamic_voters(initial_controllers)
+    return None
+
+
 @storage_group.command("format")
 @click.option("--config", "-c", "config_path", help="The Kafka configuration file to use.")
 @click.option("--cluster-id", "-t", required=True, help="The cluster ID to use.")
@@ -467,28 +525,9 @@ def format_command(
             raise FormatError("You must specify the metadata log directory (--metadata-log-dir or --config).")
         dirs = list(log_dirs) + (conf.log_dirs if conf else [])
         listener = controller_listener or (conf.controller_listener if conf else None) or DEFAULT_CONTROLLER_LISTENER
-        release = (parse_release_version(release_version, kafka.latest_testing) if release_version
-                   else kafka.latest_production)
-        if feature_level(release) > feature_level(kafka.latest_production) \
-                and not (conf is not None and conf.unstable_feature_versions):
-            # Formatter.verifyReleaseVersion: MetadataVersion.isProduction.
-            raise FormatError(f"{METADATA_VERSION_FEATURE} {release} is not yet stable.")
-        feature_levels: dict[str, int] = {}
-        for item in features:
-            name, sep, level = item.partition("=")
-            if not sep or not level.strip().lstrip("-").isdigit():
-                raise FormatError(f"Can't parse feature={item!r}. The format must be feature=level.")
-            feature_levels[name.strip()] = int(level)
-        voters = None
-        if standalone:
-            if conf is not None and not conf.is_controller:
-                raise FormatError("You cannot use --standalone on a broker node.")
-            endpoint = _parse_host_port(controller_endpoint) if controller_endpoint else (conf.controller_endpoint if conf else None)
-            if endpoint is None:
-                raise FormatError("No controller listeners found: give --controller-endpoint HOST:PORT or a --config with one.")
-            voters = [DynamicVoter(node, endpoint[0], endpoint[1], random_kafka_uuid())]
-        elif initial_controllers:
-            voters = parse_dynamic_voters(initial_controllers)
+        release = _release_to_format(release_version, kafka, conf)
+        feature_levels = _parse_feature_levels(features)
+        voters = _initial_voters(node, standalone, initial_controllers, controller_endpoint, conf)
         run_format(
             FormatRequest(
                 cluster_id=cluster_id,

@@ -9,6 +9,6 @@ The way out is for a quorum that lost its majority for good.
   configuration files (read-only);
 - :mod:`kraft.doctor.live`: checks over what each reachable voter answered
   (DescribeQuorum, ApiVersions, DescribeCluster: Kafka's public RPCs);
-- :mod:`kraft.doctor.recovery`: the single-voter recovery;
+- :mod:`kraft.doctor.quorum_recovery`: the single-voter recovery;
 - is a directory in use by a running process: :func:`kraft.dirlock.directory_locked`.
 """

@@ -29,7 +29,7 @@ from pathlib import Path
 from kraft.config import NodeConfig
 from kraft.dirlock import DirectoryLock, directory_locked
 from kraft.doctor.local import read_directory
-from kraft.doctor.recovery import NothingToRecover, RecoveryRefused
+from kraft.doctor.quorum_recovery import NothingToRecover, RecoveryRefused
 from kraft.records.endpoint_overrides import (
     ENDPOINT_OVERRIDES_FILE,
     EndpointOverride,

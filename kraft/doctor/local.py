@@ -386,7 +386,7 @@ def registered_controllers(path: Path) -> dict[int, int]:
     metadata.version each claims to support; empty when unreadable."""
     import logging
 
-    from kraft.image.source import MetadataSourceError, image_from_directory
+    from kraft.image.metadata_source import MetadataSourceError, image_from_directory
 
     quiet = logging.getLogger("kraft.image")
     level = quiet.level

@@ -1,5 +1,5 @@
 """The metadata image: committed ``__cluster_metadata`` records folded into the state a Kafka broker holds.
-May import kraft.records and kraft.messages; no I/O except :mod:`kraft.image.source`, which reads files.
+May import kraft.records and kraft.messages; no I/O except :mod:`kraft.image.metadata_source`, which reads files.
 
 * :mod:`kraft.image.model` -- :class:`MetadataImage` and its parts;
 * :mod:`kraft.image.builder` -- :class:`ImageBuilder`, the replay rules;
@@ -10,7 +10,7 @@ May import kraft.records and kraft.messages; no I/O except :mod:`kraft.image.sou
 * :mod:`kraft.image.commands` -- its commands, one class each, and their registry;
 * :mod:`kraft.image.session` -- one shell session: a line in, Kafka's output out;
 * :mod:`kraft.image.diff` -- what changed between two images, in the tree's form;
-* :mod:`kraft.image.source` -- images read (read-only) from a log directory or a snapshot file;
+* :mod:`kraft.image.metadata_source` -- images read (read-only) from a log directory or a snapshot file;
 * :mod:`kraft.image.history` -- a directory's images at any offset or time it covers.
 """
 

@@ -303,6 +303,25 @@ class ImageBuilder:
             self._last_offset = offset
         self._provenance_next = (offset, epoch, timestamp_ms)
 
+    def _apply_known_no_ops(self, section: bytes, count: int, base_offset: int, epoch: int,
+                            timestamp_ms: int) -> bool:
+        """Apply by one lookup a section seen before to hold only NoOpRecords
+        (outside a transaction); ``False`` when it is not one."""
+        if len(section) > _NO_OP_SECTION_BYTES or self._transaction is not None:
+            return False
+        if self._no_op_sections.get(section) is None:
+            return False
+        self.records_applied += count
+        self._advance(base_offset + count - 1, epoch, timestamp_ms)
+        return True
+
+    def _remember_no_ops(self, section: bytes, count: int) -> None:
+        """Remember a small section of ``count`` NoOpRecords, for
+        :meth:`_apply_known_no_ops` (a controller writes the same one every
+        500 ms), while the memo has room."""
+        if len(section) <= _NO_OP_SECTION_BYTES and len(self._no_op_sections) < _NO_OP_MEMO_ENTRIES:
+            self._no_op_sections[section] = count
+
     def apply_record_section(self, section: bytes, count: int, base_offset: int, epoch: int, timestamp_ms: int,
                              limit: int | None = None) -> bool:
         """Apply a committed data batch from its uncompressed records section
@@ -320,12 +339,8 @@ class ImageBuilder:
         n = count if limit is None or limit > count else limit
         if n <= 0:
             return True
-        if n == count and len(section) <= _NO_OP_SECTION_BYTES and self._transaction is None:
-            known = self._no_op_sections.get(section)
-            if known is not None:
-                self.records_applied += count
-                self._advance(base_offset + count - 1, epoch, timestamp_ms)
-                return True
+        if n == count and self._apply_known_no_ops(section, count, base_offset, epoch, timestamp_ms):
+            return True
         spans = record_value_spans(section, count, 0, len(section))
         if spans is None:
             return False
@@ -356,11 +371,8 @@ class ImageBuilder:
                     no_ops += 1
                     last = offset
                     continue
-                if api_key == PARTITION_RECORD and fast_partition(section, start + 3, end, version):
-                    applied += 1
-                    last = offset
-                    continue
-                if api_key == PARTITION_CHANGE and fast_change(section, start + 3, end):
+                if (api_key == PARTITION_RECORD and fast_partition(section, start + 3, end, version)
+                        or api_key == PARTITION_CHANGE and fast_change(section, start + 3, end)):
                     applied += 1
                     last = offset
                     continue
@@ -387,9 +399,8 @@ class ImageBuilder:
         self.records_applied += applied
         if last >= 0:
             self._advance(last, epoch, timestamp_ms)
-        if no_ops == count and len(section) <= _NO_OP_SECTION_BYTES \
-                and len(self._no_op_sections) < _NO_OP_MEMO_ENTRIES:
-            self._no_op_sections[section] = count
+        if no_ops == count:
+            self._remember_no_ops(section, count)
         return True
 
     def _fast_partition(self, buf: bytes, pos: int, end: int, version: int) -> bool:

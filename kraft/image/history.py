@@ -19,7 +19,7 @@ from pathlib import Path
 from kraft.image.builder import ImageBuilder
 from kraft.image.changes import LogBatch, LogItem
 from kraft.image.model import MetadataImage
-from kraft.image.source import (
+from kraft.image.metadata_source import (
     cut_batch,
     partition_dir,
     read_directory,

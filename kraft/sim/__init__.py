@@ -1,9 +1,9 @@
 """Deterministic simulation of a KRaft cluster, and test harnesses for the core.
 May import kraft.node, kraft.raft, kraft.records, kraft.wire and kraft.messages; never kraft.tools.
 
-* :func:`simulate` / :class:`~kraft.sim.config.SimulationConfig` — seeded
+* :func:`simulate` / :class:`~kraft.sim.sim_config.SimulationConfig` — seeded
   whole-cluster runs (``python -m kraft.sim --seed N`` replays one). By concern:
-  :mod:`~kraft.sim.config` (knobs, result, failure), :mod:`~kraft.sim.simulation`
+  :mod:`~kraft.sim.sim_config` (knobs, result, failure), :mod:`~kraft.sim.simulation`
   (the event loop, executing Readys, workload, healing), :mod:`~kraft.sim.replica`
   (one replica and its storage), :mod:`~kraft.sim.network` (delivery and loss),
   :mod:`~kraft.sim.faults` (the chaos schedule), :mod:`~kraft.sim.host` (what

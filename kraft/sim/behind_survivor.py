@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from kraft.raft.roles import Leader
 from kraft.raft.voters import VoterSet
-from kraft.sim.config import SimulationConfig
+from kraft.sim.sim_config import SimulationConfig
 from kraft.sim.replica import SimNode
 
 

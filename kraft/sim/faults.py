@@ -10,7 +10,7 @@ from kraft.raft.errors import Errors
 from kraft.raft.events import AddRaftVoterRequest, OutboundResponse, RemoveRaftVoterRequest
 from kraft.raft.roles import Leader
 from kraft.raft.voters import VoterSet
-from kraft.sim.config import CLUSTER_ID
+from kraft.sim.sim_config import CLUSTER_ID
 from kraft.sim.disklog import DiskLog
 from kraft.sim.host import SimulationHost
 from kraft.sim.network import Network
@@ -27,24 +27,7 @@ class FaultInjector:
         self.network = network
 
     def inject_fault(self) -> None:
-        kinds = [
-            "partition",
-            "isolate",
-            "crash",
-            "crash-mid-ready",
-            "shutdown-leader",
-            "resign",
-            "drop-burst",
-            "nothing",
-        ]
-        weights = [3, 3, 3, 3, 1, 1, 1, 2]
-        if self.host.config.reconfig:
-            kinds += ["add-voter", "remove-voter", "replace-disk", "move-endpoint"]
-            weights += [5, 4, 2, 1]
-        if self.host.config.storage == "disk":
-            kinds.append("fsync-fault")
-            weights.append(2)
-        kind = self.host.rng.choices(kinds, weights=weights)[0]
+        kind = self._draw_kind()
         if kind in ("add-voter", "remove-voter", "replace-disk", "move-endpoint"):
             self._inject_membership_fault(kind)
             return
@@ -52,36 +35,9 @@ class FaultInjector:
         all_ids = [n.node_id for n in self.host.nodes]
         match kind:
             case "partition" if len(all_ids) > 1:
-                side = set(self.host.rng.sample(all_ids, self.host.rng.randint(1, len(all_ids) - 1)))
-                duration = self.host.rng.randint(500, 6000)
-                self.host.note(f"partition {sorted(side)} | {sorted(set(all_ids) - side)} for {duration}ms")
-                self.host.stats["partitions"] += 1
-                for a in side:
-                    for b in set(all_ids) - side:
-                        for link in ((a, b), (b, a)):
-                            if link not in self.network.blocked:
-                                self.network.blocked.add(link)
-                                self.host.schedule(self.host.now_ms + duration, "heal-link", *link)
+                self._partition(all_ids)
             case "isolate" if up:
-                victim = self._pick_leader_or_any(up)
-                duration = self.host.rng.randint(1000, 6000)
-                one_way = self.host.rng.random() < 0.3
-                self.host.note(
-                    f"isolate node {victim.node_id} for {duration}ms{' (inbound only)' if one_way else ''}"
-                )
-                self.host.stats["isolations"] += 1
-                for other in all_ids:
-                    if other == victim.node_id:
-                        continue
-                    links = (
-                        [(other, victim.node_id)]
-                        if one_way
-                        else [(other, victim.node_id), (victim.node_id, other)]
-                    )
-                    for link in links:
-                        if link not in self.network.blocked:
-                            self.network.blocked.add(link)
-                            self.host.schedule(self.host.now_ms + duration, "heal-link", *link)
+                self._isolate(self._pick_leader_or_any(up), all_ids)
             case "crash" if up:
                 self.host.crash(self._pick_leader_or_any(up), "fault")
             case "crash-mid-ready" if up:
@@ -118,6 +74,61 @@ class FaultInjector:
                 self.host.schedule(self.host.now_ms + self.host.rng.randint(200, 2000), "fault-restore-drop", old)
             case _:
                 pass
+
+    def _draw_kind(self) -> str:
+        """The next fault, drawn with the run's weights: membership changes
+        only in reconfig runs, a failing disk only in disk runs."""
+        kinds = [
+            "partition",
+            "isolate",
+            "crash",
+            "crash-mid-ready",
+            "shutdown-leader",
+            "resign",
+            "drop-burst",
+            "nothing",
+        ]
+        weights = [3, 3, 3, 3, 1, 1, 1, 2]
+        if self.host.config.reconfig:
+            kinds += ["add-voter", "remove-voter", "replace-disk", "move-endpoint"]
+            weights += [5, 4, 2, 1]
+        if self.host.config.storage == "disk":
+            kinds.append("fsync-fault")
+            weights.append(2)
+        return self.host.rng.choices(kinds, weights=weights)[0]
+
+    def _partition(self, all_ids: list[int]) -> None:
+        """Split the nodes in two random sides that cannot reach each other
+        (both directions) for a while."""
+        side = set(self.host.rng.sample(all_ids, self.host.rng.randint(1, len(all_ids) - 1)))
+        duration = self.host.rng.randint(500, 6000)
+        self.host.note(f"partition {sorted(side)} | {sorted(set(all_ids) - side)} for {duration}ms")
+        self.host.stats["partitions"] += 1
+        for a in side:
+            for b in set(all_ids) - side:
+                self._block((a, b), duration)
+                self._block((b, a), duration)
+
+    def _isolate(self, victim: SimNode, all_ids: list[int]) -> None:
+        """Cut one node off from every other for a while: both directions,
+        or (30% of the time) only what it receives."""
+        duration = self.host.rng.randint(1000, 6000)
+        one_way = self.host.rng.random() < 0.3
+        self.host.note(f"isolate node {victim.node_id} for {duration}ms{' (inbound only)' if one_way else ''}")
+        self.host.stats["isolations"] += 1
+        for other in all_ids:
+            if other == victim.node_id:
+                continue
+            self._block((other, victim.node_id), duration)
+            if not one_way:
+                self._block((victim.node_id, other), duration)
+
+    def _block(self, link: tuple[int, int], duration: int) -> None:
+        """Drop what ``link`` carries for ``duration`` ms (a link already down
+        keeps its own heal time)."""
+        if link not in self.network.blocked:
+            self.network.blocked.add(link)
+            self.host.schedule(self.host.now_ms + duration, "heal-link", *link)
 
     # --- membership changes (reconfig runs) ---------------------------------------------------
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 
 from kraft.raft.core import Ready
-from kraft.sim.config import SimulationConfig
+from kraft.sim.sim_config import SimulationConfig
 from kraft.sim.invariants import CheckedCluster, Invariants
 from kraft.sim.replica import SimNode
 

@@ -29,7 +29,7 @@ from kraft.raft.events import (
     VoteRequest,
     VoteResponse,
 )
-from kraft.sim.config import ADMIN_ID
+from kraft.sim.sim_config import ADMIN_ID
 from kraft.sim.host import SimulationHost
 from kraft.sim.replica import SimNode
 

@@ -82,7 +82,7 @@ from kraft.raft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
 from kraft.records.errors import RecordsError
 from kraft.records.view import OffsetAndEpoch
 from kraft.sim import behind_survivor
-from kraft.sim.config import (
+from kraft.sim.sim_config import (
     ADMIN_ID,
     CLOCKS,
     CLUSTER_ID,

@@ -21,7 +21,7 @@ import struct
 import uuid
 from typing import Any
 
-from kraft.messages.codegen.spec import (
+from kraft.messages.codegen.message_spec import (
     MAX_VERSION,
     FieldSpec,
     MessageSpec,

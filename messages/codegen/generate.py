@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 
 from kraft.messages.codegen.emit import emit_module, module_name
-from kraft.messages.codegen.spec import MessageSpec, load_dirs
+from kraft.messages.codegen.message_spec import MessageSpec, load_dirs
 
 
 def _index(specs: list[MessageSpec]) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from kraft.config import NodeConfig
-from kraft.doctor.recovery import apply_recovery, plan_recovery
+from kraft.doctor.quorum_recovery import apply_recovery, plan_recovery
 from kraft.raft.errors import Errors
 from kraft.raft.events import AddRaftVoterRequest, AddRaftVoterResponse, OutboundResponse
 from kraft.raft.roles import Leader

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kraft.image.session import ShellSession
-from kraft.image.source import image_from_snapshot_file
+from kraft.image.metadata_source import image_from_snapshot_file
 from kraft.image.tree import build_tree
 from tests import golden
 from tests.conftest import fixture_path

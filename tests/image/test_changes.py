@@ -22,7 +22,7 @@ from kraft.image.changes import (
 from kraft.messages.json_form import uuid_to_kafka
 from kraft.records.control import ControlRecordType, encode_control_value
 from kraft.records.view import OffsetAndEpoch
-from kraft.image.source import image_from_directory, partition_dir, read_directory
+from kraft.image.metadata_source import image_from_directory, partition_dir, read_directory
 from tests.conftest import fixture_path
 from tests.image.records import message, partition, raw_record, sub, topic
 

@@ -14,7 +14,7 @@ import pytest
 
 from kraft.image.builder import ImageBuilder
 from kraft.image.model import ConfigResource, ConfigResourceType
-from kraft.image.source import (
+from kraft.image.metadata_source import (
     image_from_checkpoint,
     image_from_directory,
     image_from_items,

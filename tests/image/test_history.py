@@ -142,7 +142,7 @@ def test_loading_a_directory_leaves_the_cyclic_collector_as_it_was(tmp_path: Pat
     restores it, also when the load fails."""
     import gc
 
-    from kraft.image.source import image_from_items
+    from kraft.image.metadata_source import image_from_items
 
     assert gc.isenabled()
     image_from_items(iter([]))

@@ -16,7 +16,7 @@ import pytest
 from kraft.image.builder import ImageBuilder
 from kraft.image.history import DirectoryHistory
 from kraft.image.model import PartitionRegistration, new_partition
-from kraft.image.source import image_from_items, replay_directory
+from kraft.image.metadata_source import image_from_items, replay_directory
 from kraft.records.batch import Record, build_batch, build_data_batch
 from kraft.records.compression import Compression
 from kraft.records.control import leader_change_batch
@@ -239,7 +239,7 @@ def _snapshot_both_ways(values: list[bytes]) -> tuple[tuple[object, ...], tuple[
 
 
 def test_every_real_snapshot_loads_the_same_from_bytes() -> None:
-    from kraft.image.source import read_checkpoint
+    from kraft.image.metadata_source import read_checkpoint
 
     checkpoints = sorted(fixture_path().rglob("*.checkpoint"))
     assert checkpoints

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from kraft.tools.bench.faults import build_fsync_shim
+from kraft.tools.bench.fsync_fault import build_fsync_shim
 from tests.node.cluster import make_configs
 from tests.node.harness import node_config, start
 from tests.node.procs import NodeProcess

@@ -29,7 +29,7 @@ from kraft.programs.observer import (
 from kraft.node.snapshots import SnapshotPolicy, run_record_history_snapshots
 from kraft.records.log import metadata_partition_dir
 from kraft.records.state_files import MetaProperties
-from kraft.image.source import image_from_directory
+from kraft.image.metadata_source import image_from_directory
 from kraft.wire.apis import ApiKey
 from tests.image.records import partition, rec, topic
 from tests.node.cluster import CLUSTER_ID, free_ports

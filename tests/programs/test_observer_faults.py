@@ -27,7 +27,7 @@ from kraft.programs.observer import Observer, open_observer
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.snapshot import PARTIAL_SUFFIX, SUFFIX, snapshot_file_name
 from kraft.records.view import OffsetAndEpoch
-from kraft.image.source import image_from_directory
+from kraft.image.metadata_source import image_from_directory
 from tests.image.records import partition, raw_record, rec, topic
 from tests.node.harness import leader_of, node_config, start
 from tests.node.test_faults import fill, small_filesystem

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from kraft.tools.record_format.describe import java_json
+from kraft.tools.record_format.describe_record import java_json
 from kraft.tools.dump_log import run_dump
 
 #: dump-log JSON key -> row column

@@ -116,7 +116,7 @@ def test_failfast_export_fails_cleanly(spark: Any, damaged: Path, tmp_path: Path
 def test_the_summary_of_a_driver_decode_is_the_summary_spark_computes(spark: Any, damaged: Path) -> None:
     """``export`` sums up rows decoded in the driver from their Arrow table,
     without a Spark job: the same figures as Spark's aggregation."""
-    from kraft.tools.spark.cli import frame_summary, table_summary
+    from kraft.tools.spark.spark_command import frame_summary, table_summary
     from kraft.tools.spark.source import dataframe_of, decode_in_driver
 
     table = decode_in_driver([str(fixture_path()), str(damaged)])

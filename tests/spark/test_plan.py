@@ -19,7 +19,7 @@ from tests.spark.synth import Scenario
 
 def test_importing_kraft_never_imports_pyspark() -> None:
     code = (
-        "import sys, kraft.cli, kraft.tools.spark.cli, kraft.tools.spark.plan, kraft.tools.spark.bench;"
+        "import sys, kraft.cli, kraft.tools.spark.spark_command, kraft.tools.spark.plan, kraft.tools.spark.bench;"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j', 'pyarrow')];"
         "print(bad); sys.exit(1 if bad else 0)"
     )

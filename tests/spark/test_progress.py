@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kraft.tools.spark.cli import Progress
+from kraft.tools.spark.spark_command import Progress
 
 
 @dataclass

@@ -140,7 +140,7 @@ def test_leadership_chart_is_per_cluster_and_in_time_order() -> None:
     whatever order the rows come in (pure: no Spark)."""
     from datetime import datetime, timedelta
 
-    from kraft.tools.spark.cli import leadership_chart
+    from kraft.tools.spark.spark_command import leadership_chart
 
     t0 = datetime(2026, 1, 1, 0, 0)
     rows = [

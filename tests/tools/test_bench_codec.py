@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from kraft.cli import main
-from kraft.tools.bench.codec import CASES, format_report, run_codec_bench
+from kraft.tools.bench.codec_bench import CASES, format_report, run_codec_bench
 
 # kafka-python 3.0.12 loads its schemas with importlib.resources' legacy API.
 pytestmark = pytest.mark.filterwarnings(r"ignore:.*is deprecated. Use files\(\) instead:DeprecationWarning")

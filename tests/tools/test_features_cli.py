@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from kraft.cli import main
-from kraft.client.features import FeatureMetadata, SupportedVersionRange
+from kraft.client.admin_features import FeatureMetadata, SupportedVersionRange
 from kraft.tools.features import FeatureLine, feature_lines, format_describe, format_update, parse_name_and_level
 from kraft.tools.quorum import ToolError
 

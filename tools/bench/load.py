@@ -201,19 +201,7 @@ class _Load:
                 except NotLeaderError:
                     cancel.cancel()
                     return
-                hwm = node.high_watermark
-                now = time.perf_counter()
-                stats = self.stats
-                while pending and pending[0][0] < hwm:
-                    entry = pending[0]
-                    start, last, t = entry
-                    done = min(last + 1, hwm) - start
-                    stats.committed += done
-                    stats.latencies.append(((now - t) * 1000, done))
-                    if last < hwm:
-                        pending.popleft()
-                    else:
-                        entry[0] = hwm
+                self._account_committed(pending, node.high_watermark)
                 if not reported_first:
                     reported_first = True
                     self.emit("first_commit", epoch=epoch)
@@ -262,6 +250,23 @@ class _Load:
             self.stats.unknown += sum(last - start + 1 for start, last, _ in pending)
         # watch_commits cancels the loop when the epoch ends.
         return not refused and node.led_epoch() == epoch
+
+    def _account_committed(self, pending: deque[list[Any]], hwm: int) -> None:
+        """Count what the high watermark ``hwm`` committed of the pending
+        chunks, with each chunk's latency; a chunk committed in part keeps
+        its rest pending."""
+        now = time.perf_counter()
+        stats = self.stats
+        while pending and pending[0][0] < hwm:
+            entry = pending[0]
+            start, last, t = entry
+            done = min(last + 1, hwm) - start
+            stats.committed += done
+            stats.latencies.append(((now - t) * 1000, done))
+            if last < hwm:
+                pending.popleft()
+            else:
+                entry[0] = hwm
 
     def _append_chunk(self, n: int) -> tuple[int, int] | None:
         """Append ``n`` records, one append call each; the offsets of the

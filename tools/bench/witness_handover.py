@@ -48,9 +48,12 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kraft.tools.bench.node_process import KRAFT, FaultLog, NodeProcess, SayFaultLog, kill, pause, restart, resume
+
+if TYPE_CHECKING:
+    from kraft.node.node import KraftNode
 
 __all__ = ["HANDOVER_LINE", "handover_round", "run_witness_handover", "scenario", "witness_round"]
 
@@ -157,6 +160,46 @@ def _median(values: Sequence[float]) -> float | None:
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
+async def _follow_committed(observer: KraftNode, committed: dict[int, bytes]) -> None:
+    """Every committed data record the observer replicates, by offset."""
+    from kraft.node.snapshots import CommittedBatch
+
+    async for item in observer.committed_batches(start_offset=0):
+        if isinstance(item, CommittedBatch) and not item.is_control:
+            for i, value in enumerate(item.records):
+                committed[item.base_offset + i] = value
+
+
+async def _watch_leaders(observer: KraftNode, leaders: list[tuple[float, int, int | None]]) -> None:
+    """Each leader the observer learns of: (monotonic time, epoch, leader id)."""
+    while True:
+        leader = observer.leader
+        leaders.append((time.monotonic(), leader.epoch, leader.leader_id))
+        await observer.wait_leader_change(leader)
+
+
+async def _until(predicate: Callable[[], bool], what: str, timeout_s: float) -> None:
+    """Wait for ``predicate``; a round that stalls fails the run."""
+    import trio
+
+    with trio.move_on_after(timeout_s) as scope:
+        while not predicate():
+            await trio.sleep(0.02)
+    if scope.cancelled_caught:
+        raise AssertionError(f"witness-handover: {what} not within {timeout_s:g} s")
+
+
+async def _until_settled(observer: KraftNode) -> None:
+    """Once the load stopped: wait until the observer's high watermark stays
+    put for 1.5 s (the last records committed)."""
+    import trio
+
+    seen = -1
+    while seen != observer.high_watermark:
+        seen = observer.high_watermark
+        await trio.sleep(1.5)
+
+
 async def run_witness_handover(
     root: Path, say: Callable[[str], None], *, kafka_launcher: Sequence[str] | None = None, rounds: int = 1,
     pause_s: float = 4.0, append_rate: float = 50.0, ports: Sequence[int] | None = None,
@@ -177,7 +220,6 @@ async def run_witness_handover(
     from kraft.config import NodeConfig
     from kraft.node.fault import RaisingFaultHandler
     from kraft.node.node import KraftNode
-    from kraft.node.snapshots import CommittedBatch
     from kraft.tools.bench.kafka_played import LAUNCHER
     from kraft.tools.quickstart import free_ports
 
@@ -190,27 +232,11 @@ async def run_witness_handover(
     result: dict[str, Any] = {"rounds": [], "load_average": os.getloadavg()[0]}
     observer = KraftNode(NodeConfig.load(configs[OBSERVER_ID]), fault_handler=RaisingFaultHandler())
 
-    async def follow() -> None:
-        async for item in observer.committed_batches(start_offset=0):
-            if isinstance(item, CommittedBatch) and not item.is_control:
-                for i, value in enumerate(item.records):
-                    committed[item.base_offset + i] = value
-
-    async def watch() -> None:
-        while True:
-            leader = observer.leader
-            leaders.append((time.monotonic(), leader.epoch, leader.leader_id))
-            await observer.wait_leader_change(leader)
-
     def leader_now() -> int | None:
         return observer.leader.leader_id if observer.running else None
 
     async def until(predicate: Callable[[], bool], what: str, timeout_s: float = round_timeout_s) -> None:
-        with trio.move_on_after(timeout_s) as scope:
-            while not predicate():
-                await trio.sleep(0.02)
-        if scope.cancelled_caught:
-            raise AssertionError(f"witness-handover: {what} not within {timeout_s:g} s")
+        await _until(predicate, what, timeout_s)
 
     async def commits(count: int, what: str) -> None:
         target = len(committed) + count
@@ -221,8 +247,8 @@ async def run_witness_handover(
             for p in procs.values():
                 p.start()
             await nursery.start(observer.run)
-            nursery.start_soon(follow)
-            nursery.start_soon(watch)
+            nursery.start_soon(_follow_committed, observer, committed)
+            nursery.start_soon(_watch_leaders, observer, leaders)
             await until(lambda: leader_now() in KAFKA, "a Kafka-played leader after start-up")
             await commits(20, "commits after start-up")
             log = SayFaultLog(say, leader_now)
@@ -240,10 +266,7 @@ async def run_witness_handover(
                     + (f", for {round_result['handover_ms']} ms" if round_result["witness_led"] else ""))
             for p in procs.values():
                 p.send(signal.SIGUSR1)  # stop the demo load
-            seen = -1
-            while seen != observer.high_watermark:
-                seen = observer.high_watermark
-                await trio.sleep(1.5)
+            await _until_settled(observer)
             result["final_leader"] = leader_now()
             await observer.shutdown()
             nursery.cancel_scope.cancel()

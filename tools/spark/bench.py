@@ -43,9 +43,15 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    import random
+    import uuid
+
+    from kraft.tools.bench.records import MetadataSynth
 
 # The log and the codecs are imported where they are used: ``kraft bench
 # spark --help`` answers at once.
@@ -99,6 +105,49 @@ CONTROLLER_MIX = {
 MIXES = ("controller", "stress")
 
 
+def _create_topic(rng: random.Random, synth: MetadataSynth, topics: list[tuple[uuid.UUID, str, int]]) -> list[bytes]:
+    """A TopicRecord and its PartitionRecords (replication factor 3); the
+    topic joins ``topics``."""
+    import uuid
+
+    name = f"orders-{len(topics)}"
+    topic_id = uuid.UUID(int=rng.getrandbits(128))
+    partitions = rng.choice([1, 3, 6, 9, 12])
+    topics.append((topic_id, name, partitions))
+    out = [synth.value("TopicRecord", 0, name=name, topic_id=topic_id)]
+    for p in range(partitions):
+        replicas = synth.replicas(3)
+        out.append(synth.value("PartitionRecord", 1, partition_id=p, topic_id=topic_id, replicas=replicas,
+                               isr=replicas, leader=replicas[0], leader_epoch=0, partition_epoch=0))
+    return out
+
+
+def _partition_changes(rng: random.Random, synth: MetadataSynth,
+                       topics: list[tuple[uuid.UUID, str, int]]) -> list[bytes]:
+    """One controller write of ISR changes: mostly one PartitionChangeRecord,
+    now and then a few."""
+    values = []
+    for _ in range(rng.choice([1] * 30 + [2, 2, 3, 5])):
+        topic_id, _name, partitions = rng.choice(topics)
+        isr = synth.replicas(rng.randint(1, 3))
+        values.append(synth.value("PartitionChangeRecord", 0, partition_id=rng.randrange(partitions),
+                                  topic_id=topic_id, isr=isr, leader=isr[0]))
+    return values
+
+
+def _leader_change_batch(rng: random.Random, synth: MetadataSynth, offset: int, epoch: int, ts: int) -> bytes:
+    """The LeaderChangeMessage control batch a new leader of ``epoch`` writes
+    first (three voters, two of them granting)."""
+    from kraft.messages.generated import leader_change_message as lcm
+    from kraft.records.control import build_control_batch
+
+    voters = [lcm.Voter(voter_id=v) for v in (1, 2, 3)]
+    return build_control_batch(
+        [synth.cls["LeaderChangeMessage"](version=0, leader_id=rng.randint(1, 3), voters=voters,
+                                          granting_voters=voters[:2])],
+        base_offset=offset, partition_leader_epoch=epoch, timestamp=ts)
+
+
 def synthesize_controller_log(path: Path, target_bytes: int, *, seed: int = 1) -> int:
     """A segment shaped like a real controller's log (:data:`CONTROLLER_MIX`):
     a NoOpRecord batch every 500 ms, with partition changes, broker
@@ -108,9 +157,7 @@ def synthesize_controller_log(path: Path, target_bytes: int, *, seed: int = 1) -
     import random
     import uuid
 
-    from kraft.messages.generated import leader_change_message as lcm
     from kraft.records.batch import Record, build_batch
-    from kraft.records.control import build_control_batch
     from kraft.tools.bench.records import MetadataSynth
 
     rng = random.Random(seed)
@@ -125,18 +172,6 @@ def synthesize_controller_log(path: Path, target_bytes: int, *, seed: int = 1) -
     size = 0
     noop = synth.value("NoOpRecord", 0)
 
-    def create_topic() -> list[bytes]:
-        name = f"orders-{len(topics)}"
-        topic_id = uuid.UUID(int=rng.getrandbits(128))
-        partitions = rng.choice([1, 3, 6, 9, 12])
-        topics.append((topic_id, name, partitions))
-        out = [synth.value("TopicRecord", 0, name=name, topic_id=topic_id)]
-        for p in range(partitions):
-            replicas = synth.replicas(3)
-            out.append(synth.value("PartitionRecord", 1, partition_id=p, topic_id=topic_id, replicas=replicas,
-                                   isr=replicas, leader=replicas[0], leader_epoch=0, partition_epoch=0))
-        return out
-
     with open(path, "wb") as f:
 
         def write(values: list[bytes]) -> None:
@@ -148,30 +183,20 @@ def synthesize_controller_log(path: Path, target_bytes: int, *, seed: int = 1) -
             offset += len(values)
 
         for _ in range(3):
-            write(create_topic())
+            write(_create_topic(rng, synth, topics))
         while size < target_bytes:
             ts += 500
             write([noop])
             r = rng.random
             if r() < mix["partition_change"]:
-                values = []
-                for _ in range(rng.choice([1] * 30 + [2, 2, 3, 5])):
-                    topic_id, _name, partitions = rng.choice(topics)
-                    isr = synth.replicas(rng.randint(1, 3))
-                    values.append(synth.value("PartitionChangeRecord", 0, partition_id=rng.randrange(partitions),
-                                              topic_id=topic_id, isr=isr, leader=isr[0]))
-                write(values)
+                write(_partition_changes(rng, synth, topics))
             if r() < mix["broker_registration_change"]:
                 broker = rng.choice(synth.brokers)
                 write([synth.value("BrokerRegistrationChangeRecord", 0, broker_id=broker,
                                    broker_epoch=broker_epochs[broker], fenced=rng.choice([1, -1]))])
             if r() < mix["leader_change"]:
                 epoch += 1
-                voters = [lcm.Voter(voter_id=v) for v in (1, 2, 3)]
-                data = build_control_batch(
-                    [synth.cls["LeaderChangeMessage"](version=0, leader_id=rng.randint(1, 3), voters=voters,
-                                                      granting_voters=voters[:2])],
-                    base_offset=offset, partition_leader_epoch=epoch, timestamp=ts)
+                data = _leader_change_batch(rng, synth, offset, epoch, ts)
                 f.write(data)
                 size += len(data)
                 offset += 1
@@ -184,7 +209,7 @@ def synthesize_controller_log(path: Path, target_bytes: int, *, seed: int = 1) -
                     end_points=[synth.rb.BrokerEndpoint(name="PLAINTEXT", host=f"broker-{broker}", port=9092,
                                                         security_protocol=0)])])
             if r() < mix["create_topic"]:
-                write(create_topic())
+                write(_create_topic(rng, synth, topics))
             if r() < mix["config"]:
                 _id, name, _p = rng.choice(topics)
                 write([synth.value("ConfigRecord", 0, resource_type=2, resource_name=name, name="retention.ms",
@@ -544,7 +569,7 @@ def _measure(spark: Any, groups: list[list[str]]) -> _SparkRun:
 def spark_bench_command(size_gb: float, master: str, segment_mb: int, rounds: int, seed: int, mix: str,
                         directory: str | None) -> None:
     """Rows/s of the kraft Spark data source vs the same decoder in one process."""
-    from kraft.tools.spark.cli import need_pyspark
+    from kraft.tools.spark.spark_command import need_pyspark
 
     need_pyspark()
     with tempfile.TemporaryDirectory(prefix="kraft-bench-spark-", dir=directory) as tmp:

@@ -41,7 +41,7 @@ from crc32c import crc32c
 
 from kraft.records.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC_V2, MIN_BATCH_LENGTH, RecordBatch
 from kraft.records.collector import collector_paused
-from kraft.tools.record_format.describe import HEADER_SIZE_UP_TO_MAGIC, read_file_batches
+from kraft.tools.record_format.describe_record import HEADER_SIZE_UP_TO_MAGIC, read_file_batches
 from kraft.tools.spark.plan import FileSplit
 from kraft.tools.spark.pushdown import CONTROL_TYPES, Pushed
 from kraft.tools.spark.rows import (

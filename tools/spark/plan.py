@@ -46,7 +46,7 @@ SEGMENT = "segment"
 SNAPSHOT = "snapshot"
 BOOTSTRAP = "bootstrap"
 
-# File-level error kinds (record-level ones live in kraft.tools.record_format.describe and
+# File-level error kinds (record-level ones live in kraft.tools.record_format.describe_record and
 # kraft.tools.spark.rows).
 UNREADABLE_FILE = "unreadable_file"
 UNSUPPORTED_FILE = "unsupported_file"

@@ -5,7 +5,7 @@ record into one row of :data:`COLUMNS`. Needs pyarrow, not pyspark: the
 executors call it through the data source, and ``kraft bench spark`` calls it
 in one process to measure the decoder alone.
 
-Records are found and described by :mod:`kraft.tools.record_format.describe`, the code
+Records are found and described by :mod:`kraft.tools.record_format.describe_record`, the code
 ``kraft dump-log --json`` uses, so both agree record for record; the typed
 columns (``topic_name``, ``leader``, ``isr``, ``config_name``, ...) come from
 the same decoded message.
@@ -33,7 +33,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from kraft.records.batch import RecordBatch
-from kraft.tools.record_format.describe import UNKNOWN_RECORD_TYPE, codec_name, describe_record, java_json, read_file_batches
+from kraft.tools.record_format.describe_record import UNKNOWN_RECORD_TYPE, codec_name, describe_record, java_json, read_file_batches
 from kraft.tools.record_format.fastjson import MetadataPayloads
 from kraft.tools.record_format.fastjson import uuid_text
 from kraft.records.metadata import metadata_type_name

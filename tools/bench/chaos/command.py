@@ -7,9 +7,12 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from kraft.tools.bench.chaos.run import ChaosOptions
 
 __all__ = ["chaos_bench_command", "format_chaos_report"]
 
@@ -112,6 +115,44 @@ NEMESIS_HELP = ("Comma list of partition, power-loss, kill, pause, disk-full, fs
                 "[default: every one but lying-disk the machine can run].")
 
 
+def _chaos_options(duration: float, seed: int, voters: str, observers: int, witness: bool, nemesis: str | None,
+                   max_concurrent_faults: int, scenario: str | None, append_rate: float) -> ChaosOptions:
+    """The run the options ask for; what cannot be honoured is refused, in
+    one line, before anything starts."""
+    from kraft.tools.bench.chaos.run import MIN_FAULT_S, NEMESES, ChaosOptions, unavailable_reason
+    from kraft.tools.bench.chaos.scenarios import KAFKA_PLAYED, SCENARIOS
+
+    kinds: tuple[str, ...] = ChaosOptions.nemesis
+    if nemesis is not None:
+        kinds = tuple(k.strip() for k in nemesis.split(",") if k.strip())
+        unknown = [k for k in kinds if k not in NEMESES]
+        if unknown or not kinds:
+            raise click.UsageError(f"unknown nemesis {', '.join(unknown) or '(none)'}; choose from {', '.join(NEMESES)}")
+        for kind in kinds:
+            reason = unavailable_reason(kind)
+            if reason is not None:
+                raise click.ClickException(f"nemesis {kind} cannot run on this machine: {reason}")
+    nodes = int(voters) + observers
+    if max_concurrent_faults > nodes:
+        raise click.UsageError(f"--max-concurrent-faults {max_concurrent_faults} is more than the {nodes} nodes")
+    if duration < MIN_FAULT_S:
+        raise click.UsageError(f"--duration {duration:g} is shorter than one fault ({MIN_FAULT_S:g} s)")
+    if scenario is not None and scenario not in SCENARIOS:
+        raise click.UsageError(f"no scenario {scenario!r}; known: {', '.join(sorted(SCENARIOS)) or 'none'}")
+    kafka_played = KAFKA_PLAYED.get(scenario or "", ())
+    if kafka_played:
+        # Kafka-played voters 1..n-1 beside a kraft witness: the scenario's shape, not an option.
+        if voters != "3":
+            raise click.UsageError(f"--scenario {scenario} runs 3 voters (two play Kafka controllers, "
+                                   f"one is a kraft witness); drop --voters {voters}")
+        witness = True
+        if nemesis is None:
+            kinds = ("kill", "pause")  # the faults it applies; no namespaces or FUSE disks to set up
+    return ChaosOptions(duration_s=duration, seed=seed, voters=int(voters), append_rate=append_rate,
+                        nemesis=kinds, nemesis_explicit=nemesis is not None, max_concurrent=max_concurrent_faults,
+                        observers=observers, witness=witness, scenario=scenario, kafka_played=kafka_played)
+
+
 @click.command("chaos", short_help="Partitions, power loss, kill, pause, full disk, failing fsync on real "
                                    "processes, overlapping; no acknowledged record lost.")
 @click.option("--duration", type=click.FloatRange(min=1), default=60.0, show_default=True, help="Seconds of faults (a --scenario ends when it does).")
@@ -141,41 +182,10 @@ def chaos_bench_command(duration: float, seed: int, voters: str, observers: int,
     import trio
 
     from kraft.tools.bench.chaos.checker import chaos_ok
-    from kraft.tools.bench.chaos.run import MIN_FAULT_S, NEMESES, ChaosError, ChaosOptions, run_chaos, \
-        unavailable_reason
-    from kraft.tools.bench.chaos.scenarios import KAFKA_PLAYED, SCENARIOS
+    from kraft.tools.bench.chaos.run import ChaosError, run_chaos
 
-    # Refuse what cannot be honoured, in one line, before anything starts.
-    kinds: tuple[str, ...] = ChaosOptions.nemesis
-    if nemesis is not None:
-        kinds = tuple(k.strip() for k in nemesis.split(",") if k.strip())
-        unknown = [k for k in kinds if k not in NEMESES]
-        if unknown or not kinds:
-            raise click.UsageError(f"unknown nemesis {', '.join(unknown) or '(none)'}; choose from {', '.join(NEMESES)}")
-        for kind in kinds:
-            reason = unavailable_reason(kind)
-            if reason is not None:
-                raise click.ClickException(f"nemesis {kind} cannot run on this machine: {reason}")
-    nodes = int(voters) + observers
-    if max_concurrent_faults > nodes:
-        raise click.UsageError(f"--max-concurrent-faults {max_concurrent_faults} is more than the {nodes} nodes")
-    if duration < MIN_FAULT_S:
-        raise click.UsageError(f"--duration {duration:g} is shorter than one fault ({MIN_FAULT_S:g} s)")
-    if scenario is not None and scenario not in SCENARIOS:
-        raise click.UsageError(f"no scenario {scenario!r}; known: {', '.join(sorted(SCENARIOS)) or 'none'}")
-    kafka_played = KAFKA_PLAYED.get(scenario or "", ())
-    if kafka_played:
-        # Kafka-played voters 1..n-1 beside a kraft witness: the scenario's shape, not an option.
-        if voters != "3":
-            raise click.UsageError(f"--scenario {scenario} runs 3 voters (two play Kafka controllers, "
-                                   f"one is a kraft witness); drop --voters {voters}")
-        witness = True
-        if nemesis is None:
-            kinds = ("kill", "pause")  # the faults it applies; no namespaces or FUSE disks to set up
-    options = ChaosOptions(duration_s=duration, seed=seed, voters=int(voters), append_rate=append_rate,
-                           nemesis=kinds, nemesis_explicit=nemesis is not None, max_concurrent=max_concurrent_faults,
-                           observers=observers, witness=witness, scenario=scenario,
-                           kafka_played=kafka_played)
+    options = _chaos_options(duration, seed, voters, observers, witness, nemesis, max_concurrent_faults, scenario,
+                             append_rate)
     root = Path(tempfile.mkdtemp(prefix="kraft-bench-chaos-"))
 
     def say(message: str) -> None:

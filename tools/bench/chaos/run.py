@@ -56,7 +56,7 @@ from typing import Any
 
 from kraft.tools.bench.chaos.checker import Sampler, check, chaos_ok
 from kraft.tools.bench.chaos.disks import LazyDisk, fuse_unavailable_reason
-from kraft.tools.bench.chaos.history import History
+from kraft.tools.bench.chaos.run_history import History
 from kraft.tools.bench.chaos.netns import Network, NetworkUnavailable, network_unavailable_reason
 from kraft.tools.bench.node_process import NodeProcess, fault_line, kill_for, pause_for
 
@@ -208,7 +208,7 @@ class Chaos:
     # --- setup -----------------------------------------------------------------------------
 
     def prepare(self) -> None:
-        from kraft.tools.bench.faults import build_fsync_shim
+        from kraft.tools.bench.fsync_fault import build_fsync_shim
         from kraft.tools.quickstart import free_ports
 
         opts = self.options

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kraft.tools.bench.chaos.history import read_history
+from kraft.tools.bench.chaos.run_history import read_history
 
 __all__ = ["draw_timeline"]
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kraft.config import NodeConfig
-from kraft.doctor.local import LogDamage, read_directory
+from kraft.doctor.local import DirectoryFacts, LogDamage, read_directory
 from kraft.dirlock import DirectoryLock, directory_locked
 from kraft.records.control import build_control_batch
 from kraft.records.errors import StateFileError
@@ -265,6 +265,37 @@ def _local_endpoints(config: NodeConfig) -> tuple[tuple[str, str, int], ...]:
     return tuple(out)
 
 
+def _previous_voters(facts: DirectoryFacts, config: NodeConfig, directory: Path) -> tuple[VoterEntry, ...]:
+    """The voter set the quorum had: the log's VotersRecord, else a static
+    quorum's voters (its quorum-state, else the config's
+    ``controller.quorum.voters``)."""
+    old_voters = facts.voters
+    if old_voters is None and facts.quorum_state is not None and facts.quorum_state.current_voters:
+        # A static quorum's quorum-state (data version 0) lists its voters.
+        old_voters = tuple(VoterEntry(v, None) for v in facts.quorum_state.current_voters)
+    if old_voters is None and config.voters:
+        old_voters = tuple(VoterEntry(v.node_id, None) for v in config.voters)
+    if not old_voters:
+        raise RecoveryRefused(f"{directory} names no voter set (no VotersRecord, no voters in quorum-state): "
+                              "cannot tell whether this node was a voter.")
+    return tuple(old_voters)
+
+
+def _reachable_endpoints(config: NodeConfig, where: str) -> tuple[tuple[str, str, int], ...]:
+    """This node's controller endpoints for the new VotersRecord: at least
+    one, and each an address other controllers can reach."""
+    endpoints = _local_endpoints(config)
+    if not endpoints:
+        raise RecoveryRefused(f"No listener matches controller.listener.names{where}: the new voter set needs this "
+                              "node's controller endpoint.")
+    for name, host, port in endpoints:
+        if host in ("0.0.0.0", "::") or port <= 0:
+            raise RecoveryRefused(
+                f"The {name} listener {host}:{port}{where} is not an address other controllers can reach: set "
+                f"advertised.listeners={name}://<host>:<port> (it goes into the new VotersRecord).")
+    return endpoints
+
+
 def plan_recovery(config: NodeConfig, *, config_path: Path | None = None, backup_dir: Path | None = None,
                   now: float | None = None) -> RecoveryPlan:
     """Read the node's directory (nothing is written) and plan the recovery."""
@@ -294,15 +325,7 @@ def plan_recovery(config: NodeConfig, *, config_path: Path | None = None, backup
         raise RecoveryRefused(f"{d.path} is corrupt at position {d.position} ({d.problem}) with valid data after "
                               "it: recovering from this copy would lose committed records. Use another survivor, or "
                               "restore the file from a backup.")
-    old_voters = facts.voters
-    if old_voters is None and facts.quorum_state is not None and facts.quorum_state.current_voters:
-        # A static quorum's quorum-state (data version 0) lists its voters.
-        old_voters = tuple(VoterEntry(v, None) for v in facts.quorum_state.current_voters)
-    if old_voters is None and config.voters:
-        old_voters = tuple(VoterEntry(v.node_id, None) for v in config.voters)
-    if not old_voters:
-        raise RecoveryRefused(f"{directory} names no voter set (no VotersRecord, no voters in quorum-state): "
-                              "cannot tell whether this node was a voter.")
+    old_voters = _previous_voters(facts, config, directory)
     mine = next((v for v in old_voters if v.voter_id == config.node_id), None)
     if mine is None:
         raise RecoveryRefused(f"Node {config.node_id} was not a voter (voters {_voters_text(old_voters)}): only a "
@@ -311,15 +334,7 @@ def plan_recovery(config: NodeConfig, *, config_path: Path | None = None, backup
         raise RecoveryRefused(
             f"Node {config.node_id}'s directory id {uuid_to_kafka(meta.directory_id)} is not the voter's "
             f"{uuid_to_kafka(mine.directory_id)}: this directory was re-formatted and is not the voter's log.")
-    endpoints = _local_endpoints(config)
-    if not endpoints:
-        raise RecoveryRefused(f"No listener matches controller.listener.names{where}: the new voter set needs this "
-                              "node's controller endpoint.")
-    for name, host, port in endpoints:
-        if host in ("0.0.0.0", "::") or port <= 0:
-            raise RecoveryRefused(
-                f"The {name} listener {host}:{port}{where} is not an address other controllers can reach: set "
-                f"advertised.listeners={name}://<host>:<port> (it goes into the new VotersRecord).")
+    endpoints = _reachable_endpoints(config, where)
     new_voter = VoterEntry(config.node_id, meta.directory_id, endpoints, *SUPPORTED_KRAFT_VERSIONS)
     edit = None
     if config.voters:
