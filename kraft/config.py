@@ -18,7 +18,7 @@ from pathlib import Path
 
 from kraft.errors import ConfigurationError
 from kraft.raft.quorum_config import QuorumConfig
-from kraft.raft.witness import WitnessMode
+from kraft.raft.witness_policy import WitnessMode
 from kraft.records.state_files import PropertiesSyntaxError, parse_java_properties
 from kraft.wire.addresses import InvalidAddress, format_address, parse_addresses
 from kraft.wire.connection_limits import INT32_MAX, ConnectionLimits
@@ -126,7 +126,7 @@ DEFAULTS: dict[str, str] = {
     "kraft.socket.request.receive.timeout.ms": "30000",
     "kraft.max.in.flight.requests.per.connection": "100",
     "metrics.prometheus.port": "",
-    # The witness voter (kraft/raft/witness.py): auto detects a Kafka quorum.
+    # The witness voter (kraft/raft/witness_policy.py): auto detects a Kafka quorum.
     "kraft.witness": "auto",
     # Testing knob only: answer ApiVersions with the api ranges of this hex
     # ApiVersions response frame (e.g. a real Kafka 4.0 controller's), so a

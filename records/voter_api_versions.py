@@ -1,7 +1,7 @@
 """``voter-api-versions``: what each voter last answered on ApiVersions.
 
 kraft's own file (Kafka has none like it), beside ``quorum-state`` in
-``__cluster_metadata-0``. The witness decision (kraft/raft/witness.py) rests
+``__cluster_metadata-0``. The witness decision (kraft/raft/witness_policy.py) rests
 on the other voters' ApiVersions answers: a kraft node, or a Kafka controller
 advertising the controller APIs kraft lacks. Heard only in memory, those
 answers were lost on a restart, and a voter dead for good never answers

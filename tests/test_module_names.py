@@ -18,13 +18,6 @@ REPO = Path(__file__).resolve().parents[1]
 #: Names every package may have: the package itself, its ``python -m``
 #: entry point, and its errors (Python's idiom for a package's exceptions).
 IDIOMS = frozenset({"__init__", "__main__", "errors"})
-#: Pairs still allowed, each with why and until when.
-EXCEPTIONS = {
-    # The raft core's witness rules and the node's witness task: the raft
-    # and node restructuring (issue 34, items 1 and 2) renames one of them
-    # and removes this entry.
-    "witness": frozenset({"kraft.raft.witness", "kraft.node.witness"}),
-}
 
 
 def _package_folders() -> dict[str, Path]:
@@ -52,7 +45,7 @@ def modules_by_base_name() -> dict[str, set[str]]:
 
 def test_no_two_modules_share_a_base_name() -> None:
     shared = {name: sorted(modules) for name, modules in modules_by_base_name().items()
-              if len(modules) > 1 and modules != EXCEPTIONS.get(name)}
+              if len(modules) > 1}
     assert not shared, f"modules sharing a base name (rename one so the name says which): {shared}"
 
 
@@ -63,5 +56,5 @@ def test_the_scan_sees_the_whole_tree() -> None:
     assert names["framing"] == {"kraft.wire.framing"}
     assert names["dump_log"] == {"kraft.tools.dump_log"}
     assert names["config"] == {"kraft.config"}
-    assert names["witness"] == {"kraft.raft.witness", "kraft.node.witness"}
+    assert names["witness_policy"] == {"kraft.raft.witness_policy"}
     assert "errors" not in names and "__init__" not in names

@@ -296,7 +296,7 @@ def quickstart_command(keep: bool, port_range: tuple[int, int]) -> None:
     say(f"working in {root}")
     # kraft.witness=false: the log holds Kafka controller metadata (the
     # bootstrap feature levels), which in the default auto mode makes a
-    # kraft voter a witness that never leads (kraft/raft/witness.py).
+    # kraft voter a witness that never leads (kraft/raft/witness_policy.py).
     cluster = Cluster(root, extra={"kraft.witness": "false"}, demo_records="metadata", port_range=port_range)
     say(f"formatted 3 voters + 1 observer, cluster id {cluster.cluster_id}; voters {cluster.voters}")
     ok = False

@@ -20,7 +20,7 @@ as Kafka 4.1 prints it -- ``"directoryId": null`` with ``--kafka-version 4.0``
 every cell padded to its column's width and followed by a tab, the leader
 first, then the other voters, then the observers.
 
-kraft additions: when some voter is a kraft witness (kraft/raft/witness.py),
+kraft additions: when some voter is a kraft witness (kraft/raft/witness_policy.py),
 ``describe --status`` adds a ``Witnesses`` line naming them and why
 (:mod:`kraft.tools.quorum_witness`); and while a ``kraft quorum reassign`` (KIP-642) is in
 progress -- its state file exists (``--state-file``, by default

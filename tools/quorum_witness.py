@@ -1,6 +1,6 @@
 """``kraft quorum describe --status``: which voters are kraft witnesses, and why.
 
-A kraft witness (kraft/raft/witness.py) answers DescribeQuorum, as every
+A kraft witness (kraft/raft/witness_policy.py) answers DescribeQuorum, as every
 non-leader does, with NOT_LEADER_OR_FOLLOWER and Kafka's message, to which
 it appends ``" (kraft witness: <reason>)"``; a witness leading a hand-over
 epoch (kraft/raft/handover.py) adds the same note to its leader's answer.

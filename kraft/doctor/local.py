@@ -504,7 +504,7 @@ def check_quorum_state(facts: DirectoryFacts) -> list[Finding]:
 def check_voter_api_versions(facts: DirectoryFacts) -> list[Finding]:
     """``voter-api-versions``, kraft's own record (Kafka has none) of what each
     voter last answered on ApiVersions, which the witness decision starts
-    from (kraft/raft/witness.py). A damaged one does not stop the node: it
+    from (kraft/raft/witness_policy.py). A damaged one does not stop the node: it
     is ignored, as if no voter had been heard before the start -- so a
     kraft-only quorum whose log holds Kafka-shaped records waits again for
     every voter's live answer. One line says so."""

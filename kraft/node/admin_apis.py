@@ -73,7 +73,7 @@ from kraft.messages.generated.api_versions_request import ApiVersionsRequest
 from kraft.raft.quorum_info import Listener, QuorumInfo, ReplicaInfo
 from kraft.raft.roles import LeaderAndEpoch
 from kraft.raft.voters import Endpoint, Endpoints, VoterSet
-from kraft.raft.witness import WitnessDecision
+from kraft.raft.witness_policy import WitnessDecision
 from kraft.wire.api_versions import VersionRange, api_versions_response, response_version
 from kraft.wire.apis import ApiKey
 from kraft.wire.codec import DecodedRequest

@@ -22,7 +22,7 @@ from kraft.node.raft_metrics import RaftMetrics, error_name, request_name, wire_
 from kraft.raft.errors import Errors
 from kraft.raft.rpcs import BY_API_KEY
 from kraft.raft.rpcs.spec import Reject
-from kraft.raft.witness import WitnessDecision
+from kraft.raft.witness_policy import WitnessDecision
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import CLIENT_SOFTWARE_NAME
 from kraft.wire.not_controller import REFUSED_CONTROLLER_APIS
@@ -84,7 +84,7 @@ def advertised_apis(own: Mapping[Any, tuple[int, int]], *, leading_handover: boo
     not_controller_admin.py), so that a Kafka broker or admin client that
     finds it as leader sends them and is told to retry with the next
     controller. Never to a kraft client: a kraft voter's witness detection
-    (kraft/node/witness.py) takes a peer that advertises them for a Kafka
+    (kraft/node/witness_detector.py) takes a peer that advertises them for a Kafka
     controller, and would then refuse to campaign -- or name the witness as
     a successor -- when the witness resigns in its favour."""
     if not leading_handover or client_software_name == CLIENT_SOFTWARE_NAME:

@@ -42,7 +42,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from kraft.node.raft_metrics import RaftMetrics, current_state
 from kraft.raft.roles import Follower, Leader
-from kraft.raft.witness import WitnessDecision
+from kraft.raft.witness_policy import WitnessDecision
 
 if TYPE_CHECKING:
     from kraft.node.raft_view import RaftView
@@ -65,7 +65,7 @@ class MetricsTarget:
     cluster_id: str | None
     #: The directory /healthz writes a probe file to.
     metadata_log_dir: str
-    #: May this voter lead, and why (kraft/raft/witness.py); None on an observer.
+    #: May this voter lead, and why (kraft/raft/witness_policy.py); None on an observer.
     witness_decision: Callable[[], WitnessDecision | None] = lambda: None
 
 
@@ -202,6 +202,6 @@ async def status(target: MetricsTarget, metrics: RaftMetrics) -> dict[str, Any]:
         "readiness": ready_reason,
         "voters": voters,
         "raft_metrics": gauges,
-        # kraft: may this voter lead, and why (kraft/raft/witness.py); null on an observer.
+        # kraft: may this voter lead, and why (kraft/raft/witness_policy.py); null on an observer.
         "witness": None if (decision := target.witness_decision()) is None else decision.describe(),
     }

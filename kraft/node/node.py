@@ -42,11 +42,11 @@ from kraft.node.raft_manager import NodeStartError, RaftManager
 from kraft.node.raft_metrics import RaftMetrics
 from kraft.node.snapshots import CommittedBatch, SnapshotLoaded
 from kraft.node.leader_changes import LeaderChanged
-from kraft.node.witness import WitnessDetector
+from kraft.node.witness_detector import WitnessDetector
 from kraft.raft.errors import LocalRaftError, NotLeaderError
 from kraft.raft.roles import LeaderAndEpoch
 from kraft.raft.voters import Endpoint
-from kraft.raft.witness import WitnessDecision
+from kraft.raft.witness_policy import WitnessDecision
 from kraft.records.log import MetadataLog
 from kraft.records.view import OffsetAndEpoch
 from kraft.wire.connection_limits import ConnectionTracker
@@ -109,7 +109,7 @@ class KraftNode:
 
     @property
     def witness(self) -> WitnessDetector | None:
-        """The witness decision's evidence and log lines (kraft/node/witness.py)."""
+        """The witness decision's evidence and log lines (kraft/node/witness_detector.py)."""
         return self._parts.witness
 
     @property

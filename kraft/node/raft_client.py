@@ -270,7 +270,7 @@ class KafkaRaftClient:
 
     def request_poll(self) -> None:
         """Poll the core soon: something it consults between calls changed
-        (the witness decision, :mod:`kraft.node.witness`)."""
+        (the witness decision, :mod:`kraft.node.witness_detector`)."""
         self._wake()
 
     def _wake(self) -> bool:

@@ -35,12 +35,12 @@ from kraft.node.fault import FaultHandler, fail_stop_on_disk_failure
 from kraft.node.raft_metrics import RaftMetrics
 from kraft.node.remedies import corruption_remedy
 from kraft.node.snapshots import CommittedSource
-from kraft.node.witness import WitnessDetector, probe_peer, remembered_answers, scan_for_kafka_metadata
+from kraft.node.witness_detector import WitnessDetector, probe_peer, remembered_answers, scan_for_kafka_metadata
 from kraft.raft.core import RaftCore
 from kraft.raft.roles import ElectionState
 from kraft.raft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
 from kraft.records.endpoint_overrides import ENDPOINT_OVERRIDES_FILE, read_endpoint_overrides
-from kraft.raft.witness import WitnessDecision, WitnessPolicy
+from kraft.raft.witness_policy import WitnessDecision, WitnessPolicy
 from kraft.records.errors import CorruptLogError, StateFileError
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.log_config import LogConfig
@@ -100,7 +100,7 @@ class RaftManager:
         #: The raft metrics, with ``metrics.prometheus.port`` set (else None).
         self.metrics: RaftMetrics | None = RaftMetrics() if config.prometheus_port is not None else None
         self.metrics_port: int | None = None
-        #: The witness decision's evidence and log lines (kraft/node/witness.py).
+        #: The witness decision's evidence and log lines (kraft/node/witness_detector.py).
         self.witness: WitnessDetector | None = None
         #: The inbound side (set in :meth:`run`).
         self.apis: ControllerApis | None = None

@@ -177,7 +177,7 @@ def current_state(role: Any, is_voter: bool, witness: bool = False, handover: bo
     ``KafkaRaftMetrics.initialize``'s order (see :data:`CURRENT_STATES`); a
     Resigned leader is none of Kafka's named states: ``unattached``.
     ``witness`` (kraft): a witness voter that follows, waits or voted
-    (kraft/raft/witness.py) reports ``witness`` instead, and
+    (kraft/raft/witness_policy.py) reports ``witness`` instead, and
     ``witness-handover`` while it leads a hand-over epoch (kraft/raft/handover.py)."""
     if handover and isinstance(role, Leader):
         return "witness-handover"
@@ -280,7 +280,7 @@ class RaftMetrics:
     def __init__(self, clock: Callable[[], float] = _now_ms) -> None:
         self._clock = clock
         self.raft_client: RaftView | None = None
-        #: Whether this voter is a witness (kraft/node/witness.py), set by the node.
+        #: Whether this voter is a witness (kraft/node/witness_detector.py), set by the node.
         self.is_witness: Callable[[], bool] = lambda: False
         self._commit = _Sampled(clock)
         self._election = _Sampled(clock)

@@ -90,7 +90,7 @@ from kraft.raft.quorum_info import QuorumInfo
 from kraft.raft.ready import Ready, RoleChange
 from kraft.raft import handover, polling
 from kraft.raft.polling import Shutdown
-from kraft.raft.witness import CampaignPolicy, handover_leaders, may_campaign
+from kraft.raft.witness_policy import CampaignPolicy, handover_leaders, may_campaign
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import KRaftControlState, LogView, OffsetAndEpoch
 from kraft.raft.request_manager import RequestManager
@@ -150,7 +150,7 @@ class RaftCore:
         (``controller.quorum.auto.join.enable``); ``followers_always_flush``
         makes an observer fsync like a voter before its next Fetch, so it
         can be counted the moment it is added (Kafka flushes on every
-        controller). ``campaign_policy`` (:mod:`kraft.raft.witness`) may hold
+        controller). ``campaign_policy`` (:mod:`kraft.raft.witness_policy`) may hold
         a voter back from campaigning and make a leader resign (a witness
         beside Kafka controllers); None: Raft's rules alone."""
         self.config = config or QuorumConfig()
@@ -569,7 +569,7 @@ class RaftCore:
         self._handover.leader_found()  # --- kraft witness hand-over hook
 
     def become_prospective(self, now_ms: int, reason: str) -> None:
-        # --- kraft witness hook (kraft/raft/witness.py): every election
+        # --- kraft witness hook (kraft/raft/witness_policy.py): every election
         # timeout that would start a candidacy comes here. A witness lets it
         # pass and waits another timeout; it still votes and fetches.
         for_handover = False

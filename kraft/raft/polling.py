@@ -28,7 +28,7 @@ from kraft.raft.ready import Ready, ShutdownOutcome
 from kraft.raft.request_manager import RequestManager
 from kraft.raft.roles import Candidate, Follower, Leader, Prospective, Resigned, Unattached
 from kraft.raft.voters import ReplicaKey, VoterSet
-from kraft.raft.witness import CampaignPolicy, preferred_successors, resign_reason
+from kraft.raft.witness_policy import CampaignPolicy, preferred_successors, resign_reason
 from kraft.records.view import KRaftControlState
 
 __all__ = ["PollContext", "Shutdown", "run_poll"]
@@ -161,7 +161,7 @@ def poll_leader(core: PollContext, now_ms: int) -> int | None:
     if reason is None and leader.state.handover is not None:
         # --- kraft witness hand-over hook (kraft/raft/handover.py)
         successors, reason = handover.completed(leader, now_ms)
-    elif reason is None:  # --- kraft witness hook (kraft/raft/witness.py)
+    elif reason is None:  # --- kraft witness hook (kraft/raft/witness_policy.py)
         reason = resign_reason(core.campaign_policy, leader.local_key.id, core.voters.voter_ids)
     if reason is not None:
         core.become_resigned(now_ms, successors or preferred_successors(

@@ -623,7 +623,7 @@ class QuorumState:
         if isinstance(current, Resigned):
             self._update(replace(current, unacked_voters=current.unacked_voters - {voter_id}))
 
-    # --- kraft witness hook (kraft/raft/witness.py) ---------------------------
+    # --- kraft witness hook (kraft/raft/witness_policy.py) ---------------------------
 
     def restart_election_timer(self, now_ms: int) -> None:
         """A voter its campaign policy holds back (a witness) lets an election

@@ -58,7 +58,7 @@ from kraft.records.view import OffsetAndEpoch
 from kraft.raft.roles import ElectionState, Leader, Role
 from kraft.sim.memlog import MemBatch, MemLog, encode_batches
 from kraft.raft.voters import Endpoint, Endpoints, ReplicaKey, VoterNode, VoterSet
-from kraft.raft.witness import CampaignPolicy
+from kraft.raft.witness_policy import CampaignPolicy
 
 M = TypeVar("M")
 
@@ -83,7 +83,7 @@ class RaftTestContext:
         campaign_policy: CampaignPolicy | None = None,
         bootstrap_ids: Sequence[int] = (),
     ) -> None:
-        """``campaign_policy``: handed to the core (a witness, :mod:`kraft.raft.witness`).
+        """``campaign_policy``: handed to the core (a witness, :mod:`kraft.raft.witness_policy`).
         ``bootstrap_ids``: the ids the core gives ``controller.quorum.bootstrap.servers``
         (negative, as the node numbers them: -1, -2, ...).
         ``dynamic``: a KIP-853 quorum (kraft.version 1) formatted with

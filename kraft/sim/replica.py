@@ -14,7 +14,7 @@ from typing import Any
 from kraft.raft.core import RaftCore
 from kraft.raft.roles import ElectionState, Role
 from kraft.raft.voters import Endpoint, Endpoints, ReplicaKey, VoterSet
-from kraft.raft.witness import KAFKA_CONTROLLER_APIS, WitnessMode, WitnessPolicy
+from kraft.raft.witness_policy import KAFKA_CONTROLLER_APIS, WitnessMode, WitnessPolicy
 from kraft.sim.sim_config import CLUSTER_ID, SimulationConfig
 from kraft.sim.disk import DiskModel
 from kraft.sim.disklog import DiskLog

@@ -63,7 +63,7 @@ class SimulationConfig:
     storage: str = "memory"
     #: ``virtual`` or ``trio`` (see :data:`CLOCKS`).
     clock: str = "virtual"
-    #: Node ids that run as witnesses (kraft/raft/witness.py): they vote and
+    #: Node ids that run as witnesses (kraft/raft/witness_policy.py): they vote and
     #: replicate but never campaign; a witness that leads fails the run.
     witnesses: tuple[int, ...] = ()
     #: How a witness knows it is one: ``forced`` (``kraft.witness=true``) or

@@ -284,7 +284,7 @@ async def test_kafka_python_admin_client_gets_not_controller_for_create_delete_a
     advertises while it leads a hand-over epoch (the admin RPCs at a real
     Kafka 4.0 controller's versions), so the client sends them; with
     ``kraft.witness=false``, as the nodes would otherwise take each other for
-    Kafka controllers (kraft/raft/witness.py) and none would lead."""
+    Kafka controllers (kraft/raft/witness_policy.py) and none would lead."""
     from kafka import KafkaAdminClient
     from kafka.admin import NewPartitions, NewTopic
 

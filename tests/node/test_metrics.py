@@ -116,7 +116,7 @@ async def test_readyz_and_healthz_fail_with_reasons(tmp_path: Path) -> None:
     """One voter of three alone: alive, no leader -- not ready. Its log
     directory then cannot be written -- not healthy."""
     # kraft.witness=false: alone, an auto voter waits for the others'
-    # ApiVersions before campaigning (kraft/raft/witness.py).
+    # ApiVersions before campaigning (kraft/raft/witness_policy.py).
     paths = make_configs(tmp_path, [1, 2, 3], extra={"metrics.prometheus.port": "0",
                                                       "metrics.prometheus.host": "127.0.0.1",
                                                       "kraft.witness": "false"})

@@ -1,5 +1,5 @@
 """The node's side of remembering the voters' ApiVersions answers
-(kraft/node/witness.py, kraft/node/raft_manager.py): the detector writes
+(kraft/node/witness_detector.py, kraft/node/raft_manager.py): the detector writes
 kraft's ``voter-api-versions`` file when an answer changes (a failed write
 is one line, retried), and a damaged file at start is one line naming it,
 treated as nothing heard -- never a crash."""
@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import trio
 
-from kraft.node.witness import PeerAnswer, WitnessDetector, remembered_answers
-from kraft.raft.witness import WitnessPolicy
+from kraft.node.witness_detector import PeerAnswer, WitnessDetector, remembered_answers
+from kraft.raft.witness_policy import WitnessPolicy
 from kraft.records.log import metadata_partition_dir
 from kraft.records.voter_api_versions import (
     VOTER_API_VERSIONS_FILE,

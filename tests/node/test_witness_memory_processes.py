@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from kraft.node.witness import scan_for_kafka_metadata
+from kraft.node.witness_detector import scan_for_kafka_metadata
 from kraft.programs.observer import DiscoveryError, discover
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.voter_api_versions import read_voter_api_versions

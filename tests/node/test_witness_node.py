@@ -1,4 +1,4 @@
-"""The node's side of the witness (kraft/node/witness.py): Kafka controller
+"""The node's side of the witness (kraft/node/witness_detector.py): Kafka controller
 metadata found in real Kafka logs, the detector's log lines (one per decision
 change, one per reachability change, never one per attempt), the
 ``kraft.witness`` setting, the status the node reports, and the observer's
@@ -17,10 +17,10 @@ import trio
 
 from kraft.config import ConfigError, NodeConfig
 from kraft.node.ready_report import Telemetry
-from kraft.node.witness import PeerAnswer, WitnessDetector, kafka_metadata_evidence, scan_for_kafka_metadata
+from kraft.node.witness_detector import PeerAnswer, WitnessDetector, kafka_metadata_evidence, scan_for_kafka_metadata
 from kraft.raft.core import Ready
 from kraft.raft.voters import VoterSet
-from kraft.raft.witness import WitnessMode, WitnessPolicy
+from kraft.raft.witness_policy import WitnessMode, WitnessPolicy
 from kraft.records.log import MetadataLog
 from kraft.records.metadata import encode_metadata_record
 

@@ -160,7 +160,7 @@ def test_current_state_reports_kafka_4_values() -> None:
     """Kafka 4.x ``KafkaRaftMetrics.initialize``: leader, prospective,
     prospective-voted, candidate, unattached-voted, follower, observer,
     unattached -- no ``resigned`` (a resigned leader is ``unattached``)."""
-    # ... and kraft's own "witness" (a voter that never leads; kraft/raft/witness.py).
+    # ... and kraft's own "witness" (a voter that never leads; kraft/raft/witness_policy.py).
     assert set(CURRENT_STATES) == {"leader", "prospective", "prospective-voted", "candidate", "unattached-voted",
                                    "follower", "observer", "unattached", "witness",
                                    "witness-handover"}

@@ -1,4 +1,4 @@
-"""The witness voter (kraft/raft/witness.py): the pure policy, and the raft
+"""The witness voter (kraft/raft/witness_policy.py): the pure policy, and the raft
 core's two hooks -- an election timeout starts no candidacy, and a leader that
 learns it is a witness resigns at once naming the Kafka voters first.
 
@@ -18,7 +18,7 @@ import pytest
 from kraft.raft.events import EndQuorumEpochRequest, FetchRequest, VoteRequest, VoteResponse
 from kraft.raft.roles import Follower, Leader, Prospective, Resigned, Unattached
 from kraft.raft.voters import ReplicaKey
-from kraft.raft.witness import (
+from kraft.raft.witness_policy import (
     KAFKA_CONTROLLER_APIS,
     WitnessMode,
     WitnessPolicy,

@@ -33,7 +33,7 @@ from kraft.raft.events import (
 from kraft.raft.handover import HandoverStats, decide
 from kraft.raft.roles import Candidate, Follower, Leader, Prospective, Resigned, Unattached
 from kraft.raft.voters import ReplicaKey
-from kraft.raft.witness import WitnessPolicy
+from kraft.raft.witness_policy import WitnessPolicy
 from kraft.records.view import OffsetAndEpoch
 from kraft.sim.context import RaftTestContext
 from tests.raft.elections import campaign_won_by_one_vote
@@ -257,7 +257,7 @@ def test_kraft_peers_do_not_take_a_handover_leader_for_a_kafka_controller() -> N
       witness 3 among the voters it hands the log to and prefers as
       successors, though 3 never campaigns."""
     from kraft.node.controller_apis import SUPPORTED_APIS, advertised_apis
-    from kraft.raft.witness import kafka_controller_apis
+    from kraft.raft.witness_policy import kafka_controller_apis
     from kraft.wire.client import CLIENT_SOFTWARE_NAME
 
     ctx, _ = kafka_witness()

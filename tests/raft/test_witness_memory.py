@@ -1,4 +1,4 @@
-"""The witness decision across restarts (kraft/raft/witness.py with kraft's
+"""The witness decision across restarts (kraft/raft/witness_policy.py with kraft's
 ``voter-api-versions`` file, records/voter_api_versions.py).
 
 The defect this rebuilds: a kraft-only quorum of three (``kraft.witness=auto``)
@@ -25,7 +25,7 @@ from pathlib import Path
 from kraft.raft.events import EndQuorumEpochRequest, VoteRequest
 from kraft.raft.roles import Candidate, Leader, Prospective, Resigned
 from kraft.raft.voters import ReplicaKey
-from kraft.raft.witness import WitnessPolicy
+from kraft.raft.witness_policy import WitnessPolicy
 from kraft.records.voter_api_versions import RememberedAnswer, read_voter_api_versions, write_voter_api_versions
 from kraft.sim.context import RaftTestContext
 from tests.raft.elections import campaign_won_by_one_vote

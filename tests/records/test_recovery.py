@@ -200,7 +200,7 @@ def test_leftovers_of_interrupted_writes_are_removed(tmp_path: Path) -> None:
 
 def test_a_stray_temp_file_of_krafts_own_state_files_is_removed(tmp_path: Path) -> None:
     """A failed or cut write of ``voter-api-versions`` (the witness's record,
-    kraft/node/witness.py) or ``voter-endpoint-overrides`` (recover-quorum
+    kraft/node/witness_detector.py) or ``voter-endpoint-overrides`` (recover-quorum
     --endpoints) leaves ``<file>.tmp`` beside ``quorum-state``: removed at
     open as ``quorum-state.tmp`` is; the files themselves stay."""
     d = _write_log(tmp_path)

@@ -1,6 +1,6 @@
-"""Detecting a Kafka quorum, for the witness decision (:mod:`kraft.raft.witness`).
+"""Detecting a Kafka quorum, for the witness decision (:mod:`kraft.raft.witness_policy`).
 
-Two kinds of evidence feed the :class:`~kraft.raft.witness.WitnessPolicy`:
+Two kinds of evidence feed the :class:`~kraft.raft.witness_policy.WitnessPolicy`:
 
 * **The other voters' ApiVersions** on the controller listener.
   :class:`WitnessDetector` asks every other voter, on the raft connection
@@ -61,7 +61,7 @@ from kraft.client.describe import (ENDPOINT_TYPE_CONTROLLER, cluster_view, descr
                                    describe_quorum_request, quorum_answer)
 from kraft.messages.errors import KraftProtocolError
 from kraft.messages.generated import api_versions_request as av_req
-from kraft.raft.witness import WitnessDecision, WitnessPolicy
+from kraft.raft.witness_policy import WitnessDecision, WitnessPolicy
 from kraft.records.batch import iter_batches
 from kraft.records.errors import RecordsError, StateFileError
 from kraft.records.metadata import MetadataRecordError, decode_metadata_record, read_frame_header

@@ -12,7 +12,7 @@ such a quorum (an older kraft, detection arriving late) it resigns at once,
 naming the Kafka voters as preferred successors.
 
 This module is the pure policy (no I/O, no clock): :class:`WitnessPolicy`
-collects the evidence the node gathers (:mod:`kraft.node.witness`: the other
+collects the evidence the node gathers (:mod:`kraft.node.witness_detector`: the other
 voters' ApiVersions answers on the controller listener, Kafka controller
 metadata in the local log) and decides. The raft core consults it through the
 narrow :class:`CampaignPolicy` protocol at the two places where it matters:
