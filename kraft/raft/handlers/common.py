@@ -48,11 +48,12 @@ if TYPE_CHECKING:
     from kraft.raft.logops import LogOp
     from kraft.raft.quorum_config import QuorumConfig
     from kraft.raft.quorum_state import QuorumState
-    from kraft.raft.voters import ReplicaKey, VoterSet
+    from kraft.raft.roles import Role, SnapshotDownload
+    from kraft.raft.voters import Endpoints, ReplicaKey, VoterSet
     from kraft.records.view import LogView, OffsetAndEpoch
 
 
-def validate_leader_only(quorum: QuorumState, epoch: int, shutting_down: bool) -> Errors | None:
+def validate_leader_only(quorum: QuorumReader, epoch: int, shutting_down: bool) -> Errors | None:
     """Fetch, FetchSnapshot and the voter changes: only the leader of exactly
     this epoch serves them, and not while it shuts down (Kafka's
     ``KafkaRaftClient.validateLeaderOnlyRequest``)."""
@@ -98,14 +99,61 @@ def top_level_error_response(request: RaftRequest, error: Errors) -> RaftRespons
     raise TypeError(f"not a request: {request!r}")
 
 
-class RoleView(Protocol):
-    """What a handler acts on and reads: the role state (``quorum``: the
-    current role object, with a leader's :class:`~kraft.raft.leader_state.LeaderState`
-    or a follower's fetch state), the log (read-only), the voter set, and
-    who and what this replica is."""
+class QuorumReader(Protocol):
+    """What every handler may read of the quorum state. It declares no
+    method that changes it: each family's view below adds the few changes
+    that family makes (as Kafka's handlers call ``QuorumState``), and the
+    transitions stay with the core."""
 
     @property
-    def quorum(self) -> QuorumState: ...
+    def epoch(self) -> int: ...
+    @property
+    def role(self) -> Role: ...
+    @property
+    def leader_fields(self) -> LeaderFields: ...
+    @property
+    def leader_endpoints(self) -> Endpoints: ...
+    @property
+    def high_watermark(self) -> int | None: ...
+    @property
+    def is_voter(self) -> bool: ...
+
+
+class ElectionQuorum(QuorumReader, Protocol):
+    """The quorum state as the election handlers change it: a vote granted
+    or counted, an earlier election after EndQuorumEpoch, a resignation
+    acknowledged."""
+
+    def grant_vote(self, candidate: ReplicaKey, candidate_end: OffsetAndEpoch, local_end: OffsetAndEpoch,
+                   pre_vote: bool, now_ms: int) -> bool: ...
+    def record_vote(self, voter_id: int, granted: bool) -> None: ...
+    def override_fetch_timeout(self, now_ms: int, timeout_ms: int, cause: str) -> None: ...
+    def acknowledge_resignation(self, voter_id: int) -> None: ...
+
+
+class MembershipQuorum(QuorumReader, Protocol):
+    """The quorum state as the voter-change handlers change it: when this
+    replica next asks to join or to update its voter entry (KIP-853)."""
+
+    def set_membership_state(self, *, retry_ms: int | None = None, updated_voter: bool | None = None) -> None: ...
+
+
+class ReplicationQuorum(MembershipQuorum, Protocol):
+    """The quorum state as the replication handlers change it: a follower's
+    fetch timer, its snapshot download and install, its high watermark (and,
+    through the leader's commit, a voter change's completion)."""
+
+    def reset_fetch_timeout(self, now_ms: int) -> None: ...
+    def set_fetching_snapshot(self, download: SnapshotDownload | None) -> None: ...
+    def set_installing_snapshot(self, snapshot_id: OffsetAndEpoch | None) -> None: ...
+    def set_leader_high_watermark(self, leader_high_watermark: int) -> None: ...
+    def update_follower_high_watermark(self, high_watermark: int) -> bool: ...
+
+
+class HandlerView(Protocol):
+    """What every handler reads besides the quorum state: the log
+    (read-only), the voter set, and who and what this replica is."""
+
     @property
     def config(self) -> QuorumConfig: ...
     @property
@@ -158,5 +206,31 @@ class Transitions(Protocol):
     def prospective_lost(self, now_ms: int, why: str) -> None: ...
 
 
-class HandlerContext(RoleView, Effects, Transitions, Protocol):
-    """All a handler gets."""
+class ElectionContext(HandlerView, Effects, Transitions, Protocol):
+    """What the election handlers (Vote, BeginQuorumEpoch, EndQuorumEpoch) get."""
+
+    @property
+    def quorum(self) -> ElectionQuorum: ...
+
+
+class MembershipContext(HandlerView, Effects, Protocol):
+    """What the voter-change handlers (AddRaftVoter, RemoveRaftVoter, UpdateRaftVoter) get."""
+
+    @property
+    def quorum(self) -> MembershipQuorum: ...
+
+
+class ReplicationContext(HandlerView, Effects, Protocol):
+    """What the replication handlers (Fetch, FetchSnapshot) get."""
+
+    @property
+    def quorum(self) -> ReplicationQuorum: ...
+
+
+class HandlerContext(ElectionContext, ReplicationContext, MembershipContext, Protocol):
+    """Every family's view at once: what the core (and the poll that builds
+    each family's requests) provides. A handler is typed with its own
+    family's context and cannot reach the rest."""
+
+    @property
+    def quorum(self) -> QuorumState: ...

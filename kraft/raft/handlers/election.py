@@ -20,7 +20,7 @@ from kraft.raft.events import (
     VoteResponse,
 )
 from kraft.raft.errors import Errors
-from kraft.raft.handlers.common import HandlerContext
+from kraft.raft.handlers.common import ElectionContext
 from kraft.raft.roles import (
     Candidate,
     EpochElection,
@@ -33,8 +33,6 @@ from kraft.raft.voters import ReplicaKey
 from kraft.records.view import OffsetAndEpoch
 
 
-#: What the election handlers get (:class:`~kraft.raft.handlers.common.HandlerContext`).
-ElectionContext = HandlerContext
 
 
 def tally(votes: EpochElection) -> str:

@@ -21,7 +21,7 @@ from kraft.raft.events import (
     InboundRequest,
 )
 from kraft.raft.handlers import membership
-from kraft.raft.handlers.common import HandlerContext, validate_leader_only
+from kraft.raft.handlers.common import ReplicationContext, validate_leader_only
 from kraft.raft.leader_state import ParkedFetch
 from kraft.raft.logops import AppendAsFollower, Flush, InstallSnapshot, SnapshotChunk, TruncateTo
 from kraft.raft.log_reconciliation import BOOTSTRAP_SNAPSHOT_ID, FetchValidity, truncation_offset, validate_offset_and_epoch
@@ -30,8 +30,6 @@ from kraft.raft.voters import ReplicaKey
 from kraft.records.view import LogView, OffsetAndEpoch
 
 
-#: What the replication handlers get (:class:`~kraft.raft.handlers.common.HandlerContext`).
-ReplicationContext = HandlerContext
 
 
 # --- the leader ----------------------------------------------------------------

@@ -28,7 +28,7 @@ from kraft.raft.events import (
     UpdateRaftVoterRequest,
     UpdateRaftVoterResponse,
 )
-from kraft.raft.handlers.common import HandlerContext, validate_leader_only
+from kraft.raft.handlers.common import MembershipContext, validate_leader_only
 from kraft.raft.leader_state import LeaderState
 from kraft.raft.logops import KRaftVersionControl, VotersControl
 from kraft.raft.roles import Follower, Leader
@@ -41,8 +41,6 @@ from kraft.records.view import OffsetAndEpoch
 ADD_VOTER_CAUGHT_UP_WINDOW_MS = 3_600_000
 
 
-#: What the voter-change handlers get (:class:`~kraft.raft.handlers.common.HandlerContext`).
-MembershipContext = HandlerContext
 
 
 def _answer(ctx: MembershipContext, msg: RaftRequest, error: Errors, message: str | None) -> RaftResponse:
