@@ -39,7 +39,8 @@ def version_mapping(release_version: str | None, kafka: KafkaRelease = LATEST) -
     """``metadata.version=L (R)`` then each feature's default level for the
     release (default: the latest production one), in Kafka's feature order
     -- Kafka ``kafka``'s features (4.1 added share.version and streams.version)."""
-    release = (parse_release_version(release_version, kafka.latest_testing) if release_version is not None
+    release = (parse_release_version(release_version, kafka.latest_testing, kafka.unknown_release_version)
+               if release_version is not None
                else kafka.latest_production)
     lines = [_metadata_version(feature_level(release))]
     lines += [f"{name}={default_level(name, release)}" for name in kafka.features]
