@@ -72,6 +72,10 @@ class KafkaRelease:
     #: (a broker's directories get ``meta.properties`` alone); older releases
     #: write ``bootstrap.checkpoint``
     bootstrap_snapshot: bool = False
+    #: ``MetadataQuorumCommand.handleRemoveController``'s line; ``{action}`` is
+    #: "Removed " or "DRY RUN of removing ". 4.0 and 4.1 format it with
+    #: ``"%s KRaft controller ..."`` (two spaces), 4.4 with ``"%sKRaft ..."`` (one)
+    removed_controller: str = "{action} KRaft controller {controller_id} with directory id {directory_id}"
     #: ``MetadataQuorumCommand``'s error for a missing ``--command-config``
     #: (``{path}``; 4.0 and 4.1 say "does not exists!", Kafka 4.4 "does not exist.")
     missing_command_config: str = "Properties file {path} does not exists!"
@@ -152,6 +156,7 @@ RELEASES: dict[str, KafkaRelease] = {
         latest_production="4.4-IV2",
         latest_testing="4.4-IV2",
         missing_command_config="Properties file {path} does not exist.",
+        removed_controller="{action}KRaft controller {controller_id} with directory id {directory_id}",
         kraft_version_1_error=(
             "Cannot set kraft.version to 1 unless controller.quorum.voters is empty and one of the flags "
             "--standalone, --initial-controllers, or --no-initial-controllers is used. For dynamic controllers "
