@@ -54,6 +54,28 @@ class KafkaRelease:
     features: tuple[str, ...]
     #: ``Formatter.effectiveKRaftFeatureLevel``'s error for kraft.version=1 without a dynamic quorum
     kraft_version_1_error: str
+    #: ... and for kraft.version=0 with one of them (4.1's; 4.0.0 names "KIP-853 configuration")
+    kraft_version_0_error: str = (
+        "Cannot set kraft.version to 0 if one of the flags --standalone, --initial-controllers, or "
+        "--no-initial-controllers is used. For dynamic controllers support, try removing the --feature flag for "
+        "kraft.version."
+    )
+    #: ``MetadataVersion.fromVersionString``'s error for a ``--release-version``
+    #: it does not know, where it differs from 4.0's and 4.1's "Version X is not
+    #: a valid version..." (``{text}``; ``{known}``: every version it knows,
+    #: comma-separated, as Kafka 4.4 lists them)
+    unknown_release_version: str | None = None
+    #: KIP-1170 (Kafka 4.4, ``Formatter.run`` and ``writeBoostrapSnapshot``):
+    #: ``storage format`` prints ``Bootstrap metadata: BootstrapMetadata(...)``
+    #: first and writes the bootstrap records into a controller's
+    #: ``__cluster_metadata-0/00000000000000000000-0000000000.checkpoint``
+    #: (a broker's directories get ``meta.properties`` alone); older releases
+    #: write ``bootstrap.checkpoint``
+    bootstrap_snapshot: bool = False
+    #: ``MetadataQuorumCommand.handleRemoveController``'s line; ``{action}`` is
+    #: "Removed " or "DRY RUN of removing ". 4.0 and 4.1 format it with
+    #: ``"%s KRaft controller ..."`` (two spaces), 4.4 with ``"%sKRaft ..."`` (one)
+    removed_controller: str = "{action} KRaft controller {controller_id} with directory id {directory_id}"
     #: ``MetadataQuorumCommand``'s error for a missing ``--command-config``
     #: (``{path}``; 4.0 and 4.1 say "does not exists!", Kafka 4.4 "does not exist.")
     missing_command_config: str = "Properties file {path} does not exists!"
@@ -111,6 +133,10 @@ RELEASES: dict[str, KafkaRelease] = {
             "Cannot set kraft.version to 1 unless KIP-853 configuration is present. "
             "Try removing the --feature flag for kraft.version."
         ),
+        kraft_version_0_error=(
+            "Cannot set kraft.version to 0 if KIP-853 configuration is present. "
+            "Try removing the --feature flag for kraft.version."
+        ),
         without_dependencies=("kraft.version", "group.version"),
         unknown_metadata_records=(29,),
     ),
@@ -120,9 +146,8 @@ RELEASES: dict[str, KafkaRelease] = {
     # Central (kafka-shell 4.4.0 is not published): ``kraft shell
     # --kafka-version 4.4`` prints as the newest shell there is, 4.1.0's, with
     # 4.4.0's ``/local/version`` and ``/local/commitId`` (kafka-clients-4.4.0.jar's
-    # kafka/kafka-version.properties). What is not listed is 4.1.0's: the
-    # kraft.version=1 error was not compared (4.4.0 formats a broker with
-    # kraft.version=1 and no dynamic quorum; README, "not yet").
+    # kafka/kafka-version.properties). What is not listed is 4.1.0's
+    # (tests/kafka/test_storage_format_live.py compares ``storage format``).
     "4.4": replace(
         _KAFKA_41,
         name="4.4",
@@ -131,6 +156,20 @@ RELEASES: dict[str, KafkaRelease] = {
         latest_production="4.4-IV2",
         latest_testing="4.4-IV2",
         missing_command_config="Properties file {path} does not exist.",
+        removed_controller="{action}KRaft controller {controller_id} with directory id {directory_id}",
+        kraft_version_1_error=(
+            "Cannot set kraft.version to 1 unless controller.quorum.voters is empty and one of the flags "
+            "--standalone, --initial-controllers, or --no-initial-controllers is used. For dynamic controllers "
+            "support, try using one of --standalone, --initial-controllers, or --no-initial-controllers and "
+            "removing controller.quorum.voters."
+        ),
+        kraft_version_0_error=(
+            "Cannot set kraft.version to 0 if controller.quorum.voters is empty and one of the flags --standalone, "
+            "--initial-controllers, or --no-initial-controllers is used. For dynamic controllers support, try "
+            "removing the --feature flag for kraft.version."
+        ),
+        unknown_release_version="Unknown metadata.version '{text}'. Supported metadata.version are: {known}",
+        bootstrap_snapshot=True,
         reports_gap_from_minus_one=True,
         lists_gaps_in_file_order=True,
         bars_first_field_without_metadata=True,

@@ -95,10 +95,16 @@ class FormatError(ValueError):
     """A format request Kafka's ``Formatter`` would refuse (``FormatterException``)."""
 
 
-def parse_release_version(text: str, latest_testing: str = LATEST_TESTING) -> str:
+#: ``MetadataVersion.fromVersionString``'s error in Kafka 4.0 and 4.1.
+UNKNOWN_RELEASE_VERSION = ("Version {text} is not a valid version. The minimum version is {minimum} "
+                           "and the maximum version is {maximum}")
+
+
+def parse_release_version(text: str, latest_testing: str = LATEST_TESTING, unknown: str | None = None) -> str:
     """Kafka's ``MetadataVersion.fromVersionString``: ``4.0-IV3``, or ``3.9``
     for the latest IV of that release, between MINIMUM_RELEASE and
-    ``latest_testing``; raises :class:`FormatError` with Kafka's message."""
+    ``latest_testing``; raises :class:`FormatError` with Kafka's message
+    (``unknown``: the release's wording, ``KafkaRelease.unknown_release_version``)."""
     text = text.strip()
     low, high = METADATA_VERSIONS[MINIMUM_RELEASE][0], METADATA_VERSIONS[latest_testing][0]
     known = [v for v, (level, _) in METADATA_VERSIONS.items() if low <= level <= high]
@@ -106,8 +112,9 @@ def parse_release_version(text: str, latest_testing: str = LATEST_TESTING) -> st
         return text
     candidates = [v for v in known if v.split("-")[0] == text]
     if not candidates:
-        raise FormatError(f"Version {text} is not a valid version. The minimum version is {MINIMUM_RELEASE} "
-                          f"and the maximum version is {latest_testing}")
+        wording = unknown or UNKNOWN_RELEASE_VERSION
+        raise FormatError(wording.format(text=text, minimum=MINIMUM_RELEASE, maximum=latest_testing,
+                                         known=", ".join(known)))
     return candidates[-1]
 
 
@@ -212,13 +219,26 @@ def bootstrap_records(release: str, features: dict[str, int]) -> list[Any]:
     return records
 
 
+def _java_bytes(data: bytes) -> str:
+    """``Arrays.toString(byte[])``: signed bytes in brackets."""
+    return "[" + ", ".join(str(b - 256 if b > 127 else b) for b in data) + "]"
+
+
+def _describe_record(record: Any) -> str:
+    """The generated ``toString`` of a bootstrap record (FeatureLevelRecord, UserScramCredentialRecord)."""
+    if hasattr(record, "feature_level"):
+        return f"FeatureLevelRecord(name='{record.name}', featureLevel={record.feature_level})"
+    return (f"UserScramCredentialRecord(name='{record.name}', mechanism={record.mechanism}, "
+            f"salt={_java_bytes(record.salt)}, storedKey={_java_bytes(record.stored_key)}, "
+            f"serverKey={_java_bytes(record.server_key)}, iterations={record.iterations})")
+
+
 def describe_bootstrap(records: list[Any], release: str) -> str:
-    """Kafka's ``BootstrapMetadata.toString`` for the format command's output."""
-    parts = [
-        f"ApiMessageAndVersion(FeatureLevelRecord(name='{r.name}', featureLevel={r.feature_level}) at version 0)"
-        for r in records
-    ]
-    return f"BootstrapMetadata(records=[{', '.join(parts)}], metadataVersionLevel={feature_level(release)}, source=format command)"
+    """Kafka's ``BootstrapMetadata.toString``, which the format command of
+    Kafka 4.4 prints (``Formatter.run``)."""
+    parts = [f"ApiMessageAndVersion({_describe_record(r)} at version 0)" for r in records]
+    return (f"BootstrapMetadata(records=[{', '.join(parts)}], metadataVersionLevel={feature_level(release)}, "
+            "source=format command)")
 
 
 def write_bootstrap_checkpoint(metadata_log_dir: Path, records: list[Any], *, timestamp_ms: int) -> Path:
@@ -257,11 +277,16 @@ def voters_record(voters: list[DynamicVoter], listener_name: str, kraft_versions
 
 
 def write_bootstrap_snapshot(
-    metadata_log_dir: Path, voters: list[DynamicVoter], listener_name: str, *, kraft_version: int, timestamp_ms: int
+    metadata_log_dir: Path, voters: list[DynamicVoter] | None, listener_name: str, *, kraft_version: int,
+    timestamp_ms: int, records: list[Any] | None = None,
 ) -> Path:
     """``__cluster_metadata-0/00000000000000000000-0000000000.checkpoint`` with the
     KRaftVersion and Voters control records (KIP-853 ``--standalone`` /
-    ``--initial-controllers``)."""
+    ``--initial-controllers``; no voters: ``--no-initial-controllers``), then
+    ``records``: the bootstrap metadata records where Kafka 4.4 puts them
+    (KIP-1170, ``Formatter.writeBoostrapSnapshot``), in one batch."""
+    from kraft.records.metadata import encode_metadata_record
+
     partition_dir = Path(metadata_log_dir) / CLUSTER_METADATA_DIR
     partition_dir.mkdir(parents=True, exist_ok=True)
     writer = SnapshotWriter(
@@ -269,10 +294,12 @@ def write_bootstrap_snapshot(
         BOOTSTRAP_SNAPSHOT_ID,
         last_contained_log_timestamp=timestamp_ms,
         kraft_version=kraft_version,
-        voters_record=voters_record(voters, listener_name),
+        voters_record=voters_record(voters, listener_name) if voters else None,
         clock_ms=lambda: timestamp_ms,
     )
     with writer:
+        if records:
+            writer.append([encode_metadata_record(r, 0) for r in records])
         return writer.freeze()
 
 

@@ -177,9 +177,13 @@ class SnapshotWriter:
         if kraft_version > 0:
             kraft_cls = CONTROL_RECORD_CLASSES[ControlRecordType.KRAFT_VERSION]
             messages.append(kraft_cls(version=0, k_raft_version=kraft_version))
-            if voters_record is None:
+            # Kafka 4.4 formats a --no-initial-controllers controller with a
+            # bootstrap snapshot of kraft.version alone (KIP-1170): its voters
+            # come from the quorum. Every other snapshot carries the voter set.
+            if voters_record is None and snapshot_id != BOOTSTRAP_SNAPSHOT_ID:
                 raise ValueError("kraft.version >= 1 snapshots must carry a VotersRecord")
-            messages.append(voters_record)
+            if voters_record is not None:
+                messages.append(voters_record)
         try:
             self._append_control(messages)
         except BaseException:

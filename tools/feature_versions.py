@@ -39,7 +39,8 @@ def version_mapping(release_version: str | None, kafka: KafkaRelease = LATEST) -
     """``metadata.version=L (R)`` then each feature's default level for the
     release (default: the latest production one), in Kafka's feature order
     -- Kafka ``kafka``'s features (4.1 added share.version and streams.version)."""
-    release = (parse_release_version(release_version, kafka.latest_testing) if release_version is not None
+    release = (parse_release_version(release_version, kafka.latest_testing, kafka.unknown_release_version)
+               if release_version is not None
                else kafka.latest_production)
     lines = [_metadata_version(feature_level(release))]
     lines += [f"{name}={default_level(name, release)}" for name in kafka.features]
@@ -76,8 +77,12 @@ def feature_dependencies(features: Sequence[str], kafka: KafkaRelease = LATEST) 
         versions = FEATURE_VERSIONS.get(name) if name in kafka.features else None
         if versions is None:
             raise FormatError(f"Unknown feature: {name}")
-        if level not in versions:
-            raise FormatError(f"No feature:{name} with feature level {level}")
+        # A level is the release's when its bootstrap metadata.version is one
+        # the release knows (share.version=2 came with 4.4-IV0: Kafka 4.1.0's
+        # Feature.SHARE_VERSION stops at 1). StorageTool.runFeatureDependencies.
+        newest = feature_level(kafka.latest_testing)
+        if level not in versions or versions[level][0] > newest:
+            raise FormatError(f"Feature level {level} is not supported for feature {name}")
         dependencies = {} if name in kafka.without_dependencies else versions[level][1]
         if not dependencies:
             out.append(f"{name}={level} has no dependencies.\n")

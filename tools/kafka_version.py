@@ -10,6 +10,7 @@ configuration error) from the environment variable.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
@@ -18,7 +19,7 @@ import click
 from kraft import errors
 from kraft.kafka_release import ENV_VAR, LATEST, KafkaRelease, UnknownKafkaVersion, kafka_release, known_versions
 
-__all__ = ["kafka_version_option", "current_release"]
+__all__ = ["kafka_version_option", "current_release", "release_named"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _META_KEY = "kraft.kafka_release"
@@ -58,3 +59,10 @@ def current_release() -> KafkaRelease:
         return kafka_release()
     except UnknownKafkaVersion as exc:
         _refuse(exc, errors.EXIT_CONFIG)
+
+
+def release_named() -> bool:
+    """Whether the running command's release was named (``--kafka-version``
+    or ``$KRAFT_KAFKA_VERSION``) rather than the default."""
+    ctx = click.get_current_context(silent=True)
+    return (ctx is not None and _META_KEY in ctx.meta) or bool(os.environ.get(ENV_VAR))

@@ -475,6 +475,8 @@ def remove_controller_command(options: QuorumToolOptions, controller_id: int, co
     except ToolError as e:
         _fail(str(e))
 
+    wording = current_release().removed_controller
+
     async def main() -> str:
         from kraft.client.admin import AdminSession, remove_voter_request, voter_change_until_done
         from kraft.messages.json_form import uuid_to_kafka
@@ -485,9 +487,10 @@ def remove_controller_command(options: QuorumToolOptions, controller_id: int, co
                 await voter_change_until_done(session, f"controller {controller_id} to be removed",
                                               ApiKey.REMOVE_RAFT_VOTER,
                                               remove_voter_request(controller_id, directory_id))
-        # Kafka's printf("%s KRaft controller ...", "Removed ") has two spaces.
-        prefix = "DRY RUN of removing " if dry_run else "Removed "
-        return f"{prefix} KRaft controller {controller_id} with directory id {uuid_to_kafka(directory_id)}\n"
+        line = wording.format(
+            action="DRY RUN of removing " if dry_run else "Removed ", controller_id=controller_id,
+            directory_id=uuid_to_kafka(directory_id))
+        return line + "\n"
 
     run_tool(main)
 

@@ -42,6 +42,7 @@ from kraft.records.bootstrap import (
     DynamicVoter,
     FormatError,
     bootstrap_records,
+    describe_bootstrap,
     default_feature_levels,
     feature_level,
     parse_dynamic_voters,
@@ -51,7 +52,7 @@ from kraft.records.bootstrap import (
 )
 from kraft.records.errors import StateFileError
 from kraft.tools.feature_versions import feature_dependencies, version_mapping
-from kraft.tools.kafka_version import current_release, kafka_version_option
+from kraft.tools.kafka_version import current_release, kafka_version_option, release_named
 from kraft.records.state_files import (
     META_PROPERTIES_FILE,
     MetaProperties,
@@ -82,6 +83,15 @@ class FormatRequest:
     scram_records: list[Any] | None = None
     #: The Kafka release whose formatter (features, messages) this one follows.
     kafka: KafkaRelease = LATEST
+    #: process.roles has controller (or no config: kraft's nodes are
+    #: controllers). Kafka 4.4 writes a broker no bootstrap snapshot.
+    controller: bool = True
+    #: Write the KIP-1170 layout (``kafka.bootstrap_snapshot``) -- only when
+    #: the release was named: by default kraft writes ``bootstrap.checkpoint``,
+    #: the layout its nodes run a kraft-only quorum on (``kraft.witness=auto``
+    #: takes a bootstrap snapshot holding metadata.version for a Kafka
+    #: controller's log; README "Kafka versions").
+    kip1170_layout: bool = False
 
 
 def parse_scram(text: str) -> Any:
@@ -169,6 +179,8 @@ def run_format(request: FormatRequest, out: IO[str] | None = None) -> None:
         )
     records = bootstrap_records(release, features)
     records = records + list(request.scram_records or [])
+    if request.kafka.bootstrap_snapshot:
+        echo(f"Bootstrap metadata: {describe_bootstrap(records, release)}")
     now_ms = int(time.time() * 1000)
     # Kafka writes the directories in the iteration order of a java.util.HashMap
     # keyed by their names (MetaPropertiesEnsemble.Copier): same order here.
@@ -181,16 +193,16 @@ def run_format(request: FormatRequest, out: IO[str] | None = None) -> None:
         path.mkdir(parents=True, exist_ok=True)
         # One process per log directory: not one a node is running on.
         with DirectoryLock(path):
-            write_bootstrap_checkpoint(path, records, timestamp_ms=now_ms)
-            if dtype.startswith("dynamic"):
-                assert request.initial_controllers is not None
-                write_bootstrap_snapshot(
-                    path,
-                    request.initial_controllers,
-                    request.controller_listener,
-                    kraft_version=kraft_version,
-                    timestamp_ms=now_ms,
-                )
+            voters = request.initial_controllers if dtype.startswith("dynamic") else None
+            if not request.kip1170_layout:
+                write_bootstrap_checkpoint(path, records, timestamp_ms=now_ms)
+                if voters is not None:
+                    write_bootstrap_snapshot(path, voters, request.controller_listener, kraft_version=kraft_version,
+                                             timestamp_ms=now_ms)
+            elif directory == request.metadata_log_dir and request.controller:
+                # KIP-1170: the bootstrap records follow the KRaft control records.
+                write_bootstrap_snapshot(path, voters, request.controller_listener, kraft_version=kraft_version,
+                                         timestamp_ms=now_ms, records=records)
             MetaProperties(1, request.cluster_id, request.node_id, directory_id).write(path / META_PROPERTIES_FILE)
 
 
@@ -214,8 +226,7 @@ def _effective_feature_levels(request: FormatRequest) -> dict[str, int]:
     if kraft_version is None:
         kraft_version = 1 if dynamic else 0
     elif kraft_version == 0 and dynamic:
-        raise FormatError("Cannot set kraft.version to 0 if KIP-853 configuration is present. "
-                          "Try removing the --feature flag for kraft.version.")
+        raise FormatError(kafka.kraft_version_0_error)
     elif kraft_version > 0 and not dynamic:
         # Formatter.effectiveKRaftFeatureLevel, reworded in Kafka 4.1.
         raise FormatError(kafka.kraft_version_1_error.replace("kraft.version to 1", f"kraft.version to {kraft_version}"))
@@ -430,7 +441,8 @@ def _release_to_format(release_version: str | None, kafka: KafkaRelease, conf: _
     """The metadata version ``--release-version`` names (default: the
     release's latest production one); Kafka's ``Formatter.verifyReleaseVersion``
     refuses one not yet production unless ``unstable.feature.versions.enable``."""
-    release = (parse_release_version(release_version, kafka.latest_testing) if release_version
+    release = (parse_release_version(release_version, kafka.latest_testing, kafka.unknown_release_version)
+               if release_version
                else kafka.latest_production)
     if feature_level(release) > feature_level(kafka.latest_production) \
             and not (conf is not None and conf.unstable_feature_versions):
@@ -543,6 +555,8 @@ def format_command(
                 static_voters=conf is not None and conf.static_voters,
                 scram_records=[parse_scram(text) for text in add_scram],
                 kafka=kafka,
+                controller=conf is None or conf.is_controller,
+                kip1170_layout=kafka.bootstrap_snapshot and release_named(),
             )
         )
     except FormatError as exc:

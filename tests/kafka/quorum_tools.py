@@ -26,9 +26,8 @@ _MOVING_COLUMNS = (2, 3, 4, 5)
 
 def kraft_quorum(cluster: Cluster, *args: str, config: str | None = None) -> subprocess.CompletedProcess[str]:
     """``kraft metadata-quorum --bootstrap-controller ... ARGS`` printing as
-    the cluster's Kafka release does (4.0's where it differs; 4.1's after)."""
-    version = ["--kafka-version", "4.0"] if cluster.release.minor == (4, 0) else []
-    options = [*version, "--bootstrap-controller", cluster.bootstrap_controllers,
+    the cluster's Kafka release does (``--kafka-version`` its minor)."""
+    options = ["--kafka-version", "{}.{}".format(*cluster.release.minor), "--bootstrap-controller", cluster.bootstrap_controllers,
                *(["--command-config", config] if config else [])]
     return subprocess.run(kraft_args("metadata-quorum", *options, *args), capture_output=True, text=True,
                           timeout=120, stdin=subprocess.DEVNULL)

@@ -95,11 +95,27 @@ def test_the_real_metadata_quorum_tool_describes_and_reconfigures_a_kraft_quorum
     removed_by_kafka = real_quorum(cluster, "remove-controller", "--controller-id", "2",
                                    "--controller-directory-id", node_2)
     # MetadataQuorumCommand.handleRemoveController: 4.0 and 4.1 print
-    # "Removed  KRaft" (printf("%s KRaft ...", "Removed ")), 4.4 one space;
-    # kraft prints as 4.0/4.1 (kraft/kafka_release.py has no 4.4 yet).
+    # "Removed  KRaft" (printf("%s KRaft ...", "Removed ")), 4.4 one space
+    # ("%sKRaft ..."); kraft prints as the cluster's release.
     space = "  " if release.minor <= (4, 1) else " "
     assert removed_by_kafka == f"Removed{space}KRaft controller 2 with directory id {node_2}\n"
-    assert removed.stdout == f"Removed  KRaft controller 2 with directory id {node_2}\n"
+    assert removed.stdout == removed_by_kafka
     status = _until_status(cluster, [1], [2])
     assert _voters_and_observers(status) == ([1], [2]), status
     assert [p.name for p in cluster.everything() if not p.alive] == []
+
+
+def test_remove_controller_prints_each_releases_line(release: KafkaRelease, tmp_path: Path) -> None:
+    """``remove-controller --dry-run`` (no request sent: Kafka's
+    ``handleRemoveController`` prints without calling the admin client):
+    kraft as ``release`` prints the real tool's line -- "removing  KRaft"
+    with two spaces in 4.0 and 4.1, one in 4.4 (``"%sKRaft controller ..."``)."""
+    from tests.kafka import live_tools
+    from tests.kafka.processes import kraft_args, run_tool
+
+    args = ("--bootstrap-controller", "127.0.0.1:9", "remove-controller", "--controller-id", "2",
+            "--controller-directory-id", "ga2XKj1mM2haNN4wJCUeNw", "--dry-run")
+    theirs = run_tool(release, "MetadataQuorumCommand", *args, work=tmp_path, timeout_s=60)
+    ours = live_tools.timed(kraft_args("metadata-quorum", "--kafka-version", live_tools.kafka_version(release), *args))
+    assert theirs.returncode == 0 and theirs.stdout.startswith("DRY RUN of removing "), theirs.stderr
+    assert (ours.stdout, ours.stderr, ours.rc) == (theirs.stdout, "", 0)

@@ -85,6 +85,16 @@ def test_feature_dependencies_follow_the_release() -> None:
                                                         "requires:\n    metadata.version=21 (3.9-IV0)\n")
 
 
+def test_feature_dependencies_refuse_a_level_the_release_does_not_have() -> None:
+    """share.version=2 came with metadata.version 4.4-IV0: Kafka 4.1.0's
+    tool refuses it, 4.4.0's answers (run live: test_tools_live)."""
+    args = ["storage", "feature-dependencies", "--feature", "share.version=2"]
+    refused = ("", "Feature level 2 is not supported for feature share.version\n", 1)
+    assert _run(*args, "--kafka-version", "4.1") == refused
+    assert _run(*args, "--kafka-version", "4.4") == ("share.version=2 has no dependencies.\n", "", 0)
+    assert _run(*args, "--kafka-version", "4.0") == ("", "Unknown feature: share.version\n", 1)
+
+
 def test_format_follows_the_release(tmp_path: Path) -> None:
     """Formatter: LATEST_PRODUCTION is the default, latestTesting() the maximum,
     and a release not yet production needs unstable.feature.versions.enable."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from kraft.cli import main
@@ -37,7 +38,7 @@ def test_format_static_quorum(tmp_path: Path) -> None:
     result = _run("format", "--kafka-version", "4.1", "-t", CLUSTER, "--node-id", "1", "--metadata-log-dir", str(meta))
     assert result.exit_code == 0, result.output
     # Kafka 4.0.0 and 4.1.0 print one line per directory (4.4.0 prints a
-    # "Bootstrap metadata:" line first, not followed yet: README).
+    # "Bootstrap metadata:" line first: the test below).
     assert result.output.splitlines() == [f"Formatting metadata directory {meta} with metadata.version 4.1-IV1."]
     props = MetaProperties.read(meta / "meta.properties")
     assert (props.version, props.cluster_id, props.node_id) == (1, CLUSTER, 1) and props.directory_id is not None
@@ -45,6 +46,30 @@ def test_format_static_quorum(tmp_path: Path) -> None:
     names = [m.name for m in read_bootstrap_checkpoint(meta / "bootstrap.checkpoint")]
     # Kafka 4.1's 4.1-IV1 defaults: eligible.leader.replicas.version 1 too (0, not written, in 4.0-IV3).
     assert names == ["metadata.version", "eligible.leader.replicas.version", "group.version", "transaction.version"]
+
+
+def test_format_as_kafka_44_prints_the_bootstrap_metadata_and_names_its_layout(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kafka 4.4 (the default) prints ``BootstrapMetadata.toString`` first;
+    named, it writes the KIP-1170 layout (the bootstrap records in the 0-0
+    snapshot, no bootstrap.checkpoint); by default kraft keeps
+    bootstrap.checkpoint, the layout its own quorums run on (live:
+    tests/kafka/test_storage_format_live.py)."""
+    monkeypatch.delenv("KRAFT_KAFKA_VERSION", raising=False)
+    default, named = tmp_path / "default", tmp_path / "named"
+    first = _run("format", "-t", CLUSTER, "--node-id", "1", "--metadata-log-dir", str(default))
+    second = _run("format", "--kafka-version", "4.4", "-t", CLUSTER, "--node-id", "1", "--metadata-log-dir", str(named))
+    assert first.exit_code == second.exit_code == 0, first.output + second.output
+    for result, meta in ((first, default), (second, named)):
+        bootstrap, formatting = result.output.splitlines()
+        assert bootstrap.startswith("Bootstrap metadata: BootstrapMetadata(records=[ApiMessageAndVersion("
+                                    "FeatureLevelRecord(name='metadata.version', featureLevel=33) at version 0), ")
+        assert bootstrap.endswith("], metadataVersionLevel=33, source=format command)")
+        assert formatting == f"Formatting metadata directory {meta} with metadata.version 4.4-IV2."
+    assert sorted(p.name for p in default.iterdir()) == [".lock", "bootstrap.checkpoint", "meta.properties"]
+    assert sorted(p.name for p in named.iterdir()) == [".lock", "__cluster_metadata-0", "meta.properties"]
+    snapshot = named / "__cluster_metadata-0" / "00000000000000000000-0000000000.checkpoint"
+    assert _data_values(snapshot) == _data_values(default / "bootstrap.checkpoint")
 
 
 def test_bootstrap_records_match_kafkas_for_the_same_release(tmp_path: Path) -> None:
