@@ -88,9 +88,7 @@ class FormatRequest:
     controller: bool = True
     #: Write the KIP-1170 layout (``kafka.bootstrap_snapshot``) -- only when
     #: the release was named: by default kraft writes ``bootstrap.checkpoint``,
-    #: the layout its nodes run a kraft-only quorum on (``kraft.witness=auto``
-    #: takes a bootstrap snapshot holding metadata.version for a Kafka
-    #: controller's log; README "Kafka versions").
+    #: the layout kraft's live doctor is tested on (README "Kafka versions").
     kip1170_layout: bool = False
 
 

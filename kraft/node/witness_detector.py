@@ -64,6 +64,7 @@ from kraft.messages.generated import api_versions_request as av_req
 from kraft.raft.witness_policy import WitnessDecision, WitnessPolicy
 from kraft.records.batch import iter_batches
 from kraft.records.errors import RecordsError, StateFileError
+from kraft.records.snapshot import BOOTSTRAP_SNAPSHOT_ID
 from kraft.records.metadata import MetadataRecordError, decode_metadata_record, read_frame_header
 from kraft.records.voter_api_versions import RememberedAnswer, read_voter_api_versions
 from kraft.wire.apis import ApiKey
@@ -172,12 +173,15 @@ def _batch_records(data: bytes | memoryview) -> Iterable[tuple[int, bytes | memo
 
 
 def scan_for_kafka_metadata(mlog: Any) -> str | None:
-    """Kafka controller metadata in the latest snapshot (its first
+    """Kafka controller metadata in the latest snapshot but the bootstrap one (its first
     :data:`SCAN_SNAPSHOT_BYTES`) or the first :data:`SCAN_BATCHES` batches of
     the log; ``mlog`` is a :class:`~kraft.records.log.MetadataLog`. Run it
     where the log may be read (the node does it at start, before the raft core exists)."""
     snapshot_id = mlog.latest_snapshot_id()
-    if snapshot_id is not None:
+    # The bootstrap snapshot (0-0) is no evidence: Kafka 4.4's
+    # ``kafka-storage format`` writes metadata.version into it on every
+    # controller (KIP-1170, ``Formatter``), a kraft-only quorum's included.
+    if snapshot_id is not None and snapshot_id != BOOTSTRAP_SNAPSHOT_ID:
         part = mlog.read_snapshot(snapshot_id, 0, SCAN_SNAPSHOT_BYTES)
         if part is not None:
             found = kafka_metadata_evidence(_batch_records(part.data))

@@ -262,3 +262,26 @@ def test_kraft_node_status_prints_the_witness_line() -> None:
     assert lines[2] == "kraft.witness: witness: kraft.witness=true"
     del status["witness"]
     assert not any(line.startswith("kraft.witness") for line in status_text(status).splitlines())
+
+
+def test_a_kip_1170_bootstrap_snapshot_is_no_evidence(tmp_path: Path) -> None:
+    """Kafka 4.4's ``kafka-storage format`` writes metadata.version into the
+    bootstrap snapshot 0-0 of every controller (KIP-1170), a kraft-only
+    quorum's too: only a later snapshot or the log's records say Kafka."""
+    from click.testing import CliRunner
+
+    from kraft.cli import main
+
+    meta = tmp_path / "meta"
+    result = CliRunner().invoke(main, [
+        "storage", "format", "--kafka-version", "4.4", "--cluster-id", "MkU3OEVBNTcwNTJENDM2Qg",
+        "--node-id", "1", "--metadata-log-dir", str(meta), "--standalone",
+        "--controller-endpoint", "127.0.0.1:9093"])
+    assert result.exit_code == 0, result.output
+    part = meta / "__cluster_metadata-0"
+    assert (part / "00000000000000000000-0000000000.checkpoint").exists()
+    mlog = MetadataLog.open(part)
+    try:
+        assert scan_for_kafka_metadata(mlog) is None
+    finally:
+        mlog.close()
