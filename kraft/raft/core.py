@@ -23,7 +23,7 @@ ones included; without one the static ``voters`` apply (kraft.version 0).
 Voter changes: :mod:`kraft.raft.handlers.membership`.
 
 Epochs are checked once, at the top of ``step``, for every inbound message
-(:meth:`RaftCore._validate_request` and :meth:`RaftCore._gate_response`): a
+(:mod:`kraft.raft.epoch_gate` decides, the core carries out its verdict): a
 stale epoch is fenced (FENCED_LEADER_EPOCH), a newer one moves this replica
 to it first — except for Fetch/FetchSnapshot, which only a leader of the
 same epoch serves (UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER), and for a
@@ -50,15 +50,10 @@ from kraft.raft.events import (
     METADATA_PARTITION,
     AddRaftVoterResponse,
     ApiVersionsResponse,
-    BeginQuorumEpochRequest,
-    EndQuorumEpochRequest,
     FetchRequest,
-    FetchSnapshotRequest,
-    FetchSnapshotResponse,
     Inbound,
     InboundRequest,
     InboundResponse,
-    LeaderFields,
     OutboundRequest,
     OutboundResponse,
     RaftRequest,
@@ -76,7 +71,6 @@ from kraft.raft.handlers.common import (
     partition_error_response,
     top_level_error_response,
 )
-from kraft.raft.handlers.common import validate_leader_only as leader_only_error
 from kraft.raft.leader_state import HandoverLeadership, LeaderWrite
 from kraft.raft.logops import (
     Flush,
@@ -88,7 +82,8 @@ from kraft.raft.logops import (
 from kraft.raft.quorum_state import QuorumState
 from kraft.raft.quorum_info import QuorumInfo
 from kraft.raft.ready import Ready, RoleChange
-from kraft.raft import handover, polling
+from kraft.raft import epoch_gate, handover, polling
+from kraft.raft.epoch_gate import PASS, QuorumRequest, Verdict
 from kraft.raft.polling import Shutdown
 from kraft.raft.witness_policy import CampaignPolicy, handover_leaders, may_campaign
 from kraft.raft.quorum_config import QuorumConfig
@@ -113,16 +108,6 @@ from kraft.raft.voters import (
     VoterSet,
     voter_ids_text,
 )
-
-#: The requests of the quorum RPCs (Vote, BeginQuorumEpoch, EndQuorumEpoch,
-#: Fetch, FetchSnapshot), which pass the epoch gate.
-_QuorumRequest = VoteRequest | BeginQuorumEpochRequest | EndQuorumEpochRequest | FetchRequest | FetchSnapshotRequest
-
-def _peer(node_id: int) -> str:
-    """A peer as a role-change reason names it: bootstrap servers have
-    negative ids (-1, -2, ... in controller.quorum.bootstrap.servers order)."""
-    return f"node {node_id}" if node_id >= 0 else f"bootstrap server {-node_id}"
-
 
 class RaftCore:
     """One KRaft replica (voter or observer) of ``__cluster_metadata-0``."""
@@ -664,159 +649,30 @@ class RaftCore:
         else:
             self.become_unattached(now_ms, role.epoch, role.leader_id, reason)
 
-    def _is_former_self(self, leader_id: int | None, epoch: int) -> bool:
-        """A peer names our id as the leader of an epoch we did not lead. With
-        directory ids (KIP-853) that is another replica with our id -- the one
-        whose disk we replaced -- not us: treat its epoch as leaderless."""
-        return (
-            leader_id is not None
-            and self.local_key is not None
-            and leader_id == self.local_key.id
-            and self.local_key.directory_id is not None
-            and not (epoch == self.quorum.epoch and isinstance(self.quorum.role, (Leader, Resigned)))
-        )
-
-    def _has_consistent_leader(self, epoch: int, leader_id: int | None) -> bool:
-        """False if ``leader_id`` contradicts what we know about ``epoch``: two
-        leaders in one epoch, which no correct cluster produces."""
-        if leader_id is not None and leader_id == self.quorum.local_id:
-            return epoch == self.quorum.epoch and isinstance(self.quorum.role, (Leader, Resigned))
-        return (
-            epoch != self.quorum.epoch
-            or leader_id is None
-            or not self.quorum.has_leader
-            or leader_id == self.quorum.leader_id
-        )
-
-    def _maybe_transition(
-        self, now_ms: int, source: int, leader_id: int | None, epoch: int, endpoints: Endpoints
-    ) -> bool:
-        """Adopt what a peer told us about ``epoch`` (Kafka's ``maybeTransition``).
-        Returns False (and records a violation) on a contradiction."""
-        if self._is_former_self(leader_id, epoch):
-            leader_id, endpoints = None, ()
-        if not self._has_consistent_leader(epoch, leader_id):
-            self.violation(
-                source,
-                f"leader {leader_id} for epoch {epoch} contradicts local leader "
-                f"{self.quorum.leader_id} in epoch {self.quorum.epoch} ({self.quorum.role.name})",
-            )
-            return False
-        if leader_id is not None and not endpoints:
-            endpoints = self.voters.endpoints(leader_id)
-        if epoch > self.quorum.epoch:
-            if leader_id is not None and endpoints:
-                self.become_follower(now_ms, epoch, leader_id, endpoints,
-                                      f"{_peer(source)} named leader {leader_id} of epoch {epoch}")
-            else:
-                self.become_unattached(now_ms, epoch, leader_id, f"{_peer(source)} is in epoch {epoch}")
-        elif (
-            leader_id is not None
-            and leader_id != self.quorum.local_id
-            and endpoints
-            and (not self.quorum.has_leader or len(endpoints) > len(self.quorum.leader_endpoints))
-        ):
-            self.become_follower(now_ms, epoch, leader_id, endpoints,
-                                  f"{_peer(source)} named leader {leader_id} of epoch {epoch}")
-        return True
-
-    # --- the epoch gate for requests --------------------------------------------
-
-    def response_common(self) -> LeaderFields:
-        return self.quorum.leader_fields
+    # --- the epoch gate (kraft.raft.epoch_gate decides, the core carries out) --
 
     def _error_response(self, request: RaftRequest, error: Errors) -> RaftResponse:
         """A partition-level error answer carrying our epoch and leader."""
         if isinstance(request, FetchRequest):
             return fetch.fetch_error(self, error)
-        return partition_error_response(request, error, self.response_common())
-
-    def _validate_voter_only(self, remote: ReplicaKey, epoch: int) -> Errors | None:
-        """Vote, BeginQuorumEpoch, EndQuorumEpoch (Kafka 3.9+/4.x
-        ``KafkaRaftClient.validateVoterOnlyRequest``): only the epoch and a
-        non-negative id are checked, under kraft.version 0 as under 1 --
-        membership is not: the two ends may disagree for a while (a voter
-        just added may lack its VotersRecord), and a candidate only counts
-        the votes of its own voters. Stricter than Kafka: a request naming
-        this replica's own id is INVALID_REQUEST (a replica never votes for,
-        or follows, itself through the wire)."""
-        if epoch < self.quorum.epoch:
-            return Errors.FENCED_LEADER_EPOCH
-        if remote.id < 0 or remote.id == self.quorum.local_id:
-            return Errors.INVALID_REQUEST
-        return None
-
-    def validate_leader_only(self, epoch: int) -> Errors | None:
-        """Fetch, FetchSnapshot: only the leader of exactly this epoch serves them."""
-        return leader_only_error(self.quorum, epoch, self.shutdown is not None)
+        return partition_error_response(request, error, self.quorum.leader_fields)
 
     @property
     def shutting_down(self) -> bool:
         """A graceful shutdown began (a leader serves no more fetches)."""
         return self.shutdown is not None
 
-    def _is_valid_voter_key(self, key: ReplicaKey | None) -> bool:
-        if key is None:
-            return True
-        if self.local_key is None or key.id != self.local_key.id:
-            return False
-        return key.directory_id is None or key.directory_id == self.local_key.directory_id
-
-    def _validate_request(self, now_ms: int, source: int, msg: _QuorumRequest) -> RaftResponse | None:
-        """The gate every request passes once: cluster id, partition, field
-        sanity, epoch (fence, or move to a newer one), membership. Returns the
-        error answer, or ``None`` to let the RPC handler run."""
-        if msg.cluster_id is not None and self.cluster_id is not None and msg.cluster_id != self.cluster_id:
-            return top_level_error_response(msg, Errors.INCONSISTENT_CLUSTER_ID)
-        if msg.topic_partition != self.topic_partition:
-            if isinstance(msg, FetchSnapshotRequest):
-                return FetchSnapshotResponse(partition_error=Errors.UNKNOWN_TOPIC_OR_PARTITION)
-            # Until multi-raft, a partition mismatch is an invalid request.
-            return top_level_error_response(msg, Errors.INVALID_REQUEST)
-        match msg:
-            case VoteRequest():
-                illegal_epoch = (
-                    msg.last_offset_epoch > msg.candidate_epoch
-                    if msg.pre_vote
-                    else msg.last_offset_epoch >= msg.candidate_epoch
-                )
-                if msg.last_offset < 0 or msg.last_offset_epoch < 0 or illegal_epoch:
-                    return self._error_response(msg, Errors.INVALID_REQUEST)
-                error = self._validate_voter_only(msg.candidate_key, msg.candidate_epoch)
-                if error is not None:
-                    return self._error_response(msg, error)
-                if msg.candidate_epoch > self.quorum.epoch and not msg.pre_vote:
-                    self.become_unattached(
-                        now_ms, msg.candidate_epoch,
-                        reason=f"vote request from candidate {msg.candidate_key.id} in epoch {msg.candidate_epoch}")
-                if not self._is_valid_voter_key(msg.voter_key):
-                    return self._error_response(msg, Errors.INVALID_VOTER_KEY)
-            case BeginQuorumEpochRequest() | EndQuorumEpochRequest():
-                error = self._validate_voter_only(ReplicaKey(msg.leader_id), msg.leader_epoch)
-                if error is not None:
-                    return self._error_response(msg, error)
-                endpoints = msg.leader_endpoints or self.voters.endpoints(msg.leader_id)
-                if not self._maybe_transition(now_ms, source, msg.leader_id, msg.leader_epoch, endpoints):
-                    return self._error_response(msg, Errors.INVALID_REQUEST)
-                if isinstance(msg, BeginQuorumEpochRequest) and not self._is_valid_voter_key(msg.voter_key):
-                    return self._error_response(msg, Errors.INVALID_VOTER_KEY)
-            case FetchRequest():
-                if (
-                    msg.max_wait_ms < 0
-                    or msg.fetch_offset < 0
-                    or msg.last_fetched_epoch < 0
-                    or msg.last_fetched_epoch > msg.current_leader_epoch
-                    or (msg.replica_key.id >= 0 and msg.replica_key.id == self.quorum.local_id)
-                ):
-                    return self._error_response(msg, Errors.INVALID_REQUEST)
-                error = self.validate_leader_only(msg.current_leader_epoch)
-                if error is not None:
-                    return self._error_response(msg, error)
-            case FetchSnapshotRequest():
-                error = self.validate_leader_only(msg.current_leader_epoch)
-                if error is not None:
-                    return self._error_response(msg, error)
-        return None
+    def _carry_out(self, now_ms: int, source: int, verdict: Verdict) -> None:
+        """Record the gate's violation and make the move it names."""
+        if verdict.violation is not None:
+            self.violation(source, verdict.violation)
+        move = verdict.move
+        if move is not None:
+            if move.follows:
+                assert move.leader_id is not None
+                self.become_follower(now_ms, move.epoch, move.leader_id, move.endpoints, move.reason)
+            else:
+                self.become_unattached(now_ms, move.epoch, move.leader_id, move.reason)
 
     # --- requests ---------------------------------------------------------------
 
@@ -827,7 +683,14 @@ class RaftCore:
             raise TypeError(f"{type(msg).__name__} is answered by the shell, not the raft core")
         # The voter changes check their leader epoch in their handler, as
         # Kafka's AddVoterHandler (they carry no epoch of their own).
-        response = self._validate_request(now_ms, env.source, msg) if isinstance(msg, _QuorumRequest) else None
+        response = None
+        if isinstance(msg, QuorumRequest):
+            verdict = epoch_gate.check_request(self, env.source, msg)
+            if verdict is not PASS:
+                self._carry_out(now_ms, env.source, verdict)
+                if verdict.error is not None:
+                    response = (top_level_error_response(msg, verdict.error) if verdict.top_level
+                                else self._error_response(msg, verdict.error))
         if response is None:
             if isinstance(msg, VoteRequest) and self.campaign_policy is not None:
                 # What a witness's hand-over rule knows of the others' logs.
@@ -938,51 +801,11 @@ class RaftCore:
         return handle(self, now_ms, source, msg)
 
     def _gate_response(
-        self,
-        now_ms: int,
-        source: int,
-        error: Errors,
-        leader_id: int | None,
-        epoch: int,
-        endpoints: Endpoints,
+        self, now_ms: int, source: int, error: Errors, leader_id: int | None, epoch: int, endpoints: Endpoints
     ) -> bool | None:
-        """The epoch gate for responses (Kafka's ``maybeHandleCommonResponse``).
-        Returns the outcome if the response is dealt with here, ``None`` to
-        pass it to its handler (then its epoch equals ours)."""
-        if self._is_former_self(leader_id, epoch):
-            leader_id, endpoints = None, ()
-        if leader_id is not None and not endpoints:
-            endpoints = self.voters.endpoints(leader_id)
-        if epoch < self.quorum.epoch or error is Errors.UNKNOWN_LEADER_EPOCH:
-            return True  # we already know a larger epoch: old news
-        if epoch > self.quorum.epoch or error in (Errors.FENCED_LEADER_EPOCH, Errors.NOT_LEADER_OR_FOLLOWER):
-            return self._maybe_transition(now_ms, source, leader_id, epoch, endpoints)
-        if not self._has_consistent_leader(epoch, leader_id):
-            self.violation(
-                source,
-                f"response names leader {leader_id} for epoch {epoch}, we know {self.quorum.leader_id}",
-            )
-            return False
-        if leader_id is not None and (not self.quorum.has_leader or (
-                leader_id == self.quorum.leader_id and not self.quorum.leader_endpoints
-                and isinstance(self.quorum.role, Unattached))):
-            if not endpoints:
-                return True
-            # Learned the leader of our epoch, or where the leader we knew by id
-            # only listens (Kafka's maybeTransition adopts "more endpoints";
-            # else a replica restarted without them asks the bootstrap servers
-            # forever): handle the answer as its follower (an observer
-            # discovers the leader and appends in one Fetch).
-            self.become_follower(now_ms, epoch, leader_id, endpoints,
-                                  f"{_peer(source)} named leader {leader_id} of epoch {epoch}")
-            return None if error is Errors.NONE else True
-        if error is Errors.BROKER_NOT_AVAILABLE:
-            return False
-        if error is Errors.INVALID_VOTER_KEY:
-            return True
-        if error is Errors.INVALID_REQUEST:
-            if source >= 0:
-                # A bootstrap server (negative id) may turn out to be ourselves.
-                self.violation(source, "peer rejected our request as invalid")
-            return False
-        return None
+        """The epoch gate for answers (:func:`kraft.raft.epoch_gate.check_response`),
+        carried out: its outcome, or None to pass the answer to its handler."""
+        verdict = epoch_gate.check_response(self, source, error, leader_id, epoch, endpoints)
+        if verdict is not PASS:
+            self._carry_out(now_ms, source, verdict)
+        return verdict.outcome
