@@ -1,37 +1,31 @@
-"""RaftCore: the sans-IO KRaft replica.
+"""RaftCore: the sans-IO KRaft replica -- the step loop and the role transitions.
 
 The core does no I/O, reads no clock and draws all randomness from the
 ``random.Random`` it is given. The shell (trio node, simulation, test
-harness) drives it:
+harness) drives it, as etcd's ``Step``/``Ready``:
 
 * :meth:`RaftCore.initialize` once, after building it from the stored election
   state and the log;
-* :meth:`RaftCore.step` for every inbound message (a request from a peer, the
-  answer to one of our requests, or a failed request);
-* :meth:`RaftCore.poll` whenever ``now_ms`` reaches ``Ready.next_deadline_ms``;
-* :meth:`RaftCore.append` to write records as leader (then ``poll``),
-  :meth:`RaftCore.resign`, :meth:`RaftCore.begin_shutdown`,
-  :meth:`RaftCore.validate_snapshot_id` before writing a snapshot.
+* :meth:`RaftCore.step` for every inbound message (a request, the answer to
+  one of ours, a failed request): it handles the message and nothing else;
+* :meth:`RaftCore.poll` after a step (or a batch of them) and whenever
+  ``now_ms`` reaches ``Ready.next_deadline_ms``: it runs the timers
+  (:mod:`kraft.raft.polling`) and returns the :class:`~kraft.raft.ready.Ready`
+  holding everything since the last one, which the shell executes completely
+  and in the order :mod:`kraft.raft.ready` documents before calling again;
+* :meth:`RaftCore.append` (then ``poll``), :meth:`RaftCore.resign`,
+  :meth:`RaftCore.begin_shutdown`, :meth:`RaftCore.validate_snapshot_id`.
 
-Each of ``initialize``/``step``/``poll``/``begin_shutdown`` returns a
-:class:`~kraft.raft.ready.Ready`, which the shell executes completely and in
-the order :mod:`kraft.raft.ready` documents before calling the core again.
+The voter set comes from the log (KIP-853): the first call after a Ready that
+wrote the log picks up its latest ``VotersRecord`` and ``KRaftVersionRecord``,
+uncommitted ones included; without one the static ``voters`` apply.
 
-The voter set comes from the log (KIP-853): every call first picks up the
-latest ``VotersRecord`` and ``KRaftVersionRecord`` of the log, uncommitted
-ones included; without one the static ``voters`` apply (kraft.version 0).
-Voter changes: :mod:`kraft.raft.handlers.membership`.
-
-Epochs are checked once, at the top of ``step``, for every inbound message
-(:mod:`kraft.raft.epoch_gate` decides, the core carries out its verdict): a
-stale epoch is fenced (FENCED_LEADER_EPOCH), a newer one moves this replica
-to it first — except for Fetch/FetchSnapshot, which only a leader of the
-same epoch serves (UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER), and for a
-pre-vote, which never disrupts (KIP-996). The RPC handlers below the gate
-work in the receiver's current epoch. The handlers live in
-:mod:`kraft.raft.handlers`, one module per RPC family; each role's changing
-state lives on its role object (:mod:`kraft.raft.roles`,
-:class:`~kraft.raft.leader_state.LeaderState`), so leaving a role drops it.
+Every inbound message passes the epoch gate once (:mod:`kraft.raft.epoch_gate`
+decides, the core carries out its verdict), then its RPC's handler from the
+registry (:mod:`kraft.raft.rpcs`; answers: :mod:`kraft.raft.responses`). The
+handlers (:mod:`kraft.raft.handlers`) see their family's narrow view and work
+in the receiver's current epoch; each role's changing state lives on its
+role object, so leaving a role drops it.
 """
 
 from __future__ import annotations
@@ -40,74 +34,33 @@ import random
 import uuid
 from collections.abc import Sequence
 
-from kraft.raft.errors import (
-    Errors,
-    LocalRaftError,
-    NotLeaderError,
-    RemoteProtocolViolation,
-)
+from kraft.raft import epoch_gate, handover, polling, responses
+from kraft.raft.epoch_gate import PASS, QuorumRequest, Verdict
+from kraft.raft.errors import Errors, LocalRaftError, NotLeaderError, RemoteProtocolViolation
 from kraft.raft.events import (
-    METADATA_PARTITION,
-    AddRaftVoterResponse,
-    ApiVersionsResponse,
-    FetchRequest,
-    Inbound,
-    InboundRequest,
-    InboundResponse,
-    OutboundRequest,
-    OutboundResponse,
-    RaftRequest,
-    RaftResponse,
-    RemoveRaftVoterResponse,
-    RequestFailed,
-    TopicPartition,
-    UpdateRaftVoterResponse,
-    VoteRequest,
-    VoteResponse,
+    METADATA_PARTITION, FetchRequest, Inbound, InboundRequest, InboundResponse, OutboundRequest, OutboundResponse,
+    RaftRequest, RaftResponse, RequestFailed, TopicPartition, VoteRequest,
 )
 from kraft.raft.handlers import election, fetch, membership
-from kraft.raft.rpcs import BY_REQUEST, BY_RESPONSE
-from kraft.raft.handlers.common import (
-    partition_error_response,
-    top_level_error_response,
-)
+from kraft.raft.handlers.common import partition_error_response, top_level_error_response
 from kraft.raft.leader_state import HandoverLeadership, LeaderWrite
-from kraft.raft.logops import (
-    Flush,
-    KRaftVersionControl,
-    LeaderChangeMessage,
-    LogOp,
-    VotersControl,
-)
-from kraft.raft.quorum_state import QuorumState
-from kraft.raft.quorum_info import QuorumInfo
-from kraft.raft.ready import Ready, RoleChange
-from kraft.raft import epoch_gate, handover, polling
-from kraft.raft.epoch_gate import PASS, QuorumRequest, Verdict
+from kraft.raft.logops import Flush, KRaftVersionControl, LeaderChangeMessage, LogOp, VotersControl
 from kraft.raft.polling import Shutdown
-from kraft.raft.witness_policy import CampaignPolicy, handover_leaders, may_campaign
 from kraft.raft.quorum_config import QuorumConfig
-from kraft.records.view import KRaftControlState, LogView, OffsetAndEpoch
+from kraft.raft.quorum_info import QuorumInfo
+from kraft.raft.quorum_state import QuorumState
+from kraft.raft.ready import Ready, RoleChange
 from kraft.raft.request_manager import RequestManager
 from kraft.raft.roles import (
-    Candidate,
-    ElectionState,
-    Follower,
-    Leader,
-    LeaderAndEpoch,
-    Prospective,
-    Resigned,
-    Role,
-    Unattached,
+    Candidate, ElectionState, Follower, Leader, LeaderAndEpoch, Prospective, Resigned, Role, Unattached,
 )
+from kraft.raft.rpcs import BY_REQUEST
 from kraft.raft.voters import (
-    DEFAULT_CONTROLLER_LISTENER,
-    Endpoints,
-    KRaftVersionRange,
-    ReplicaKey,
-    VoterSet,
-    voter_ids_text,
+    DEFAULT_CONTROLLER_LISTENER, Endpoints, KRaftVersionRange, ReplicaKey, VoterSet, voter_ids_text,
 )
+from kraft.raft.witness_policy import CampaignPolicy, handover_leaders, may_campaign
+from kraft.records.view import KRaftControlState, LogView, OffsetAndEpoch
+
 
 class RaftCore:
     """One KRaft replica (voter or observer) of ``__cluster_metadata-0``."""
@@ -169,7 +122,7 @@ class RaftCore:
         self._synced = False
         #: The last Ready asked the shell to write the log: the next call
         #: reads what it wrote (:meth:`_sync_with_log`).
-        self.pending_wrote_log = False
+        self._wrote_log = False
         self.poll_timeout: int | None = None
         #: The largest high watermark exposed to the shell (Ready.committed):
         #: what the listeners were told, never decreasing. The high watermark
@@ -281,7 +234,7 @@ class RaftCore:
                 case InboundRequest():
                     self._handle_request(now_ms, inbound)
                 case InboundResponse():
-                    self._handle_response(now_ms, inbound)
+                    responses.handle_response(self, now_ms, inbound)
                 case RequestFailed(destination=dest, correlation_id=cid):
                     self.requests.on_response(dest, cid, False, now_ms)
                     membership.on_request_failed(self, cid)
@@ -376,7 +329,7 @@ class RaftCore:
         # The next Ready is made now, so a step only adds to one.
         self.pending = Ready()
         self._synced = False
-        self.pending_wrote_log = bool(out.log)
+        self._wrote_log = bool(out.log)
         out.persist = self.quorum.take_pending_persist()
         out.kraft_version = self.kraft_version
         if self.shutdown is not None and self.shutdown.outcome is not None:
@@ -425,7 +378,7 @@ class RaftCore:
         installs) move the log end and change its control records: after a
         Ready without any there is nothing new to read, except a leader's
         write moving through its stages."""
-        wrote = self.pending_wrote_log
+        wrote = self._wrote_log
         if wrote:
             self._refresh_voters(now_ms)
         role = self.quorum.role
@@ -453,10 +406,6 @@ class RaftCore:
             self._committed = high_watermark
             self.pending.committed = high_watermark
             self._maybe_fire_leader_change()
-
-    def note_committed(self, high_watermark: int) -> None:
-        """Same as :meth:`expose_committed` (the name before the handlers' interfaces)."""
-        self.expose_committed(high_watermark)
 
     # --- the voter set (KIP-853) -----------------------------------------------
 
@@ -700,13 +649,6 @@ class RaftCore:
         if response is not None:
             self.respond(env, response)
 
-    def on_leader_high_watermark(self, now_ms: int) -> None:
-        """The leader's high watermark advanced: expose it, complete the voter
-        change it commits, and tell the parked fetches."""
-        leader = self.quorum.role
-        assert isinstance(leader, Leader)
-        fetch.leader_high_watermark_advanced(self, now_ms, leader)
-
     def upgrade_kraft_version(self, now_ms: int, kraft_version: int, *, validate_only: bool = False) -> bool:
         """Finalize ``kraft_version`` as leader (Kafka's ``upgradeKRaftVersion``);
         see :func:`kraft.raft.handlers.membership.upgrade_kraft_version`."""
@@ -741,66 +683,7 @@ class RaftCore:
         self.pending.send.append(OutboundRequest(destination, correlation_id, request))
         return correlation_id
 
-    def _handle_update_raft_voter_response(self, now_ms: int, source: int, msg: UpdateRaftVoterResponse) -> bool:
-        self.membership_client.note_update_answered(self, msg)
-        leader_id = None if msg.leader_id < 0 else msg.leader_id
-        if msg.leader_epoch >= 0:
-            error = msg.error if msg.error in (Errors.FENCED_LEADER_EPOCH, Errors.NOT_LEADER_OR_FOLLOWER) else Errors.NONE
-            gate = self._gate_response(now_ms, source, error, leader_id, msg.leader_epoch, msg.leader_endpoints)
-            if gate is not None:
-                return gate
-        return True
-
-    # --- responses --------------------------------------------------------------
-
-    def _handle_response(self, now_ms: int, env: InboundResponse) -> None:
-        if not self.requests.is_response_expected(env.source, env.correlation_id):
-            return  # timed out, or sent before a role change
-        sent = self.requests.request_kind(env.source)
-        answer = type(env.message).__name__
-        if sent is not None and answer != sent.replace("Request", "Response"):
-            self.violation(env.source, f"answered a {sent} with a {answer}")
-            self.requests.on_response(env.source, env.correlation_id, False, now_ms)
-            return
-        message = env.message
-        if isinstance(message, ApiVersionsResponse):
-            handled = membership.handle_api_versions_response(self, now_ms, env.correlation_id, message)
-        else:
-            handled = self._handle_response_message(now_ms, env.source, message)
-        self.requests.on_response(env.source, env.correlation_id, handled, now_ms)
-
-    def _handle_response_message(self, now_ms: int, source: int, msg: RaftResponse) -> bool:
-        """Returns whether the response was handled (False: back off from ``source``)."""
-        match msg:
-            case AddRaftVoterResponse() | RemoveRaftVoterResponse():
-                return self.membership_client.handle_join_response(self, now_ms, msg)
-            case UpdateRaftVoterResponse():
-                return self._handle_update_raft_voter_response(now_ms, source, msg)
-            case ApiVersionsResponse():
-                raise TypeError("ApiVersions responses go to the membership handler")
-        if msg.error is not Errors.NONE:
-            if (
-                msg.error is Errors.UNSUPPORTED_VERSION
-                and isinstance(msg, VoteResponse)
-                and isinstance(self.quorum.role, Prospective)
-            ):
-                # A voter that does not know PreVote (Vote v0/v1): skip the
-                # pre-vote and run a real election (KIP-996 compatibility).
-                self.become_candidate(now_ms, f"node {source} does not support pre-vote")
-                return True
-            return False
-        leader_id = None if msg.leader_id < 0 else msg.leader_id
-        gate = self._gate_response(
-            now_ms, source, msg.partition_error, leader_id, msg.leader_epoch, msg.leader_endpoints
-        )
-        if gate is not None:
-            return gate
-        handle = BY_RESPONSE[type(msg)].handle_response
-        if handle is None:
-            raise TypeError(f"not a response of the quorum RPCs: {msg!r}")
-        return handle(self, now_ms, source, msg)
-
-    def _gate_response(
+    def gate_response(
         self, now_ms: int, source: int, error: Errors, leader_id: int | None, epoch: int, endpoints: Endpoints
     ) -> bool | None:
         """The epoch gate for answers (:func:`kraft.raft.epoch_gate.check_response`),

@@ -97,8 +97,10 @@ def _property_getters() -> frozenset[CodeType]:
 class _Recorder:
     """A ``sys.setprofile`` function collecting the raft modules' stays."""
 
-    def __init__(self) -> None:
+    def __init__(self, count_generated: bool = False) -> None:
         self.getters = _property_getters()
+        #: Count the methods dataclasses generate too (the tool's first definition).
+        self.count_generated = count_generated
         self.stays: list[str] = []
         # The module of each open raft frame (None: not a counted frame).
         self._stack: list[str | None] = []
@@ -115,7 +117,8 @@ class _Recorder:
         if event == "call":
             module = frame.f_globals.get("__name__", "")
             counted = (module == _RAFT_PACKAGE or module.startswith(_RAFT_PACKAGE + ".")) \
-                and frame.f_code not in self.getters and frame.f_code.co_filename != _GENERATED
+                and frame.f_code not in self.getters \
+                and (self.count_generated or frame.f_code.co_filename != _GENERATED)
             self._stack.append(module if counted else None)
             self._note()
         elif event == "return":
@@ -136,7 +139,7 @@ def _wanted(kind: str, inbound: ev.Inbound) -> bool:
 
 
 @contextmanager
-def _tracing_step(kind: str, found: list[Trace]) -> Iterator[None]:
+def _tracing_step(kind: str, found: list[Trace], count_generated: bool) -> Iterator[None]:
     """``RaftCore.step`` profiled for the request of ``kind`` picked by the
     module docstring's rule; every other step runs untouched."""
     original: Callable[[RaftCore, int, ev.Inbound], None] = RaftCore.step
@@ -152,7 +155,7 @@ def _tracing_step(kind: str, found: list[Trace]) -> Iterator[None]:
         seen += 1
         if seen < wanted_ordinal:
             return original(core, now_ms, inbound)
-        recorder = _Recorder()
+        recorder = _Recorder(count_generated)
         sys.setprofile(recorder)
         try:
             original(core, now_ms, inbound)
@@ -167,22 +170,22 @@ def _tracing_step(kind: str, found: list[Trace]) -> Iterator[None]:
         RaftCore.step = original  # type: ignore[method-assign]
 
 
-def trace_run(kind: str, seed: int) -> Trace:
+def trace_run(kind: str, seed: int, count_generated: bool = False) -> Trace:
     """The trace of one request of ``kind`` in the fault-free run of ``seed``."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}")
     found: list[Trace] = []
     config = SimulationConfig(seed=seed, voters=3, observers=1, chaos_ms=0, heal_ms=20_000, legacy_voters=0)
-    with _tracing_step(kind, found):
+    with _tracing_step(kind, found, count_generated):
         Simulation(config).run()
     if not found:
         raise RuntimeError(f"seed {seed}: no {kind} request was answered")
     return found[0]
 
 
-def measure(kind: str, runs: int = 5) -> tuple[float, float]:
+def measure(kind: str, runs: int = 5, count_generated: bool = False) -> tuple[float, float]:
     """Medians of (stays, re-entries) over ``runs`` seeds."""
-    traces = [trace_run(kind, seed) for seed in range(1, runs + 1)]
+    traces = [trace_run(kind, seed, count_generated) for seed in range(1, runs + 1)]
     return (statistics.median(t.stay_count for t in traces), statistics.median(t.reentries for t in traces))
 
 
@@ -191,12 +194,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="seeds 1..RUNS (default 5)")
     parser.add_argument("--kind", choices=KINDS, action="append", help="the request to trace (default: all)")
     parser.add_argument("--show", action="store_true", help="print each run's sequence of stays")
+    parser.add_argument("--count-generated", action="store_true",
+                        help="count the methods dataclasses generate too (an event's __init__), as the "
+                             "tool's first version did")
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be at least 1")
     print(f"{'request':<9} {'stays':>6} {'re-entries':>11}   (raft side, medians of {args.runs} runs)")
     for kind in args.kind or KINDS:
-        traces = [trace_run(kind, seed) for seed in range(1, args.runs + 1)]
+        traces = [trace_run(kind, seed, args.count_generated) for seed in range(1, args.runs + 1)]
         stays = statistics.median(t.stay_count for t in traces)
         reentries = statistics.median(t.reentries for t in traces)
         print(f"{kind:<9} {stays:>6g} {reentries:>11g}   "
