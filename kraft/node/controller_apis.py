@@ -34,7 +34,7 @@ __all__ = ["ControllerApis", "SUPPORTED_APIS", "advertised_apis", "replayed_api_
 #: The APIs a kraft controller listener answers, with the versions we speak.
 SUPPORTED_APIS: dict[ApiKey | int, tuple[int, int]] = {
     ApiKey.FETCH: BY_API_KEY[ApiKey.FETCH].versions,
-    ApiKey.API_VERSIONS: (0, 4),
+    ApiKey.API_VERSIONS: BY_API_KEY[ApiKey.API_VERSIONS].versions,
     # SASL (wire/sasl.py). Advertised from v0 as Kafka does (librdkafka
     # requires it), but only v1 (KIP-152 framing) is served: a v0 handshake
     # is refused. On a listener without SASL both get ILLEGAL_SASL_STATE.

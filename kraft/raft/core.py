@@ -42,7 +42,6 @@ from kraft.raft.events import (
     RaftRequest, RaftResponse, RequestFailed, TopicPartition, VoteRequest,
 )
 from kraft.raft.handlers import election, fetch, membership
-from kraft.raft.handlers.common import partition_error_response, top_level_error_response
 from kraft.raft.leader_state import HandoverLeadership, LeaderWrite
 from kraft.raft.logops import Flush, KRaftVersionControl, LeaderChangeMessage, LogOp, VotersControl
 from kraft.raft.polling import Shutdown
@@ -604,7 +603,8 @@ class RaftCore:
         """A partition-level error answer carrying our epoch and leader."""
         if isinstance(request, FetchRequest):
             return fetch.fetch_error(self, error)
-        return partition_error_response(request, error, self.quorum.leader_fields)
+        response: RaftResponse = BY_REQUEST[type(request)].response_type(partition_error=error, **self.quorum.leader_fields)
+        return response
 
     @property
     def shutting_down(self) -> bool:
@@ -638,8 +638,8 @@ class RaftCore:
             if verdict is not PASS:
                 self._carry_out(now_ms, env.source, verdict)
                 if verdict.error is not None:
-                    response = (top_level_error_response(msg, verdict.error) if verdict.top_level
-                                else self._error_response(msg, verdict.error))
+                    response = (BY_REQUEST[type(msg)].error_response(verdict.error, verdict.partition_level)
+                                if verdict.bare else self._error_response(msg, verdict.error))
         if response is None:
             if isinstance(msg, VoteRequest) and self.campaign_policy is not None:
                 # What a witness's hand-over rule knows of the others' logs.

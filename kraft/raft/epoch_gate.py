@@ -79,16 +79,18 @@ class Move:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """What the gate decided. For a request, ``error`` is answered (with
-    the leader fields after the move) and ``top_level`` says whether it is
-    the top-level error (cluster id, partition) or the partition's; for an
+    """What the gate decided. For a request, ``error`` is answered: on the
+    partition with the leader fields after the move, or (``bare``) with the
+    RPC's bare error answer, which carries no leader (a cluster id or
+    partition mismatch; top-level unless ``partition_level``). For an
     answer, ``outcome`` is the result when the gate dealt with it (True:
     handled, False: back off from the peer), None to run its handler."""
 
     move: Move | None = None
     violation: str | None = None
     error: Errors | None = None
-    top_level: bool = False
+    bare: bool = False
+    partition_level: bool = False
     outcome: bool | None = None
 
 
@@ -180,12 +182,12 @@ def check_request(view: GateView, source: int, msg: QuorumRequest) -> Verdict:
     """The gate every quorum request passes once: cluster id, partition,
     field sanity, epoch (fence, or move to a newer one), voter key."""
     if msg.cluster_id is not None and view.cluster_id is not None and msg.cluster_id != view.cluster_id:
-        return Verdict(error=Errors.INCONSISTENT_CLUSTER_ID, top_level=True)
+        return Verdict(error=Errors.INCONSISTENT_CLUSTER_ID, bare=True)
     if msg.topic_partition != view.topic_partition:
         if isinstance(msg, FetchSnapshotRequest):
-            return Verdict(error=Errors.UNKNOWN_TOPIC_OR_PARTITION, top_level=True)
+            return Verdict(error=Errors.UNKNOWN_TOPIC_OR_PARTITION, bare=True, partition_level=True)
         # Until multi-raft, a partition mismatch is an invalid request.
-        return Verdict(error=Errors.INVALID_REQUEST, top_level=True)
+        return Verdict(error=Errors.INVALID_REQUEST, bare=True)
     quorum = view.quorum
     match msg:
         case VoteRequest():

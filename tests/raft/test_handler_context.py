@@ -2,9 +2,9 @@
 
 Kafka's ``KafkaRaftClient.handleVoteRequest`` and ``handleFetchRequest`` act
 on ``QuorumState`` (and a leader's ``LeaderState``) and produce answers;
-``AddVoterHandler`` gets the leader state and a request sender. Ours get a
-:class:`~kraft.raft.handlers.common.HandlerContext`: the role state they act
-on (:class:`RoleView`) and the effects they may produce (:class:`Effects`).
+``AddVoterHandler`` gets the leader state and a request sender. Ours get
+their family's context (:mod:`kraft.raft.handlers.common`): what they read,
+the effects they may produce, and a narrow view of the quorum state.
 Here :class:`Replica` -- a QuorumState, an in-memory log and lists of what
 the handlers produced, no RaftCore -- is that context, for each handler
 family: elections (requests and responses, the role changes requested
@@ -261,3 +261,34 @@ def test_a_higher_high_watermark_answers_the_parked_fetches() -> None:
     fetch.leader_high_watermark_advanced(_context(replica), 11, leader)
     assert leader.state.parked == [] and replica.committed == [7]
     assert [(e, r.high_watermark) for e, r in replica.responses] == [(parked, 7)]
+
+
+def test_each_handler_family_sees_only_its_own_narrow_view() -> None:
+    """A handler is typed with its family's context, whose ``quorum`` offers
+    reads and that family's few changes: no transition, no other family's
+    changes (mypy holds every handler to it; this pins the shape)."""
+    import inspect
+
+    from kraft.raft.handlers import common
+    from kraft.raft.quorum_state import QuorumState
+
+    families = {election: "ElectionContext", fetch: "ReplicationContext", membership: "MembershipContext"}
+    for module, context in families.items():
+        for name, value in vars(module).items():
+            if inspect.isfunction(value) and value.__module__ == module.__name__:
+                ctx = inspect.signature(value).parameters.get("ctx")
+                if ctx is not None and name.startswith("handle_"):
+                    assert ctx.annotation == context, (module.__name__, name, ctx.annotation)
+
+    def members(view: type) -> set[str]:
+        return {n for n in dir(view) if not n.startswith("_")}
+
+    reads = members(common.QuorumReader)
+    views = {view: members(view) - reads for view in (common.ElectionQuorum, common.ReplicationQuorum,
+                                                       common.MembershipQuorum)}
+    for view, changes in views.items():
+        assert changes and changes <= members(QuorumState), view
+        assert not any(n.startswith(("transition_to", "initialize", "update_voters")) for n in changes), view
+    assert views[common.ElectionQuorum].isdisjoint(views[common.ReplicationQuorum])
+    assert not any(callable(getattr(QuorumState, n, None)) and not isinstance(getattr(QuorumState, n), property)
+                   for n in reads)

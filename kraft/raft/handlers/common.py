@@ -1,24 +1,26 @@
-"""What every handler family shares: the interfaces a handler gets (defined
-once, for elections, replication and voter changes alike), the
-current-leader fields of a response, and error answers for any request of
-the core's RPCs.
+"""What every handler family shares: the views a handler gets, and the
+leader-only check.
 
 As Kafka's ``AddVoterHandler``, ``RemoveVoterHandler`` and
 ``UpdateVoterHandler`` get the leader state and a request sender, and
 ``KafkaRaftClient.handleFetchRequest``/``handleVoteRequest`` act on
-``QuorumState`` and its ``LeaderState``, a handler gets a
-:class:`RoleView` (the role state it acts on, the read-only log, who this
-replica is), :class:`Effects` (what it may produce: answers, requests, log
-operations, protocol violations, the committed offset the ``Ready``
-exposes) and :class:`Transitions` (the role changes it may request, as
-Kafka's handlers ask ``QuorumState``). A handler's own bookkeeping -- the
-high watermark, replica progress, parked fetches, the pending voter change --
-is done on the role state (``Leader.progress``, ``Leader.state``) and in the
-handler modules, never by calling back into the core; the epoch checks are a
-function of the role state (:func:`validate_leader_only`) and the leader
-fields of an answer are read off it (``QuorumState.leader_fields``).
-:class:`~kraft.raft.core.RaftCore` implements the three interfaces; so do
-the tests (``tests/raft/test_handler_context.py``).
+``QuorumState`` and its ``LeaderState``, each family gets its own context:
+:class:`ElectionContext`, :class:`ReplicationContext`,
+:class:`MembershipContext`. Each is a :class:`HandlerView` (the read-only
+log, the voter set, who this replica is), :class:`Effects` (answers,
+requests, log operations, protocol violations, the committed offset the
+``Ready`` exposes) and a ``quorum`` typed with that family's narrow view
+(:class:`QuorumReader` plus the few changes the family makes); only the
+election family may ask for role changes (:class:`Transitions`), which the
+core carries out. A handler's own bookkeeping -- replica progress, parked
+fetches, the pending voter change -- is on the role state
+(``Leader.progress``, ``Leader.state``). The epoch gate
+(:mod:`kraft.raft.epoch_gate`) runs before any handler;
+:func:`validate_leader_only` is its leader-only check, which a parked
+Fetch's completion and the voter changes call again.
+:class:`~kraft.raft.core.RaftCore` implements every context
+(:class:`HandlerContext`); so do the tests
+(``tests/raft/test_handler_context.py``).
 """
 
 from __future__ import annotations
@@ -26,21 +28,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from kraft.raft.errors import Errors
-from kraft.raft.events import (
-    LeaderFields,
-    BeginQuorumEpochRequest,
-    BeginQuorumEpochResponse,
-    EndQuorumEpochRequest,
-    EndQuorumEpochResponse,
-    FetchRequest,
-    FetchResponse,
-    FetchSnapshotRequest,
-    FetchSnapshotResponse,
-    RaftRequest,
-    RaftResponse,
-    VoteRequest,
-    VoteResponse,
-)
+from kraft.raft.events import LeaderFields, RaftRequest, RaftResponse
 from kraft.raft.roles import Leader
 
 if TYPE_CHECKING:
@@ -66,37 +54,6 @@ def validate_leader_only(quorum: QuorumReader, epoch: int, shutting_down: bool) 
     if shutting_down:
         return Errors.BROKER_NOT_AVAILABLE
     return None
-
-
-def partition_error_response(request: RaftRequest, error: Errors, common: LeaderFields) -> RaftResponse:
-    """A partition-level error answer to a Vote, BeginQuorumEpoch,
-    EndQuorumEpoch or FetchSnapshot request, carrying our epoch and leader."""
-    match request:
-        case VoteRequest():
-            return VoteResponse(partition_error=error, **common)
-        case BeginQuorumEpochRequest():
-            return BeginQuorumEpochResponse(partition_error=error, **common)
-        case EndQuorumEpochRequest():
-            return EndQuorumEpochResponse(partition_error=error, **common)
-        case FetchSnapshotRequest():
-            return FetchSnapshotResponse(partition_error=error, **common)
-    raise TypeError(f"not a request with a partition-level error: {request!r}")
-
-
-def top_level_error_response(request: RaftRequest, error: Errors) -> RaftResponse:
-    """A top-level error answer (cluster id or partition mismatch)."""
-    match request:
-        case VoteRequest():
-            return VoteResponse(error=error)
-        case BeginQuorumEpochRequest():
-            return BeginQuorumEpochResponse(error=error)
-        case EndQuorumEpochRequest():
-            return EndQuorumEpochResponse(error=error)
-        case FetchRequest():
-            return FetchResponse(error=error)
-        case FetchSnapshotRequest():
-            return FetchSnapshotResponse(error=error)
-    raise TypeError(f"not a request: {request!r}")
 
 
 class QuorumReader(Protocol):
