@@ -35,7 +35,7 @@ WITNESS_PROBE_MS = 1500
 
 def parse_witness_note(message: str | None) -> str | None:
     """The reason in a witness's DescribeQuorum error message, or None."""
-    from kraft.node.admin_apis import WITNESS_NOTE
+    from kraft.raft.rpcs.describe_quorum_rpc import WITNESS_NOTE
 
     if not message or WITNESS_NOTE not in message:
         return None

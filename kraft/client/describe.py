@@ -104,7 +104,7 @@ def _replica_info(state: Any) -> ReplicaInfo:
 def quorum_info(body: Any) -> QuorumInfo:
     """The partition of a successful DescribeQuorum answer (Kafka's
     ``KafkaAdminClient.createQuorumResult``): the inverse of the node's
-    encoding (``describe_quorum_response`` in :mod:`kraft.node.admin_apis`)."""
+    encoding (``response_to_wire`` in :mod:`kraft.raft.rpcs.describe_quorum_rpc`)."""
     partition = body.topics[0].partitions[0]
     return QuorumInfo(
         leader_id=partition.leader_id,

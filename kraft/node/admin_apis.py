@@ -60,18 +60,14 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from kraft.raft.events import METADATA_PARTITION, TopicPartition
+from kraft.raft.rpcs import describe_quorum_rpc
 from kraft.messages.generated import (
     describe_cluster_request as dc_req,
     describe_cluster_response as dc_resp,
-    describe_quorum_request as dq_req,
-    describe_quorum_response as dq_resp,
     metadata_request as md_req,
     metadata_response as md_resp,
 )
 from kraft.messages.generated.api_versions_request import ApiVersionsRequest
-from kraft.raft.quorum_info import Listener, QuorumInfo, ReplicaInfo
-from kraft.raft.roles import LeaderAndEpoch
 from kraft.raft.voters import Endpoint, Endpoints, VoterSet
 from kraft.raft.witness_policy import WitnessDecision
 from kraft.wire.api_versions import VersionRange, api_versions_response, response_version
@@ -88,14 +84,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ADMIN_API_KEYS",
-    "note_handover",
     "SUPPORTED_FEATURES",
     "ENDPOINT_TYPE_BROKER",
     "ENDPOINT_TYPE_CONTROLLER",
     "CLUSTER_AUTHORIZED_OPERATIONS",
     "handle",
     "api_versions",
-    "describe_quorum_response",
     "describe_cluster_response",
     "metadata_response",
 ]
@@ -120,14 +114,6 @@ CLUSTER_AUTHORIZED_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
 #: The schema default of the authorized-operations fields: "not requested".
 _OPERATIONS_NOT_REQUESTED = -(2**31)
 
-#: ``Errors.NOT_LEADER_OR_FOLLOWER.message()``, which Kafka (3.9+) puts in
-#: DescribeQuorum's partition error message on a non-leader.
-_NOT_LEADER_OR_FOLLOWER_MESSAGE = (
-    "For requests intended only for the leader, this error indicates that the broker is not the current "
-    "leader. For requests intended for any replica, this error indicates that the broker is not a replica "
-    "of the topic partition.")
-
-
 # ---------------------------------------------------------------- dispatch
 
 
@@ -143,13 +129,13 @@ async def handle(raft_client: RaftWriter, request: DecodedRequest, conn: Connect
     match request.api_key:
         case ApiKey.DESCRIBE_QUORUM:
             description = core.describe_quorum(_wall_clock_ms()) if raft_client.initialized else None
-            body: Any = describe_quorum_response(version, request.body, description, leader, voters,
-                                                 core.topic_partition)
+            body: Any = describe_quorum_rpc.response_to_wire(version, request.body, description, leader, voters,
+                                                             core.topic_partition)
             if description is None and witness is not None and witness.witness:
-                _note_witness(body, witness.reason)
+                describe_quorum_rpc.note_witness(body, witness.reason)
             elif description is not None and version >= 2 and (lead := core.handover_leadership) is not None:
                 # A witness leading a hand-over epoch says so (kraft/raft/handover.py).
-                note_handover(body, f"leading hand-over epoch {description.leader_epoch} until voter "
+                describe_quorum_rpc.note_handover(body, f"leading hand-over epoch {description.leader_epoch} until voter "
                                      f"{' or '.join(str(i) for i in sorted(lead.leaders))} has fetched the log")
         case ApiKey.DESCRIBE_CLUSTER:
             body = describe_cluster_response(version, request.body, cluster_id, voters, leader.leader_id,
@@ -204,102 +190,6 @@ def node_api_versions(raft_client: RaftView | None, version: int, request: ApiVe
         return api_versions(version, request, supported)
     finalized = {"kraft.version": raft_client.core.kraft_version}
     return api_versions(version, request, supported, finalized, max(raft_client.high_watermark - 1, -1))
-
-
-# ---------------------------------------------------------------- DescribeQuorum
-
-
-def _wire_ms(value: int | None) -> int:
-    return -1 if value is None else value
-
-
-def _replica_state(version: int, r: ReplicaInfo) -> dq_resp.ReplicaState:
-    state = dq_resp.ReplicaState(replica_id=r.replica_id, log_end_offset=r.log_end_offset,
-                                 last_fetch_timestamp=_wire_ms(r.last_fetch_ms),
-                                 last_caught_up_timestamp=_wire_ms(r.last_caught_up_ms))
-    if version >= 2:
-        state.replica_directory_id = r.directory_id
-    return state
-
-
-def _quorum_node(node_id: int, listeners: tuple[Listener, ...]) -> dq_resp.Node:
-    return dq_resp.Node(node_id=node_id, listeners=[
-        dq_resp.Listener(name=name, host=host, port=port) for name, host, port in listeners])
-
-
-def _is_single_partition(request: dq_req.DescribeQuorumRequest, tp: TopicPartition) -> bool:
-    """Kafka's ``RaftUtil.hasValidTopicPartition`` for DescribeQuorum."""
-    return (len(request.topics) == 1 and request.topics[0].topic_name == tp.topic
-            and len(request.topics[0].partitions) == 1
-            and request.topics[0].partitions[0].partition_index == tp.partition)
-
-
-#: What a kraft witness adds to its NOT_LEADER_OR_FOLLOWER DescribeQuorum
-#: message: why it never leads (``kraft quorum describe --status`` reads it).
-WITNESS_NOTE = " (kraft witness: "
-
-
-def _note_witness(body: Any, reason: str) -> None:
-    """Append the witness reason to a non-leader's partition error message."""
-    for topic in body.topics:
-        for partition in topic.partitions:
-            if partition.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
-                partition.error_message = (partition.error_message or "") + WITNESS_NOTE + reason + ")"
-
-
-def note_handover(body: Any, reason: str) -> None:
-    """A hand-over leader's answer (error NONE) carries the note as its
-    partition message; Kafka's tools read no message from a NONE answer."""
-    for topic in body.topics:
-        for partition in topic.partitions:
-            partition.error_message = "Leader" + WITNESS_NOTE + reason + ")"
-
-
-def describe_quorum_response(
-    version: int,
-    request: dq_req.DescribeQuorumRequest,
-    description: QuorumInfo | None,
-    leader: LeaderAndEpoch,
-    voters: VoterSet,
-    topic_partition: TopicPartition = METADATA_PARTITION,
-) -> dq_resp.DescribeQuorumResponse:
-    """DescribeQuorum's answer: ``description`` is the leader's view, None on
-    a node that is not the leader."""
-    if not _is_single_partition(request, topic_partition):
-        # Kafka's DescribeQuorumRequest.getPartitionLevelErrorResponse:
-        # every requested partition, each with the error.
-        return dq_resp.DescribeQuorumResponse(topics=[
-            dq_resp.TopicData(topic_name=t.topic_name, partitions=[
-                dq_resp.PartitionData(partition_index=p.partition_index,
-                                      error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-                for p in t.partitions])
-            for t in request.topics])
-    if description is None:
-        leader_id = -1 if leader.leader_id is None else leader.leader_id
-        partition = dq_resp.PartitionData(partition_index=topic_partition.partition,
-                                          error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER,
-                                          error_message=_NOT_LEADER_OR_FOLLOWER_MESSAGE,
-                                          leader_id=leader_id, leader_epoch=leader.epoch)
-        response = dq_resp.DescribeQuorumResponse(topics=[
-            dq_resp.TopicData(topic_name=topic_partition.topic, partitions=[partition])])
-        if version >= 2 and leader.leader_id is not None and voters.endpoints(leader.leader_id):
-            listeners = tuple((e.listener, e.host, e.port) for e in voters.endpoints(leader.leader_id))
-            response.nodes = [_quorum_node(leader.leader_id, listeners)]
-        return response
-    partition = dq_resp.PartitionData(
-        partition_index=topic_partition.partition,
-        leader_id=description.leader_id,
-        leader_epoch=description.leader_epoch,
-        high_watermark=description.high_watermark,
-        current_voters=[_replica_state(version, v) for v in description.voters],
-        observers=[_replica_state(version, o) for o in description.observers],
-    )
-    response = dq_resp.DescribeQuorumResponse(topics=[
-        dq_resp.TopicData(topic_name=topic_partition.topic, partitions=[partition])])
-    if version >= 2:
-        # Kafka lists the voters' listeners only (RaftUtil.singletonDescribeQuorumResponse).
-        response.nodes = [_quorum_node(node_id, listeners) for node_id, listeners in description.nodes.items()]
-    return response
 
 
 # ---------------------------------------------------------------- DescribeCluster and Metadata

@@ -20,7 +20,7 @@ from kraft.node.cluster_ids import INCONSISTENT_CLUSTER_ID, ClusterIdWatch
 from kraft.node.raft_view import InboundRaft
 from kraft.node.raft_metrics import RaftMetrics, error_name, request_name, wire_error
 from kraft.raft.errors import Errors
-from kraft.raft.rpcs import BY_API_KEY
+from kraft.raft.rpcs import BY_API_KEY, describe_quorum_rpc
 from kraft.raft.rpcs.spec import Reject
 from kraft.raft.witness_policy import WitnessDecision
 from kraft.wire.apis import ApiKey
@@ -46,7 +46,7 @@ SUPPORTED_APIS: dict[ApiKey | int, tuple[int, int]] = {
     ApiKey.FETCH_SNAPSHOT: BY_API_KEY[ApiKey.FETCH_SNAPSHOT].versions,
     # The admin surface (kraft/node/admin_apis.py).
     ApiKey.METADATA: (0, 13),
-    ApiKey.DESCRIBE_QUORUM: (0, 2),
+    ApiKey.DESCRIBE_QUORUM: describe_quorum_rpc.VERSIONS,
     ApiKey.DESCRIBE_CLUSTER: (0, 2),
     ApiKey.UPDATE_FEATURES: (0, 2),  # the kraft.version upgrade (kraft/node/update_features.py)
     # KIP-853 voter changes (answered by the raft core of the leader).

@@ -1,6 +1,6 @@
 """One DescribeQuorum model (issue 13): what the raft core's leader
 describes (``RaftCore.describe_quorum``, Kafka's ``LeaderState.describeQuorum``)
-is, after the node's encoding (:func:`kraft.node.admin_apis.describe_quorum_response`)
+is, after the node's encoding (:func:`kraft.raft.rpcs.describe_quorum_rpc.response_to_wire`)
 and the admin client's decoding (:func:`kraft.client.admin.quorum_info`,
 Kafka's ``KafkaAdminClient.createQuorumResult``) of the real bytes, the same
 :class:`~kraft.raft.quorum_info.QuorumInfo` -- no field lost or changed on
@@ -15,7 +15,7 @@ import pytest
 from kraft.client import admin as client_admin
 from kraft.client.admin import quorum_info
 from kraft.messages.generated import describe_quorum_request as dq_req
-from kraft.node.admin_apis import describe_quorum_response
+from kraft.raft.rpcs.describe_quorum_rpc import response_to_wire
 from kraft.raft.quorum_info import ZERO_UUID, QuorumInfo, ReplicaInfo
 from kraft.raft.roles import LeaderAndEpoch
 from kraft.sim.context import RaftTestContext
@@ -46,7 +46,7 @@ def _leader(dynamic: bool) -> RaftTestContext:
 
 
 def _through_the_wire(ctx: RaftTestContext, described: QuorumInfo, version: int) -> QuorumInfo:
-    body = describe_quorum_response(version, _request(), described,
+    body = response_to_wire(version, _request(), described,
                                     LeaderAndEpoch(ctx.local_id, ctx.epoch), ctx.raft.voters)
     raw = b"".join(encode_response(body, version, 17))
     decoded = decode_response(unframe(raw), ApiKey.DESCRIBE_QUORUM, version)

@@ -209,7 +209,7 @@ def test_describe_quorum_of_a_handover_leader_names_it_a_witness() -> None:
     epoch: its leader's answer (error NONE, which Kafka's tools read no
     message from) carries the witness note."""
     from kraft.messages.generated import describe_quorum_request as dq_req
-    from kraft.node.admin_apis import note_handover, describe_quorum_response
+    from kraft.raft.rpcs.describe_quorum_rpc import note_handover, response_to_wire
     from kraft.tools.quorum_witness import parse_witness_note
 
     ctx, _ = kafka_witness()
@@ -218,7 +218,7 @@ def test_describe_quorum_of_a_handover_leader_names_it_a_witness() -> None:
         topic_name="__cluster_metadata", partitions=[dq_req.PartitionData(partition_index=0)])])
     info = ctx.raft.describe_quorum(ctx.now_ms)
     assert info is not None
-    body = describe_quorum_response(2, request, info, ctx.raft.quorum.leader_and_epoch, ctx.raft.voters)
+    body = response_to_wire(2, request, info, ctx.raft.quorum.leader_and_epoch, ctx.raft.voters)
     note_handover(body, "leading hand-over epoch 2 until voter 1 or 2 has fetched the log")
     partition = body.topics[0].partitions[0]
     assert partition.error_code == 0 and partition.leader_id == 3

@@ -123,7 +123,7 @@ def test_every_applicable_real_output_is_ours_byte_for_byte() -> None:
 
 
 def test_the_witness_line_follows_kafkas_and_only_when_there_is_a_witness() -> None:
-    from kraft.node.admin_apis import WITNESS_NOTE
+    from kraft.raft.rpcs.describe_quorum_rpc import WITNESS_NOTE
     from kraft.tools.quorum_witness import format_witnesses, parse_witness_note
 
     assert format_witnesses({}) == ""
