@@ -29,12 +29,11 @@ from kraft.raft.events import (
     EndQuorumEpochRequest,
     FetchRequest,
     FetchSnapshotRequest,
-    TopicPartition,
     VoteRequest,
 )
-from kraft.raft.handlers.common import QuorumReader, validate_leader_only
+from kraft.raft.handlers.common import QuorumReader, ReplicaIdentity, validate_leader_only
 from kraft.raft.roles import Leader, Resigned, Unattached
-from kraft.raft.voters import Endpoints, ReplicaKey, VoterSet
+from kraft.raft.voters import Endpoints, ReplicaKey
 
 __all__ = ["GateView", "Move", "PASS", "QuorumRequest", "Verdict", "check_request", "check_response", "epoch_move"]
 
@@ -44,21 +43,11 @@ __all__ = ["GateView", "Move", "PASS", "QuorumRequest", "Verdict", "check_reques
 QuorumRequest = VoteRequest | BeginQuorumEpochRequest | EndQuorumEpochRequest | FetchRequest | FetchSnapshotRequest
 
 
-class GateView(Protocol):
-    """What the gate reads: the quorum state and who this replica is."""
+class GateView(ReplicaIdentity, Protocol):
+    """What the gate reads: the quorum state, and who this replica is."""
 
     @property
     def quorum(self) -> QuorumReader: ...
-    @property
-    def voters(self) -> VoterSet: ...
-    @property
-    def local_key(self) -> ReplicaKey | None: ...
-    @property
-    def cluster_id(self) -> str | None: ...
-    @property
-    def topic_partition(self) -> TopicPartition: ...
-    @property
-    def shutting_down(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
