@@ -8,8 +8,11 @@ As ``KafkaRaftClient``'s handle* methods and its ``AddVoterHandler``,
 * :mod:`.fetch` -- Fetch, FetchSnapshot;
 * :mod:`.membership` -- AddRaftVoter, RemoveRaftVoter, UpdateRaftVoter (KIP-853).
 
-Each handler sees the core only through the small ``Protocol`` its module
-declares; :class:`kraft.raft.core.RaftCore` implements them and dispatches.
-The epoch gate runs before any handler (``RaftCore.step``), so handlers work
-in the receiver's current epoch.
+Each family sees the core only through its own context
+(:mod:`.common`: ``ElectionContext``, ``ReplicationContext``,
+``MembershipContext``), whose quorum view offers reads and that family's few
+changes; :class:`kraft.raft.core.RaftCore` implements them all. The RPC
+registry (:mod:`kraft.raft.rpcs`) names each RPC's handler, and the epoch
+gate (:mod:`kraft.raft.epoch_gate`) runs before any of them, so handlers
+work in the receiver's current epoch.
 """
