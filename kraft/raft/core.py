@@ -33,6 +33,7 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 from kraft.raft import epoch_gate, handover, polling, responses
 from kraft.raft.epoch_gate import PASS, QuorumRequest, Verdict
@@ -53,7 +54,7 @@ from kraft.raft.request_manager import RequestManager
 from kraft.raft.roles import (
     Candidate, ElectionState, Follower, Leader, LeaderAndEpoch, Prospective, Resigned, Role, Unattached,
 )
-from kraft.raft.rpcs import BY_REQUEST
+from kraft.raft.rpcs import BY_REQUEST, RaftRpc
 from kraft.raft.voters import (
     DEFAULT_CONTROLLER_LISTENER, Endpoints, KRaftVersionRange, ReplicaKey, VoterSet, voter_ids_text,
 )
@@ -115,8 +116,10 @@ class RaftCore:
         self.kraft_version = 0
         self.voters_offset: int | None = None
         self.control_state: KRaftControlState | None = None
-        #: The Ready being filled: what the next poll returns.
-        self.pending = Ready()
+        #: The Ready being filled: what the next poll returns (:attr:`pending`).
+        self._pending = Ready()
+        #: A call (initialize, step, poll, begin_shutdown) is running.
+        self._in_call = False
         #: Whether this Ready's first call read what the shell wrote.
         self._synced = False
         #: The last Ready asked the shell to write the log: the next call
@@ -239,6 +242,7 @@ class RaftCore:
                     membership.on_request_failed(self, cid)
                 case _:
                     raise TypeError(f"not an inbound message: {inbound!r}")
+        self._in_call = False
 
     def poll(self, now_ms: int) -> Ready:
         """Run the timers (elections, fetches, resends, linger, timeouts) and
@@ -315,6 +319,9 @@ class RaftCore:
     def _begin(self, now_ms: int, *, sync: bool = True) -> None:
         if sync:
             self._check_initialized()
+        if self._in_call:
+            raise LocalRaftError("RaftCore is not re-entrant")
+        self._in_call = True
         if self._now_ms is not None and now_ms < self._now_ms:
             raise LocalRaftError(f"time went backwards: {now_ms} < {self._now_ms}")
         self._now_ms = now_ms
@@ -324,9 +331,10 @@ class RaftCore:
             self._sync_with_log(now_ms)
 
     def _finish(self, now_ms: int) -> Ready:
-        out = self.pending
+        out = self._pending
         # The next Ready is made now, so a step only adds to one.
-        self.pending = Ready()
+        self._pending = Ready()
+        self._in_call = False
         self._synced = False
         self._wrote_log = bool(out.log)
         out.persist = self.quorum.take_pending_persist()
@@ -341,6 +349,13 @@ class RaftCore:
         else:
             out.next_deadline_ms = None if self.poll_timeout is None else now_ms + self.poll_timeout
         return out
+
+    @property
+    def pending(self) -> Ready:
+        """The Ready being filled, during a call only."""
+        if not self._in_call:
+            raise LocalRaftError("no call in progress")
+        return self._pending
 
     def _leader_write(self) -> LeaderWrite | None:
         role = self.quorum.role
@@ -599,11 +614,15 @@ class RaftCore:
 
     # --- the epoch gate (kraft.raft.epoch_gate decides, the core carries out) --
 
-    def _error_response(self, request: RaftRequest, error: Errors) -> RaftResponse:
-        """A partition-level error answer carrying our epoch and leader."""
-        if isinstance(request, FetchRequest):
-            return fetch.fetch_error(self, error)
-        response: RaftResponse = BY_REQUEST[type(request)].response_type(partition_error=error, **self.quorum.leader_fields)
+    def _error_response(self, rpc: RaftRpc[Any, Any], verdict: Verdict) -> RaftResponse:
+        """The gate's error answer: the RPC's bare one, or the partition's
+        error carrying our epoch and leader (after the gate's move)."""
+        assert verdict.error is not None
+        if verdict.bare:
+            return rpc.error_response(verdict.error, verdict.partition_level)
+        if rpc.request_type is FetchRequest:
+            return fetch.fetch_error(self, verdict.error)
+        response: RaftResponse = rpc.response_type(partition_error=verdict.error, **self.quorum.leader_fields)
         return response
 
     @property
@@ -627,7 +646,8 @@ class RaftCore:
 
     def _handle_request(self, now_ms: int, env: InboundRequest) -> None:
         msg = env.message
-        handle = BY_REQUEST[type(msg)].handle_request
+        rpc = BY_REQUEST[type(msg)]
+        handle = rpc.handle_request
         if handle is None:
             raise TypeError(f"{type(msg).__name__} is answered by the shell, not the raft core")
         # The voter changes check their leader epoch in their handler, as
@@ -638,8 +658,7 @@ class RaftCore:
             if verdict is not PASS:
                 self._carry_out(now_ms, env.source, verdict)
                 if verdict.error is not None:
-                    response = (BY_REQUEST[type(msg)].error_response(verdict.error, verdict.partition_level)
-                                if verdict.bare else self._error_response(msg, verdict.error))
+                    response = self._error_response(rpc, verdict)
         if response is None:
             if isinstance(msg, VoteRequest) and self.campaign_policy is not None:
                 # What a witness's hand-over rule knows of the others' logs.
