@@ -141,17 +141,26 @@ def _has_consistent_leader(quorum: QuorumReader, epoch: int, leader_id: int | No
     return epoch != quorum.epoch or leader_id is None or not quorum.has_leader or leader_id == quorum.leader_id
 
 
+def _named_leader(
+    view: GateView, leader_id: int | None, epoch: int, endpoints: Endpoints
+) -> tuple[int | None, Endpoints]:
+    """The leader a peer named for ``epoch``, as we take it: none if it is a
+    former self, else with the voter set's endpoints when it gave none."""
+    if _is_former_self(view, leader_id, epoch):
+        return None, ()
+    if leader_id is not None and not endpoints:
+        endpoints = view.voters.endpoints(leader_id)
+    return leader_id, endpoints
+
+
 def epoch_move(view: GateView, source: int, leader_id: int | None, epoch: int, endpoints: Endpoints) -> Verdict:
     """What a peer told us about ``epoch`` (Kafka's ``maybeTransition``): a
-    move to adopt, nothing, or a violation on a contradiction."""
+    move to adopt, nothing, or a violation on a contradiction. The leader is
+    as :func:`_named_leader` gives it."""
     quorum = view.quorum
-    if _is_former_self(view, leader_id, epoch):
-        leader_id, endpoints = None, ()
     if not _has_consistent_leader(quorum, epoch, leader_id):
         return Verdict(violation=f"leader {leader_id} for epoch {epoch} contradicts local leader "
                                  f"{quorum.leader_id} in epoch {quorum.epoch} ({quorum.role.name})")
-    if leader_id is not None and not endpoints:
-        endpoints = view.voters.endpoints(leader_id)
     if epoch > quorum.epoch:
         if leader_id is not None and endpoints:
             return Verdict(Move(epoch, leader_id, endpoints,
@@ -200,8 +209,8 @@ def check_request(view: GateView, source: int, msg: QuorumRequest) -> Verdict:
             error = _validate_voter_only(quorum, ReplicaKey(msg.leader_id), msg.leader_epoch)
             if error is not None:
                 return Verdict(error=error)
-            endpoints = msg.leader_endpoints or view.voters.endpoints(msg.leader_id)
-            verdict = epoch_move(view, source, msg.leader_id, msg.leader_epoch, endpoints)
+            leader_id, endpoints = _named_leader(view, msg.leader_id, msg.leader_epoch, msg.leader_endpoints)
+            verdict = epoch_move(view, source, leader_id, msg.leader_epoch, endpoints)
             if verdict.violation is not None:
                 return Verdict(violation=verdict.violation, error=Errors.INVALID_REQUEST)
             if isinstance(msg, BeginQuorumEpochRequest) and not _is_valid_voter_key(view, msg.voter_key):
@@ -228,10 +237,7 @@ def check_response(
     its handler need not see. ``outcome`` None passes the answer to its
     handler (then its epoch equals ours)."""
     quorum = view.quorum
-    if _is_former_self(view, leader_id, epoch):
-        leader_id, endpoints = None, ()
-    if leader_id is not None and not endpoints:
-        endpoints = view.voters.endpoints(leader_id)
+    leader_id, endpoints = _named_leader(view, leader_id, epoch, endpoints)
     if epoch < quorum.epoch or error is Errors.UNKNOWN_LEADER_EPOCH:
         return Verdict(outcome=True)  # we already know a larger epoch: old news
     if epoch > quorum.epoch or error in (Errors.FENCED_LEADER_EPOCH, Errors.NOT_LEADER_OR_FOLLOWER):
