@@ -44,7 +44,13 @@ from kraft.records.collector import collector_paused
 from kraft.records.control import parse_control_type_id
 from kraft.records.errors import CorruptRecordError, CorruptSnapshotError, RecordsError
 from kraft.records.segment import parse_segment_base
-from kraft.records.snapshot import BOOTSTRAP_SNAPSHOT_ID, list_snapshot_paths, parse_snapshot_path, validate_snapshot_bytes
+from kraft.records.snapshot import (
+    BOOTSTRAP_SNAPSHOT_ID,
+    SnapshotContents,
+    list_snapshot_paths,
+    parse_snapshot_path,
+    validate_snapshot_bytes,
+)
 from kraft.records.state_files import CLUSTER_METADATA_DIR
 from kraft.records.view import OffsetAndEpoch
 
@@ -73,18 +79,25 @@ def partition_dir(path: str | os.PathLike[str]) -> Path:
     raise MetadataSourceError(f"{p} holds neither {CLUSTER_METADATA_DIR} nor metadata log segments or snapshots")
 
 
-def read_checkpoint(path: str | os.PathLike[str]) -> LogSnapshot:
-    """A whole snapshot file (``<offset>-<epoch>.checkpoint`` or
-    ``bootstrap.checkpoint``), validated: header, CRCs, footer."""
-    p = Path(path)
+def _validated_snapshot(p: Path, *, corrupt: str) -> SnapshotContents:
+    """The snapshot file ``p``, read whole and validated (header, CRCs,
+    footer). A file that cannot be read, or is corrupt (``corrupt`` words it,
+    with ``{path}`` and ``{error}``), is a :class:`MetadataSourceError`."""
     try:
         data = p.read_bytes()
     except OSError as e:
         raise MetadataSourceError(f"cannot read {p}: {e.strerror}") from None
     try:
-        contents = validate_snapshot_bytes(data, str(p))
+        return validate_snapshot_bytes(data, str(p))
     except CorruptSnapshotError as e:
-        raise MetadataSourceError(str(e)) from None
+        raise MetadataSourceError(corrupt.format(path=p, error=e)) from None
+
+
+def read_checkpoint(path: str | os.PathLike[str]) -> LogSnapshot:
+    """A whole snapshot file (``<offset>-<epoch>.checkpoint`` or
+    ``bootstrap.checkpoint``), validated: header, CRCs, footer."""
+    p = Path(path)
+    contents = _validated_snapshot(p, corrupt="{error}")
     parsed = parse_snapshot_path(p)
     sid = parsed.snapshot_id if parsed is not None else BOOTSTRAP_SNAPSHOT_ID
     values = tuple(bytes(r.value or b"") for r in contents.data_records())
@@ -99,14 +112,7 @@ def read_snapshot_file(path: str | os.PathLike[str]) -> list[LogBatch]:
     batch's epoch and time -- what ``cat /image/provenance`` shows in Kafka's
     shell. The file is validated first (header, CRCs, footer)."""
     p = Path(path)
-    try:
-        data = p.read_bytes()
-    except OSError as e:
-        raise MetadataSourceError(f"cannot read {p}: {e.strerror}") from None
-    try:
-        contents = validate_snapshot_bytes(data, str(p))
-    except CorruptSnapshotError as e:
-        raise MetadataSourceError(f"{p} is not a metadata snapshot: {e}") from None
+    contents = _validated_snapshot(p, corrupt="{path} is not a metadata snapshot: {error}")
     return [_log_batch(b) for b in contents.batches if not b.is_control]
 
 

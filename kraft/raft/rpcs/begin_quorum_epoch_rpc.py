@@ -21,6 +21,7 @@ from kraft.raft.rpcs.spec import (
     RaftRpc,
     directory,
     error_answer,
+    leader_endpoint_list,
     leader_endpoints,
     one_partition,
     quorum_response_fields,
@@ -55,8 +56,7 @@ def request_to_wire(req: BeginQuorumEpochRequest, version: int, endpoints: Endpo
             leader_id=req.leader_id,
             leader_epoch=req.leader_epoch,
         )])],
-        leader_endpoints=[wire_req.LeaderEndpoint(name=e.listener, host=e.host, port=e.port)
-                          for e in (req.leader_endpoints or endpoints)] if version >= 1 else [],
+        leader_endpoints=leader_endpoint_list(wire_req, req.leader_endpoints, endpoints, version),
     )
 
 

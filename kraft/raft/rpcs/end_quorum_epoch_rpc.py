@@ -21,6 +21,7 @@ from kraft.raft.rpcs.spec import (
     METADATA_TOPIC,
     RaftRpc,
     error_answer,
+    leader_endpoint_list,
     leader_endpoints,
     one_partition,
     quorum_response_fields,
@@ -60,8 +61,7 @@ def request_to_wire(req: EndQuorumEpochRequest, version: int, endpoints: Endpoin
     return wire_req.EndQuorumEpochRequest(
         cluster_id=req.cluster_id,
         topics=[wire_req.TopicData(topic_name=METADATA_TOPIC, partitions=[part])],
-        leader_endpoints=[wire_req.LeaderEndpoint(name=e.listener, host=e.host, port=e.port)
-                          for e in (req.leader_endpoints or endpoints)] if version >= 1 else [],
+        leader_endpoints=leader_endpoint_list(wire_req, req.leader_endpoints, endpoints, version),
     )
 
 

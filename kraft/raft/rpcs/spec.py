@@ -38,6 +38,7 @@ __all__ = [
     "directory",
     "error_answer",
     "errors_of",
+    "leader_endpoint_list",
     "leader_endpoints",
     "listeners",
     "node_endpoint_list",
@@ -168,6 +169,14 @@ def node_endpoints(items: list[Any], leader_id: int, listener: str) -> Endpoints
     """A response's NodeEndpoints: the leader's, for the listener the request
     went out on."""
     return tuple(Endpoint(listener, e.host, e.port) for e in items if e.node_id == leader_id)
+
+
+def leader_endpoint_list(module: Any, leader_endpoints: Endpoints, endpoints: Endpoints, version: int) -> list[Any]:
+    """A request's LeaderEndpoints (v1+, KIP-853): the leader's as the core
+    named them, else this node's own (``endpoints``); none before v1."""
+    if version < 1:
+        return []
+    return [module.LeaderEndpoint(name=e.listener, host=e.host, port=e.port) for e in (leader_endpoints or endpoints)]
 
 
 def node_endpoint_list(module: Any, leader_id: int, endpoints: Endpoints, listener: str) -> list[Any]:
