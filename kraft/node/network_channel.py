@@ -21,6 +21,7 @@ from kraft.node import rpc
 from kraft.node.cluster_ids import INCONSISTENT_CLUSTER_ID, ClusterIdWatch
 from kraft.node.raft_metrics import RaftMetrics
 from kraft.raft import events as ev
+from kraft.raft import rpcs
 from kraft.raft.core import RaftCore
 from kraft.raft.errors import Errors
 from kraft.raft.voters import Endpoints
@@ -130,7 +131,7 @@ class NetworkChannel:
         deliver = self._deliver
         message = out.message
         listener = self.addresses.listener
-        if isinstance(message, ev.ApiVersionsRequest):
+        if isinstance(message, rpcs.ApiVersionsRequest):
             # A would-be voter, dialled on the endpoint it asked to be added
             # with; not pooled under its id (it may not be reachable there).
             e = next((e for e in message.endpoints if e.listener == listener), None)
@@ -148,7 +149,7 @@ class NetworkChannel:
         endpoints = self._local_endpoints()
 
         def build(version: int) -> Any:
-            if isinstance(message, ev.VoteRequest) and message.pre_vote and version < 2:
+            if isinstance(message, rpcs.VoteRequest) and message.pre_vote and version < 2:
                 raise _PreVoteNeedsV2()
             return raft_rpc.request_to_wire(message, version, endpoints)
 
@@ -163,7 +164,7 @@ class NetworkChannel:
                                                  max_version=self._max_versions[key])
         except _PreVoteNeedsV2:
             deliver(ev.InboundResponse(out.destination, out.correlation_id,
-                                       ev.VoteResponse(error=Errors.UNSUPPORTED_VERSION)))
+                                       rpcs.VoteResponse(error=Errors.UNSUPPORTED_VERSION)))
             return
         except NoCommonVersion as e:
             deliver(ev.RequestFailed(out.destination, out.correlation_id, str(e)))

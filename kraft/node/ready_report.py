@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from kraft.raft import events as ev
+from kraft.raft import rpcs
 from kraft.raft.logops import AppendAsFollower, AppendAsLeader
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ class Telemetry:
                 log.info("voter change in progress: %s", pending)
             if self._voter_change is not None:
                 answer = next((m.message.error.name for m in ready.send if isinstance(m, ev.OutboundResponse)
-                               and isinstance(m.message, (ev.AddRaftVoterResponse, ev.RemoveRaftVoterResponse))),
+                               and isinstance(m.message, (rpcs.AddRaftVoterResponse, rpcs.RemoveRaftVoterResponse))),
                               "no answer")
                 log.info("voter change finished: %s: %s", self._voter_change, answer)
             self._voter_change = pending

@@ -39,10 +39,11 @@ from kraft.raft import epoch_gate, handover, polling, responses
 from kraft.raft.epoch_gate import PASS, QuorumRequest, Verdict
 from kraft.raft.errors import Errors, LocalRaftError, NotLeaderError, RemoteProtocolViolation
 from kraft.raft.events import (
-    METADATA_PARTITION, FetchRequest, Inbound, InboundRequest, InboundResponse, OutboundRequest, OutboundResponse,
-    RaftRequest, RaftResponse, RequestFailed, TopicPartition, VoteRequest,
+    METADATA_PARTITION, Inbound, InboundRequest, InboundResponse, OutboundRequest, OutboundResponse,
+    RaftRequest, RaftResponse, RequestFailed, TopicPartition,
 )
-from kraft.raft.handlers import election, fetch, membership
+from kraft.raft.handlers import election, membership, replication
+from kraft.raft.membership_client import MembershipClient, start_of_epoch_control_records
 from kraft.raft.leader_state import HandoverLeadership, LeaderWrite
 from kraft.raft.logops import Flush, KRaftVersionControl, LeaderChangeMessage, LogOp, VotersControl
 from kraft.raft.polling import Shutdown
@@ -54,7 +55,7 @@ from kraft.raft.request_manager import RequestManager
 from kraft.raft.roles import (
     Candidate, ElectionState, Follower, Leader, LeaderAndEpoch, Prospective, Resigned, Role, Unattached,
 )
-from kraft.raft.rpcs import BY_REQUEST, RaftRpc
+from kraft.raft.rpcs import BY_REQUEST, FetchRequest, RaftRpc, VoteRequest, fetch_rpc
 from kraft.raft.voters import (
     DEFAULT_CONTROLLER_LISTENER, Endpoints, KRaftVersionRange, ReplicaKey, VoterSet, voter_ids_text,
 )
@@ -110,7 +111,7 @@ class RaftCore:
         self.campaign_policy = campaign_policy
         #: A witness's hand-over bookkeeping (kraft/raft/handover.py).
         self._handover = handover.HandoverWatch(handover.reachable_window_ms(self.config))
-        self.membership_client = membership.MembershipClient(local_endpoints, supported_kraft_versions, auto_join)
+        self.membership_client = MembershipClient(local_endpoints, supported_kraft_versions, auto_join)
         #: The finalized kraft.version and the offset of the VotersRecord of
         #: the current voter set (None: the static set), from the log.
         self.kraft_version = 0
@@ -177,10 +178,8 @@ class RaftCore:
     def pending_voter_change(self) -> str | None:
         """The leader's AddRaftVoter/RemoveRaftVoter in flight, described
         ("add voter ..."); None when there is none."""
-        role = self.quorum.role if self._initialized else None
-        if not isinstance(role, Leader) or role.state.voter_change is None:
-            return None
-        return role.state.voter_change.describe()
+        change = None if (leader := self._leader()) is None else leader.state.voter_change
+        return None if change is None else change.describe()
 
     @property
     def handover_stats(self) -> handover.HandoverStats:
@@ -190,8 +189,7 @@ class RaftCore:
     @property
     def handover_leadership(self) -> handover.HandoverLeadership | None:
         """Set while this witness leads a hand-over epoch (kraft/raft/handover.py)."""
-        role = self.quorum.role if self._initialized else None
-        return role.state.handover if isinstance(role, Leader) else None
+        return None if (leader := self._leader()) is None else leader.state.handover
 
     def describe_quorum(self, now_ms: int) -> QuorumInfo | None:
         """The leader's view of its voters and observers for DescribeQuorum
@@ -199,10 +197,12 @@ class RaftCore:
         the leader. Read-only: it changes no state and may be called between
         any two calls of the core. ``now_ms`` is in the clock the core is
         driven with (the node's is wall-clock ms, as DescribeQuorum reports)."""
-        role = self.quorum.role
-        if not self._initialized or not isinstance(role, Leader):
-            return None
-        return role.progress.describe(now_ms, role.epoch, self.quorum.voters)
+        leader = self._leader()
+        return None if leader is None else leader.progress.describe(now_ms, leader.epoch, self.quorum.voters)
+
+    def _leader(self) -> Leader | None:
+        role = self.quorum.role if self._initialized else None
+        return role if isinstance(role, Leader) else None
 
     def initialize(self, now_ms: int) -> Ready:
         """Choose the start-up role (Kafka's ``KafkaRaftClient.initialize``): a
@@ -211,7 +211,7 @@ class RaftCore:
             raise LocalRaftError("RaftCore is already initialized")
         self._begin(now_ms, sync=False)
         # The voter set of the log (KIP-853) decides whether we are a voter.
-        self._refresh_voters(now_ms)
+        self.refresh_voters(now_ms)
         self.quorum.initialize(self._election_state, self.log_end, now_ms)
         self._initialized = True
         role = self.quorum.role
@@ -308,7 +308,7 @@ class RaftCore:
         (the epoch of the record just before the offset). Raises
         :class:`~kraft.raft.errors.InvalidSnapshotIdError` otherwise."""
         self._check_initialized()
-        fetch.validate_snapshot_id(self._log, self._committed, snapshot_id)
+        replication.validate_snapshot_id(self._log, self._committed, snapshot_id)
 
     # --- call framing -----------------------------------------------------------
 
@@ -341,7 +341,7 @@ class RaftCore:
         out.kraft_version = self.kraft_version
         if self.shutdown is not None and self.shutdown.outcome is not None:
             out.next_deadline_ms = None
-        elif out.log or self._leader_write() is LeaderWrite.SERVED:
+        elif out.log or ((leader := self._leader()) is not None and leader.state.write is LeaderWrite.SERVED):
             # The log changes when the shell executes this Ready; come back
             # right after to see it (count the flushed end, send the next Fetch;
             # a leader flushes what it just served).
@@ -356,10 +356,6 @@ class RaftCore:
         if not self._in_call:
             raise LocalRaftError("no call in progress")
         return self._pending
-
-    def _leader_write(self) -> LeaderWrite | None:
-        role = self.quorum.role
-        return role.state.write if isinstance(role, Leader) else None
 
     # --- services for the handlers (kraft.raft.handlers' Protocols) -------------
 
@@ -394,7 +390,7 @@ class RaftCore:
         write moving through its stages."""
         wrote = self._wrote_log
         if wrote:
-            self._refresh_voters(now_ms)
+            self.refresh_voters(now_ms)
         role = self.quorum.role
         if isinstance(role, Leader):
             end = self._log.end_offset
@@ -408,11 +404,11 @@ class RaftCore:
             else:
                 state.write = None
                 if role.progress.update_local_end_offset(end):
-                    fetch.leader_high_watermark_advanced(self, now_ms, role)
+                    fetch_rpc.leader_high_watermark_advanced(self, now_ms, role)
             if state.parked:
-                fetch.complete_parked_below(self, now_ms, role, end)
+                fetch_rpc.complete_parked_below(self, now_ms, role, end)
         elif isinstance(role, Follower) and wrote:
-            fetch.sync_follower_with_log(self, log_pending=bool(self.pending.log))
+            replication.sync_follower_with_log(self, log_pending=bool(self.pending.log))
 
     def expose_committed(self, high_watermark: int) -> None:
         """Expose a new high watermark to the shell (never a lower one)."""
@@ -423,7 +419,7 @@ class RaftCore:
 
     # --- the voter set (KIP-853) -----------------------------------------------
 
-    def _refresh_voters(self, now_ms: int) -> None:
+    def refresh_voters(self, now_ms: int) -> None:
         """Adopt the latest voter set and kraft.version of the log (snapshot and
         records, uncommitted ones too; reverted by truncation), as Kafka's
         ``KRaftControlRecordStateMachine`` feeds ``QuorumState``. Without any
@@ -450,7 +446,7 @@ class RaftCore:
         if isinstance(role, Leader):
             # The new majority may commit more (a lagging voter removed).
             if role.progress.update_voters(voters):
-                fetch.leader_high_watermark_advanced(self, now_ms, role)
+                fetch_rpc.leader_high_watermark_advanced(self, now_ms, role)
 
     def bootstrap_nodes(self) -> tuple[int, ...]:
         """Who a replica without a known leader asks: the known voters and the
@@ -473,7 +469,7 @@ class RaftCore:
                 # Its next Fetch will tell the new leader these offsets are
                 # here: they must be durable by then.
                 self.pending.log.append(Flush())
-            fetch.complete_parked(
+            fetch_rpc.complete_parked(
                 self, now_ms, state.take_all_parked(), error=Errors.NOT_LEADER_OR_FOLLOWER)
             membership.finish_voter_change(
                 self, state, Errors.NOT_LEADER_OR_FOLLOWER, "The leader changed before the voter change completed")
@@ -541,12 +537,11 @@ class RaftCore:
         leaders = handover_leaders(self.campaign_policy, self.local_key, self.voters.voter_ids)
         if leaders is None or self.local_key is None:
             return False
-        decision = handover.decide(self.local_key.id, self.log_end, self.voters.voter_ids, leaders,
-                                   self._handover.heard(now_ms))
-        notice = self._handover.changed(decision)
+        voter_ids = self.voters.voter_ids
+        allowed, notice = self._handover.consider(self.local_key.id, self.log_end, voter_ids, leaders, now_ms)
         if notice is not None:
             self.pending.notices.append(f"kraft.witness: {notice}")
-        return decision.allowed
+        return allowed
 
     def become_candidate(self, now_ms: int, reason: str) -> None:
         previous = self.quorum.role
@@ -577,7 +572,7 @@ class RaftCore:
         controls: list[LeaderChangeMessage | KRaftVersionControl | VotersControl] = [
             LeaderChangeMessage(leader.leader_id, self.voters.voter_ids, tuple(sorted(leader.granting_voters)))
         ]
-        controls += membership.start_of_epoch_control_records(self, self.membership_client)
+        controls += start_of_epoch_control_records(self, self.membership_client)
         leader.state.accumulator.append_control(now_ms, *controls)
         leader.progress.update_local_end_offset(epoch_start)
         if self.kraft_version == 0 and self.local_key is not None:
@@ -614,17 +609,6 @@ class RaftCore:
 
     # --- the epoch gate (kraft.raft.epoch_gate decides, the core carries out) --
 
-    def _error_response(self, rpc: RaftRpc[Any, Any], verdict: Verdict) -> RaftResponse:
-        """The gate's error answer: the RPC's bare one, or the partition's
-        error carrying our epoch and leader (after the gate's move)."""
-        assert verdict.error is not None
-        if verdict.bare:
-            return rpc.error_response(verdict.error, verdict.partition_level)
-        if rpc.request_type is FetchRequest:
-            return fetch.fetch_error(self, verdict.error)
-        response: RaftResponse = rpc.response_type(partition_error=verdict.error, **self.quorum.leader_fields)
-        return response
-
     @property
     def shutting_down(self) -> bool:
         """A graceful shutdown began (a leader serves no more fetches)."""
@@ -657,8 +641,11 @@ class RaftCore:
             verdict = epoch_gate.check_request(self, env.source, msg)
             if verdict is not PASS:
                 self._carry_out(now_ms, env.source, verdict)
-                if verdict.error is not None:
-                    response = self._error_response(rpc, verdict)
+                if verdict.bare:
+                    assert verdict.error is not None
+                    response = rpc.error_response(verdict.error, verdict.partition_level)
+                elif verdict.error is not None:
+                    response = rpc.leader_error(self, rpc.response_type, verdict.error)
         if response is None:
             if isinstance(msg, VoteRequest) and self.campaign_policy is not None:
                 # What a witness's hand-over rule knows of the others' logs.
@@ -680,17 +667,14 @@ class RaftCore:
         last control record and the leader epoch; None if it appended none):
         an UpdateFeatures request is answered once that offset is committed,
         as Kafka's controller answers once the upgrade's records are."""
-        role = self.quorum.role if self._initialized else None
-        if not isinstance(role, Leader) or role.state.pending_upgrade is None:
-            return None
-        return role.state.pending_upgrade[1]
+        pending = None if (leader := self._leader()) is None else leader.state.pending_upgrade
+        return None if pending is None else pending[1]
 
     @property
     def upgrade_voters(self) -> VoterSet | None:
         """kraft.version 0 leader: the static voters as their UpdateRaftVoter
         requests described them (directory ids, supported versions)."""
-        role = self.quorum.role if self._initialized else None
-        return role.state.upgrade_voters if isinstance(role, Leader) else None
+        return None if (leader := self._leader()) is None else leader.state.upgrade_voters
 
     def send_request_now(self, now_ms: int, destination: int, request: RaftRequest) -> int | None:
         """Send ``request`` if the connection is free; its correlation id, or

@@ -24,12 +24,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from kraft.raft.errors import Errors
-from kraft.raft.events import (
-    BeginQuorumEpochRequest,
-    EndQuorumEpochRequest,
-    FetchRequest,
-    FetchSnapshotRequest,
-    VoteRequest,
+from kraft.raft.rpcs import (
+    BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest, FetchSnapshotRequest, VoteRequest,
 )
 from kraft.raft.handlers.common import QuorumReader, ReplicaIdentity, validate_leader_only
 from kraft.raft.roles import Leader, Resigned, Unattached

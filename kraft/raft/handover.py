@@ -148,6 +148,14 @@ class HandoverWatch:
         """The log ends of the voters heard within the window."""
         return {v: end for v, (at, end) in self._heard.items() if now_ms - at <= self.window_ms}
 
+    def consider(self, local_id: int, local_end: OffsetAndEpoch, voter_ids: Collection[int],
+                 leaders: Collection[int], now_ms: int) -> tuple[bool, str | None]:
+        """The hand-over rule (:func:`decide`) for a witness whose election
+        timeout passed, on what it heard: whether it may lead a hand-over
+        epoch, and the decision's reason if it changed (:meth:`changed`)."""
+        decision = decide(local_id, local_end, voter_ids, leaders, self.heard(now_ms))
+        return decision.allowed, self.changed(decision)
+
     def changed(self, decision: HandoverDecision) -> str | None:
         """The decision's reason if it differs from the last one (one log line
         per change, not one per election timeout)."""

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kraft.raft.accumulator import BatchAccumulator
-from kraft.raft.events import FetchRequest, InboundRequest
+from kraft.raft.events import InboundRequest
 from kraft.raft.leader_progress import LeaderProgress
 from kraft.raft.voter_changes import PendingVoterChange
 from kraft.raft.voters import VoterSet
@@ -65,8 +65,10 @@ class ParkedFetch:
     ``max_wait_ms`` (Kafka's fetch purgatory)."""
 
     deadline_ms: int
+    #: The Fetch (``kraft/raft/rpcs/fetch_rpc.py``), answered when it completes.
     request: InboundRequest
-    fetch: FetchRequest
+    #: Its ``fetch_offset``: new data below it means news.
+    fetch_offset: int
 
 
 ParkedPredicate = Callable[[ParkedFetch], bool]
@@ -122,9 +124,9 @@ class LeaderState:
 
     def take_parked_below(self, end_offset: int) -> list[ParkedFetch]:
         """Remove and return the parked fetches from below ``end_offset`` (new data for them)."""
-        done = [p for p in self.parked if p.fetch.fetch_offset < end_offset]
+        done = [p for p in self.parked if p.fetch_offset < end_offset]
         if done:
-            self.parked = [p for p in self.parked if p.fetch.fetch_offset >= end_offset]
+            self.parked = [p for p in self.parked if p.fetch_offset >= end_offset]
         return done
 
     def take_expired(self, now_ms: int) -> list[ParkedFetch]:

@@ -19,8 +19,12 @@ from functools import partial
 from typing import Protocol
 
 from kraft.raft import handover
-from kraft.raft.events import FetchRequest, OutboundRequest, RaftRequest
-from kraft.raft.handlers import election, fetch, membership
+from kraft.raft.events import OutboundRequest, RaftRequest
+from kraft.raft.handlers import election, membership
+from kraft.raft.membership_client import MembershipClient
+from kraft.raft.rpcs import (
+    FetchRequest, begin_quorum_epoch_rpc, end_quorum_epoch_rpc, fetch_rpc, fetch_snapshot_rpc, vote_rpc,
+)
 from kraft.raft.handlers.common import HandlerContext
 from kraft.raft.leader_state import LeaderWrite
 from kraft.raft.logops import AppendAsLeader
@@ -64,7 +68,7 @@ class PollContext(HandlerContext, Protocol):
     @property
     def campaign_policy(self) -> CampaignPolicy | None: ...
     @property
-    def membership_client(self) -> membership.MembershipClient: ...
+    def membership_client(self) -> MembershipClient: ...
     def bootstrap_nodes(self) -> tuple[int, ...]: ...
     def become_prospective(self, now_ms: int, reason: str) -> None: ...
     def become_unattached(self, now_ms: int, epoch: int, leader_id: int | None = None, reason: str = "") -> None: ...
@@ -170,7 +174,7 @@ def poll_leader(core: PollContext, now_ms: int) -> int | None:
     state = leader.state
     parked = state.next_parked_deadline() if state.parked else None
     if parked is not None and parked <= now_ms:
-        fetch.complete_expired(core, now_ms, leader)
+        fetch_rpc.complete_expired(core, now_ms, leader)
         parked = state.next_parked_deadline()
     voter_change_timeout = (
         None if state.voter_change is None else membership.expire_voter_change(core, now_ms, state))
@@ -207,7 +211,7 @@ def maybe_send_begin_quorum_epoch(core: PollContext, now_ms: int, leader: Leader
     if now_ms >= progress.begin_quorum_epoch_deadline_ms:
         for key in progress.voters_needing_begin_quorum_epoch(now_ms):
             maybe_send_request(core, 
-                now_ms, key.id, partial(election.begin_quorum_epoch_request, core, leader, key)
+                now_ms, key.id, partial(begin_quorum_epoch_rpc.request, core, leader, key)
             )
         progress.reset_begin_quorum_epoch_timer(now_ms)
     return progress.begin_quorum_epoch_deadline_ms - now_ms
@@ -219,7 +223,7 @@ def maybe_send_vote_requests(core: PollContext, now_ms: int) -> int | None:
         return None
     timeout: int | None = None
     for voter in role.votes.unrecorded_voters():
-        t = maybe_send_request(core, now_ms, voter, partial(election.vote_request, core, role, voter))
+        t = maybe_send_request(core, now_ms, voter, partial(vote_rpc.request, core, role, voter))
         timeout = _min_opt(timeout, t)
     return timeout
 
@@ -286,9 +290,9 @@ def maybe_send_fetch_to_best_node(core: PollContext, now_ms: int, role: Follower
         download = role.fetching_snapshot
         build: Callable[[], RaftRequest]
         if download is not None:
-            build = partial(fetch.build_fetch_snapshot_request, core, role, download)
+            build = partial(fetch_snapshot_rpc.request, core, role, download)
         else:
-            build = partial(fetch.build_fetch_request, core)
+            build = partial(fetch_rpc.request, core)
         return maybe_send_request(core, now_ms, leader, build)
     return requests.backoff_before_available(now_ms, core.bootstrap_nodes())
 
@@ -301,7 +305,7 @@ def maybe_send_fetch_to_any_bootstrap(core: PollContext, now_ms: int) -> int | N
     if picked is None:
         return requests.backoff_before_available(now_ms, candidates)
     node, correlation_id, timeout = picked
-    core.pending.send.append(OutboundRequest(node, correlation_id, fetch.build_fetch_request(core)))
+    core.pending.send.append(OutboundRequest(node, correlation_id, fetch_rpc.request(core)))
     return timeout
 
 def poll_unattached(core: PollContext, now_ms: int) -> int | None:
@@ -323,7 +327,7 @@ def poll_resigned(core: PollContext, now_ms: int) -> int | None:
     role = core.quorum.role
     assert isinstance(role, Resigned)
     timeout: int | None = None
-    request = election.end_quorum_epoch_request(core, role)
+    request = end_quorum_epoch_rpc.request(core, role)
     for voter in sorted(role.unacked_voters):
         timeout = _min_opt(timeout, maybe_send_request(core, now_ms, voter, lambda: request))
     if core.shutdown is not None:

@@ -15,20 +15,15 @@ from __future__ import annotations
 from typing import Protocol
 
 from kraft.raft.errors import Errors
-from kraft.raft.events import (
-    AddRaftVoterResponse,
-    ApiVersionsResponse,
-    InboundResponse,
-    RaftResponse,
-    RemoveRaftVoterResponse,
-    UpdateRaftVoterResponse,
-    VoteResponse,
+from kraft.raft.events import InboundResponse, QuorumResponse, RaftResponse
+from kraft.raft.rpcs import (
+    AddRaftVoterResponse, ApiVersionsResponse, RemoveRaftVoterResponse, UpdateRaftVoterResponse, VoteResponse,
 )
-from kraft.raft.handlers import membership
+from kraft.raft.membership_client import MembershipClient
 from kraft.raft.handlers.common import HandlerContext
 from kraft.raft.request_manager import RequestManager
 from kraft.raft.roles import Prospective
-from kraft.raft.rpcs import BY_RESPONSE
+from kraft.raft.rpcs import BY_RESPONSE, api_versions_rpc
 from kraft.raft.voters import Endpoints
 
 __all__ = ["ResponseContext", "handle_response"]
@@ -40,7 +35,7 @@ class ResponseContext(HandlerContext, Protocol):
     @property
     def requests(self) -> RequestManager: ...
     @property
-    def membership_client(self) -> membership.MembershipClient: ...
+    def membership_client(self) -> MembershipClient: ...
     def become_candidate(self, now_ms: int, reason: str) -> None: ...
     def gate_response(
         self, now_ms: int, source: int, error: Errors, leader_id: int | None, epoch: int, endpoints: Endpoints
@@ -61,7 +56,7 @@ def handle_response(core: ResponseContext, now_ms: int, env: InboundResponse) ->
         return
     message = env.message
     if isinstance(message, ApiVersionsResponse):
-        handled = membership.handle_api_versions_response(core, now_ms, env.correlation_id, message)
+        handled = api_versions_rpc.handle_response(core, now_ms, env.correlation_id, message)
     else:
         handled = _handle_response_message(core, now_ms, env.source, message)
     core.requests.on_response(env.source, env.correlation_id, handled, now_ms)
@@ -76,6 +71,8 @@ def _handle_response_message(core: ResponseContext, now_ms: int, source: int, ms
             return _handle_update_raft_voter_response(core, now_ms, source, msg)
         case ApiVersionsResponse():
             raise TypeError("ApiVersions responses go to the membership handler")
+    if not isinstance(msg, QuorumResponse):
+        raise TypeError(f"not a response of the quorum RPCs: {msg!r}")
     if msg.error is not Errors.NONE:
         if (
             msg.error is Errors.UNSUPPORTED_VERSION

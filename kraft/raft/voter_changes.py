@@ -28,10 +28,11 @@ committed under the new voter set (Kafka answers from
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Literal, NamedTuple
 
 from kraft.raft.errors import Errors
-from kraft.raft.events import InboundRequest
+from kraft.raft.events import InboundRequest, RaftResponse
 from kraft.raft.voters import VoterNode
 
 __all__ = ["PendingVoterChange", "Refusal", "admission_refusal"]
@@ -41,7 +42,7 @@ class Refusal(NamedTuple):
     """Why a voter change is refused: Kafka's error code and message."""
 
     error: Errors
-    message: str
+    message: str | None
 
 
 @dataclass(slots=True)
@@ -52,6 +53,8 @@ class PendingVoterChange:
     kind: Literal["add", "remove"]
     #: The AddRaftVoter/RemoveRaftVoter request to answer.
     request: InboundRequest
+    #: Its RPC's answer: error code and message -> the response.
+    answer: Callable[[Errors, str | None], RaftResponse]
     #: The voter added (its supported versions are filled in from ApiVersions)
     #: or removed.
     voter: VoterNode

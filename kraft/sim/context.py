@@ -22,36 +22,13 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import fields
+from dataclasses import fields, is_dataclass
 from typing import Any, TypeVar
 
 from kraft.raft.core import RaftCore, Ready
 from kraft.raft.errors import Errors
-from kraft.raft.events import (
-    METADATA_PARTITION,
-    AddRaftVoterRequest,
-    ApiVersionsResponse,
-    BeginQuorumEpochRequest,
-    BeginQuorumEpochResponse,
-    EndQuorumEpochRequest,
-    EndQuorumEpochResponse,
-    FetchRequest,
-    FetchResponse,
-    FetchSnapshotRequest,
-    FetchSnapshotResponse,
-    InboundRequest,
-    InboundResponse,
-    Outbound,
-    OutboundRequest,
-    OutboundResponse,
-    RaftRequest,
-    RaftResponse,
-    RemoveRaftVoterRequest,
-    RequestFailed,
-    UpdateRaftVoterRequest,
-    VoteRequest,
-    VoteResponse,
-)
+from kraft.raft.events import METADATA_PARTITION, InboundRequest, InboundResponse, Outbound, OutboundRequest, OutboundResponse, RaftRequest, RaftResponse, RequestFailed
+from kraft.raft.rpcs import AddRaftVoterRequest, ApiVersionsResponse, BeginQuorumEpochRequest, BeginQuorumEpochResponse, EndQuorumEpochRequest, EndQuorumEpochResponse, FetchRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse, RemoveRaftVoterRequest, UpdateRaftVoterRequest, VoteRequest, VoteResponse
 from kraft.raft.logops import Batch, KRaftVersionControl, VotersControl
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import OffsetAndEpoch
@@ -542,6 +519,7 @@ class RaftTestContext:
 
 def _matches(envelope: OutboundRequest | OutboundResponse, expected: dict[str, Any]) -> bool:
     message = envelope.message
+    assert is_dataclass(message)
     names = {f.name for f in fields(message)}
     for key, want in expected.items():
         if key == "destination":

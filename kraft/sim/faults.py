@@ -7,7 +7,8 @@ KIP-853 membership changes an admin client asks for."""
 from __future__ import annotations
 
 from kraft.raft.errors import Errors
-from kraft.raft.events import AddRaftVoterRequest, OutboundResponse, RemoveRaftVoterRequest
+from kraft.raft.events import OutboundResponse
+from kraft.raft.rpcs import AddRaftVoterRequest, RemoveRaftVoterRequest
 from kraft.raft.roles import Leader
 from kraft.raft.voters import VoterSet
 from kraft.sim.sim_config import CLUSTER_ID

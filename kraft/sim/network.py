@@ -10,25 +10,8 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from kraft.raft.errors import Errors
-from kraft.raft.events import (
-    AddRaftVoterRequest,
-    ApiVersionsRequest,
-    ApiVersionsResponse,
-    EndQuorumEpochRequest,
-    FetchResponse,
-    FetchSnapshotRequest,
-    FetchSnapshotResponse,
-    InboundRequest,
-    InboundResponse,
-    Outbound,
-    OutboundRequest,
-    OutboundResponse,
-    RemoveRaftVoterRequest,
-    RequestFailed,
-    UpdateRaftVoterRequest,
-    VoteRequest,
-    VoteResponse,
-)
+from kraft.raft.events import InboundRequest, InboundResponse, Outbound, OutboundRequest, OutboundResponse, RequestFailed
+from kraft.raft.rpcs import AddRaftVoterRequest, ApiVersionsRequest, ApiVersionsResponse, EndQuorumEpochRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse, RemoveRaftVoterRequest, UpdateRaftVoterRequest, VoteRequest, VoteResponse
 from kraft.sim.sim_config import ADMIN_ID
 from kraft.sim.host import SimulationHost
 from kraft.sim.replica import SimNode

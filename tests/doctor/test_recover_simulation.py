@@ -25,7 +25,8 @@ import pytest
 from kraft.config import NodeConfig
 from kraft.doctor.quorum_recovery import apply_recovery, plan_recovery
 from kraft.raft.errors import Errors
-from kraft.raft.events import AddRaftVoterRequest, AddRaftVoterResponse, OutboundResponse
+from kraft.raft.events import OutboundResponse
+from kraft.raft.rpcs import AddRaftVoterRequest, AddRaftVoterResponse
 from kraft.raft.roles import Leader
 from kraft.records.state_files import MetaProperties
 from kraft.sim.disklog import DiskLog

@@ -130,7 +130,7 @@ def test_load_reports_unreadable_file(tmp_path: Path) -> None:
 def test_fetch_size_keys_are_what_the_follower_asks_for() -> None:
     """From server.properties to the requests the raft core builds: a
     follower's Fetch and FetchSnapshot carry the configured MaxBytes."""
-    from kraft.raft.events import FetchRequest, FetchSnapshotRequest
+    from kraft.raft.rpcs import FetchRequest, FetchSnapshotRequest
     from kraft.records.view import OffsetAndEpoch
     from kraft.sim.context import RaftTestContext
 

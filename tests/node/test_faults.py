@@ -24,6 +24,7 @@ import pytest
 import trio
 
 from kraft.raft import events as ev
+from kraft.raft import rpcs
 from kraft.raft.errors import Errors, NotLeaderError
 from kraft.node import rpc
 from kraft.node.node import KraftNode
@@ -62,21 +63,21 @@ async def ask(node: KraftNode, message: ev.RaftRequest, *, max_version: int | No
     return rpc.response_from_wire(key, version, body)
 
 
-def fetch(epoch: int, offset: int, last_epoch: int, *, replica: ReplicaKey = OBSERVER, **kw: Any) -> ev.FetchRequest:
+def fetch(epoch: int, offset: int, last_epoch: int, *, replica: ReplicaKey = OBSERVER, **kw: Any) -> rpcs.FetchRequest:
     fields: dict[str, Any] = dict(cluster_id=CLUSTER_ID, replica_key=replica, current_leader_epoch=epoch,
                                   fetch_offset=offset, last_fetched_epoch=last_epoch, max_wait_ms=0,
                                   max_bytes=1 << 20)
     fields.update(kw)
-    return ev.FetchRequest(**fields)
+    return rpcs.FetchRequest(**fields)
 
 
-def vote(epoch: int, candidate: int, last_epoch: int, last_offset: int, pre_vote: bool = False) -> ev.VoteRequest:
-    return ev.VoteRequest(cluster_id=CLUSTER_ID, candidate_epoch=epoch, candidate_key=ReplicaKey(candidate),
+def vote(epoch: int, candidate: int, last_epoch: int, last_offset: int, pre_vote: bool = False) -> rpcs.VoteRequest:
+    return rpcs.VoteRequest(cluster_id=CLUSTER_ID, candidate_epoch=epoch, candidate_key=ReplicaKey(candidate),
                           last_offset_epoch=last_epoch, last_offset=last_offset, pre_vote=pre_vote)
 
 
-def begin_epoch(epoch: int, leader: int) -> ev.BeginQuorumEpochRequest:
-    return ev.BeginQuorumEpochRequest(cluster_id=CLUSTER_ID, leader_id=leader, leader_epoch=epoch)
+def begin_epoch(epoch: int, leader: int) -> rpcs.BeginQuorumEpochRequest:
+    return rpcs.BeginQuorumEpochRequest(cluster_id=CLUSTER_ID, leader_id=leader, leader_epoch=epoch)
 
 
 def rename_topic(name: str) -> Callable[[Any], None]:

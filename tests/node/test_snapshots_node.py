@@ -15,7 +15,7 @@ from kraft.messages.generated import fetch_snapshot_request as fs_req
 from kraft.node import rpc
 from kraft.node.node import CommittedBatch, KraftNode, SnapshotLoaded
 from kraft.node.snapshots import SnapshotPolicy, run_log_cleaner, run_record_history_snapshots
-from kraft.raft import events as ev
+from kraft.raft import rpcs
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.snapshot import SnapshotReader, list_snapshot_paths, snapshot_file_name
 from kraft.records.view import OffsetAndEpoch
@@ -152,8 +152,8 @@ async def test_fetch_snapshot_over_the_wire(tmp_path: Path) -> None:
 
             async def fetch_snapshot(node: KraftNode, snapshot_id: OffsetAndEpoch, position: int,
                                      max_bytes: int = 100, leader_epoch: int = epoch,
-                                     partition: int = 0) -> ev.FetchSnapshotResponse:
-                message = ev.FetchSnapshotRequest(
+                                     partition: int = 0) -> rpcs.FetchSnapshotResponse:
+                message = rpcs.FetchSnapshotRequest(
                     cluster_id=CLUSTER_ID, replica_key=ReplicaKey(9), current_leader_epoch=leader_epoch,
                     snapshot_id=snapshot_id, position=position, max_bytes=max_bytes)
 

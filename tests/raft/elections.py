@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kraft.raft.events import VoteRequest
+from kraft.raft.rpcs import VoteRequest
 from kraft.raft.roles import Candidate, Leader, Prospective
 from kraft.sim.context import RaftTestContext
 

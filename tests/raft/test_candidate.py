@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kraft.raft.events import BeginQuorumEpochRequest, VoteRequest, VoteResponse
+from kraft.raft.rpcs import BeginQuorumEpochRequest, VoteRequest, VoteResponse
 from kraft.raft.logops import AppendAsLeader, Flush, LeaderChangeMessage
 from kraft.raft.roles import Candidate, ElectionState, Follower, Leader, Prospective, Unattached
 from kraft.sim.context import RaftTestContext

@@ -4,7 +4,7 @@ snapshot catch-up, pre-votes and EndQuorumEpoch."""
 from __future__ import annotations
 
 from kraft.raft.errors import Errors
-from kraft.raft.events import FetchRequest, FetchSnapshotRequest, VoteRequest, VoteResponse
+from kraft.raft.rpcs import FetchRequest, FetchSnapshotRequest, VoteRequest, VoteResponse
 from kraft.raft.logops import AppendAsFollower, Flush, InstallSnapshot, SnapshotChunk, TruncateTo
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import OffsetAndEpoch

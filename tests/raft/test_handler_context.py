@@ -19,21 +19,11 @@ import random
 import uuid
 
 from kraft.raft.errors import Errors
-from kraft.raft.events import (
-    METADATA_PARTITION,
-    AddRaftVoterRequest,
-    AddRaftVoterResponse,
-    FetchRequest,
-    InboundRequest,
-    RaftRequest,
-    RaftResponse,
-    RemoveRaftVoterRequest,
-    RemoveRaftVoterResponse,
-    TopicPartition,
-    VoteRequest,
-    VoteResponse,
+from kraft.raft.events import METADATA_PARTITION, InboundRequest, RaftRequest, RaftResponse, TopicPartition
+from kraft.raft.rpcs import (
+    AddRaftVoterRequest, AddRaftVoterResponse, FetchRequest, RemoveRaftVoterRequest, RemoveRaftVoterResponse,
+    VoteRequest, VoteResponse, add_raft_voter_rpc, fetch_rpc, remove_raft_voter_rpc, vote_rpc,
 )
-from kraft.raft.handlers import election, fetch, membership
 from kraft.raft.handlers.common import HandlerContext
 from kraft.raft.logops import LogOp
 from kraft.raft.quorum_config import QuorumConfig
@@ -118,12 +108,12 @@ def test_a_vote_is_granted_once_per_epoch_on_the_role_state() -> None:
     replica = Replica(1, VoterSet.from_ids([1, 2, 3]))
     replica.quorum.transition_to_unattached(1, now_ms=0)
     replica.quorum.take_pending_persist()
-    granted = election.handle_vote_request(_context(replica), 0, InboundRequest(2, 1, vote(2, 1)))
+    granted = vote_rpc.handle_request(_context(replica), 0, InboundRequest(2, 1, vote(2, 1)))
     assert granted.vote_granted and granted.leader_epoch == 1
     assert replica.quorum.voted_key == ReplicaKey(2)
     persisted = replica.quorum.take_pending_persist()
     assert persisted is not None and persisted.voted_key == ReplicaKey(2)
-    refused = election.handle_vote_request(_context(replica), 1, InboundRequest(3, 2, vote(3, 1)))
+    refused = vote_rpc.handle_request(_context(replica), 1, InboundRequest(3, 2, vote(3, 1)))
     assert not refused.vote_granted and replica.quorum.voted_key == ReplicaKey(2)
     # A Vote is answered by its return value: no other effect.
     assert (replica.responses, replica.requests, replica.log_ops, replica.transitions) == ([], [], [], [])
@@ -134,7 +124,7 @@ def test_a_pre_vote_binds_nothing() -> None:
     replica = Replica(1, VoterSet.from_ids([1, 2, 3]))
     replica.quorum.transition_to_unattached(1, now_ms=0)
     replica.quorum.take_pending_persist()
-    assert election.handle_vote_request(_context(replica), 0, InboundRequest(2, 1, vote(2, 1, pre_vote=True))).vote_granted
+    assert vote_rpc.handle_request(_context(replica), 0, InboundRequest(2, 1, vote(2, 1, pre_vote=True))).vote_granted
     assert replica.quorum.voted_key is None and replica.quorum.take_pending_persist() is None
 
 
@@ -158,7 +148,7 @@ def test_a_fetch_with_nothing_new_is_parked_on_the_leader_state() -> None:
     replica = _sole_leader()
     leader = replica.quorum.role
     assert isinstance(leader, Leader)
-    assert fetch.handle_fetch_request(_context(replica), 10, fetch_from(5, leader.epoch, 500)) is None
+    assert fetch_rpc.handle_request(_context(replica), 10, fetch_from(5, leader.epoch, 500)) is None
     assert [p.deadline_ms for p in leader.state.parked] == [510]
     assert replica.responses == [] and replica.log_ops == []
 
@@ -171,7 +161,7 @@ def test_a_parked_fetch_that_outlived_its_epoch_is_answered_with_the_error() -> 
     assert isinstance(leader, Leader)
     parked = fetch_from(5, leader.epoch + 1, 500).message
     assert isinstance(parked, FetchRequest)
-    response = fetch.try_complete_fetch(_context(replica), 10, parked)
+    response = fetch_rpc.try_complete_fetch(_context(replica), 10, parked)
     assert response.partition_error is Errors.UNKNOWN_LEADER_EPOCH
     assert leader.state.parked == []
 
@@ -182,12 +172,12 @@ def test_a_vote_response_requests_the_transition_and_does_not_make_it() -> None:
     transitions interface, which the core carries out."""
     replica = Replica(1, VoterSet.from_ids([1, 2, 3]))
     replica.quorum.transition_to_prospective(now_ms=0)
-    assert election.handle_vote_response(_context(replica), 5, 2, VoteResponse(
+    assert vote_rpc.handle_response(_context(replica), 5, 2, VoteResponse(
         vote_granted=True, leader_id=-1, leader_epoch=0, leader_endpoints=()))
     role = replica.quorum.role
     assert isinstance(role, Prospective) and role.votes.is_vote_granted()
     assert replica.transitions == ["forward"]
-    assert election.handle_vote_response(_context(replica), 6, 3, VoteResponse(
+    assert vote_rpc.handle_response(_context(replica), 6, 3, VoteResponse(
         vote_granted=False, leader_id=-1, leader_epoch=0, leader_endpoints=()))
     assert isinstance(replica.quorum.role, Prospective) and replica.transitions == ["forward"]
 
@@ -222,9 +212,11 @@ def test_a_voter_change_at_a_replica_that_is_not_the_leader_is_refused() -> None
     replica.quorum.transition_to_unattached(1, now_ms=0)
     env = InboundRequest(-1, 3, AddRaftVoterRequest(
         cluster_id=CLUSTER, voter_key=ReplicaKey(4, DIRS[4]), listeners=(Endpoint("CONTROLLER", "node-4", 9093),)))
-    membership.handle_voter_change_request(_context(replica), 0, env)
-    assert [(e, type(r), r.error) for e, r in replica.responses] == [
-        (env, AddRaftVoterResponse, Errors.NOT_LEADER_OR_FOLLOWER)]
+    response = add_raft_voter_rpc.handle_request(_context(replica), 0, env)
+    # The refusal is the handler's return value, which the core sends.
+    assert replica.responses == []
+    assert response is not None and (type(response), response.error) == (
+        AddRaftVoterResponse, Errors.NOT_LEADER_OR_FOLLOWER)
 
 
 def test_a_voter_removal_is_answered_once_the_high_watermark_commits_it() -> None:
@@ -233,7 +225,7 @@ def test_a_voter_removal_is_answered_once_the_high_watermark_commits_it() -> Non
     kept on the leader's replica progress -- passes it."""
     replica, leader = _dynamic_leader()
     env = InboundRequest(-1, 9, RemoveRaftVoterRequest(cluster_id=CLUSTER, voter_key=ReplicaKey(3, DIRS[3])))
-    membership.handle_voter_change_request(_context(replica), 10, env)
+    assert remove_raft_voter_rpc.handle_request(_context(replica), 10, env) is None
     pending = leader.state.voter_change
     assert pending is not None and pending.kind == "remove" and pending.last_offset is not None
     assert replica.responses == []
@@ -241,7 +233,7 @@ def test_a_voter_removal_is_answered_once_the_high_watermark_commits_it() -> Non
     end = max(pending.last_offset, leader.high_watermark) + 1
     leader.progress.update_local_end_offset(end)
     assert leader.progress.update_replica(ReplicaKey(2, DIRS[2]), 20, end)
-    fetch.leader_high_watermark_advanced(_context(replica), 20, leader)
+    fetch_rpc.leader_high_watermark_advanced(_context(replica), 20, leader)
     assert replica.committed == [end]
     assert [(e, type(r), r.error) for e, r in replica.responses] == [(env, RemoveRaftVoterResponse, Errors.NONE)]
     assert leader.state.voter_change is None
@@ -255,10 +247,10 @@ def test_a_higher_high_watermark_answers_the_parked_fetches() -> None:
     parked = InboundRequest(3, 7, FetchRequest(
         cluster_id=CLUSTER, replica_key=ReplicaKey(3, DIRS[3]), current_leader_epoch=leader.epoch, fetch_offset=0,
         last_fetched_epoch=0, max_wait_ms=500, max_bytes=1 << 20, high_watermark=6))
-    assert fetch.handle_fetch_request(_context(replica), 10, parked) is None
+    assert fetch_rpc.handle_request(_context(replica), 10, parked) is None
     leader.progress.update_local_end_offset(7)
     assert leader.progress.update_replica(ReplicaKey(2, DIRS[2]), 11, 7)
-    fetch.leader_high_watermark_advanced(_context(replica), 11, leader)
+    fetch_rpc.leader_high_watermark_advanced(_context(replica), 11, leader)
     assert leader.state.parked == [] and replica.committed == [7]
     assert [(e, r.high_watermark) for e, r in replica.responses] == [(parked, 7)]
 
@@ -272,7 +264,15 @@ def test_each_handler_family_sees_only_its_own_narrow_view() -> None:
     from kraft.raft.handlers import common
     from kraft.raft.quorum_state import QuorumState
 
-    families = {election: "ElectionContext", fetch: "ReplicationContext", membership: "MembershipContext"}
+    from kraft.raft.rpcs import (
+        api_versions_rpc, begin_quorum_epoch_rpc, end_quorum_epoch_rpc, fetch_snapshot_rpc, update_raft_voter_rpc,
+    )
+
+    families = {vote_rpc: "ElectionContext", begin_quorum_epoch_rpc: "ElectionContext",
+                end_quorum_epoch_rpc: "ElectionContext", fetch_rpc: "ReplicationContext",
+                fetch_snapshot_rpc: "ReplicationContext", add_raft_voter_rpc: "MembershipContext",
+                remove_raft_voter_rpc: "MembershipContext", update_raft_voter_rpc: "MembershipContext",
+                api_versions_rpc: "MembershipContext"}
     for module, context in families.items():
         for name, value in vars(module).items():
             if inspect.isfunction(value) and value.__module__ == module.__name__:

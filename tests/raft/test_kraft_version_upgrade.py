@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from kraft.raft.errors import Errors, LocalRaftError, NotLeaderError
-from kraft.raft.events import AddRaftVoterResponse, ApiVersionsRequest, UpdateRaftVoterResponse
+from kraft.raft.rpcs import AddRaftVoterResponse, ApiVersionsRequest, UpdateRaftVoterResponse
 from kraft.raft.kraft_version import InvalidUpdateVersionError, check_upgrade, level_name, voters_not_supporting
 from kraft.raft.logops import AppendAsLeader, KRaftVersionControl, LeaderChangeMessage, VotersControl
 from kraft.sim.context import RaftTestContext

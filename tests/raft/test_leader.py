@@ -6,13 +6,8 @@ from __future__ import annotations
 import pytest
 
 from kraft.raft.errors import Errors, NotLeaderError
-from kraft.raft.events import (
-    BeginQuorumEpochRequest,
-    EndQuorumEpochRequest,
-    FetchResponse,
-    OutboundResponse,
-    VoteResponse,
-)
+from kraft.raft.events import OutboundResponse
+from kraft.raft.rpcs import BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchResponse, VoteResponse
 from kraft.raft.logops import AppendAsLeader, Flush
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.roles import Leader, Resigned

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kraft.raft.errors import Errors
-from kraft.raft.events import FetchRequest, VoteResponse
+from kraft.raft.rpcs import FetchRequest, VoteResponse
 from kraft.raft.logops import Flush
 from kraft.raft.roles import Follower, Unattached
 from kraft.sim.context import RaftTestContext

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kraft.raft.errors import Errors
-from kraft.raft.events import VoteRequest, VoteResponse
+from kraft.raft.rpcs import VoteRequest, VoteResponse
 from kraft.raft.roles import Candidate, ElectionState, Follower, Prospective, Unattached
 from kraft.sim.context import RaftTestContext
 from kraft.raft.voters import ReplicaKey

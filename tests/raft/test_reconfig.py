@@ -7,19 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kraft.raft.errors import Errors, LocalRaftError, NotLeaderError
-from kraft.raft.events import (
-    AddRaftVoterRequest,
-    AddRaftVoterResponse,
-    ApiVersionsRequest,
-    EndQuorumEpochRequest,
-    FetchRequest,
-    RemoveRaftVoterRequest,
-    RemoveRaftVoterResponse,
-    UpdateRaftVoterRequest,
-    UpdateRaftVoterResponse,
-    VoteRequest,
-    VoteResponse,
-)
+from kraft.raft.rpcs import AddRaftVoterRequest, AddRaftVoterResponse, ApiVersionsRequest, EndQuorumEpochRequest, FetchRequest, RemoveRaftVoterRequest, RemoveRaftVoterResponse, UpdateRaftVoterRequest, UpdateRaftVoterResponse, VoteRequest, VoteResponse
 from kraft.raft.logops import AppendAsLeader, KRaftVersionControl, LeaderChangeMessage, VotersControl
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.roles import Leader, Resigned

@@ -10,16 +10,8 @@ import dataclasses
 import pytest
 
 from kraft.raft.errors import Errors
-from kraft.raft.events import (
-    BeginQuorumEpochResponse,
-    EndQuorumEpochResponse,
-    FetchRequest,
-    FetchResponse,
-    FetchSnapshotResponse,
-    OutboundRequest,
-    TopicPartition,
-    VoteResponse,
-)
+from kraft.raft.events import OutboundRequest, TopicPartition
+from kraft.raft.rpcs import BeginQuorumEpochResponse, EndQuorumEpochResponse, FetchRequest, FetchResponse, FetchSnapshotResponse, VoteResponse
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.roles import Follower, Leader, Unattached
 from kraft.sim.context import RaftTestContext

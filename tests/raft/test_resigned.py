@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kraft.raft.events import EndQuorumEpochRequest, FetchRequest, VoteResponse
+from kraft.raft.rpcs import EndQuorumEpochRequest, FetchRequest, VoteResponse
 from kraft.raft.roles import ElectionState, Resigned, Unattached
 from kraft.sim.context import RaftTestContext
 

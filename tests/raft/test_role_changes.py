@@ -4,7 +4,7 @@ operator reads in the node's log (KIP-595 / KIP-996 triggers)."""
 from __future__ import annotations
 
 from kraft.raft.core import RoleChange
-from kraft.raft.events import VoteRequest
+from kraft.raft.rpcs import VoteRequest
 from kraft.sim.context import RaftTestContext
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kraft.raft.errors import Errors, InvalidSnapshotIdError
-from kraft.raft.events import FetchSnapshotResponse
+from kraft.raft.rpcs import FetchSnapshotResponse
 from kraft.records.view import OffsetAndEpoch
 from kraft.sim.context import RaftTestContext
 from kraft.sim.memlog import decode_batches

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from kraft.raft.errors import Errors
-from kraft.raft.events import FetchRequest, OutboundResponse, VoteResponse
+from kraft.raft.events import OutboundResponse
+from kraft.raft.rpcs import FetchRequest, VoteResponse
 from kraft.raft.roles import ElectionState, Follower, Prospective, Unattached
 from kraft.sim.context import RaftTestContext
 from kraft.raft.voters import ReplicaKey

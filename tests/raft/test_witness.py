@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kraft.raft.events import EndQuorumEpochRequest, FetchRequest, VoteRequest, VoteResponse
+from kraft.raft.rpcs import EndQuorumEpochRequest, FetchRequest, VoteRequest, VoteResponse
 from kraft.raft.roles import Follower, Leader, Prospective, Resigned, Unattached
 from kraft.raft.voters import ReplicaKey
 from kraft.raft.witness_policy import (
@@ -208,7 +208,7 @@ def test_a_witness_takes_part_in_kip_853_it_tells_the_leader_its_listeners() -> 
     """A witness follower sends UpdateRaftVoter as any voter does (what the
     leader of a static quorum waits for before a kraft.version upgrade, and
     what keeps a dynamic voter set's listeners current)."""
-    from kraft.raft.events import UpdateRaftVoterRequest, UpdateRaftVoterResponse
+    from kraft.raft.rpcs import UpdateRaftVoterRequest, UpdateRaftVoterResponse
     from kraft.raft.voters import VoterNode
 
     ctx = RaftTestContext(local_id=2, voters=[1, 2, 3], dynamic=True, campaign_policy=WitnessPolicy.forced())

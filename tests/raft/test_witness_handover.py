@@ -24,12 +24,7 @@ import pytest
 
 from kraft.node.raft_metrics import current_state
 from kraft.raft.errors import Errors, NotLeaderError
-from kraft.raft.events import (
-    EndQuorumEpochRequest,
-    FetchResponse,
-    VoteRequest,
-    VoteResponse,
-)
+from kraft.raft.rpcs import EndQuorumEpochRequest, FetchResponse, VoteRequest, VoteResponse
 from kraft.raft.handover import HandoverStats, decide
 from kraft.raft.roles import Candidate, Follower, Leader, Prospective, Resigned, Unattached
 from kraft.raft.voters import ReplicaKey

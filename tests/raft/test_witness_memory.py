@@ -22,7 +22,7 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from kraft.raft.events import EndQuorumEpochRequest, VoteRequest
+from kraft.raft.rpcs import EndQuorumEpochRequest, VoteRequest
 from kraft.raft.roles import Candidate, Leader, Prospective, Resigned
 from kraft.raft.voters import ReplicaKey
 from kraft.raft.witness_policy import WitnessPolicy

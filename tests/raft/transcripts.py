@@ -47,14 +47,8 @@ from typing import Any
 
 from kraft.raft.core import Ready
 from kraft.raft.errors import Errors
-from kraft.raft.events import (
-    FetchResponse,
-    FetchSnapshotRequest,
-    Outbound,
-    OutboundRequest,
-    RaftRequest,
-    RaftResponse,
-)
+from kraft.raft.events import Outbound, OutboundRequest, RaftRequest, RaftResponse
+from kraft.raft.rpcs import FetchResponse, FetchSnapshotRequest
 from kraft.raft.logops import AppendAsFollower, AppendAsLeader, Flush, InstallSnapshot, SnapshotChunk, TruncateTo
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.raft.voters import Endpoint, ReplicaKey

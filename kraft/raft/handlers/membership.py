@@ -2,56 +2,37 @@
 kraft.version upgrade.
 
 The leader side follows Kafka's ``AddVoterHandler``, ``RemoveVoterHandler``
-and ``UpdateVoterHandler`` (admission rules in :mod:`kraft.raft.voter_changes`);
-the change in flight lives on the leader's
+and ``UpdateVoterHandler`` (admission rules in :mod:`kraft.raft.voter_changes`):
+each RPC's module (``kraft/raft/rpcs/add_raft_voter_rpc.py``, ...) reads its
+request and builds its answer, and calls the family's steps here, which
+name no message class. The change in flight lives on the leader's
 :class:`~kraft.raft.leader_state.LeaderState`, so it ends with the
-leadership. The follower side (:class:`MembershipClient`) sends
-UpdateRaftVoter when its listeners changed and, with ``auto_join``,
-AddRaftVoter (after RemoveRaftVoter of a stale entry with its id).
+leadership, and carries its RPC's answer. The follower side is
+:mod:`kraft.raft.membership_client`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 from kraft.raft import kraft_version as kraft_version_feature
 from kraft.raft.errors import Errors, LocalRaftError, NotLeaderError
-from kraft.raft.events import (
-    AddRaftVoterRequest,
-    AddRaftVoterResponse,
-    ApiVersionsRequest,
-    ApiVersionsResponse,
-    InboundRequest,
-    RaftRequest,
-    RaftResponse,
-    RemoveRaftVoterRequest,
-    RemoveRaftVoterResponse,
-    UpdateRaftVoterRequest,
-    UpdateRaftVoterResponse,
-)
+from kraft.raft.events import InboundRequest, RaftResponse
 from kraft.raft.handlers.common import MembershipContext, validate_leader_only
 from kraft.raft.leader_state import LeaderState
 from kraft.raft.logops import KRaftVersionControl, VotersControl
-from kraft.raft.roles import Follower, Leader
+from kraft.raft.roles import Leader
 from kraft.raft.voter_changes import PendingVoterChange, Refusal, admission_refusal
-from kraft.raft.voters import Endpoints, KRaftVersionRange, ReplicaKey, VoterNode
+from kraft.raft.voters import Endpoints, ReplicaKey, VoterNode
 from kraft.records.view import OffsetAndEpoch
 
 #: Kafka's ``LeaderState.isReplicaCaughtUp``: an observer that fetched
 #: within the last hour (and has caught up with the leader once) may be added.
 ADD_VOTER_CAUGHT_UP_WINDOW_MS = 3_600_000
 
-
-
-
-def _answer(ctx: MembershipContext, msg: RaftRequest, error: Errors, message: str | None) -> RaftResponse:
-    match msg:
-        case AddRaftVoterRequest():
-            return AddRaftVoterResponse(error=error, error_message=message)
-        case RemoveRaftVoterRequest():
-            return RemoveRaftVoterResponse(error=error, error_message=message)
-        case UpdateRaftVoterRequest():
-            return UpdateRaftVoterResponse(error=error, **ctx.quorum.leader_fields)
-    raise TypeError(f"not a voter change request: {msg!r}")
+#: An RPC's answer to a voter change: error code and message -> its response.
+Answer = Callable[[Errors, str | None], RaftResponse]
 
 
 def finish_voter_change(
@@ -64,39 +45,31 @@ def finish_voter_change(
         return
     if message is None and error is not Errors.NONE:
         message = f"{pending.describe()} failed: {error.name}"
-    if pending.kind == "add":
-        ctx.respond(pending.request, AddRaftVoterResponse(error=error, error_message=message))
-    else:
-        ctx.respond(pending.request, RemoveRaftVoterResponse(error=error, error_message=message))
+    ctx.respond(pending.request, pending.answer(error, message))
 
 
-def handle_voter_change_request(ctx: MembershipContext, now_ms: int, env: InboundRequest) -> None:
-    """AddRaftVoter, RemoveRaftVoter, UpdateRaftVoter: the checks Kafka's
-    ``KafkaRaftClient`` makes before handing them to the handlers (cluster
-    id, leader of the epoch, a voter key with a directory id, an endpoint on
-    the default listener)."""
-    msg = env.message
-    assert isinstance(msg, (AddRaftVoterRequest, RemoveRaftVoterRequest, UpdateRaftVoterRequest))
-
-    def refuse(error: Errors, message: str | None = None) -> None:
-        ctx.respond(env, _answer(ctx, msg, error, message))
-
-    if msg.cluster_id is not None and ctx.cluster_id is not None and msg.cluster_id != ctx.cluster_id:
-        return refuse(
+def admit(
+    ctx: MembershipContext, cluster_id: str | None, epoch: int, key: ReplicaKey, listeners: Endpoints | None
+) -> LeaderState | Refusal:
+    """The checks Kafka's ``KafkaRaftClient`` makes before handing a voter
+    change to its handler: the cluster id, the leader of ``epoch``, a voter
+    key with a directory id, an endpoint on the default listener among
+    ``listeners`` (None: RemoveRaftVoter names none). The leader's state to
+    work on, or why not."""
+    if cluster_id is not None and ctx.cluster_id is not None and cluster_id != ctx.cluster_id:
+        return Refusal(
             Errors.INCONSISTENT_CLUSTER_ID,
-            f'The given id "{msg.cluster_id}" doesn\'t match the cluster id "{ctx.cluster_id}"',
+            f'The given id "{cluster_id}" doesn\'t match the cluster id "{ctx.cluster_id}"',
         )
-    epoch = msg.current_leader_epoch if isinstance(msg, UpdateRaftVoterRequest) else ctx.quorum.epoch
     error = validate_leader_only(ctx.quorum, epoch, ctx.shutting_down)
     if error is not None:
-        return refuse(error)
-    key = msg.voter_key
+        return Refusal(error, None)
     if key.id < 0 or key.directory_id is None:
-        return refuse(Errors.INVALID_REQUEST, f"The request didn't include a valid voter: {key}")
+        return Refusal(Errors.INVALID_REQUEST, f"The request didn't include a valid voter: {key}")
     listener = ctx.default_listener
-    if not isinstance(msg, RemoveRaftVoterRequest) and not any(e.listener == listener for e in msg.listeners):
-        shown = ", ".join(f"{e.listener}://{e.host}:{e.port}" for e in msg.listeners)
-        return refuse(
+    if listeners is not None and not any(e.listener == listener for e in listeners):
+        shown = ", ".join(f"{e.listener}://{e.host}:{e.port}" for e in listeners)
+        return Refusal(
             Errors.INVALID_REQUEST,
             f"The request didn't include the endpoint ({shown}) for the default listener {listener}",
         )
@@ -105,15 +78,9 @@ def handle_voter_change_request(ctx: MembershipContext, now_ms: int, env: Inboun
     if leader.state.handover is not None:
         # A witness leading a hand-over epoch writes nothing but LeaderChange
         # (kraft/raft/handover.py): ask again of the leader it hands over to.
-        return refuse(Errors.NOT_LEADER_OR_FOLLOWER,
-                      "The leader is a kraft witness handing the log over; retry with the next leader")
-    match msg:
-        case AddRaftVoterRequest():
-            _handle_add_voter(ctx, now_ms, env, msg, leader.state)
-        case RemoveRaftVoterRequest():
-            _handle_remove_voter(ctx, now_ms, env, msg, leader.state)
-        case UpdateRaftVoterRequest():
-            _handle_update_voter(ctx, now_ms, env, msg, leader.state)
+        return Refusal(Errors.NOT_LEADER_OR_FOLLOWER,
+                       "The leader is a kraft witness handing the log over; retry with the next leader")
+    return leader.state
 
 
 def _admission_refusal(ctx: MembershipContext, state: LeaderState, action: str) -> Refusal | None:
@@ -126,36 +93,19 @@ def _admission_refusal(ctx: MembershipContext, state: LeaderState, action: str) 
     )
 
 
-def _handle_add_voter(
-    ctx: MembershipContext, now_ms: int, env: InboundRequest, msg: AddRaftVoterRequest, state: LeaderState
-) -> None:
-    """Kafka's ``AddVoterHandler.handleAddVoterRequest``: admission, then
-    ApiVersions to the new voter; the rest happens when it answers."""
-    key = msg.voter_key
+def add_voter_refusal(ctx: MembershipContext, state: LeaderState, key: ReplicaKey) -> Refusal | None:
+    """Kafka's ``AddVoterHandler.handleAddVoterRequest`` admission: one
+    change at a time, on a committed voter set, of a new id."""
     refusal = _admission_refusal(ctx, state, "adding voter")
     if refusal is None and key.id in ctx.voters:
         refusal = Refusal(
             Errors.DUPLICATE_VOTER, f"The voter id for {key} is already part of the set of voters {ctx.voters}."
         )
-    if refusal is None:
-        correlation = ctx.send_request_now(now_ms, key.id, ApiVersionsRequest(endpoints=msg.listeners))
-        if correlation is None:
-            refusal = Refusal(Errors.REQUEST_TIMED_OUT, f"New voter {key} is not ready to receive requests")
-        else:
-            state.voter_change = PendingVoterChange(
-                "add",
-                env,
-                VoterNode(key, msg.listeners),
-                now_ms + ctx.config.request_timeout_ms,
-                ack_when_committed=msg.ack_when_committed,
-                api_versions_correlation=correlation,
-            )
-            return
-    ctx.respond(env, AddRaftVoterResponse(error=refusal.error, error_message=refusal.message))
+    return refusal
 
 
-def handle_api_versions_response(
-    ctx: MembershipContext, now_ms: int, correlation_id: int, msg: ApiVersionsResponse
+def api_versions_answered(
+    ctx: MembershipContext, now_ms: int, correlation_id: int, error: Errors, versions: tuple[int, int] | None
 ) -> bool:
     """The would-be voter answered (Kafka's ``AddVoterHandler.handleApiVersionsResponse``):
     it must support the finalized kraft.version and be caught up; then the
@@ -169,15 +119,14 @@ def handle_api_versions_response(
         return True
     pending.api_versions_correlation = None
     key = pending.voter.key
-    if msg.error is not Errors.NONE:
+    if error is not Errors.NONE:
         finish_voter_change(
             ctx,
             state,
             Errors.REQUEST_TIMED_OUT,
-            f"Aborted add voter operation for {key} since API_VERSIONS returned an error {msg.error.name}",
+            f"Aborted add voter operation for {key} since API_VERSIONS returned an error {error.name}",
         )
         return False
-    versions = msg.supported_kraft_versions
     kraft_version = ctx.kraft_version
     if versions is None or not versions[0] <= kraft_version <= versions[1]:
         shown = "(min: 0, max: 0)" if versions is None else f"(min: {versions[0]}, max: {versions[1]})"
@@ -211,12 +160,12 @@ def handle_api_versions_response(
     return True
 
 
-def _handle_remove_voter(
-    ctx: MembershipContext, now_ms: int, env: InboundRequest, msg: RemoveRaftVoterRequest, state: LeaderState
-) -> None:
-    """Kafka's ``RemoveVoterHandler``: append the smaller set; answer once
-    it is committed (the leader, if removed, then resigns)."""
-    key = msg.voter_key
+def remove_voter(
+    ctx: MembershipContext, now_ms: int, env: InboundRequest, answer: Answer, key: ReplicaKey, state: LeaderState
+) -> Refusal | None:
+    """Kafka's ``RemoveVoterHandler``: append the smaller set; ``answer``
+    once it is committed (the leader, if removed, then resigns). Why not,
+    if refused."""
     voters = ctx.voters
     refusal = _admission_refusal(ctx, state, "removing voter")
     node = voters.node(key.id)
@@ -228,48 +177,40 @@ def _handle_remove_voter(
         )
     new_voters = voters.remove_voter(key) if refusal is None else None
     if refusal is not None or new_voters is None or node is None:
-        refusal = refusal or Refusal(Errors.VOTER_NOT_FOUND, f"Cannot remove voter {key}")
-        ctx.respond(env, RemoveRaftVoterResponse(error=refusal.error, error_message=refusal.message))
-        return
+        return refusal or Refusal(Errors.VOTER_NOT_FOUND, f"Cannot remove voter {key}")
     offset = state.accumulator.append_control(now_ms, VotersControl(new_voters.to_entries()))
     state.voter_change = PendingVoterChange(
-        "remove", env, node, now_ms + ctx.config.request_timeout_ms, last_offset=offset
+        "remove", env, answer, node, now_ms + ctx.config.request_timeout_ms, last_offset=offset
     )
+    return None
 
 
-def _handle_update_voter(
-    ctx: MembershipContext, now_ms: int, env: InboundRequest, msg: UpdateRaftVoterRequest, state: LeaderState
-) -> None:
+def update_voter(ctx: MembershipContext, now_ms: int, node: VoterNode, state: LeaderState) -> Errors:
     """Kafka's ``UpdateVoterHandler``: a voter's new listeners or supported
     versions. Under kraft.version 0 the leader only remembers them for an
-    upgrade; under 1 it appends the updated set and answers at once."""
-    low, high = msg.supported_kraft_versions
-    node = VoterNode(msg.voter_key, msg.listeners, (low, high))
-
-    def answer(error: Errors) -> None:
-        ctx.respond(env, UpdateRaftVoterResponse(error=error, **ctx.quorum.leader_fields))
-
+    upgrade; under 1 it appends the updated set. The error to answer with."""
+    low, high = node.supported_kraft_versions
     hwm = state.high_watermark
     if low < 0 or high < 0 or high < low:
-        return answer(Errors.INVALID_REQUEST)
+        return Errors.INVALID_REQUEST
     if state.voter_change is not None or hwm is None:
-        return answer(Errors.REQUEST_TIMED_OUT)
+        return Errors.REQUEST_TIMED_OUT
     if ctx.kraft_version < 1:
         upgrade = state.upgrade_voters
-        if upgrade is None or msg.voter_key.id not in upgrade:
-            return answer(Errors.VOTER_NOT_FOUND)
+        if upgrade is None or node.key.id not in upgrade:
+            return Errors.VOTER_NOT_FOUND
         state.upgrade_voters = upgrade.update_voter_ignoring_directory_id(node) or upgrade
-        return answer(Errors.NONE)
+        return Errors.NONE
     if ctx.voters_offset is None or ctx.voters_offset >= hwm:
-        return answer(Errors.REQUEST_TIMED_OUT)
+        return Errors.REQUEST_TIMED_OUT
     if not node.supports(ctx.kraft_version):
-        return answer(Errors.INVALID_REQUEST)
+        return Errors.INVALID_REQUEST
     updated = ctx.voters.update_voter(node)
     if updated is None:
-        return answer(Errors.VOTER_NOT_FOUND)
+        return Errors.VOTER_NOT_FOUND
     if updated != ctx.voters:
         state.accumulator.append_control(now_ms, VotersControl(updated.to_entries()))
-    answer(Errors.NONE)
+    return Errors.NONE
 
 
 def maybe_complete_voter_change(ctx: MembershipContext, state: LeaderState) -> None:
@@ -323,24 +264,6 @@ def removed_leader_must_resign(ctx: MembershipContext, leader: Leader) -> bool:
     )
 
 
-def start_of_epoch_control_records(
-    ctx: MembershipContext, client: MembershipClient
-) -> list[KRaftVersionControl | VotersControl]:
-    """KRaftVersion and Voters records a new leader writes with its
-    LeaderChange (Kafka's ``LeaderState.appendLeaderChangeMessageAndBootstrapRecords``):
-    the voter set read from the bootstrap checkpoint is not replicated, so the
-    first leader writes it to the log; a leader whose listeners changed
-    records the new ones."""
-    local_key = ctx.local_key
-    if ctx.kraft_version < 1 or ctx.voters_offset is None or local_key is None or not client.has_endpoints:
-        return []
-    local = client.local_voter_node(local_key)
-    if ctx.voters_offset != -1 and not ctx.voters.voter_node_needs_update(local):
-        return []
-    updated = ctx.voters.update_voter(local) or ctx.voters
-    return [KRaftVersionControl(ctx.kraft_version), VotersControl(updated.to_entries())]
-
-
 def upgrade_kraft_version(
     ctx: MembershipContext, now_ms: int, kraft_version: int, *, validate_only: bool = False
 ) -> bool:
@@ -385,88 +308,3 @@ def upgrade_kraft_version(
         )
         state.pending_upgrade = (kraft_version, OffsetAndEpoch(last, leader.epoch))
     return True
-
-
-# --- followers and observers ---------------------------------------------------------
-
-
-class MembershipClient:
-    """A follower's own KIP-853 requests: UpdateRaftVoter from a voter whose
-    recorded listeners or supported versions are stale (under kraft.version
-    0: once per leader epoch, so a leader learns the directory ids an upgrade
-    needs); AddRaftVoter from an observer with
-    ``controller.quorum.auto.join.enable`` that has caught up -- after
-    RemoveRaftVoter of a stale voter with its id. What changes while
-    following one leader (told it, when to retry) is on the
-    :class:`~kraft.raft.roles.Follower` role, as on Kafka's ``FollowerState``;
-    this object holds only the replica's own settings."""
-
-    __slots__ = ("_endpoints", "_supported", "_auto_join")
-
-    def __init__(self, local_endpoints: Endpoints, supported_kraft_versions: KRaftVersionRange, auto_join: bool) -> None:
-        self._endpoints = tuple(local_endpoints)
-        self._supported = supported_kraft_versions
-        self._auto_join = auto_join
-
-    @property
-    def has_endpoints(self) -> bool:
-        return bool(self._endpoints)
-
-    def local_voter_node(self, key: ReplicaKey) -> VoterNode:
-        return VoterNode(key, self._endpoints, self._supported)
-
-    def request(self, ctx: MembershipContext, now_ms: int, role: Follower) -> RaftRequest | None:
-        key = ctx.local_key
-        if key is None or key.directory_id is None or not self._endpoints or now_ms < role.membership_retry_ms:
-            return None
-        voters = ctx.voters
-        quorum = ctx.quorum
-        if quorum.is_voter:
-            if role.updated_voter:
-                return None
-            if ctx.kraft_version >= 1 and not voters.voter_node_needs_update(self.local_voter_node(key)):
-                return None
-            quorum.set_membership_state(retry_ms=now_ms + ctx.config.fetch_timeout_ms)
-            return UpdateRaftVoterRequest(
-                cluster_id=ctx.cluster_id,
-                current_leader_epoch=role.epoch,
-                voter_key=key,
-                listeners=self._endpoints,
-                supported_kraft_versions=self._supported,
-            )
-        hwm = role.high_watermark
-        if (
-            not self._auto_join
-            or ctx.kraft_version < 1
-            or not role.has_fetched_from_leader
-            or hwm is None
-            or ctx.log.end_offset < hwm
-        ):
-            return None
-        quorum.set_membership_state(retry_ms=now_ms + ctx.config.fetch_timeout_ms)
-        stale = voters.key(key.id)
-        if stale is not None:
-            # Our id is a voter with another directory id: a disk we replaced.
-            return RemoveRaftVoterRequest(cluster_id=ctx.cluster_id, voter_key=stale)
-        return AddRaftVoterRequest(
-            cluster_id=ctx.cluster_id,
-            timeout_ms=ctx.config.request_timeout_ms,
-            voter_key=key,
-            listeners=self._endpoints,
-            ack_when_committed=False,
-        )
-
-    def handle_join_response(
-        self, ctx: MembershipContext, now_ms: int, msg: AddRaftVoterResponse | RemoveRaftVoterResponse
-    ) -> bool:
-        removed = isinstance(msg, RemoveRaftVoterResponse) and msg.error is Errors.NONE
-        if removed and isinstance(ctx.quorum.role, Follower):
-            # The stale entry is gone: join as soon as the removal commits.
-            ctx.quorum.set_membership_state(retry_ms=now_ms + ctx.config.retry_backoff_ms)
-        return True
-
-    def note_update_answered(self, ctx: MembershipContext, msg: UpdateRaftVoterResponse) -> None:
-        done = msg.error in (Errors.NONE, Errors.INVALID_REQUEST, Errors.VOTER_NOT_FOUND, Errors.UNSUPPORTED_VERSION)
-        if done and isinstance(ctx.quorum.role, Follower):
-            # Done for this leader: told it, or it will not take it.
-            ctx.quorum.set_membership_state(updated_voter=True)

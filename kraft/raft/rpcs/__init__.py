@@ -1,11 +1,14 @@
 """The raft RPCs, one module each (``<name>_rpc.py``), and the registry built from them.
 May import kraft.raft's events, errors and voters, kraft.records views, kraft.messages' generated codecs, kraft.wire's api keys; never the core.
 
-Each module is one :class:`~kraft.raft.rpcs.spec.RaftRpc`: everything about
-that RPC -- versions, wire mapping both ways, error answer, timeouts, where
-a request comes from, metrics name, the handlers it goes to -- so adding a
-field or a version touches that module and its test
-(``tests/raft/test_rpcs.py``) only. The node translates through this
+Each module holds everything about its RPC: the request and response
+classes the core sees, and one :class:`~kraft.raft.rpcs.spec.RaftRpc` --
+versions, wire mapping both ways, error answer, timeouts, where a request
+comes from, metrics name -- with the core's side of it: the request it
+sends, its handlers (on the family's shared steps in
+:mod:`kraft.raft.handlers`). Adding a field or a version touches that
+module and its test (``tests/raft/test_rpcs.py``) only. This package
+re-exports the message classes. The node translates through this
 registry (:mod:`kraft.node.rpc`) and never lists the RPCs itself.
 """
 
@@ -24,9 +27,45 @@ from kraft.raft.rpcs import (
     update_raft_voter_rpc,
     vote_rpc,
 )
+from kraft.raft.rpcs.vote_rpc import VoteRequest, VoteResponse
+from kraft.raft.rpcs.begin_quorum_epoch_rpc import BeginQuorumEpochRequest, BeginQuorumEpochResponse
+from kraft.raft.rpcs.end_quorum_epoch_rpc import EndQuorumEpochRequest, EndQuorumEpochResponse
+from kraft.raft.rpcs.fetch_rpc import FetchRequest, FetchResponse
+from kraft.raft.rpcs.fetch_snapshot_rpc import FetchSnapshotRequest, FetchSnapshotResponse
+from kraft.raft.rpcs.add_raft_voter_rpc import AddRaftVoterRequest, AddRaftVoterResponse
+from kraft.raft.rpcs.remove_raft_voter_rpc import RemoveRaftVoterRequest, RemoveRaftVoterResponse
+from kraft.raft.rpcs.update_raft_voter_rpc import UpdateRaftVoterRequest, UpdateRaftVoterResponse
+from kraft.raft.rpcs.api_versions_rpc import ApiVersionsRequest, ApiVersionsResponse
 from kraft.raft.rpcs.spec import RaftRpc
 
-__all__ = ["BY_API_KEY", "BY_REQUEST", "BY_RESPONSE", "CORE_API_KEYS", "RPCS", "RaftRpc"]
+__all__ = [
+    "AddRaftVoterRequest",
+    "AddRaftVoterResponse",
+    "ApiVersionsRequest",
+    "ApiVersionsResponse",
+    "BY_API_KEY",
+    "BY_REQUEST",
+    "BY_RESPONSE",
+    "BeginQuorumEpochRequest",
+    "BeginQuorumEpochResponse",
+    "CORE_API_KEYS",
+    "EndQuorumEpochRequest",
+    "EndQuorumEpochResponse",
+    "FetchRequest",
+    "FetchResponse",
+    "FetchSnapshotRequest",
+    "FetchSnapshotResponse",
+    "RPCS",
+    "RaftRpc",
+    "RemoveRaftVoterRequest",
+    "RemoveRaftVoterResponse",
+    "UpdateRaftVoterRequest",
+    "UpdateRaftVoterResponse",
+    "VoteRequest",
+    "VoteResponse",
+    "VoterChangeRequest",
+    "VoterChangeResponse",
+]
 
 #: Every raft RPC the node speaks.
 RPCS: tuple[RaftRpc[Any, Any], ...] = (
@@ -46,3 +85,6 @@ BY_REQUEST: dict[type, RaftRpc[Any, Any]] = {rpc.request_type: rpc for rpc in RP
 BY_RESPONSE: dict[type, RaftRpc[Any, Any]] = {rpc.response_type: rpc for rpc in RPCS}
 #: The api keys whose requests the core answers.
 CORE_API_KEYS = frozenset(rpc.api_key for rpc in RPCS if rpc.to_core)
+
+VoterChangeRequest = AddRaftVoterRequest | RemoveRaftVoterRequest | UpdateRaftVoterRequest
+VoterChangeResponse = AddRaftVoterResponse | RemoveRaftVoterResponse | UpdateRaftVoterResponse

@@ -4,22 +4,50 @@ client or by an observer that joins by itself. v1 adds
 
 Kafka: ``RaftUtil.addVoterRequest``/``addVoterResponse``,
 ``KafkaRaftClient.handleAddVoterRequest`` (``AddVoterHandler``). The
-handler family is :mod:`kraft.raft.handlers.membership`.
+handler is :func:`handle_request` below, on the checks of
+:mod:`kraft.raft.handlers.membership`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from kraft.messages.generated import add_raft_voter_request as wire_req, add_raft_voter_response as wire_resp
 from kraft.raft.errors import Errors
-from kraft.raft.events import AddRaftVoterRequest, AddRaftVoterResponse
+from kraft.raft.events import RaftRequest, RaftResponse
+from kraft.raft.events import InboundRequest
 from kraft.raft.handlers import membership
+from kraft.raft.handlers.common import MembershipContext
+from kraft.raft.rpcs.api_versions_rpc import ApiVersionsRequest
+from kraft.raft.voter_changes import PendingVoterChange, Refusal
 from kraft.raft.rpcs.spec import RaftRpc, errors_of, listeners, replica_key, voter_change_wait_ms, wire_directory
-from kraft.raft.voters import Endpoints
+from kraft.raft.voters import Endpoints, ReplicaKey, VoterNode
 from kraft.wire.apis import ApiKey
 
-__all__ = ["RPC"]
+__all__ = ["RPC", "AddRaftVoterRequest", "AddRaftVoterResponse"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddRaftVoterRequest(RaftRequest):
+    """AddRaftVoter (api key 80): add ``voter_key`` (which must carry a
+    directory id) reachable on ``listeners``. Sent by an admin client, or by
+    an observer that joins by itself (``controller.quorum.auto.join.enable``)."""
+
+    cluster_id: str | None
+    timeout_ms: int = 30_000
+    voter_key: ReplicaKey
+    listeners: Endpoints
+    #: v1 (Kafka 4.2): False answers once the leader has appended the new voter
+    #: set, without waiting for it to commit (what auto-join sends).
+    ack_when_committed: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddRaftVoterResponse(RaftResponse):
+    error: Errors = Errors.NONE
+    error_message: str | None = None
+
 
 
 def request_from_wire(version: int, msg: Any) -> AddRaftVoterRequest:
@@ -55,6 +83,42 @@ def error_response(error: Errors, partition_level: bool) -> AddRaftVoterResponse
     return AddRaftVoterResponse(error=error)
 
 
+# ----------------------------------------------------------------- the core's side
+
+
+def answer(error: Errors, message: str | None) -> AddRaftVoterResponse:
+    return AddRaftVoterResponse(error=error, error_message=message)
+
+
+def handle_request(ctx: MembershipContext, now_ms: int, env: InboundRequest) -> AddRaftVoterResponse | None:
+    """Kafka's ``AddVoterHandler.handleAddVoterRequest``: the common checks,
+    admission, then ApiVersions to the new voter; the rest happens when it
+    answers (:func:`kraft.raft.rpcs.api_versions_rpc.handle_response`)."""
+    msg = env.message
+    assert isinstance(msg, AddRaftVoterRequest)
+    state = membership.admit(ctx, msg.cluster_id, ctx.quorum.epoch, msg.voter_key, msg.listeners)
+    if isinstance(state, Refusal):
+        return answer(state.error, state.message)
+    key = msg.voter_key
+    refusal = membership.add_voter_refusal(ctx, state, key)
+    if refusal is None:
+        correlation = ctx.send_request_now(now_ms, key.id, ApiVersionsRequest(endpoints=msg.listeners))
+        if correlation is None:
+            refusal = Refusal(Errors.REQUEST_TIMED_OUT, f"New voter {key} is not ready to receive requests")
+        else:
+            state.voter_change = PendingVoterChange(
+                "add",
+                env,
+                answer,
+                VoterNode(key, msg.listeners),
+                now_ms + ctx.config.request_timeout_ms,
+                ack_when_committed=msg.ack_when_committed,
+                api_versions_correlation=correlation,
+            )
+            return None
+    return answer(refusal.error, refusal.message)
+
+
 RPC: RaftRpc[AddRaftVoterRequest, AddRaftVoterResponse] = RaftRpc(
     api_key=ApiKey.ADD_RAFT_VOTER,
     versions=(0, 1),
@@ -66,5 +130,5 @@ RPC: RaftRpc[AddRaftVoterRequest, AddRaftVoterResponse] = RaftRpc(
     response_from_wire=response_from_wire,
     error_response=error_response,
     answer_wait_ms=voter_change_wait_ms,
-    handle_request=membership.handle_voter_change_request,
+    handle_request=handle_request,
 )

@@ -4,23 +4,43 @@ would-be voter which ``kraft.version`` range it supports before adding it
 the node, not the core, answers ApiVersions requests
 (:func:`kraft.node.admin_apis.node_api_versions`).
 
-The handler of the answer is
-:func:`kraft.raft.handlers.membership.handle_api_versions_response`.
+The handler of the answer is :func:`handle_response` below.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from kraft.messages.generated import api_versions_request as wire_req
 from kraft.raft.errors import Errors
-from kraft.raft.events import ApiVersionsRequest, ApiVersionsResponse
+from kraft.raft.events import RaftRequest, RaftResponse
+from kraft.raft.handlers import membership
+from kraft.raft.handlers.common import MembershipContext
 from kraft.raft.rpcs.spec import RaftRpc, errors_of
 from kraft.raft.voters import Endpoints
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION
 
-__all__ = ["RPC"]
+__all__ = ["RPC", "ApiVersionsRequest", "ApiVersionsResponse"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiVersionsRequest(RaftRequest):
+    """ApiVersions (api key 18), as the leader sends it to a would-be voter
+    before adding it (Kafka's ``AddVoterHandler``): to learn the
+    ``kraft.version`` range it supports. ``endpoints`` says where to reach it
+    (it is not a voter yet, so the shell cannot look it up)."""
+
+    endpoints: Endpoints
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiVersionsResponse(RaftResponse):
+    error: Errors = Errors.NONE
+    #: The ``kraft.version`` entry of SupportedFeatures; ``None`` if absent.
+    supported_kraft_versions: tuple[int, int] | None = None
+
 
 
 def request_from_wire(version: int, msg: Any) -> ApiVersionsRequest:
@@ -47,6 +67,17 @@ def response_from_wire(version: int, msg: Any, listener: str) -> ApiVersionsResp
 
 def error_response(error: Errors, partition_level: bool) -> ApiVersionsResponse:
     return ApiVersionsResponse(error=error)
+
+
+# ----------------------------------------------------------------- the core's side
+
+
+def handle_response(ctx: MembershipContext, now_ms: int, correlation_id: int, msg: ApiVersionsResponse) -> bool:
+    """The would-be voter answered the leader's ApiVersions (Kafka's
+    ``AddVoterHandler.handleApiVersionsResponse``): the add in flight goes
+    on (:func:`kraft.raft.handlers.membership.api_versions_answered`).
+    Matched by correlation id, not by peer: the voter is not one yet."""
+    return membership.api_versions_answered(ctx, now_ms, correlation_id, msg.error, msg.supported_kraft_versions)
 
 
 RPC: RaftRpc[ApiVersionsRequest, ApiVersionsResponse] = RaftRpc(

@@ -4,17 +4,21 @@ the answer's NodeEndpoints.
 
 Kafka: ``RaftUtil.singletonBeginQuorumEpochRequest``/``Response``,
 ``KafkaRaftClient.handleBeginQuorumEpochRequest``/``Response``. The
-handlers are :func:`kraft.raft.handlers.election.handle_begin_quorum_epoch_request`
-and :func:`~kraft.raft.handlers.election.handle_begin_quorum_epoch_response`.
+handlers are :func:`handle_request` and :func:`handle_response` below; the
+leader's poll sends what :func:`request` builds.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from kraft.messages.generated import begin_quorum_epoch_request as wire_req, begin_quorum_epoch_response as wire_resp
-from kraft.raft.events import BeginQuorumEpochRequest, BeginQuorumEpochResponse
-from kraft.raft.handlers import election
+from kraft.raft.errors import Errors
+from kraft.raft.events import METADATA_PARTITION, NO_LEADER, RaftRequest, QuorumResponse, TopicPartition
+from kraft.raft.events import InboundRequest
+from kraft.raft.handlers.common import ElectionContext
+from kraft.raft.roles import Leader
 from kraft.raft.rpcs.spec import (
     METADATA_TOPIC,
     ZERO,
@@ -31,7 +35,29 @@ from kraft.raft.rpcs.spec import (
 from kraft.raft.voters import Endpoints, ReplicaKey
 from kraft.wire.apis import ApiKey
 
-__all__ = ["RPC"]
+__all__ = ["RPC", "BeginQuorumEpochRequest", "BeginQuorumEpochResponse"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BeginQuorumEpochRequest(RaftRequest):
+    """A new leader announcing itself to a voter."""
+
+    cluster_id: str | None
+    topic_partition: TopicPartition = METADATA_PARTITION
+    voter_key: ReplicaKey | None = None
+    leader_id: int
+    leader_epoch: int
+    leader_endpoints: Endpoints = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BeginQuorumEpochResponse(QuorumResponse):
+    error: Errors = Errors.NONE
+    partition_error: Errors = Errors.NONE
+    leader_id: int = NO_LEADER
+    leader_epoch: int = -1
+    leader_endpoints: Endpoints = ()
+
 
 
 def request_from_wire(version: int, msg: Any) -> BeginQuorumEpochRequest:
@@ -76,6 +102,35 @@ def source(req: BeginQuorumEpochRequest) -> int:
     return req.leader_id
 
 
+# ----------------------------------------------------------------- the core's side
+
+
+def request(ctx: ElectionContext, leader: Leader, voter: ReplicaKey) -> BeginQuorumEpochRequest:
+    """The leader's announcement to ``voter``."""
+    return BeginQuorumEpochRequest(
+        cluster_id=ctx.cluster_id,
+        topic_partition=ctx.topic_partition,
+        voter_key=voter,
+        leader_id=leader.leader_id,
+        leader_epoch=leader.epoch,
+        leader_endpoints=ctx.quorum.leader_endpoints,
+    )
+
+
+def handle_request(ctx: ElectionContext, now_ms: int, env: InboundRequest) -> BeginQuorumEpochResponse:
+    # The gate already made us follow the announced leader.
+    return BeginQuorumEpochResponse(**ctx.quorum.leader_fields)
+
+
+def handle_response(ctx: ElectionContext, now_ms: int, source: int, msg: BeginQuorumEpochResponse) -> bool:
+    if msg.partition_error is not Errors.NONE:
+        return False
+    role = ctx.quorum.role
+    if isinstance(role, Leader):
+        role.progress.add_acknowledgement(source)
+    return True
+
+
 RPC: RaftRpc[BeginQuorumEpochRequest, BeginQuorumEpochResponse] = RaftRpc(
     api_key=ApiKey.BEGIN_QUORUM_EPOCH,
     versions=(0, 1),
@@ -87,6 +142,6 @@ RPC: RaftRpc[BeginQuorumEpochRequest, BeginQuorumEpochResponse] = RaftRpc(
     response_from_wire=response_from_wire,
     error_response=error_response,
     source=source,
-    handle_request=election.handle_begin_quorum_epoch_request,
-    handle_response=election.handle_begin_quorum_epoch_response,
+    handle_request=handle_request,
+    handle_response=handle_response,
 )

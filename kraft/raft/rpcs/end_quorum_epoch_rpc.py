@@ -6,17 +6,23 @@ NodeEndpoints.
 
 Kafka: ``RaftUtil.singletonEndQuorumEpochRequest``/``Response``,
 ``KafkaRaftClient.handleEndQuorumEpochRequest``/``Response``. The handlers
-are :func:`kraft.raft.handlers.election.handle_end_quorum_epoch_request`
-and :func:`~kraft.raft.handlers.election.handle_end_quorum_epoch_response`.
+are :func:`handle_request` and :func:`handle_response` below (the
+successors' backoff is :mod:`kraft.raft.handlers.election`'s); a resigned
+leader's poll sends what :func:`request` builds.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from kraft.messages.generated import end_quorum_epoch_request as wire_req, end_quorum_epoch_response as wire_resp
-from kraft.raft.events import EndQuorumEpochRequest, EndQuorumEpochResponse
+from kraft.raft.errors import Errors
+from kraft.raft.events import METADATA_PARTITION, NO_LEADER, RaftRequest, QuorumResponse, TopicPartition
 from kraft.raft.handlers import election
+from kraft.raft.events import InboundRequest
+from kraft.raft.handlers.common import ElectionContext
+from kraft.raft.roles import Follower, Resigned
 from kraft.raft.rpcs.spec import (
     METADATA_TOPIC,
     RaftRpc,
@@ -32,7 +38,30 @@ from kraft.raft.rpcs.spec import (
 from kraft.raft.voters import Endpoints, ReplicaKey
 from kraft.wire.apis import ApiKey
 
-__all__ = ["RPC"]
+__all__ = ["RPC", "EndQuorumEpochRequest", "EndQuorumEpochResponse"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EndQuorumEpochRequest(RaftRequest):
+    """A resigning leader asking the voters to elect a successor, the most
+    caught-up first (``PreferredCandidates``, v1; ``PreferredSuccessors`` in v0)."""
+
+    cluster_id: str | None
+    topic_partition: TopicPartition = METADATA_PARTITION
+    leader_id: int
+    leader_epoch: int
+    preferred_candidates: tuple[ReplicaKey, ...] = ()
+    leader_endpoints: Endpoints = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EndQuorumEpochResponse(QuorumResponse):
+    error: Errors = Errors.NONE
+    partition_error: Errors = Errors.NONE
+    leader_id: int = NO_LEADER
+    leader_epoch: int = -1
+    leader_endpoints: Endpoints = ()
+
 
 
 def request_from_wire(version: int, msg: Any) -> EndQuorumEpochRequest:
@@ -81,6 +110,40 @@ def source(req: EndQuorumEpochRequest) -> int:
     return req.leader_id
 
 
+# ----------------------------------------------------------------- the core's side
+
+
+def request(ctx: ElectionContext, role: Resigned) -> EndQuorumEpochRequest:
+    """A resigned leader's request to elect one of its preferred successors."""
+    return EndQuorumEpochRequest(
+        cluster_id=ctx.cluster_id,
+        topic_partition=ctx.topic_partition,
+        leader_id=role.local_id,
+        leader_epoch=role.epoch,
+        preferred_candidates=role.preferred_successors,
+        leader_endpoints=ctx.quorum.leader_endpoints,
+    )
+
+
+def handle_request(ctx: ElectionContext, now_ms: int, env: InboundRequest) -> EndQuorumEpochResponse:
+    """A resigning leader names its preferred successors: start the election
+    sooner, the most caught-up first (Kafka's ``handleEndQuorumEpochRequest``)."""
+    msg = env.message
+    assert isinstance(msg, EndQuorumEpochRequest)
+    role = ctx.quorum.role
+    if isinstance(role, Follower) and role.leader_id == msg.leader_id:
+        backoff = election.end_epoch_election_backoff(ctx, msg.preferred_candidates)
+        ctx.quorum.override_fetch_timeout(now_ms, backoff, f"leader {msg.leader_id} resigned (EndQuorumEpoch)")
+    return EndQuorumEpochResponse(**ctx.quorum.leader_fields)
+
+
+def handle_response(ctx: ElectionContext, now_ms: int, source: int, msg: EndQuorumEpochResponse) -> bool:
+    if msg.partition_error is not Errors.NONE:
+        return False
+    ctx.quorum.acknowledge_resignation(source)
+    return True
+
+
 RPC: RaftRpc[EndQuorumEpochRequest, EndQuorumEpochResponse] = RaftRpc(
     api_key=ApiKey.END_QUORUM_EPOCH,
     versions=(0, 1),
@@ -92,6 +155,6 @@ RPC: RaftRpc[EndQuorumEpochRequest, EndQuorumEpochResponse] = RaftRpc(
     response_from_wire=response_from_wire,
     error_response=error_response,
     source=source,
-    handle_request=election.handle_end_quorum_epoch_request,
-    handle_response=election.handle_end_quorum_epoch_response,
+    handle_request=handle_request,
+    handle_response=handle_response,
 )

@@ -6,18 +6,28 @@ replica's directory id (KIP-853), v18 the follower's high watermark.
 
 Kafka: ``RaftUtil.singletonFetchRequest``/``singletonFetchResponse``,
 ``KafkaRaftClient.handleFetchRequest``/``handleFetchResponse``. The
-handlers are :func:`kraft.raft.handlers.fetch.handle_fetch_request` and
-:func:`~kraft.raft.handlers.fetch.handle_fetch_response`.
+handlers are :func:`handle_request` (with the fetch purgatory: a Fetch
+with nothing new is parked on the leader's
+:class:`~kraft.raft.leader_state.LeaderState` until new data, a higher high
+watermark, or its ``max_wait_ms``) and :func:`handle_response` (append,
+truncate on a diverging epoch, start a snapshot download); the poll sends
+what :func:`request` builds.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from kraft.messages.generated import fetch_request as wire_req, fetch_response as wire_resp
 from kraft.raft.errors import Errors
-from kraft.raft.events import FetchRequest, FetchResponse
-from kraft.raft.handlers import fetch
+from kraft.raft.events import METADATA_PARTITION, InboundRequest, NO_LEADER, RaftRequest, QuorumResponse, TopicPartition
+from kraft.raft.handlers import membership, replication
+from kraft.raft.handlers.common import ReplicationContext, validate_leader_only
+from kraft.raft.leader_state import ParkedFetch
+from kraft.raft.log_reconciliation import BOOTSTRAP_SNAPSHOT_ID, FetchValidity, truncation_offset, validate_offset_and_epoch
+from kraft.raft.logops import AppendAsFollower, Flush, InstallSnapshot, TruncateTo
+from kraft.raft.roles import Follower, Leader, SnapshotDownload
 from kraft.raft.rpcs.spec import (
     METADATA_TOPIC,
     METADATA_TOPIC_ID,
@@ -29,11 +39,50 @@ from kraft.raft.rpcs.spec import (
     replica_key,
     wire_directory,
 )
-from kraft.raft.voters import Endpoints
+from kraft.raft.voters import Endpoints, ReplicaKey
 from kraft.records.view import OffsetAndEpoch
 from kraft.wire.apis import ApiKey
 
-__all__ = ["RPC"]
+__all__ = ["RPC", "FetchRequest", "FetchResponse"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchRequest(RaftRequest):
+    """A follower's or observer's pull: its log end offset (``fetch_offset``)
+    and the epoch of its last record (``last_fetched_epoch``), which the leader
+    checks against its leader-epoch cache (KIP-595 log reconciliation)."""
+
+    cluster_id: str | None
+    topic_partition: TopicPartition = METADATA_PARTITION
+    #: ``ReplicaState.ReplicaId`` plus ``ReplicaDirectoryId``; id -1 for a
+    #: replica without an id (never counted by the leader).
+    replica_key: ReplicaKey
+    current_leader_epoch: int
+    fetch_offset: int
+    last_fetched_epoch: int
+    max_wait_ms: int
+    max_bytes: int
+    #: The fetcher's high watermark (-1 unknown): the leader answers a parked
+    #: fetch early once its own high watermark is larger.
+    high_watermark: int = -1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchResponse(QuorumResponse):
+    error: Errors = Errors.NONE
+    partition_error: Errors = Errors.NONE
+    high_watermark: int = -1
+    log_start_offset: int = -1
+    records: bytes = b""
+    #: Set when the fetch offset/epoch diverged from the leader's log: the
+    #: fetcher truncates to this (``DivergingEpoch``).
+    diverging_epoch: OffsetAndEpoch | None = None
+    #: Set when the fetcher must download this snapshot first (``SnapshotId``).
+    snapshot_id: OffsetAndEpoch | None = None
+    leader_id: int = NO_LEADER
+    leader_epoch: int = -1
+    leader_endpoints: Endpoints = ()
+
 
 #: Fetch v18's "no high watermark" (Long.MAX_VALUE).
 _NO_HIGH_WATERMARK = (1 << 63) - 1
@@ -154,6 +203,214 @@ def wait_ms(req: FetchRequest, request_timeout_ms: int) -> int:
     return request_timeout_ms + req.max_wait_ms
 
 
+# ----------------------------------------------------------------- the leader's side
+
+
+def fetch_error(ctx: ReplicationContext, error: Errors) -> FetchResponse:
+    """A refused Fetch: the error with the log start and the leader we know."""
+    return FetchResponse(partition_error=error, log_start_offset=ctx.log.start_offset, **ctx.quorum.leader_fields)
+
+
+def leader_error(ctx: ReplicationContext, response_type: type[FetchResponse], error: Errors) -> FetchResponse:
+    """The epoch gate's refusal of a Fetch (:func:`fetch_error`)."""
+    return fetch_error(ctx, error)
+
+
+def handle_request(ctx: ReplicationContext, now_ms: int, env: InboundRequest) -> FetchResponse | None:
+    """Answer now, or park the fetch (long poll) until there is news. The
+    core's gate checked the fields and the epoch (Kafka's
+    ``handleFetchRequest`` does both first); a parked fetch is checked again
+    when it completes (:func:`try_complete_fetch`)."""
+    msg = env.message
+    assert isinstance(msg, FetchRequest)
+    response = _read_for_fetch(ctx, now_ms, msg)
+    if (
+        response.partition_error is not Errors.NONE
+        or response.records
+        or msg.max_wait_ms == 0
+        or response.diverging_epoch is not None
+        or response.snapshot_id is not None
+        or msg.high_watermark < response.high_watermark
+    ):
+        return response
+    leader = ctx.quorum.role
+    assert isinstance(leader, Leader)
+    leader.state.parked.append(ParkedFetch(now_ms + msg.max_wait_ms, env, msg.fetch_offset))
+    return None
+
+
+def try_complete_fetch(ctx: ReplicationContext, now_ms: int, msg: FetchRequest) -> FetchResponse:
+    """Check the fetch's epoch again (a parked fetch may outlive it), then
+    validate its position against the leader's log and read."""
+    error = validate_leader_only(ctx.quorum, msg.current_leader_epoch, ctx.shutting_down)
+    if error is not None:
+        return fetch_error(ctx, error)
+    return _read_for_fetch(ctx, now_ms, msg)
+
+
+def _read_for_fetch(ctx: ReplicationContext, now_ms: int, msg: FetchRequest) -> FetchResponse:
+    """Validate the fetch position against the leader's log, read, and
+    count the fetch on the leader's replica progress."""
+    leader = ctx.quorum.role
+    assert isinstance(leader, Leader)
+    log = ctx.log
+    latest = log.latest_snapshot_id() if msg.fetch_offset == 0 else None
+    if latest is not None and latest != BOOTSTRAP_SNAPSHOT_ID:
+        # An empty follower is better served by the snapshot than the log.
+        kind, position = FetchValidity.SNAPSHOT, latest
+    elif (
+        msg.fetch_offset == log.end_offset
+        and msg.fetch_offset > log.start_offset
+        and msg.last_fetched_epoch == log.last_epoch
+    ):
+        # The usual Fetch: a follower caught up with our last record, the
+        # same (offset, epoch) -- a prefix of this log by definition, as
+        # validate_offset_and_epoch would find.
+        kind, position = FetchValidity.VALID, OffsetAndEpoch(msg.fetch_offset, msg.last_fetched_epoch)
+    else:
+        check = validate_offset_and_epoch(log, msg.fetch_offset, msg.last_fetched_epoch)
+        kind, position = check.kind, check.offset_and_epoch
+    records = b""
+    if kind is FetchValidity.VALID:
+        records = log.read(msg.fetch_offset, msg.max_bytes)
+        if leader.progress.update_replica(msg.replica_key, now_ms, msg.fetch_offset):
+            leader_high_watermark_advanced(ctx, now_ms, leader)
+    hwm = leader.progress.high_watermark
+    return FetchResponse(
+        high_watermark=-1 if hwm is None else hwm,
+        log_start_offset=log.start_offset,
+        records=records,
+        diverging_epoch=position if kind is FetchValidity.DIVERGING else None,
+        snapshot_id=position if kind is FetchValidity.SNAPSHOT else None,
+        **ctx.quorum.leader_fields,
+    )
+
+
+def leader_high_watermark_advanced(ctx: ReplicationContext, now_ms: int, leader: Leader) -> None:
+    """The leader's high watermark advanced (Kafka's
+    ``LeaderState.updateReplicaState`` returning true, then
+    ``onUpdateLeaderHighWatermark``): expose it, complete the voter change
+    it commits, and answer the parked fetches."""
+    state = leader.state
+    hwm = state.high_watermark
+    if hwm is not None:
+        ctx.expose_committed(hwm)
+    membership.maybe_complete_voter_change(ctx, state)
+    if state.parked:
+        complete_parked(ctx, now_ms, state.take_all_parked())
+
+
+def complete_parked(
+    ctx: ReplicationContext,
+    now_ms: int,
+    parked: list[ParkedFetch],
+    *,
+    error: Errors | None = None,
+    expired: bool = False,
+) -> None:
+    """Answer fetches taken off the leader's purgatory: with ``error``, with
+    the empty answer if they ``expired``, or by reading again."""
+    for p in parked:
+        if error is not None:
+            response = fetch_error(ctx, error)
+        elif expired:
+            # Nothing new arrived while it waited: the empty answer.
+            hwm = ctx.quorum.high_watermark
+            response = FetchResponse(
+                high_watermark=-1 if hwm is None else hwm,
+                log_start_offset=ctx.log.start_offset,
+                **ctx.quorum.leader_fields,
+            )
+        else:
+            fetch = p.request.message
+            assert isinstance(fetch, FetchRequest)
+            response = try_complete_fetch(ctx, now_ms, fetch)
+        ctx.respond(p.request, response)
+
+
+def complete_parked_below(ctx: ReplicationContext, now_ms: int, leader: Leader, end_offset: int) -> None:
+    """The leader's log grew to ``end_offset``: answer the fetches waiting below it."""
+    done = leader.state.take_parked_below(end_offset)
+    if done:
+        complete_parked(ctx, now_ms, done)
+
+
+def complete_expired(ctx: ReplicationContext, now_ms: int, leader: Leader) -> None:
+    """Answer the parked fetches whose ``max_wait_ms`` is over with the empty answer."""
+    done = leader.state.take_expired(now_ms)
+    if done:
+        complete_parked(ctx, now_ms, done, expired=True)
+
+
+# ----------------------------------------------------------------- the follower's side
+
+
+def request(ctx: ReplicationContext) -> FetchRequest:
+    hwm = ctx.quorum.high_watermark
+    return FetchRequest(
+        cluster_id=ctx.cluster_id,
+        topic_partition=ctx.topic_partition,
+        replica_key=ctx.local_key or ReplicaKey(-1),
+        current_leader_epoch=ctx.quorum.epoch,
+        fetch_offset=ctx.log.end_offset,
+        last_fetched_epoch=ctx.log.last_epoch,
+        max_wait_ms=ctx.config.fetch_max_wait_ms,
+        max_bytes=ctx.config.fetch_max_bytes,
+        high_watermark=-1 if hwm is None else hwm,
+    )
+
+
+def handle_response(ctx: ReplicationContext, now_ms: int, source: int, msg: FetchResponse) -> bool:
+    quorum = ctx.quorum
+    if not isinstance(quorum.role, Follower):
+        return True
+    if msg.partition_error is not Errors.NONE:
+        return False
+    log = ctx.log
+    if msg.diverging_epoch is not None:
+        if msg.diverging_epoch.offset < 0 or msg.diverging_epoch.epoch < 0:
+            ctx.violation(source, f"invalid diverging epoch {msg.diverging_epoch}")
+            return False
+        # Log reconciliation: drop our records past the common point.
+        target = truncation_offset(log, msg.diverging_epoch)
+        committed = ctx.committed_offset
+        if committed is not None and target < committed:
+            # Committed records are never removed: refuse, whoever asks.
+            ctx.violation(
+                source,
+                f"leader asked to truncate to {target} ({msg.diverging_epoch}), "
+                f"below the high watermark {committed}",
+            )
+            return False
+        if target < log.end_offset:
+            ctx.emit_log(TruncateTo(target))
+    elif msg.snapshot_id is not None:
+        sid = msg.snapshot_id
+        if sid.offset < 0 or sid.epoch < 0:
+            ctx.violation(source, f"invalid snapshot id {sid}")
+            return False
+        if log.latest_snapshot_id() == sid:
+            # Already stored (downloaded before a crash): just adopt it.
+            ctx.emit_log(InstallSnapshot(sid))
+            quorum.set_installing_snapshot(sid)
+        else:
+            quorum.set_fetching_snapshot(SnapshotDownload(sid))
+    else:
+        if msg.records:
+            ctx.emit_log(AppendAsFollower(msg.records))
+            if quorum.is_voter or ctx.followers_always_flush:
+                # Voters fsync before their next Fetch tells the leader they
+                # have these offsets. Observers are not counted -- unless
+                # added meanwhile (KIP-853), so controllers flush anyway.
+                ctx.emit_log(Flush())
+        if msg.high_watermark >= 0:
+            quorum.set_leader_high_watermark(msg.high_watermark)
+        replication.maybe_update_follower_high_watermark(ctx)
+    quorum.reset_fetch_timeout(now_ms)
+    return True
+
+
+
 RPC: RaftRpc[FetchRequest, FetchResponse] = RaftRpc(
     api_key=ApiKey.FETCH,
     versions=(4, 18),
@@ -164,9 +421,10 @@ RPC: RaftRpc[FetchRequest, FetchResponse] = RaftRpc(
     response_to_wire=response_to_wire,
     response_from_wire=response_from_wire,
     error_response=error_response,
+    leader_error=leader_error,
     source=source,
     answer_wait_ms=wait_ms,
     send_timeout_ms=wait_ms,
-    handle_request=fetch.handle_fetch_request,
-    handle_response=fetch.handle_fetch_response,
+    handle_request=handle_request,
+    handle_response=handle_response,
 )

@@ -8,17 +8,37 @@ handler family is :mod:`kraft.raft.handlers.membership`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from kraft.messages.generated import remove_raft_voter_request as wire_req, remove_raft_voter_response as wire_resp
 from kraft.raft.errors import Errors
-from kraft.raft.events import RemoveRaftVoterRequest, RemoveRaftVoterResponse
+from kraft.raft.events import RaftRequest, RaftResponse
+from kraft.raft.events import InboundRequest
 from kraft.raft.handlers import membership
+from kraft.raft.handlers.common import MembershipContext
+from kraft.raft.voter_changes import Refusal
 from kraft.raft.rpcs.spec import RaftRpc, errors_of, replica_key, voter_change_wait_ms, wire_directory
-from kraft.raft.voters import Endpoints
+from kraft.raft.voters import Endpoints, ReplicaKey
 from kraft.wire.apis import ApiKey
 
-__all__ = ["RPC"]
+__all__ = ["RPC", "RemoveRaftVoterRequest", "RemoveRaftVoterResponse"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoveRaftVoterRequest(RaftRequest):
+    """RemoveRaftVoter (api key 81): remove the voter ``voter_key`` (id and
+    directory id)."""
+
+    cluster_id: str | None
+    voter_key: ReplicaKey
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoveRaftVoterResponse(RaftResponse):
+    error: Errors = Errors.NONE
+    error_message: str | None = None
+
 
 
 def request_from_wire(version: int, msg: Any) -> RemoveRaftVoterRequest:
@@ -45,6 +65,24 @@ def error_response(error: Errors, partition_level: bool) -> RemoveRaftVoterRespo
     return RemoveRaftVoterResponse(error=error)
 
 
+# ----------------------------------------------------------------- the core's side
+
+
+def answer(error: Errors, message: str | None) -> RemoveRaftVoterResponse:
+    return RemoveRaftVoterResponse(error=error, error_message=message)
+
+
+def handle_request(ctx: MembershipContext, now_ms: int, env: InboundRequest) -> RemoveRaftVoterResponse | None:
+    """Kafka's ``RemoveVoterHandler``: the common checks, then the smaller
+    voter set is appended; the answer waits for its commit."""
+    msg = env.message
+    assert isinstance(msg, RemoveRaftVoterRequest)
+    state = membership.admit(ctx, msg.cluster_id, ctx.quorum.epoch, msg.voter_key, None)
+    refusal = state if isinstance(state, Refusal) else membership.remove_voter(
+        ctx, now_ms, env, answer, msg.voter_key, state)
+    return None if refusal is None else answer(refusal.error, refusal.message)
+
+
 RPC: RaftRpc[RemoveRaftVoterRequest, RemoveRaftVoterResponse] = RaftRpc(
     api_key=ApiKey.REMOVE_RAFT_VOTER,
     versions=(0, 0),
@@ -56,5 +94,5 @@ RPC: RaftRpc[RemoveRaftVoterRequest, RemoveRaftVoterResponse] = RaftRpc(
     response_from_wire=response_from_wire,
     error_response=error_response,
     answer_wait_ms=voter_change_wait_ms,
-    handle_request=membership.handle_voter_change_request,
+    handle_request=handle_request,
 )

@@ -75,6 +75,10 @@ def _no_source(request: Any) -> int:
     return -1
 
 
+def _leader_error(ctx: Any, response_type: type, error: Errors) -> Any:
+    return response_type(partition_error=error, **ctx.quorum.leader_fields)
+
+
 def _request_timeout(request: Any, request_timeout_ms: int) -> int:
     return request_timeout_ms
 
@@ -107,6 +111,9 @@ class RaftRpc(Generic[Req, Resp]):
     response_from_wire: Callable[[int, Any, str], Resp]
     #: A response carrying only ``error``, top-level or for the partition.
     error_response: Callable[[Errors, bool], Resp]
+    #: The epoch gate's refusal, ``(handler context, response type, error)``:
+    #: the partition's error with our epoch and leader.
+    leader_error: Callable[[Any, type[Resp], Errors], Resp] = _leader_error
     #: The node a request comes from, for the core (-1: not a replica).
     source: Callable[[Req], int] = _no_source
     #: How long the inbound side waits for the core's answer, given

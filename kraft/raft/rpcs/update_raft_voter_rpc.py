@@ -9,17 +9,42 @@ handler family is :mod:`kraft.raft.handlers.membership`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from kraft.messages.generated import update_raft_voter_request as wire_req, update_raft_voter_response as wire_resp
 from kraft.raft.errors import Errors
-from kraft.raft.events import UpdateRaftVoterRequest, UpdateRaftVoterResponse
+from kraft.raft.events import NO_LEADER, RaftRequest, RaftResponse
+from kraft.raft.events import InboundRequest
 from kraft.raft.handlers import membership
+from kraft.raft.handlers.common import MembershipContext
+from kraft.raft.voter_changes import Refusal
 from kraft.raft.rpcs.spec import RaftRpc, errors_of, listeners, replica_key, voter_change_wait_ms, wire_directory
-from kraft.raft.voters import Endpoint, Endpoints
+from kraft.raft.voters import Endpoint, Endpoints, ReplicaKey, VoterNode
 from kraft.wire.apis import ApiKey
 
-__all__ = ["RPC"]
+__all__ = ["RPC", "UpdateRaftVoterRequest", "UpdateRaftVoterResponse"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateRaftVoterRequest(RaftRequest):
+    """UpdateRaftVoter (api key 82): a voter telling the leader its current
+    listeners and supported ``kraft.version`` range."""
+
+    cluster_id: str | None
+    current_leader_epoch: int
+    voter_key: ReplicaKey
+    listeners: Endpoints
+    supported_kraft_versions: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateRaftVoterResponse(RaftResponse):
+    error: Errors = Errors.NONE
+    leader_id: int = NO_LEADER
+    leader_epoch: int = -1
+    leader_endpoints: Endpoints = ()
+
 
 
 def request_from_wire(version: int, msg: Any) -> UpdateRaftVoterRequest:
@@ -75,6 +100,23 @@ def source(req: UpdateRaftVoterRequest) -> int:
     return req.voter_key.id
 
 
+# ----------------------------------------------------------------- the core's side
+
+
+def handle_request(ctx: MembershipContext, now_ms: int, env: InboundRequest) -> UpdateRaftVoterResponse:
+    """Kafka's ``UpdateVoterHandler``: the common checks, then the voter's
+    new listeners and supported versions; answered at once."""
+    msg = env.message
+    assert isinstance(msg, UpdateRaftVoterRequest)
+    state = membership.admit(ctx, msg.cluster_id, msg.current_leader_epoch, msg.voter_key, msg.listeners)
+    if isinstance(state, Refusal):
+        error = state.error
+    else:
+        node = VoterNode(msg.voter_key, msg.listeners, msg.supported_kraft_versions)
+        error = membership.update_voter(ctx, now_ms, node, state)
+    return UpdateRaftVoterResponse(error=error, **ctx.quorum.leader_fields)
+
+
 RPC: RaftRpc[UpdateRaftVoterRequest, UpdateRaftVoterResponse] = RaftRpc(
     api_key=ApiKey.UPDATE_RAFT_VOTER,
     versions=(0, 0),
@@ -87,5 +129,5 @@ RPC: RaftRpc[UpdateRaftVoterRequest, UpdateRaftVoterResponse] = RaftRpc(
     error_response=error_response,
     source=source,
     answer_wait_ms=voter_change_wait_ms,
-    handle_request=membership.handle_voter_change_request,
+    handle_request=handle_request,
 )

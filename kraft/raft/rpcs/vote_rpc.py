@@ -4,17 +4,22 @@ directory ids and the answer's NodeEndpoints.
 
 Kafka: ``RaftUtil.singletonVoteRequest``/``singletonVoteResponse``,
 ``KafkaRaftClient.handleVoteRequest``/``handleVoteResponse``. The handlers
-are :func:`kraft.raft.handlers.election.handle_vote_request` and
-:func:`~kraft.raft.handlers.election.handle_vote_response`.
+are :func:`handle_request` and :func:`handle_response` below; the poll
+sends what :func:`request` builds.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from kraft.messages.generated import vote_request as wire_req, vote_response as wire_resp
-from kraft.raft.events import VoteRequest, VoteResponse
-from kraft.raft.handlers import election
+from kraft.raft.errors import Errors
+from kraft.raft.events import METADATA_PARTITION, NO_LEADER, RaftRequest, QuorumResponse, TopicPartition
+from kraft.raft.events import InboundRequest
+from kraft.raft.handlers.common import ElectionContext
+from kraft.raft.roles import Candidate, Prospective
+from kraft.records.view import OffsetAndEpoch
 from kraft.raft.rpcs.spec import (
     METADATA_TOPIC,
     ZERO,
@@ -30,7 +35,35 @@ from kraft.raft.rpcs.spec import (
 from kraft.raft.voters import Endpoints, ReplicaKey
 from kraft.wire.apis import ApiKey
 
-__all__ = ["RPC"]
+__all__ = ["RPC", "VoteRequest", "VoteResponse"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VoteRequest(RaftRequest):
+    """Sent by a Prospective (``pre_vote=True``, KIP-996) or a Candidate."""
+
+    cluster_id: str | None
+    topic_partition: TopicPartition = METADATA_PARTITION
+    #: The receiving voter's key (KIP-853, v1+); ``None`` when not sent.
+    voter_key: ReplicaKey | None = None
+    #: The nominee's epoch: bumped for a real vote, the current one for a pre-vote.
+    candidate_epoch: int
+    candidate_key: ReplicaKey
+    #: Epoch and end offset of the nominee's log (the "last fetched epoch" and LEO).
+    last_offset_epoch: int
+    last_offset: int
+    pre_vote: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VoteResponse(QuorumResponse):
+    error: Errors = Errors.NONE
+    partition_error: Errors = Errors.NONE
+    leader_id: int = NO_LEADER
+    leader_epoch: int = -1
+    vote_granted: bool = False
+    leader_endpoints: Endpoints = ()
+
 
 
 def request_from_wire(version: int, msg: Any) -> VoteRequest:
@@ -80,6 +113,54 @@ def source(req: VoteRequest) -> int:
     return req.candidate_key.id
 
 
+# ----------------------------------------------------------------- the core's side
+
+
+def request(ctx: ElectionContext, role: Prospective | Candidate, voter: int) -> VoteRequest:
+    """A (pre-)vote request of ``role`` to ``voter``, with our log end."""
+    assert ctx.local_key is not None
+    end = ctx.log_end
+    return VoteRequest(
+        cluster_id=ctx.cluster_id,
+        topic_partition=ctx.topic_partition,
+        voter_key=ctx.voters.key(voter),
+        candidate_epoch=role.epoch,
+        candidate_key=ctx.local_key,
+        last_offset_epoch=end.epoch,
+        last_offset=end.offset,
+        pre_vote=isinstance(role, Prospective),
+    )
+
+
+def handle_request(ctx: ElectionContext, now_ms: int, env: InboundRequest) -> VoteResponse:
+    """KIP-595 Vote handling: grant only an up-to-date log, once per epoch
+    (Kafka's ``handleVoteRequest`` and each state's ``canGrantVote``)."""
+    msg = env.message
+    assert isinstance(msg, VoteRequest)
+    granted = ctx.quorum.grant_vote(
+        msg.candidate_key, OffsetAndEpoch(msg.last_offset, msg.last_offset_epoch), ctx.log_end, msg.pre_vote, now_ms)
+    return VoteResponse(vote_granted=granted, **ctx.quorum.leader_fields)
+
+
+def handle_response(ctx: ElectionContext, now_ms: int, source: int, msg: VoteResponse) -> bool:
+    """Count the vote (Kafka's ``handleVoteResponse``); a majority moves the
+    nominee forward, a lost pre-vote sends it back."""
+    quorum = ctx.quorum
+    if msg.partition_error is not Errors.NONE:
+        return False
+    if isinstance(quorum.role, (Prospective, Candidate)):
+        quorum.record_vote(source, msg.vote_granted)
+        if msg.vote_granted:
+            ctx.maybe_transition_forward(now_ms)
+        else:
+            role = quorum.role
+            if isinstance(role, Prospective) and role.votes.is_vote_rejected():
+                ctx.prospective_lost(now_ms, "lost pre-vote")
+            # A rejected Candidate waits out its election timeout, then
+            # becomes Prospective again (Kafka 4.x).
+    return True
+
+
 RPC: RaftRpc[VoteRequest, VoteResponse] = RaftRpc(
     api_key=ApiKey.VOTE,
     versions=(0, 2),
@@ -91,6 +172,6 @@ RPC: RaftRpc[VoteRequest, VoteResponse] = RaftRpc(
     response_from_wire=response_from_wire,
     error_response=error_response,
     source=source,
-    handle_request=election.handle_vote_request,
-    handle_response=election.handle_vote_response,
+    handle_request=handle_request,
+    handle_response=handle_response,
 )
