@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-
 from kraft.raft import kraft_version as kraft_version_feature
 from kraft.raft.errors import Errors, LocalRaftError, NotLeaderError
 from kraft.raft.events import InboundRequest, RaftResponse

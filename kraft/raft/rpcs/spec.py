@@ -1,13 +1,15 @@
 """What one raft RPC module declares (:class:`RaftRpc`), and the wire
 helpers the modules share.
 
-Each RPC of the quorum (``kraft/raft/rpcs/<name>_rpc.py``) is one
+Each RPC of the quorum (``kraft/raft/rpcs/<name>_rpc.py``) defines its
+request and response classes (the core's flat events) and is one
 :class:`RaftRpc`: its api key and event types, its wire mapping both ways
-(decoded generated message <-> the core's flat event), its error answer,
+(decoded generated message <-> the core's flat event), its error answers,
 how long the inbound side waits for the core's answer and the outbound side
-for the peer's, which node a request comes from, and its handler entry
-points in the core's handler families. Kafka spreads the same knowledge
-over ``RaftUtil`` (requests and error answers) and ``KafkaRaftClient``
+for the peer's, which node a request comes from, and its handlers, written
+in the same module on the steps its family shares
+(:mod:`kraft.raft.handlers`). Kafka spreads the same knowledge over
+``RaftUtil`` (requests and error answers) and ``KafkaRaftClient``
 (``handleXxxRequest``/``handleXxxResponse``); here it is one file per RPC,
 so that adding a field or a version touches that file (and its test) only.
 
