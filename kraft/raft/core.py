@@ -33,7 +33,6 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Sequence
-from typing import Any
 
 from kraft.raft import epoch_gate, handover, polling, responses
 from kraft.raft.epoch_gate import PASS, QuorumRequest, Verdict
@@ -55,7 +54,7 @@ from kraft.raft.request_manager import RequestManager
 from kraft.raft.roles import (
     Candidate, ElectionState, Follower, Leader, LeaderAndEpoch, Prospective, Resigned, Role, Unattached,
 )
-from kraft.raft.rpcs import BY_REQUEST, FetchRequest, RaftRpc, VoteRequest, fetch_rpc
+from kraft.raft.rpcs import BY_REQUEST, VoteRequest, fetch_rpc
 from kraft.raft.voters import (
     DEFAULT_CONTROLLER_LISTENER, Endpoints, KRaftVersionRange, ReplicaKey, VoterSet, voter_ids_text,
 )
@@ -645,7 +644,7 @@ class RaftCore:
                     assert verdict.error is not None
                     response = rpc.error_response(verdict.error, verdict.partition_level)
                 elif verdict.error is not None:
-                    response = rpc.leader_error(self, rpc.response_type, verdict.error)
+                    response = rpc.refusal(self, verdict.error)
         if response is None:
             if isinstance(msg, VoteRequest) and self.campaign_policy is not None:
                 # What a witness's hand-over rule knows of the others' logs.

@@ -35,7 +35,10 @@ from kraft.raft.errors import Errors
 from kraft.raft.events import InboundRequest, RaftResponse
 from kraft.raft.voters import VoterNode
 
-__all__ = ["PendingVoterChange", "Refusal", "admission_refusal"]
+__all__ = ["Answer", "PendingVoterChange", "Refusal", "admission_refusal"]
+
+#: An RPC's answer to a voter change: error code and message -> its response.
+Answer = Callable[[Errors, str | None], RaftResponse]
 
 
 class Refusal(NamedTuple):
@@ -54,7 +57,7 @@ class PendingVoterChange:
     #: The AddRaftVoter/RemoveRaftVoter request to answer.
     request: InboundRequest
     #: Its RPC's answer: error code and message -> the response.
-    answer: Callable[[Errors, str | None], RaftResponse]
+    answer: Answer
     #: The voter added (its supported versions are filled in from ApiVersions)
     #: or removed.
     voter: VoterNode

@@ -13,25 +13,20 @@ leadership, and carries its RPC's answer. The follower side is
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from kraft.raft import kraft_version as kraft_version_feature
 from kraft.raft.errors import Errors, LocalRaftError, NotLeaderError
-from kraft.raft.events import InboundRequest, RaftResponse
+from kraft.raft.events import InboundRequest
 from kraft.raft.handlers.common import MembershipContext, validate_leader_only
 from kraft.raft.leader_state import LeaderState
 from kraft.raft.logops import KRaftVersionControl, VotersControl
 from kraft.raft.roles import Leader
-from kraft.raft.voter_changes import PendingVoterChange, Refusal, admission_refusal
+from kraft.raft.voter_changes import Answer, PendingVoterChange, Refusal, admission_refusal
 from kraft.raft.voters import Endpoints, ReplicaKey, VoterNode
 from kraft.records.view import OffsetAndEpoch
 
 #: Kafka's ``LeaderState.isReplicaCaughtUp``: an observer that fetched
 #: within the last hour (and has caught up with the leader once) may be added.
 ADD_VOTER_CAUGHT_UP_WINDOW_MS = 3_600_000
-
-#: An RPC's answer to a voter change: error code and message -> its response.
-Answer = Callable[[Errors, str | None], RaftResponse]
 
 
 def finish_voter_change(

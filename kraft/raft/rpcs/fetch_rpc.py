@@ -211,11 +211,6 @@ def fetch_error(ctx: ReplicationContext, error: Errors) -> FetchResponse:
     return FetchResponse(partition_error=error, log_start_offset=ctx.log.start_offset, **ctx.quorum.leader_fields)
 
 
-def leader_error(ctx: ReplicationContext, response_type: type[FetchResponse], error: Errors) -> FetchResponse:
-    """The epoch gate's refusal of a Fetch (:func:`fetch_error`)."""
-    return fetch_error(ctx, error)
-
-
 def handle_request(ctx: ReplicationContext, now_ms: int, env: InboundRequest) -> FetchResponse | None:
     """Answer now, or park the fetch (long poll) until there is news. The
     core's gate checked the fields and the epoch (Kafka's
@@ -421,7 +416,7 @@ RPC: RaftRpc[FetchRequest, FetchResponse] = RaftRpc(
     response_to_wire=response_to_wire,
     response_from_wire=response_from_wire,
     error_response=error_response,
-    leader_error=leader_error,
+    leader_error=fetch_error,
     source=source,
     answer_wait_ms=wait_ms,
     send_timeout_ms=wait_ms,

@@ -77,10 +77,6 @@ def _no_source(request: Any) -> int:
     return -1
 
 
-def _leader_error(ctx: Any, response_type: type, error: Errors) -> Any:
-    return response_type(partition_error=error, **ctx.quorum.leader_fields)
-
-
 def _request_timeout(request: Any, request_timeout_ms: int) -> int:
     return request_timeout_ms
 
@@ -113,9 +109,9 @@ class RaftRpc(Generic[Req, Resp]):
     response_from_wire: Callable[[int, Any, str], Resp]
     #: A response carrying only ``error``, top-level or for the partition.
     error_response: Callable[[Errors, bool], Resp]
-    #: The epoch gate's refusal, ``(handler context, response type, error)``:
-    #: the partition's error with our epoch and leader.
-    leader_error: Callable[[Any, type[Resp], Errors], Resp] = _leader_error
+    #: The RPC's own builder of the epoch gate's refusal, ``(handler context,
+    #: error)``; None: :meth:`refusal`'s common answer.
+    leader_error: Callable[[Any, Errors], Resp] | None = None
     #: The node a request comes from, for the core (-1: not a replica).
     source: Callable[[Req], int] = _no_source
     #: How long the inbound side waits for the core's answer, given
@@ -140,6 +136,14 @@ class RaftRpc(Generic[Req, Resp]):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "metrics_name", "".join(p.capitalize() for p in self.api_key.name.split("_")))
+
+    def refusal(self, ctx: Any, error: Errors) -> Resp:
+        """The epoch gate's refusal of a request: the partition's ``error``
+        with the epoch and leader ``ctx`` knows (``leader_error`` if set)."""
+        if self.leader_error is not None:
+            return self.leader_error(ctx, error)
+        response: Resp = self.response_type(partition_error=error, **ctx.quorum.leader_fields)  # type: ignore[call-arg]
+        return response
 
     def error_tag(self, response: Resp) -> str:
         """The ``error`` tag of a response of this RPC in the raft metrics: its
