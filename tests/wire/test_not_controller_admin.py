@@ -29,14 +29,16 @@ CASES = [(key, v) for key in ADMIN_NOT_CONTROLLER_APIS
 
 def test_every_api_a_kafka_controller_advertises_is_served_or_refused() -> None:
     """What a real Kafka 4.0 controller advertises, minus what kraft serves,
-    is exactly what kraft answers with NOT_CONTROLLER, at the same versions."""
+    is exactly what kraft answers with NOT_CONTROLLER, at versions that cover
+    4.0's (the codecs follow Kafka 4.4: AlterPartitionReassignments v1 is
+    4.1's KIP-1117 AllowReplicationFactorChange)."""
     frame = next(f for line in FRAMES.read_text().splitlines()
                  if (f := json.loads(line))["direction"] == "response" and f["apiKey"] == ApiKey.API_VERSIONS)
     kafka = replayed_api_versions(frame["frameHex"])
     rest = {k: r for k, r in kafka.items() if k not in SUPPORTED_APIS and k not in REFUSED_CONTROLLER_APIS}
     assert set(rest) == set(ADMIN_NOT_CONTROLLER_APIS)
     for key, (lo, hi) in rest.items():
-        assert (ApiKey(key).min_version, ApiKey(key).max_version) == (lo, hi), ADMIN_NOT_CONTROLLER_APIS[key]
+        assert ApiKey(key).min_version == lo and ApiKey(key).max_version >= hi, ADMIN_NOT_CONTROLLER_APIS[key]
 
 
 def _errors(obj: Any) -> list[int]:

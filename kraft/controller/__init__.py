@@ -1,0 +1,16 @@
+"""The Kafka controller: what Apache Kafka's ``QuorumController`` does for
+Kafka 4.x brokers and their clients, as a sans-IO state machine over kraft's
+metadata image (:mod:`kraft.image`).
+
+It never does I/O and never reads a clock: the node's driver
+(:mod:`kraft.node.controller_server`) feeds it committed records, leader
+changes, requests and the time, and carries out what it returns -- records
+to append, and the responses to send once those records are committed.
+
+One module per Kafka control manager: ``cluster_control`` (brokers,
+registrations, heartbeats, fencing), ``replication_control`` (topics,
+partitions, ISR, leader election, reassignments), ``partition_change``
+(``PartitionChangeBuilder``), ``placement`` (``StripedReplicaPlacer``),
+``features``, ``configs``, ``acls``, ``scram``, ``quotas``,
+``producer_ids``; ``quorum_controller`` ties them together.
+"""
