@@ -235,7 +235,7 @@ def _note_mixed_clusters(inputs: tuple[str, ...]) -> None:
 
 _master_option = click.option(
     "--master", default="local[*]", show_default=True,
-    help="Spark master: local[N], spark://host:7077, yarn, k8s://... (see the README for clusters).",
+    help="Spark master: local[N], spark://host:7077, yarn, k8s://... (see docs/tools/spark.md for clusters).",
 )
 _conf_option = click.option("--conf", multiple=True, metavar="KEY=VALUE", help="Extra Spark configuration (repeatable).")
 _ui_option = click.option("--ui/--no-ui", default=False, show_default=True, help="Start the Spark web UI.")
