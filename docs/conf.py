@@ -45,7 +45,7 @@ html_show_sourcelink = False
 # members in source order, as the modules tell their story.
 autodoc_typehints = "description"
 autodoc_member_order = "bysource"
-autodoc_default_options = {"members": True, "show-inheritance": False}
+autodoc_default_options = {"members": True}
 autodoc_preserve_defaults = True
 add_module_names = False
 
