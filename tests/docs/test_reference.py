@@ -111,3 +111,20 @@ def test_a_link_to_a_missing_page_is_found(tmp_path: Path) -> None:
     page = tmp_path / "docs" / "index.md"
     page.write_text("[here](getting-started.md#install), [gone](gone.md), [web](https://kafka.apache.org/)\n")
     assert broken_relative_links(page, tmp_path) == ["docs/index.md: gone.md"]
+
+
+def table_codes(text: str) -> set[int]:
+    """The exit codes in the first column of a page's exit-code table."""
+    return {int(m.group(1)) for m in re.finditer(r"^\| (\d+) \|", text, re.MULTILINE)}
+
+
+def test_the_exit_code_page_lists_exactly_the_defined_codes() -> None:
+    """docs/operating/exit-codes.md explains each class with examples; the
+    codes themselves are kraft/errors.py's (the generated reference renders
+    them), so the page's table has each code once, and no other."""
+    from kraft import errors
+
+    defined = {0} | {getattr(errors, name) for name in errors.__all__ if name.startswith("EXIT_")}
+    page = (REPO / "docs" / "operating" / "exit-codes.md").read_text()
+    assert table_codes(page) == defined
+    assert table_codes("| 0 | success | |\n| 7 | made up | |\n") == {0, 7}
