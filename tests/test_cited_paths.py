@@ -1,4 +1,5 @@
-"""Every ``path/file.py`` a docstring, a comment or the README cites exists
+"""Every ``path/file.py`` a docstring, a comment, the README or a page of the
+documentation site (``docs/``) cites exists
 (issue 34: docstrings named ``kraft/wire/not_controller.py``, while the
 package lives in ``wire/``). Paths are relative to the repository root, as
 a reader types them; a path that only exists inside the installed package
@@ -17,6 +18,8 @@ import re
 import tokenize
 from collections.abc import Iterator
 from pathlib import Path
+
+from tests.test_readme import doc_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("kraft", "wire", "records", "messages", "tools", "tests")
@@ -55,8 +58,9 @@ def cited_paths() -> dict[str, set[str]]:
         for text in _texts(path):
             for match in CITED.finditer(text):
                 cited.setdefault(match.group(1), set()).add(where)
-    for match in CITED.finditer((ROOT / "README.md").read_text()):
-        cited.setdefault(match.group(1), set()).add("README.md")
+    for page in doc_pages():
+        for match in CITED.finditer(page.read_text()):
+            cited.setdefault(match.group(1), set()).add(str(page.relative_to(ROOT)))
     return cited
 
 
@@ -72,4 +76,5 @@ def test_the_scan_finds_citations() -> None:
     cited = cited_paths()
     assert "kraft/raft/handlers/common.py" in cited
     assert "README.md" in cited["wire/sasl.py"] or "kraft/node/controller_apis.py" in cited["wire/sasl.py"]
+    assert "docs/concepts/raft-core.md" in cited["kraft/raft/handlers/common.py"]  # the site's pages are read
     assert CITED.findall("see kraft/wire/not_controller.py, and x.py") == ["kraft/wire/not_controller.py"]

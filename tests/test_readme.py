@@ -1,4 +1,5 @@
-"""Every example in README.md runs as written.
+"""Every example in README.md and in the documentation site's pages
+(``docs/**/*.md``) runs as written.
 
 Each ```python block runs as a program and each ```sh block under
 ``bash -euo pipefail``, in its own temporary directory, with ``kraft`` on
@@ -12,7 +13,10 @@ A block some other test runs (it needs a cluster, Spark, real Kafka's
 files) says so on the line before its fence: ``<!-- run by tests/x.py -->``;
 that test calls :func:`readme_block` and :func:`run_example` (checked
 here). There is no other exemption: ```properties and the like are data,
-any other language is refused.
+a ```{toctree} is the site's structure, any other language is refused.
+
+A block is named by where it is: ``docs/tools/quorum.md:17`` (the page,
+then the line of its fence), which is also its test id.
 """
 
 from __future__ import annotations
@@ -30,16 +34,29 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
+DOCS = REPO / "docs"
 RUNNABLE = ("python", "sh", "console")
 #: Blocks that are data, not commands.
 DATA = ("properties", "json", "text")
-_FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)
+#: MyST directives the site's pages use: structure, not examples.
+DIRECTIVES = ("{toctree}",)
+_FENCE = re.compile(r"^```(\{[\w-]+\}|[\w-]*)[^\n]*\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)
 
 
-def readme_blocks() -> list[tuple[int, str, str]]:
-    """(line number, language, code) of every fenced block."""
-    text = README.read_text(encoding="utf-8")
-    return [(text.count("\n", 0, m.start()) + 1, m.group(1), m.group(2)) for m in _FENCE.finditer(text)]
+def doc_pages() -> list[Path]:
+    """README.md and every Markdown page of the site (not a build's output)."""
+    pages = sorted(p for p in DOCS.rglob("*.md") if not {"_build", "_ext"} & set(p.relative_to(DOCS).parts))
+    return [README, *pages]
+
+
+def _page_texts() -> list[tuple[str, str]]:
+    return [(str(page.relative_to(REPO)), page.read_text(encoding="utf-8")) for page in doc_pages()]
+
+
+def readme_blocks() -> list[tuple[str, str, str]]:
+    """(where: ``page:line``, language, code) of every fenced block of every page."""
+    return [(f"{page}:{text.count(chr(10), 0, m.start()) + 1}", m.group(1), m.group(2))
+            for page, text in _page_texts() for m in _FENCE.finditer(text)]
 
 
 #: ``<!-- run by tests/x/test_y.py -->`` on the line before a fence: that
@@ -48,10 +65,10 @@ def readme_blocks() -> list[tuple[int, str, str]]:
 _DELEGATED = re.compile(r"^<!-- run by (tests/\S+\.py) -->\n```", re.MULTILINE)
 
 
-def delegated_blocks() -> dict[int, str]:
-    """Line number of each delegated block's fence -> the test file that runs it."""
-    text = README.read_text(encoding="utf-8")
-    return {text.count("\n", 0, m.start()) + 2: m.group(1) for m in _DELEGATED.finditer(text)}
+def delegated_blocks() -> dict[str, str]:
+    """Where each delegated block's fence is (``page:line``) -> the test file that runs it."""
+    return {f"{page}:{text.count(chr(10), 0, m.start()) + 2}": m.group(1)
+            for page, text in _page_texts() for m in _DELEGATED.finditer(text)}
 
 
 #: ``<!-- not run: WHY -->`` on the line before a fence: a block no test can
@@ -60,15 +77,15 @@ def delegated_blocks() -> dict[int, str]:
 _NOT_RUN = re.compile(r"^<!-- not run: (.+?) -->\n```", re.MULTILINE)
 
 
-def not_run_blocks() -> dict[int, str]:
-    """Line number of each block's fence that is not run -> why."""
-    text = README.read_text(encoding="utf-8")
-    return {text.count("\n", 0, m.start()) + 2: m.group(1) for m in _NOT_RUN.finditer(text)}
+def not_run_blocks() -> dict[str, str]:
+    """Where each block that is not run is (``page:line``) -> why."""
+    return {f"{page}:{text.count(chr(10), 0, m.start()) + 2}": m.group(1)
+            for page, text in _page_texts() for m in _NOT_RUN.finditer(text)}
 
 
-def readme_block(line: int) -> str:
-    """The code of the block whose fence is on ``line``."""
-    [code] = [code for at, _, code in readme_blocks() if at == line]
+def readme_block(where: str) -> str:
+    """The code of the block whose fence is at ``where`` (``page:line``)."""
+    [code] = [code for at, _, code in readme_blocks() if at == where]
     return code
 
 
@@ -76,40 +93,43 @@ def _runnable() -> list[pytest.param]:  # type: ignore[valid-type]
     # Spark examples start a JVM (a standalone cluster, even): slow, still run in CI.
     delegated = delegated_blocks()
     # The id names Spark: the suite runs Spark's tests on one worker (tests/conftest.py).
-    return [pytest.param(lang, code, id=f"README.md:{line}-{lang}" + ("-spark" if "spark" in code.lower() else ""),
+    not_run = not_run_blocks()
+    return [pytest.param(lang, code, id=f"{where}-{lang}" + ("-spark" if "spark" in code.lower() else ""),
                          marks=[pytest.mark.slow] if "spark" in code.lower() or "kraft bench" in code
                          or "static_checks" in code else [])
-            for line, lang, code in readme_blocks()
-            if lang in RUNNABLE and line not in delegated and line not in not_run_blocks()]
+            for where, lang, code in readme_blocks()
+            if lang in RUNNABLE and where not in delegated and where not in not_run]
 
 
 def test_blocks_are_found_and_fences_balance() -> None:
     blocks = readme_blocks()
-    assert README.read_text(encoding="utf-8").count("\n```") % 2 == 0
+    for page, text in _page_texts():
+        assert text.count("\n```") % 2 == 0, f"{page}: a code fence is not closed"
     assert any(lang == "python" for _, lang, _ in blocks) and any(lang == "sh" for _, lang, _ in blocks)
-    for line, lang, _ in blocks:
-        assert lang in RUNNABLE + DATA, (
-            f"README.md:{line}: a fence of language {lang!r}: give python, sh, console (run here or marked "
-            f"<!-- run by tests/... -->) or one of the data languages {DATA}")
+    assert {where.partition(":")[0] for where, _, _ in blocks} > {"README.md", "docs/tools/quorum.md"}
+    for where, lang, _ in blocks:
+        assert lang in RUNNABLE + DATA + DIRECTIVES, (
+            f"{where}: a fence of language {lang!r}: give python, sh, console (run here or marked "
+            f"<!-- run by tests/... -->), one of the data languages {DATA} or a directive {DIRECTIVES}")
 
 
 def test_every_console_block_is_a_transcript() -> None:
     """A console block is run: it starts with a ``$ `` command line."""
-    for line, lang, code in readme_blocks():
+    for where, lang, code in readme_blocks():
         if lang == "console":
-            assert code.startswith("$ "), f"README.md:{line}: a console block starts with '$ ' (the command)"
+            assert code.startswith("$ "), f"{where}: a console block starts with '$ ' (the command)"
 
 
 def test_a_block_not_run_says_why() -> None:
-    for line, why in not_run_blocks().items():
-        assert len(why.split()) >= 4, f"README.md:{line}: say why no test runs it"
+    for where, why in not_run_blocks().items():
+        assert len(why.split()) >= 4, f"{where}: say why no test runs it"
 
 
 def test_delegated_blocks_are_run_by_the_test_they_name() -> None:
-    for line, test_file in delegated_blocks().items():
+    for where, test_file in delegated_blocks().items():
         source = (REPO / test_file).read_text(encoding="utf-8")
         assert "readme_block(" in source and "run_example(" in source, (
-            f"README.md:{line} says {test_file} runs it, but that file does not")
+            f"{where} says {test_file} runs it, but that file does not")
 
 
 @pytest.mark.parametrize(("lang", "code"), _runnable())
@@ -217,13 +237,18 @@ _FIGURE = re.compile(
     r"|\b\d+ min \d+ s\b"
     r"|\btook \d+(?:\.\d+)? s\b"
 )
-#: The commands that print the figures the README quotes.
+#: The commands that print the figures the README and the site quote.
 _MEASURING = re.compile(r"`(?:kraft bench [a-z-]+|kraft spark (?:export|report)|\.venv/bin/pytest|pytest)\b[^`]*`")
 
 
-def prose_paragraphs() -> list[tuple[int, str]]:
-    """The README's paragraphs and table rows outside code blocks, with their first line."""
-    text = _FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), README.read_text(encoding="utf-8"))
+def prose_paragraphs() -> list[tuple[str, str]]:
+    """The paragraphs and table rows outside code blocks of every page, with
+    where each starts (``page:line``)."""
+    return [(f"{page}:{line}", para) for page, text in _page_texts() for line, para in _paragraphs(text)]
+
+
+def _paragraphs(text: str) -> list[tuple[int, str]]:
+    text = _FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     out: list[tuple[int, str]] = []
     start, lines = 0, []
     for number, line in enumerate(text.splitlines(), 1):
@@ -243,29 +268,36 @@ def prose_paragraphs() -> list[tuple[int, str]]:
 
 
 def test_every_performance_figure_names_the_command_that_printed_it() -> None:
-    """Issue 28: a rate, ratio or time in the README sits in a paragraph (or
-    table row) naming the benchmark command that prints it, e.g. `kraft bench
-    shell`, so a reader can re-measure it; the shell's old 1.24x is gone."""
-    unlabelled = [(line, _FIGURE.findall(para)) for line, para in prose_paragraphs()
+    """Issue 28: a rate, ratio or time in the README or a page of the site
+    sits in a paragraph (or table row) naming the benchmark command that
+    prints it, e.g. `kraft bench shell`, so a reader can re-measure it; the
+    shell's old 1.24x is gone."""
+    unlabelled = [(where, _FIGURE.findall(para)) for where, para in prose_paragraphs()
                   if _FIGURE.search(para) and not _MEASURING.search(para)]
-    assert not unlabelled, f"figures without the command that printed them (README line, figures): {unlabelled}"
-    assert "1.24x" not in README.read_text(encoding="utf-8")
+    assert not unlabelled, f"figures without the command that printed them (page:line, figures): {unlabelled}"
+    assert all("1.24x" not in text for _, text in _page_texts())
 
 
 def test_the_figure_check_sees_figures() -> None:
-    figures = [f for _, para in prose_paragraphs() for f in _FIGURE.findall(para)]
+    figures = [f for where, para in prose_paragraphs() if where.startswith("docs/") for f in _FIGURE.findall(para)]
     assert any("records/s" in f for f in figures) and any(f.endswith("x") for f in figures)
+    [(_, para)] = _paragraphs("One run: 52,524 records/s on 2 cores.\n")
+    assert _FIGURE.search(para) and not _MEASURING.search(para)  # a figure naming no bench is caught
     assert _FIGURE.search("took 15.0 s") and not _FIGURE.search("every 500 ms, for at most 1.5 s")
 
 
 def _block_under(heading: str, lang: str) -> str:
-    """The first ``lang`` block of the README section ``heading``."""
-    text = README.read_text(encoding="utf-8")
-    start = text.index(f"\n## {heading}\n")
-    end = text.find("\n## ", start + 1)
-    m = _FENCE.search(text, start, end if end >= 0 else len(text))
-    assert m is not None and m.group(1) == lang, heading
-    return m.group(2)
+    """The first ``lang`` block of the section ``heading`` (of any level, on
+    any page): up to the next heading of the same level or above."""
+    for _, text in _page_texts():
+        m = re.search(rf"^(#+) {re.escape(heading)}\n", text, re.MULTILINE)
+        if m is None:
+            continue
+        end = re.compile(rf"^#{{1,{len(m.group(1))}}} ", re.MULTILINE).search(text, m.end())
+        block = _FENCE.search(text, m.end(), end.start() if end else len(text))
+        assert block is not None and block.group(1) == lang, heading
+        return block.group(2)
+    raise AssertionError(f"no page has the heading {heading!r}")
 
 
 def test_the_codecs_example_prints_kafkas_json(tmp_path: Path) -> None:

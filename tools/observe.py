@@ -253,7 +253,7 @@ def observe_command(bootstrap: str, cluster_id: str | None, node_id: int | None,
 
 def discovery_bounds(timeout_s: float | None) -> tuple[int, int]:
     """How long the observer asks bootstrap servers of which none answers
-    in Kafka's protocol before it gives up (exit 5): the README's
+    in Kafka's protocol before it gives up (exit 5): the documented
     ``PROBE_TIMEOUT_S`` (10 s) without ``--timeout``, one request's bound and
     the retries after it included (a silent listener takes a request's
     whole timeout each round). A quorum that answers (electing, say) is

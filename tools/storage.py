@@ -88,7 +88,7 @@ class FormatRequest:
     controller: bool = True
     #: Write the KIP-1170 layout (``kafka.bootstrap_snapshot``) -- only when
     #: the release was named: by default kraft writes ``bootstrap.checkpoint``,
-    #: the layout kraft's live doctor is tested on (README "Kafka versions").
+    #: the layout kraft's live doctor is tested on (docs/beside-kafka/kafka-versions.md).
     kip1170_layout: bool = False
 
 

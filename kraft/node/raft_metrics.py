@@ -103,7 +103,7 @@ def _spec(name: str, type_: str, help_: str, *labels: str) -> MetricSpec:
     return MetricSpec(name, type_, help_, labels)
 
 
-#: Every metric family kraft exports, in the order of the README's table.
+#: Every metric family kraft exports, in the order of the table in docs/operating/metrics-and-logs.md.
 #: Help texts are Kafka's where Kafka has the metric.
 METRICS: tuple[MetricSpec, ...] = (
     _spec("kafka_raft_current_state", "gauge",

@@ -1,4 +1,4 @@
-"""The README's interoperability table is filled in by real-Kafka tests:
+"""The interoperability table (docs/beside-kafka/interoperability.md) is filled in by real-Kafka tests:
 its columns are the releases of .ci/kafka-releases, and every row names a
 test of tests/kafka/ that runs on each of them (it takes the ``release``
 fixture, parametrised over that list)."""
@@ -10,12 +10,12 @@ import re
 
 from tests.kafka.releases import REPO, listed
 
-SECTION = "## Interoperability with real Kafka"
+#: The page of the documentation site that holds the table.
+PAGE = REPO / "docs" / "beside-kafka" / "interoperability.md"
 
 
 def _table() -> list[list[str]]:
-    readme = (REPO / "README.md").read_text()
-    section = readme.split(SECTION, 1)[1].split("\n## ", 1)[0]
+    section = PAGE.read_text()
     rows = [line for line in section.splitlines() if line.startswith("|")]
     return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows]
 

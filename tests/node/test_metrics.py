@@ -1,6 +1,6 @@
 """Kafka's raft metrics on the Prometheus endpoint, /healthz, /readyz and
 /status, with real in-process nodes on 127.0.0.1 (metrics.prometheus.port=0:
-an ephemeral port), scraped over real HTTP. Plus: the README's metric table
+an ephemeral port), scraped over real HTTP. Plus: the documentation's metric table
 lists exactly what the endpoint exports, with the same types and help."""
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from kraft.records.batch import build_data_batch
 from tests.node.cluster import make_configs
 from tests.node.harness import append_until_ok, leader_of, node_config, start
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+#: The page of the documentation site that holds the metrics table.
+METRICS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "operating" / "metrics-and-logs.md"
 
 
 async def http_get(port: int, path: str) -> tuple[int, str]:
@@ -160,8 +161,8 @@ async def test_metrics_off_by_default(tmp_path: Path) -> None:
 
 
 def readme_metrics() -> dict[str, tuple[str, str]]:
-    """name -> (type, help) from the README's metrics table."""
-    text = README.read_text()
+    """name -> (type, help) from the documentation's metrics table."""
+    text = METRICS_PAGE.read_text()
     start = text.index("<!-- metrics-table:start -->")
     end = text.index("<!-- metrics-table:end -->")
     rows = {}
@@ -202,11 +203,11 @@ def test_readme_lists_exactly_the_exported_metrics() -> None:
     readme = readme_metrics()
     exported = exported_metrics()
     assert sorted(exported) == sorted(readme), (
-        f"missing from README: {sorted(set(exported) - set(readme))}; "
+        f"missing from {METRICS_PAGE.name}: {sorted(set(exported) - set(readme))}; "
         f"not exported: {sorted(set(readme) - set(exported))}")
     for name, (kind, help_) in exported.items():
-        assert readme[name][0] == kind, f"{name}: README says {readme[name][0]}, exported as {kind}"
-        assert readme[name][1] == help_, f"{name}: README help differs from the exported help"
+        assert readme[name][0] == kind, f"{name}: the docs say {readme[name][0]}, exported as {kind}"
+        assert readme[name][1] == help_, f"{name}: the documented help differs from the exported help"
     assert len(exported) == len(METRICS)
 
 

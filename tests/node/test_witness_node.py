@@ -175,10 +175,11 @@ def test_current_state_says_witness_for_a_following_or_waiting_witness() -> None
 
 
 def test_the_readme_section_properties_are_valid_node_configs() -> None:
-    """'Beside a Kafka cluster': every server.properties shown is one a node
-    (and so the tools) accepts, and the witness one is a witness in auto mode."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("## Beside a Kafka cluster", 1)[1].split("\n## ", 1)[0]
+    """The 'Beside Kafka' pages (observer, witness): every server.properties
+    shown is one a node (and so the tools) accepts, and the witness one is a
+    witness in auto mode."""
+    pages = Path(__file__).resolve().parents[2] / "docs" / "beside-kafka"
+    section = (pages / "observer.md").read_text() + (pages / "witness.md").read_text()
     blocks = section.split("```properties\n")[1:]
     assert len(blocks) == 3
     from kraft.config import parse_properties

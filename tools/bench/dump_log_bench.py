@@ -71,7 +71,7 @@ def _kafka_python(data: bytes, repeat: int) -> tuple[Timing, int]:
               help="Size of the synthesized log (more than 0).")
 @click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
               help="Runs of each (the fastest is reported).")
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the synthesized log (the same seed, the same log).")
 @click.option("--dir", "directory", type=click.Path(file_okay=False), default=None,
               help="Where to write the log (default: a temp dir, removed after).")
 def bench_dump_log(size_mb: float, repeat: int, seed: int, directory: str | None) -> None:

@@ -212,7 +212,7 @@ def _timed(fn: Callable[[bytes], int], data: bytes, repeat: int) -> tuple[float,
 @click.command("records", short_help="Decode speed of our batch reader against kafka-python's.")
 @click.option("--size-mb", type=float, default=100.0, show_default=True, help="Size of the synthesized log.")
 @click.option("--repeat", type=int, default=1, show_default=True, help="Runs per reader (the best is reported).")
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the synthesized log (the same seed, the same log).")
 @click.option("--dir", "directory", type=click.Path(file_okay=False), default=None, help="Where to write the log (default: a temp dir, removed after).")
 def bench_records(size_mb: float, repeat: int, seed: int, directory: str | None) -> None:
     """Decode throughput of our record reader vs kafka-python's."""

@@ -70,7 +70,7 @@ def cpu_seconds() -> float:
 
 @click.command("shell")
 @click.option("--size-mb", type=float, default=100.0, show_default=True, help="Size of the synthesized log.")
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the synthesized log (the same seed, the same log).")
 @click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where to write the log (default: a temp dir, removed after).")
 @click.option("--rounds", type=click.IntRange(min=1), default=1, show_default=True,

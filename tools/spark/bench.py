@@ -560,7 +560,7 @@ def _measure(spark: Any, groups: list[list[str]]) -> _SparkRun:
 @click.option("--segment-mb", type=int, default=256, show_default=True, help="Segment size of the synthesized log.")
 @click.option("--rounds", type=int, default=4, show_default=True,
               help="Interleave the two sides over this many slices of the data, so a change in the machine's load hits both alike.")
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the synthesized log (the same seed, the same log).")
 @click.option("--mix", type=click.Choice(MIXES), default="controller", show_default=True,
               help="controller: a real controller's record mix (NoOp heartbeat, partition changes...); "
                    "stress: kraft bench records' mix (half PartitionRecords, every value distinct).")

@@ -281,7 +281,7 @@ def session(
 
     In local mode the Python workers run this interpreter (so they import
     this kraft); on a cluster the executors need kraft installed (see the
-    README). A master of ``None`` keeps what ``spark-submit`` configured.
+    docs/tools/spark.md). A master of ``None`` keeps what ``spark-submit`` configured.
     """
     local = master is not None and master.startswith("local")
     loopback: dict[str, str] = {}

@@ -235,7 +235,7 @@ def _note_mixed_clusters(inputs: tuple[str, ...]) -> None:
 
 _master_option = click.option(
     "--master", default="local[*]", show_default=True,
-    help="Spark master: local[N], spark://host:7077, yarn, k8s://... (see the README for clusters).",
+    help="Spark master: local[N], spark://host:7077, yarn, k8s://... (see docs/tools/spark.md for clusters).",
 )
 _conf_option = click.option("--conf", multiple=True, metavar="KEY=VALUE", help="Extra Spark configuration (repeatable).")
 _ui_option = click.option("--ui/--no-ui", default=False, show_default=True, help="Start the Spark web UI.")
@@ -260,7 +260,8 @@ def spark_group() -> None:
 @spark_group.command("export")
 @click.option("--input", "inputs", multiple=True, required=True, help="Metadata directory, file or glob (repeatable).")
 @click.option("--output", required=True, type=click.Path(file_okay=False), help="Where to write the rows.")
-@click.option("--format", "fmt", type=click.Choice(["parquet", "json"]), default="parquet", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["parquet", "json"]), default="parquet", show_default=True,
+              help="Write Parquet, or JSON lines.")
 @click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists (default: fail).")
 @_with_read_options
 @_master_option
@@ -404,7 +405,8 @@ def _table(rows: list[Any], columns: list[str]) -> list[str]:
 @spark_group.command("report")
 @click.option("--input", "inputs", multiple=True, help="Metadata directory, file or glob (repeatable).")
 @click.option("--from-export", "export_path", type=click.Path(exists=True, file_okay=False), help="Read an export (Parquet or JSON) instead.")
-@click.option("--export-format", type=click.Choice(["parquet", "json"]), default="parquet", show_default=True)
+@click.option("--export-format", type=click.Choice(["parquet", "json"]), default="parquet", show_default=True,
+              help="The format of the --from-export input.")
 @click.option("--section", "sections", multiple=True, help="Only these sections (repeatable); default: all.")
 @click.option("--limit", type=int, default=20, show_default=True, help="Rows printed per section.")
 @click.option("--bucket", default="1 hour", show_default=True, help="Time bucket of the leadership chart.")
