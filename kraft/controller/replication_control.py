@@ -1,0 +1,625 @@
+"""Kafka's ``ReplicationControlManager`` (Kafka 4.4): topics, partitions,
+ISRs and leaders, as pure functions of the committed image.
+
+Each operation reads a :class:`~kraft.image.model.MetadataImage` and the
+controller's :class:`~kraft.controller.settings.ControllerSettings` and
+returns the records Kafka writes for it (with their versions) and the
+response; nothing is changed here -- the quorum controller applies the
+records. Kafka keeps indexes (``BrokersToIsrs``, ``BrokersToElrs``) to find
+a broker's partitions; here the image is scanned, in topic-id then
+partition order, the order those indexes iterate in is not something a
+client can see.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+
+from kraft.controller.metadata_version import MetadataVersion, by_level
+from kraft.controller.partition_change import (
+    NO_LEADER,
+    RECOVERED,
+    RECOVERING,
+    Election,
+    PartitionChangeBuilder,
+    is_reassignment_in_progress,
+)
+from kraft.controller.placement import UsableBroker, place
+from kraft.controller.result import ApiError, ControllerResult, RecordAndVersion
+from kraft.controller.settings import ControllerSettings
+from kraft.controller.topic_configs import (
+    MIN_INSYNC_REPLICAS,
+    TOPIC_CONFIGS,
+    UNCLEAN_LEADER_ELECTION_ENABLE,
+    validate_topic_configs,
+)
+from kraft.image.builder import LOST_DIRECTORY, MIGRATING_DIRECTORY, UNASSIGNED_DIRECTORY, merge_partition_change
+from kraft.image.model import (
+    ZERO_UUID,
+    BrokerRegistration,
+    ConfigResource,
+    ConfigResourceType,
+    MetadataImage,
+    PartitionRegistration,
+    TopicImage,
+)
+from kraft.messages.generated.alter_partition_request import AlterPartitionRequest
+from kraft.messages.generated.alter_partition_request import PartitionData as AlterPartitionData
+from kraft.messages.generated.alter_partition_response import AlterPartitionResponse
+from kraft.messages.generated.alter_partition_response import PartitionData as AlterPartitionResult
+from kraft.messages.generated.alter_partition_response import TopicData as AlterPartitionTopicResult
+from kraft.messages.generated.broker_registration_change_record import BrokerRegistrationChangeRecord
+from kraft.messages.generated.config_record import ConfigRecord
+from kraft.messages.generated.create_topics_request import CreatableTopic, CreateTopicsRequest
+from kraft.messages.generated.create_topics_response import (
+    CreatableTopicConfigs,
+    CreatableTopicResult,
+    CreateTopicsResponse,
+)
+from kraft.messages.generated.partition_record import PartitionRecord
+from kraft.messages.generated.topic_record import TopicRecord
+from kraft.messages.json_form import uuid_to_kafka
+from kraft.wire.errors import ErrorCode
+
+__all__ = [
+    "create_topics", "alter_partition", "broker_fenced", "broker_unfenced", "broker_in_controlled_shutdown",
+    "broker_unregistered", "leaders_led_by", "usable_brokers", "elr_enabled", "validate_topic_name",
+]
+
+#: ``BrokerRegistrationFencingChange`` and ``BrokerRegistrationInControlledShutdownChange`` values.
+FENCE = 1
+UNFENCE = -1
+IN_CONTROLLED_SHUTDOWN = 1
+#: ``ReplicationControlManager.MAX_PARTITIONS_PER_BATCH``.
+MAX_PARTITIONS_PER_BATCH = 10_000
+#: ``ConfigSource`` ids (DescribeConfigsResponse): a topic's own value, Kafka's default.
+TOPIC_CONFIG_SOURCE = 1
+DEFAULT_CONFIG_SOURCE = 5
+#: ``Uuid.METADATA_TOPIC_ID`` (never a new topic's id).
+METADATA_TOPIC_ID = uuid.UUID(int=1)
+_LEGAL_TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+# ------------------------------------------------------------------ what the image says about brokers
+
+
+def _is_active(image: MetadataImage, broker_id: int) -> bool:
+    """``ClusterControlManager.isActive``: registered, unfenced, not shutting down."""
+    b = image.brokers.get(broker_id)
+    return b is not None and not b.fenced and not b.in_controlled_shutdown
+
+
+def _has_uncordoned_dirs(b: BrokerRegistration) -> bool:
+    """``BrokerRegistration.hasUncordonedDirs``."""
+    if not b.directories or b.cordoned_directories is None:
+        return True
+    return bool(set(b.directories) - set(b.cordoned_directories))
+
+
+def _has_online_dir(image: MetadataImage, broker_id: int, directory: uuid.UUID) -> bool:
+    """``ClusterControlManager.hasOnlineDir`` (``DirectoryId.isOnline``)."""
+    b = image.brokers.get(broker_id)
+    if b is None:
+        return False
+    if directory in (UNASSIGNED_DIRECTORY, MIGRATING_DIRECTORY):
+        return True
+    if directory == LOST_DIRECTORY:
+        return False
+    return not b.directories or directory in b.directories
+
+
+def default_dir(image: MetadataImage, broker_id: int) -> uuid.UUID:
+    """``ClusterControlManager.defaultDir``: a new replica's directory."""
+    b = image.brokers.get(broker_id)
+    if b is None:
+        return UNASSIGNED_DIRECTORY
+    if not b.directories:
+        return MIGRATING_DIRECTORY
+    return b.directories[0] if len(b.directories) == 1 else UNASSIGNED_DIRECTORY
+
+
+def usable_brokers(image: MetadataImage) -> list[UsableBroker]:
+    """``ClusterControlManager.usableBrokers``: registered brokers not in
+    controlled shutdown and with a directory not cordoned; fenced ones are
+    included, marked (placement makes them followers only)."""
+    return [UsableBroker(b.id, b.rack, b.fenced) for b in sorted(image.brokers.values(), key=lambda b: b.id)
+            if not b.in_controlled_shutdown and _has_uncordoned_dirs(b)]
+
+
+def _metadata_version(image: MetadataImage) -> MetadataVersion:
+    level = image.features.metadata_version
+    if level is None:
+        raise RuntimeError("metadata.version is not finalized")
+    return by_level(level)
+
+
+def elr_enabled(image: MetadataImage) -> bool:
+    """``FeatureControlManager.isElrFeatureEnabled``: ``eligible.leader.replicas.version`` >= 1."""
+    return image.features.finalized.get("eligible.leader.replicas.version", 0) >= 1
+
+
+# ------------------------------------------------------------------ topic configs the controller reads
+
+
+def _topic_config(image: MetadataImage, settings: ControllerSettings, topic: str, key: str) -> str | None:
+    """``ConfigurationControlManager.getTopicConfig``: the topic's value,
+    else the cluster's dynamic default, else the controller's static
+    config (the broker key of these two configs is the topic key)."""
+    for resource in (ConfigResource(ConfigResourceType.TOPIC, topic), ConfigResource(ConfigResourceType.BROKER, "")):
+        value = image.configs.get(resource, {}).get(key)
+        if value is not None:
+            return value
+    return settings.static_config.get(key)
+
+
+def unclean_election_enabled(image: MetadataImage, settings: ControllerSettings, topic: str) -> bool:
+    """``uncleanLeaderElectionEnabledForTopic``."""
+    value = _topic_config(image, settings, topic, UNCLEAN_LEADER_ELECTION_ENABLE)
+    if value is None:
+        return settings.unclean_leader_election_enable
+    return value.strip().lower() == "true"
+
+
+def effective_min_isr(image: MetadataImage, settings: ControllerSettings, topic: TopicImage) -> int:
+    """``getTopicEffectiveMinIsr``: min.insync.replicas, at most the replication factor."""
+    value = _topic_config(image, settings, topic.name, MIN_INSYNC_REPLICAS)
+    min_isr = settings.min_insync_replicas if value is None else int(value)
+    first = topic.partitions.get(0)
+    return min(min_isr, len(first.replicas)) if first is not None else min_isr
+
+
+# ------------------------------------------------------------------ partition changes
+
+
+def _builder(image: MetadataImage, settings: ControllerSettings, topic: TopicImage, partition_id: int,
+             acceptable: Callable[[int], bool] | None = None) -> PartitionChangeBuilder:
+    """A builder with Kafka's ``LeaderAcceptor`` (active, or as ``acceptable``
+    says, and the replica's directory online) and the topic's election."""
+    partition = topic.partitions[partition_id]
+    is_ok = acceptable or (lambda r: _is_active(image, r))
+    directories = dict(zip(partition.replicas, partition.directories))
+
+    def leader_acceptor(replica: int) -> bool:
+        if not is_ok(replica):
+            return False
+        directory = directories.get(replica)
+        return directory is not None and _has_online_dir(image, replica, directory)
+
+    builder = PartitionChangeBuilder(partition, topic.id, partition_id, leader_acceptor,
+                                     _metadata_version(image), effective_min_isr(image, settings, topic),
+                                     elr_enabled(image))
+    if unclean_election_enabled(image, settings, topic.name):
+        builder.set_election(Election.UNCLEAN)
+    return builder.set_default_dir_provider(lambda r: default_dir(image, r))
+
+
+def _partitions(image: MetadataImage, where: Callable[[PartitionRegistration], bool]
+                ) -> Iterator[tuple[TopicImage, int]]:
+    for topic_id in sorted(image.topics):
+        topic = image.topics[topic_id]
+        for partition_id in sorted(topic.partitions):
+            if where(topic.partitions[partition_id]):
+                yield topic, partition_id
+
+
+def _leader_and_isr_updates(image: MetadataImage, settings: ControllerSettings, broker_to_remove: int,
+                            broker_to_add: int, where: Callable[[PartitionRegistration], bool],
+                            broker_with_unclean_shutdown: int = NO_LEADER) -> list[RecordAndVersion]:
+    """``generateLeaderAndIsrUpdates``: for each partition ``where`` picks,
+    drop ``broker_to_remove`` (and an uncleanly shut-down broker) from the ISR
+    and leadership; ``broker_to_add`` may lead though the image still shows
+    it fenced (the unfence record is in the same batch)."""
+    def acceptable(r: int) -> bool:
+        return r not in (broker_to_remove, broker_with_unclean_shutdown) and (
+            r == broker_to_add or _is_active(image, r))
+    records: list[RecordAndVersion] = []
+    for topic, partition_id in _partitions(image, where):
+        builder = _builder(image, settings, topic, partition_id, acceptable)
+        if broker_with_unclean_shutdown != NO_LEADER:
+            builder.set_unclean_shutdown_replicas([broker_with_unclean_shutdown])
+        isr = topic.partitions[partition_id].isr
+        builder.set_target_isr([r for r in isr if r not in (broker_to_remove, broker_with_unclean_shutdown)])
+        record = builder.build()
+        if record is not None:
+            records.append(record)
+    return records
+
+
+# ------------------------------------------------------------------ broker state changes
+
+
+def broker_fenced(image: MetadataImage, settings: ControllerSettings, broker_id: int) -> list[RecordAndVersion]:
+    """``handleBrokerFenced``: the broker leaves every ISR (to the ELR when
+    enabled) and leadership, then its BrokerRegistrationChangeRecord FENCE."""
+    registration = image.brokers.get(broker_id)
+    if registration is None:
+        raise RuntimeError(f"Can't find broker registration for broker {broker_id}")
+    records = _leader_and_isr_updates(image, settings, broker_id, NO_LEADER, lambda p: broker_id in p.isr)
+    records.append(RecordAndVersion(BrokerRegistrationChangeRecord(
+        broker_id=broker_id, broker_epoch=registration.epoch, fenced=FENCE), 0))
+    return records
+
+
+def broker_unfenced(image: MetadataImage, settings: ControllerSettings, broker_id: int,
+                    broker_epoch: int) -> list[RecordAndVersion]:
+    """``handleBrokerUnfenced``: the UNFENCE record, then leaders for the
+    leaderless partitions the broker may now lead."""
+    records = [RecordAndVersion(BrokerRegistrationChangeRecord(
+        broker_id=broker_id, broker_epoch=broker_epoch, fenced=UNFENCE), 0)]
+    records += _leader_and_isr_updates(image, settings, NO_LEADER, broker_id, lambda p: p.leader == NO_LEADER)
+    return records
+
+
+def broker_in_controlled_shutdown(image: MetadataImage, settings: ControllerSettings, broker_id: int,
+                                  broker_epoch: int) -> list[RecordAndVersion]:
+    """``handleBrokerInControlledShutdown``: mark it (once), then move its
+    leaderships away and take it out of every ISR."""
+    records: list[RecordAndVersion] = []
+    registration = image.brokers.get(broker_id)
+    if registration is None or not registration.in_controlled_shutdown:
+        records.append(RecordAndVersion(BrokerRegistrationChangeRecord(
+            broker_id=broker_id, broker_epoch=broker_epoch, in_controlled_shutdown=IN_CONTROLLED_SHUTDOWN), 1))
+    records += _leader_and_isr_updates(image, settings, broker_id, NO_LEADER, lambda p: broker_id in p.isr)
+    return records
+
+
+def broker_unregistered(image: MetadataImage, settings: ControllerSettings, broker_id: int,
+                        broker_epoch: int) -> list[RecordAndVersion]:
+    """``handleBrokerUnregistered``, without its UnregisterBrokerRecord (the
+    caller writes it after these): the broker leaves every ISR, then every ELR."""
+    records = _leader_and_isr_updates(image, settings, broker_id, NO_LEADER, lambda p: broker_id in p.isr)
+    # The ELR pass reads the image before the ISR pass's records: Kafka's
+    # index is updated by replay only after the whole batch is built too.
+    records += _leader_and_isr_updates(image, settings, broker_id, NO_LEADER, lambda p: broker_id in p.elr)
+    return records
+
+
+def leaders_led_by(image: MetadataImage, broker_id: int) -> int:
+    """How many partitions ``broker_id`` leads (``BrokersToIsrs.partitionsLedByBroker``)."""
+    return sum(1 for t in image.topics.values() for p in t.partitions.values() if p.leader == broker_id)
+
+
+# ------------------------------------------------------------------ CreateTopics
+
+
+def validate_topic_name(name: str) -> str | None:
+    """``Topic.validate``: the InvalidTopicException message, or None."""
+    reason = None
+    if not name:
+        reason = "the empty string is not allowed"
+    elif name in (".", ".."):
+        reason = f"'{name}' is not allowed"
+    elif len(name) > 249:
+        reason = f"the length of '{name}' is longer than the max allowed length 249"
+    elif not set(name) <= _LEGAL_TOPIC_CHARS:
+        reason = f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+    return None if reason is None else f"Topic name is invalid: {reason}"
+
+
+def _name_errors(image: MetadataImage, topics: Sequence[CreatableTopic]) -> dict[str, ApiError]:
+    """``validateNewTopicNames``, the existing-topic check and ``computeConfigChanges``'s null check."""
+    errors: dict[str, ApiError] = {}
+    colliding: dict[str, str] = {}
+    for existing in sorted(image.topic_ids_by_name):
+        if "." in existing or "_" in existing:
+            colliding.setdefault(existing.replace(".", "_"), existing)
+    for topic in topics:
+        if topic.name in errors:
+            continue
+        message = validate_topic_name(topic.name)
+        if message is not None:
+            errors[topic.name] = ApiError(ErrorCode.INVALID_TOPIC_EXCEPTION, message)
+        if "." in topic.name or "_" in topic.name:
+            other = colliding.get(topic.name.replace(".", "_"))
+            if other is not None:
+                errors[topic.name] = ApiError(ErrorCode.INVALID_TOPIC_EXCEPTION,
+                                              f"Topic '{topic.name}' collides with existing topic: {other}")
+    for topic in topics:
+        if topic.name in image.topic_ids_by_name:
+            errors[topic.name] = ApiError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{topic.name}' already exists.")
+    for topic in topics:
+        nulls = [c.name for c in topic.configs if c.value is None]
+        if topic.name not in errors and nulls:
+            errors[topic.name] = ApiError(ErrorCode.INVALID_CONFIG,
+                                          f"Null value not supported for topic configs: {','.join(nulls)}")
+    return errors
+
+
+def _check_total_partitions(request: CreateTopicsRequest, settings: ControllerSettings) -> None:
+    """``validateTotalNumberOfPartitions``: a PolicyViolationException for the whole request."""
+    total = 0
+    for topic in request.topics:
+        if topic.assignments:
+            total += len(topic.assignments)
+        elif topic.num_partitions == -1:
+            total += settings.num_partitions
+        elif topic.num_partitions > 0:
+            total += topic.num_partitions
+        if total > MAX_PARTITIONS_PER_BATCH:
+            raise ApiError(ErrorCode.POLICY_VIOLATION, "Excessively large number of partitions per request.")
+
+
+def _new_partition(image: MetadataImage, replicas: Sequence[int], isr: Sequence[int]) -> PartitionRegistration:
+    """``buildPartitionRegistration``: leader = the first ISR member, epochs 0."""
+    return PartitionRegistration(
+        replicas=tuple(replicas), directories=tuple(default_dir(image, r) for r in replicas), isr=tuple(isr),
+        removing_replicas=(), adding_replicas=(), leader=isr[0], leader_recovery_state=RECOVERED,
+        leader_epoch=0, partition_epoch=0)
+
+
+def _check_manual_assignment(image: MetadataImage, replicas: Sequence[int], replication_factor: int | None) -> None:
+    """``validateManualPartitionAssignment``."""
+    def refuse(message: str) -> ApiError:
+        return ApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, message)
+    if not replicas:
+        raise refuse("The manual partition assignment includes an empty replica list.")
+    previous = None
+    for broker_id in sorted(replicas):
+        registration = image.brokers.get(broker_id)
+        if registration is None:
+            raise refuse(f"The manual partition assignment includes broker {broker_id}, "
+                         "but no such broker is registered.")
+        if not _has_uncordoned_dirs(registration):
+            raise refuse(f"The manual partition assignment includes broker {broker_id}, "
+                         "but all its log directories are cordoned.")
+        if broker_id == previous:
+            raise refuse(f"The manual partition assignment includes the broker {previous} more than once.")
+        previous = broker_id
+    if replication_factor is not None and len(replicas) != replication_factor:
+        raise refuse(f"The manual partition assignment includes a partition with {len(replicas)} replica(s), "
+                     "but this is not consistent with previous partitions, which have "
+                     f"{replication_factor} replica(s).")
+
+
+def _manual_partitions(image: MetadataImage, topic: CreatableTopic) -> dict[int, PartitionRegistration]:
+    if topic.replication_factor != -1:
+        raise ApiError(ErrorCode.INVALID_REQUEST,
+                       "A manual partition assignment was specified, but replication factor was not set to -1.")
+    if topic.num_partitions != -1:
+        raise ApiError(ErrorCode.INVALID_REQUEST,
+                       "A manual partition assignment was specified, but numPartitions was not set to -1.")
+    parts: dict[int, PartitionRegistration] = {}
+    replication_factor: int | None = None
+    for assignment in topic.assignments:
+        if assignment.partition_index in parts:
+            raise ApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                           f"Found multiple manual partition assignments for partition {assignment.partition_index}")
+        _check_manual_assignment(image, assignment.broker_ids, replication_factor)
+        replication_factor = len(assignment.broker_ids)
+        isr = [r for r in assignment.broker_ids if _is_active(image, r)]
+        if not isr:
+            raise ApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "All brokers specified in the manual partition "
+                           f"assignment for partition {assignment.partition_index} are fenced or in controlled "
+                           "shutdown.")
+        parts[assignment.partition_index] = _new_partition(image, assignment.broker_ids, isr)
+    if any(i not in parts for i in range(len(parts))):
+        raise ApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                       "partitions should be a consecutive 0-based integer sequence")
+    return parts
+
+
+def _placed_partitions(image: MetadataImage, settings: ControllerSettings, topic: CreatableTopic,
+                       rng: random.Random) -> dict[int, PartitionRegistration]:
+    if topic.replication_factor < -1 or topic.replication_factor == 0:
+        raise ApiError(ErrorCode.INVALID_REPLICATION_FACTOR,
+                       "Replication factor must be larger than 0, or -1 to use the default value.")
+    if topic.num_partitions < -1 or topic.num_partitions == 0:
+        raise ApiError(ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.")
+    num_partitions = settings.num_partitions if topic.num_partitions == -1 else topic.num_partitions
+    factor = settings.default_replication_factor if topic.replication_factor == -1 else topic.replication_factor
+    try:
+        assignments = place(rng, usable_brokers(image), num_partitions, factor)
+    except ApiError as e:
+        raise ApiError(ErrorCode.INVALID_REPLICATION_FACTOR,
+                       f"Unable to replicate the partition {factor} time(s): {e.message}") from None
+    parts: dict[int, PartitionRegistration] = {}
+    for partition_id, replicas in enumerate(assignments):
+        isr = [r for r in replicas if _is_active(image, r)]
+        if not isr:
+            raise ApiError(ErrorCode.INVALID_REPLICATION_FACTOR, f"Unable to replicate the partition {factor} "
+                           "time(s): All brokers are currently fenced or in controlled shutdown.")
+        parts[partition_id] = _new_partition(image, replicas, isr)
+    return parts
+
+
+def new_topic_id(image: MetadataImage, rng: random.Random) -> uuid.UUID:
+    """``Uuid.randomUuid``: a version-4 id, never zero, the metadata topic's
+    id or one whose base64 form starts with '-'; and not one in use."""
+    while True:
+        candidate = uuid.UUID(int=rng.getrandbits(128), version=4)
+        if candidate in (ZERO_UUID, METADATA_TOPIC_ID) or candidate in image.topics:
+            continue
+        if not uuid_to_kafka(candidate).startswith("-"):
+            return candidate
+
+
+def _effective_configs(configs: Mapping[str, str]) -> list[CreatableTopicConfigs]:
+    """``computeEffectiveTopicConfigs``, sorted by name: the topic's own value
+    (DYNAMIC_TOPIC_CONFIG) or Kafka's default (DEFAULT_CONFIG)."""
+    out = []
+    for name in sorted(TOPIC_CONFIGS):
+        value = configs.get(name)
+        source = TOPIC_CONFIG_SOURCE if value is not None else DEFAULT_CONFIG_SOURCE
+        out.append(CreatableTopicConfigs(name=name, value=value if value is not None else TOPIC_CONFIGS[name].default,
+                                         read_only=False, config_source=source, is_sensitive=False))
+    return out
+
+
+def _create_topic(image: MetadataImage, settings: ControllerSettings, topic: CreatableTopic,
+                  rng: random.Random) -> tuple[CreatableTopicResult, list[RecordAndVersion]]:
+    """``createTopic``: the result and the TopicRecord, ConfigRecords and
+    PartitionRecords, in Kafka's order."""
+    configs = {c.name: c.value for c in topic.configs if c.value is not None}
+    validate_topic_configs(configs)
+    if topic.assignments:
+        parts = _manual_partitions(image, topic)
+    else:
+        parts = _placed_partitions(image, settings, topic, rng)
+    topic_id = new_topic_id(image, rng)
+    result = CreatableTopicResult(
+        name=topic.name, topic_id=topic_id, error_code=0, error_message=None, topic_config_error_code=0,
+        num_partitions=len(parts), replication_factor=len(parts[0].replicas), configs=_effective_configs(configs))
+    mv = _metadata_version(image)
+    records = [RecordAndVersion(TopicRecord(name=topic.name, topic_id=topic_id), 0)]
+    records += [RecordAndVersion(ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=topic.name,
+                                              name=name, value=value), 0) for name, value in configs.items()]
+    records += [partition_record(mv, topic_id, i, parts[i], elr_enabled(image)) for i in sorted(parts)]
+    return result, records
+
+
+def partition_record(mv: MetadataVersion, topic_id: uuid.UUID, partition_id: int, p: PartitionRegistration,
+                     elr: bool) -> RecordAndVersion:
+    """``PartitionRegistration.toRecord``: directories from 3.7-IV2, the
+    ELR fields only when ELR is on and they are not empty."""
+    record = PartitionRecord(
+        partition_id=partition_id, topic_id=topic_id, replicas=list(p.replicas), isr=list(p.isr),
+        removing_replicas=list(p.removing_replicas), adding_replicas=list(p.adding_replicas), leader=p.leader,
+        leader_recovery_state=p.leader_recovery_state, leader_epoch=p.leader_epoch,
+        partition_epoch=p.partition_epoch)
+    if elr and p.elr:
+        record.eligible_leader_replicas = list(p.elr)
+    if elr and p.last_known_elr:
+        record.last_known_elr = list(p.last_known_elr)
+    if mv.is_directory_assignment_supported:
+        record.directories = list(p.directories)
+    return RecordAndVersion(record, mv.partition_record_version)
+
+
+def create_topics(image: MetadataImage, settings: ControllerSettings, request: CreateTopicsRequest, version: int,
+                  *, rng: random.Random) -> ControllerResult[CreateTopicsResponse]:
+    """``ReplicationControlManager.createTopics``. Below v5 the response
+    carries no configs (the encoder drops them); ``validate_only`` answers
+    the same and writes nothing."""
+    _check_total_partitions(request, settings)
+    errors = _name_errors(image, request.topics)
+    successes: dict[str, CreatableTopicResult] = {}
+    records: list[RecordAndVersion] = []
+    for topic in request.topics:
+        if topic.name in errors:
+            continue
+        try:
+            result, topic_records = _create_topic(image, settings, topic, rng)
+        except ApiError as e:
+            errors[topic.name] = e
+            continue
+        successes[topic.name] = result
+        records += topic_records
+    response = CreateTopicsResponse(topics=[
+        successes[t.name] if t.name not in errors else CreatableTopicResult(
+            name=t.name, error_code=int(errors[t.name].error), error_message=errors[t.name].message)
+        for t in request.topics])
+    return ControllerResult.of(response, *([] if request.validate_only else records))
+
+
+# ------------------------------------------------------------------ AlterPartition
+
+
+def _check_broker_epoch(image: MetadataImage, broker_id: int, broker_epoch: int) -> None:
+    """``ClusterControlManager.checkBrokerEpoch``: STALE_BROKER_EPOCH."""
+    registration = image.brokers.get(broker_id)
+    if registration is None:
+        raise ApiError(ErrorCode.STALE_BROKER_EPOCH, f"No broker registration found for broker id {broker_id}")
+    if registration.epoch != broker_epoch:
+        raise ApiError(ErrorCode.STALE_BROKER_EPOCH,
+                       f"Expected broker epoch {registration.epoch}, but got broker epoch {broker_epoch}")
+
+
+def _ineligible_replicas(image: MetadataImage, states: Sequence[tuple[int, int]]) -> list[str]:
+    """``ineligibleReplicasForIsr``."""
+    out = []
+    for broker_id, epoch in states:
+        b = image.brokers.get(broker_id)
+        if b is None:
+            out.append(f"{broker_id} (not registered)")
+        elif b.in_controlled_shutdown:
+            out.append(f"{broker_id} (shutting down)")
+        elif b.fenced:
+            out.append(f"{broker_id} (fenced)")
+        elif epoch != -1 and b.epoch != epoch:
+            out.append(f"{broker_id} (broker epoch mismatch: requested={epoch} VS expected={b.epoch})")
+    return out
+
+
+def _validate_alter_partition(image: MetadataImage, broker_id: int, partition: PartitionRegistration | None,
+                              data: AlterPartitionData, states: Sequence[tuple[int, int]]) -> ErrorCode:
+    """``validateAlterPartitionData``, in Kafka's order."""
+    if partition is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if data.leader_epoch > partition.leader_epoch or data.partition_epoch > partition.partition_epoch:
+        return ErrorCode.NOT_CONTROLLER  # the leader saw a newer controller than this one
+    if data.leader_epoch < partition.leader_epoch:
+        return ErrorCode.FENCED_LEADER_EPOCH
+    if broker_id != partition.leader:
+        return ErrorCode.INVALID_REQUEST
+    if data.partition_epoch < partition.partition_epoch:
+        return ErrorCode.INVALID_UPDATE_VERSION
+    new_isr = [s[0] for s in states]
+    if len(set(new_isr)) != len(new_isr) or any(r not in partition.replicas for r in new_isr):
+        return ErrorCode.INVALID_REQUEST  # Replicas.validateIsr
+    if partition.leader not in new_isr:
+        return ErrorCode.INVALID_REQUEST
+    if data.leader_recovery_state == RECOVERING and len(new_isr) > 1:
+        return ErrorCode.INVALID_REQUEST
+    if partition.leader_recovery_state == RECOVERED and data.leader_recovery_state == RECOVERING:
+        return ErrorCode.INVALID_REQUEST
+    if _ineligible_replicas(image, states):
+        return ErrorCode.INELIGIBLE_REPLICA
+    return ErrorCode.NONE
+
+
+def _alter_one(image: MetadataImage, settings: ControllerSettings, request: AlterPartitionRequest,
+               topic: TopicImage, data: AlterPartitionData, version: int
+               ) -> tuple[AlterPartitionResult, RecordAndVersion | None]:
+    partition_id = data.partition_index
+    if version < 3:  # newIsrToSimpleNewIsrWithBrokerEpochs
+        states = [(r, -1) for r in data.new_isr]
+    else:
+        states = [(s.broker_id, s.broker_epoch) for s in data.new_isr_with_epochs]
+    partition = topic.partitions.get(partition_id)
+    error = _validate_alter_partition(image, request.broker_id, partition, data, states)
+    if error != ErrorCode.NONE or partition is None:
+        return AlterPartitionResult(partition_index=partition_id, error_code=int(error)), None
+    builder = _builder(image, settings, topic, partition_id)
+    record = builder.set_target_isr([s[0] for s in states]).set_target_leader_recovery_state(
+        data.leader_recovery_state).build()
+    if record is not None:
+        partition = merge_partition_change(partition, record.message)
+        leader = record.message.leader
+        if leader != request.broker_id and leader != -2:
+            # The change completed a reassignment and moved leadership away:
+            # the leader must fetch metadata before it tries again.
+            return AlterPartitionResult(partition_index=partition_id,
+                                        error_code=int(ErrorCode.NEW_LEADER_ELECTED)), record
+    return AlterPartitionResult(
+        partition_index=partition_id, error_code=0, leader_id=partition.leader, isr=list(partition.isr),
+        leader_recovery_state=partition.leader_recovery_state, leader_epoch=partition.leader_epoch,
+        partition_epoch=partition.partition_epoch), record
+
+
+def alter_partition(image: MetadataImage, settings: ControllerSettings, request: AlterPartitionRequest,
+                    version: int) -> ControllerResult[AlterPartitionResponse]:
+    """``ReplicationControlManager.alterPartition`` (v2+: topics by id). A
+    stale broker epoch refuses the whole request (STALE_BROKER_EPOCH)."""
+    try:
+        _check_broker_epoch(image, request.broker_id, request.broker_epoch)
+    except ApiError as e:
+        return ControllerResult.of(AlterPartitionResponse(error_code=int(e.error)))
+    response = AlterPartitionResponse(topics=[])
+    records: list[RecordAndVersion] = []
+    for topic_data in request.topics:
+        result_topic = AlterPartitionTopicResult(topic_id=topic_data.topic_id, partitions=[])
+        response.topics.append(result_topic)
+        topic = image.topics.get(topic_data.topic_id) if topic_data.topic_id != ZERO_UUID else None
+        if topic is None:
+            result_topic.partitions = [AlterPartitionResult(partition_index=p.partition_index,
+                                                            error_code=int(ErrorCode.UNKNOWN_TOPIC_ID))
+                                       for p in topic_data.partitions]
+            continue
+        for data in topic_data.partitions:
+            result, record = _alter_one(image, settings, request, topic, data, version)
+            result_topic.partitions.append(result)
+            if record is not None:
+                records.append(record)
+    return ControllerResult(tuple(records), response, atomic=False)
