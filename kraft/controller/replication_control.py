@@ -58,7 +58,30 @@ from kraft.messages.generated.create_topics_response import (
     CreatableTopicResult,
     CreateTopicsResponse,
 )
+from kraft.messages.generated.create_partitions_request import CreatePartitionsRequest, CreatePartitionsTopic
+from kraft.messages.generated.create_partitions_response import CreatePartitionsResponse, CreatePartitionsTopicResult
+from kraft.messages.generated.delete_topics_request import DeleteTopicsRequest
+from kraft.messages.generated.delete_topics_response import DeletableTopicResult, DeleteTopicsResponse
+from kraft.messages.generated.elect_leaders_request import ElectLeadersRequest
+from kraft.messages.generated.elect_leaders_response import ElectLeadersResponse, ReplicaElectionResult
+from kraft.messages.generated.elect_leaders_response import PartitionResult as ElectionPartitionResult
+from kraft.messages.generated.alter_partition_reassignments_request import (
+    AlterPartitionReassignmentsRequest,
+    ReassignablePartition,
+)
+from kraft.messages.generated.alter_partition_reassignments_response import (
+    AlterPartitionReassignmentsResponse,
+    ReassignablePartitionResponse,
+    ReassignableTopicResponse,
+)
+from kraft.messages.generated.list_partition_reassignments_request import ListPartitionReassignmentsRequest
+from kraft.messages.generated.list_partition_reassignments_response import (
+    ListPartitionReassignmentsResponse,
+    OngoingPartitionReassignment,
+    OngoingTopicReassignment,
+)
 from kraft.messages.generated.partition_record import PartitionRecord
+from kraft.messages.generated.remove_topic_record import RemoveTopicRecord
 from kraft.messages.generated.topic_record import TopicRecord
 from kraft.messages.json_form import uuid_to_kafka
 from kraft.wire.errors import ErrorCode
@@ -66,6 +89,8 @@ from kraft.wire.errors import ErrorCode
 __all__ = [
     "create_topics", "alter_partition", "broker_fenced", "broker_unfenced", "broker_in_controlled_shutdown",
     "broker_unregistered", "leaders_led_by", "usable_brokers", "elr_enabled", "validate_topic_name",
+    "delete_topics", "create_partitions", "elect_leaders", "alter_partition_reassignments",
+    "list_partition_reassignments",
 ]
 
 #: ``BrokerRegistrationFencingChange`` and ``BrokerRegistrationInControlledShutdownChange`` values.
@@ -623,3 +648,364 @@ def alter_partition(image: MetadataImage, settings: ControllerSettings, request:
             if record is not None:
                 records.append(record)
     return ControllerResult(tuple(records), response, atomic=False)
+
+
+# ------------------------------------------------------------------ DeleteTopics
+
+#: Kafka's default messages (``Errors``) of the codes these operations return bare.
+DEFAULT_MESSAGES: Mapping[int, str] = {
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: "This server does not host this topic-partition.",
+    ErrorCode.UNKNOWN_TOPIC_ID: "This server does not host this topic ID.",
+    ErrorCode.TOPIC_DELETION_DISABLED: "Topic deletion is disabled.",
+    ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE: "The preferred leader was not available.",
+    ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE: "Eligible topic partition leaders are not available.",
+    ErrorCode.ELECTION_NOT_NEEDED: "Leader election not needed for topic partition.",
+    ErrorCode.NO_REASSIGNMENT_IN_PROGRESS: "No partition reassignment is in progress.",
+}
+
+
+def _bare(code: ErrorCode) -> ApiError:
+    """``new ApiError(Errors.X)``: the code with its default message."""
+    return ApiError(code, DEFAULT_MESSAGES[code])
+
+
+def _delete_result(name: str | None, topic_id: uuid.UUID, error: ApiError | None) -> DeletableTopicResult:
+    if error is None:
+        return DeletableTopicResult(name=name, topic_id=topic_id, error_code=0, error_message=None)
+    return DeletableTopicResult(name=name, topic_id=topic_id, error_code=int(error.error), error_message=error.message)
+
+
+def _provided_topics(request: DeleteTopicsRequest, out: list[DeletableTopicResult]
+                     ) -> tuple[list[str], list[uuid.UUID], set[str], set[uuid.UUID]]:
+    """``ControllerApis.deleteTopics``'s first pass: the names and ids given
+    once each, and those given twice (refused)."""
+    names: list[str] = []
+    dup_names: set[str] = set()
+    ids: list[uuid.UUID] = []
+    dup_ids: set[uuid.UUID] = set()
+
+    def add_name(name: str) -> None:
+        if name in dup_names or name in names:
+            dup_names.add(name)
+            if name in names:
+                names.remove(name)
+        else:
+            names.append(name)
+    for name in request.topic_names:
+        add_name(name)
+    for state in request.topics:
+        if state.name is None and state.topic_id == ZERO_UUID:
+            out.append(_delete_result(None, ZERO_UUID, ApiError(
+                ErrorCode.INVALID_REQUEST, "Neither topic name nor id were specified.")))
+        elif state.name is None:
+            if state.topic_id in dup_ids or state.topic_id in ids:
+                dup_ids.add(state.topic_id)
+                if state.topic_id in ids:
+                    ids.remove(state.topic_id)
+            else:
+                ids.append(state.topic_id)
+        elif state.topic_id == ZERO_UUID:
+            add_name(state.name)
+        else:
+            out.append(_delete_result(state.name, state.topic_id, ApiError(
+                ErrorCode.INVALID_REQUEST, "You may not specify both topic name and topic id.")))
+    return names, ids, dup_names, dup_ids
+
+
+def delete_topics(image: MetadataImage, settings: ControllerSettings, request: DeleteTopicsRequest,
+                  version: int) -> ControllerResult[DeleteTopicsResponse]:
+    """``ControllerApis.deleteTopics`` (names and ids resolved, duplicates
+    refused; authorization is the caller's) and
+    ``ReplicationControlManager.deleteTopics``: one RemoveTopicRecord per
+    topic. Kafka shuffles the results; here they keep the request's order."""
+    if not settings.delete_topic_enable:
+        error = ApiError(ErrorCode.INVALID_REQUEST, "This version does not support topic deletion.") \
+            if version < 3 else _bare(ErrorCode.TOPIC_DELETION_DISABLED)
+        everyone = [_delete_result(n, ZERO_UUID, error) for n in request.topic_names] + [
+            _delete_result(t.name, t.topic_id, error) for t in request.topics]
+        return ControllerResult.of(DeleteTopicsResponse(responses=everyone))
+    out: list[DeletableTopicResult] = []
+    names, ids, dup_names, dup_ids = _provided_topics(request, out)
+    out += [_delete_result(n, ZERO_UUID, ApiError(ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
+            for n in sorted(dup_names)]
+    out += [_delete_result(None, i, ApiError(ErrorCode.INVALID_REQUEST, "Duplicate topic id."))
+            for i in sorted(dup_ids)]
+    id_to_name: dict[uuid.UUID, str] = {}
+    for topic_id in ids:
+        topic = image.topics.get(topic_id)
+        if topic is None:
+            out.append(_delete_result(None, topic_id, _bare(ErrorCode.UNKNOWN_TOPIC_ID)))
+        else:
+            id_to_name[topic_id] = topic.name
+    for name in names:
+        found = image.topic_ids_by_name.get(name)
+        if found is None:
+            out.append(_delete_result(name, ZERO_UUID, _bare(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)))
+        elif found in dup_ids or found in id_to_name:
+            id_to_name.pop(found, None)
+            out.append(_delete_result(name, found, ApiError(
+                ErrorCode.INVALID_REQUEST, "The provided topic name maps to an ID that was already supplied.")))
+        else:
+            id_to_name[found] = name
+    records = [RecordAndVersion(RemoveTopicRecord(topic_id=i), 0) for i in id_to_name]
+    out += [_delete_result(name, i, None) for i, name in id_to_name.items()]
+    return ControllerResult.of(DeleteTopicsResponse(responses=out), *records)
+
+
+# ------------------------------------------------------------------ CreatePartitions
+
+
+def _new_partition_records(image: MetadataImage, topic: TopicImage, request_topic: CreatePartitionsTopic,
+                           rng: random.Random) -> list[RecordAndVersion]:
+    """``createPartitions(context, topic, records)``."""
+    count = len(topic.partitions)
+    if request_topic.count == count:
+        raise ApiError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {count} partition(s).")
+    if request_topic.count < count:
+        raise ApiError(ErrorCode.INVALID_PARTITIONS, f"The topic {topic.name} currently has {count} "
+                       f"partition(s); {request_topic.count} would not be an increase.")
+    additional = request_topic.count - count
+    manual = request_topic.assignments
+    if manual is not None and len(manual) != additional:
+        raise ApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Attempted to add {additional} additional "
+                       f"partition(s), but only {len(manual)} assignment(s) were specified.")
+    factor = len(next(iter(topic.partitions.values())).replicas)
+    if manual is not None:
+        assignments = []
+        for i, assignment in enumerate(manual):
+            _check_manual_assignment(image, assignment.broker_ids, factor)
+            if not any(_is_active(image, r) for r in assignment.broker_ids):
+                raise ApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "All brokers specified in the manual "
+                               f"partition assignment for partition {count + i} are fenced or in controlled "
+                               "shutdown.")
+            assignments.append(list(assignment.broker_ids))
+    else:
+        assignments = place(rng, usable_brokers(image), additional, factor)
+    mv = _metadata_version(image)
+    records = []
+    for i, replicas in enumerate(assignments):
+        isr = [r for r in replicas if _is_active(image, r)]
+        if not isr:
+            raise ApiError(ErrorCode.INVALID_REPLICATION_FACTOR, f"Unable to replicate the partition {factor} "
+                           "time(s): All brokers are currently fenced or in controlled shutdown.")
+        partition = _new_partition(image, replicas, isr)
+        records.append(partition_record(mv, topic.id, count + i, partition, elr_enabled(image)))
+    return records
+
+
+def create_partitions(image: MetadataImage, settings: ControllerSettings, request: CreatePartitionsRequest,
+                      version: int, *, rng: random.Random) -> ControllerResult[CreatePartitionsResponse]:
+    """``ReplicationControlManager.createPartitions``, with ControllerApis'
+    duplicate-name refusal; ``validate_only`` writes nothing."""
+    seen: dict[str, int] = {}
+    for t in request.topics:
+        seen[t.name] = seen.get(t.name, 0) + 1
+    results: list[CreatePartitionsTopicResult] = []
+    records: list[RecordAndVersion] = []
+    for t in request.topics:
+        if seen[t.name] > 1:
+            continue
+        try:
+            topic = image.topic(t.name)
+            if topic is None:
+                raise _bare(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            records += _new_partition_records(image, topic, t, rng)
+            results.append(CreatePartitionsTopicResult(name=t.name, error_code=0, error_message=None))
+        except ApiError as e:
+            results.append(CreatePartitionsTopicResult(name=t.name, error_code=int(e.error), error_message=e.message))
+    results += [CreatePartitionsTopicResult(name=name, error_code=int(ErrorCode.INVALID_REQUEST),
+                                            error_message="Duplicate topic name.")
+                for name, n in seen.items() if n > 1]
+    response = CreatePartitionsResponse(results=results)
+    return ControllerResult.of(response, *([] if request.validate_only else records))
+
+
+# ------------------------------------------------------------------ ElectLeaders
+
+#: ``ElectionType`` ids on the wire.
+PREFERRED_ELECTION = 0
+UNCLEAN_ELECTION = 1
+
+
+def _elect_leader(image: MetadataImage, settings: ControllerSettings, topic_name: str, partition_id: int,
+                  election_type: int) -> tuple[ApiError | None, RecordAndVersion | None]:
+    """``ReplicationControlManager.electLeader``."""
+    topic = image.topic(topic_name)
+    if topic is None:
+        return ApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {topic_name}"), None
+    partition = topic.partitions.get(partition_id)
+    if partition is None:
+        return ApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                        f"No such partition as {topic_name}-{partition_id}"), None
+    preferred = partition.replicas[0] if partition.replicas else NO_LEADER
+    if (election_type == PREFERRED_ELECTION and partition.leader == preferred) or (
+            election_type == UNCLEAN_ELECTION and partition.leader != NO_LEADER):
+        return _bare(ErrorCode.ELECTION_NOT_NEEDED), None
+    builder = _builder(image, settings, topic, partition_id)
+    # The request's election type decides, whatever the topic's unclean setting.
+    builder.set_election(Election.UNCLEAN if election_type == UNCLEAN_ELECTION else Election.PREFERRED)
+    record = builder.build()
+    if record is None:
+        return _bare(ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE if election_type == PREFERRED_ELECTION
+                     else ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE), None
+    return None, record
+
+
+def _election_result(partition_id: int, error: ApiError | None) -> ElectionPartitionResult:
+    if error is None:
+        return ElectionPartitionResult(partition_id=partition_id, error_code=0, error_message=None)
+    return ElectionPartitionResult(partition_id=partition_id, error_code=int(error.error), error_message=error.message)
+
+
+def elect_leaders(image: MetadataImage, settings: ControllerSettings, request: ElectLeadersRequest,
+                  version: int) -> ControllerResult[ElectLeadersResponse]:
+    """``ReplicationControlManager.electLeaders``: PREFERRED or UNCLEAN for
+    the partitions named, or every partition (then leaving out those that
+    need no election). An unknown election type is INVALID_REQUEST."""
+    if request.election_type not in (PREFERRED_ELECTION, UNCLEAN_ELECTION):
+        raise ApiError(ErrorCode.INVALID_REQUEST, f"Unknown election type {request.election_type}")
+    records: list[RecordAndVersion] = []
+    results: list[ReplicaElectionResult] = []
+    if request.topic_partitions is None:
+        wanted = [(name, sorted(image.topics[i].partitions), True) for name, i in sorted(image.topic_ids_by_name.items())
+                  if i in image.topics]
+    else:
+        wanted = [(t.topic, list(t.partitions), False) for t in request.topic_partitions]
+    for name, partition_ids, skip_not_needed in wanted:
+        topic_result = ReplicaElectionResult(topic=name, partition_result=[])
+        results.append(topic_result)
+        for partition_id in partition_ids:
+            error, record = _elect_leader(image, settings, name, partition_id, request.election_type)
+            if record is not None:
+                records.append(record)
+            if skip_not_needed and error is not None and error.error == ErrorCode.ELECTION_NOT_NEEDED:
+                continue
+            topic_result.partition_result.append(_election_result(partition_id, error))
+    return ControllerResult.of(ElectLeadersResponse(error_code=0, replica_election_results=results), *records)
+
+
+# ------------------------------------------------------------------ partition reassignments
+
+
+def _cancel_reassignment(image: MetadataImage, settings: ControllerSettings, topic: TopicImage,
+                         partition_id: int) -> RecordAndVersion | None:
+    """``cancelPartitionReassignment`` (``PartitionReassignmentRevert``)."""
+    part = topic.partitions[partition_id]
+    if not is_reassignment_in_progress(part):
+        raise _bare(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS)
+    replicas = [r for r in part.replicas if r not in part.adding_replicas]
+    isr = [r for r in part.isr if r not in part.adding_replicas]
+    unclean = not isr
+    if unclean:
+        if not replicas:
+            raise ApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                           "Invalid replica assignment: addingReplicas contains all replicas.")
+        isr = [replicas[0]]
+        if not unclean_election_enabled(image, settings, topic.name):
+            raise ApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Unable to revert partition assignment for "
+                           f"{topic.name}:{partition_id} because it would require an unclean leader election.")
+    builder = _builder(image, settings, topic, partition_id)
+    return builder.set_target_isr(isr).set_target_replicas(replicas).set_target_removing([]).set_target_adding(
+        []).build()
+
+
+def _replication_factor_unchanged(part: PartitionRegistration, target: Sequence[int]) -> None:
+    """``validatePartitionReplicationFactorUnchanged``."""
+    if is_reassignment_in_progress(part):
+        current = len((set(part.replicas) | set(part.adding_replicas)) - set(part.removing_replicas))
+    else:
+        current = len(part.replicas)
+    if current != len(target):
+        raise ApiError(ErrorCode.INVALID_REPLICATION_FACTOR,
+                       f"The replication factor is changed from {current} to {len(target)}")
+
+
+def _change_reassignment(image: MetadataImage, settings: ControllerSettings, topic: TopicImage, partition_id: int,
+                         target: Sequence[int], allow_rf_change: bool) -> RecordAndVersion | None:
+    """``changePartitionReassignment``: the target replicas first, then the
+    removed ones (``PartitionReassignmentReplicas``), sorted adding/removing."""
+    part = topic.partitions[partition_id]
+    _check_manual_assignment(image, target, None)
+    if not allow_rf_change:
+        _replication_factor_unchanged(part, target)
+    removing = sorted(set(part.replicas) - set(target))
+    adding = sorted(set(target) - set(part.replicas))
+    replicas = list(target) + removing
+    builder = _builder(image, settings, topic, partition_id)
+    builder.election = Election.ONLINE  # Kafka's builder here does not take the topic's unclean setting
+    if replicas != list(part.replicas):
+        builder.set_target_replicas(replicas)
+    if removing:
+        builder.set_target_removing(removing)
+    if adding:
+        builder.set_target_adding(adding)
+    return builder.build()
+
+
+def _alter_reassignment(image: MetadataImage, settings: ControllerSettings, topic_name: str,
+                        target: ReassignablePartition, allow_rf_change: bool) -> RecordAndVersion | None:
+    topic = image.topic(topic_name)
+    if topic is None:
+        raise ApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {topic_name}.")
+    if target.partition_index not in topic.partitions:
+        raise ApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                       f"Unable to find partition {topic_name}:{target.partition_index}.")
+    if target.replicas is None:
+        return _cancel_reassignment(image, settings, topic, target.partition_index)
+    return _change_reassignment(image, settings, topic, target.partition_index, target.replicas, allow_rf_change)
+
+
+def alter_partition_reassignments(image: MetadataImage, settings: ControllerSettings,
+                                  request: AlterPartitionReassignmentsRequest, version: int
+                                  ) -> ControllerResult[AlterPartitionReassignmentsResponse]:
+    """``ReplicationControlManager.alterPartitionReassignments``: start,
+    change or (replicas null) cancel each partition's reassignment."""
+    allow = request.allow_replication_factor_change
+    response = AlterPartitionReassignmentsResponse(allow_replication_factor_change=allow, error_code=0,
+                                                   error_message=None, responses=[])
+    records: list[RecordAndVersion] = []
+    for topic in request.topics:
+        topic_response = ReassignableTopicResponse(name=topic.name, partitions=[])
+        for target in topic.partitions:
+            try:
+                record = _alter_reassignment(image, settings, topic.name, target, allow)
+            except ApiError as e:
+                topic_response.partitions.append(ReassignablePartitionResponse(
+                    partition_index=target.partition_index, error_code=int(e.error), error_message=e.message))
+                continue
+            if record is not None:
+                records.append(record)
+            topic_response.partitions.append(ReassignablePartitionResponse(
+                partition_index=target.partition_index, error_code=0, error_message=None))
+        response.responses.append(topic_response)
+    return ControllerResult.of(response, *records)
+
+
+def _ongoing(topic: TopicImage, partition_ids: Sequence[int]) -> OngoingTopicReassignment | None:
+    """``listReassigningTopic``."""
+    out = OngoingTopicReassignment(name=topic.name, partitions=[])
+    for partition_id in partition_ids:
+        p = topic.partitions.get(partition_id)
+        if p is not None and is_reassignment_in_progress(p):
+            out.partitions.append(OngoingPartitionReassignment(
+                partition_index=partition_id, replicas=list(p.replicas), adding_replicas=list(p.adding_replicas),
+                removing_replicas=list(p.removing_replicas)))
+    return out if out.partitions else None
+
+
+def list_partition_reassignments(image: MetadataImage, request: ListPartitionReassignmentsRequest,
+                                 version: int) -> ListPartitionReassignmentsResponse:
+    """``ReplicationControlManager.listPartitionReassignments`` (no records):
+    every reassigning partition, or those of the named topics."""
+    found: list[OngoingTopicReassignment | None] = []
+    if request.topics is None:
+        for topic_id in sorted(image.topics):
+            topic = image.topics[topic_id]
+            found.append(_ongoing(topic, sorted(topic.partitions)))
+    else:
+        for wanted in request.topics:
+            topic_or_none = image.topic(wanted.name)
+            if topic_or_none is not None:
+                found.append(_ongoing(topic_or_none, wanted.partition_indexes))
+    return ListPartitionReassignmentsResponse(error_code=0, error_message=None,
+                                              topics=[t for t in found if t is not None])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import uuid
 
 import pytest
 
@@ -12,8 +13,22 @@ from kraft.controller.replication_control import (
     broker_in_controlled_shutdown,
     broker_unfenced,
     create_topics,
+    alter_partition_reassignments,
+    create_partitions,
+    delete_topics,
+    elect_leaders,
     leaders_led_by,
+    list_partition_reassignments,
 )
+from kraft.messages.generated.alter_partition_reassignments_request import (
+    AlterPartitionReassignmentsRequest,
+    ReassignablePartition,
+    ReassignableTopic,
+)
+from kraft.messages.generated.create_partitions_request import CreatePartitionsRequest, CreatePartitionsTopic
+from kraft.messages.generated.delete_topics_request import DeleteTopicsRequest, DeleteTopicState
+from kraft.messages.generated.elect_leaders_request import ElectLeadersRequest, TopicPartitions
+from kraft.messages.generated.list_partition_reassignments_request import ListPartitionReassignmentsRequest
 from kraft.controller.settings import ControllerSettings
 from kraft.image.model import MetadataImage
 from kraft.messages.generated.alter_partition_request import AlterPartitionRequest, BrokerState, PartitionData, TopicData
@@ -260,3 +275,121 @@ def test_unclean_election_when_the_topic_allows_it() -> None:
     image = cluster.apply(broker_fenced(cluster.image, SETTINGS, 1))
     p = image.topic("t").partitions[0]  # type: ignore[union-attr]
     assert (p.leader, p.isr, p.leader_recovery_state) == (2, (2,), 1)
+
+
+# ------------------------------------------------------------------ deleteTopics, createPartitions
+
+
+def test_delete_topics_by_name_and_id() -> None:
+    """ReplicationControlManager.deleteTopics: a RemoveTopicRecord per topic; ControllerApis.deleteTopics
+    answers an unknown name UNKNOWN_TOPIC_OR_PARTITION and an unknown id UNKNOWN_TOPIC_ID."""
+    cluster = Cluster().brokers(1).topic("a", [[1]]).topic("b", [[1]])
+    b_id = cluster.image.topic("b").id  # type: ignore[union-attr]
+    request = DeleteTopicsRequest(topic_names=["a", "nope"], topics=[DeleteTopicState(name=None, topic_id=b_id),
+                                                                    DeleteTopicState(name=None, topic_id=uuid.UUID(int=9))])
+    result = delete_topics(cluster.image, SETTINGS, request, 6)
+    assert sorted(type(r.message).__name__ for r in result.records) == ["RemoveTopicRecord"] * 2
+    codes = {(r.name, r.error_code) for r in result.response.responses}
+    assert codes == {("a", 0), ("b", 0), ("nope", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+                     (None, ErrorCode.UNKNOWN_TOPIC_ID)}
+    assert cluster.apply(result.records).topics == {}
+
+
+def test_delete_topics_disabled() -> None:
+    """ControllerApis.deleteTopics: delete.topic.enable=false is TOPIC_DELETION_DISABLED (v3+)."""
+    cluster = Cluster().brokers(1).topic("a", [[1]])
+    settings = ControllerSettings(node_id=1, delete_topic_enable=False)
+    result = delete_topics(cluster.image, settings, DeleteTopicsRequest(topic_names=["a"]), 6)
+    assert result.records == () and result.response.responses[0].error_code == ErrorCode.TOPIC_DELETION_DISABLED
+
+
+def test_create_partitions_adds_partitions_with_the_same_replication_factor() -> None:
+    """ReplicationControlManager.createPartitions: new PartitionRecords from the next index on."""
+    cluster = Cluster().brokers(1, 2, 3).topic("t", [[1, 2]])
+    request = CreatePartitionsRequest(topics=[CreatePartitionsTopic(name="t", count=3, assignments=None)])
+    result = create_partitions(cluster.image, SETTINGS, request, 3, rng=random.Random(0))
+    assert result.response.results[0].error_code == 0
+    parts = cluster.apply(result.records).topic("t").partitions  # type: ignore[union-attr]
+    assert sorted(parts) == [0, 1, 2] and all(len(p.replicas) == 2 for p in parts.values())
+
+
+@pytest.mark.parametrize("count,message", [
+    (1, "Topic already has 1 partition(s)."),
+    (0, "The topic t currently has 1 partition(s); 0 would not be an increase."),
+])
+def test_create_partitions_must_increase(count: int, message: str) -> None:
+    """ReplicationControlManager.createPartitions: INVALID_PARTITIONS unless the count grows."""
+    cluster = Cluster().brokers(1).topic("t", [[1]])
+    request = CreatePartitionsRequest(topics=[CreatePartitionsTopic(name="t", count=count, assignments=None)])
+    [answer] = create_partitions(cluster.image, SETTINGS, request, 3, rng=random.Random(0)).response.results
+    assert (answer.error_code, answer.error_message) == (ErrorCode.INVALID_PARTITIONS, message)
+
+
+# ------------------------------------------------------------------ electLeaders
+
+
+def _elect(image: MetadataImage, election_type: int, partitions: list[int] | None = None):  # type: ignore[no-untyped-def]
+    topics = None if partitions is None else [TopicPartitions(topic="t", partitions=partitions)]
+    return elect_leaders(image, SETTINGS, ElectLeadersRequest(election_type=election_type, topic_partitions=topics), 2)
+
+
+def test_preferred_election_moves_leadership_back() -> None:
+    """ReplicationControlManager.electLeader: PREFERRED elects the first replica when it is in the ISR;
+    ELECTION_NOT_NEEDED when it already leads."""
+    cluster = Cluster().brokers(1, 2).topic("t", [[1, 2]], isr=[[2, 1]])
+    result = _elect(cluster.image, 0, [0])
+    assert result.records[0].message.leader == 1
+    assert result.response.replica_election_results[0].partition_result[0].error_code == 0
+    image = cluster.apply(result.records)
+    again = _elect(image, 0, [0]).response.replica_election_results[0].partition_result[0]
+    assert (again.error_code, again.error_message) == (ErrorCode.ELECTION_NOT_NEEDED,
+                                                       "Leader election not needed for topic partition.")
+    assert _elect(image, 0).response.replica_election_results[0].partition_result == []
+
+
+def test_preferred_leader_not_available_and_unclean_election() -> None:
+    """ReplicationControlManager.electLeader: PREFERRED_LEADER_NOT_AVAILABLE when the preferred replica
+    cannot lead; UNCLEAN elects an out-of-ISR replica of a leaderless partition."""
+    cluster = Cluster().brokers(1, 2).topic("t", [[1, 2]], isr=[[2]])
+    error = _elect(cluster.image, 0, [0]).response.replica_election_results[0].partition_result[0].error_code
+    assert error == ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
+    image = cluster.apply(broker_fenced(cluster.image, SETTINGS, 2))
+    assert image.topic("t").partitions[0].leader == -1  # type: ignore[union-attr]
+    result = _elect(image, 1, [0])
+    p = cluster.apply(result.records).topic("t").partitions[0]  # type: ignore[union-attr]
+    assert (p.leader, p.isr, p.leader_recovery_state) == (1, (1,), 1)
+    missing = _elect(image, 1, [5]).response.replica_election_results[0].partition_result[0]
+    assert (missing.error_code, missing.error_message) == (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                                           "No such partition as t-5")
+
+
+# ------------------------------------------------------------------ reassignments
+
+
+def test_reassignment_runs_to_completion_when_the_new_replica_joins_the_isr() -> None:
+    """ReplicationControlManager.changePartitionReassignment, then alterPartition completes it
+    (PartitionChangeBuilder.completeReassignmentIfNeeded)."""
+    cluster = Cluster().brokers(1, 2, 3).topic("t", [[1, 2]])
+    request = AlterPartitionReassignmentsRequest(topics=[ReassignableTopic(
+        name="t", partitions=[ReassignablePartition(partition_index=0, replicas=[1, 3])])])
+    result = alter_partition_reassignments(cluster.image, SETTINGS, request, 0)
+    assert result.response.responses[0].partitions[0].error_code == 0
+    image = cluster.apply(result.records)
+    p = image.topic("t").partitions[0]  # type: ignore[union-attr]
+    assert (p.replicas, p.adding_replicas, p.removing_replicas) == ((1, 3, 2), (3,), (2,))
+    listed = list_partition_reassignments(image, ListPartitionReassignmentsRequest(topics=None), 0)
+    assert listed.topics[0].partitions[0].adding_replicas == [3]
+    done = _alter(image, 1, 1, image.topic("t").id, [1, 2, 3], leader_epoch=p.leader_epoch,  # type: ignore[union-attr]
+                  partition_epoch=p.partition_epoch)
+    p = cluster.apply(done.records).topic("t").partitions[0]  # type: ignore[union-attr]
+    assert (p.replicas, p.isr, p.adding_replicas, p.removing_replicas) == ((1, 3), (1, 3), (), ())
+
+
+def test_cancelling_without_a_reassignment_is_no_reassignment_in_progress() -> None:
+    """ReplicationControlManager.cancelPartitionReassignment: NO_REASSIGNMENT_IN_PROGRESS."""
+    cluster = Cluster().brokers(1).topic("t", [[1]])
+    request = AlterPartitionReassignmentsRequest(topics=[ReassignableTopic(
+        name="t", partitions=[ReassignablePartition(partition_index=0, replicas=None)])])
+    answer = alter_partition_reassignments(cluster.image, SETTINGS, request, 0).response.responses[0].partitions[0]
+    assert (answer.error_code, answer.error_message) == (ErrorCode.NO_REASSIGNMENT_IN_PROGRESS,
+                                                         "No partition reassignment is in progress.")
