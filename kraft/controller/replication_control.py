@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
 from kraft.controller.metadata_version import MetadataVersion, by_level
 from kraft.controller.partition_change import (
@@ -31,8 +31,10 @@ from kraft.controller.result import ApiError, ControllerResult, RecordAndVersion
 from kraft.controller.settings import ControllerSettings
 from kraft.controller.topic_configs import (
     MIN_INSYNC_REPLICAS,
+    TOPIC_CONFIG_SYNONYMS,
     TOPIC_CONFIGS,
     UNCLEAN_LEADER_ELECTION_ENABLE,
+    synonym_value,
     validate_topic_configs,
 )
 from kraft.image.builder import LOST_DIRECTORY, MIGRATING_DIRECTORY, UNASSIGNED_DIRECTORY, merge_partition_change
@@ -90,7 +92,8 @@ __all__ = [
     "create_topics", "alter_partition", "broker_fenced", "broker_unfenced", "broker_in_controlled_shutdown",
     "broker_unregistered", "leaders_led_by", "usable_brokers", "elr_enabled", "validate_topic_name",
     "delete_topics", "create_partitions", "elect_leaders", "alter_partition_reassignments",
-    "list_partition_reassignments",
+    "list_partition_reassignments", "maybe_balance_partition_leaders", "maybe_elect_unclean_leaders",
+    "partition_leaders_imbalanced", "some_partitions_leaderless",
 ]
 
 #: ``BrokerRegistrationFencingChange`` and ``BrokerRegistrationInControlledShutdownChange`` values.
@@ -99,8 +102,11 @@ UNFENCE = -1
 IN_CONTROLLED_SHUTDOWN = 1
 #: ``ReplicationControlManager.MAX_PARTITIONS_PER_BATCH``.
 MAX_PARTITIONS_PER_BATCH = 10_000
-#: ``ConfigSource`` ids (DescribeConfigsResponse): a topic's own value, Kafka's default.
+#: ``ConfigSource`` ids (DescribeConfigsResponse).
 TOPIC_CONFIG_SOURCE = 1
+DYNAMIC_BROKER_CONFIG_SOURCE = 2
+DYNAMIC_DEFAULT_BROKER_CONFIG_SOURCE = 3
+STATIC_BROKER_CONFIG_SOURCE = 4
 DEFAULT_CONFIG_SOURCE = 5
 #: ``Uuid.METADATA_TOPIC_ID`` (never a new topic's id).
 METADATA_TOPIC_ID = uuid.UUID(int=1)
@@ -168,15 +174,32 @@ def elr_enabled(image: MetadataImage) -> bool:
 # ------------------------------------------------------------------ topic configs the controller reads
 
 
+def resolve_topic_config(image: MetadataImage, settings: ControllerSettings, key: str,
+                         topic_configs: Mapping[str, str]) -> tuple[str | None, int]:
+    """``KafkaConfigSchema.resolveEffectiveTopicConfig``: (value, source) of
+    one topic config -- the topic's own, else its broker synonyms in the
+    controller's dynamic node config, the cluster default, the static
+    config, else Kafka's default."""
+    if key in topic_configs:
+        return topic_configs[key], TOPIC_CONFIG_SOURCE
+    synonyms = TOPIC_CONFIG_SYNONYMS.get(key, ())
+    node = image.configs.get(ConfigResource(ConfigResourceType.BROKER, str(settings.node_id)), {})
+    cluster = image.configs.get(ConfigResource(ConfigResourceType.BROKER, ""), {})
+    for configs, source in ((node, DYNAMIC_BROKER_CONFIG_SOURCE), (cluster, DYNAMIC_DEFAULT_BROKER_CONFIG_SOURCE),
+                            (settings.static_config, STATIC_BROKER_CONFIG_SOURCE)):
+        for synonym in synonyms:
+            if synonym in configs:
+                return synonym_value(synonym, configs[synonym]), source
+    spec = TOPIC_CONFIGS.get(key)
+    return (spec.default if spec is not None else None), DEFAULT_CONFIG_SOURCE
+
+
 def _topic_config(image: MetadataImage, settings: ControllerSettings, topic: str, key: str) -> str | None:
-    """``ConfigurationControlManager.getTopicConfig``: the topic's value,
-    else the cluster's dynamic default, else the controller's static
-    config (the broker key of these two configs is the topic key)."""
-    for resource in (ConfigResource(ConfigResourceType.TOPIC, topic), ConfigResource(ConfigResourceType.BROKER, "")):
-        value = image.configs.get(resource, {}).get(key)
-        if value is not None:
-            return value
-    return settings.static_config.get(key)
+    """``ConfigurationControlManager.getTopicConfig``, or None where only
+    Kafka's default applies (the settings' own default decides then)."""
+    own = image.configs.get(ConfigResource(ConfigResourceType.TOPIC, topic), {})
+    value, source = resolve_topic_config(image, settings, key, own)
+    return None if source == DEFAULT_CONFIG_SOURCE else value
 
 
 def unclean_election_enabled(image: MetadataImage, settings: ControllerSettings, topic: str) -> bool:
@@ -460,22 +483,23 @@ def new_topic_id(image: MetadataImage, rng: random.Random) -> uuid.UUID:
             return candidate
 
 
-def _effective_configs(configs: Mapping[str, str]) -> list[CreatableTopicConfigs]:
-    """``computeEffectiveTopicConfigs``, sorted by name: the topic's own value
-    (DYNAMIC_TOPIC_CONFIG) or Kafka's default (DEFAULT_CONFIG)."""
+def _effective_configs(image: MetadataImage, settings: ControllerSettings,
+                       configs: Mapping[str, str]) -> list[CreatableTopicConfigs]:
+    """``computeEffectiveTopicConfigs``, sorted by name."""
     out = []
     for name in sorted(TOPIC_CONFIGS):
-        value = configs.get(name)
-        source = TOPIC_CONFIG_SOURCE if value is not None else DEFAULT_CONFIG_SOURCE
-        out.append(CreatableTopicConfigs(name=name, value=value if value is not None else TOPIC_CONFIGS[name].default,
-                                         read_only=False, config_source=source, is_sensitive=False))
+        value, source = resolve_topic_config(image, settings, name, configs)
+        out.append(CreatableTopicConfigs(name=name, value=value, read_only=False, config_source=source,
+                                         is_sensitive=False))
     return out
 
 
 def _create_topic(image: MetadataImage, settings: ControllerSettings, topic: CreatableTopic,
-                  rng: random.Random) -> tuple[CreatableTopicResult, list[RecordAndVersion]]:
+                  rng: random.Random, describable: bool) -> tuple[CreatableTopicResult, list[RecordAndVersion]]:
     """``createTopic``: the result and the TopicRecord, ConfigRecords and
-    PartitionRecords, in Kafka's order."""
+    PartitionRecords, in Kafka's order. A caller not allowed to describe the
+    topic gets no configs, counts or factor (TOPIC_AUTHORIZATION_FAILED as
+    the topic config error)."""
     configs = {c.name: c.value for c in topic.configs if c.value is not None}
     validate_topic_configs(configs)
     if topic.assignments:
@@ -483,9 +507,14 @@ def _create_topic(image: MetadataImage, settings: ControllerSettings, topic: Cre
     else:
         parts = _placed_partitions(image, settings, topic, rng)
     topic_id = new_topic_id(image, rng)
-    result = CreatableTopicResult(
-        name=topic.name, topic_id=topic_id, error_code=0, error_message=None, topic_config_error_code=0,
-        num_partitions=len(parts), replication_factor=len(parts[0].replicas), configs=_effective_configs(configs))
+    if describable:
+        result = CreatableTopicResult(
+            name=topic.name, topic_id=topic_id, error_code=0, error_message=None, topic_config_error_code=0,
+            num_partitions=len(parts), replication_factor=len(parts[0].replicas),
+            configs=_effective_configs(image, settings, configs))
+    else:
+        result = CreatableTopicResult(name=topic.name, topic_id=topic_id, error_code=0, error_message=None,
+                                      topic_config_error_code=int(ErrorCode.TOPIC_AUTHORIZATION_FAILED), configs=[])
     mv = _metadata_version(image)
     records = [RecordAndVersion(TopicRecord(name=topic.name, topic_id=topic_id), 0)]
     records += [RecordAndVersion(ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=topic.name,
@@ -513,10 +542,12 @@ def partition_record(mv: MetadataVersion, topic_id: uuid.UUID, partition_id: int
 
 
 def create_topics(image: MetadataImage, settings: ControllerSettings, request: CreateTopicsRequest, version: int,
-                  *, rng: random.Random) -> ControllerResult[CreateTopicsResponse]:
+                  *, rng: random.Random, describable: Collection[str] | None = None
+                  ) -> ControllerResult[CreateTopicsResponse]:
     """``ReplicationControlManager.createTopics``. Below v5 the response
     carries no configs (the encoder drops them); ``validate_only`` answers
-    the same and writes nothing."""
+    the same and writes nothing. ``describable``: the topics the caller may
+    describe (None: all), which get their effective configs back."""
     _check_total_partitions(request, settings)
     errors = _name_errors(image, request.topics)
     successes: dict[str, CreatableTopicResult] = {}
@@ -525,7 +556,8 @@ def create_topics(image: MetadataImage, settings: ControllerSettings, request: C
         if topic.name in errors:
             continue
         try:
-            result, topic_records = _create_topic(image, settings, topic, rng)
+            allowed = describable is None or topic.name in describable
+            result, topic_records = _create_topic(image, settings, topic, rng, allowed)
         except ApiError as e:
             errors[topic.name] = e
             continue
@@ -881,7 +913,8 @@ def elect_leaders(image: MetadataImage, settings: ControllerSettings, request: E
             if skip_not_needed and error is not None and error.error == ErrorCode.ELECTION_NOT_NEEDED:
                 continue
             topic_result.partition_result.append(_election_result(partition_id, error))
-    return ControllerResult.of(ElectLeadersResponse(error_code=0, replica_election_results=results), *records)
+    return ControllerResult(tuple(records), ElectLeadersResponse(error_code=0, replica_election_results=results),
+                            atomic=False)
 
 
 # ------------------------------------------------------------------ partition reassignments
@@ -1009,3 +1042,56 @@ def list_partition_reassignments(image: MetadataImage, request: ListPartitionRea
                 found.append(_ongoing(topic_or_none, wanted.partition_indexes))
     return ListPartitionReassignmentsResponse(error_code=0, error_message=None,
                                               topics=[t for t in found if t is not None])
+
+
+# ------------------------------------------------------------------ periodic elections
+
+#: ``ReplicationControlManager.MAX_ELECTIONS_PER_IMBALANCE``.
+MAX_ELECTIONS_PER_IMBALANCE = 1_000
+
+
+def partition_leaders_imbalanced(image: MetadataImage) -> bool:
+    """``arePartitionLeadersImbalanced``: some partition is not led by its
+    preferred (first) replica -- leaderless ones included, as Kafka's
+    ``imbalancedPartitions`` holds every partition without its preferred leader."""
+    return any(p.leader != (p.replicas[0] if p.replicas else NO_LEADER)
+               for t in image.topics.values() for p in t.partitions.values())
+
+
+def maybe_balance_partition_leaders(image: MetadataImage, settings: ControllerSettings, *,
+                                    max_elections: int = MAX_ELECTIONS_PER_IMBALANCE
+                                    ) -> ControllerResult[bool]:
+    """``maybeBalancePartitionLeaders`` (auto.leader.rebalance.enable): a
+    preferred election for each partition not led by its first replica, at
+    most ``max_elections``; the response is True when there may be more
+    (the caller runs it again at once)."""
+    records: list[RecordAndVersion] = []
+    for topic, partition_id in _partitions(image, lambda p: p.leader != (p.replicas[0] if p.replicas else NO_LEADER)):
+        if len(records) >= max_elections:
+            break
+        builder = _builder(image, settings, topic, partition_id).set_election(Election.PREFERRED)
+        record = builder.build()
+        if record is not None:
+            records.append(record)
+    return ControllerResult(tuple(records), len(records) >= max_elections, atomic=False)
+
+
+def some_partitions_leaderless(image: MetadataImage) -> bool:
+    """``areSomePartitionsLeaderless``."""
+    return any(p.leader == NO_LEADER for t in image.topics.values() for p in t.partitions.values())
+
+
+def maybe_elect_unclean_leaders(image: MetadataImage, settings: ControllerSettings, *,
+                                max_elections: int = MAX_ELECTIONS_PER_IMBALANCE) -> ControllerResult[bool]:
+    """``maybeElectUncleanLeaders``: an UNCLEAN election for each leaderless
+    partition of a topic that allows it (unclean.leader.election.enable for
+    the topic or the cluster); True when there may be more."""
+    records: list[RecordAndVersion] = []
+    for topic, partition_id in _partitions(image, lambda p: p.leader == NO_LEADER):
+        if len(records) >= max_elections:
+            break
+        if unclean_election_enabled(image, settings, topic.name):
+            _, record = _elect_leader(image, settings, topic.name, partition_id, UNCLEAN_ELECTION)
+            if record is not None:
+                records.append(record)
+    return ControllerResult(tuple(records), len(records) >= max_elections, atomic=False)

@@ -15,8 +15,8 @@ from types import MappingProxyType
 from kraft.controller.result import ApiError
 from kraft.wire.errors import ErrorCode
 
-__all__ = ["TopicConfigDef", "TOPIC_CONFIGS", "validate_topic_configs", "MIN_INSYNC_REPLICAS",
-           "UNCLEAN_LEADER_ELECTION_ENABLE"]
+__all__ = ["TopicConfigDef", "TOPIC_CONFIGS", "TOPIC_CONFIG_SYNONYMS", "validate_topic_configs", "synonym_value",
+           "MIN_INSYNC_REPLICAS", "UNCLEAN_LEADER_ELECTION_ENABLE"]
 
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
 UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
@@ -147,3 +147,53 @@ def validate_topic_configs(configs: Mapping[str, str]) -> None:
     if low > high:
         raise ApiError(ErrorCode.INVALID_CONFIG, f"conflict topic config setting min.compaction.lag.ms ({low}) > "
                        f"max.compaction.lag.ms ({high})")
+
+
+def _log(*names: str) -> tuple[str, ...]:
+    return tuple(f"log.{n}" for n in names)
+
+
+#: ``ServerTopicConfigSynonyms.ALL_TOPIC_CONFIG_SYNONYMS``: the broker keys a
+#: topic config falls back to, in order; a ``.hours``/``.minutes`` key is
+#: converted to milliseconds (``ConfigSynonym.HOURS_TO_MILLISECONDS``).
+TOPIC_CONFIG_SYNONYMS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "segment.bytes": _log("segment.bytes"),
+    "segment.ms": _log("roll.ms", "roll.hours"),
+    "segment.jitter.ms": _log("roll.jitter.ms", "roll.jitter.hours"),
+    "segment.index.bytes": _log("index.size.max.bytes"),
+    "flush.messages": _log("flush.interval.messages"),
+    "flush.ms": _log("flush.interval.ms", "flush.scheduler.interval.ms"),
+    "retention.bytes": _log("retention.bytes"),
+    "retention.ms": _log("retention.ms", "retention.minutes", "retention.hours"),
+    "max.message.bytes": ("message.max.bytes",),
+    "index.interval.bytes": _log("index.interval.bytes"),
+    "delete.retention.ms": ("log.cleaner.delete.retention.ms",),
+    "min.compaction.lag.ms": ("log.cleaner.min.compaction.lag.ms",),
+    "max.compaction.lag.ms": ("log.cleaner.max.compaction.lag.ms",),
+    "file.delete.delay.ms": _log("segment.delete.delay.ms"),
+    "min.cleanable.dirty.ratio": ("log.cleaner.min.cleanable.ratio",),
+    "cleanup.policy": _log("cleanup.policy"),
+    UNCLEAN_LEADER_ELECTION_ENABLE: (UNCLEAN_LEADER_ELECTION_ENABLE,),
+    MIN_INSYNC_REPLICAS: (MIN_INSYNC_REPLICAS,),
+    "compression.type": ("compression.type",),
+    "compression.gzip.level": ("compression.gzip.level",),
+    "compression.lz4.level": ("compression.lz4.level",),
+    "compression.zstd.level": ("compression.zstd.level",),
+    "preallocate": _log("preallocate"),
+    "message.timestamp.type": _log("message.timestamp.type"),
+    "message.timestamp.before.max.ms": _log("message.timestamp.before.max.ms"),
+    "message.timestamp.after.max.ms": _log("message.timestamp.after.max.ms"),
+    "local.retention.ms": _log("local.retention.ms"),
+    "local.retention.bytes": _log("local.retention.bytes"),
+    "remote.copy.lag.ms": _log("remote.copy.lag.ms"),
+    "remote.copy.lag.bytes": _log("remote.copy.lag.bytes"),
+})
+
+
+def synonym_value(synonym: str, value: str) -> str:
+    """``ConfigSynonym``'s converter: hours and minutes become milliseconds."""
+    if synonym.endswith(".hours"):
+        return str(int(value.strip()) * 3_600_000)
+    if synonym.endswith(".minutes"):
+        return str(int(value.strip()) * 60_000)
+    return value

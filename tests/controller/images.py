@@ -26,24 +26,25 @@ class Cluster:
     def __init__(self, metadata_version: int = LATEST_LEVEL, *, elr: bool = False) -> None:
         self.builder = ImageBuilder()
         self.offset = 0
-        self._record(FeatureLevelRecord(name="metadata.version", feature_level=metadata_version), 0)
+        self.record(FeatureLevelRecord(name="metadata.version", feature_level=metadata_version), 0)
         if elr:
-            self._record(FeatureLevelRecord(name="eligible.leader.replicas.version", feature_level=1), 0)
+            self.record(FeatureLevelRecord(name="eligible.leader.replicas.version", feature_level=1), 0)
 
-    def _record(self, message: object, version: int) -> None:
+    def record(self, message: object, version: int) -> Cluster:
         # Through the bytes a log holds: a field the version cannot carry fails here.
         self.builder.apply(self.offset, encode_metadata_record(message, version))
         self.offset += 1
+        return self
 
     def apply(self, records: Iterable[RecordAndVersion]) -> MetadataImage:
         """Replay a controller's records; the image after them."""
         for r in records:
-            self._record(r.message, r.version)
+            self.record(r.message, r.version)
         return self.image
 
     def broker(self, broker_id: int, *, rack: str | None = None, fenced: bool = False, epoch: int = 0,
                in_controlled_shutdown: bool = False) -> Cluster:
-        self._record(RegisterBrokerRecord(
+        self.record(RegisterBrokerRecord(
             broker_id=broker_id, incarnation_id=uuid.UUID(int=broker_id + 1000), broker_epoch=epoch + broker_id,
             end_points=[], features=[], rack=rack, fenced=fenced, in_controlled_shutdown=in_controlled_shutdown,
             log_dirs=[]), 3)
@@ -55,16 +56,19 @@ class Cluster:
         return self
 
     def topic(self, name: str, assignments: Sequence[Sequence[int]], *, isr: Sequence[Sequence[int]] | None = None,
-              configs: dict[str, str] | None = None, topic_id: uuid.UUID | None = None) -> Cluster:
+              configs: dict[str, str] | None = None, topic_id: uuid.UUID | None = None,
+              leaders: Sequence[int] | None = None) -> Cluster:
+        """A topic; each partition's ISR is its replicas and its leader the
+        first ISR member unless ``isr``/``leaders`` say otherwise."""
         topic_id = topic_id or uuid.uuid5(uuid.NAMESPACE_OID, name)  # the same id in every run
-        self._record(TopicRecord(name=name, topic_id=topic_id), 0)
+        self.record(TopicRecord(name=name, topic_id=topic_id), 0)
         for key, value in (configs or {}).items():
-            self._record(ConfigRecord(resource_type=2, resource_name=name, name=key, value=value), 0)
+            self.record(ConfigRecord(resource_type=2, resource_name=name, name=key, value=value), 0)
         for i, replicas in enumerate(assignments):
             members = list(isr[i]) if isr is not None else list(replicas)
-            self._record(PartitionRecord(
+            self.record(PartitionRecord(
                 partition_id=i, topic_id=topic_id, replicas=list(replicas), isr=members, removing_replicas=[],
-                adding_replicas=[], leader=members[0] if members else -1, leader_recovery_state=0, leader_epoch=0,
+                adding_replicas=[], leader=leaders[i] if leaders is not None else members[0] if members else -1, leader_recovery_state=0, leader_epoch=0,
                 partition_epoch=0, directories=[uuid.UUID(int=0)] * len(replicas)), 1)
         return self
 

@@ -12,6 +12,7 @@ from kraft.controller.replication_control import (
     broker_fenced,
     broker_in_controlled_shutdown,
     broker_unfenced,
+    broker_unregistered,
     create_topics,
     alter_partition_reassignments,
     create_partitions,
@@ -19,6 +20,10 @@ from kraft.controller.replication_control import (
     elect_leaders,
     leaders_led_by,
     list_partition_reassignments,
+    maybe_balance_partition_leaders,
+    maybe_elect_unclean_leaders,
+    partition_leaders_imbalanced,
+    some_partitions_leaderless,
 )
 from kraft.messages.generated.alter_partition_reassignments_request import (
     AlterPartitionReassignmentsRequest,
@@ -393,3 +398,77 @@ def test_cancelling_without_a_reassignment_is_no_reassignment_in_progress() -> N
     answer = alter_partition_reassignments(cluster.image, SETTINGS, request, 0).response.responses[0].partitions[0]
     assert (answer.error_code, answer.error_message) == (ErrorCode.NO_REASSIGNMENT_IN_PROGRESS,
                                                          "No partition reassignment is in progress.")
+
+
+def test_effective_configs_follow_the_broker_synonyms() -> None:
+    """KafkaConfigSchema.resolveEffectiveTopicConfig: the topic's value, then the synonyms in the
+    cluster's dynamic default, then the static config (log.retention.hours in milliseconds), then
+    Kafka's default."""
+    cluster = Cluster().brokers(1)
+    cluster.record(ConfigRecord(resource_type=4, resource_name="", name="log.cleanup.policy", value="compact"), 0)
+    settings = ControllerSettings(node_id=1, static_config={"log.retention.hours": "1"})
+    [answer] = _create(cluster, _topic("t"), settings=settings).response.topics
+    configs = {c.name: (c.value, c.config_source) for c in answer.configs}
+    assert configs["retention.ms"] == ("3600000", 4)
+    assert configs["cleanup.policy"] == ("compact", 3)
+    assert configs["segment.bytes"] == ("1073741824", 5)
+
+
+def test_a_topic_the_caller_cannot_describe_gets_no_configs() -> None:
+    """ReplicationControlManager.createTopic: not authorizedToReturnConfigs -> TOPIC_AUTHORIZATION_FAILED
+    as the topic config error, and no configs."""
+    request = CreateTopicsRequest(topics=[_topic("t")])
+    result = create_topics(Cluster().brokers(1).image, SETTINGS, request, 7, rng=random.Random(1), describable=[])
+    [answer] = result.response.topics
+    assert (answer.error_code, answer.topic_config_error_code, answer.configs) == (
+        0, ErrorCode.TOPIC_AUTHORIZATION_FAILED, [])
+    assert len(result.records) == 2
+
+
+# ------------------------------------------------------------------ unregistration, ELR, periodic elections
+
+
+def test_unregistering_a_broker_takes_it_out_of_isr_and_leadership() -> None:
+    """ReplicationControlManager.handleBrokerUnregistered: the ISR pass (the caller writes UnregisterBrokerRecord)."""
+    cluster = _three()
+    records = broker_unregistered(cluster.image, SETTINGS, 1, 1)
+    assert [type(r.message) for r in records] == [PartitionChangeRecord]
+    p = cluster.apply(records).topic("t").partitions[0]  # type: ignore[union-attr]
+    assert (p.leader, p.isr) == (2, (2, 3))
+
+
+def test_fencing_below_min_isr_moves_the_replica_to_the_elr() -> None:
+    """ReplicationControlManager.handleBrokerFenced with ELR (KIP-966): below min.insync.replicas the fenced
+    ISR member goes to the ELR; the last one leaves an empty ISR and the leader in lastKnownElr."""
+    cluster = Cluster(elr=True).brokers(1, 2).topic("t", [[1, 2]], configs={"min.insync.replicas": "2"})
+    image = cluster.apply(broker_fenced(cluster.image, SETTINGS, 2))
+    p = image.topic("t").partitions[0]  # type: ignore[union-attr]
+    assert (p.leader, p.isr, p.elr) == (1, (1,), (2,))
+    p = cluster.apply(broker_fenced(image, SETTINGS, 1)).topic("t").partitions[0]  # type: ignore[union-attr]
+    assert (p.leader, p.isr, p.elr, p.last_known_elr) == (-1, (), (1, 2), (1,))
+
+
+def test_auto_leader_rebalance_moves_leadership_to_the_preferred_replica() -> None:
+    """ReplicationControlManager.maybeBalancePartitionLeaders: preferred elections, at most maxElections."""
+    cluster = Cluster().brokers(1, 2).topic("t", [[1, 2], [1, 2]], isr=[[2, 1], [2, 1]])
+    assert partition_leaders_imbalanced(cluster.image)
+    one = maybe_balance_partition_leaders(cluster.image, SETTINGS, max_elections=1)
+    assert len(one.records) == 1 and one.response is True
+    result = maybe_balance_partition_leaders(cluster.image, SETTINGS)
+    image = cluster.apply(result.records)
+    assert result.response is False and not partition_leaders_imbalanced(image)
+
+
+def test_periodic_unclean_election_only_for_topics_that_allow_it() -> None:
+    """ReplicationControlManager.maybeElectUncleanLeaders: leaderless partitions of topics with
+    unclean.leader.election.enable get an unclean leader; others stay leaderless."""
+    cluster = Cluster().broker(1, fenced=True).broker(2)
+    cluster.topic("u", [[1, 2]], isr=[[1]], leaders=[-1], configs={"unclean.leader.election.enable": "true"})
+    cluster.topic("c", [[1, 2]], isr=[[1]], leaders=[-1])
+    image = cluster.image
+    assert some_partitions_leaderless(image)
+    result = maybe_elect_unclean_leaders(image, SETTINGS)
+    assert [r.message.topic_id for r in result.records] == [image.topic("u").id]  # type: ignore[union-attr]
+    assert result.records[0].message.leader == 2
+    everywhere = maybe_elect_unclean_leaders(image, ControllerSettings(node_id=1, unclean_leader_election_enable=True))
+    assert len(everywhere.records) == 2
