@@ -90,7 +90,8 @@ from kraft.wire.errors import ErrorCode
 
 __all__ = [
     "create_topics", "alter_partition", "broker_fenced", "broker_unfenced", "broker_in_controlled_shutdown",
-    "broker_unregistered", "leaders_led_by", "usable_brokers", "elr_enabled", "validate_topic_name",
+    "broker_unregistered", "broker_shutdown", "leaders_led_by", "usable_brokers", "elr_enabled",
+    "validate_topic_name",
     "delete_topics", "create_partitions", "elect_leaders", "alter_partition_reassignments",
     "list_partition_reassignments", "maybe_balance_partition_leaders", "maybe_elect_unclean_leaders",
     "partition_leaders_imbalanced", "some_partitions_leaderless",
@@ -110,6 +111,8 @@ STATIC_BROKER_CONFIG_SOURCE = 4
 DEFAULT_CONFIG_SOURCE = 5
 #: ``Uuid.METADATA_TOPIC_ID`` (never a new topic's id).
 METADATA_TOPIC_ID = uuid.UUID(int=1)
+#: ``Topic.CLUSTER_METADATA_TOPIC_NAME``.
+CLUSTER_METADATA_TOPIC = "__cluster_metadata"
 _LEGAL_TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
 
@@ -324,6 +327,21 @@ def broker_unregistered(image: MetadataImage, settings: ControllerSettings, brok
     return records
 
 
+def broker_shutdown(image: MetadataImage, settings: ControllerSettings, broker_id: int,
+                    is_clean_shutdown: bool) -> list[RecordAndVersion]:
+    """``handleBrokerShutdown`` (a broker re-registering after a shutdown):
+    with ELR on and an unclean shutdown the broker leaves the ISR and the
+    ELR both (its log may be incomplete); otherwise as if it were fenced,
+    without the fence record."""
+    if elr_enabled(image) and not is_clean_shutdown:
+        records = _leader_and_isr_updates(image, settings, NO_LEADER, NO_LEADER, lambda p: broker_id in p.isr,
+                                          broker_with_unclean_shutdown=broker_id)
+        records += _leader_and_isr_updates(image, settings, NO_LEADER, NO_LEADER, lambda p: broker_id in p.elr,
+                                           broker_with_unclean_shutdown=broker_id)
+        return records
+    return _leader_and_isr_updates(image, settings, broker_id, NO_LEADER, lambda p: broker_id in p.isr)
+
+
 def leaders_led_by(image: MetadataImage, broker_id: int) -> int:
     """How many partitions ``broker_id`` leads (``BrokersToIsrs.partitionsLedByBroker``)."""
     return sum(1 for t in image.topics.values() for p in t.partitions.values() if p.leader == broker_id)
@@ -375,10 +393,10 @@ def _name_errors(image: MetadataImage, topics: Sequence[CreatableTopic]) -> dict
     return errors
 
 
-def _check_total_partitions(request: CreateTopicsRequest, settings: ControllerSettings) -> None:
+def _check_total_partitions(topics: Sequence[CreatableTopic], settings: ControllerSettings) -> None:
     """``validateTotalNumberOfPartitions``: a PolicyViolationException for the whole request."""
     total = 0
-    for topic in request.topics:
+    for topic in topics:
         if topic.assignments:
             total += len(topic.assignments)
         elif topic.num_partitions == -1:
@@ -541,18 +559,14 @@ def partition_record(mv: MetadataVersion, topic_id: uuid.UUID, partition_id: int
     return RecordAndVersion(record, mv.partition_record_version)
 
 
-def create_topics(image: MetadataImage, settings: ControllerSettings, request: CreateTopicsRequest, version: int,
-                  *, rng: random.Random, describable: Collection[str] | None = None
-                  ) -> ControllerResult[CreateTopicsResponse]:
-    """``ReplicationControlManager.createTopics``. Below v5 the response
-    carries no configs (the encoder drops them); ``validate_only`` answers
-    the same and writes nothing. ``describable``: the topics the caller may
-    describe (None: all), which get their effective configs back."""
-    _check_total_partitions(request, settings)
-    errors = _name_errors(image, request.topics)
+def _create_requested(image: MetadataImage, settings: ControllerSettings, topics: Sequence[CreatableTopic],
+                      rng: random.Random, describable: Collection[str] | None
+                      ) -> tuple[list[CreatableTopicResult], list[RecordAndVersion]]:
+    """``ReplicationControlManager.createTopics`` over the topics ControllerApis lets through."""
+    errors = _name_errors(image, topics)
     successes: dict[str, CreatableTopicResult] = {}
     records: list[RecordAndVersion] = []
-    for topic in request.topics:
+    for topic in topics:
         if topic.name in errors:
             continue
         try:
@@ -563,11 +577,44 @@ def create_topics(image: MetadataImage, settings: ControllerSettings, request: C
             continue
         successes[topic.name] = result
         records += topic_records
-    response = CreateTopicsResponse(topics=[
-        successes[t.name] if t.name not in errors else CreatableTopicResult(
-            name=t.name, error_code=int(errors[t.name].error), error_message=errors[t.name].message)
-        for t in request.topics])
-    return ControllerResult.of(response, *([] if request.validate_only else records))
+    results = [successes[t.name] if t.name not in errors else CreatableTopicResult(
+        name=t.name, error_code=int(errors[t.name].error), error_message=errors[t.name].message) for t in topics]
+    return results, records
+
+
+def create_topics(image: MetadataImage, settings: ControllerSettings, request: CreateTopicsRequest, version: int,
+                  *, rng: random.Random, describable: Collection[str] | None = None,
+                  creatable: Collection[str] | None = None) -> ControllerResult[CreateTopicsResponse]:
+    """``ControllerApis.createTopics`` and ``ReplicationControlManager.createTopics``:
+    a name given twice is INVALID_REQUEST "Duplicate topic name.",
+    ``__cluster_metadata`` is refused, a topic not in ``creatable`` (None:
+    all) is TOPIC_AUTHORIZATION_FAILED; ``describable`` (None: all) get
+    their effective configs back. Below v5 the response carries no configs
+    (the encoder drops them); ``validate_only`` writes nothing. Too many
+    partitions in one request refuses every topic (POLICY_VIOLATION)."""
+    counts: dict[str, int] = {}
+    for t in request.topics:
+        counts[t.name] = counts.get(t.name, 0) + 1
+    allowed = [t for t in request.topics if counts[t.name] == 1 and t.name != CLUSTER_METADATA_TOPIC
+               and (creatable is None or t.name in creatable)]
+    try:
+        _check_total_partitions(request.topics, settings)
+    except ApiError as e:  # AbstractRequest.getErrorResponse: every topic gets the error
+        return ControllerResult.of(CreateTopicsResponse(topics=[CreatableTopicResult(
+            name=t.name, error_code=int(e.error), error_message=e.message) for t in request.topics]))
+    results, records = _create_requested(image, settings, allowed, rng, describable)
+    for name, n in counts.items():
+        if n > 1:
+            results.append(CreatableTopicResult(name=name, error_code=int(ErrorCode.INVALID_REQUEST),
+                                                error_message="Duplicate topic name."))
+    for name, n in counts.items():
+        if n == 1 and name == CLUSTER_METADATA_TOPIC:
+            results.append(CreatableTopicResult(name=name, error_code=int(ErrorCode.INVALID_REQUEST),
+                                                error_message=f"Creation of internal topic {name} is prohibited."))
+        elif n == 1 and creatable is not None and name not in creatable:
+            results.append(CreatableTopicResult(name=name, error_code=int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+                                                error_message="Authorization failed."))
+    return ControllerResult.of(CreateTopicsResponse(topics=results), *([] if request.validate_only else records))
 
 
 # ------------------------------------------------------------------ AlterPartition
@@ -899,8 +946,8 @@ def elect_leaders(image: MetadataImage, settings: ControllerSettings, request: E
     records: list[RecordAndVersion] = []
     results: list[ReplicaElectionResult] = []
     if request.topic_partitions is None:
-        wanted = [(name, sorted(image.topics[i].partitions), True) for name, i in sorted(image.topic_ids_by_name.items())
-                  if i in image.topics]
+        wanted = [(name, sorted(image.topics[i].partitions), True)
+                  for name, i in sorted(image.topic_ids_by_name.items()) if i in image.topics]
     else:
         wanted = [(t.topic, list(t.partitions), False) for t in request.topic_partitions]
     for name, partition_ids, skip_not_needed in wanted:

@@ -66,9 +66,10 @@ class Cluster:
             self.record(ConfigRecord(resource_type=2, resource_name=name, name=key, value=value), 0)
         for i, replicas in enumerate(assignments):
             members = list(isr[i]) if isr is not None else list(replicas)
+            leader = leaders[i] if leaders is not None else members[0] if members else -1
             self.record(PartitionRecord(
                 partition_id=i, topic_id=topic_id, replicas=list(replicas), isr=members, removing_replicas=[],
-                adding_replicas=[], leader=leaders[i] if leaders is not None else members[0] if members else -1, leader_recovery_state=0, leader_epoch=0,
+                adding_replicas=[], leader=leader, leader_recovery_state=0, leader_epoch=0,
                 partition_epoch=0, directories=[uuid.UUID(int=0)] * len(replicas)), 1)
         return self
 

@@ -12,6 +12,7 @@ from kraft.controller.replication_control import (
     broker_fenced,
     broker_in_controlled_shutdown,
     broker_unfenced,
+    broker_shutdown,
     broker_unregistered,
     create_topics,
     alter_partition_reassignments,
@@ -34,9 +35,11 @@ from kraft.messages.generated.create_partitions_request import CreatePartitionsR
 from kraft.messages.generated.delete_topics_request import DeleteTopicsRequest, DeleteTopicState
 from kraft.messages.generated.elect_leaders_request import ElectLeadersRequest, TopicPartitions
 from kraft.messages.generated.list_partition_reassignments_request import ListPartitionReassignmentsRequest
+from kraft.controller.result import ControllerResult
 from kraft.controller.settings import ControllerSettings
 from kraft.image.model import MetadataImage
 from kraft.messages.generated.alter_partition_request import AlterPartitionRequest, BrokerState, PartitionData, TopicData
+from kraft.messages.generated.alter_partition_response import AlterPartitionResponse
 from kraft.messages.generated.broker_registration_change_record import BrokerRegistrationChangeRecord
 from kraft.messages.generated.config_record import ConfigRecord
 from kraft.messages.generated.create_topics_request import (
@@ -177,8 +180,9 @@ def test_manual_assignment() -> None:
 # ------------------------------------------------------------------ alterPartition
 
 
-def _alter(image: MetadataImage, broker: int, epoch: int, topic_id: object, isr: list[int], *,
-           leader_epoch: int = 0, partition_epoch: int = 0, broker_epochs: dict[int, int] | None = None):  # type: ignore[no-untyped-def]
+def _alter(image: MetadataImage, broker: int, epoch: int, topic_id: uuid.UUID, isr: list[int], *,
+           leader_epoch: int = 0, partition_epoch: int = 0,
+           broker_epochs: dict[int, int] | None = None) -> ControllerResult[AlterPartitionResponse]:
     states = [BrokerState(broker_id=r, broker_epoch=(broker_epochs or {}).get(r, -1)) for r in isr]
     request = AlterPartitionRequest(broker_id=broker, broker_epoch=epoch, topics=[TopicData(
         topic_id=topic_id, partitions=[PartitionData(partition_index=0, leader_epoch=leader_epoch,  # type: ignore[arg-type]
@@ -472,3 +476,40 @@ def test_periodic_unclean_election_only_for_topics_that_allow_it() -> None:
     assert result.records[0].message.leader == 2
     everywhere = maybe_elect_unclean_leaders(image, ControllerSettings(node_id=1, unclean_leader_election_enable=True))
     assert len(everywhere.records) == 2
+
+
+def test_duplicate_and_internal_and_unauthorized_names() -> None:
+    """ControllerApis.createTopics: "Duplicate topic name.", __cluster_metadata prohibited, and
+    TOPIC_AUTHORIZATION_FAILED for a topic the caller may not create."""
+    request = CreateTopicsRequest(topics=[_topic("d"), _topic("d"), _topic("__cluster_metadata"), _topic("ok"),
+                                          _topic("secret")])
+    result = create_topics(Cluster().brokers(1).image, SETTINGS, request, 7, rng=random.Random(1),
+                           creatable={"d", "ok", "__cluster_metadata"})
+    answers = {t.name: (t.error_code, t.error_message) for t in result.response.topics}
+    assert answers == {
+        "ok": (0, None), "d": (ErrorCode.INVALID_REQUEST, "Duplicate topic name."),
+        "__cluster_metadata": (ErrorCode.INVALID_REQUEST, "Creation of internal topic __cluster_metadata is prohibited."),
+        "secret": (ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed."),
+    }
+    assert [type(r.message) for r in result.records] == [TopicRecord, PartitionRecord]
+
+
+def test_too_many_partitions_refuses_the_whole_request() -> None:
+    """ReplicationControlManager.validateTotalNumberOfPartitions: over 10,000 partitions in one request is
+    POLICY_VIOLATION "Excessively large number of partitions per request." for every topic."""
+    request = CreateTopicsRequest(topics=[_topic("a", 6000), _topic("b", 6000)])
+    result = create_topics(Cluster().brokers(1).image, SETTINGS, request, 7, rng=random.Random(1))
+    assert result.records == ()
+    assert {(t.error_code, t.error_message) for t in result.response.topics} == {
+        (ErrorCode.POLICY_VIOLATION, "Excessively large number of partitions per request.")}
+
+
+def test_an_unclean_shutdown_drops_the_broker_from_the_elr_too() -> None:
+    """ReplicationControlManager.handleBrokerShutdown: with ELR, an unclean shutdown removes the broker from
+    the ISR and the ELR (its log may be incomplete); a clean one only from the ISR."""
+    base = Cluster(elr=True).brokers(1, 2, 3).topic("t", [[1, 2, 3]], configs={"min.insync.replicas": "3"})
+    shrunk = base.apply(broker_fenced(base.image, SETTINGS, 3))
+    assert shrunk.topic("t").partitions[0].elr == (3,)  # type: ignore[union-attr]
+    unclean = broker_shutdown(shrunk, SETTINGS, 3, False)
+    assert base.apply(unclean).topic("t").partitions[0].elr == ()  # type: ignore[union-attr]
+    assert broker_shutdown(shrunk, SETTINGS, 3, True) == []  # clean: not in any ISR, nothing to do
