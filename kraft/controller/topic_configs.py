@@ -8,6 +8,7 @@ INVALID_CONFIG on the wire, with the messages below.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -21,6 +22,7 @@ __all__ = ["TopicConfigDef", "TOPIC_CONFIGS", "TOPIC_CONFIG_SYNONYMS", "validate
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
 UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
 _LONG_MAX = 9223372036854775807
+_JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
 _INT_RANGE = (-(2 ** 31), 2 ** 31 - 1)
 _LONG_RANGE = (-(2 ** 63), 2 ** 63 - 1)
 
@@ -96,6 +98,8 @@ def _invalid(name: str, value: str, why: str) -> ApiError:
 def _parse_number(spec: TopicConfigDef, value: str) -> float:
     text = value.strip()
     try:
+        if "_" in text or (spec.type != "DOUBLE" and not _JAVA_INTEGER.fullmatch(text)):
+            raise ValueError(text)  # Integer.parseInt/Long.parseLong take [+-]digits only
         number: float = float(text) if spec.type == "DOUBLE" else int(text)
     except ValueError:
         raise _invalid(spec.name, value, f"Not a number of type {spec.type}") from None
@@ -105,30 +109,49 @@ def _parse_number(spec: TopicConfigDef, value: str) -> float:
     return number
 
 
-def _check_range(spec: TopicConfigDef, value: str, number: float) -> None:
-    def fmt(x: float) -> str:
-        return str(int(x)) if spec.type != "DOUBLE" else str(float(x))
-    if spec.at_least is not None and spec.at_most is not None:
-        if not spec.at_least <= number <= spec.at_most:
-            raise _invalid(spec.name, value, f"Value must be in the range [{fmt(spec.at_least)}, {fmt(spec.at_most)}]")
-    elif spec.at_least is not None and number < spec.at_least:
-        raise _invalid(spec.name, value, f"Value must be at least {fmt(spec.at_least)}")
+def _shown(spec: TopicConfigDef, number: float) -> str:
+    """The parsed value as Java prints it (``Double.toString`` for a DOUBLE)."""
+    return repr(float(number)) if spec.type == "DOUBLE" else str(int(number))
+
+
+def _check_range(spec: TopicConfigDef, number: float) -> None:
+    """``ConfigDef.Range.ensureValid`` (bounds are whole numbers, printed so)."""
+    if spec.name == "compression.gzip.level":  # CompressionType.GZIP.levelValidator
+        if number > 9 or (number < 1 and number != -1):
+            raise _invalid(spec.name, _shown(spec, number), "Value must be between 1 and 9 or equal to -1")
+        return
+    if spec.at_least is not None and number < spec.at_least:
+        raise _invalid(spec.name, _shown(spec, number), f"Value must be at least {int(spec.at_least)}")
+    if spec.at_most is not None and number > spec.at_most:
+        raise _invalid(spec.name, _shown(spec, number), f"Value must be no more than {int(spec.at_most)}")
+
+
+def _check_list(spec: TopicConfigDef, value: str) -> None:
+    """``ConfigDef.parseType`` LIST and ``ValidList.ensureValid``."""
+    text = value.strip()
+    items = [v.strip() for v in text.split(",")] if text else []
+    if len(set(items)) != len(items):
+        raise ApiError(ErrorCode.INVALID_CONFIG, f"Configuration '{spec.name}' values must not be duplicated.")
+    for item in items:
+        if not item:
+            raise ApiError(ErrorCode.INVALID_CONFIG, f"Configuration '{spec.name}' values must not be empty.")
+        if spec.choices and item not in spec.choices:
+            raise _invalid(spec.name, item, f"String must be one of: {', '.join(spec.choices)}")
 
 
 def _check_one(spec: TopicConfigDef, value: str) -> float | None:
+    """``ConfigDef.parseType`` then the key's validator; the number parsed, if any."""
     if spec.type in ("INT", "LONG", "DOUBLE"):
         number = _parse_number(spec, value)
-        _check_range(spec, value, number)
+        _check_range(spec, number)
         return number
     if spec.type == "BOOLEAN":
         if value.strip().lower() not in ("true", "false"):
             raise _invalid(spec.name, value, "Expected value to be either true or false")
     elif spec.type == "STRING" and spec.choices and value.strip() not in spec.choices:
-        raise _invalid(spec.name, value, f"String must be one of: {', '.join(spec.choices)}")
-    elif spec.type == "LIST" and spec.choices:
-        for item in (v.strip() for v in value.split(",") if v.strip()):
-            if item not in spec.choices:
-                raise _invalid(spec.name, item, f"String must be one of: {', '.join(spec.choices)}")
+        raise _invalid(spec.name, value.strip(), f"String must be one of: {', '.join(spec.choices)}")
+    elif spec.type == "LIST":
+        _check_list(spec, value)
     return None
 
 
