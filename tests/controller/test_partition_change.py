@@ -96,3 +96,50 @@ def test_leader_recovery_state_change() -> None:
     """PartitionChangeBuilder.build: setTargetLeaderRecoveryState writes RECOVERED back."""
     record = _builder(_partition((1,), (1,), 1, recovery=1), {1}).set_target_leader_recovery_state(0).build()
     assert record is not None and record.message.leader_recovery_state == 0
+
+
+def _plain(replicas: tuple[int, ...], isr: tuple[int, ...], leader: int, **kw: tuple[int, ...]) -> PartitionRegistration:
+    return PartitionRegistration(replicas=replicas, directories=(DIR,) * len(replicas), isr=isr,
+                                 removing_replicas=kw.get("removing", ()), adding_replicas=kw.get("adding", ()),
+                                 leader=leader, leader_recovery_state=0, leader_epoch=100, partition_epoch=200,
+                                 elr=kw.get("elr", ()), last_known_elr=kw.get("last_known_elr", ()))
+
+
+def test_stopped_leader_is_demoted_after_reassignment_completes() -> None:
+    """PartitionChangeBuilderTest.testStoppedLeaderIsDemotedAfterReassignmentCompletesEvenIfNoNewEligibleLeaders:
+    completing [0, 1] -> [2, 3] with no acceptable leader leaves NO_LEADER, not the removed replica."""
+    p = _plain((2, 3, 0, 1), (0, 1), 0, removing=(0, 1), adding=(2, 3))
+    builder = PartitionChangeBuilder(p, TOPIC, 0, lambda r: False, by_name("3.3-IV3"), 2, False)
+    record = builder.set_target_isr([0, 1, 2, 3]).build()
+    assert record is not None and record.version == 0
+    m = record.message
+    assert (m.replicas, m.isr, m.removing_replicas, m.adding_replicas, m.leader) == ([2, 3], [2, 3], [], [], -1)
+    assert m.eligible_leader_replicas is None and m.directories is None
+
+
+def test_elr_isr_can_shrink_to_zero() -> None:
+    """PartitionChangeBuilderTest.testEligibleLeaderReplicas_IsrCanShrinkToZero: all offline, min ISR 3:
+    ISR [], ELR [1, 2, 3, 4], leader -1 and lastKnownElr [1] (without it when last-known-leader is off)."""
+    for last_known in (True, False):
+        p = _plain((1, 2, 3, 4), (1, 2, 3, 4), 1)
+        builder = PartitionChangeBuilder(p, TOPIC, 0, lambda r: False, by_name("4.4-IV2"), 3, True) \
+            .set_election(Election.PREFERRED).set_default_dir_provider(lambda r: DIR) \
+            .set_use_last_known_leader_in_balanced_recovery(last_known).set_target_isr([])
+        record = builder.build()
+        assert record is not None
+        m = record.message
+        assert (m.isr, m.leader, m.leader_recovery_state, m.eligible_leader_replicas) == ([], -1, -1, [1, 2, 3, 4])
+        assert m.last_known_elr == ([1] if last_known else None)
+
+
+def test_elr_elects_the_last_known_leader() -> None:
+    """PartitionChangeBuilderTest.testEligibleLeaderReplicas_ElectLastKnownLeader: empty ISR and ELR, the
+    last known leader alive: it leads uncleanly (RECOVERING) and lastKnownElr is cleared."""
+    p = _plain((1, 2, 3, 4), (), -1, last_known_elr=(1,))
+    builder = PartitionChangeBuilder(p, TOPIC, 0, lambda r: True, by_name("4.4-IV2"), 3, True) \
+        .set_election(Election.PREFERRED).set_default_dir_provider(lambda r: DIR).set_target_isr([])
+    record = builder.build()
+    assert record is not None
+    m = record.message
+    assert (m.isr, m.leader, m.leader_recovery_state, m.last_known_elr, m.eligible_leader_replicas) == (
+        [1], 1, 1, [], None)
