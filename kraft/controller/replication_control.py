@@ -9,44 +9,46 @@ records. Kafka keeps indexes (``BrokersToIsrs``, ``BrokersToElrs``) to find
 a broker's partitions; here the image is scanned, in topic-id then
 partition order, the order those indexes iterate in is not something a
 client can see.
+
+Elections live in :mod:`kraft.controller.elections`, reassignments in
+:mod:`kraft.controller.reassignments` (both re-exported here), and what they
+all read from the image in :mod:`kraft.controller.replica_checks`.
 """
 
 from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
-from kraft.controller.metadata_version import MetadataVersion, by_level
-from kraft.controller.partition_change import (
-    NO_LEADER,
-    RECOVERED,
-    RECOVERING,
-    Election,
-    PartitionChangeBuilder,
-    is_reassignment_in_progress,
+from kraft.controller.elections import (
+    elect_leaders,
+    maybe_balance_partition_leaders,
+    maybe_elect_unclean_leaders,
+    partition_leaders_imbalanced,
+    some_partitions_leaderless,
 )
-from kraft.controller.placement import UsableBroker, place
+from kraft.controller.metadata_version import MetadataVersion
+from kraft.controller.partition_change import NO_LEADER, RECOVERED, RECOVERING
+from kraft.controller.placement import place
+from kraft.controller.reassignments import alter_partition_reassignments, list_partition_reassignments
+from kraft.controller.replica_checks import (
+    bare_error,
+    check_manual_assignment,
+    default_dir,
+    elr_enabled,
+    is_active,
+    metadata_version_of,
+    partition_builder,
+    partitions_where,
+    resolve_topic_config,
+    usable_brokers,
+)
 from kraft.controller.result import ApiError, ControllerResult, RecordAndVersion
 from kraft.controller.settings import ControllerSettings
-from kraft.controller.topic_configs import (
-    MIN_INSYNC_REPLICAS,
-    TOPIC_CONFIG_SYNONYMS,
-    TOPIC_CONFIGS,
-    UNCLEAN_LEADER_ELECTION_ENABLE,
-    synonym_value,
-    validate_topic_configs,
-)
-from kraft.image.builder import LOST_DIRECTORY, MIGRATING_DIRECTORY, UNASSIGNED_DIRECTORY, merge_partition_change
-from kraft.image.model import (
-    ZERO_UUID,
-    BrokerRegistration,
-    ConfigResource,
-    ConfigResourceType,
-    MetadataImage,
-    PartitionRegistration,
-    TopicImage,
-)
+from kraft.controller.topic_configs import TOPIC_CONFIGS, validate_topic_configs
+from kraft.image.builder import merge_partition_change
+from kraft.image.model import ZERO_UUID, ConfigResourceType, MetadataImage, PartitionRegistration, TopicImage
 from kraft.messages.generated.alter_partition_request import AlterPartitionRequest
 from kraft.messages.generated.alter_partition_request import PartitionData as AlterPartitionData
 from kraft.messages.generated.alter_partition_response import AlterPartitionResponse
@@ -54,34 +56,16 @@ from kraft.messages.generated.alter_partition_response import PartitionData as A
 from kraft.messages.generated.alter_partition_response import TopicData as AlterPartitionTopicResult
 from kraft.messages.generated.broker_registration_change_record import BrokerRegistrationChangeRecord
 from kraft.messages.generated.config_record import ConfigRecord
+from kraft.messages.generated.create_partitions_request import CreatePartitionsRequest, CreatePartitionsTopic
+from kraft.messages.generated.create_partitions_response import CreatePartitionsResponse, CreatePartitionsTopicResult
 from kraft.messages.generated.create_topics_request import CreatableTopic, CreateTopicsRequest
 from kraft.messages.generated.create_topics_response import (
     CreatableTopicConfigs,
     CreatableTopicResult,
     CreateTopicsResponse,
 )
-from kraft.messages.generated.create_partitions_request import CreatePartitionsRequest, CreatePartitionsTopic
-from kraft.messages.generated.create_partitions_response import CreatePartitionsResponse, CreatePartitionsTopicResult
 from kraft.messages.generated.delete_topics_request import DeleteTopicsRequest
 from kraft.messages.generated.delete_topics_response import DeletableTopicResult, DeleteTopicsResponse
-from kraft.messages.generated.elect_leaders_request import ElectLeadersRequest
-from kraft.messages.generated.elect_leaders_response import ElectLeadersResponse, ReplicaElectionResult
-from kraft.messages.generated.elect_leaders_response import PartitionResult as ElectionPartitionResult
-from kraft.messages.generated.alter_partition_reassignments_request import (
-    AlterPartitionReassignmentsRequest,
-    ReassignablePartition,
-)
-from kraft.messages.generated.alter_partition_reassignments_response import (
-    AlterPartitionReassignmentsResponse,
-    ReassignablePartitionResponse,
-    ReassignableTopicResponse,
-)
-from kraft.messages.generated.list_partition_reassignments_request import ListPartitionReassignmentsRequest
-from kraft.messages.generated.list_partition_reassignments_response import (
-    ListPartitionReassignmentsResponse,
-    OngoingPartitionReassignment,
-    OngoingTopicReassignment,
-)
 from kraft.messages.generated.partition_record import PartitionRecord
 from kraft.messages.generated.remove_topic_record import RemoveTopicRecord
 from kraft.messages.generated.topic_record import TopicRecord
@@ -89,12 +73,11 @@ from kraft.messages.json_form import uuid_to_kafka
 from kraft.wire.errors import ErrorCode
 
 __all__ = [
-    "create_topics", "alter_partition", "broker_fenced", "broker_unfenced", "broker_in_controlled_shutdown",
-    "broker_unregistered", "broker_shutdown", "leaders_led_by", "usable_brokers", "elr_enabled",
-    "validate_topic_name",
-    "delete_topics", "create_partitions", "elect_leaders", "alter_partition_reassignments",
-    "list_partition_reassignments", "maybe_balance_partition_leaders", "maybe_elect_unclean_leaders",
-    "partition_leaders_imbalanced", "some_partitions_leaderless",
+    "broker_fenced", "broker_unfenced", "broker_in_controlled_shutdown", "broker_unregistered", "broker_shutdown",
+    "leaders_led_by", "validate_topic_name", "new_topic_id", "partition_record", "create_topics", "alter_partition",
+    "delete_topics", "create_partitions", "usable_brokers", "elr_enabled", "elect_leaders",
+    "maybe_balance_partition_leaders", "maybe_elect_unclean_leaders", "partition_leaders_imbalanced",
+    "some_partitions_leaderless", "alter_partition_reassignments", "list_partition_reassignments",
 ]
 
 #: ``BrokerRegistrationFencingChange`` and ``BrokerRegistrationInControlledShutdownChange`` values.
@@ -103,156 +86,11 @@ UNFENCE = -1
 IN_CONTROLLED_SHUTDOWN = 1
 #: ``ReplicationControlManager.MAX_PARTITIONS_PER_BATCH``.
 MAX_PARTITIONS_PER_BATCH = 10_000
-#: ``ConfigSource`` ids (DescribeConfigsResponse).
-TOPIC_CONFIG_SOURCE = 1
-DYNAMIC_BROKER_CONFIG_SOURCE = 2
-DYNAMIC_DEFAULT_BROKER_CONFIG_SOURCE = 3
-STATIC_BROKER_CONFIG_SOURCE = 4
-DEFAULT_CONFIG_SOURCE = 5
 #: ``Uuid.METADATA_TOPIC_ID`` (never a new topic's id).
 METADATA_TOPIC_ID = uuid.UUID(int=1)
 #: ``Topic.CLUSTER_METADATA_TOPIC_NAME``.
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
 _LEGAL_TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
-
-
-# ------------------------------------------------------------------ what the image says about brokers
-
-
-def _is_active(image: MetadataImage, broker_id: int) -> bool:
-    """``ClusterControlManager.isActive``: registered, unfenced, not shutting down."""
-    b = image.brokers.get(broker_id)
-    return b is not None and not b.fenced and not b.in_controlled_shutdown
-
-
-def _has_uncordoned_dirs(b: BrokerRegistration) -> bool:
-    """``BrokerRegistration.hasUncordonedDirs``."""
-    if not b.directories or b.cordoned_directories is None:
-        return True
-    return bool(set(b.directories) - set(b.cordoned_directories))
-
-
-def _has_online_dir(image: MetadataImage, broker_id: int, directory: uuid.UUID) -> bool:
-    """``ClusterControlManager.hasOnlineDir`` (``DirectoryId.isOnline``)."""
-    b = image.brokers.get(broker_id)
-    if b is None:
-        return False
-    if directory in (UNASSIGNED_DIRECTORY, MIGRATING_DIRECTORY):
-        return True
-    if directory == LOST_DIRECTORY:
-        return False
-    return not b.directories or directory in b.directories
-
-
-def default_dir(image: MetadataImage, broker_id: int) -> uuid.UUID:
-    """``ClusterControlManager.defaultDir``: a new replica's directory."""
-    b = image.brokers.get(broker_id)
-    if b is None:
-        return UNASSIGNED_DIRECTORY
-    if not b.directories:
-        return MIGRATING_DIRECTORY
-    return b.directories[0] if len(b.directories) == 1 else UNASSIGNED_DIRECTORY
-
-
-def usable_brokers(image: MetadataImage) -> list[UsableBroker]:
-    """``ClusterControlManager.usableBrokers``: registered brokers not in
-    controlled shutdown and with a directory not cordoned; fenced ones are
-    included, marked (placement makes them followers only)."""
-    return [UsableBroker(b.id, b.rack, b.fenced) for b in sorted(image.brokers.values(), key=lambda b: b.id)
-            if not b.in_controlled_shutdown and _has_uncordoned_dirs(b)]
-
-
-def _metadata_version(image: MetadataImage) -> MetadataVersion:
-    level = image.features.metadata_version
-    if level is None:
-        raise RuntimeError("metadata.version is not finalized")
-    return by_level(level)
-
-
-def elr_enabled(image: MetadataImage) -> bool:
-    """``FeatureControlManager.isElrFeatureEnabled``: ``eligible.leader.replicas.version`` >= 1."""
-    return image.features.finalized.get("eligible.leader.replicas.version", 0) >= 1
-
-
-# ------------------------------------------------------------------ topic configs the controller reads
-
-
-def resolve_topic_config(image: MetadataImage, settings: ControllerSettings, key: str,
-                         topic_configs: Mapping[str, str]) -> tuple[str | None, int]:
-    """``KafkaConfigSchema.resolveEffectiveTopicConfig``: (value, source) of
-    one topic config -- the topic's own, else its broker synonyms in the
-    controller's dynamic node config, the cluster default, the static
-    config, else Kafka's default."""
-    if key in topic_configs:
-        return topic_configs[key], TOPIC_CONFIG_SOURCE
-    synonyms = TOPIC_CONFIG_SYNONYMS.get(key, ())
-    node = image.configs.get(ConfigResource(ConfigResourceType.BROKER, str(settings.node_id)), {})
-    cluster = image.configs.get(ConfigResource(ConfigResourceType.BROKER, ""), {})
-    for configs, source in ((node, DYNAMIC_BROKER_CONFIG_SOURCE), (cluster, DYNAMIC_DEFAULT_BROKER_CONFIG_SOURCE),
-                            (settings.static_config, STATIC_BROKER_CONFIG_SOURCE)):
-        for synonym in synonyms:
-            if synonym in configs:
-                return synonym_value(synonym, configs[synonym]), source
-    spec = TOPIC_CONFIGS.get(key)
-    return (spec.default if spec is not None else None), DEFAULT_CONFIG_SOURCE
-
-
-def _topic_config(image: MetadataImage, settings: ControllerSettings, topic: str, key: str) -> str | None:
-    """``ConfigurationControlManager.getTopicConfig``, or None where only
-    Kafka's default applies (the settings' own default decides then)."""
-    own = image.configs.get(ConfigResource(ConfigResourceType.TOPIC, topic), {})
-    value, source = resolve_topic_config(image, settings, key, own)
-    return None if source == DEFAULT_CONFIG_SOURCE else value
-
-
-def unclean_election_enabled(image: MetadataImage, settings: ControllerSettings, topic: str) -> bool:
-    """``uncleanLeaderElectionEnabledForTopic``."""
-    value = _topic_config(image, settings, topic, UNCLEAN_LEADER_ELECTION_ENABLE)
-    if value is None:
-        return settings.unclean_leader_election_enable
-    return value.strip().lower() == "true"
-
-
-def effective_min_isr(image: MetadataImage, settings: ControllerSettings, topic: TopicImage) -> int:
-    """``getTopicEffectiveMinIsr``: min.insync.replicas, at most the replication factor."""
-    value = _topic_config(image, settings, topic.name, MIN_INSYNC_REPLICAS)
-    min_isr = settings.min_insync_replicas if value is None else int(value)
-    first = topic.partitions.get(0)
-    return min(min_isr, len(first.replicas)) if first is not None else min_isr
-
-
-# ------------------------------------------------------------------ partition changes
-
-
-def _builder(image: MetadataImage, settings: ControllerSettings, topic: TopicImage, partition_id: int,
-             acceptable: Callable[[int], bool] | None = None) -> PartitionChangeBuilder:
-    """A builder with Kafka's ``LeaderAcceptor`` (active, or as ``acceptable``
-    says, and the replica's directory online) and the topic's election."""
-    partition = topic.partitions[partition_id]
-    is_ok = acceptable or (lambda r: _is_active(image, r))
-    directories = dict(zip(partition.replicas, partition.directories))
-
-    def leader_acceptor(replica: int) -> bool:
-        if not is_ok(replica):
-            return False
-        directory = directories.get(replica)
-        return directory is not None and _has_online_dir(image, replica, directory)
-
-    builder = PartitionChangeBuilder(partition, topic.id, partition_id, leader_acceptor,
-                                     _metadata_version(image), effective_min_isr(image, settings, topic),
-                                     elr_enabled(image))
-    if unclean_election_enabled(image, settings, topic.name):
-        builder.set_election(Election.UNCLEAN)
-    return builder.set_default_dir_provider(lambda r: default_dir(image, r))
-
-
-def _partitions(image: MetadataImage, where: Callable[[PartitionRegistration], bool]
-                ) -> Iterator[tuple[TopicImage, int]]:
-    for topic_id in sorted(image.topics):
-        topic = image.topics[topic_id]
-        for partition_id in sorted(topic.partitions):
-            if where(topic.partitions[partition_id]):
-                yield topic, partition_id
 
 
 def _leader_and_isr_updates(image: MetadataImage, settings: ControllerSettings, broker_to_remove: int,
@@ -264,10 +102,10 @@ def _leader_and_isr_updates(image: MetadataImage, settings: ControllerSettings, 
     it fenced (the unfence record is in the same batch)."""
     def acceptable(r: int) -> bool:
         return r not in (broker_to_remove, broker_with_unclean_shutdown) and (
-            r == broker_to_add or _is_active(image, r))
+            r == broker_to_add or is_active(image, r))
     records: list[RecordAndVersion] = []
-    for topic, partition_id in _partitions(image, where):
-        builder = _builder(image, settings, topic, partition_id, acceptable)
+    for topic, partition_id in partitions_where(image, where):
+        builder = partition_builder(image, settings, topic, partition_id, acceptable)
         if broker_with_unclean_shutdown != NO_LEADER:
             builder.set_unclean_shutdown_replicas([broker_with_unclean_shutdown])
         isr = topic.partitions[partition_id].isr
@@ -415,30 +253,6 @@ def _new_partition(image: MetadataImage, replicas: Sequence[int], isr: Sequence[
         leader_epoch=0, partition_epoch=0)
 
 
-def _check_manual_assignment(image: MetadataImage, replicas: Sequence[int], replication_factor: int | None) -> None:
-    """``validateManualPartitionAssignment``."""
-    def refuse(message: str) -> ApiError:
-        return ApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, message)
-    if not replicas:
-        raise refuse("The manual partition assignment includes an empty replica list.")
-    previous = None
-    for broker_id in sorted(replicas):
-        registration = image.brokers.get(broker_id)
-        if registration is None:
-            raise refuse(f"The manual partition assignment includes broker {broker_id}, "
-                         "but no such broker is registered.")
-        if not _has_uncordoned_dirs(registration):
-            raise refuse(f"The manual partition assignment includes broker {broker_id}, "
-                         "but all its log directories are cordoned.")
-        if broker_id == previous:
-            raise refuse(f"The manual partition assignment includes the broker {previous} more than once.")
-        previous = broker_id
-    if replication_factor is not None and len(replicas) != replication_factor:
-        raise refuse(f"The manual partition assignment includes a partition with {len(replicas)} replica(s), "
-                     "but this is not consistent with previous partitions, which have "
-                     f"{replication_factor} replica(s).")
-
-
 def _manual_partitions(image: MetadataImage, topic: CreatableTopic) -> dict[int, PartitionRegistration]:
     if topic.replication_factor != -1:
         raise ApiError(ErrorCode.INVALID_REQUEST,
@@ -452,9 +266,9 @@ def _manual_partitions(image: MetadataImage, topic: CreatableTopic) -> dict[int,
         if assignment.partition_index in parts:
             raise ApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                            f"Found multiple manual partition assignments for partition {assignment.partition_index}")
-        _check_manual_assignment(image, assignment.broker_ids, replication_factor)
+        check_manual_assignment(image, assignment.broker_ids, replication_factor)
         replication_factor = len(assignment.broker_ids)
-        isr = [r for r in assignment.broker_ids if _is_active(image, r)]
+        isr = [r for r in assignment.broker_ids if is_active(image, r)]
         if not isr:
             raise ApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "All brokers specified in the manual partition "
                            f"assignment for partition {assignment.partition_index} are fenced or in controlled "
@@ -482,7 +296,7 @@ def _placed_partitions(image: MetadataImage, settings: ControllerSettings, topic
                        f"Unable to replicate the partition {factor} time(s): {e.message}") from None
     parts: dict[int, PartitionRegistration] = {}
     for partition_id, replicas in enumerate(assignments):
-        isr = [r for r in replicas if _is_active(image, r)]
+        isr = [r for r in replicas if is_active(image, r)]
         if not isr:
             raise ApiError(ErrorCode.INVALID_REPLICATION_FACTOR, f"Unable to replicate the partition {factor} "
                            "time(s): All brokers are currently fenced or in controlled shutdown.")
@@ -533,7 +347,7 @@ def _create_topic(image: MetadataImage, settings: ControllerSettings, topic: Cre
     else:
         result = CreatableTopicResult(name=topic.name, topic_id=topic_id, error_code=0, error_message=None,
                                       topic_config_error_code=int(ErrorCode.TOPIC_AUTHORIZATION_FAILED), configs=[])
-    mv = _metadata_version(image)
+    mv = metadata_version_of(image)
     records = [RecordAndVersion(TopicRecord(name=topic.name, topic_id=topic_id), 0)]
     records += [RecordAndVersion(ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=topic.name,
                                               name=name, value=value), 0) for name, value in configs.items()]
@@ -685,7 +499,7 @@ def _alter_one(image: MetadataImage, settings: ControllerSettings, request: Alte
     error = _validate_alter_partition(image, request.broker_id, partition, data, states)
     if error != ErrorCode.NONE or partition is None:
         return AlterPartitionResult(partition_index=partition_id, error_code=int(error)), None
-    builder = _builder(image, settings, topic, partition_id)
+    builder = partition_builder(image, settings, topic, partition_id)
     record = builder.set_target_isr([s[0] for s in states]).set_target_leader_recovery_state(
         data.leader_recovery_state).build()
     if record is not None:
@@ -730,22 +544,6 @@ def alter_partition(image: MetadataImage, settings: ControllerSettings, request:
 
 
 # ------------------------------------------------------------------ DeleteTopics
-
-#: Kafka's default messages (``Errors``) of the codes these operations return bare.
-DEFAULT_MESSAGES: Mapping[int, str] = {
-    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: "This server does not host this topic-partition.",
-    ErrorCode.UNKNOWN_TOPIC_ID: "This server does not host this topic ID.",
-    ErrorCode.TOPIC_DELETION_DISABLED: "Topic deletion is disabled.",
-    ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE: "The preferred leader was not available.",
-    ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE: "Eligible topic partition leaders are not available.",
-    ErrorCode.ELECTION_NOT_NEEDED: "Leader election not needed for topic partition.",
-    ErrorCode.NO_REASSIGNMENT_IN_PROGRESS: "No partition reassignment is in progress.",
-}
-
-
-def _bare(code: ErrorCode) -> ApiError:
-    """``new ApiError(Errors.X)``: the code with its default message."""
-    return ApiError(code, DEFAULT_MESSAGES[code])
 
 
 def _delete_result(name: str | None, topic_id: uuid.UUID, error: ApiError | None) -> DeletableTopicResult:
@@ -799,7 +597,7 @@ def delete_topics(image: MetadataImage, settings: ControllerSettings, request: D
     topic. Kafka shuffles the results; here they keep the request's order."""
     if not settings.delete_topic_enable:
         error = ApiError(ErrorCode.INVALID_REQUEST, "This version does not support topic deletion.") \
-            if version < 3 else _bare(ErrorCode.TOPIC_DELETION_DISABLED)
+            if version < 3 else bare_error(ErrorCode.TOPIC_DELETION_DISABLED)
         everyone = [_delete_result(n, ZERO_UUID, error) for n in request.topic_names] + [
             _delete_result(t.name, t.topic_id, error) for t in request.topics]
         return ControllerResult.of(DeleteTopicsResponse(responses=everyone))
@@ -813,13 +611,13 @@ def delete_topics(image: MetadataImage, settings: ControllerSettings, request: D
     for topic_id in ids:
         topic = image.topics.get(topic_id)
         if topic is None:
-            out.append(_delete_result(None, topic_id, _bare(ErrorCode.UNKNOWN_TOPIC_ID)))
+            out.append(_delete_result(None, topic_id, bare_error(ErrorCode.UNKNOWN_TOPIC_ID)))
         else:
             id_to_name[topic_id] = topic.name
     for name in names:
         found = image.topic_ids_by_name.get(name)
         if found is None:
-            out.append(_delete_result(name, ZERO_UUID, _bare(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)))
+            out.append(_delete_result(name, ZERO_UUID, bare_error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)))
         elif found in dup_ids or found in id_to_name:
             id_to_name.pop(found, None)
             out.append(_delete_result(name, found, ApiError(
@@ -852,18 +650,18 @@ def _new_partition_records(image: MetadataImage, topic: TopicImage, request_topi
     if manual is not None:
         assignments = []
         for i, assignment in enumerate(manual):
-            _check_manual_assignment(image, assignment.broker_ids, factor)
-            if not any(_is_active(image, r) for r in assignment.broker_ids):
+            check_manual_assignment(image, assignment.broker_ids, factor)
+            if not any(is_active(image, r) for r in assignment.broker_ids):
                 raise ApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "All brokers specified in the manual "
                                f"partition assignment for partition {count + i} are fenced or in controlled "
                                "shutdown.")
             assignments.append(list(assignment.broker_ids))
     else:
         assignments = place(rng, usable_brokers(image), additional, factor)
-    mv = _metadata_version(image)
+    mv = metadata_version_of(image)
     records = []
     for i, replicas in enumerate(assignments):
-        isr = [r for r in replicas if _is_active(image, r)]
+        isr = [r for r in replicas if is_active(image, r)]
         if not isr:
             raise ApiError(ErrorCode.INVALID_REPLICATION_FACTOR, f"Unable to replicate the partition {factor} "
                            "time(s): All brokers are currently fenced or in controlled shutdown.")
@@ -887,7 +685,7 @@ def create_partitions(image: MetadataImage, settings: ControllerSettings, reques
         try:
             topic = image.topic(t.name)
             if topic is None:
-                raise _bare(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                raise bare_error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             records += _new_partition_records(image, topic, t, rng)
             results.append(CreatePartitionsTopicResult(name=t.name, error_code=0, error_message=None))
         except ApiError as e:
@@ -897,248 +695,3 @@ def create_partitions(image: MetadataImage, settings: ControllerSettings, reques
                 for name, n in seen.items() if n > 1]
     response = CreatePartitionsResponse(results=results)
     return ControllerResult.of(response, *([] if request.validate_only else records))
-
-
-# ------------------------------------------------------------------ ElectLeaders
-
-#: ``ElectionType`` ids on the wire.
-PREFERRED_ELECTION = 0
-UNCLEAN_ELECTION = 1
-
-
-def _elect_leader(image: MetadataImage, settings: ControllerSettings, topic_name: str, partition_id: int,
-                  election_type: int) -> tuple[ApiError | None, RecordAndVersion | None]:
-    """``ReplicationControlManager.electLeader``."""
-    topic = image.topic(topic_name)
-    if topic is None:
-        return ApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {topic_name}"), None
-    partition = topic.partitions.get(partition_id)
-    if partition is None:
-        return ApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                        f"No such partition as {topic_name}-{partition_id}"), None
-    preferred = partition.replicas[0] if partition.replicas else NO_LEADER
-    if (election_type == PREFERRED_ELECTION and partition.leader == preferred) or (
-            election_type == UNCLEAN_ELECTION and partition.leader != NO_LEADER):
-        return _bare(ErrorCode.ELECTION_NOT_NEEDED), None
-    builder = _builder(image, settings, topic, partition_id)
-    # The request's election type decides, whatever the topic's unclean setting.
-    builder.set_election(Election.UNCLEAN if election_type == UNCLEAN_ELECTION else Election.PREFERRED)
-    record = builder.build()
-    if record is None:
-        return _bare(ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE if election_type == PREFERRED_ELECTION
-                     else ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE), None
-    return None, record
-
-
-def _election_result(partition_id: int, error: ApiError | None) -> ElectionPartitionResult:
-    if error is None:
-        return ElectionPartitionResult(partition_id=partition_id, error_code=0, error_message=None)
-    return ElectionPartitionResult(partition_id=partition_id, error_code=int(error.error), error_message=error.message)
-
-
-def elect_leaders(image: MetadataImage, settings: ControllerSettings, request: ElectLeadersRequest,
-                  version: int) -> ControllerResult[ElectLeadersResponse]:
-    """``ReplicationControlManager.electLeaders``: PREFERRED or UNCLEAN for
-    the partitions named, or every partition (then leaving out those that
-    need no election). An unknown election type is INVALID_REQUEST."""
-    if request.election_type not in (PREFERRED_ELECTION, UNCLEAN_ELECTION):
-        raise ApiError(ErrorCode.INVALID_REQUEST, f"Unknown election type {request.election_type}")
-    records: list[RecordAndVersion] = []
-    results: list[ReplicaElectionResult] = []
-    if request.topic_partitions is None:
-        wanted = [(name, sorted(image.topics[i].partitions), True)
-                  for name, i in sorted(image.topic_ids_by_name.items()) if i in image.topics]
-    else:
-        wanted = [(t.topic, list(t.partitions), False) for t in request.topic_partitions]
-    for name, partition_ids, skip_not_needed in wanted:
-        topic_result = ReplicaElectionResult(topic=name, partition_result=[])
-        results.append(topic_result)
-        for partition_id in partition_ids:
-            error, record = _elect_leader(image, settings, name, partition_id, request.election_type)
-            if record is not None:
-                records.append(record)
-            if skip_not_needed and error is not None and error.error == ErrorCode.ELECTION_NOT_NEEDED:
-                continue
-            topic_result.partition_result.append(_election_result(partition_id, error))
-    return ControllerResult(tuple(records), ElectLeadersResponse(error_code=0, replica_election_results=results),
-                            atomic=False)
-
-
-# ------------------------------------------------------------------ partition reassignments
-
-
-def _cancel_reassignment(image: MetadataImage, settings: ControllerSettings, topic: TopicImage,
-                         partition_id: int) -> RecordAndVersion | None:
-    """``cancelPartitionReassignment`` (``PartitionReassignmentRevert``)."""
-    part = topic.partitions[partition_id]
-    if not is_reassignment_in_progress(part):
-        raise _bare(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS)
-    replicas = [r for r in part.replicas if r not in part.adding_replicas]
-    isr = [r for r in part.isr if r not in part.adding_replicas]
-    unclean = not isr
-    if unclean:
-        if not replicas:
-            raise ApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                           "Invalid replica assignment: addingReplicas contains all replicas.")
-        isr = [replicas[0]]
-        if not unclean_election_enabled(image, settings, topic.name):
-            raise ApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Unable to revert partition assignment for "
-                           f"{topic.name}:{partition_id} because it would require an unclean leader election.")
-    builder = _builder(image, settings, topic, partition_id)
-    return builder.set_target_isr(isr).set_target_replicas(replicas).set_target_removing([]).set_target_adding(
-        []).build()
-
-
-def _replication_factor_unchanged(part: PartitionRegistration, target: Sequence[int]) -> None:
-    """``validatePartitionReplicationFactorUnchanged``."""
-    if is_reassignment_in_progress(part):
-        current = len((set(part.replicas) | set(part.adding_replicas)) - set(part.removing_replicas))
-    else:
-        current = len(part.replicas)
-    if current != len(target):
-        raise ApiError(ErrorCode.INVALID_REPLICATION_FACTOR,
-                       f"The replication factor is changed from {current} to {len(target)}")
-
-
-def _change_reassignment(image: MetadataImage, settings: ControllerSettings, topic: TopicImage, partition_id: int,
-                         target: Sequence[int], allow_rf_change: bool) -> RecordAndVersion | None:
-    """``changePartitionReassignment``: the target replicas first, then the
-    removed ones (``PartitionReassignmentReplicas``), sorted adding/removing."""
-    part = topic.partitions[partition_id]
-    _check_manual_assignment(image, target, None)
-    if not allow_rf_change:
-        _replication_factor_unchanged(part, target)
-    removing = sorted(set(part.replicas) - set(target))
-    adding = sorted(set(target) - set(part.replicas))
-    replicas = list(target) + removing
-    builder = _builder(image, settings, topic, partition_id)
-    builder.election = Election.ONLINE  # Kafka's builder here does not take the topic's unclean setting
-    if replicas != list(part.replicas):
-        builder.set_target_replicas(replicas)
-    if removing:
-        builder.set_target_removing(removing)
-    if adding:
-        builder.set_target_adding(adding)
-    return builder.build()
-
-
-def _alter_reassignment(image: MetadataImage, settings: ControllerSettings, topic_name: str,
-                        target: ReassignablePartition, allow_rf_change: bool) -> RecordAndVersion | None:
-    topic = image.topic(topic_name)
-    if topic is None:
-        raise ApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {topic_name}.")
-    if target.partition_index not in topic.partitions:
-        raise ApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                       f"Unable to find partition {topic_name}:{target.partition_index}.")
-    if target.replicas is None:
-        return _cancel_reassignment(image, settings, topic, target.partition_index)
-    return _change_reassignment(image, settings, topic, target.partition_index, target.replicas, allow_rf_change)
-
-
-def alter_partition_reassignments(image: MetadataImage, settings: ControllerSettings,
-                                  request: AlterPartitionReassignmentsRequest, version: int
-                                  ) -> ControllerResult[AlterPartitionReassignmentsResponse]:
-    """``ReplicationControlManager.alterPartitionReassignments``: start,
-    change or (replicas null) cancel each partition's reassignment."""
-    allow = request.allow_replication_factor_change
-    response = AlterPartitionReassignmentsResponse(allow_replication_factor_change=allow, error_code=0,
-                                                   error_message=None, responses=[])
-    records: list[RecordAndVersion] = []
-    for topic in request.topics:
-        topic_response = ReassignableTopicResponse(name=topic.name, partitions=[])
-        for target in topic.partitions:
-            try:
-                record = _alter_reassignment(image, settings, topic.name, target, allow)
-            except ApiError as e:
-                topic_response.partitions.append(ReassignablePartitionResponse(
-                    partition_index=target.partition_index, error_code=int(e.error), error_message=e.message))
-                continue
-            if record is not None:
-                records.append(record)
-            topic_response.partitions.append(ReassignablePartitionResponse(
-                partition_index=target.partition_index, error_code=0, error_message=None))
-        response.responses.append(topic_response)
-    return ControllerResult.of(response, *records)
-
-
-def _ongoing(topic: TopicImage, partition_ids: Sequence[int]) -> OngoingTopicReassignment | None:
-    """``listReassigningTopic``."""
-    out = OngoingTopicReassignment(name=topic.name, partitions=[])
-    for partition_id in partition_ids:
-        p = topic.partitions.get(partition_id)
-        if p is not None and is_reassignment_in_progress(p):
-            out.partitions.append(OngoingPartitionReassignment(
-                partition_index=partition_id, replicas=list(p.replicas), adding_replicas=list(p.adding_replicas),
-                removing_replicas=list(p.removing_replicas)))
-    return out if out.partitions else None
-
-
-def list_partition_reassignments(image: MetadataImage, request: ListPartitionReassignmentsRequest,
-                                 version: int) -> ListPartitionReassignmentsResponse:
-    """``ReplicationControlManager.listPartitionReassignments`` (no records):
-    every reassigning partition, or those of the named topics."""
-    found: list[OngoingTopicReassignment | None] = []
-    if request.topics is None:
-        for topic_id in sorted(image.topics):
-            topic = image.topics[topic_id]
-            found.append(_ongoing(topic, sorted(topic.partitions)))
-    else:
-        for wanted in request.topics:
-            topic_or_none = image.topic(wanted.name)
-            if topic_or_none is not None:
-                found.append(_ongoing(topic_or_none, wanted.partition_indexes))
-    return ListPartitionReassignmentsResponse(error_code=0, error_message=None,
-                                              topics=[t for t in found if t is not None])
-
-
-# ------------------------------------------------------------------ periodic elections
-
-#: ``ReplicationControlManager.MAX_ELECTIONS_PER_IMBALANCE``.
-MAX_ELECTIONS_PER_IMBALANCE = 1_000
-
-
-def partition_leaders_imbalanced(image: MetadataImage) -> bool:
-    """``arePartitionLeadersImbalanced``: some partition is not led by its
-    preferred (first) replica -- leaderless ones included, as Kafka's
-    ``imbalancedPartitions`` holds every partition without its preferred leader."""
-    return any(p.leader != (p.replicas[0] if p.replicas else NO_LEADER)
-               for t in image.topics.values() for p in t.partitions.values())
-
-
-def maybe_balance_partition_leaders(image: MetadataImage, settings: ControllerSettings, *,
-                                    max_elections: int = MAX_ELECTIONS_PER_IMBALANCE
-                                    ) -> ControllerResult[bool]:
-    """``maybeBalancePartitionLeaders`` (auto.leader.rebalance.enable): a
-    preferred election for each partition not led by its first replica, at
-    most ``max_elections``; the response is True when there may be more
-    (the caller runs it again at once)."""
-    records: list[RecordAndVersion] = []
-    for topic, partition_id in _partitions(image, lambda p: p.leader != (p.replicas[0] if p.replicas else NO_LEADER)):
-        if len(records) >= max_elections:
-            break
-        builder = _builder(image, settings, topic, partition_id).set_election(Election.PREFERRED)
-        record = builder.build()
-        if record is not None:
-            records.append(record)
-    return ControllerResult(tuple(records), len(records) >= max_elections, atomic=False)
-
-
-def some_partitions_leaderless(image: MetadataImage) -> bool:
-    """``areSomePartitionsLeaderless``."""
-    return any(p.leader == NO_LEADER for t in image.topics.values() for p in t.partitions.values())
-
-
-def maybe_elect_unclean_leaders(image: MetadataImage, settings: ControllerSettings, *,
-                                max_elections: int = MAX_ELECTIONS_PER_IMBALANCE) -> ControllerResult[bool]:
-    """``maybeElectUncleanLeaders``: an UNCLEAN election for each leaderless
-    partition of a topic that allows it (unclean.leader.election.enable for
-    the topic or the cluster); True when there may be more."""
-    records: list[RecordAndVersion] = []
-    for topic, partition_id in _partitions(image, lambda p: p.leader == NO_LEADER):
-        if len(records) >= max_elections:
-            break
-        if unclean_election_enabled(image, settings, topic.name):
-            _, record = _elect_leader(image, settings, topic.name, partition_id, UNCLEAN_ELECTION)
-            if record is not None:
-                records.append(record)
-    return ControllerResult(tuple(records), len(records) >= max_elections, atomic=False)

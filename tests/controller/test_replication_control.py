@@ -513,3 +513,13 @@ def test_an_unclean_shutdown_drops_the_broker_from_the_elr_too() -> None:
     unclean = broker_shutdown(shrunk, SETTINGS, 3, False)
     assert base.apply(unclean).topic("t").partitions[0].elr == ()  # type: ignore[union-attr]
     assert broker_shutdown(shrunk, SETTINGS, 3, True) == []  # clean: not in any ISR, nothing to do
+
+
+def test_an_unknown_election_type_is_invalid_request() -> None:
+    """ReplicationControlManager.electionType: "Unknown election type 7", answered as
+    ElectLeadersRequest.getErrorResponse does (top level and each partition)."""
+    cluster = Cluster().brokers(1).topic("t", [[1]])
+    result = _elect(cluster.image, 7, [0])
+    assert result.records == () and result.response.error_code == ErrorCode.INVALID_REQUEST
+    [p] = result.response.replica_election_results[0].partition_result
+    assert (p.error_code, p.error_message) == (ErrorCode.INVALID_REQUEST, "Unknown election type 7")
