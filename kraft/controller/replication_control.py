@@ -73,7 +73,8 @@ from kraft.messages.json_form import uuid_to_kafka
 from kraft.wire.errors import ErrorCode
 
 __all__ = [
-    "broker_fenced", "broker_unfenced", "broker_in_controlled_shutdown", "broker_unregistered", "broker_shutdown",
+    "leader_and_isr_updates", "broker_fenced", "broker_unfenced", "broker_in_controlled_shutdown",
+    "broker_unregistered", "broker_shutdown",
     "leaders_led_by", "validate_topic_name", "new_topic_id", "partition_record", "create_topics", "alter_partition",
     "delete_topics", "create_partitions", "usable_brokers", "elr_enabled", "elect_leaders",
     "maybe_balance_partition_leaders", "maybe_elect_unclean_leaders", "partition_leaders_imbalanced",
@@ -93,11 +94,13 @@ CLUSTER_METADATA_TOPIC = "__cluster_metadata"
 _LEGAL_TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
 
-def _leader_and_isr_updates(image: MetadataImage, settings: ControllerSettings, broker_to_remove: int,
+def leader_and_isr_updates(image: MetadataImage, settings: ControllerSettings, broker_to_remove: int,
                             broker_to_add: int, where: Callable[[PartitionRegistration], bool],
-                            broker_with_unclean_shutdown: int = NO_LEADER) -> list[RecordAndVersion]:
-    """``generateLeaderAndIsrUpdates``: for each partition ``where`` picks,
-    drop ``broker_to_remove`` (and an uncleanly shut-down broker) from the ISR
+                            broker_with_unclean_shutdown: int = NO_LEADER,
+                            only: Collection[tuple[uuid.UUID, int]] | None = None) -> list[RecordAndVersion]:
+    """``generateLeaderAndIsrUpdates``: for each partition ``where`` picks
+    (and, given ``only``, named there by topic id and index), drop
+    ``broker_to_remove`` (and an uncleanly shut-down broker) from the ISR
     and leadership; ``broker_to_add`` may lead though the image still shows
     it fenced (the unfence record is in the same batch)."""
     def acceptable(r: int) -> bool:
@@ -105,6 +108,8 @@ def _leader_and_isr_updates(image: MetadataImage, settings: ControllerSettings, 
             r == broker_to_add or is_active(image, r))
     records: list[RecordAndVersion] = []
     for topic, partition_id in partitions_where(image, where):
+        if only is not None and (topic.id, partition_id) not in only:
+            continue
         builder = partition_builder(image, settings, topic, partition_id, acceptable)
         if broker_with_unclean_shutdown != NO_LEADER:
             builder.set_unclean_shutdown_replicas([broker_with_unclean_shutdown])
@@ -125,7 +130,7 @@ def broker_fenced(image: MetadataImage, settings: ControllerSettings, broker_id:
     registration = image.brokers.get(broker_id)
     if registration is None:
         raise RuntimeError(f"Can't find broker registration for broker {broker_id}")
-    records = _leader_and_isr_updates(image, settings, broker_id, NO_LEADER, lambda p: broker_id in p.isr)
+    records = leader_and_isr_updates(image, settings, broker_id, NO_LEADER, lambda p: broker_id in p.isr)
     records.append(RecordAndVersion(BrokerRegistrationChangeRecord(
         broker_id=broker_id, broker_epoch=registration.epoch, fenced=FENCE), 0))
     return records
@@ -137,7 +142,7 @@ def broker_unfenced(image: MetadataImage, settings: ControllerSettings, broker_i
     leaderless partitions the broker may now lead."""
     records = [RecordAndVersion(BrokerRegistrationChangeRecord(
         broker_id=broker_id, broker_epoch=broker_epoch, fenced=UNFENCE), 0)]
-    records += _leader_and_isr_updates(image, settings, NO_LEADER, broker_id, lambda p: p.leader == NO_LEADER)
+    records += leader_and_isr_updates(image, settings, NO_LEADER, broker_id, lambda p: p.leader == NO_LEADER)
     return records
 
 
@@ -150,7 +155,7 @@ def broker_in_controlled_shutdown(image: MetadataImage, settings: ControllerSett
     if registration is None or not registration.in_controlled_shutdown:
         records.append(RecordAndVersion(BrokerRegistrationChangeRecord(
             broker_id=broker_id, broker_epoch=broker_epoch, in_controlled_shutdown=IN_CONTROLLED_SHUTDOWN), 1))
-    records += _leader_and_isr_updates(image, settings, broker_id, NO_LEADER, lambda p: broker_id in p.isr)
+    records += leader_and_isr_updates(image, settings, broker_id, NO_LEADER, lambda p: broker_id in p.isr)
     return records
 
 
@@ -158,10 +163,10 @@ def broker_unregistered(image: MetadataImage, settings: ControllerSettings, brok
                         broker_epoch: int) -> list[RecordAndVersion]:
     """``handleBrokerUnregistered``, without its UnregisterBrokerRecord (the
     caller writes it after these): the broker leaves every ISR, then every ELR."""
-    records = _leader_and_isr_updates(image, settings, broker_id, NO_LEADER, lambda p: broker_id in p.isr)
+    records = leader_and_isr_updates(image, settings, broker_id, NO_LEADER, lambda p: broker_id in p.isr)
     # The ELR pass reads the image before the ISR pass's records: Kafka's
     # index is updated by replay only after the whole batch is built too.
-    records += _leader_and_isr_updates(image, settings, broker_id, NO_LEADER, lambda p: broker_id in p.elr)
+    records += leader_and_isr_updates(image, settings, broker_id, NO_LEADER, lambda p: broker_id in p.elr)
     return records
 
 
@@ -172,12 +177,12 @@ def broker_shutdown(image: MetadataImage, settings: ControllerSettings, broker_i
     ELR both (its log may be incomplete); otherwise as if it were fenced,
     without the fence record."""
     if elr_enabled(image) and not is_clean_shutdown:
-        records = _leader_and_isr_updates(image, settings, NO_LEADER, NO_LEADER, lambda p: broker_id in p.isr,
+        records = leader_and_isr_updates(image, settings, NO_LEADER, NO_LEADER, lambda p: broker_id in p.isr,
                                           broker_with_unclean_shutdown=broker_id)
-        records += _leader_and_isr_updates(image, settings, NO_LEADER, NO_LEADER, lambda p: broker_id in p.elr,
+        records += leader_and_isr_updates(image, settings, NO_LEADER, NO_LEADER, lambda p: broker_id in p.elr,
                                            broker_with_unclean_shutdown=broker_id)
         return records
-    return _leader_and_isr_updates(image, settings, broker_id, NO_LEADER, lambda p: broker_id in p.isr)
+    return leader_and_isr_updates(image, settings, broker_id, NO_LEADER, lambda p: broker_id in p.isr)
 
 
 def leaders_led_by(image: MetadataImage, broker_id: int) -> int:

@@ -43,11 +43,11 @@ class Cluster:
         return self.image
 
     def broker(self, broker_id: int, *, rack: str | None = None, fenced: bool = False, epoch: int = 0,
-               in_controlled_shutdown: bool = False) -> Cluster:
+               in_controlled_shutdown: bool = False, dirs: Sequence[uuid.UUID] = ()) -> Cluster:
         self.record(RegisterBrokerRecord(
             broker_id=broker_id, incarnation_id=uuid.UUID(int=broker_id + 1000), broker_epoch=epoch + broker_id,
             end_points=[], features=[], rack=rack, fenced=fenced, in_controlled_shutdown=in_controlled_shutdown,
-            log_dirs=[]), 3)
+            log_dirs=list(dirs)), 3)
         return self
 
     def brokers(self, *ids: int, fenced: bool = False) -> Cluster:
