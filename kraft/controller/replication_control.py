@@ -338,7 +338,9 @@ def _create_topic(image: MetadataImage, settings: ControllerSettings, topic: Cre
     topic gets no configs, counts or factor (TOPIC_AUTHORIZATION_FAILED as
     the topic config error)."""
     configs = {c.name: c.value for c in topic.configs if c.value is not None}
-    validate_topic_configs(configs)
+    # remote.log.storage.system.enable: a broker key the controller reads from its own config
+    system = settings.static_config.get("remote.log.storage.system.enable", "false").strip().lower() == "true"
+    validate_topic_configs(configs, remote_storage_system_enabled=system)
     if topic.assignments:
         parts = _manual_partitions(image, topic)
     else:

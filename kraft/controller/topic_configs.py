@@ -155,10 +155,12 @@ def _check_one(spec: TopicConfigDef, value: str) -> float | None:
     return None
 
 
-def validate_topic_configs(configs: Mapping[str, str]) -> None:
-    """``LogConfig.validate(props)``: known names (``validateNames``), values
-    that parse and pass their validators, then ``validateValues``'s
-    compaction-lag check; raises :class:`ApiError` INVALID_CONFIG."""
+def validate_topic_configs(configs: Mapping[str, str], *, remote_storage_system_enabled: bool = False) -> None:
+    """``LogConfig.validate``: known names (``validateNames``), values that
+    parse and pass their validators, ``validateValues``'s compaction-lag
+    check, and no ``remote.storage.enable=true`` while tiered storage is off
+    (``validateRemoteStorageOnlyIfSystemEnabled``); raises :class:`ApiError`
+    INVALID_CONFIG."""
     for name in configs:
         if name not in TOPIC_CONFIGS:
             raise ApiError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {name}")
@@ -170,6 +172,10 @@ def validate_topic_configs(configs: Mapping[str, str]) -> None:
     if low > high:
         raise ApiError(ErrorCode.INVALID_CONFIG, f"conflict topic config setting min.compaction.lag.ms ({low}) > "
                        f"max.compaction.lag.ms ({high})")
+    remote = configs.get("remote.storage.enable", "false").strip().lower() == "true"
+    if remote and not remote_storage_system_enabled:
+        raise ApiError(ErrorCode.INVALID_CONFIG, "Tiered Storage functionality is disabled in the broker. "
+                       "Topic cannot be configured with remote log storage.")
 
 
 def _log(*names: str) -> tuple[str, ...]:

@@ -35,6 +35,8 @@ def test_good_values_pass(configs: dict[str, str]) -> None:
     ({"message.timestamp.type": "Now"}, "Invalid value Now for configuration message.timestamp.type: String must be "
                                         "one of: CreateTime, LogAppendTime"),
     ({"cleanup.policy": "delete,delete"}, "Configuration 'cleanup.policy' values must not be duplicated."),
+    ({"remote.storage.enable": "true"}, "Tiered Storage functionality is disabled in the broker. Topic cannot be "
+                                        "configured with remote log storage."),
     ({"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"},
      "conflict topic config setting min.compaction.lag.ms (10) > max.compaction.lag.ms (5)"),
 ])
@@ -44,6 +46,11 @@ def test_bad_values_are_invalid_config(configs: dict[str, str], message: str) ->
     with pytest.raises(ApiError) as e:
         validate_topic_configs(configs)
     assert (e.value.error, e.value.message) == (ErrorCode.INVALID_CONFIG, message)
+
+
+def test_remote_storage_when_the_system_has_it() -> None:
+    """LogConfig.validateRemoteStorageOnlyIfSystemEnabled: allowed with remote.log.storage.system.enable."""
+    validate_topic_configs({"remote.storage.enable": "true"}, remote_storage_system_enabled=True)
 
 
 def test_every_default_passes_its_own_check() -> None:
