@@ -71,7 +71,7 @@ from kraft.records.view import OffsetAndEpoch
 
 log = logging.getLogger("kraft.image")
 
-__all__ = ["ImageBuilder", "ReplayError", "MIGRATING_DIRECTORY", "UNASSIGNED_DIRECTORY", "LOST_DIRECTORY"]
+__all__ = ["ImageBuilder", "ReplayError", "merge_partition_change", "MIGRATING_DIRECTORY", "UNASSIGNED_DIRECTORY", "LOST_DIRECTORY"]
 
 #: Kafka's ``DirectoryId`` constants.
 # (MIGRATING is all zeros since Kafka 3.7, "DirectoryId.MIGRATING should be all zeros".)
@@ -874,6 +874,12 @@ def _default_to_migrating(directories: list[uuid.UUID] | tuple[uuid.UUID, ...] |
             if d.int != 0:  # not MIGRATING (compared by int: UUID.__eq__ is Python code)
                 return tuple(directories)
     return (MIGRATING_DIRECTORY,) * replicas
+
+
+def merge_partition_change(p: PartitionRegistration, m: Any) -> PartitionRegistration:
+    """A partition after a PartitionChangeRecord (``PartitionRegistration.merge``),
+    for the controller, which answers with the registration its change makes."""
+    return _merge(p, m)
 
 
 def _merge(p: PartitionRegistration, m: Any) -> PartitionRegistration:
