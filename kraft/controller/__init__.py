@@ -11,6 +11,6 @@ One module per Kafka control manager: ``cluster_control`` (brokers,
 registrations, heartbeats, fencing), ``replication_control`` (topics,
 partitions, ISR, leader election, reassignments), ``partition_change``
 (``PartitionChangeBuilder``), ``placement`` (``StripedReplicaPlacer``),
-``features``, ``configs``, ``acls``, ``scram``, ``quotas``,
+``feature_control``, ``configs``, ``acls``, ``scram_control``, ``quotas``,
 ``producer_ids``; ``quorum_controller`` ties them together.
 """
