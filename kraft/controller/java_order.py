@@ -8,9 +8,12 @@ order keeps kraft's refusal the one Kafka gives.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from typing import TypeVar
 
-__all__ = ["string_hash", "hash_map_order"]
+__all__ = ["string_hash", "map_hash", "hash_map_order"]
+
+K = TypeVar("K", bound=Hashable)
 
 #: ``HashMap``'s default capacity and load factor.
 _DEFAULT_CAPACITY = 16
@@ -26,19 +29,31 @@ def string_hash(s: str) -> int:
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
+def _int32(h: int) -> int:
+    h &= 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def map_hash(entries: Mapping[str, str | None]) -> int:
+    """``AbstractMap.hashCode`` of a string map (the sum of each entry's
+    ``key.hashCode() ^ value.hashCode()``, null as 0)."""
+    return _int32(sum(string_hash(k) ^ (string_hash(v) if v is not None else 0) for k, v in entries.items()))
+
+
 def _spread(h: int) -> int:
     """``HashMap.hash``: the high half folded into the low."""
     u = h & 0xFFFFFFFF
     return u ^ (u >> 16)
 
 
-def hash_map_order(keys: Iterable[str]) -> list[str]:
+def hash_map_order(keys: Iterable[K], hash_code: Callable[[K], int] = string_hash) -> list[K]:  # type: ignore[assignment]
     """``keys`` (distinct, in insertion order) as a default-sized
     ``HashMap``'s ``entrySet`` returns them: by bucket, then by insertion
-    within a bucket (resizes keep that relative order)."""
+    within a bucket (resizes keep that relative order). ``hash_code``: the
+    keys' Java ``hashCode`` (``String.hashCode`` by default)."""
     items = list(dict.fromkeys(keys))
     capacity = _DEFAULT_CAPACITY
     while len(items) > capacity * _LOAD_FACTOR:
         capacity *= 2
     position = {k: i for i, k in enumerate(items)}
-    return sorted(items, key=lambda k: (_spread(string_hash(k)) & (capacity - 1), position[k]))
+    return sorted(items, key=lambda k: (_spread(hash_code(k)) & (capacity - 1), position[k]))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Callable, Mapping
 
-from kraft.controller.java_order import hash_map_order
+from kraft.controller.java_order import hash_map_order, map_hash
 from kraft.controller.result import ApiError, ControllerResult, RecordAndVersion
 from kraft.image.model import ClientQuotaEntity, MetadataImage
 from kraft.messages.generated import alter_client_quotas_request as req
@@ -115,7 +115,7 @@ def alter_client_quotas(image: MetadataImage, request: req.AlterClientQuotasRequ
                         host_resolves: Callable[[str], bool] = _is_ip_literal,
                         ) -> ControllerResult[resp.AlterClientQuotasResponse]:
     """``ClientQuotaControlManager.alterClientQuotas``, one answer per entity
-    in the request's order. ``host_resolves``: Kafka's
+    in Kafka's (``HashMap``) order. ``host_resolves``: Kafka's
     ``InetAddress.getByName`` for an ip entity; by default only IP literals
     pass (the controller does no I/O), the node may pass a resolver."""
     del version
@@ -136,8 +136,10 @@ def alter_client_quotas(image: MetadataImage, request: req.AlterClientQuotasRequ
         new, refusal = _entity_records(image, entries, ops, host_resolves)
         records += new
         answers[entity] = (entries, refusal or ApiError(ErrorCode.NONE))
+    # outputResults is a HashMap keyed by ClientQuotaEntity (whose hashCode is Objects.hash(entries)).
+    order = hash_map_order(answers, lambda entity: 31 + map_hash(answers[entity][0]))
     response = resp.AlterClientQuotasResponse(entries=[
         resp.EntryData(error_code=e.error, error_message=e.message,
                        entity=[resp.EntityData(entity_type=t, entity_name=m[t]) for t in hash_map_order(m)])
-        for m, e in answers.values()])
+        for m, e in (answers[entity] for entity in order)])
     return ControllerResult.of(response, *(() if request.validate_only else records))

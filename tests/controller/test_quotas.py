@@ -83,3 +83,13 @@ def test_entity_repeated_in_request() -> None:
                     _entry({"user": "u"}, ("producer_byte_rate", 2.0)))
     assert _answers(result) == [(ErrorCode.INVALID_REQUEST, "Ignoring duplicate entity ClientQuotaEntity(entries={user=u})")]
     assert [r.message.value for r in result.records] == [1.0]
+
+
+def test_answers_in_kafkas_hash_map_order() -> None:
+    # alterClientQuotas' outputResults is a HashMap<ClientQuotaEntity, ApiError>; this order (and the
+    # entity's own entry order) is what a JVM printed for these entities.
+    result = _alter(_image(), *[_entry(e, ("request_percentage", 1.0)) for e in (
+        {"user": "alice"}, {"user": "bob"}, {"client-id": "app"}, {"user": None}, {"user": "carol", "client-id": "x"})])
+    assert [[(d.entity_type, d.entity_name) for d in e.entity] for e in result.response.entries] == [
+        [("user", "alice")], [("client-id", "x"), ("user", "carol")], [("user", "bob")], [("client-id", "app")],
+        [("user", None)]]
