@@ -128,13 +128,21 @@ def _topic_name_refusal(name: str) -> ApiError | None:
     return None if reason is None else ApiError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic name is invalid: {reason}")
 
 
+def _java_int(text: str) -> int | None:
+    """``Integer.parseInt``: an optional sign, ASCII digits, within 32 bits."""
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    if not digits or not digits.isdecimal():  # Character.digit takes any Unicode decimal digit, as int() does
+        return None
+    value = int(text)
+    return value if -(1 << 31) <= value < 1 << 31 else None
+
+
 def _broker_name_refusal(name: str) -> ApiError | None:
     """``ControllerConfigurationValidator.validateBrokerName``."""
     if not name:
         return None
-    try:
-        broker_id = int(name) if name.lstrip("+-").isdigit() and name.isascii() else int("x")
-    except ValueError:
+    broker_id = _java_int(name)
+    if broker_id is None:
         return ApiError(ErrorCode.INVALID_REQUEST, "Unable to parse broker name as a base 10 number.")
     if broker_id < 0:
         return ApiError(ErrorCode.INVALID_REQUEST, "Invalid negative broker ID.")
@@ -288,9 +296,8 @@ def clear_elr_records(image: MetadataImage, records: Sequence[RecordAndVersion])
 def check_broker_logger(node_id: int, resource: inc_req.AlterConfigsResource,
                         logger_exists: Callable[[str], bool]) -> ApiError | None:
     """``RuntimeLoggerManager.validateResourceNameIsNodeId`` and ``validateLogLevelConfigs``."""
-    try:
-        requested = int(resource.resource_name)
-    except ValueError:
+    requested = _java_int(resource.resource_name)
+    if requested is None:
         return ApiError(ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {resource.resource_name}")
     if requested != node_id:
         return ApiError(ErrorCode.INVALID_REQUEST, f"Unexpected node id. Expected {node_id}, but received {requested}")

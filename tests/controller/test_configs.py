@@ -191,3 +191,14 @@ def test_legacy_alter_configs_replaces_the_resource() -> None:
     result = configs.alter_configs(image, SETTINGS, request, 2)
     assert [(r.error_code, r.error_message) for r in result.response.responses] == [
         (ErrorCode.INVALID_REQUEST, "Unknown resource type BROKER_LOGGER")]
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("-1", "Invalid negative broker ID."),
+    ("99999999999", "Unable to parse broker name as a base 10 number."),
+    ("--1", "Unable to parse broker name as a base 10 number."),
+])
+def test_broker_names(name: str, message: str) -> None:
+    # ControllerConfigurationValidator.validateBrokerName.
+    assert _answers(_inc(_image(), (BROKER, name, [("x", SET, "1")]))) == [(BROKER, name, ErrorCode.INVALID_REQUEST,
+                                                                          message)]
