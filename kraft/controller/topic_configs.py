@@ -171,8 +171,7 @@ def _range_reason(key: ConfigKey, n: float) -> str | None:
     if key.validator == _GZIP:
         return None if n == -1 or 1 <= n <= 9 else "Value must be between 1 and 9 or equal to -1"
     if lo is not None and n < lo:
-        return f"Value must be at least {_number_text(lo)}" if hi is None else \
-            f"Value must be no less than {_number_text(lo)}"
+        return f"Value must be at least {_number_text(lo)}"
     if hi is not None and n > hi:
         return f"Value must be no more than {_number_text(hi)}"
     return None
