@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kraft.controller.acls import validate_host_pattern
-from kraft.controller.feature_control import controller_supported_features
+from kraft.controller.feature_control import FEATURES, controller_supported_features
 from kraft.controller.topic_configs import TOPIC_CONFIGS, validate_topic_configs
 from tests.kafka.releases import KafkaRelease, require, unavailable
 
@@ -49,6 +49,14 @@ public class KraftProbe {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, "UTF-8"));
         new TreeMap<>(QuorumFeatures.defaultSupportedFeatureMap(false)).forEach((k, v) ->
             System.out.println("feature\t" + k + "\t" + v.min() + "\t" + v.max()));
+        for (org.apache.kafka.server.common.Feature f : org.apache.kafka.server.common.Feature.PRODUCTION_FEATURES) {
+            StringBuilder b = new StringBuilder("levels\t" + f.featureName() + "\t" + f.latestProduction());
+            for (org.apache.kafka.server.common.FeatureVersion v : f.featureVersions()) {
+                b.append("\t").append(v.featureLevel()).append(":").append(v.bootstrapMetadataVersion().featureLevel())
+                    .append(":").append(new TreeMap<>(v.dependencies()));
+            }
+            System.out.println(b);
+        }
         String line;
         while ((line = in.readLine()) != null) {
             String[] parts = line.split("\t", -1);
@@ -99,9 +107,18 @@ def test_supported_features_are_kafkas(kafka_answers: list[str]) -> None:
     assert controller_supported_features() == theirs
 
 
+def test_feature_levels_are_kafkas(kafka_answers: list[str]) -> None:
+    # Feature.PRODUCTION_FEATURES: each FeatureVersion's level, bootstrapMetadataVersion and dependencies.
+    theirs = [a.split("\t")[1:] for a in kafka_answers if a.startswith("levels\t")]
+    ours = [[f.name, str(f.latest_production),
+             *(f"{v.level}:{v.bootstrap_metadata_version}:{{{', '.join(f'{k}={d}' for k, d in sorted(v.dependencies.items()))}}}"
+               for v in f.levels)] for f in FEATURES]
+    assert ours == theirs
+
+
 def test_topic_config_validation_is_kafkas(kafka_answers: list[str]) -> None:
     # LogConfig.validate as ControllerConfigurationValidator calls it (broker defaults given).
-    answers = [a for a in kafka_answers if not a.startswith("feature\t")][:len(TOPIC_CASES)]
+    answers = [a for a in kafka_answers if not a.startswith(("feature\t", "levels\t"))][:len(TOPIC_CASES)]
     ours = []
     for case in TOPIC_CASES:
         error = validate_topic_configs(case)
@@ -116,7 +133,7 @@ def test_topic_config_names_are_kafkas(kafka_answers: list[str]) -> None:
 
 def test_cidr_validation_is_kafkas(kafka_answers: list[str]) -> None:
     # AclControlManager.validateHostPattern wraps CidrUtils.validate's message.
-    answers = [a for a in kafka_answers if not a.startswith("feature\t")][len(TOPIC_CASES):]
+    answers = [a for a in kafka_answers if not a.startswith(("feature\t", "levels\t"))][len(TOPIC_CASES):]
     ours = []
     for host in CIDR_CASES:
         error = validate_host_pattern(host, True)
