@@ -1,7 +1,10 @@
-"""The controller's tables against the real Kafka 4.4 jars: a small Java
-program (compiled here against the release's jars) asks Kafka's own
-``LogConfig.validate``, ``QuorumFeatures.defaultSupportedFeatureMap`` and
-``CidrUtils.validate``, and the answers must be kraft's."""
+"""The controller's tables against the real Kafka 4.4 jars: small Java
+programs (compiled here against the release's jars) ask Kafka's own
+``LogConfig.validate``, ``QuorumFeatures.defaultSupportedFeatureMap``,
+``Feature.PRODUCTION_FEATURES``, ``CidrUtils.validate`` and
+``ConfigurationControlManager.incrementalAlterConfigs`` (with
+``ControllerConfigurationValidator`` and the broker and topic config
+schemas), and the answers must be kraft's."""
 
 from __future__ import annotations
 
@@ -11,9 +14,17 @@ from pathlib import Path
 
 import pytest
 
+import uuid
+
 from kraft.controller.acls import validate_host_pattern
+from kraft.controller.configs import incremental_alter_configs
+from kraft.controller.settings import ControllerSettings
 from kraft.controller.feature_control import FEATURES, controller_supported_features
 from kraft.controller.topic_configs import TOPIC_CONFIGS, validate_topic_configs
+from kraft.messages.generated import incremental_alter_configs_request as inc
+from kraft.messages.generated.config_record import ConfigRecord
+from kraft.messages.generated.topic_record import TopicRecord
+from tests.controller.images import broker, features, replay
 from tests.kafka.releases import KafkaRelease, require, unavailable
 
 #: One case per line: tab-separated key=value pairs of one topic's configs.
@@ -81,16 +92,92 @@ public class KraftProbe {
 """
 
 
-def _probe(release: KafkaRelease, tmp: Path, lines: list[str]) -> list[str]:
+#: ConfigurationControlManager.incrementalAlterConfigs on a controller (node 3000, metadata.version 33)
+#: holding topic "t" (retention.ms=100) and broker 1 (log.retention.ms=5); a package-private API,
+#: so the probe sits in Kafka's package.
+_CONFIG_PROBE = r"""package org.apache.kafka.controller;
+
+import java.io.*;
+import java.util.*;
+import org.apache.kafka.clients.admin.AlterConfigOp.OpType;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.*;
+import org.apache.kafka.common.metadata.ConfigRecord;
+import org.apache.kafka.common.metadata.FeatureLevelRecord;
+import org.apache.kafka.metadata.KafkaConfigSchema;
+import org.apache.kafka.server.common.ApiMessageAndVersion;
+import org.apache.kafka.server.config.ServerTopicConfigSynonyms;
+import org.apache.kafka.storage.internals.log.LogConfig;
+
+public class KraftConfigProbe {
+    public static void main(String[] args) throws Exception {
+        FeatureControlManager features = new FeatureControlManager.Builder().build();
+        features.replay(new FeatureLevelRecord().setName("metadata.version").setFeatureLevel((short) 33));
+        KafkaConfigSchema schema = new KafkaConfigSchema(Map.of(
+            ConfigResource.Type.BROKER, new ConfigDef(kafka.server.KafkaConfig.configDef()),
+            ConfigResource.Type.TOPIC, LogConfig.configDefCopy()), ServerTopicConfigSynonyms.ALL_TOPIC_CONFIG_SYNONYMS);
+        Properties props = new Properties();
+        props.put("process.roles", "controller");
+        props.put("node.id", "3000");
+        props.put("controller.quorum.voters", "3000@localhost:9093");
+        props.put("controller.listener.names", "CONTROLLER");
+        props.put("listeners", "CONTROLLER://:9093");
+        props.put("log.dirs", "/tmp/unused");
+        kafka.server.KafkaConfig config = kafka.server.KafkaConfig.fromProps(props);
+        ConfigurationControlManager manager = new ConfigurationControlManager.Builder()
+            .setKafkaConfigSchema(schema)
+            .setValidator(new kafka.server.ControllerConfigurationValidator(config))
+            .setFeatureControl(features)
+            .setNodeId(3000)
+            .setExistenceChecker(r -> {
+                if (r.type() == ConfigResource.Type.TOPIC && !r.name().equals("t"))
+                    throw new UnknownTopicOrPartitionException("The topic '" + r.name() + "' does not exist.");
+                if (r.type() == ConfigResource.Type.BROKER && !r.name().isEmpty()
+                        && !Set.of("1", "3000").contains(r.name()))
+                    throw new BrokerIdNotRegisteredException("No node with id " + r.name() + " found.");
+            })
+            .build();
+        manager.replay(new ConfigRecord().setResourceType((byte) 2).setResourceName("t").setName("retention.ms").setValue("100"));
+        manager.replay(new ConfigRecord().setResourceType((byte) 4).setResourceName("1").setName("log.retention.ms").setValue("5"));
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, "UTF-8"));
+        String line;
+        while ((line = in.readLine()) != null) {
+            // type \t name \t key=op=value ...  (value <null> = null)
+            String[] parts = line.split("\t", -1);
+            ConfigResource resource = new ConfigResource(ConfigResource.Type.forId(Byte.parseByte(parts[0])), parts[1]);
+            Map<String, Map.Entry<OpType, String>> ops = new HashMap<>();
+            for (int i = 2; i < parts.length; i++) {
+                String[] kov = parts[i].split("=", 3);
+                ops.put(kov[0], new AbstractMap.SimpleEntry<>(OpType.forId(Byte.parseByte(kov[1])),
+                    kov[2].equals("<null>") ? null : kov[2]));
+            }
+            ControllerResult<Map<ConfigResource, org.apache.kafka.common.requests.ApiError>> result =
+                manager.incrementalAlterConfigs(Map.of(resource, ops), false, false);
+            StringBuilder b = new StringBuilder();
+            org.apache.kafka.common.requests.ApiError e = result.response().get(resource);
+            b.append(e.error().code()).append("|").append(e.message());
+            for (ApiMessageAndVersion r : result.records()) {
+                ConfigRecord c = (ConfigRecord) r.message();
+                b.append("|").append(c.name()).append("=").append(c.value());
+            }
+            System.out.println(b);
+        }
+    }
+}
+"""
+
+
+def _probe(release: KafkaRelease, tmp: Path, source: str, main: str, lines: list[str]) -> list[str]:
     javac = shutil.which("javac")
     if javac is None:
         unavailable("no javac on PATH (bash .ci/deps installs a JDK)")
-    (tmp / "KraftProbe.java").write_text(_PROBE)
-    subprocess.run([javac, "-cp", release.classpath, "-d", str(tmp), str(tmp / "KraftProbe.java")], check=True,
-                   capture_output=True)
-    out = subprocess.run(["java", "-cp", f"{release.classpath}:{tmp}", "KraftProbe"], input="\n".join(lines) + "\n",
+    path = tmp / (main.rsplit(".", 1)[-1] + ".java")
+    path.write_text(source)
+    subprocess.run([javac, "-cp", release.classpath, "-d", str(tmp), str(path)], check=True, capture_output=True)
+    out = subprocess.run(["java", "-cp", f"{release.classpath}:{tmp}", main], input="\n".join(lines) + "\n",
                          check=True, capture_output=True, text=True, encoding="utf-8", timeout=300)
-    return out.stdout.splitlines()
+    return [line for line in out.stdout.splitlines() if not line.startswith("SLF4J")]
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +185,7 @@ def kafka_answers(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     release = require("4.4.0")
     lines = ["topic\t" + "\t".join(f"{k}={v}" for k, v in case.items()) for case in TOPIC_CASES]
     lines += [f"cidr\t{c}" for c in CIDR_CASES]
-    return _probe(release, tmp_path_factory.mktemp("probe"), lines)
+    return _probe(release, tmp_path_factory.mktemp("probe"), _PROBE, "KraftProbe", lines)
 
 
 def test_supported_features_are_kafkas(kafka_answers: list[str]) -> None:
@@ -140,3 +227,51 @@ def test_cidr_validation_is_kafkas(kafka_answers: list[str]) -> None:
         prefix = f"Invalid CIDR notation '{host}': "
         ours.append("OK" if error is None else "ERROR\t" + str(error.message).removeprefix(prefix))
     assert ours == answers
+
+
+#: (resource type, name, [(key, op, value)]) as IncrementalAlterConfigs carries them.
+CONFIG_CASES: list[tuple[int, str, list[tuple[str, int, str | None]]]] = [
+    (2, "t", [("segment.bytes", 0, "2000000"), ("retention.ms", 1, None)]),
+    (2, "t", [("cleanup.policy", 2, "compact")]), (2, "t", [("cleanup.policy", 3, "delete")]),
+    (2, "t", [("cleanup.policy", 2, "compact,delete,")]), (2, "t", [("retention.ms", 2, "1")]),
+    (2, "t", [("retention.ms", 0, "100")]), (2, "t", [("foo", 0, "1")]), (2, "t", [("segment.bytes", 1, None)]),
+    (2, "nope", [("segment.bytes", 0, "x")]), (2, "nope", [("segment.bytes", 0, "2000000")]),
+    (2, "", [("segment.bytes", 0, "2000000")]), (2, "a b", [("segment.bytes", 0, "2000000")]),
+    (2, "t", [("a", 0, "1"), ("b", 0, "2"), ("segment.ms", 0, "x")]),
+    (4, "1", [("log.retention.ms", 0, "5")]), (4, "1", [("log.retention.ms", 1, None)]), (4, "b", [("x", 0, "1")]),
+    (4, "-1", [("x", 0, "1")]), (4, "9", [("x", 0, "1")]), (4, "3000", [("x", 0, "1")]),
+    (4, "", [("listeners", 2, "FOO://:1")]), (4, "", [("log.dirs", 2, "/a")]), (4, "", [("x", 2, "a")]),
+    (4, "1", [("cordoned.log.dirs", 0, "/a")]), (4, "", [("x", 0, "a" * 32768)]),
+    (16, "s", [("metrics", 2, "a")]), (16, "", [("metrics", 0, "a")]), (16, "s", [("bogus", 0, "a")]),
+    (16, "s", [("metrics", 0, "a"), ("interval.ms", 0, "1000")]),
+    (32, "g", [("consumer.session.timeout.ms", 0, "0")]), (32, "g", [("bogus", 0, "1")]),
+    (32, "", [("consumer.session.timeout.ms", 0, "1000")]), (32, "g", [("share.isolation.level", 0, "x")]),
+]
+
+
+@pytest.fixture(scope="module")
+def kafka_config_answers(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    release = require("4.4.0")
+    lines = ["\t".join([str(t), n, *(f"{k}={op}={'<null>' if v is None else v}" for k, op, v in ops)])
+             for t, n, ops in CONFIG_CASES]
+    return _probe(release, tmp_path_factory.mktemp("config-probe"), _CONFIG_PROBE,
+                  "org.apache.kafka.controller.KraftConfigProbe", lines)
+
+
+def test_incremental_alter_configs_is_kafkas(kafka_config_answers: list[str]) -> None:
+    # ConfigurationControlManager.incrementalAlterConfigs: each resource's error and records.
+    image = replay([*features(33), broker(1), TopicRecord(name="t", topic_id=uuid.UUID(int=7)),
+                    ConfigRecord(resource_type=2, resource_name="t", name="retention.ms", value="100"),
+                    ConfigRecord(resource_type=4, resource_name="1", name="log.retention.ms", value="5")])
+    ours = []
+    for t, n, ops in CONFIG_CASES:
+        request = inc.IncrementalAlterConfigsRequest(resources=[inc.AlterConfigsResource(
+            resource_type=t, resource_name=n,
+            configs=[inc.AlterableConfig(name=k, config_operation=op, value=v) for k, op, v in ops])])
+        result = incremental_alter_configs(image, ControllerSettings(node_id=3000), request, 1)
+        (answer,) = result.response.responses
+        ours.append("|".join([str(answer.error_code), str(answer.error_message).replace("None", "null"),
+                              *(f"{r.message.name}={'null' if r.message.value is None else r.message.value}"
+                                for r in result.records)]))
+    assert ours == kafka_config_answers
+    assert len({a.split("|")[1] for a in ours}) > 15  # many distinct answers, not one repeated
