@@ -19,13 +19,22 @@ import uuid
 from kraft.controller.acls import validate_host_pattern
 from kraft.controller.configs import incremental_alter_configs
 from kraft.controller.settings import ControllerSettings
-from kraft.controller.feature_control import FEATURES, controller_supported_features
+from kraft.controller.feature_control import (
+    FEATURES,
+    KraftVersionUpgrade,
+    controller_supported_features,
+    update_features,
+)
 from kraft.controller.topic_configs import TOPIC_CONFIGS, validate_topic_configs
 from kraft.messages.generated import incremental_alter_configs_request as inc
 from kraft.messages.generated.config_record import ConfigRecord
+from kraft.messages.generated.feature_level_record import FeatureLevelRecord
+from kraft.messages.generated.update_features_request import FeatureUpdateKey, UpdateFeaturesRequest
 from kraft.messages.generated.topic_record import TopicRecord
 from tests.controller.images import broker, features, replay
 from tests.kafka.releases import KafkaRelease, require, unavailable
+
+ALL = controller_supported_features()
 
 #: One case per line: tab-separated key=value pairs of one topic's configs.
 TOPIC_CASES = [
@@ -275,3 +284,115 @@ def test_incremental_alter_configs_is_kafkas(kafka_config_answers: list[str]) ->
                                 for r in result.records)]))
     assert ours == kafka_config_answers
     assert len({a.split("|")[1] for a in ours}) > 15  # many distinct answers, not one repeated
+
+
+#: FeatureControlManager.updateFeatures through ConfigurationControlManager.updateFeatures on a
+#: controller 3000 of voters 3000-3001 at metadata.version 30 with group.version 1; broker 1
+#: supports every feature, broker 2 lacks share.version and stops at metadata.version 30;
+#: controller 3001 lacks streams.version; broker 1 has min.insync.replicas=3.
+_FEATURE_PROBE = r"""package org.apache.kafka.controller;
+
+import java.io.*;
+import java.util.*;
+import org.apache.kafka.clients.admin.FeatureUpdate;
+import org.apache.kafka.common.metadata.ConfigRecord;
+import org.apache.kafka.common.metadata.FeatureLevelRecord;
+import org.apache.kafka.metadata.KafkaConfigSchema;
+import org.apache.kafka.metadata.VersionRange;
+import org.apache.kafka.server.common.ApiMessageAndVersion;
+import org.apache.kafka.server.common.KRaftVersion;
+
+public class KraftFeatureProbe {
+    public static void main(String[] args) throws Exception {
+        Map<String, VersionRange> all = QuorumFeatures.defaultSupportedFeatureMap(false);
+        Map<String, VersionRange> noStreams = new HashMap<>(all);
+        noStreams.remove("streams.version");
+        Map<String, VersionRange> oldBroker = new HashMap<>(all);
+        oldBroker.remove("share.version");
+        oldBroker.put("metadata.version", VersionRange.of(7, 30));
+        ClusterFeatureSupportDescriber cluster = new ClusterFeatureSupportDescriber() {
+            public Iterator<Map.Entry<Integer, Map<String, VersionRange>>> brokerSupported() {
+                return new TreeMap<Integer, Map<String, VersionRange>>(Map.of(1, all, 2, oldBroker)).entrySet().iterator();
+            }
+            public Iterator<Map.Entry<Integer, Map<String, VersionRange>>> controllerSupported() {
+                return new TreeMap<Integer, Map<String, VersionRange>>(Map.of(3000, all, 3001, noStreams)).entrySet().iterator();
+            }
+        };
+        KRaftVersionAccessor kraft = new KRaftVersionAccessor() {
+            public KRaftVersion kraftVersion() { return KRaftVersion.KRAFT_VERSION_1; }
+            public void upgradeKRaftVersion(int epoch, KRaftVersion version, boolean validateOnly) { }
+        };
+        FeatureControlManager features = new FeatureControlManager.Builder()
+            .setQuorumFeatures(new QuorumFeatures(3000, all, List.of(3000, 3001)))
+            .setClusterFeatureSupportDescriber(cluster).setKRaftVersionAccessor(kraft).build();
+        features.replay(new FeatureLevelRecord().setName("metadata.version").setFeatureLevel((short) 30));
+        features.replay(new FeatureLevelRecord().setName("group.version").setFeatureLevel((short) 1));
+        ConfigurationControlManager configs = new ConfigurationControlManager.Builder()
+            .setKafkaConfigSchema(new KafkaConfigSchema(Map.of(org.apache.kafka.common.config.ConfigResource.Type.BROKER, new org.apache.kafka.common.config.ConfigDef(kafka.server.KafkaConfig.configDef())), Map.of()))
+            .setFeatureControl(features).setNodeId(3000).build();
+        configs.replay(new ConfigRecord().setResourceType((byte) 4).setResourceName("1").setName("min.insync.replicas").setValue("3"));
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, "UTF-8"));
+        String line;
+        while ((line = in.readLine()) != null) {
+            Map<String, Short> updates = new HashMap<>();
+            Map<String, FeatureUpdate.UpgradeType> types = new HashMap<>();
+            for (String part : line.split("\t")) {
+                String[] f = part.split("=");
+                updates.put(f[0], Short.parseShort(f[1]));
+                types.put(f[0], FeatureUpdate.UpgradeType.fromCode(Integer.parseInt(f[2])));
+            }
+            ControllerResult<org.apache.kafka.common.requests.ApiError> result = configs.updateFeatures(updates, types, false, 1);
+            StringBuilder b = new StringBuilder().append(result.response().error().code()).append("|").append(result.response().message());
+            for (ApiMessageAndVersion r : result.records()) {
+                if (r.message() instanceof FeatureLevelRecord f) b.append("|").append(f.name()).append("=").append(f.featureLevel());
+                else if (r.message() instanceof ConfigRecord c) b.append("|").append(c.resourceName()).append(":").append(c.name()).append("=").append(c.value());
+                else b.append("|").append(r.message().getClass().getSimpleName());
+            }
+            System.out.println(b);
+        }
+    }
+}
+"""
+
+FEATURE_CASES: list[list[tuple[str, int, int]]] = [
+    [("group.version", 1, 1)], [("share.version", 1, 1)], [("metadata.version", 33, 1)],
+    [("metadata.version", 29, 2)], [("metadata.version", 23, 2)], [("metadata.version", 6, 2)],
+    [("metadata.version", 30, 1)], [("eligible.leader.replicas.version", 1, 1)], [("transaction.version", 2, 1)],
+    [("group.version", 0, 1)], [("group.version", 0, 2)], [("foo", 0, 1)], [("foo", 1, 1)],
+    [("kraft.version", 0, 2)], [("streams.version", 1, 1), ("transaction.version", 1, 3)],
+    [("transaction.version", 1, 1), ("group.version", 0, 3)], [("transaction.version", 1, 5)],
+    [("transaction.version", -1, 1)], [("transaction.version", 1, 2)],
+    [("eligible.leader.replicas.version", 1, 1), ("metadata.version", 22, 2)],
+]
+
+
+@pytest.fixture(scope="module")
+def kafka_feature_answers(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    release = require("4.4.0")
+    lines = ["\t".join(f"{f}={level}={t}" for f, level, t in case) for case in FEATURE_CASES]
+    return _probe(release, tmp_path_factory.mktemp("feature-probe"), _FEATURE_PROBE,
+                  "org.apache.kafka.controller.KraftFeatureProbe", lines)
+
+
+def test_update_features_is_kafkas(kafka_feature_answers: list[str]) -> None:
+    # FeatureControlManager.updateFeatures (+ maybeGenerateElrSafetyRecords): the error and the records.
+    no_share = {k: v for k, v in ALL.items() if k != "share.version"}
+    old_broker = {**no_share, "metadata.version": (7, 30)}
+    image = replay([*features(30, group_version=1), broker(1, ALL), broker(2, old_broker),
+                    ConfigRecord(resource_type=4, resource_name="1", name="min.insync.replicas", value="3")])
+    no_streams = {k: v for k, v in ALL.items() if k != "streams.version"}
+    ours = []
+    for case in FEATURE_CASES:
+        request = UpdateFeaturesRequest(feature_updates=[
+            FeatureUpdateKey(feature=f, max_version_level=level, upgrade_type=t) for f, level, t in case])
+        result = update_features(image, ControllerSettings(node_id=3000), request, 2,
+                                 quorum_supported={3000: ALL, 3001: no_streams}, voter_ids=[3000, 3001],
+                                 kraft_version=1)
+        assert not isinstance(result, KraftVersionUpgrade)
+        message = str(result.response.error_message).removeprefix(
+            "The update failed for all features since the following feature had an error: ")
+        records = [f"{m.name}={m.feature_level}" if isinstance(m, FeatureLevelRecord) else
+                   f"{m.resource_name}:{m.name}={'null' if m.value is None else m.value}"
+                   for m in (r.message for r in result.records)]
+        ours.append("|".join([str(result.response.error_code), message.replace("None", "null"), *records]))
+    assert ours == kafka_feature_answers
