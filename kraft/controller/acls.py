@@ -124,6 +124,15 @@ def _standard_acl(c: create_req.AclCreation) -> StandardAcl:
                        _code(OPERATIONS, c.operation), _code(PERMISSION_TYPES, c.permission_type))
 
 
+def _not_a_binding(acl: StandardAcl) -> bool:
+    """``ResourcePattern`` and ``AccessControlEntry`` refuse ANY (and a MATCH
+    pattern): ``AclApis`` then fails while building the bindings, and Kafka
+    answers every creation of the request with UNKNOWN_SERVER_ERROR (no
+    message: ``ApiError.fromThrowable`` of an ``IllegalArgumentException``)."""
+    return (acl.resource_type == _ANY or acl.pattern_type in (_ANY, _MATCH) or acl.operation == _ANY
+            or acl.permission_type == _ANY)
+
+
 def _fresh_id(image: MetadataImage, taken: set[uuid.UUID], new_id: Callable[[], uuid.UUID]) -> uuid.UUID:
     """``AclControlManager.newAclId``: drawn again while it names an ACL."""
     while True:
@@ -143,6 +152,10 @@ def create_acls(image: MetadataImage, request: create_req.CreateAclsRequest, ver
     if settings is not None and not settings.authorizer_class_name:
         return ControllerResult.of(create_resp.CreateAclsResponse(results=[
             create_resp.AclCreationResult(error_code=_NO_AUTHORIZER.error, error_message=_NO_AUTHORIZER.message)
+            for _ in request.creations]))
+    if any(_not_a_binding(_standard_acl(c)) for c in request.creations):
+        return ControllerResult.of(create_resp.CreateAclsResponse(results=[
+            create_resp.AclCreationResult(error_code=ErrorCode.UNKNOWN_SERVER_ERROR, error_message=None)
             for _ in request.creations]))
     cidr_supported = by_level(image.features.metadata_version or 0).is_cidr_acl_supported
     existing = set(image.acls.values())

@@ -46,13 +46,23 @@ def _spread(h: int) -> int:
     return u ^ (u >> 16)
 
 
-def hash_map_order(keys: Iterable[K], hash_code: Callable[[K], int] = string_hash) -> list[K]:  # type: ignore[assignment]
-    """``keys`` (distinct, in insertion order) as a default-sized
-    ``HashMap``'s ``entrySet`` returns them: by bucket, then by insertion
-    within a bucket (resizes keep that relative order). ``hash_code``: the
-    keys' Java ``hashCode`` (``String.hashCode`` by default)."""
+def _table_size_for(n: int) -> int:
+    """``HashMap.tableSizeFor``: the power of two at least ``n`` (1 for 0)."""
+    size = 1
+    while size < n:
+        size *= 2
+    return size
+
+
+def hash_map_order(keys: Iterable[K], hash_code: Callable[[K], int] = string_hash,  # type: ignore[assignment]
+                   initial_capacity: int = _DEFAULT_CAPACITY) -> list[K]:
+    """``keys`` (distinct, in insertion order) as a ``HashMap``'s
+    ``entrySet`` returns them: by bucket, then by insertion within a bucket
+    (resizes keep that relative order). ``hash_code``: the keys' Java
+    ``hashCode`` (``String.hashCode`` by default); ``initial_capacity``: the
+    ``new HashMap<>(n)`` the map was made with."""
     items = list(dict.fromkeys(keys))
-    capacity = _DEFAULT_CAPACITY
+    capacity = _table_size_for(initial_capacity)
     while len(items) > capacity * _LOAD_FACTOR:
         capacity *= 2
     position = {k: i for i, k in enumerate(items)}

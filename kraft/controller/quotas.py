@@ -33,9 +33,15 @@ IP_QUOTAS: Mapping[str, str] = {"connection_creation_rate": "INT"}
 _LIMITS = {"SHORT": (32767, "a SHORT"), "INT": ((1 << 31) - 1, "an INT"), "LONG": (float(1 << 63), "a LONG")}
 
 
+def _entity_order(entries: Mapping[str, str | None]) -> list[str]:
+    """The entity's types in its ``HashMap``'s order (``AlterClientQuotasRequest``
+    sizes it by the request's entity list; repeated types are merged)."""
+    return hash_map_order(entries, initial_capacity=len(entries))
+
+
 def _java_map_text(entries: Mapping[str, str | None]) -> str:
     """``ClientQuotaEntity.toString``: its ``HashMap`` of entries."""
-    return "ClientQuotaEntity(entries={" + ", ".join(f"{k}={entries[k]}" for k in hash_map_order(entries)) + "})"
+    return "ClientQuotaEntity(entries={" + ", ".join(f"{k}={entries[k]}" for k in _entity_order(entries)) + "})"
 
 
 def _is_ip_literal(host: str) -> bool:
@@ -50,7 +56,7 @@ def _entity_refusal(entries: Mapping[str, str | None], resolves: Callable[[str],
     """``validateEntity`` then ``configKeysForEntityType``."""
     if not entries:
         return ApiError(ErrorCode.INVALID_REQUEST, "Invalid empty client quota entity")
-    for entity_type in hash_map_order(entries):
+    for entity_type in _entity_order(entries):
         if entity_type not in (USER, CLIENT_ID, IP):
             return ApiError(ErrorCode.INVALID_REQUEST, f"Unhandled client quota entity type: {entity_type}")
         if entries[entity_type] == "":
@@ -84,7 +90,7 @@ def _value_refusal(keys: Mapping[str, str], key: str, value: float) -> ApiError 
 
 
 def _entity_records(image: MetadataImage, entries: Mapping[str, str | None], ops: Mapping[str, float | None],
-                    resolves: Callable[[str], bool]) -> tuple[list[RecordAndVersion], ApiError | None]:
+                    op_count: int, resolves: Callable[[str], bool]) -> tuple[list[RecordAndVersion], ApiError | None]:
     """``alterClientQuotaEntity``."""
     refusal = _entity_refusal(entries, resolves)
     if refusal is not None:
@@ -93,11 +99,12 @@ def _entity_records(image: MetadataImage, entries: Mapping[str, str | None], ops
     current = image.client_quotas.get(ClientQuotaEntity.of(dict(entries)), {})
 
     def record(key: str, value: float, remove: bool) -> RecordAndVersion:
-        entity = [rec.EntityData(entity_type=t, entity_name=entries[t]) for t in hash_map_order(entries)]
+        # validatedEntityMap is a HashMap<>(3).
+        entity = [rec.EntityData(entity_type=t, entity_name=entries[t]) for t in hash_map_order(entries, initial_capacity=3)]
         return RecordAndVersion(rec.ClientQuotaRecord(entity=entity, key=key, value=value, remove=remove), 0)
 
     records = []
-    for key in hash_map_order(ops):
+    for key in hash_map_order(ops, initial_capacity=op_count):
         value = ops[key]
         if value is None:
             if key in current:
@@ -133,13 +140,13 @@ def alter_client_quotas(image: MetadataImage, request: req.AlterClientQuotasRequ
             answers[entity] = (entries, ApiError(ErrorCode.INVALID_REQUEST,
                                                  f"Ignoring duplicate entity {_java_map_text(entries)}"))
             continue
-        new, refusal = _entity_records(image, entries, ops, host_resolves)
+        new, refusal = _entity_records(image, entries, ops, len(entry.ops), host_resolves)
         records += new
         answers[entity] = (entries, refusal or ApiError(ErrorCode.NONE))
     # outputResults is a HashMap keyed by ClientQuotaEntity (whose hashCode is Objects.hash(entries)).
     order = hash_map_order(answers, lambda entity: 31 + map_hash(answers[entity][0]))
     response = resp.AlterClientQuotasResponse(entries=[
         resp.EntryData(error_code=e.error, error_message=e.message,
-                       entity=[resp.EntityData(entity_type=t, entity_name=m[t]) for t in hash_map_order(m)])
+                       entity=[resp.EntityData(entity_type=t, entity_name=m[t]) for t in _entity_order(m)])
         for m, e in (answers[entity] for entity in order)])
     return ControllerResult.of(response, *(() if request.validate_only else records))

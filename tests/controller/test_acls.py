@@ -74,11 +74,7 @@ def test_new_id_is_drawn_again_when_taken() -> None:
     (_acl(rtype=CLUSTER, name="x"), ErrorCode.INVALID_REQUEST,
      "The only valid name for the CLUSTER resource is kafka-cluster"),
     (_acl(name=""), ErrorCode.INVALID_REQUEST, "Invalid empty resource name"),
-    (_acl(rtype=ANY), ErrorCode.INVALID_REQUEST, "Invalid resourceType ANY"),
     (_acl(rtype=42), ErrorCode.INVALID_REQUEST, "Invalid resourceType UNKNOWN"),
-    (_acl(pattern=MATCH), ErrorCode.INVALID_REQUEST, "Invalid patternType MATCH"),
-    (_acl(operation=ANY), ErrorCode.INVALID_REQUEST, "Invalid operation ANY"),
-    (_acl(permission=ANY), ErrorCode.INVALID_REQUEST, "Invalid permissionType ANY"),
     (_acl(principal="alice"), ErrorCode.INVALID_REQUEST,
      "Could not parse principal from `alice` (no colon is present separating the principal type from the "
      "principal name)"),
@@ -95,6 +91,15 @@ def test_new_id_is_drawn_again_when_taken() -> None:
 def test_validate_new_acl(creation: AclCreation, error: int, message: str) -> None:
     result = _create(_with_acls(), creation)
     assert _errors(result) == [(error, message)] and result.records == ()
+
+
+@pytest.mark.parametrize("bad", [_acl(rtype=ANY), _acl(pattern=MATCH), _acl(pattern=ANY), _acl(operation=ANY),
+                                 _acl(permission=ANY)])
+def test_any_fails_the_whole_request(bad: AclCreation) -> None:
+    # ResourcePattern / AccessControlEntry throw IllegalArgumentException for ANY in AclApis.handleCreateAcls;
+    # CreateAclsRequest.getErrorResponse answers every creation with ApiError.fromThrowable: no message.
+    result = _create(_with_acls(), _acl("fine"), bad)
+    assert _errors(result) == [(ErrorCode.UNKNOWN_SERVER_ERROR, None)] * 2 and result.records == ()
 
 
 def test_cidr_hosts_need_metadata_version_4_4_iv1() -> None:

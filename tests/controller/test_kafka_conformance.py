@@ -16,7 +16,14 @@ import pytest
 
 import uuid
 
-from kraft.controller.acls import validate_host_pattern
+from kraft.controller.acls import create_acls, delete_acls, validate_host_pattern
+from kraft.controller.quotas import alter_client_quotas
+from kraft.image.model import MetadataImage
+from kraft.messages.generated import client_quota_record as cq
+from kraft.messages.generated.access_control_entry_record import AccessControlEntryRecord
+from kraft.messages.generated.alter_client_quotas_request import AlterClientQuotasRequest, EntityData, EntryData, OpData
+from kraft.messages.generated.create_acls_request import AclCreation, CreateAclsRequest
+from kraft.messages.generated.delete_acls_request import DeleteAclsFilter, DeleteAclsRequest
 from kraft.controller.configs import incremental_alter_configs
 from kraft.controller.settings import ControllerSettings
 from kraft.controller.feature_control import (
@@ -396,3 +403,160 @@ def test_update_features_is_kafkas(kafka_feature_answers: list[str]) -> None:
                    for m in (r.message for r in result.records)]
         ours.append("|".join([str(result.response.error_code), message.replace("None", "null"), *records]))
     assert ours == kafka_feature_answers
+
+
+#: AclControlManager (ACLs 101-104 on topics foo, *, fo (prefixed), bar) and ClientQuotaControlManager
+#: (user bob: producer_byte_rate=1024) of Kafka 4.4.0, one operation per line.
+_ACL_QUOTA_PROBE = r"""package org.apache.kafka.controller;
+
+import java.io.*;
+import java.util.*;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.*;
+import org.apache.kafka.common.metadata.AccessControlEntryRecord;
+import org.apache.kafka.common.metadata.ClientQuotaRecord;
+import org.apache.kafka.common.metadata.RemoveAccessControlEntryRecord;
+import org.apache.kafka.common.quota.ClientQuotaAlteration;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
+import org.apache.kafka.common.resource.*;
+import org.apache.kafka.server.common.ApiMessageAndVersion;
+import org.apache.kafka.server.common.MetadataVersion;
+
+public class KraftAclQuotaProbe {
+    static String nul(String s) { return s.equals("<null>") ? null : s; }
+
+    public static void main(String[] args) throws Exception {
+        AclControlManager acls = new AclControlManager.Builder().build();
+        String[][] existing = {{"101", "foo", "3"}, {"102", "*", "3"}, {"103", "fo", "4"}, {"104", "bar", "3"}};
+        for (String[] e : existing) {
+            acls.replay(new AccessControlEntryRecord().setId(new Uuid(0, Long.parseLong(e[0]))).setResourceType((byte) 2)
+                .setResourceName(e[1]).setPatternType(Byte.parseByte(e[2])).setPrincipal("User:alice").setHost("*")
+                .setOperation((byte) 3).setPermissionType((byte) 3));
+        }
+        ClientQuotaControlManager quotas = new ClientQuotaControlManager.Builder().build();
+        quotas.replay(new ClientQuotaRecord().setEntity(List.of(new ClientQuotaRecord.EntityData()
+            .setEntityType("user").setEntityName("bob"))).setKey("producer_byte_rate").setValue(1024.0));
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, "UTF-8"));
+        String line;
+        while ((line = in.readLine()) != null) {
+            String[] p = line.split("\t", -1);
+            StringBuilder b = new StringBuilder();
+            if (p[0].equals("create")) {
+                AclBinding binding = new AclBinding(
+                    new ResourcePattern(ResourceType.fromCode(Byte.parseByte(p[1])), p[2], PatternType.fromCode(Byte.parseByte(p[3]))),
+                    new AccessControlEntry(p[4], p[5], AclOperation.fromCode(Byte.parseByte(p[6])), AclPermissionType.fromCode(Byte.parseByte(p[7]))));
+                var result = acls.createAcls(List.of(binding), MetadataVersion.IBP_4_4_IV2);
+                var r = result.response().get(0);
+                b.append(r.exception().map(e -> "ERROR:" + e.getMessage()).orElse("OK"));
+                b.append("|").append(result.records().size());
+            } else if (p[0].equals("delete")) {
+                AclBindingFilter filter = new AclBindingFilter(
+                    new ResourcePatternFilter(ResourceType.fromCode(Byte.parseByte(p[1])), nul(p[2]), PatternType.fromCode(Byte.parseByte(p[3]))),
+                    new AccessControlEntryFilter(nul(p[4]), nul(p[5]), AclOperation.fromCode(Byte.parseByte(p[6])), AclPermissionType.fromCode(Byte.parseByte(p[7]))));
+                var result = acls.deleteAcls(List.of(filter));
+                var r = result.response().get(0);
+                b.append(r.exception().map(e -> "ERROR:" + e.getMessage()).orElse("OK"));
+                List<String> names = new ArrayList<>();
+                r.aclBindingDeleteResults().forEach(d -> names.add(d.aclBinding().pattern().name()));
+                Collections.sort(names);
+                b.append("|").append(names);
+                List<Long> ids = new ArrayList<>();
+                for (ApiMessageAndVersion m : result.records()) ids.add(((RemoveAccessControlEntryRecord) m.message()).id().getLeastSignificantBits());
+                Collections.sort(ids);
+                b.append("|").append(ids);
+            } else {
+                // quota \t type=name,type=name \t key=value|<null> ...
+                Map<String, String> entity = new HashMap<>();
+                if (!p[1].isEmpty()) for (String e : p[1].split(",")) { String[] kv = e.split("=", 2); entity.put(kv[0], nul(kv[1])); }
+                List<ClientQuotaAlteration.Op> ops = new ArrayList<>();
+                for (int i = 2; i < p.length; i++) { String[] kv = p[i].split("=", 2);
+                    ops.add(new ClientQuotaAlteration.Op(kv[0], kv[1].equals("<null>") ? null : Double.valueOf(kv[1]))); }
+                ClientQuotaEntity e = new ClientQuotaEntity(entity);
+                var result = quotas.alterClientQuotas(List.of(new ClientQuotaAlteration(e, ops)));
+                var err = result.response().get(e);
+                b.append(err.error().code()).append("|").append(err.message());
+                for (ApiMessageAndVersion m : result.records()) { ClientQuotaRecord r = (ClientQuotaRecord) m.message();
+                    b.append("|").append(r.key()).append("=").append(r.remove() ? "remove" : String.valueOf(r.value())); }
+            }
+            System.out.println(b);
+        }
+    }
+}
+"""
+
+_EXISTING_ACLS = [(101, "foo", 3), (102, "*", 3), (103, "fo", 4), (104, "bar", 3)]
+ACL_CREATE_CASES = [(2, "t", 3, "User:a", "*", 3, 3), (2, "foo", 3, "User:alice", "*", 3, 3), (0, "t", 3, "User:a", "*", 3, 3),
+                    (2, "t", 0, "User:a", "*", 3, 3), (2, "t", 3, "User:a", "*", 0, 3), (2, "t", 3, "User:a", "*", 3, 0),
+                    (2, "t", 3, "nocolon", "*", 3, 3), (2, "t", 3, "User:a", "", 3, 3),
+                    (2, "t", 3, "User:a", "10.0.0.0/33", 3, 3), (2, "t", 3, "User:a", "::1/64", 3, 3)]
+ACL_DELETE_CASES: list[tuple[int, str | None, int, str | None, str | None, int, int]] = [
+    (1, "foo", 2, None, None, 1, 1), (1, None, 4, None, None, 1, 1), (1, "foo", 1, None, None, 1, 1),
+    (2, "foo", 3, "User:alice", "*", 3, 3), (2, "foo", 3, "User:bob", None, 1, 1), (0, "foo", 2, None, None, 1, 1),
+    (1, "foo", 2, None, None, 0, 1), (1, "food", 2, None, None, 1, 1)]
+QUOTA_CASES: list[tuple[dict[str, str | None], list[tuple[str, float | None]]]] = [
+    ({"user": "bob"}, [("producer_byte_rate", 1024.0), ("consumer_byte_rate", 2048.0)]),
+    ({"user": "bob"}, [("producer_byte_rate", None)]), ({"ip": "no such host"}, [("connection_creation_rate", 1.0)]),
+    ({"user": "u"}, [("producer_byte_rate", 1.5)]), ({"ip": "10.0.0.1"}, [("connection_creation_rate", 3e9)]),
+    ({"user": "u", "ip": "10.0.0.1"}, [("connection_creation_rate", 1.0)]), ({}, [("producer_byte_rate", 1.0)]),
+    ({"group": "g"}, [("producer_byte_rate", 1.0)]), ({"user": ""}, [("producer_byte_rate", 1.0)]),
+    ({"user": "u"}, [("bogus", 1.0)]), ({"user": "u"}, [("request_percentage", -1.0)]),
+    ({"user": None, "client-id": "c"}, [("request_percentage", 12.5), ("controller_mutation_rate", 3.0)]),
+]
+
+
+def _null(value: str | None) -> str:
+    return "<null>" if value is None else value
+
+
+@pytest.fixture(scope="module")
+def kafka_acl_quota_answers(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    release = require("4.4.0")
+    lines = ["\t".join(["create", *map(str, c)]) for c in ACL_CREATE_CASES]
+    lines += ["\t".join(["delete", str(t), _null(n), str(pt), _null(pr), _null(h), str(op), str(pe)])
+              for t, n, pt, pr, h, op, pe in ACL_DELETE_CASES]
+    lines += ["\t".join(["quota", ",".join(f"{k}={_null(v)}" for k, v in e.items()),
+                         *(f"{k}={_null(None if v is None else repr(v))}" for k, v in ops)]) for e, ops in QUOTA_CASES]
+    return _probe(release, tmp_path_factory.mktemp("acl-quota-probe"), _ACL_QUOTA_PROBE,
+                  "org.apache.kafka.controller.KraftAclQuotaProbe", lines)
+
+
+def _acl_image() -> MetadataImage:
+    return replay([*features(33), *(AccessControlEntryRecord(
+        id=uuid.UUID(int=i), resource_type=2, resource_name=n, pattern_type=pt, principal="User:alice", host="*",
+        operation=3, permission_type=3) for i, n, pt in _EXISTING_ACLS)])
+
+
+def test_create_and_delete_acls_are_kafkas(kafka_acl_quota_answers: list[str]) -> None:
+    # AclControlManager.createAcls (validateNewAcl) and deleteAcls (validateFilter, AclBindingFilter.matches).
+    image, ours = _acl_image(), []
+    for c in ACL_CREATE_CASES:
+        created = create_acls(image, CreateAclsRequest(creations=[AclCreation(
+            resource_type=c[0], resource_name=c[1], resource_pattern_type=c[2], principal=c[3], host=c[4],
+            operation=c[5], permission_type=c[6])]), 3, new_id=lambda: uuid.UUID(int=1))
+        (r,) = created.response.results
+        ours.append(("OK" if r.error_code == 0 else f"ERROR:{r.error_message}") + f"|{len(created.records)}")
+    for d in ACL_DELETE_CASES:
+        deleted = delete_acls(image, DeleteAclsRequest(filters=[DeleteAclsFilter(
+            resource_type_filter=d[0], resource_name_filter=d[1], pattern_type_filter=d[2], principal_filter=d[3],
+            host_filter=d[4], operation=d[5], permission_type=d[6])]), 3)
+        (f,) = deleted.response.filter_results
+        names = ", ".join(sorted(m.resource_name for m in f.matching_acls))
+        ids = ", ".join(str(i) for i in sorted(r.message.id.int for r in deleted.records))
+        ours.append(("OK" if f.error_code == 0 else f"ERROR:{f.error_message}") + f"|[{names}]|[{ids}]")
+    assert ours == kafka_acl_quota_answers[:len(ours)]
+
+
+def test_alter_client_quotas_is_kafkas(kafka_acl_quota_answers: list[str]) -> None:
+    # ClientQuotaControlManager.alterClientQuotas: the entity's error and its records.
+    image = replay([*features(33), cq.ClientQuotaRecord(entity=[cq.EntityData(entity_type="user", entity_name="bob")],
+                                                        key="producer_byte_rate", value=1024.0)])
+    ours = []
+    for entity, ops in QUOTA_CASES:
+        request = AlterClientQuotasRequest(entries=[EntryData(
+            entity=[EntityData(entity_type=t, entity_name=n) for t, n in entity.items()],
+            ops=[OpData(key=k, value=v or 0.0, remove=v is None) for k, v in ops])])
+        result = alter_client_quotas(image, request, 1)
+        (e,) = result.response.entries
+        records = [f"{r.message.key}={'remove' if r.message.remove else repr(r.message.value)}" for r in result.records]
+        ours.append("|".join([str(e.error_code), "null" if e.error_message is None else e.error_message, *records]))
+    assert ours == kafka_acl_quota_answers[len(ACL_CREATE_CASES) + len(ACL_DELETE_CASES):]
