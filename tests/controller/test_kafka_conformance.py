@@ -18,6 +18,13 @@ import uuid
 
 from kraft.controller.acls import create_acls, delete_acls, validate_host_pattern
 from kraft.controller.quotas import alter_client_quotas
+from kraft.controller.scram_control import alter_user_scram_credentials
+from kraft.messages.generated.alter_user_scram_credentials_request import (
+    AlterUserScramCredentialsRequest,
+    ScramCredentialDeletion,
+    ScramCredentialUpsertion,
+)
+from kraft.messages.generated.user_scram_credential_record import UserScramCredentialRecord
 from kraft.image.model import MetadataImage
 from kraft.messages.generated import client_quota_record as cq
 from kraft.messages.generated.access_control_entry_record import AccessControlEntryRecord
@@ -560,3 +567,85 @@ def test_alter_client_quotas_is_kafkas(kafka_acl_quota_answers: list[str]) -> No
         records = [f"{r.message.key}={'remove' if r.message.remove else repr(r.message.value)}" for r in result.records]
         ours.append("|".join([str(e.error_code), "null" if e.error_message is None else e.error_message, *records]))
     assert ours == kafka_acl_quota_answers[len(ACL_CREATE_CASES) + len(ACL_DELETE_CASES):]
+
+
+#: ScramControlManager.alterCredentials of Kafka 4.4.0 holding user bob (SCRAM-SHA-256).
+_SCRAM_PROBE = r"""package org.apache.kafka.controller;
+
+import java.io.*;
+import java.util.*;
+import org.apache.kafka.common.message.AlterUserScramCredentialsRequestData;
+import org.apache.kafka.common.metadata.UserScramCredentialRecord;
+import org.apache.kafka.server.common.ApiMessageAndVersion;
+import org.apache.kafka.server.common.MetadataVersion;
+
+public class KraftScramProbe {
+    public static void main(String[] args) throws Exception {
+        ScramControlManager scram = new ScramControlManager.Builder().build();
+        scram.replay(new UserScramCredentialRecord().setName("bob").setMechanism((byte) 1).setSalt(new byte[]{1})
+            .setStoredKey(new byte[]{2}).setServerKey(new byte[]{3}).setIterations(4096));
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, "UTF-8"));
+        String line;
+        while ((line = in.readLine()) != null) {
+            // del:name:mech or up:name:mech:iterations:salthex:saltedhex, tab-separated
+            AlterUserScramCredentialsRequestData request = new AlterUserScramCredentialsRequestData();
+            for (String part : line.split("\t")) {
+                String[] f = part.split(":", -1);
+                if (f[0].equals("del")) {
+                    request.deletions().add(new AlterUserScramCredentialsRequestData.ScramCredentialDeletion()
+                        .setName(f[1]).setMechanism(Byte.parseByte(f[2])));
+                } else {
+                    request.upsertions().add(new AlterUserScramCredentialsRequestData.ScramCredentialUpsertion()
+                        .setName(f[1]).setMechanism(Byte.parseByte(f[2])).setIterations(Integer.parseInt(f[3]))
+                        .setSalt(HexFormat.of().parseHex(f[4])).setSaltedPassword(HexFormat.of().parseHex(f[5])));
+                }
+            }
+            var result = scram.alterCredentials(request, MetadataVersion.IBP_4_4_IV2);
+            StringBuilder b = new StringBuilder();
+            result.response().results().forEach(r -> b.append(r.user()).append(",").append(r.errorCode()).append(",")
+                .append(r.errorMessage()).append(";"));
+            for (ApiMessageAndVersion m : result.records()) {
+                b.append("|").append(m.message().getClass().getSimpleName());
+                if (m.message() instanceof UserScramCredentialRecord u)
+                    b.append(":").append(HexFormat.of().formatHex(u.storedKey())).append(":").append(HexFormat.of().formatHex(u.serverKey()));
+            }
+            System.out.println(b);
+        }
+    }
+}
+"""
+
+SCRAM_CASES = [
+    "up:alice:1:4096:0a0b:0102030405", "del:bob:1\tdel:bob2:1\tup:carol:2:8192:0a:ff", "del:bob:1\tup:bob:2:4096:0a:ff",
+    "up:a:1:4095:0a:ff\tup:b:1:16385:0a:ff\tup::1:4096:0a:ff\tup:c:7:4096:0a:ff",
+    "up:x:1:4096:0a:ff\tup:x:1:4096:0a:ff\tup:x:1:4096:0a:ff", "del:bob:2\tdel:bob:1",
+    "up:u1:1:4096:00:01\tup:u2:2:4096:00:01\tup:u3:1:4096:00:01\tdel:bob:1",
+]
+
+
+def test_alter_user_scram_credentials_is_kafkas(tmp_path: Path) -> None:
+    # ScramControlManager.alterCredentials: results in Kafka's order, stored and server keys as ScramFormatter's.
+    answers = _probe(require("4.4.0"), tmp_path, _SCRAM_PROBE, "org.apache.kafka.controller.KraftScramProbe",
+                     SCRAM_CASES)
+    image = replay([*features(33), UserScramCredentialRecord(name="bob", mechanism=1, salt=b"\x01",
+                                                            stored_key=b"\x02", server_key=b"\x03", iterations=4096)])
+    ours = []
+    for case in SCRAM_CASES:
+        deletions, upsertions = [], []
+        for part in case.split("\t"):
+            f = part.split(":")
+            if f[0] == "del":
+                deletions.append(ScramCredentialDeletion(name=f[1], mechanism=int(f[2])))
+            else:
+                upsertions.append(ScramCredentialUpsertion(name=f[1], mechanism=int(f[2]), iterations=int(f[3]),
+                                                           salt=bytes.fromhex(f[4]), salted_password=bytes.fromhex(f[5])))
+        result = alter_user_scram_credentials(
+            image, AlterUserScramCredentialsRequest(deletions=deletions, upsertions=upsertions), 0)
+        text = "".join(f"{r.user},{r.error_code},{'null' if r.error_message is None else r.error_message};"
+                       for r in result.response.results)
+        for r in result.records:
+            text += "|" + type(r.message).__name__
+            if isinstance(r.message, UserScramCredentialRecord):
+                text += f":{r.message.stored_key.hex()}:{r.message.server_key.hex()}"
+        ours.append(text)
+    assert ours == answers
