@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,7 +32,7 @@ from kraft.messages.generated.access_control_entry_record import AccessControlEn
 from kraft.messages.generated.alter_client_quotas_request import AlterClientQuotasRequest, EntityData, EntryData, OpData
 from kraft.messages.generated.create_acls_request import AclCreation, CreateAclsRequest
 from kraft.messages.generated.delete_acls_request import DeleteAclsFilter, DeleteAclsRequest
-from kraft.controller.configs import incremental_alter_configs
+from kraft.controller.configs import alter_configs, incremental_alter_configs
 from kraft.controller.settings import ControllerSettings
 from kraft.controller.feature_control import (
     FEATURES,
@@ -40,6 +41,7 @@ from kraft.controller.feature_control import (
     update_features,
 )
 from kraft.controller.topic_configs import TOPIC_CONFIGS, validate_topic_configs
+from kraft.messages.generated import alter_configs_request as legacy
 from kraft.messages.generated import incremental_alter_configs_request as inc
 from kraft.messages.generated.config_record import ConfigRecord
 from kraft.messages.generated.feature_level_record import FeatureLevelRecord
@@ -170,13 +172,18 @@ public class KraftConfigProbe {
             String[] parts = line.split("\t", -1);
             ConfigResource resource = new ConfigResource(ConfigResource.Type.forId(Byte.parseByte(parts[0])), parts[1]);
             Map<String, Map.Entry<OpType, String>> ops = new HashMap<>();
+            Map<String, String> legacyConfigs = new HashMap<>();
+            boolean legacy = false;
             for (int i = 2; i < parts.length; i++) {
                 String[] kov = parts[i].split("=", 3);
-                ops.put(kov[0], new AbstractMap.SimpleEntry<>(OpType.forId(Byte.parseByte(kov[1])),
-                    kov[2].equals("<null>") ? null : kov[2]));
+                String value = kov[2].equals("<null>") ? null : kov[2];
+                legacy = kov[1].equals("9");  // op 9: a legacy AlterConfigs request
+                legacyConfigs.put(kov[0], value);
+                if (!legacy) ops.put(kov[0], new AbstractMap.SimpleEntry<>(OpType.forId(Byte.parseByte(kov[1])), value));
             }
-            ControllerResult<Map<ConfigResource, org.apache.kafka.common.requests.ApiError>> result =
-                manager.incrementalAlterConfigs(Map.of(resource, ops), false, false);
+            ControllerResult<Map<ConfigResource, org.apache.kafka.common.requests.ApiError>> result = legacy
+                ? manager.legacyAlterConfigs(Map.of(resource, legacyConfigs), false, false)
+                : manager.incrementalAlterConfigs(Map.of(resource, ops), false, false);
             StringBuilder b = new StringBuilder();
             org.apache.kafka.common.requests.ApiError e = result.response().get(resource);
             b.append(e.error().code()).append("|").append(e.message());
@@ -269,6 +276,9 @@ CONFIG_CASES: list[tuple[int, str, list[tuple[str, int, str | None]]]] = [
     (16, "s", [("metrics", 0, "a"), ("interval.ms", 0, "1000")]),
     (32, "g", [("consumer.session.timeout.ms", 0, "0")]), (32, "g", [("bogus", 0, "1")]),
     (32, "", [("consumer.session.timeout.ms", 0, "1000")]), (32, "g", [("share.isolation.level", 0, "x")]),
+    (2, "t", [("segment.bytes", 9, "2000000")]), (2, "t", [("retention.ms", 9, "100")]),
+    (2, "t", [("segment.bytes", 9, "x")]), (4, "1", [("log.retention.ms", 9, "6"), ("x", 9, "1")]),
+    (4, "1", [("a", 9, "1")]), (8, "3000", [("root", 9, "DEBUG")]), (2, "nope", [("segment.bytes", 9, "2000000")]),
 ]
 
 
@@ -281,17 +291,22 @@ def kafka_config_answers(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
                   "org.apache.kafka.controller.KraftConfigProbe", lines)
 
 
-def test_incremental_alter_configs_is_kafkas(kafka_config_answers: list[str]) -> None:
-    # ConfigurationControlManager.incrementalAlterConfigs: each resource's error and records.
+def test_alter_configs_are_kafkas(kafka_config_answers: list[str]) -> None:
+    # ConfigurationControlManager.incrementalAlterConfigs and legacyAlterConfigs: each resource's error and records.
     image = replay([*features(33), broker(1), TopicRecord(name="t", topic_id=uuid.UUID(int=7)),
                     ConfigRecord(resource_type=2, resource_name="t", name="retention.ms", value="100"),
                     ConfigRecord(resource_type=4, resource_name="1", name="log.retention.ms", value="5")])
     ours = []
     for t, n, ops in CONFIG_CASES:
-        request = inc.IncrementalAlterConfigsRequest(resources=[inc.AlterConfigsResource(
-            resource_type=t, resource_name=n,
-            configs=[inc.AlterableConfig(name=k, config_operation=op, value=v) for k, op, v in ops])])
-        result = incremental_alter_configs(image, ControllerSettings(node_id=3000), request, 1)
+        if ops[0][1] == 9:  # a legacy AlterConfigs
+            legacy_request = legacy.AlterConfigsRequest(resources=[legacy.AlterConfigsResource(
+                resource_type=t, resource_name=n, configs=[legacy.AlterableConfig(name=k, value=v) for k, _, v in ops])])
+            result: Any = alter_configs(image, ControllerSettings(node_id=3000), legacy_request, 2)
+        else:
+            request = inc.IncrementalAlterConfigsRequest(resources=[inc.AlterConfigsResource(
+                resource_type=t, resource_name=n,
+                configs=[inc.AlterableConfig(name=k, config_operation=op, value=v) for k, op, v in ops])])
+            result = incremental_alter_configs(image, ControllerSettings(node_id=3000), request, 1)
         (answer,) = result.response.responses
         ours.append("|".join([str(answer.error_code), str(answer.error_message).replace("None", "null"),
                               *(f"{r.message.name}={'null' if r.message.value is None else r.message.value}"
