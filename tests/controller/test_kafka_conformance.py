@@ -150,26 +150,38 @@ public class KraftConfigProbe {
         props.put("listeners", "CONTROLLER://:9093");
         props.put("log.dirs", "/tmp/unused");
         kafka.server.KafkaConfig config = kafka.server.KafkaConfig.fromProps(props);
-        ConfigurationControlManager manager = new ConfigurationControlManager.Builder()
-            .setKafkaConfigSchema(schema)
-            .setValidator(new kafka.server.ControllerConfigurationValidator(config))
-            .setFeatureControl(features)
-            .setNodeId(3000)
-            .setExistenceChecker(r -> {
-                if (r.type() == ConfigResource.Type.TOPIC && !r.name().equals("t"))
-                    throw new UnknownTopicOrPartitionException("The topic '" + r.name() + "' does not exist.");
-                if (r.type() == ConfigResource.Type.BROKER && !r.name().isEmpty()
-                        && !Set.of("1", "3000").contains(r.name()))
-                    throw new BrokerIdNotRegisteredException("No node with id " + r.name() + " found.");
-            })
+        // The second manager runs with ELR enabled (eligible.leader.replicas.version=1).
+        FeatureControlManager elrFeatures = new FeatureControlManager.Builder()
+            .setQuorumFeatures(new QuorumFeatures(3000, QuorumFeatures.defaultSupportedFeatureMap(false), List.of(3000)))
             .build();
-        manager.replay(new ConfigRecord().setResourceType((byte) 2).setResourceName("t").setName("retention.ms").setValue("100"));
-        manager.replay(new ConfigRecord().setResourceType((byte) 4).setResourceName("1").setName("log.retention.ms").setValue("5"));
+        elrFeatures.replay(new FeatureLevelRecord().setName("metadata.version").setFeatureLevel((short) 33));
+        elrFeatures.replay(new FeatureLevelRecord().setName("eligible.leader.replicas.version").setFeatureLevel((short) 1));
+        ConfigurationControlManager[] managers = new ConfigurationControlManager[2];
+        FeatureControlManager[] featureControls = {features, elrFeatures};
+        for (int m = 0; m < 2; m++) {
+            managers[m] = new ConfigurationControlManager.Builder()
+                .setKafkaConfigSchema(schema)
+                .setValidator(new kafka.server.ControllerConfigurationValidator(config))
+                .setFeatureControl(featureControls[m])
+                .setNodeId(3000)
+                .setExistenceChecker(r -> {
+                    if (r.type() == ConfigResource.Type.TOPIC && !r.name().equals("t"))
+                        throw new UnknownTopicOrPartitionException("The topic '" + r.name() + "' does not exist.");
+                    if (r.type() == ConfigResource.Type.BROKER && !r.name().isEmpty()
+                            && !Set.of("1", "3000").contains(r.name()))
+                        throw new BrokerIdNotRegisteredException("No node with id " + r.name() + " found.");
+                })
+                .build();
+            managers[m].replay(new ConfigRecord().setResourceType((byte) 2).setResourceName("t").setName("retention.ms").setValue("100"));
+            managers[m].replay(new ConfigRecord().setResourceType((byte) 4).setResourceName("1").setName("log.retention.ms").setValue("5"));
+        }
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, "UTF-8"));
         String line;
         while ((line = in.readLine()) != null) {
             // type \t name \t key=op=value ...  (value <null> = null)
-            String[] parts = line.split("\t", -1);
+            boolean elr = line.startsWith("elr\t");
+            ConfigurationControlManager manager = managers[elr ? 1 : 0];
+            String[] parts = (elr ? line.substring(4) : line).split("\t", -1);
             ConfigResource resource = new ConfigResource(ConfigResource.Type.forId(Byte.parseByte(parts[0])), parts[1]);
             Map<String, Map.Entry<OpType, String>> ops = new HashMap<>();
             Map<String, String> legacyConfigs = new HashMap<>();
@@ -188,8 +200,8 @@ public class KraftConfigProbe {
             org.apache.kafka.common.requests.ApiError e = result.response().get(resource);
             b.append(e.error().code()).append("|").append(e.message());
             for (ApiMessageAndVersion r : result.records()) {
-                ConfigRecord c = (ConfigRecord) r.message();
-                b.append("|").append(c.name()).append("=").append(c.value());
+                if (r.message() instanceof ConfigRecord c) b.append("|").append(c.name()).append("=").append(c.value());
+                else b.append("|ClearElr:").append(((org.apache.kafka.common.metadata.ClearElrRecord) r.message()).topicName());
             }
             System.out.println(b);
         }
@@ -280,6 +292,12 @@ CONFIG_CASES: list[tuple[int, str, list[tuple[str, int, str | None]]]] = [
     (2, "t", [("segment.bytes", 9, "x")]), (4, "1", [("log.retention.ms", 9, "6"), ("x", 9, "1")]),
     (4, "1", [("a", 9, "1")]), (8, "3000", [("root", 9, "DEBUG")]), (2, "nope", [("segment.bytes", 9, "2000000")]),
 ]
+#: The same, on a controller with ELR enabled.
+ELR_CONFIG_CASES: list[tuple[int, str, list[tuple[str, int, str | None]]]] = [
+    (4, "1", [("min.insync.replicas", 0, "2")]), (4, "", [("min.insync.replicas", 1, None)]),
+    (4, "", [("min.insync.replicas", 0, "2")]), (2, "t", [("min.insync.replicas", 0, "2")]),
+    (2, "t", [("min.insync.replicas", 9, "2")]), (4, "", [("min.insync.replicas", 9, "2")]),
+]
 
 
 @pytest.fixture(scope="module")
@@ -287,17 +305,20 @@ def kafka_config_answers(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     release = require("4.4.0")
     lines = ["\t".join([str(t), n, *(f"{k}={op}={'<null>' if v is None else v}" for k, op, v in ops)])
              for t, n, ops in CONFIG_CASES]
+    lines += ["elr\t" + "\t".join([str(t), n, *(f"{k}={op}={'<null>' if v is None else v}" for k, op, v in ops)])
+              for t, n, ops in ELR_CONFIG_CASES]
     return _probe(release, tmp_path_factory.mktemp("config-probe"), _CONFIG_PROBE,
                   "org.apache.kafka.controller.KraftConfigProbe", lines)
 
 
 def test_alter_configs_are_kafkas(kafka_config_answers: list[str]) -> None:
     # ConfigurationControlManager.incrementalAlterConfigs and legacyAlterConfigs: each resource's error and records.
-    image = replay([*features(33), broker(1), TopicRecord(name="t", topic_id=uuid.UUID(int=7)),
-                    ConfigRecord(resource_type=2, resource_name="t", name="retention.ms", value="100"),
-                    ConfigRecord(resource_type=4, resource_name="1", name="log.retention.ms", value="5")])
+    base = [broker(1), TopicRecord(name="t", topic_id=uuid.UUID(int=7)),
+            ConfigRecord(resource_type=2, resource_name="t", name="retention.ms", value="100"),
+            ConfigRecord(resource_type=4, resource_name="1", name="log.retention.ms", value="5")]
+    plain, elr = replay([*features(33), *base]), replay([*features(33, eligible_leader_replicas_version=1), *base])
     ours = []
-    for t, n, ops in CONFIG_CASES:
+    for image, (t, n, ops) in [*((plain, c) for c in CONFIG_CASES), *((elr, c) for c in ELR_CONFIG_CASES)]:
         if ops[0][1] == 9:  # a legacy AlterConfigs
             legacy_request = legacy.AlterConfigsRequest(resources=[legacy.AlterConfigsResource(
                 resource_type=t, resource_name=n, configs=[legacy.AlterableConfig(name=k, value=v) for k, _, v in ops])])
@@ -310,6 +331,7 @@ def test_alter_configs_are_kafkas(kafka_config_answers: list[str]) -> None:
         (answer,) = result.response.responses
         ours.append("|".join([str(answer.error_code), str(answer.error_message).replace("None", "null"),
                               *(f"{r.message.name}={'null' if r.message.value is None else r.message.value}"
+                                if isinstance(r.message, ConfigRecord) else f"ClearElr:{r.message.topic_name}"
                                 for r in result.records)]))
     assert ours == kafka_config_answers
     assert len({a.split("|")[1] for a in ours}) > 15  # many distinct answers, not one repeated
