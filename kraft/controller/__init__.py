@@ -11,6 +11,10 @@ One module per Kafka control manager: ``cluster_control`` (brokers,
 registrations, heartbeats, fencing), ``replication_control`` (topics,
 partitions, ISR, leader election, reassignments), ``partition_change``
 (``PartitionChangeBuilder``), ``placement`` (``StripedReplicaPlacer``),
-``features``, ``configs``, ``acls``, ``scram``, ``quotas``,
-``producer_ids``; ``quorum_controller`` ties them together.
+``feature_control``, ``configs``, ``acls``, ``scram_control``, ``quotas``,
+``producer_ids``; ``quorum_controller`` ties them together. Beside them:
+``topic_configs`` (Kafka's topic and group config keys and their checks),
+``image_writer`` (the image as a snapshot's records) and ``java_order``
+(the order Java's ``HashMap`` iterates in, which decides which refusal
+Kafka gives first).
 """

@@ -16,7 +16,7 @@ from kraft.controller.partition_change import Election, PartitionChangeBuilder
 from kraft.controller.placement import UsableBroker
 from kraft.controller.result import ApiError
 from kraft.controller.settings import ControllerSettings
-from kraft.controller.topic_configs import (
+from kraft.controller.topic_config_table import (
     MIN_INSYNC_REPLICAS,
     TOPIC_CONFIGS,
     TOPIC_CONFIG_SYNONYMS,

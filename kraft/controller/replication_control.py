@@ -46,7 +46,7 @@ from kraft.controller.replica_checks import (
 )
 from kraft.controller.result import ApiError, ControllerResult, RecordAndVersion
 from kraft.controller.settings import ControllerSettings
-from kraft.controller.topic_configs import TOPIC_CONFIGS, validate_topic_configs
+from kraft.controller.topic_config_table import TOPIC_CONFIGS, validate_topic_configs
 from kraft.image.builder import merge_partition_change
 from kraft.image.model import ZERO_UUID, ConfigResourceType, MetadataImage, PartitionRegistration, TopicImage
 from kraft.messages.generated.alter_partition_request import AlterPartitionRequest

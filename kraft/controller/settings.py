@@ -36,6 +36,8 @@ class ControllerSettings:
     delete_topic_enable: bool = True
     #: ``controlled.shutdown.enable`` is the broker's; the controller honours what it asks.
     #: ``max.incremental.fetch.session.cache.slots`` etc. are broker keys and not here.
+    #: ``authorizer.class.name``: without one, CreateAcls/DeleteAcls answer SECURITY_DISABLED (``AclApis``).
+    authorizer_class_name: str = ""
     #: The controller's own properties (Kafka's ``staticConfig``): the defaults
     #: DescribeConfigs and config validation fall back to.
     static_config: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))

@@ -1,9 +1,11 @@
-"""Kafka's topic configs (``TopicConfig`` keys, defined with their types,
-defaults and validators in ``LogConfig``'s ``ConfigDef``, Kafka 4.4): what
-CreateTopics may set, how a value is checked (``ConfigDef.parse`` and
-``LogConfig.validate``) and the default an effective config falls back to.
-Kafka's refusal is ``InvalidConfigurationException``/``ConfigException``,
-INVALID_CONFIG on the wire, with the messages below.
+"""Kafka 4.4's topic configs (``LogConfig``'s ``ConfigDef``) and group
+configs (``GroupConfig``): each key's type, default and validator, and the
+checks Kafka's ``ConfigDef.parse`` and ``LogConfig.validate`` make, with
+their messages (``ConfigException``: "Invalid value V for configuration K:
+<reason>").
+
+The one table of topic config keys: CreateTopics and the config RPCs both
+validate here.
 """
 
 from __future__ import annotations
@@ -11,218 +13,249 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 
+from kraft.controller.java_order import hash_map_order
 from kraft.controller.result import ApiError
 from kraft.wire.errors import ErrorCode
 
-__all__ = ["TopicConfigDef", "TOPIC_CONFIGS", "TOPIC_CONFIG_SYNONYMS", "validate_topic_configs", "synonym_value",
-           "MIN_INSYNC_REPLICAS", "UNCLEAN_LEADER_ELECTION_ENABLE"]
+__all__ = [
+    "ConfigKey",
+    "TOPIC_CONFIGS",
+    "GROUP_CONFIGS",
+    "parse_error",
+    "validate_topic_config",
+    "validate_topic_configs",
+]
 
-MIN_INSYNC_REPLICAS = "min.insync.replicas"
-UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
-_LONG_MAX = 9223372036854775807
-_JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
-_INT_RANGE = (-(2 ** 31), 2 ** 31 - 1)
-_LONG_RANGE = (-(2 ** 63), 2 ** 63 - 1)
+_INT_MIN, _INT_MAX = -(1 << 31), (1 << 31) - 1
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 
 
 @dataclass(frozen=True, slots=True)
-class TopicConfigDef:
-    """One ``ConfigDef.define``: ``type`` is Kafka's ``ConfigDef.Type`` name,
-    ``default`` as DescribeConfigs prints it; ``at_least``/``at_most`` the
-    ``Range`` validator, ``choices`` a ``ValidString``/``ValidList.in``."""
+class ConfigKey:
+    """One ``ConfigDef.ConfigKey``: ``type`` is ConfigDef's type name;
+    ``at_least``/``at_most`` a ``Range``; ``one_of`` a ``ValidString`` (or,
+    for a LIST, a ``ValidList.in``); ``validator`` names a special one."""
 
     name: str
     type: str
-    default: str
+    default: str | None
     at_least: float | None = None
     at_most: float | None = None
-    choices: tuple[str, ...] = ()
+    one_of: tuple[str, ...] = ()
+    validator: str = ""
+
+    @property
+    def is_list(self) -> bool:
+        return self.type == "LIST"
 
 
-def _d(name: str, type_: str, default: object, at_least: float | None = None, at_most: float | None = None,
-       choices: tuple[str, ...] = ()) -> tuple[str, TopicConfigDef]:
-    text = str(default).lower() if isinstance(default, bool) else str(default)
-    return name, TopicConfigDef(name, type_, text, at_least, at_most, choices)
+def _k(name: str, type_: str, default: str | None, lo: float | None = None, hi: float | None = None,
+       one_of: tuple[str, ...] = (), validator: str = "") -> ConfigKey:
+    return ConfigKey(name, type_, default, lo, hi, one_of, validator)
 
 
-_COMPRESSION = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
+_THROTTLED = "throttled_replicas"
+_GZIP = "gzip_level"
+_COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
 
-#: In ``LogConfig``'s definition order.
-TOPIC_CONFIGS: Mapping[str, TopicConfigDef] = MappingProxyType(dict([
-    _d("segment.bytes", "INT", 1073741824, 1024 * 1024),
-    _d("segment.ms", "LONG", 604800000, 1),
-    _d("segment.jitter.ms", "LONG", 0, 0),
-    _d("segment.index.bytes", "INT", 10485760, 4),
-    _d("flush.messages", "LONG", _LONG_MAX, 1),
-    _d("flush.ms", "LONG", _LONG_MAX, 0),
-    _d("retention.bytes", "LONG", -1),
-    _d("retention.ms", "LONG", 604800000, -1),
-    _d("max.message.bytes", "INT", 1048588, 0),
-    _d("index.interval.bytes", "INT", 4096, 0),
-    _d("delete.retention.ms", "LONG", 86400000, 0),
-    _d("min.compaction.lag.ms", "LONG", 0, 0),
-    _d("max.compaction.lag.ms", "LONG", _LONG_MAX, 1),
-    _d("file.delete.delay.ms", "LONG", 60000, 0),
-    _d("min.cleanable.dirty.ratio", "DOUBLE", 0.5, 0, 1),
-    _d("cleanup.policy", "LIST", "delete", choices=("compact", "delete")),
-    _d(UNCLEAN_LEADER_ELECTION_ENABLE, "BOOLEAN", False),
-    _d(MIN_INSYNC_REPLICAS, "INT", 1, 1),
-    _d("compression.type", "STRING", "producer", choices=_COMPRESSION),
-    _d("compression.gzip.level", "INT", -1),
-    _d("compression.lz4.level", "INT", 9, 1, 17),
-    _d("compression.zstd.level", "INT", 3, -131072, 22),
-    _d("preallocate", "BOOLEAN", False),
-    _d("message.timestamp.type", "STRING", "CreateTime", choices=("CreateTime", "LogAppendTime")),
-    _d("message.timestamp.before.max.ms", "LONG", _LONG_MAX, 0),
-    _d("message.timestamp.after.max.ms", "LONG", 3600000, 0),
-    _d("leader.replication.throttled.replicas", "LIST", ""),
-    _d("follower.replication.throttled.replicas", "LIST", ""),
-    _d("remote.storage.enable", "BOOLEAN", False),
-    _d("local.retention.ms", "LONG", -2, -2),
-    _d("local.retention.bytes", "LONG", -2, -2),
-    _d("remote.log.copy.disable", "BOOLEAN", False),
-    _d("remote.copy.lag.ms", "LONG", 0, -1),
-    _d("remote.copy.lag.bytes", "LONG", -1, -1),
-    _d("remote.log.delete.on.disable", "BOOLEAN", False),
-    _d("errors.deadletterqueue.group.enable", "BOOLEAN", False),
-]))
+#: ``LogConfig.configKeys()`` of Kafka 4.4, in definition order (the order ``ConfigDef.parse`` checks).
+TOPIC_CONFIGS: Mapping[str, ConfigKey] = {k.name: k for k in (
+    _k("segment.bytes", "INT", "1073741824", 1048576),
+    _k("segment.ms", "LONG", "604800000", 1),
+    _k("segment.jitter.ms", "LONG", "0", 0),
+    _k("segment.index.bytes", "INT", "10485760", 4),
+    _k("flush.messages", "LONG", str(_LONG_MAX), 1),
+    _k("flush.ms", "LONG", str(_LONG_MAX), 0),
+    _k("retention.bytes", "LONG", "-1"),
+    _k("retention.ms", "LONG", "604800000", -1),
+    _k("max.message.bytes", "INT", "1048588", 0),
+    _k("max.decompressed.message.bytes", "INT", "2147483639", 1, 2147483639),
+    _k("index.interval.bytes", "INT", "4096", 0),
+    _k("delete.retention.ms", "LONG", "86400000", 0),
+    _k("min.compaction.lag.ms", "LONG", "0", 0),
+    _k("max.compaction.lag.ms", "LONG", str(_LONG_MAX), 1),
+    _k("file.delete.delay.ms", "LONG", "60000", 0),
+    _k("min.cleanable.dirty.ratio", "DOUBLE", "0.5", 0, 1),
+    _k("cleanup.policy", "LIST", "delete", one_of=("compact", "delete")),
+    _k("unclean.leader.election.enable", "BOOLEAN", "false"),
+    _k("min.insync.replicas", "INT", "1", 1),
+    _k("compression.type", "STRING", "producer", one_of=_COMPRESSION_TYPES),
+    _k("compression.gzip.level", "INT", "-1", 1, 9, validator=_GZIP),
+    _k("compression.lz4.level", "INT", "9", 1, 17),
+    _k("compression.zstd.level", "INT", "3", -131072, 22),
+    _k("preallocate", "BOOLEAN", "false"),
+    _k("message.timestamp.type", "STRING", "CreateTime", one_of=("CreateTime", "LogAppendTime")),
+    _k("message.timestamp.before.max.ms", "LONG", str(_LONG_MAX), 0),
+    _k("message.timestamp.after.max.ms", "LONG", "3600000", 0),
+    _k("leader.replication.throttled.replicas", "LIST", "", validator=_THROTTLED),
+    _k("follower.replication.throttled.replicas", "LIST", "", validator=_THROTTLED),
+    _k("remote.storage.enable", "BOOLEAN", "false"),
+    _k("local.retention.ms", "LONG", "-2", -2),
+    _k("local.retention.bytes", "LONG", "-2", -2),
+    _k("remote.log.copy.disable", "BOOLEAN", "false"),
+    _k("remote.copy.lag.ms", "LONG", "0", -1),
+    _k("remote.copy.lag.bytes", "LONG", "-1", -1),
+    _k("remote.log.delete.on.disable", "BOOLEAN", "false"),
+    _k("errors.deadletterqueue.group.enable", "BOOLEAN", "false"),
+    _k("internal.segment.bytes", "INT", None),
+)}
 
+#: ``GroupConfig``'s keys of Kafka 4.4 (types and ranges; its cross-checks
+#: against the broker's group coordinator config are not made here).
+GROUP_CONFIGS: Mapping[str, ConfigKey] = {k.name: k for k in (
+    _k("consumer.session.timeout.ms", "INT", "45000", 1),
+    _k("consumer.heartbeat.interval.ms", "INT", "5000", 1),
+    _k("consumer.assignment.interval.ms", "INT", "1000", 0),
+    _k("consumer.assignor.offload.enable", "BOOLEAN", "true"),
+    _k("share.session.timeout.ms", "INT", "45000", 1),
+    _k("share.heartbeat.interval.ms", "INT", "5000", 1),
+    _k("share.record.lock.duration.ms", "INT", "30000", 1000),
+    _k("share.delivery.count.limit", "INT", "5", 2),
+    _k("share.partition.max.record.locks", "INT", "2000", 100),
+    _k("share.auto.offset.reset", "STRING", "latest"),
+    _k("share.isolation.level", "STRING", "read_uncommitted", one_of=("read_committed", "read_uncommitted")),
+    _k("share.renew.acknowledge.enable", "BOOLEAN", "true"),
+    _k("share.assignment.interval.ms", "INT", "1000", 0),
+    _k("share.assignor.offload.enable", "BOOLEAN", "true"),
+    _k("streams.session.timeout.ms", "INT", "45000", 1),
+    _k("streams.heartbeat.interval.ms", "INT", "5000", 1),
+    _k("streams.num.standby.replicas", "INT", "0", 0),
+    _k("streams.initial.rebalance.delay.ms", "INT", "3000", 0),
+    _k("streams.assignment.interval.ms", "INT", "1000", 0),
+    _k("streams.assignor.offload.enable", "BOOLEAN", "true"),
+    _k("streams.task.offset.interval.ms", "INT", "60000", 1),
+    _k("streams.num.warmup.replicas", "INT", "2", 0),
+    _k("streams.rack.aware.assignment.tags", "LIST", ""),
+    _k("streams.acceptable.recovery.lag", "LONG", "10000", 0),
+    _k("streams.assignor.name", "STRING", None),
+    _k("errors.deadletterqueue.topic.name", "STRING", ""),
+    _k("errors.deadletterqueue.copy.record.enable", "BOOLEAN", "false"),
+)}
 
-def _invalid(name: str, value: str, why: str) -> ApiError:
-    # ConfigException(name, value, message)
-    return ApiError(ErrorCode.INVALID_CONFIG, f"Invalid value {value} for configuration {name}: {why}")
-
-
-def _parse_number(spec: TopicConfigDef, value: str) -> float:
-    text = value.strip()
-    try:
-        if "_" in text or (spec.type != "DOUBLE" and not _JAVA_INTEGER.fullmatch(text)):
-            raise ValueError(text)  # Integer.parseInt/Long.parseLong take [+-]digits only
-        number: float = float(text) if spec.type == "DOUBLE" else int(text)
-    except ValueError:
-        raise _invalid(spec.name, value, f"Not a number of type {spec.type}") from None
-    low, high = _INT_RANGE if spec.type == "INT" else _LONG_RANGE
-    if spec.type != "DOUBLE" and not low <= number <= high:
-        raise _invalid(spec.name, value, f"Not a number of type {spec.type}")
-    return number
-
-
-def _shown(spec: TopicConfigDef, number: float) -> str:
-    """The parsed value as Java prints it (``Double.toString`` for a DOUBLE)."""
-    return repr(float(number)) if spec.type == "DOUBLE" else str(int(number))
-
-
-def _check_range(spec: TopicConfigDef, number: float) -> None:
-    """``ConfigDef.Range.ensureValid`` (bounds are whole numbers, printed so)."""
-    if spec.name == "compression.gzip.level":  # CompressionType.GZIP.levelValidator
-        if number > 9 or (number < 1 and number != -1):
-            raise _invalid(spec.name, _shown(spec, number), "Value must be between 1 and 9 or equal to -1")
-        return
-    if spec.at_least is not None and number < spec.at_least:
-        raise _invalid(spec.name, _shown(spec, number), f"Value must be at least {int(spec.at_least)}")
-    if spec.at_most is not None and number > spec.at_most:
-        raise _invalid(spec.name, _shown(spec, number), f"Value must be no more than {int(spec.at_most)}")
-
-
-def _check_list(spec: TopicConfigDef, value: str) -> None:
-    """``ConfigDef.parseType`` LIST and ``ValidList.ensureValid``."""
-    text = value.strip()
-    items = [v.strip() for v in text.split(",")] if text else []
-    if len(set(items)) != len(items):
-        raise ApiError(ErrorCode.INVALID_CONFIG, f"Configuration '{spec.name}' values must not be duplicated.")
-    for item in items:
-        if not item:
-            raise ApiError(ErrorCode.INVALID_CONFIG, f"Configuration '{spec.name}' values must not be empty.")
-        if spec.choices and item not in spec.choices:
-            raise _invalid(spec.name, item, f"String must be one of: {', '.join(spec.choices)}")
+_JAVA_INT = re.compile(r"[+-]?[0-9]+")
+_JAVA_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[fFdD]?)")
+_LIST_SPLIT = re.compile(r"\s*,\s*")
+_REPLICA = re.compile(r"([0-9]+:[0-9]+)?")
 
 
-def _check_one(spec: TopicConfigDef, value: str) -> float | None:
-    """``ConfigDef.parseType`` then the key's validator; the number parsed, if any."""
-    if spec.type in ("INT", "LONG", "DOUBLE"):
-        number = _parse_number(spec, value)
-        _check_range(spec, number)
-        return number
-    if spec.type == "BOOLEAN":
-        if value.strip().lower() not in ("true", "false"):
-            raise _invalid(spec.name, value, "Expected value to be either true or false")
-    elif spec.type == "STRING" and spec.choices and value.strip() not in spec.choices:
-        raise _invalid(spec.name, value.strip(), f"String must be one of: {', '.join(spec.choices)}")
-    elif spec.type == "LIST":
-        _check_list(spec, value)
+def _number_text(n: float) -> str:
+    """A bound or parsed number as Java prints it (an int without ".0")."""
+    return str(int(n)) if float(n).is_integer() and not isinstance(n, float) else str(n)
+
+
+def _parse(key: ConfigKey, value: str) -> tuple[object, str | None]:
+    """``ConfigDef.parseType``: the parsed value, or the reason it is not one."""
+    v = value.strip()
+    if key.type in ("INT", "LONG"):
+        lo, hi = (_INT_MIN, _INT_MAX) if key.type == "INT" else (_LONG_MIN, _LONG_MAX)
+        if not _JAVA_INT.fullmatch(v) or not lo <= int(v) <= hi:
+            return None, f"Not a number of type {key.type}"
+        return int(v), None
+    if key.type == "DOUBLE":
+        if not _JAVA_DOUBLE.fullmatch(v):
+            return None, "Not a number of type DOUBLE"
+        return float(v.rstrip("fFdD").replace("Infinity", "inf")), None
+    if key.type == "BOOLEAN":
+        if v.lower() not in ("true", "false"):
+            return None, "Expected value to be either true or false"
+        return v.lower() == "true", None
+    if key.type == "LIST":
+        return ([] if not v else _LIST_SPLIT.split(v)), None
+    return v, None
+
+
+def _range_reason(key: ConfigKey, n: float) -> str | None:
+    """``ConfigDef.Range.ensureValid`` (and the gzip level's ``or -1``)."""
+    lo, hi = key.at_least, key.at_most
+    if key.validator == _GZIP:
+        return None if n == -1 or 1 <= n <= 9 else "Value must be between 1 and 9 or equal to -1"
+    if lo is not None and n < lo:
+        return f"Value must be at least {_number_text(lo)}"
+    if hi is not None and n > hi:
+        return f"Value must be no more than {_number_text(hi)}"
     return None
 
 
-def validate_topic_configs(configs: Mapping[str, str], *, remote_storage_system_enabled: bool = False) -> None:
-    """``LogConfig.validate``: known names (``validateNames``), values that
-    parse and pass their validators, ``validateValues``'s compaction-lag
-    check, and no ``remote.storage.enable=true`` while tiered storage is off
-    (``validateRemoteStorageOnlyIfSystemEnabled``); raises :class:`ApiError`
-    INVALID_CONFIG."""
-    for name in configs:
+def _list_reason(key: ConfigKey, items: list[str]) -> str | None:
+    if key.validator == _THROTTLED:
+        if all(_REPLICA.fullmatch(i.strip()) for i in items) or "".join(items).strip() == "*":
+            return None
+        return (f"{key.name} must be the literal '*' or a list of replicas in the following format: "
+                "[partitionId]:[brokerId],[partitionId]:[brokerId],...")
+    if key.one_of:
+        if any(not i for i in items):
+            return f"Configuration '{key.name}' values must not be empty."
+        for i in items:
+            if i not in key.one_of:
+                return f"Invalid value {i} for configuration {key.name}: String must be one of: {', '.join(key.one_of)}"
+    return None
+
+
+def parse_error(key: ConfigKey, value: str) -> str | None:
+    """``ConfigDef.parseValue`` for one value: None, or ``ConfigException``'s message."""
+    parsed, reason = _parse(key, value)
+    shown: str = value.strip()
+    if reason is None and isinstance(parsed, (int, float)) and not isinstance(parsed, bool):
+        reason = _range_reason(key, parsed)
+        shown = repr(parsed) if isinstance(parsed, float) else str(parsed)
+    elif reason is None and isinstance(parsed, list):
+        reason = _list_reason(key, parsed)
+        if reason is not None and reason.startswith(("Configuration '", "Invalid value ")):
+            return reason
+        shown = "[" + ", ".join(parsed) + "]"
+    elif reason is None and key.one_of and parsed not in key.one_of:
+        reason = f"String must be one of: {', '.join(key.one_of)}"
+    return None if reason is None else f"Invalid value {shown} for configuration {key.name}: {reason}"
+
+
+def validate_topic_config(name: str, value: str) -> ApiError | None:
+    """One topic config as CreateTopics and AlterConfigs check it: a name
+    ``LogConfig`` knows, and a value its ``ConfigDef`` accepts
+    (INVALID_CONFIG with Kafka's message)."""
+    key = TOPIC_CONFIGS.get(name)
+    if key is None:
+        return ApiError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {name}")
+    reason = parse_error(key, value)
+    return None if reason is None else ApiError(ErrorCode.INVALID_CONFIG, reason)
+
+
+def _long(configs: Mapping[str, str], name: str) -> int:
+    return int(configs.get(name, TOPIC_CONFIGS[name].default or "0").strip())
+
+
+def _bool(configs: Mapping[str, str], name: str) -> bool:
+    return configs.get(name, TOPIC_CONFIGS[name].default or "false").strip().lower() == "true"
+
+
+def validate_topic_configs(configs: Mapping[str, str], existing: Mapping[str, str] | None = None) -> ApiError | None:
+    """``LogConfig.validate(existing, configs, brokerDefaults, false)`` as
+    the controller calls it: names (in ``HashMap`` order), then every value
+    in definition order, then ``validateTopicLogConfigValues``' cross-checks
+    (tiered storage being disabled in a kraft cluster)."""
+    for name in hash_map_order(configs):
         if name not in TOPIC_CONFIGS:
-            raise ApiError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {name}")
-    numbers = {name: _check_one(TOPIC_CONFIGS[name], value) for name, value in configs.items()}
-    lag_min = numbers.get("min.compaction.lag.ms")
-    lag_max = numbers.get("max.compaction.lag.ms")
-    low = int(lag_min) if lag_min is not None else 0
-    high = int(lag_max) if lag_max is not None else _LONG_MAX
+            return ApiError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {name}")
+    for name, key in TOPIC_CONFIGS.items():
+        if name in configs:
+            reason = parse_error(key, configs[name])
+            if reason is not None:
+                return ApiError(ErrorCode.INVALID_CONFIG, reason)
+    low, high = _long(configs, "min.compaction.lag.ms"), _long(configs, "max.compaction.lag.ms")
     if low > high:
-        raise ApiError(ErrorCode.INVALID_CONFIG, f"conflict topic config setting min.compaction.lag.ms ({low}) > "
-                       f"max.compaction.lag.ms ({high})")
-    remote = configs.get("remote.storage.enable", "false").strip().lower() == "true"
-    if remote and not remote_storage_system_enabled:
-        raise ApiError(ErrorCode.INVALID_CONFIG, "Tiered Storage functionality is disabled in the broker. "
-                       "Topic cannot be configured with remote log storage.")
+        return ApiError(ErrorCode.INVALID_CONFIG, "conflict topic config setting min.compaction.lag.ms "
+                                                  f"({low}) > max.compaction.lag.ms ({high})")
+    if _bool(configs, "remote.storage.enable"):
+        return ApiError(ErrorCode.INVALID_CONFIG, "Tiered Storage functionality is disabled in the broker. Topic "
+                                                  "cannot be configured with remote log storage.")
+    was_remote = (existing or {}).get("remote.storage.enable", "false").strip().lower() == "true"
+    if was_remote and not _bool(configs, "remote.log.delete.on.disable"):
+        return ApiError(ErrorCode.INVALID_CONFIG, _TURN_OFF_REMOTE)
+    return None
 
 
-def _log(*names: str) -> tuple[str, ...]:
-    return tuple(f"log.{n}" for n in names)
-
-
-#: ``ServerTopicConfigSynonyms.ALL_TOPIC_CONFIG_SYNONYMS``: the broker keys a
-#: topic config falls back to, in order; a ``.hours``/``.minutes`` key is
-#: converted to milliseconds (``ConfigSynonym.HOURS_TO_MILLISECONDS``).
-TOPIC_CONFIG_SYNONYMS: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "segment.bytes": _log("segment.bytes"),
-    "segment.ms": _log("roll.ms", "roll.hours"),
-    "segment.jitter.ms": _log("roll.jitter.ms", "roll.jitter.hours"),
-    "segment.index.bytes": _log("index.size.max.bytes"),
-    "flush.messages": _log("flush.interval.messages"),
-    "flush.ms": _log("flush.interval.ms", "flush.scheduler.interval.ms"),
-    "retention.bytes": _log("retention.bytes"),
-    "retention.ms": _log("retention.ms", "retention.minutes", "retention.hours"),
-    "max.message.bytes": ("message.max.bytes",),
-    "index.interval.bytes": _log("index.interval.bytes"),
-    "delete.retention.ms": ("log.cleaner.delete.retention.ms",),
-    "min.compaction.lag.ms": ("log.cleaner.min.compaction.lag.ms",),
-    "max.compaction.lag.ms": ("log.cleaner.max.compaction.lag.ms",),
-    "file.delete.delay.ms": _log("segment.delete.delay.ms"),
-    "min.cleanable.dirty.ratio": ("log.cleaner.min.cleanable.ratio",),
-    "cleanup.policy": _log("cleanup.policy"),
-    UNCLEAN_LEADER_ELECTION_ENABLE: (UNCLEAN_LEADER_ELECTION_ENABLE,),
-    MIN_INSYNC_REPLICAS: (MIN_INSYNC_REPLICAS,),
-    "compression.type": ("compression.type",),
-    "compression.gzip.level": ("compression.gzip.level",),
-    "compression.lz4.level": ("compression.lz4.level",),
-    "compression.zstd.level": ("compression.zstd.level",),
-    "preallocate": _log("preallocate"),
-    "message.timestamp.type": _log("message.timestamp.type"),
-    "message.timestamp.before.max.ms": _log("message.timestamp.before.max.ms"),
-    "message.timestamp.after.max.ms": _log("message.timestamp.after.max.ms"),
-    "local.retention.ms": _log("local.retention.ms"),
-    "local.retention.bytes": _log("local.retention.bytes"),
-    "remote.copy.lag.ms": _log("remote.copy.lag.ms"),
-    "remote.copy.lag.bytes": _log("remote.copy.lag.bytes"),
-})
-
-
-def synonym_value(synonym: str, value: str) -> str:
-    """``ConfigSynonym``'s converter: hours and minutes become milliseconds."""
-    if synonym.endswith(".hours"):
-        return str(int(value.strip()) * 3_600_000)
-    if synonym.endswith(".minutes"):
-        return str(int(value.strip()) * 60_000)
-    return value
+_TURN_OFF_REMOTE = (
+    "It is invalid to disable remote storage without deleting remote data. If you want to keep the remote data and "
+    "turn to read only, please set `remote.storage.enable=true,remote.log.copy.disable=true`. If you want to disable "
+    "remote storage and delete all remote data, please set "
+    "`remote.storage.enable=false,remote.log.delete.on.disable=true`.")

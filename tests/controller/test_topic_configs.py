@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kraft.controller.result import ApiError
-from kraft.controller.topic_configs import TOPIC_CONFIGS, validate_topic_configs
+from kraft.controller.topic_config_table import TOPIC_CONFIGS, validate_topic_configs
 from kraft.wire.errors import ErrorCode
 
 
