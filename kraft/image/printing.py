@@ -173,15 +173,20 @@ def _bool(b: bool) -> str:
     return "true" if b else "false"
 
 
-def broker_text(b: BrokerRegistration) -> str:
-    """``BrokerRegistration.toString`` (Kafka 4.0: no cordoned directories)."""
+def broker_text(b: BrokerRegistration, cordoned_directories: bool = False) -> str:
+    """``BrokerRegistration.toString``: ``cordonedDirectories`` from Kafka 4.3 on (KIP-1066; ``null`` until
+    the broker reports them), none before."""
+    cordoned = ""
+    if cordoned_directories:
+        cordoned = ", cordonedDirectories=" + ("null" if b.cordoned_directories is None
+                                               else _uuids(b.cordoned_directories))
     return (f"BrokerRegistration(id={b.id}, epoch={b.epoch}, incarnationId={uuid_to_kafka(b.incarnation_id)}, "
             f"listeners=[{_listeners(b.listeners)}], supportedFeatures={{{_features(b.supported_features)}}}, "
             f"rack={_optional(b.rack)}, fenced={_bool(b.fenced)}, "
             f"inControlledShutdown={_bool(b.in_controlled_shutdown)}, "
             f"isMigratingZkBroker={_bool(b.is_migrating_zk_broker)}, "
             # The constructor sorts the directories (Uuid::compareTo).
-            f"directories={_uuids(sorted(b.directories, key=_uuid_order))})")
+            f"directories={_uuids(sorted(b.directories, key=_uuid_order))}{cordoned})")
 
 
 def controller_text(c: ControllerRegistration) -> str:
