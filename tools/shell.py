@@ -66,8 +66,10 @@ def _tree_maker() -> Callable[[Any], Any]:
     from kraft.image.tree import ShellForm, build_tree
 
     release = current_release()
+    # 4.2 dropped zkMigrationState and made StandardAcl a record (their jars, run).
     form = ShellForm(zk_migration_state=release.lists_zk_migration_state,
-                     cordoned_directories=release.prints_cordoned_directories)
+                     cordoned_directories=release.prints_cordoned_directories,
+                     acl_record=not release.lists_zk_migration_state)
     return lambda image: build_tree(image, version=release.version, commit_id=release.commit_id, form=form)
 
 

@@ -150,6 +150,8 @@ class ShellForm:
     zk_migration_state: bool = True
     #: ``BrokerRegistration.toString`` ends with ``cordonedDirectories=...`` (KIP-1066, 4.3)
     cordoned_directories: bool = False
+    #: ``StandardAcl`` is a Java record, ``StandardAcl[...]`` (4.2 on; ``StandardAcl(...)`` before)
+    acl_record: bool = False
 
 
 class FeaturesImageNode(MetadataNode):
@@ -335,8 +337,9 @@ class ProducerIdsImageNode(_MapNode):
 
 
 class AclsByIdNode(MetadataNode):
-    def __init__(self, image: MetadataImage) -> None:
+    def __init__(self, image: MetadataImage, record: bool = False) -> None:
         self._acls = image.acls
+        self._record = record
 
     def child_names(self) -> Iterable[str]:
         return [uuid_to_kafka(i) for i in self._acls]
@@ -344,12 +347,12 @@ class AclsByIdNode(MetadataNode):
     def child(self, name: str) -> MetadataNode | None:
         key = _uuid_key(name)
         acl = None if key is None else self._acls.get(key)
-        return None if acl is None else LeafNode(acl_text(acl))
+        return None if acl is None else LeafNode(acl_text(acl, self._record))
 
 
 class AclsImageNode(_MapNode):
-    def __init__(self, image: MetadataImage) -> None:
-        super().__init__({"byId": lambda: AclsByIdNode(image)})
+    def __init__(self, image: MetadataImage, record: bool = False) -> None:
+        super().__init__({"byId": lambda: AclsByIdNode(image, record)})
 
 
 _SCRAM_MECHANISMS = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}
@@ -397,7 +400,7 @@ class MetadataImageNode(_MapNode):
             "configs": lambda: ConfigurationsImageNode(image),
             "clientQuotas": lambda: ClientQuotasImageNode(image),
             "producerIds": lambda: ProducerIdsImageNode(image),
-            "acls": lambda: AclsImageNode(image),
+            "acls": lambda: AclsImageNode(image, form.acl_record),
             "scram": lambda: ScramImageNode(image),
             "delegationToken": lambda: DelegationTokenImageNode(image),
         })
