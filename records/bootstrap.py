@@ -57,6 +57,9 @@ METADATA_VERSIONS: dict[str, tuple[int, bool]] = {
     "4.4-IV0": (31, True),
     "4.4-IV1": (32, True),
     "4.4-IV2": (33, True),
+    # Kafka 4.4.0's latestTesting(): version-mapping answers it, format
+    # refuses it without unstable.feature.versions.enable (run).
+    "4.5-IV0": (34, False),
 }
 #: ``MetadataVersion.LATEST_PRODUCTION`` of the Kafka release the tools
 #: print as by default (4.4.0); another release's is in
@@ -65,8 +68,8 @@ LATEST_PRODUCTION = "4.4-IV2"
 MINIMUM_RELEASE = "3.3-IV3"  # the oldest a KRaft cluster is formatted with nowadays
 
 #: The newest metadata.version the tools accept (``MetadataVersion.latestTesting()``
-#: of Kafka 4.4.0; 4.1.0's is 4.2-IV1, 4.0.0's 4.1-IV0).
-LATEST_TESTING = "4.4-IV2"
+#: of Kafka 4.4.0; another release's is in :class:`kraft.kafka_release.KafkaRelease`).
+LATEST_TESTING = "4.5-IV0"
 
 #: Kafka's finalized features other than metadata.version, in
 #: ``Feature.PRODUCTION_FEATURES`` order (Kafka 4.1.0; 4.0.0 has the first
@@ -84,11 +87,13 @@ FEATURE_VERSIONS: dict[str, dict[int, tuple[int, dict[str, int]]]] = {
 }
 
 
-def default_level(feature: str, release: str) -> int:
-    """``Feature.defaultLevel``: the newest level whose bootstrap
-    metadata.version is at most ``release``'s."""
+def default_level(feature: str, release: str, newest: int | None = None) -> int:
+    """``Feature.defaultLevel``: the newest level (up to ``newest``, the
+    Kafka release's own newest level of it) whose bootstrap metadata.version
+    is at most ``release``'s."""
     level = feature_level(release)
-    return max(v for v, (since, _) in FEATURE_VERSIONS[feature].items() if since <= level)
+    return max(v for v, (since, _) in FEATURE_VERSIONS[feature].items()
+               if since <= level and (newest is None or v <= newest))
 
 
 class FormatError(ValueError):
@@ -129,11 +134,14 @@ def release_for_level(level: int) -> str | None:
     return None
 
 
-def default_feature_levels(release: str, features: tuple[str, ...] | None = None) -> dict[str, int]:
+def default_feature_levels(release: str, features: tuple[str, ...] | None = None,
+                           caps: dict[str, int] | None = None) -> dict[str, int]:
     """Every finalized feature (of ``features``, default all) but kraft.version
-    and its default level for ``release``."""
+    and its default level for ``release`` (``caps``: a Kafka release's newest
+    level of a feature, where below kraft's)."""
     names = FEATURE_VERSIONS if features is None else features
-    return {name: default_level(name, release) for name in names if name != KRAFT_VERSION_FEATURE}
+    return {name: default_level(name, release, (caps or {}).get(name)) for name in names
+            if name != KRAFT_VERSION_FEATURE}
 
 
 @dataclass(frozen=True)

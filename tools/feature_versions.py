@@ -28,7 +28,7 @@ from kraft.records.bootstrap import (
     release_for_level,
 )
 
-__all__ = ["version_mapping", "feature_dependencies"]
+__all__ = ["version_mapping", "feature_dependencies", "FEATURES_UNSUPPORTED_LEVEL", "STORAGE_UNSUPPORTED_LEVEL"]
 
 
 def _metadata_version(level: int) -> str:
@@ -39,11 +39,13 @@ def version_mapping(release_version: str | None, kafka: KafkaRelease = LATEST) -
     """``metadata.version=L (R)`` then each feature's default level for the
     release (default: the latest production one), in Kafka's feature order
     -- Kafka ``kafka``'s features (4.1 added share.version and streams.version)."""
-    release = (parse_release_version(release_version, kafka.latest_testing, kafka.unknown_release_version)
-               if release_version is not None
-               else kafka.latest_production)
+    release = kafka.latest_production
+    if release_version is not None:
+        # StorageTool.runVersionMappingCommand words the refusal its own way in 4.0 and 4.1.
+        release = parse_release_version(release_version, kafka.latest_testing, kafka.unknown_mapping_version
+                                        .replace("{production}", kafka.latest_production))
     lines = [_metadata_version(feature_level(release))]
-    lines += [f"{name}={default_level(name, release)}" for name in kafka.features]
+    lines += [f"{name}={default_level(name, release, kafka.level_caps.get(name))}" for name in kafka.features]
     return "".join(f"{line}\n" for line in lines)
 
 
@@ -59,7 +61,14 @@ def _parse_feature(text: str) -> tuple[str, int]:
     return name, level
 
 
-def feature_dependencies(features: Sequence[str], kafka: KafkaRelease = LATEST) -> str:
+#: ``StorageTool.runFeatureDependencies``' refusal of a level the feature lacks.
+STORAGE_UNSUPPORTED_LEVEL = "Feature level {level} is not supported for feature {name}"
+#: ``FeatureCommand.handleFeatureDependencies``' (Feature.fromFeatureLevel's IllegalArgumentException).
+FEATURES_UNSUPPORTED_LEVEL = "No feature:{name} with feature level {level}"
+
+
+def feature_dependencies(features: Sequence[str], kafka: KafkaRelease = LATEST,
+                         unsupported: str = STORAGE_UNSUPPORTED_LEVEL) -> str:
     """For each ``feature=level``: ``has no dependencies.`` or ``requires:``
     and one indented ``feature=level`` per dependency. Raises
     :class:`FormatError` (Kafka's message) for an unknown feature or level
@@ -81,8 +90,8 @@ def feature_dependencies(features: Sequence[str], kafka: KafkaRelease = LATEST) 
         # the release knows (share.version=2 came with 4.4-IV0: Kafka 4.1.0's
         # Feature.SHARE_VERSION stops at 1). StorageTool.runFeatureDependencies.
         newest = feature_level(kafka.latest_testing)
-        if level not in versions or versions[level][0] > newest:
-            raise FormatError(f"Feature level {level} is not supported for feature {name}")
+        if level not in versions or versions[level][0] > newest or level > kafka.level_caps.get(name, level):
+            raise FormatError(unsupported.format(level=level, name=name))
         dependencies = {} if name in kafka.without_dependencies else versions[level][1]
         if not dependencies:
             out.append(f"{name}={level} has no dependencies.\n")

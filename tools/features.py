@@ -231,10 +231,10 @@ def feature_dependencies_command(features: tuple[str, ...]) -> None:
     not known or the version not yet defined, an error is thrown. Multiple
     features can be specified."""
     from kraft.records.bootstrap import FormatError
-    from kraft.tools.feature_versions import feature_dependencies
+    from kraft.tools.feature_versions import FEATURES_UNSUPPORTED_LEVEL, feature_dependencies
 
     try:
-        click.echo(feature_dependencies(features, current_release()), nl=False)
+        click.echo(feature_dependencies(features, current_release(), FEATURES_UNSUPPORTED_LEVEL), nl=False)
     except FormatError as e:
         _fail(str(e))
 

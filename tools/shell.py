@@ -63,10 +63,14 @@ def _tree_maker() -> Callable[[Any], Any]:
     """``/local/version`` and ``/local/commitId`` are those of the Kafka
     release the shell prints as (``LocalShellNode``: 4.1.0 and its build's
     commit by default, 4.0.0's with ``--kafka-version 4.0``)."""
-    from kraft.image.tree import build_tree
+    from kraft.image.tree import ShellForm, build_tree
 
     release = current_release()
-    return lambda image: build_tree(image, version=release.version, commit_id=release.commit_id)
+    # 4.2 dropped zkMigrationState and made StandardAcl a record (their jars, run).
+    form = ShellForm(zk_migration_state=release.lists_zk_migration_state,
+                     cordoned_directories=release.prints_cordoned_directories,
+                     acl_record=not release.lists_zk_migration_state)
+    return lambda image: build_tree(image, version=release.version, commit_id=release.commit_id, form=form)
 
 
 def _warn_all(warnings: Iterable[str]) -> None:

@@ -177,7 +177,7 @@ def run_format(request: FormatRequest, out: IO[str] | None = None) -> None:
         )
     records = bootstrap_records(release, features)
     records = records + list(request.scram_records or [])
-    if request.kafka.bootstrap_snapshot:
+    if request.kafka.prints_bootstrap_metadata:
         echo(f"Bootstrap metadata: {describe_bootstrap(records, release)}")
     now_ms = int(time.time() * 1000)
     # Kafka writes the directories in the iteration order of a java.util.HashMap
@@ -211,7 +211,7 @@ def _effective_feature_levels(request: FormatRequest) -> dict[str, int]:
     dependencies are checked."""
     release = request.release_version
     kafka = request.kafka
-    features = dict(default_feature_levels(release, kafka.features))
+    features = dict(default_feature_levels(release, kafka.features, kafka.level_caps))
     for name, level in (request.features or {}).items():
         if name == METADATA_VERSION_FEATURE:
             raise FormatError(f"Use --release-version instead of --feature {METADATA_VERSION_FEATURE}=X to avoid ambiguity.")
@@ -439,11 +439,14 @@ def _release_to_format(release_version: str | None, kafka: KafkaRelease, conf: _
     """The metadata version ``--release-version`` names (default: the
     release's latest production one); Kafka's ``Formatter.verifyReleaseVersion``
     refuses one not yet production unless ``unstable.feature.versions.enable``."""
-    release = (parse_release_version(release_version, kafka.latest_testing, kafka.unknown_release_version)
+    unstable = conf is not None and conf.unstable_feature_versions
+    # From 4.2 (MetadataVersion.fromVersionString(text, unstableFeatureVersionsEnabled))
+    # a version not yet production is unknown unless unstable ones are enabled.
+    newest = kafka.latest_production if kafka.unknown_release_version and not unstable else kafka.latest_testing
+    release = (parse_release_version(release_version, newest, kafka.unknown_release_version)
                if release_version
                else kafka.latest_production)
-    if feature_level(release) > feature_level(kafka.latest_production) \
-            and not (conf is not None and conf.unstable_feature_versions):
+    if feature_level(release) > feature_level(kafka.latest_production) and not unstable:
         # Formatter.verifyReleaseVersion: MetadataVersion.isProduction.
         raise FormatError(f"{METADATA_VERSION_FEATURE} {release} is not yet stable.")
     return release

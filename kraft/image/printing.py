@@ -82,7 +82,7 @@ _METADATA_VERSIONS: dict[int, str] = {
     8: "3.4-IV0", 9: "3.5-IV0", 10: "3.5-IV1", 11: "3.5-IV2", 12: "3.6-IV0", 13: "3.6-IV1", 14: "3.6-IV2",
     15: "3.7-IV0", 16: "3.7-IV1", 17: "3.7-IV2", 18: "3.7-IV3", 19: "3.7-IV4", 20: "3.8-IV0", 21: "3.9-IV0",
     22: "4.0-IV0", 23: "4.0-IV1", 24: "4.0-IV2", 25: "4.0-IV3", 26: "4.1-IV0", 27: "4.1-IV1", 28: "4.2-IV0",
-    29: "4.2-IV1",
+    29: "4.2-IV1", 30: "4.3-IV0", 31: "4.4-IV0", 32: "4.4-IV1", 33: "4.4-IV2", 34: "4.5-IV0",
 }
 
 
@@ -173,15 +173,20 @@ def _bool(b: bool) -> str:
     return "true" if b else "false"
 
 
-def broker_text(b: BrokerRegistration) -> str:
-    """``BrokerRegistration.toString`` (Kafka 4.0: no cordoned directories)."""
+def broker_text(b: BrokerRegistration, cordoned_directories: bool = False) -> str:
+    """``BrokerRegistration.toString``: ``cordonedDirectories`` from Kafka 4.3 on (KIP-1066; ``null`` until
+    the broker reports them), none before."""
+    cordoned = ""
+    if cordoned_directories:
+        cordoned = ", cordonedDirectories=" + ("null" if b.cordoned_directories is None
+                                               else _uuids(b.cordoned_directories))
     return (f"BrokerRegistration(id={b.id}, epoch={b.epoch}, incarnationId={uuid_to_kafka(b.incarnation_id)}, "
             f"listeners=[{_listeners(b.listeners)}], supportedFeatures={{{_features(b.supported_features)}}}, "
             f"rack={_optional(b.rack)}, fenced={_bool(b.fenced)}, "
             f"inControlledShutdown={_bool(b.in_controlled_shutdown)}, "
             f"isMigratingZkBroker={_bool(b.is_migrating_zk_broker)}, "
             # The constructor sorts the directories (Uuid::compareTo).
-            f"directories={_uuids(sorted(b.directories, key=_uuid_order))})")
+            f"directories={_uuids(sorted(b.directories, key=_uuid_order))}{cordoned})")
 
 
 def controller_text(c: ControllerRegistration) -> str:
@@ -218,11 +223,13 @@ def _enum(table: Mapping[int, str], code: int) -> str:
     return table.get(code, "UNKNOWN")  # fromCode maps what it does not know to UNKNOWN
 
 
-def acl_text(a: StandardAcl) -> str:
-    """``StandardAcl.toString``."""
-    return (f"StandardAcl(resourceType={_enum(_RESOURCE_TYPES, a.resource_type)}, resourceName={a.resource_name}, "
-            f"patternType={_enum(_PATTERN_TYPES, a.pattern_type)}, principal={a.principal}, host={a.host}, "
-            f"operation={_enum(_OPERATIONS, a.operation)}, permissionType={_enum(_PERMISSIONS, a.permission_type)})")
+def acl_text(a: StandardAcl, record: bool = False) -> str:
+    """``StandardAcl.toString``: a Java record's ``StandardAcl[...]`` from
+    Kafka 4.2 on (``record``), ``StandardAcl(...)`` before."""
+    fields = (f"resourceType={_enum(_RESOURCE_TYPES, a.resource_type)}, resourceName={a.resource_name}, "
+              f"patternType={_enum(_PATTERN_TYPES, a.pattern_type)}, principal={a.principal}, host={a.host}, "
+              f"operation={_enum(_OPERATIONS, a.operation)}, permissionType={_enum(_PERMISSIONS, a.permission_type)}")
+    return f"StandardAcl[{fields}]" if record else f"StandardAcl({fields})"
 
 
 def scram_text(c: ScramCredential) -> str:

@@ -31,7 +31,9 @@ path can reach, and collapses ``clientId(<default>)_user(bob)`` into
 
 from __future__ import annotations
 
+import functools
 import uuid
+from dataclasses import dataclass
 from collections.abc import Callable, Iterable, Mapping
 from typing import Generic, TypeVar
 
@@ -61,7 +63,7 @@ from kraft.messages.json_form import uuid_from_kafka, uuid_to_kafka
 
 V = TypeVar("V")
 
-__all__ = ["MetadataNode", "LeafNode", "RootShellNode", "LocalShellNode", "MetadataImageNode", "build_tree",
+__all__ = ["MetadataNode", "LeafNode", "ShellForm", "RootShellNode", "LocalShellNode", "MetadataImageNode", "build_tree",
            "quota_entity_name", "DEFAULT_ENTITY_NAME"]
 
 
@@ -140,19 +142,35 @@ class ProvenanceNode(MetadataNode):
         printer.output(provenance_text(self._image.provenance))
 
 
-class FeaturesImageNode(MetadataNode):
-    """``FeaturesImageNode``; ``zkMigrationState`` is a real leaf here."""
+@dataclass(frozen=True)
+class ShellForm:
+    """Where the metadata shells of Kafka releases print differently."""
 
-    def __init__(self, image: MetadataImage) -> None:
+    #: ``FeaturesImageNode`` lists ``zkMigrationState`` (4.0, 4.1; gone in 4.2)
+    zk_migration_state: bool = True
+    #: ``BrokerRegistration.toString`` ends with ``cordonedDirectories=...`` (KIP-1066, 4.3)
+    cordoned_directories: bool = False
+    #: ``StandardAcl`` is a Java record, ``StandardAcl[...]`` (4.2 on; ``StandardAcl(...)`` before)
+    acl_record: bool = False
+
+
+class FeaturesImageNode(MetadataNode):
+    """``FeaturesImageNode``; ``zkMigrationState`` is a real leaf here --
+    where the release has it at all (``zk_migration_state``: Kafka 4.2
+    dropped it from the node, as ``find`` on it aborted 4.0 and 4.1)."""
+
+    def __init__(self, image: MetadataImage, zk_migration_state: bool = True) -> None:
         self._features = image.features
+        self._zk = zk_migration_state
 
     def child_names(self) -> Iterable[str]:
-        return ["metadataVersion", "zkMigrationState", *(f"finalized_{n}" for n in self._features.finalized)]
+        zk = ["zkMigrationState"] if self._zk else []
+        return ["metadataVersion", *zk, *(f"finalized_{n}" for n in self._features.finalized)]
 
     def child(self, name: str) -> MetadataNode | None:
         if name == "metadataVersion":
             return LeafNode(metadata_version_text(self._features.metadata_version))
-        if name == "zkMigrationState":
+        if name == "zkMigrationState" and self._zk:
             return LeafNode(zk_migration_state_name(self._features.zk_migration_state))
         if name.startswith("finalized_"):
             # As Kafka: any finalized_<x> opens, 0 when x is not finalized.
@@ -161,9 +179,10 @@ class FeaturesImageNode(MetadataNode):
 
 
 class ClusterImageNode(_MapNode):
-    def __init__(self, image: MetadataImage) -> None:
+    def __init__(self, image: MetadataImage, form: ShellForm = ShellForm()) -> None:
         super().__init__({
-            "brokers": lambda: _IdMapNode(image.brokers, broker_text),
+            "brokers": lambda: _IdMapNode(image.brokers, functools.partial(
+                broker_text, cordoned_directories=form.cordoned_directories)),
             "controllers": lambda: _IdMapNode(image.controllers, controller_text),
         })
 
@@ -318,8 +337,9 @@ class ProducerIdsImageNode(_MapNode):
 
 
 class AclsByIdNode(MetadataNode):
-    def __init__(self, image: MetadataImage) -> None:
+    def __init__(self, image: MetadataImage, record: bool = False) -> None:
         self._acls = image.acls
+        self._record = record
 
     def child_names(self) -> Iterable[str]:
         return [uuid_to_kafka(i) for i in self._acls]
@@ -327,12 +347,12 @@ class AclsByIdNode(MetadataNode):
     def child(self, name: str) -> MetadataNode | None:
         key = _uuid_key(name)
         acl = None if key is None else self._acls.get(key)
-        return None if acl is None else LeafNode(acl_text(acl))
+        return None if acl is None else LeafNode(acl_text(acl, self._record))
 
 
 class AclsImageNode(_MapNode):
-    def __init__(self, image: MetadataImage) -> None:
-        super().__init__({"byId": lambda: AclsByIdNode(image)})
+    def __init__(self, image: MetadataImage, record: bool = False) -> None:
+        super().__init__({"byId": lambda: AclsByIdNode(image, record)})
 
 
 _SCRAM_MECHANISMS = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}
@@ -370,17 +390,17 @@ class DelegationTokenImageNode(MetadataNode):
 class MetadataImageNode(_MapNode):
     """``MetadataImageNode``: ``/image``."""
 
-    def __init__(self, image: MetadataImage) -> None:
+    def __init__(self, image: MetadataImage, form: ShellForm = ShellForm()) -> None:
         self.image = image
         super().__init__({
             "provenance": lambda: ProvenanceNode(image),
-            "features": lambda: FeaturesImageNode(image),
-            "cluster": lambda: ClusterImageNode(image),
+            "features": lambda: FeaturesImageNode(image, form.zk_migration_state),
+            "cluster": lambda: ClusterImageNode(image, form),
             "topics": lambda: TopicsImageNode(image),
             "configs": lambda: ConfigurationsImageNode(image),
             "clientQuotas": lambda: ClientQuotasImageNode(image),
             "producerIds": lambda: ProducerIdsImageNode(image),
-            "acls": lambda: AclsImageNode(image),
+            "acls": lambda: AclsImageNode(image, form.acl_record),
             "scram": lambda: ScramImageNode(image),
             "delegationToken": lambda: DelegationTokenImageNode(image),
         })
@@ -399,12 +419,13 @@ class LocalShellNode(_MapNode):
 class RootShellNode(_MapNode):
     """``RootShellNode``: ``/image`` and ``/local``."""
 
-    def __init__(self, image: MetadataImage, version: str, commit_id: str) -> None:
+    def __init__(self, image: MetadataImage, version: str, commit_id: str, form: ShellForm = ShellForm()) -> None:
         self.image = image
         super().__init__({"local": lambda: LocalShellNode(version, commit_id),
-                          "image": lambda: MetadataImageNode(image)})
+                          "image": lambda: MetadataImageNode(image, form)})
 
 
-def build_tree(image: MetadataImage, *, version: str = "unknown", commit_id: str = "unknown") -> RootShellNode:
-    """The shell's root for ``image``."""
-    return RootShellNode(image, version, commit_id)
+def build_tree(image: MetadataImage, *, version: str = "unknown", commit_id: str = "unknown",
+               form: ShellForm = ShellForm()) -> RootShellNode:
+    """The shell's root for ``image``, as the release ``form`` describes prints it."""
+    return RootShellNode(image, version, commit_id, form)

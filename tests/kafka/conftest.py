@@ -1,6 +1,13 @@
-"""Fixtures of the real-Kafka tests: one installed release per test
-(parametrised by ``.ci/kafka-releases``) and a cluster that is always torn
-down -- a real process that outlives its test fails that test."""
+"""Fixtures of the real-Kafka tests: one installed release per test and a
+cluster that is always torn down -- a real process that outlives its test
+fails that test.
+
+``release`` runs a test on the oldest and the newest release of
+``.ci/kafka-releases`` (a cluster scenario: its JVMs cost a minute or more a
+release, and what it exercises -- raft, the witness, reconfiguration -- is
+one protocol across 4.x); a module comparing tool outputs, which differ from
+release to release, overrides it with :func:`every_release` (every listed
+release: one JVM call per tool and mode)."""
 
 from __future__ import annotations
 
@@ -10,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from tests.kafka import processes
-from tests.kafka.releases import KafkaRelease, listed, require
+from tests.kafka.releases import KafkaRelease, ends, require
 
 
-@pytest.fixture(params=listed())
+@pytest.fixture(params=ends())
 def release(request: pytest.FixtureRequest) -> KafkaRelease:
     return require(request.param)
 

@@ -38,8 +38,8 @@ class Run:
 
 
 def kafka_version(release: KafkaRelease) -> str:
-    """The ``--kafka-version`` that makes kraft print as ``release`` (its minor: 4.0.2 -> 4.0)."""
-    return "{}.{}".format(*release.minor)
+    """The ``--kafka-version`` that makes kraft print as ``release``: its own version."""
+    return release.version
 
 
 def timed(command: list[str], stdin: str | None = None, env: dict[str, str] | None = None) -> Run:
@@ -96,14 +96,22 @@ def write_golden(name: str, records: list[dict[str, object]], fixtures: Path) ->
     return path
 
 
-def shell_release(release: KafkaRelease, installed: list[KafkaRelease]) -> KafkaRelease:
+def shell_release(release: KafkaRelease, installed: list[KafkaRelease]) -> KafkaRelease | None:
     """The release whose metadata shell stands for ``release``'s: its own, or,
-    where Maven Central has none (4.4.0), the newest installed one that has."""
+    where Maven Central has none (4.2.1, 4.2.2, 4.4.0), the nearest installed
+    one that has a shell printing alike (the same :class:`kraft.image.tree.ShellForm`:
+    4.2.2's is 4.2.0's, 4.4.0's 4.3.1's); None when none is installed."""
+    from kraft.kafka_release import RELEASES
+
     if release.shell_missing is None:
         return release
-    with_shell = [r for r in installed if r.shell_missing is None and r.minor < release.minor]
-    assert with_shell, f"no installed release has a metadata shell to stand for {release}"
-    return with_shell[-1]
+
+    def form(r: KafkaRelease) -> tuple[bool, bool]:
+        facts = RELEASES[r.version]
+        return facts.lists_zk_migration_state, facts.prints_cordoned_directories
+
+    alike = [r for r in installed if r.shell_missing is None and form(r) == form(release)]
+    return min(alike, key=lambda r: (abs(r.minor[1] - release.minor[1]), r.minor > release.minor), default=None)
 
 
 def build_info(release: KafkaRelease) -> tuple[str, str]:

@@ -22,8 +22,15 @@ REPO = Path(__file__).resolve().parents[2]
 RELEASES_FILE = REPO / ".ci" / "kafka-releases"
 
 
+#: Overrides the list, as for ``.ci/kafka-jars`` (space-separated): a run on other releases.
+RELEASES_VAR = "KRAFT_KAFKA_RELEASES"
+
+
 def listed() -> list[str]:
-    """The releases ``.ci/kafka-releases`` names, oldest first."""
+    """The releases ``.ci/kafka-releases`` names (or ``$KRAFT_KAFKA_RELEASES``), oldest first."""
+    override = os.environ.get(RELEASES_VAR, "").split()
+    if override:
+        return sorted(override, key=lambda v: tuple(int(p) for p in v.split(".")))
     lines = RELEASES_FILE.read_text().splitlines()
     return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
 
@@ -80,3 +87,15 @@ def require(version: str) -> KafkaRelease:
 
 def newest() -> str:
     return listed()[-1]
+
+
+def ends() -> list[str]:
+    """The oldest and the newest listed release: where the cluster scenarios run."""
+    versions = listed()
+    return sorted({versions[0], versions[-1]}, key=versions.index)
+
+
+def every_release(request: pytest.FixtureRequest) -> KafkaRelease:
+    """The ``release`` fixture of a module comparing tool outputs, over every
+    listed release: ``release = pytest.fixture(params=listed())(every_release)``."""
+    return require(request.param)

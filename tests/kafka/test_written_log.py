@@ -39,10 +39,13 @@ from kraft.kafka_release import kafka_release
 from tests.kafka import live_tools
 from tests.kafka.cluster import Cluster
 from tests.kafka.load import TopicLoad
-from tests.kafka.releases import KafkaRelease
+from tests.kafka.releases import KafkaRelease, every_release, listed
 from tests.spark.conftest import spark  # noqa: F401 -- the local Spark of tests/spark, for this module
 
 pytestmark = pytest.mark.slow
+
+#: Every listed release: what the tools print differs from release to release.
+release = pytest.fixture(params=listed())(every_release)
 
 #: The ``metadata.version`` the cluster is formatted at: the oldest with
 #: dynamic quorums (KIP-853 needs 3.9-IV0), so the upgrade changes every feature.

@@ -50,7 +50,7 @@ def test_kafka_lines_for_a_real_segment() -> None:
     )
     from kraft.kafka_release import RELEASES
 
-    _, lines_40, _ = _dump([path], metadata_decoder=True, release=RELEASES["4.0"])
+    _, lines_40, _ = _dump([path], metadata_decoder=True, release=RELEASES["4.0.0"])
     assert lines_40[6].endswith("headerKeys: [] controlType: LEADER_CHANGE(2)")
 
 
@@ -214,7 +214,7 @@ def test_segment_not_starting_at_zero_has_no_non_consecutive_noise_before_43(tmp
 
     path = tmp_path / "00000000000000000100.log"
     path.write_bytes(make_batch(100, 3) + make_batch(103, 2) + make_batch(110, 1) + make_batch(120, 1))
-    for name in ("4.0", "4.1"):
+    for name in ("4.0.0", "4.1.0", "4.2.2"):
         status, lines, err = _dump([path], deep=True, release=RELEASES[name])
         assert status == 0
         assert err == f"Non-consecutive offsets in {path.absolute()}\n  110 is followed by 120\n  104 is followed by 110\n"

@@ -123,7 +123,8 @@ def test_leader_change_is_printed_as_each_release_prints_it() -> None:
                 lines.setdefault(name, set()).add(out.getvalue().splitlines()[-1].split("headerKeys: [] ")[1])
     decoded = {'LeaderChange: {"version":0,"leaderId":3,"voters":[{"voterId":1},{"voterId":2},{"voterId":3}],'
                '"grantingVoters":[{"voterId":3},{"voterId":1}]}'}
-    assert lines == {"4.0": {"controlType: LEADER_CHANGE(2)"}, "4.1": decoded, "4.4": decoded}
+    assert lines == {name: {"controlType: LEADER_CHANGE(2)"} if name.startswith("4.0.") else decoded
+                     for name in RELEASES}
 
 
 MODES = [

@@ -24,15 +24,22 @@ def _run(*args: str, env: dict[str, str] | None = None) -> tuple[str, str, int]:
     return result.stdout, result.stderr, result.exit_code
 
 
+KNOWN = "4.0.0, 4.0.2, 4.1.0, 4.1.1, 4.1.2, 4.2.0, 4.2.1, 4.2.2, 4.3.0, 4.3.1, 4.4.0 (X.Y: its first release)"
+
+
 def test_resolution_order() -> None:
-    assert kafka_release(None, {}) is LATEST and LATEST.name == "4.4"
-    assert kafka_release(None, {ENV_VAR: "4.0"}) is RELEASES["4.0"]
-    assert kafka_release("4.1", {ENV_VAR: "4.0"}) is RELEASES["4.1"]  # the option wins
-    assert kafka_release("4.4.0", {ENV_VAR: "4.0"}) is RELEASES["4.4"]
-    assert kafka_release("4.0.0", {}) is kafka_release(" 4.0.1 ", {}) is RELEASES["4.0"]  # a patch release: its minor
-    with pytest.raises(UnknownKafkaVersion, match=r"^unknown Kafka version '3\.9' \(--kafka-version\): "
-                                                  r"kraft prints as Kafka 4\.0, 4\.1, 4\.4$"):
-        kafka_release("3.9", {})
+    assert kafka_release(None, {}) is LATEST and LATEST.name == "4.4.0"
+    assert kafka_release(None, {ENV_VAR: "4.0"}) is RELEASES["4.0.0"]
+    assert kafka_release("4.1", {ENV_VAR: "4.0"}) is RELEASES["4.1.0"]  # the option wins
+    assert kafka_release("4.4.0", {ENV_VAR: "4.0"}) is RELEASES["4.4.0"]
+    # Each patch release is its own: X.Y is the line's first.
+    assert kafka_release(" 4.0.2 ", {}) is RELEASES["4.0.2"] is not RELEASES["4.0.0"]
+    assert kafka_release("4.2", {}) is RELEASES["4.2.0"] and kafka_release("4.3.1", {}) is RELEASES["4.3.1"]
+    for unknown in ("3.9", "4.4.1", "4.0.1", "4.5"):
+        with pytest.raises(UnknownKafkaVersion, match=rf"^unknown Kafka version '{unknown}' \(--kafka-version\): "
+                                                      r"kraft prints as Kafka 4\.0\.0, 4\.0\.2, .*, 4\.4\.0 \(X\.Y: its first "
+                                                      r"release\)$"):
+            kafka_release(unknown, {})
     with pytest.raises(UnknownKafkaVersion, match=f"'latest' \\({ENV_VAR}\\)"):
         kafka_release(None, {ENV_VAR: "latest"})
 
@@ -48,13 +55,13 @@ def test_resolution_order() -> None:
 def test_an_unknown_version_is_a_one_line_usage_error_on_every_tool(args: list[str]) -> None:
     stdout, stderr, code = _run(*args)
     assert (stdout, code) == ("", 2)
-    assert stderr == "Error: unknown Kafka version '9.9' (--kafka-version): kraft prints as Kafka 4.0, 4.1, 4.4\n"
+    assert stderr == f"Error: unknown Kafka version '9.9' (--kafka-version): kraft prints as Kafka {KNOWN}\n"
 
 
 def test_an_unknown_version_in_the_environment_is_a_configuration_error() -> None:
     stdout, stderr, code = _run("storage", "version-mapping", env={ENV_VAR: "3.9"})
     assert (stdout, code) == ("", 3)
-    assert stderr == f"Error: unknown Kafka version '3.9' ({ENV_VAR}): kraft prints as Kafka 4.0, 4.1, 4.4\n"
+    assert stderr == f"Error: unknown Kafka version '3.9' ({ENV_VAR}): kraft prints as Kafka {KNOWN}\n"
 
 
 def test_version_mapping_per_release_option_and_environment() -> None:
@@ -75,14 +82,28 @@ def test_version_mapping_per_release_option_and_environment() -> None:
 
 def test_feature_dependencies_follow_the_release() -> None:
     """What each release's ``kafka-storage.sh feature-dependencies`` printed
-    (run live on 4.0.2, 4.1.0, 4.4.0): group.version=1 has no dependencies in
-    any; kraft.version=1 needs metadata.version 3.9-IV0 in 4.1.0 only."""
+    (run live on every release): group.version=1 has no dependencies in
+    any; kraft.version=1 needs metadata.version 3.9-IV0 in 4.0.0 and 4.1.0
+    only (KRaftVersion changed in 4.0.2 and 4.1.1)."""
     args = ["storage", "feature-dependencies", "--feature", "group.version=1", "--feature", "kraft.version=1"]
     none = "group.version=1 has no dependencies.\nkraft.version=1 has no dependencies.\n"
+    needs = "group.version=1 has no dependencies.\nkraft.version=1 requires:\n    metadata.version=21 (3.9-IV0)\n"
     assert _run(*args)[0] == none
-    assert _run(*args, "--kafka-version", "4.0")[0] == none
-    assert _run(*args, "--kafka-version", "4.1")[0] == ("group.version=1 has no dependencies.\nkraft.version=1 "
-                                                        "requires:\n    metadata.version=21 (3.9-IV0)\n")
+    for version, expected in (("4.0", needs), ("4.0.2", none), ("4.1", needs), ("4.1.1", none), ("4.3.1", none)):
+        assert _run(*args, "--kafka-version", version)[0] == expected, version
+
+
+def test_version_mapping_of_42_and_43() -> None:
+    """``kafka-storage.sh version-mapping`` of 4.2.0 and 4.3.0 (run live):
+    their production metadata.version, and 4.3's share.version stopping at 1
+    where 4.4's is 2 (ShareVersion.SV_2, 4.4-IV0)."""
+    assert _run("storage", "version-mapping", "--kafka-version", "4.2")[0] == (
+        "metadata.version=29 (4.2-IV1)\nkraft.version=1\ntransaction.version=2\ngroup.version=1\n"
+        "eligible.leader.replicas.version=1\nshare.version=1\nstreams.version=1\n")
+    as_43 = _run("storage", "version-mapping", "--kafka-version", "4.3.0", "-r", "4.4-IV0")[0]
+    assert as_43.startswith("metadata.version=31 (4.4-IV0)\n") and "share.version=1\n" in as_43
+    assert "share.version=2\n" in _run("storage", "version-mapping", "--kafka-version", "4.4", "-r", "4.4-IV0")[0]
+    assert _run("storage", "version-mapping", "--kafka-version", "4.3")[0].startswith("metadata.version=30 (4.3-IV0)\n")
 
 
 def test_feature_dependencies_refuse_a_level_the_release_does_not_have() -> None:

@@ -73,7 +73,7 @@ def test_status_of_kafkas_own_quorum_is_printed_as_kafka_prints_it() -> None:
         "CurrentObservers:       []\n"
     )
     # Kafka 4.0's Node.toString: "directoryId": null; 4.1 (the default) leaves it out.
-    assert format_status(cluster_id, info, RELEASES["4.0"]) == expected
+    assert format_status(cluster_id, info, RELEASES["4.0.0"]) == expected
     assert format_status(cluster_id, info) == expected.replace('"directoryId": null, ', "")
 
 

@@ -106,7 +106,7 @@ def test_every_applicable_real_output_is_ours_byte_for_byte() -> None:
         args, stdout = record["args"], record["stdout"]
         if "--status" in args:
             cluster_id, info = status_info(stdout)
-            assert format_status(cluster_id, info, RELEASES["4.0"]) == stdout, record["context"]
+            assert format_status(cluster_id, info, RELEASES["4.0.0"]) == stdout, record["context"]
             # Kafka 4.1's MetadataQuorumCommand.Node.toString: no "directoryId" key for Uuid.ZERO_UUID.
             assert format_status(cluster_id, info, LATEST) == stdout.replace('"directoryId": null, ', "") \
                 .replace(', "directoryId": null', ""), record["context"]

@@ -137,4 +137,5 @@ def test_local_names_the_kafka_release_printed_as(version: str | None, expected:
 def test_an_unknown_kafka_version_is_one_line_naming_the_known_ones() -> None:
     result = kraft("shell", "--kafka-version", "3.9", "-s", str(fixture(*SNAPSHOT_358)), "ls")
     assert (result.returncode, result.stdout) == (2, "")
-    assert result.stderr == "Error: unknown Kafka version '3.9' (--kafka-version): kraft prints as Kafka 4.0, 4.1, 4.4\n"
+    assert result.stderr == ("Error: unknown Kafka version '3.9' (--kafka-version): kraft prints as Kafka 4.0.0, "
+                             "4.0.2, 4.1.0, 4.1.1, 4.1.2, 4.2.0, 4.2.1, 4.2.2, 4.3.0, 4.3.1, 4.4.0 (X.Y: its first release)\n")

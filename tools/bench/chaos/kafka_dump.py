@@ -66,7 +66,8 @@ _INVALID = re.compile(r"Found (\d+) invalid bytes at the end of (\S+)")
 
 
 def _main_class(libs: Path) -> str:
-    """``kafka.tools.DumpLogSegments`` until Kafka moved it to the tools jar (4.2:
+    """``kafka.tools.DumpLogSegments`` until Kafka moved it to the tools jar (4.3;
+    4.2.2 still ships it in kafka_2.13, as the jars show:
     ``org.apache.kafka.tools.DumpLogSegments``)."""
     import zipfile
 
