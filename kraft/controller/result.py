@@ -46,14 +46,26 @@ class ControllerResult(Generic[T]):
         return ControllerResult(tuple(records), response, atomic)
 
 
-@dataclass(frozen=True, slots=True)
 class ApiError(Exception):
     """A refusal with Kafka's error code and message (Kafka's ``ApiError``);
     raised inside a manager and turned into the response's error fields.
-    ``message`` None is Kafka's default message for the code."""
+    ``message`` None is Kafka's default message for the code. (A plain
+    exception: a frozen dataclass cannot take the traceback Python sets
+    when it propagates through a ``with`` block.)"""
 
-    error: int
-    message: str | None = None
+    def __init__(self, error: int, message: str | None = None) -> None:
+        super().__init__(error, message)
+        self.error = error
+        self.message = message
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ApiError) and (self.error, self.message) == (other.error, other.message)
+
+    def __hash__(self) -> int:
+        return hash((self.error, self.message))
+
+    def __repr__(self) -> str:
+        return f"ApiError(error={self.error}, message={self.message!r})"
 
     def __str__(self) -> str:
         return f"{self.error}: {self.message}"
