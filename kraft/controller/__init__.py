@@ -1,6 +1,9 @@
-"""The Kafka controller: what Apache Kafka's ``QuorumController`` does for
-Kafka 4.x brokers and their clients, as a sans-IO state machine over kraft's
-metadata image (:mod:`kraft.image`).
+"""The Kafka controller (Kafka's ``QuorumController``), a sans-IO state machine over the metadata image.
+
+May import ``kraft.image``, ``kraft.records``, ``kraft.wire`` error codes and api keys, and ``kraft.messages``; never trio, a clock or a socket.
+
+What Apache Kafka's controller does for Kafka 4.x brokers and their
+clients, over kraft's metadata image (:mod:`kraft.image`).
 
 It never does I/O and never reads a clock: the node's driver
 (:mod:`kraft.node.controller_server`) feeds it committed records, leader

@@ -26,7 +26,7 @@ CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qk"
 SETTINGS = ControllerSettings(node_id=1, cluster_id=CLUSTER_ID, broker_session_timeout_ms=9000)
 
 
-def _request(broker_id: int, *, cluster_id: str = CLUSTER_ID, incarnation: int = 1,
+def registration_request(broker_id: int, *, cluster_id: str = CLUSTER_ID, incarnation: int = 1,
              mv: tuple[int, int] = (7, 33)) -> brq.BrokerRegistrationRequest:
     return brq.BrokerRegistrationRequest(
         broker_id=broker_id, cluster_id=cluster_id, incarnation_id=uuid.UUID(int=incarnation),
@@ -39,8 +39,8 @@ def _registered(broker_id: int = 10, *, now_ms: int = 0) -> tuple[MetadataImage,
     """An image with one registered (fenced) broker, its sessions and its epoch."""
     heartbeats = BrokerHeartbeatManager(SETTINGS.broker_session_timeout_ms)
     image = replay(features(33))
-    result = cluster_control.register_broker(image, SETTINGS, heartbeats, _request(broker_id), next_offset=40,
-                                             now_ms=now_ms)
+    result = cluster_control.register_broker(image, SETTINGS, heartbeats, registration_request(broker_id),
+                                             next_offset=40, now_ms=now_ms)
     return replay(result.records, image), heartbeats, result.response.broker_epoch
 
 
@@ -56,7 +56,7 @@ def test_the_wrong_cluster_id_is_inconsistent_cluster_id() -> None:
     """registerBroker: InconsistentClusterIdException "Expected cluster ID X, but got cluster ID Y"."""
     with pytest.raises(ApiError) as e:
         cluster_control.register_broker(replay(features(33)), SETTINGS, BrokerHeartbeatManager(9000),
-                                        _request(10, cluster_id="other"), next_offset=1, now_ms=0)
+                                        registration_request(10, cluster_id="other"), next_offset=1, now_ms=0)
     assert e.value.error == ErrorCode.INCONSISTENT_CLUSTER_ID
     assert e.value.message == f"Expected cluster ID {CLUSTER_ID}, but got cluster ID other"
 
@@ -66,10 +66,10 @@ def test_a_second_incarnation_while_the_first_has_a_session_is_a_duplicate() -> 
     new incarnation replaces it with a new epoch."""
     image, heartbeats, _ = _registered(now_ms=0)
     with pytest.raises(ApiError) as e:
-        cluster_control.register_broker(image, SETTINGS, heartbeats, _request(10, incarnation=2), next_offset=50,
-                                        now_ms=1000)
+        cluster_control.register_broker(image, SETTINGS, heartbeats, registration_request(10, incarnation=2),
+                                        next_offset=50, now_ms=1000)
     assert e.value.error == ErrorCode.DUPLICATE_BROKER_REGISTRATION
-    result = cluster_control.register_broker(image, SETTINGS, heartbeats, _request(10, incarnation=2),
+    result = cluster_control.register_broker(image, SETTINGS, heartbeats, registration_request(10, incarnation=2),
                                              next_offset=50, now_ms=10_000)
     assert result.response.broker_epoch == 50
 
@@ -78,7 +78,7 @@ def test_a_broker_without_the_finalized_metadata_version_is_unsupported_version(
     """processRegistrationFeature: the broker's range must hold the finalized level."""
     with pytest.raises(ApiError) as e:
         cluster_control.register_broker(replay(features(33)), SETTINGS, BrokerHeartbeatManager(9000),
-                                        _request(10, mv=(7, 27)), next_offset=1, now_ms=0)
+                                        registration_request(10, mv=(7, 27)), next_offset=1, now_ms=0)
     assert e.value.error == ErrorCode.UNSUPPORTED_VERSION
     assert "does not support finalized version 33 of metadata.version" in str(e.value.message)
 
@@ -140,6 +140,6 @@ def test_producer_ids_come_in_blocks_of_a_thousand() -> None:
 def test_the_same_incarnation_again_keeps_its_epoch_and_state() -> None:
     """registerBroker: "Amending registration of broker N": the epoch and the fencing state stay."""
     image, heartbeats, epoch = _registered()
-    result = cluster_control.register_broker(image, SETTINGS, heartbeats, _request(10), next_offset=70, now_ms=5)
+    result = cluster_control.register_broker(image, SETTINGS, heartbeats, registration_request(10), next_offset=70, now_ms=5)
     (record,) = [r.message for r in result.records if isinstance(r.message, RegisterBrokerRecord)]
     assert (result.response.broker_epoch, record.broker_epoch, record.fenced) == (epoch, epoch, True)

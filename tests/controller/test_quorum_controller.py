@@ -14,7 +14,7 @@ from kraft.messages.generated.feature_level_record import FeatureLevelRecord
 from kraft.messages.generated.no_op_record import NoOpRecord
 from kraft.records.metadata import encode_metadata_record
 from kraft.wire.apis import ApiKey
-from tests.controller.test_cluster_control import CLUSTER_ID, _request
+from tests.controller.test_cluster_control import CLUSTER_ID, registration_request
 
 SETTINGS = ControllerSettings(node_id=1, cluster_id=CLUSTER_ID, metadata_max_idle_interval_ms=500)
 BOOTSTRAP = (RecordAndVersion(FeatureLevelRecord(name="metadata.version", feature_level=33), 0),
@@ -48,7 +48,7 @@ def test_the_active_controller_reads_its_own_writes_and_forgets_them_when_it_ren
     controller = _controller()
     activation = controller.activate(epoch=1, next_offset=0, now_ms=0)
     controller.appended(activation, len(activation.records) - 1, 1, 0)
-    request = _request(10)
+    request = registration_request(10)
     request.features.append(brq.Feature(name="eligible.leader.replicas.version", min_supported_version=0,
                                         max_supported_version=1))
     result = controller.handle(ApiKey.BROKER_REGISTRATION, request, 0, now_ms=1)
@@ -58,7 +58,7 @@ def test_the_active_controller_reads_its_own_writes_and_forgets_them_when_it_ren
     controller.deactivate()
     assert 10 not in controller.image.brokers
     with pytest.raises(NotActiveError):
-        controller.handle(ApiKey.BROKER_REGISTRATION, _request(10), 0, now_ms=2)
+        controller.handle(ApiKey.BROKER_REGISTRATION, registration_request(10), 0, now_ms=2)
 
 
 def test_an_idle_active_controller_writes_a_no_op_record() -> None:
