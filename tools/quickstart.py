@@ -89,8 +89,10 @@ def free_ports(n: int) -> list[int]:
 
 
 def write_properties(path: Path, node_id: int, port: int, voters: str, log_dir: Path, extra: dict[str, str]) -> None:
+    voter_ids = {int(item.partition("@")[0]) for item in voters.split(",") if item}
     props = {
-        "process.roles": "controller",
+        # A node outside the voters follows without voting: Kafka's broker role.
+        "process.roles": "controller" if node_id in voter_ids else "broker",
         "node.id": str(node_id),
         "listeners": f"CONTROLLER://127.0.0.1:{port}",
         "controller.listener.names": "CONTROLLER",

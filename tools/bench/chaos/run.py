@@ -261,7 +261,7 @@ class Chaos:
             host, port = addresses[node_id]
             configs[node_id] = self.root / f"server-{node_id}.properties"
             props = {
-                "process.roles": "controller", "node.id": str(node_id),
+                "process.roles": "controller" if node_id in voters else "broker", "node.id": str(node_id),
                 "listeners": f"CONTROLLER://{host}:{port}", "controller.listener.names": "CONTROLLER",
                 "controller.quorum.voters": quorum, "metadata.log.dir": str(self.root / f"metadata-{node_id}"),
             }
