@@ -232,4 +232,10 @@ def doctor_command(bootstrap_controller: str | None, directories: tuple[Path, ..
         status = exit_status(findings)
         verdict = {EXIT_HEALTHY: "healthy", EXIT_ERROR: "errors found", EXIT_WARNING: "warnings only"}[status]
         click.echo(f"{verdict}: {summary}" if summary else verdict)
+    if answers and all(a.error is not None for a in answers):
+        # No controller answered at all: the exit-code table's network
+        # failure (5), as every tool that asks a quorum (README "Exit codes").
+        from kraft.errors import EXIT_NETWORK
+
+        sys.exit(EXIT_NETWORK)
     sys.exit(exit_status(findings))
