@@ -11,16 +11,32 @@ pyarrow, pyspark, prometheus_client, the node) is imported by ``--help``.
 
 from __future__ import annotations
 
-import importlib
-import logging
 import os
+import signal
 import sys
-import traceback
-from typing import Any, NamedTuple
 
-import click
 
-from kraft import errors
+def _interrupted_outside_a_command(signum: int, frame: object) -> None:
+    """Ctrl-C before a command runs (importing, parsing the options) or
+    after it returned: exit 130 at once. There Python's default would print
+    a KeyboardInterrupt traceback, and click's "Aborted!" with exit 1."""
+    raise SystemExit(130)
+
+
+#: Run as the ``kraft`` program (its script, or ``python -m kraft.cli``),
+#: not imported by a test or an embedding program, whose SIGINT is its own.
+AS_PROGRAM = __name__ == "__main__" or os.path.basename(sys.argv[0]) == "kraft"
+if AS_PROGRAM:
+    signal.signal(signal.SIGINT, _interrupted_outside_a_command)
+
+import importlib  # noqa: E402 - after the handler: an import is the likeliest moment of an early Ctrl-C
+import logging  # noqa: E402
+import traceback  # noqa: E402
+from typing import Any, NamedTuple  # noqa: E402
+
+import click  # noqa: E402
+
+from kraft import errors  # noqa: E402
 
 
 class LazyCommand(NamedTuple):
@@ -155,6 +171,10 @@ class KraftGroup(LazyGroup):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
+            if AS_PROGRAM:
+                # The command's own Ctrl-C: a KeyboardInterrupt (trio takes
+                # SIGINT over only from Python's default handler).
+                signal.signal(signal.SIGINT, signal.default_int_handler)
             return super().invoke(ctx)
         except KeyboardInterrupt:
             # Ctrl-C: the shell's convention (128 + SIGINT), no traceback
@@ -180,6 +200,9 @@ class KraftGroup(LazyGroup):
                 traceback.print_exception(exc, file=sys.stderr)
             click.echo(f"Error: {line}", err=True)
             raise click.exceptions.Exit(code) from None
+        finally:
+            if AS_PROGRAM:
+                signal.signal(signal.SIGINT, _interrupted_outside_a_command)
 
 
 #: Kafka's tool names where ours differ (kafka-metadata-quorum.sh is

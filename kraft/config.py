@@ -164,7 +164,14 @@ def read_properties(path: Path | str) -> dict[str, str]:
     (Kafka's ``Utils.loadProps``), so any byte reads and a non-ASCII comment
     is just a comment. An unreadable file raises the ``OSError``: each tool
     reports it with its own exit code (``storage format`` keeps Kafka's 1)."""
-    return parse_properties(Path(path).read_bytes().decode("latin-1"), str(path))
+    data = Path(path).read_bytes()
+    if data.startswith(UTF8_BOM):
+        # Java's Properties reads the mark as three Latin-1 characters of
+        # the first key (Kafka then misses that key); name the mark instead.
+        raise ConfigError(f"the config file {path} starts with a UTF-8 byte order mark (bytes EF BB BF), which "
+                          "Kafka reads as part of the first key: save the file without it "
+                          f"(sed -i '1s/^\\xEF\\xBB\\xBF//' {path})")
+    return parse_properties(data.decode("latin-1"), str(path))
 
 
 def load_properties(path: Path | str) -> dict[str, str]:
@@ -175,6 +182,9 @@ def load_properties(path: Path | str) -> dict[str, str]:
         raise ConfigError(f"cannot read the config file {path}: {e.strerror} "
                           "(give the path of a Kafka server.properties)") from None
 
+
+#: What an editor that saves "UTF-8 with BOM" puts before the first key.
+UTF8_BOM = b"\xef\xbb\xbf"
 
 INT32_MIN, INT64_MIN, INT64_MAX = -(1 << 31), -(1 << 63), (1 << 63) - 1
 METADATA_LOG_SEGMENT_MIN_BYTES = 8 * 1024 * 1024
@@ -354,6 +364,27 @@ def parse_voters(text: str) -> list[VoterSpec]:
     return voters
 
 
+def check_roles_against_voters(roles: tuple[str, ...] | set[str], node_id: int, props: Mapping[str, str]) -> None:
+    """Kafka's ``KafkaConfig.validateValues``: with static voters, a node
+    with the controller role must be one of them
+    (``validateControllerQuorumVotersMustContainNodeIdForKRaftController``)
+    and a broker-only node must not be. A node that follows the quorum
+    without voting (an observer) is ``process.roles=broker``, as in Kafka;
+    with ``controller.quorum.bootstrap.servers`` a controller may be outside
+    the voter set (KIP-853: it joins later). ``storage format`` and
+    ``node start`` both ask here."""
+    ids = sorted(v.node_id for v in parse_voters(props.get("controller.quorum.voters", "")))
+    shown = "{" + ", ".join(map(str, ids)) + "}"
+    if "controller" in roles and ids and node_id not in ids:
+        raise ConfigError(f"If process.roles contains the 'controller' role, the node id {node_id} must be included "
+                          f"in the set of voters controller.quorum.voters={shown} (add {node_id}@host:port for this "
+                          "node, or set process.roles=broker for a node that follows the quorum without voting)")
+    if "controller" not in roles and node_id in ids:
+        raise ConfigError(f"If process.roles contains just the 'broker' role, the node id {node_id} must not be "
+                          f"included in the set of voters controller.quorum.voters={shown} (a voter is "
+                          "process.roles=controller)")
+
+
 def parse_bootstrap_servers(text: str) -> list[tuple[str, int]]:
     """``controller.quorum.bootstrap.servers`` (empty: a static quorum),
     parsed by the one address parser, :func:`kraft.wire.addresses.parse_addresses`."""
@@ -436,13 +467,12 @@ class NodeConfig:
         for role in roles:
             if role not in ("controller", "broker"):
                 raise ConfigError(f"process.roles: unknown role {role!r}")
-        if "controller" not in roles:
-            raise ConfigError("process.roles: a kraft node needs the controller role")
-        if "broker" in roles:
+        if "controller" in roles and "broker" in roles:
             log.warning("process.roles includes broker: kraft has no broker duties, running as a controller only")
         if not props.get("node.id", "").strip():
             raise ConfigError('Missing required configuration "node.id" which has no default value.')
         node_id = _int(props, "node.id")
+        check_roles_against_voters(roles, node_id, props)
         listeners = parse_listeners(props.get("listeners", ""), "listeners")
         if not listeners:
             raise ConfigError("listeners: required, e.g. listeners=CONTROLLER://127.0.0.1:9093")
@@ -466,6 +496,7 @@ class NodeConfig:
         bootstrap = parse_bootstrap_servers(props.get("controller.quorum.bootstrap.servers", ""))
         if not voters and not bootstrap:
             raise ConfigError("one of controller.quorum.voters or controller.quorum.bootstrap.servers is required")
+        _warn_voter_address(node_id, voters, advertised or listeners, names)
         log_dir = metadata_log_dir(props)
         quorum = QuorumConfig(
             election_timeout_ms=_int(props, "controller.quorum.election.timeout.ms"),
@@ -505,6 +536,26 @@ class NodeConfig:
             witness=_witness_mode(props),
             **security,  # type: ignore[arg-type]
         )
+
+
+def _warn_voter_address(node_id: int, voters: list[VoterSpec], listeners: list[Endpoint],
+                        names: tuple[str, ...]) -> None:
+    """One WARN line when this node's own ``controller.quorum.voters`` entry
+    names another address than its controller listener: the other voters
+    dial the entry, so they would miss this node. Kafka accepts the config
+    (it advertises its listener and, for a wildcard host, the entry's
+    address: ``KafkaConfig.effectiveAdvertisedControllerListeners``), so
+    kraft starts too, but says so."""
+    own = next((v for v in voters if v.node_id == node_id), None)
+    listener = next((e for name in names[:1] for e in listeners if e.name == name), None)
+    if own is None or listener is None or listener.port == 0:
+        return
+    wildcard = listener.host in ("", "0.0.0.0", "::")
+    if listener.port != own.port or (not wildcard and listener.host.lower() != own.host.lower()):
+        log.warning("controller.quorum.voters names node %d at %s but its listener %s is %s: the other voters dial "
+                    "%s (make the entry match the listener, or advertised.listeners)", node_id,
+                    format_address(own.host, own.port), listener.name, format_address(listener.host, listener.port),
+                    format_address(own.host, own.port))
 
 
 def _segment_bytes(props: Mapping[str, str]) -> int:

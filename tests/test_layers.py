@@ -48,7 +48,22 @@ def test_import_contracts_are_kept(tmp_path: Path) -> None:
     result = run_import_linter(tree)
     report = real_path(result.stdout + result.stderr, tree)
     assert result.returncode == 0, report
-    assert "4 kept, 0 broken" in report, report
+    assert "5 kept, 0 broken" in report, report
+
+
+def test_the_chaos_reader_contract_catches_an_import_of_kraft(tmp_path: Path) -> None:
+    """tools/bench/chaos/segments.py said a contract kept it free of kraft;
+    none did (issue 44). One import of kraft's batch reader breaks it now."""
+    tree = link_tree(tmp_path / "tree")
+    segments = tree / "kraft" / "tools" / "bench" / "chaos" / "segments.py"
+    text = segments.read_text(encoding="utf-8")
+    segments.unlink()  # a link into the worktree: write a copy instead
+    segments.write_text(text + "\nimport kraft.records.batch  # planted\n", encoding="utf-8")
+    result = run_import_linter(tree)
+    report = result.stdout + result.stderr
+    broken = [line for line in report.splitlines() if line.endswith(" BROKEN")]
+    assert result.returncode != 0 and len(broken) == 1, report
+    assert broken[0].startswith("The chaos checker's file reader imports nothing of kraft"), report
 
 
 @pytest.mark.parametrize("package,bad_import,contract", [

@@ -49,6 +49,7 @@ async def _probe(session: AdminSession, host: str, port: int, node_id: int | Non
     from kraft.doctor.live import LeaderAnswer, NodeAnswer
     from kraft.messages.errors import KraftProtocolError
     from kraft.messages.generated.api_versions_request import ApiVersionsRequest
+    from kraft.raft.rpcs.describe_quorum_rpc import DUPLICATE_NOTE
     from kraft.wire.apis import ApiKey
     from kraft.wire.client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION, PeerClientError
     from kraft.wire.errors import ErrorCode
@@ -91,12 +92,15 @@ async def _probe(session: AdminSession, host: str, port: int, node_id: int | Non
         for voter_id, listeners in info.nodes.items():
             if listeners:
                 known[voter_id] = (listeners[0][1], listeners[0][2])
+    message = quorum.partition_error_message or ""
+    duplicates = message[message.index(DUPLICATE_NOTE) + len(DUPLICATE_NOTE):].rstrip(")") \
+        if info is not None and DUPLICATE_NOTE in message else None
     if cluster is None:
         return NodeAnswer(host, port, node_id, kraft_version=kraft_version, leader=leader, refused=tuple(refused),
-                          epoch=epoch)
+                          epoch=epoch, duplicates=duplicates)
     return NodeAnswer(host, port, node_id, cluster_id=cluster.cluster_id, controller_id=cluster.controller_id,
                       controllers=tuple(sorted(cluster.nodes)), kraft_version=kraft_version,
-                      leader=leader, refused=tuple(refused), epoch=epoch)
+                      leader=leader, refused=tuple(refused), epoch=epoch, duplicates=duplicates)
 
 
 async def gather(addresses: tuple[tuple[str, int], ...], settings: Any) -> list[Any]:
@@ -228,4 +232,10 @@ def doctor_command(bootstrap_controller: str | None, directories: tuple[Path, ..
         status = exit_status(findings)
         verdict = {EXIT_HEALTHY: "healthy", EXIT_ERROR: "errors found", EXIT_WARNING: "warnings only"}[status]
         click.echo(f"{verdict}: {summary}" if summary else verdict)
+    if answers and all(a.error is not None for a in answers):
+        # No controller answered at all: the exit-code table's network
+        # failure (5), as every tool that asks a quorum (README "Exit codes").
+        from kraft.errors import EXIT_NETWORK
+
+        sys.exit(EXIT_NETWORK)
     sys.exit(exit_status(findings))

@@ -7,7 +7,7 @@ What it does, step by step, printing as it goes:
    ``kraft storage format`` (one cluster id) and starts three
    ``kraft node start`` processes (static voters 1, 2, 3);
 2. follows the quorum with an in-process observer (node 100), which prints
-   the leader and the committed records as they arrive (whoever leads appends
+   the leader and how many records are committed (whoever leads appends
    real metadata records: two topics with their partitions, a config, the
    bootstrap feature levels, then one numbered config change per record;
    :mod:`kraft.tools.quickstart_records`);
@@ -24,6 +24,7 @@ it, and what to explore it with.
 from __future__ import annotations
 
 import base64
+import os
 import shutil
 import signal
 import socket
@@ -89,8 +90,10 @@ def free_ports(n: int) -> list[int]:
 
 
 def write_properties(path: Path, node_id: int, port: int, voters: str, log_dir: Path, extra: dict[str, str]) -> None:
+    voter_ids = {int(item.partition("@")[0]) for item in voters.split(",") if item}
     props = {
-        "process.roles": "controller",
+        # A node outside the voters follows without voting: Kafka's broker role.
+        "process.roles": "controller" if node_id in voter_ids else "broker",
         "node.id": str(node_id),
         "listeners": f"CONTROLLER://127.0.0.1:{port}",
         "controller.listener.names": "CONTROLLER",
@@ -180,7 +183,21 @@ def read_log(log_dir: Path) -> dict[int, bytes]:
         mlog.close()
 
 
-async def _observe(cluster: Cluster, say: Callable[[str], None]) -> dict[int, bytes]:
+async def _wait_listening(cluster: Cluster) -> None:
+    """Until each voter process says it listens (its port is then its own)."""
+    import trio
+
+    for node_id, proc in cluster.procs.items():
+        log_path = cluster.root / f"node-{node_id}.log"
+        while log_path.read_text(errors="replace").count("listening for CONTROLLER on") < cluster.starts[node_id]:
+            if proc.poll() is not None:
+                raise click.ClickException(f"node {node_id} exited: "
+                                           f"{log_path.read_text(errors='replace').strip().splitlines()[-1:]}")
+            await trio.sleep(0.05)
+
+
+async def _observe(cluster: Cluster, say: Callable[[str], None],
+                   listening: Callable[[], None] = lambda: None) -> dict[int, bytes]:
     import trio
 
     from kraft.config import NodeConfig
@@ -191,6 +208,8 @@ async def _observe(cluster: Cluster, say: Callable[[str], None]) -> dict[int, by
     committed: dict[int, bytes] = {}
     async with trio.open_nursery() as nursery:
         await nursery.start(observer.run)
+        await _wait_listening(cluster)
+        listening()  # every port of this quickstart is bound now
 
         async def follow() -> None:
             # Start at offset 0: a fresh quorum has no snapshot to load first.
@@ -288,22 +307,25 @@ def quickstart_command(keep: bool, port_range: tuple[int, int]) -> None:
     """Start a local 3-voter quorum, kill its leader, show nothing committed is lost."""
     import trio
 
-    root = Path(tempfile.mkdtemp(prefix="kraft-quickstart-"))
+    root = working_directory()
 
     def say(msg: str) -> None:
         click.echo(f"[quickstart] {msg}")
 
     say(f"working in {root}")
-    # kraft.witness=false: the log holds Kafka controller metadata (the
-    # bootstrap feature levels), which in the default auto mode makes a
-    # kraft voter a witness that never leads (kraft/raft/witness_policy.py).
-    cluster = Cluster(root, extra={"kraft.witness": "false"}, demo_records="metadata", port_range=port_range)
-    say(f"formatted 3 voters + 1 observer, cluster id {cluster.cluster_id}; voters {cluster.voters}")
-    ok = False
+    cluster: Cluster | None = None
     try:
-        for node_id in VOTERS:
-            cluster.start(node_id)
-        committed = trio.run(_observe, cluster, say)
+        # Every exit from here removes the directory (without --keep): a
+        # failure, a node that could not start, Ctrl-C at any moment.
+        with PortLock(root.parent) as ports_held:
+            # kraft.witness=false: the log holds Kafka controller metadata (the
+            # bootstrap feature levels), which in the default auto mode makes a
+            # kraft voter a witness that never leads (kraft/raft/witness_policy.py).
+            cluster = Cluster(root, extra={"kraft.witness": "false"}, demo_records="metadata", port_range=port_range)
+            say(f"formatted 3 voters + 1 observer, cluster id {cluster.cluster_id}; voters {cluster.voters}")
+            for node_id in VOTERS:
+                cluster.start(node_id)
+            committed = trio.run(_observe, cluster, say, ports_held.release)
         cluster.stop_all()
         say("stopped all nodes; checking every voter's log against what the observer saw committed")
         logs = {n: read_log(cluster.log_dir(n)) for n in VOTERS}
@@ -312,18 +334,59 @@ def quickstart_command(keep: bool, port_range: tuple[int, int]) -> None:
                 if records.get(offset) != value:
                     raise click.ClickException(f"node {n} lacks committed record at offset {offset}")
         say(f"no committed record lost: {len(committed)} records present on all {len(VOTERS)} voters")
-        ok = True
     finally:
-        cluster.stop_all()
-        if keep or not ok:
+        if cluster is not None:
+            cluster.stop_all()
+        if keep:
             say(f"files kept in {root} (node-N.log has each node's log)")
         else:
             shutil.rmtree(root, ignore_errors=True)
     for line in reach_kraft_lines():
         say(line)
-    if keep:
+    if keep and cluster is not None:
         for line in kept_cluster_lines(cluster):
             say(line)
+
+
+def working_directory() -> Path:
+    """A new ``kraft-quickstart-*`` directory under ``$TMPDIR``; a TMPDIR
+    that is no writable directory is named (Python's ``tempfile`` would
+    fall back to /tmp without a word)."""
+    from kraft.errors import ConfigurationError
+
+    tmpdir = os.environ.get("TMPDIR", "")
+    if tmpdir and not (os.path.isdir(tmpdir) and os.access(tmpdir, os.W_OK | os.X_OK)):
+        why = "does not exist" if not os.path.exists(tmpdir) else "is not a writable directory"
+        raise ConfigurationError(f"TMPDIR={tmpdir} {why}: create it, set TMPDIR to a writable directory, "
+                                 "or unset it to work under /tmp")
+    return Path(tempfile.mkdtemp(prefix="kraft-quickstart-", dir=tmpdir or None))
+
+
+class PortLock:
+    """One quickstart at a time chooses ports: an OS lock (``flock``) on
+    ``kraft-quickstart.ports.lock`` beside the working directories, held from
+    the choice until every node listens (:meth:`release`), so a second
+    quickstart started meanwhile finds those ports taken and picks others.
+    The kernel drops the lock with its holder."""
+
+    def __init__(self, directory: Path) -> None:
+        self._path = directory / "kraft-quickstart.ports.lock"
+        self._fd: int | None = None
+
+    def __enter__(self) -> PortLock:
+        import fcntl
+
+        self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        return self
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing drops the flock
+            self._fd = None
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
 
 def kraft_command() -> str:

@@ -371,7 +371,7 @@ class _ConfigDirs:
 def _read_config(path: str) -> _ConfigDirs:
     """The few server.properties keys formatting needs (Kafka's names)."""
     # At run time: `kraft storage --help` stays light.
-    from kraft.config import NodeConfig, metadata_log_dir, read_properties, validate_numbers
+    from kraft.config import NodeConfig, check_roles_against_voters, metadata_log_dir, read_properties, validate_numbers
 
     try:
         props = read_properties(path)
@@ -381,6 +381,9 @@ def _read_config(path: str) -> _ConfigDirs:
     # KafkaConfig first): a directory formatted from a config no node can
     # start with helps nobody. A bad value is a ConfigError (exit code 3).
     validate_numbers(props)
+    roles_named = {r.strip() for r in props.get("process.roles", "").split(",") if r.strip()}
+    if roles_named and props.get("node.id", "").strip():
+        check_roles_against_voters(roles_named, int(props["node.id"]), props)
     stated_roles = {r.strip() for r in props.get("process.roles", "").split(",") if r.strip()}
     if not stated_roles or ("controller" in stated_roles and props.get("node.id", "").strip()):
         # A controller's whole config, as `kraft node start` reads it (no

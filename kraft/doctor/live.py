@@ -56,6 +56,9 @@ class NodeAnswer:
     #: The epoch this node is in: a leader's own, or what a kraft follower
     #: puts in its NOT_LEADER_OR_FOLLOWER answer (Kafka leaves 0 there: unknown).
     epoch: int | None = None
+    #: A kraft leader's note of node ids two processes fetch with
+    #: (``describe_quorum_rpc.DUPLICATE_NOTE``), None: none.
+    duplicates: str | None = None
 
     @property
     def address(self) -> str:
@@ -268,9 +271,20 @@ def check_refused(answers: Sequence[NodeAnswer]) -> list[Finding]:
             for a in answers if a.refused]
 
 
+def check_duplicate_ids(answers: Sequence[NodeAnswer]) -> list[Finding]:
+    """A kraft leader saw one node id's fetches alternate between two log
+    directories: two processes run with that ``node.id``."""
+    return [Finding(Severity.ERROR, "duplicate-node-id",
+                    f"two processes run with one node id, as {a.name}, the leader, sees them: {a.duplicates}",
+                    {"leader": a.address, "duplicates": a.duplicates},
+                    "give one of them another node.id (and format its directory for it), or stop it")
+            for a in answers if a.leader is not None and a.duplicates]
+
+
 def live_findings(answers: Sequence[NodeAnswer], limits: LiveLimits = LiveLimits()) -> list[Finding]:
     findings = check_unreachable(answers)
     findings += check_refused(answers)
+    findings += check_duplicate_ids(answers)
     voters = _voter_ids(answers)
     findings += check_majority(answers, voters)
     findings += check_cluster_ids(answers)

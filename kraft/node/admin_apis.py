@@ -118,10 +118,12 @@ _OPERATIONS_NOT_REQUESTED = -(2**31)
 
 
 async def handle(raft_client: RaftWriter, request: DecodedRequest, conn: ConnectionInfo, *,
-                 cluster_id: str, node_id: int, witness: WitnessDecision | None = None) -> Response:
+                 cluster_id: str, node_id: int, witness: WitnessDecision | None = None,
+                 duplicates: str | None = None) -> Response:
     """Answer one admin request (an api in :data:`ADMIN_API_KEYS`) on the
     node ``node_id`` of ``cluster_id`` whose raft is ``raft_client``; ``witness``:
-    this voter's witness decision, noted in a DescribeQuorum it cannot answer."""
+    this voter's witness decision, noted in a DescribeQuorum it cannot answer;
+    ``duplicates``: the node ids two processes fetch with, noted in a leader's."""
     core = raft_client.core
     version = request.api_version
     voters = core.voters
@@ -137,6 +139,8 @@ async def handle(raft_client: RaftWriter, request: DecodedRequest, conn: Connect
                 # A witness leading a hand-over epoch says so (kraft/raft/handover.py).
                 describe_quorum_rpc.note_handover(body, f"leading hand-over epoch {description.leader_epoch} until voter "
                                      f"{' or '.join(str(i) for i in sorted(lead.leaders))} has fetched the log")
+            if description is not None and duplicates is not None:
+                describe_quorum_rpc.note_leader(body, duplicates)
         case ApiKey.DESCRIBE_CLUSTER:
             body = describe_cluster_response(version, request.body, cluster_id, voters, leader.leader_id,
                                              conn.listener)

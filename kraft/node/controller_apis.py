@@ -17,6 +17,7 @@ from kraft.errors import ConfigurationError
 from kraft.messages.generated.api_versions_response import ApiVersionsResponse
 from kraft.node import admin_apis, authorizer, rpc
 from kraft.node.cluster_ids import INCONSISTENT_CLUSTER_ID, ClusterIdWatch
+from kraft.node.duplicate_ids import DuplicateNodeIds
 from kraft.node.raft_view import InboundRaft
 from kraft.node.raft_metrics import RaftMetrics, error_name, request_name, wire_error
 from kraft.raft.errors import Errors
@@ -108,6 +109,8 @@ class ControllerApis:
         self._metrics = metrics
         self._cluster_ids = cluster_ids
         self._witness_decision = witness_decision
+        #: Two processes fetching with one node id (kraft/node/duplicate_ids.py).
+        self.duplicates = DuplicateNodeIds()
 
     def _advertised_now(self, request: Any) -> Mapping[Any, tuple[int, int]]:
         """What ApiVersions advertises to the client of ``request`` now (:func:`advertised_apis`)."""
@@ -139,7 +142,8 @@ class ControllerApis:
             return refused
         if key in admin_apis.ADMIN_API_KEYS:
             return await admin_apis.handle(self._raft, request, conn, cluster_id=self._cluster_id,
-                                           node_id=config.node_id, witness=self._witness_decision())
+                                           node_id=config.node_id, witness=self._witness_decision(),
+                                           duplicates=self.duplicates.note())
         if key in rpc.RAFT_API_KEYS:
             return await self._handle_raft(key, version, request.body, conn)
         if key in ADMIN_NOT_CONTROLLER_APIS:
@@ -158,6 +162,8 @@ class ControllerApis:
             answer = raft_rpc.error_response(refused.error, refused.partition_level)
             return Response(raft_rpc.response_to_wire(answer, version, conn.listener), version)
         source = raft_rpc.source(event)
+        if key == ApiKey.FETCH:
+            self.duplicates.fetched(source, event.replica_key.directory_id, f"{conn.peer_host}:{conn.peer_port}")
         response = await self._raft.handle_request(
             source, event, raft_rpc.answer_wait_ms(event, self._config.quorum.request_timeout_ms))
         if response is None:

@@ -68,6 +68,7 @@ from kraft.node.ready_report import Telemetry
 from kraft.records.errors import DiskIOError
 from kraft.records.log import MetadataLog
 from kraft.records.view import OffsetAndEpoch
+from kraft.wire.rate_limited_log import RateLimitedLog
 from kraft.raft.roles import ElectionState, LeaderAndEpoch
 
 log = logging.getLogger("kraft.node")
@@ -173,6 +174,9 @@ class KafkaRaftClient:
         self._poll_requested = False
         #: Min-heap by offset; all in epoch ``_waiters_epoch`` once checked.
         self._commit_waiters: list[_CommitWaiter] = []
+        #: A peer that breaks the protocol in a loop: its first line at once,
+        #: the repeats counted into the next (once a minute).
+        self._violations = RateLimitedLog(log)
         self._waiters_epoch = -1
         self.high_watermark = -1
         self.committed = trio.Condition()
@@ -433,7 +437,8 @@ class KafkaRaftClient:
 
     async def _execute(self, ready: Ready) -> None:
         for v in ready.violations:
-            log.warning("refused a protocol violation from node %s: %s", v.source, v.description)
+            self._violations.log(logging.WARNING, (v.source, v.description),
+                                 "refused a protocol violation from node %s: %s", v.source, v.description)
         if ready.persist is not None:
             await self._persist(ready.persist, ready.kraft_version)
         fault = None

@@ -396,7 +396,8 @@ def observer_config(view: DiscoveredQuorum, data_dir: Path, node_id: int,
         raise ObserverError(f"node id {node_id} is a voter of the cluster: an observer needs an id that is not")
     listener = view.listener
     props = {
-        "process.roles": "controller",
+        # Kafka's observer of the metadata quorum is a broker (KafkaConfig.validateValues).
+        "process.roles": "broker",
         "node.id": str(node_id),
         "listeners": f"{listener}://127.0.0.1:0",
         "controller.listener.names": listener,

@@ -371,6 +371,7 @@ class RaftCore:
 
     def violation(self, source: int, description: str) -> None:
         self.pending.violations.append(RemoteProtocolViolation(source, description))
+        self.requests.on_violation(source)  # its next failure backs off longer
 
     def respond(self, env: InboundRequest, response: RaftResponse) -> None:
         self.pending.send.append(OutboundResponse(env.source, env.correlation_id, response))

@@ -4,7 +4,10 @@ Kafka's ``RequestManager``. A connection to a peer is READY, AWAITING a
 response to exactly one correlation id, or BACKING_OFF after a failed
 request. A request that gets no answer within ``request.timeout.ms`` makes the
 connection ready again (its late answer is then ignored); a failed one makes
-it back off for ``retry.backoff.ms``. ``reset_all`` forgets every in-flight
+it back off for ``retry.backoff.ms``, doubled for each protocol violation
+in a row from that peer (:meth:`on_violation`; up to ``request.timeout.ms``),
+so a peer that keeps answering nonsense is asked less and less often
+(Kafka's clients back off exponentially, KIP-580). ``reset_all`` forgets every in-flight
 request, which the core does on each role change so answers meant for the old
 role are dropped.
 
@@ -34,6 +37,8 @@ class _Connection:
     request_kind: str | None = None
     last_send_ms: int = 0
     last_fail_ms: int = 0
+    #: Protocol violations from this peer since its last good answer.
+    violations: int = 0
 
 
 class RequestManager:
@@ -50,8 +55,15 @@ class RequestManager:
             c = self._connections[node] = _Connection()
         return c
 
+    def _backoff_ms(self, c: _Connection) -> int:
+        """``retry.backoff.ms``, doubled per violation in a row, at most ``request.timeout.ms``."""
+        if not c.violations:
+            return self._retry_backoff_ms
+        return max(self._retry_backoff_ms,
+                   min(self._retry_backoff_ms << min(c.violations, 20), self._request_timeout_ms))
+
     def _refresh(self, c: _Connection, now_ms: int) -> None:
-        if c.state is _State.BACKING_OFF and now_ms >= c.last_fail_ms + self._retry_backoff_ms:
+        if c.state is _State.BACKING_OFF and now_ms >= c.last_fail_ms + self._backoff_ms(c):
             c.state = _State.READY
         elif c.state is _State.AWAITING_RESPONSE and now_ms >= c.last_send_ms + self._request_timeout_ms:
             c.state = _State.READY
@@ -95,7 +107,7 @@ class RequestManager:
         c = self._conn(node)
         self._refresh(c, now_ms)
         if c.state is _State.BACKING_OFF:
-            return c.last_fail_ms + self._retry_backoff_ms - now_ms
+            return c.last_fail_ms + self._backoff_ms(c) - now_ms
         if c.state is _State.AWAITING_RESPONSE:
             return c.last_send_ms + self._request_timeout_ms - now_ms
         return 0
@@ -172,9 +184,14 @@ class RequestManager:
         c.correlation_id = None
         if success:
             c.state = _State.READY
+            c.violations = 0
         else:
             c.state = _State.BACKING_OFF
             c.last_fail_ms = now_ms
+
+    def on_violation(self, node: int) -> None:
+        """``node`` broke the protocol in its answer: the failure that follows backs off longer."""
+        self._conn(node).violations += 1
 
     def reset(self, node: int) -> None:
         c = self._conn(node)

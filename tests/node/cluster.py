@@ -24,7 +24,8 @@ def make_configs(root: Path, voters: list[int], observers: list[int] = (), extra
     paths = {}
     for node_id in ids:
         props = {
-            "process.roles": "controller",
+            # An observer is Kafka's broker role (KafkaConfig.validateValues).
+            "process.roles": "controller" if node_id in voters else "broker",
             "node.id": str(node_id),
             "listeners": f"CONTROLLER://127.0.0.1:{ports[node_id]}",
             "controller.listener.names": "CONTROLLER",

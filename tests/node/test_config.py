@@ -50,7 +50,9 @@ def test_bootstrap_servers_instead_of_voters() -> None:
     ("controller.quorum.voters", "1@a:1,1@b:2", "duplicate voter id"),
     ("controller.quorum.voters", "x@a:1", "not an integer"),
     ("controller.quorum.fetch.timeout.ms", "0", "Value must be at least 1"),
-    ("process.roles", "broker", "needs the controller role"),
+    # KafkaConfig.validateValues: a broker-only node is no voter.
+    ("process.roles", "broker", "If process.roles contains just the 'broker' role, the node id 1 must not be "
+                                "included in the set of voters controller.quorum.voters={1"),
     ("listeners", "CONTROLLER:9093", "NAME://host:port"),
     ("controller.listener.names", "OTHER", "none of OTHER"),
     ("controller.quorum.auto.join.enable", "yes", "true or false"),
@@ -155,3 +157,40 @@ def test_a_near_miss_of_an_unset_key_does_not_print_an_empty_value(caplog: pytes
         NodeConfig.from_properties({**props, "node.idd": "1"})
     assert "did you mean node.id? (node.id is not set)" in caplog.text
     assert "node.id=)" not in caplog.text
+
+
+def test_an_observer_is_a_broker_and_a_controller_must_be_a_voter() -> None:
+    """KafkaConfig.validateValues: with static voters a controller is one
+    of them (validateControllerQuorumVotersMustContainNodeIdForKRaftController);
+    a node that follows without voting is process.roles=broker. With
+    bootstrap servers (KIP-853) a controller may wait outside the voters."""
+    observer = NodeConfig.from_properties({**BASE, "node.id": "100", "process.roles": "broker"})
+    assert observer.node_id == 100 and not observer.is_voter_candidate
+    with pytest.raises(ConfigError, match=r"the node id 100 must be included in the set of voters "
+                                          r"controller.quorum.voters=\{1, 2, 3\}"):
+        NodeConfig.from_properties({**BASE, "node.id": "100"})
+    dynamic = {k: v for k, v in BASE.items() if k != "controller.quorum.voters"}
+    joining = NodeConfig.from_properties({**dynamic, "node.id": "100",
+                                          "controller.quorum.bootstrap.servers": "127.0.0.1:9094"})
+    assert joining.node_id == 100
+
+
+@pytest.mark.parametrize("entry,listener,warned", [
+    ("1@127.0.0.1:9193", "CONTROLLER://127.0.0.1:9093", True),   # another port
+    ("1@10.0.0.9:9093", "CONTROLLER://127.0.0.1:9093", True),    # another host
+    ("1@127.0.0.1:9093", "CONTROLLER://127.0.0.1:9093", False),
+    # A wildcard host: Kafka advertises the entry's address
+    # (KafkaConfig.effectiveAdvertisedControllerListeners).
+    ("1@10.0.0.9:9093", "CONTROLLER://0.0.0.0:9093", False),
+])
+def test_a_voter_entry_that_is_not_the_nodes_listener_is_named(entry: str, listener: str, warned: bool,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    """Kafka starts with such a config (it advertises its own listener), so
+    kraft does too, with one WARN line naming both addresses."""
+    with caplog.at_level(logging.WARNING, logger="kraft.config"):
+        NodeConfig.from_properties({**BASE, "listeners": listener,
+                                    "controller.quorum.voters": f"{entry},2@localhost:9094"})
+    lines = [r.getMessage() for r in caplog.records if "controller.quorum.voters names node 1" in r.getMessage()]
+    assert len(lines) == (1 if warned else 0), lines
+    if warned:
+        assert entry.partition("@")[2] in lines[0] and listener.partition("//")[2] in lines[0]

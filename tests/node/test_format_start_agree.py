@@ -10,7 +10,10 @@ commands:
 - a log dir that is a regular file: "File exists" from format, "not
   formatted" from start;
 - a garbage ``meta.properties``: "Failed to find version in
-  meta.properties" with no fix.
+  meta.properties" with no fix;
+- a controller missing from its static voters ran as an observer and a
+  file starting with a UTF-8 byte order mark got "unknown config key
+  ï»¿process.roles" (issue 44, item 1).
 
 And ``kraft doctor --dir`` on a read-only file system (a tmpfs the test
 mounts, remounts read-only and removes) reports what stops ``node start``
@@ -69,7 +72,29 @@ def _garbage_meta_properties(tmp_path: Path) -> Path:
     return _config(tmp_path, tmp_path / "data")
 
 
+def _controller_not_a_voter(tmp_path: Path) -> Path:
+    # The issue's case: voter 2 at this node's own port, this node id 1.
+    config = _config(tmp_path, tmp_path / "data")
+    text = config.read_text()
+    config.write_text(text.replace("controller.quorum.voters=1@", "controller.quorum.voters=2@"))
+    return config
+
+
+def _byte_order_mark(tmp_path: Path) -> Path:
+    config = _config(tmp_path, tmp_path / "data")
+    config.write_bytes(b"\xef\xbb\xbf" + config.read_bytes())
+    return config
+
+
 CASES: dict[str, tuple[Callable[[Path], Path], int, str]] = {
+    # Kafka's KafkaConfig.validateValues,
+    # validateControllerQuorumVotersMustContainNodeIdForKRaftController.
+    "controller not among the voters": (
+        _controller_not_a_voter, EXIT_CONFIG,
+        "If process.roles contains the 'controller' role, the node id 1 must be included in the set of voters "
+        "controller.quorum.voters={2} (add 1@host:port for this node, or set process.roles=broker"),
+    "UTF-8 byte order mark": (_byte_order_mark, EXIT_CONFIG,
+                              "starts with a UTF-8 byte order mark (bytes EF BB BF)"),
     "no process.roles": (_no_roles, EXIT_CONFIG, "process.roles: required (kraft runs process.roles=controller)"),
     "empty metadata.log.dir": (_empty_metadata_dir, EXIT_CONFIG,
                                "metadata.log.dir is set but empty: give the metadata log directory"),

@@ -31,6 +31,25 @@ def test_one_request_in_flight_per_peer_with_timeout_and_backoff() -> None:
     assert rm.is_backing_off(2, 2010) and not rm.is_backing_off(2, 2025)
 
 
+def test_a_peer_that_keeps_breaking_the_protocol_is_asked_less_and_less_often() -> None:
+    """Issue 44: an observer dialling itself refused ~37 answers a second.
+    Each violation in a row doubles retry.backoff.ms (KIP-580's exponential
+    client back-off), up to request.timeout.ms; a good answer resets it."""
+    rm = RequestManager(retry_backoff_ms=20, request_timeout_ms=2000, rng=random.Random(0))
+    waits = []
+    for n in range(9):
+        rm.on_request_sent(2, n, 0)
+        rm.on_violation(2)
+        rm.on_response(2, n, False, 0)
+        waits.append(rm.time_until_ready(2, 0))
+    assert waits == [40, 80, 160, 320, 640, 1280, 2000, 2000, 2000]
+    rm.on_request_sent(2, 99, 5000)
+    rm.on_response(2, 99, True, 5000)
+    rm.on_request_sent(2, 100, 5000)
+    rm.on_response(2, 100, False, 5000)  # a plain failure after a good answer: retry.backoff.ms again
+    assert rm.time_until_ready(2, 5000) == 20
+
+
 def test_reset_all_forgets_requests_of_the_old_role() -> None:
     rm = RequestManager(20, 2000, random.Random(0))
     rm.on_request_sent(3, 1, 0)

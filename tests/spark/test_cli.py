@@ -189,3 +189,49 @@ def test_bench_spark_smoke(tmp_path: Path, spark_installed: None) -> None:
     targets = [line for line in out.splitlines() if line.startswith("targets held: ")]
     assert len(targets) == 1 and ("spark/single" in targets[0]) == (cores > 2), targets
     assert not list(tmp_path.iterdir())  # the data set is removed
+
+
+def _unwritable_mount(tmp_path: Path) -> Path:
+    """A tmpfs mounted read-only (root's write bits do not help there)."""
+    import shutil
+
+    mnt = tmp_path / "ro"
+    mnt.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a read-only tmpfs needs root and mount(8)")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(mnt)], capture_output=True,
+                          text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    return mnt
+
+
+@pytest.mark.parametrize("case", ["exists", "under a file", "read-only"])
+def test_export_refuses_an_output_spark_would_refuse_before_spark_starts(case: str, tmp_path: Path) -> None:
+    """Issue 44: into an unwritable path, 35 s of Spark start-up then 222
+    lines ending ``An error occurred while calling o60.save.``; into an
+    existing output, Spark's words after Spark started. One line now, and no
+    JVM: a Spark that started would print its banner or a py4j line."""
+    fixtures = fixture_path("kafka-3.9-single-node")
+    mnt = None
+    if case == "exists":
+        out = tmp_path / "out"
+        out.mkdir()
+        code, words = 1, f"Error: --output {out} already exists: pass --overwrite to replace it"
+    elif case == "under a file":
+        (tmp_path / "file").write_text("x")
+        out = tmp_path / "file" / "out"
+        code, words = 4, f"Error: cannot write --output {out}: {tmp_path / 'file'} is a file, not a directory"
+    else:
+        mnt = _unwritable_mount(tmp_path)
+        out = mnt / "out"
+        code, words = 4, f"Error: cannot write --output {out}: {mnt}: Read-only file system"
+    try:
+        done = _kraft("spark", "export", "--input", str(fixtures), "--output", str(out))
+    finally:
+        if mnt is not None:
+            subprocess.run(["umount", "-l", str(mnt)], check=False)
+    assert done.returncode == code, done
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(words), done.stderr
+    assert "py4j" not in done.stderr and "Spark" not in done.stderr

@@ -120,3 +120,53 @@ def test_the_default_ports_are_below_the_ephemeral_range_and_a_range_in_it_is_re
         done = _kraft("quickstart", "--port-range", bad)
         assert done.returncode == 2 and why in done.stderr and "Traceback" not in done.stderr, done.stderr
         assert "working in" not in done.stdout  # refused before anything is made
+
+
+def test_a_missing_tmpdir_is_named_not_replaced_by_tmp(tmp_path: Path) -> None:
+    """Issue 44: TMPDIR=/nonexistent silently fell back to /tmp (Python's tempfile)."""
+    missing = tmp_path / "nonexistent"
+    done = subprocess.run([sys.executable, "-m", "kraft.cli", "quickstart"], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "TMPDIR": str(missing)})
+    assert done.returncode == 3, done
+    assert done.stderr.strip() == (f"Error: TMPDIR={missing} does not exist: create it, set TMPDIR to a writable "
+                                   "directory, or unset it to work under /tmp"), done.stderr
+    assert "working in" not in done.stdout
+
+
+def _quickstart(tmp_path: Path, first_port: int) -> subprocess.Popen[str]:
+    """A quickstart in its own process group, as a terminal runs it (Ctrl-C reaches the whole group)."""
+    return subprocess.Popen([sys.executable, "-m", "kraft.cli", "quickstart", "--port-range",
+                             f"{first_port}-{first_port + 99}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "TMPDIR": str(tmp_path)}, start_new_session=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("moment", ["working in", "formatted 3 voters", "leader elected", "kill -9 the leader"])
+def test_ctrl_c_at_any_moment_removes_the_directory(moment: str, tmp_path: Path) -> None:
+    """Issue 44: Ctrl-C at 3, 10 or 16 s left the directory every time (a
+    failed run kept its files, and Ctrl-C counted as a failure)."""
+    proc = _quickstart(tmp_path, free_ports(1)[0])
+    assert proc.stdout is not None
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if moment in line:
+            break
+    assert any(moment in line for line in seen), seen
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert "Traceback" not in err, err
+    assert not list(tmp_path.glob("kraft-quickstart-*")), (list(tmp_path.iterdir()), out)
+
+
+@pytest.mark.slow
+def test_two_quickstarts_at_once_choose_different_ports(tmp_path: Path) -> None:
+    """Issue 44: both took the first free ports of the range; the loser
+    exited 5 and kept an empty directory. They take turns choosing now."""
+    first = free_ports(1)[0]
+    procs = [_quickstart(tmp_path, first) for _ in range(2)]
+    results = [p.communicate(timeout=600) for p in procs]
+    for proc, (out, err) in zip(procs, results):
+        assert proc.returncode == 0, (out, err)
+    assert not list(tmp_path.glob("kraft-quickstart-*")), list(tmp_path.iterdir())

@@ -271,6 +271,7 @@ def export_command(inputs: tuple[str, ...], output: str, fmt: str, overwrite: bo
                    max_partition_bytes: str | None, cluster_id: str | None, master: str, conf: tuple[str, ...],
                    ui: bool) -> None:
     """Write one row per record of INPUT's segments and snapshots, partitioned by cluster_id and record_type."""
+    check_output(output, overwrite)
     size = _input_bytes(inputs)
     with _spark(master, conf, ui, short=_fits_one_partition(size, max_partition_bytes)) as spark:
         df, table = _read_input(spark, inputs, size, failfast=failfast, max_partition_bytes=max_partition_bytes,
@@ -303,6 +304,38 @@ def export_command(inputs: tuple[str, ...], output: str, fmt: str, overwrite: bo
         )
         for kind, count in problems:
             click.echo(f"  problems: {kind}: {count:,} (see the error column)")
+
+
+def check_output(output: str, overwrite: bool) -> None:
+    """Refuse, before Spark starts (half a minute of it), an output Spark
+    would refuse after: one that exists without ``--overwrite`` (Spark's
+    ``errorifexists`` mode) and a local path nothing can be written under
+    (Spark's answer is a page of JVM stack trace). Probed by creating and
+    removing a directory where the output's first missing part would go,
+    which holds for root and read-only mounts alike. A URL (hdfs://, s3a://)
+    is left to Spark."""
+    import os
+    import tempfile
+
+    from kraft.errors import StorageError
+
+    if "://" in output and not output.startswith("file://"):
+        return
+    path = Path(output.removeprefix("file://")).absolute()
+    if path.exists() and not overwrite:
+        raise click.ClickException(f"--output {output} already exists: pass --overwrite to replace it, "
+                                   "or choose another --output")
+    if path.exists() and not path.is_dir():
+        raise click.ClickException(f"--output {output} is a file, not a directory: choose another --output")
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        raise StorageError(f"cannot write --output {output}: {existing} is a file, not a directory "
+                           "(choose another --output)")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".kraft-export-probe-", dir=existing))
+    except OSError as e:
+        raise StorageError(f"cannot write --output {output}: {existing}: {e.strerror} "
+                           "(choose a directory you can write to)") from None
 
 
 def frame_summary(df: Any) -> tuple[dict[str, int], list[tuple[str, int]]]:

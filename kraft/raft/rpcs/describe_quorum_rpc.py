@@ -23,7 +23,7 @@ from kraft.raft.roles import LeaderAndEpoch
 from kraft.raft.voters import VoterSet
 from kraft.wire.errors import ErrorCode
 
-__all__ = ["VERSIONS", "WITNESS_NOTE", "note_handover", "note_witness", "response_to_wire"]
+__all__ = ["DUPLICATE_NOTE", "VERSIONS", "WITNESS_NOTE", "note_handover", "note_leader", "note_witness", "response_to_wire"]
 
 #: The versions a kraft node answers.
 VERSIONS = (0, 2)
@@ -64,6 +64,9 @@ def _is_single_partition(request: dq_req.DescribeQuorumRequest, tp: TopicPartiti
 #: What a kraft witness adds to its NOT_LEADER_OR_FOLLOWER DescribeQuorum
 #: message: why it never leads (``kraft quorum describe --status`` reads it).
 WITNESS_NOTE = " (kraft witness: "
+#: How a leader's message names node ids two processes fetch with
+#: (kraft/node/duplicate_ids.py; ``kraft doctor`` reads it).
+DUPLICATE_NOTE = " (kraft duplicate node id "
 
 
 def note_witness(body: Any, reason: str) -> None:
@@ -80,6 +83,15 @@ def note_handover(body: Any, reason: str) -> None:
     for topic in body.topics:
         for partition in topic.partitions:
             partition.error_message = "Leader" + WITNESS_NOTE + reason + ")"
+
+
+def note_leader(body: Any, note: str) -> None:
+    """Append ``note`` to a leader's partition message (``Leader`` when it
+    had none): kraft's word to ``kraft doctor``; Kafka's tools read no
+    message from a NONE answer."""
+    for topic in body.topics:
+        for partition in topic.partitions:
+            partition.error_message = (partition.error_message or "Leader") + note
 
 
 def response_to_wire(

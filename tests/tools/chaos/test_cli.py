@@ -20,6 +20,8 @@ from kraft.tools.bench.chaos.scenarios import SCENARIOS, load_scenario, scenario
     (["--duration", "3"], "--duration 3 is shorter than one fault"),
     (["--scenario", "no-such"], "no scenario 'no-such'"),
     (["--scenario", "witness-handover", "--voters", "5"], "--scenario witness-handover runs 3 voters"),
+    # Jepsen's majorities ring needs 5 voters: with 3 every ring is whole.
+    (["--nemesis", "ring"], "nemesis ring needs --voters 5 or more"),
 ])
 def test_options_that_cannot_be_honoured_are_refused_in_one_line(args: list[str], says: str) -> None:
     done = CliRunner().invoke(main, ["bench", "chaos", *args])

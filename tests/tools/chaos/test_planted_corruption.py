@@ -24,6 +24,7 @@ from kraft.tools.bench.chaos.checker import Sampler, chaos_ok, check, leaders_pe
 from kraft.tools.bench.chaos.kafka_dump import cross_check, locate_kafka_libs
 from kraft.tools.bench.chaos.operations import Operations
 from kraft.tools.bench.chaos.segments import NodeFiles, read_node_files
+from tests.kafka.releases import unavailable
 
 VALUES = [f"quickstart node=1 epoch=1 seq={i}".encode() for i in range(1, 13)]
 
@@ -152,7 +153,7 @@ def test_a_corrupt_file_fails_the_run(node_dir: Path) -> None:
 
 def test_dump_log_segments_reads_the_batches_ours_reads(node_dir: Path, tmp_path: Path) -> None:
     if locate_kafka_libs() is None or shutil.which("java") is None:
-        pytest.skip("no Kafka jars or no java: DumpLogSegments cannot run here")
+        unavailable("no Kafka jars or no java: DumpLogSegments cannot run here")  # CI=true: a failure
     files: dict[int, NodeFiles] = {1: read_node_files(node_dir)}
     said, disagree = cross_check({1: node_dir}, files)
     assert said.startswith("DumpLogSegments") and disagree == {}, (said, disagree)

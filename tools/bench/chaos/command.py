@@ -111,8 +111,9 @@ def format_chaos_report(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-NEMESIS_HELP = ("Comma list of partition, power-loss, kill, pause, disk-full, fsync, lying-disk "
-                "[default: every one but lying-disk the machine can run].")
+NEMESIS_HELP = ("Comma list of partition, power-loss, kill, pause, disk-full, fsync, lying-disk, or one partition "
+                "shape by name: cut, one-way, bridge, ring (5 voters), flaky, flapping "
+                "[default: every one but lying-disk and the shapes the machine can run].")
 
 
 def _chaos_options(duration: float, seed: int, voters: str, observers: int, witness: bool, nemesis: str | None,
@@ -128,6 +129,8 @@ def _chaos_options(duration: float, seed: int, voters: str, observers: int, witn
         unknown = [k for k in kinds if k not in NEMESES]
         if unknown or not kinds:
             raise click.UsageError(f"unknown nemesis {', '.join(unknown) or '(none)'}; choose from {', '.join(NEMESES)}")
+        if "ring" in kinds and int(voters) < 5:
+            raise click.UsageError(f"nemesis ring needs --voters 5 or more (with {voters}, every ring is whole)")
         for kind in kinds:
             reason = unavailable_reason(kind)
             if reason is not None:

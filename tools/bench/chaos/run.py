@@ -60,12 +60,22 @@ from kraft.tools.bench.chaos.run_history import History
 from kraft.tools.bench.chaos.netns import Network, NetworkUnavailable, network_unavailable_reason
 from kraft.tools.bench.node_process import NodeProcess, fault_line, kill_for, pause_for
 
-__all__ = ["ChaosError", "ChaosNode", "ChaosOptions", "NEMESES", "PARTITION_SHAPES", "Chaos", "chaos_ok", "fault_phase_header", "run_chaos",
+__all__ = ["ChaosError", "ChaosNode", "ChaosOptions", "NEMESES", "PARTITION_NEMESES", "PARTITION_SHAPES", "Chaos", "chaos_ok", "fault_phase_header", "run_chaos",
            "unavailable_reason"]
 
 OBSERVER_ID = 99
 #: Every nemesis, in the order the summary lists them.
-NEMESES = ("partition", "power-loss", "kill", "pause", "disk-full", "fsync", "lying-disk")
+#: The partition nemesis one shape at a time, by name (``--nemesis ring``):
+#: each a partition fault whose shape is drawn from these.
+PARTITION_NEMESES: dict[str, tuple[str, ...]] = {
+    "cut": ("isolate-leader", "isolate-follower", "split"),
+    "one-way": ("one-way",),
+    "bridge": ("bridge",),
+    "ring": ("majorities-ring",),
+    "flaky": ("flaky",),
+    "flapping": ("flapping",),
+}
+NEMESES = ("partition", "power-loss", "kill", "pause", "disk-full", "fsync", "lying-disk", *PARTITION_NEMESES)
 #: What runs without ``--nemesis``: every kind the machine can run (the others are skipped, said why).
 DEFAULT_NEMESES = ("partition", "power-loss", "kill", "pause", "disk-full", "fsync")
 #: Kafka's default controller.quorum.fetch.timeout.ms: a pause or a partition must outlast it.
@@ -110,7 +120,7 @@ class ChaosError(Exception):
 
 def unavailable_reason(kind: str) -> str | None:
     """Why this machine cannot run the nemesis ``kind``, or None."""
-    if kind == "partition":
+    if kind == "partition" or kind in PARTITION_NEMESES:
         return network_unavailable_reason()
     if kind in ("power-loss", "lying-disk"):
         return fuse_unavailable_reason() or (None if os.geteuid() == 0 else "mounting FUSE disks needs root")
@@ -223,7 +233,7 @@ class Chaos:
         observers = [OBSERVER_ID - i for i in range(opts.observers)]
         ids = voters + observers
         _remove_stale_namespaces()
-        if "partition" in self.kinds:
+        if any(k == "partition" or k in PARTITION_NEMESES for k in self.kinds):
             self.network = Network(ids)
             try:
                 self.network.create()
@@ -261,7 +271,7 @@ class Chaos:
             host, port = addresses[node_id]
             configs[node_id] = self.root / f"server-{node_id}.properties"
             props = {
-                "process.roles": "controller", "node.id": str(node_id),
+                "process.roles": "controller" if node_id in voters else "broker", "node.id": str(node_id),
                 "listeners": f"CONTROLLER://{host}:{port}", "controller.listener.names": "CONTROLLER",
                 "controller.quorum.voters": quorum, "metadata.log.dir": str(self.root / f"metadata-{node_id}"),
             }
@@ -584,8 +594,10 @@ class Chaos:
             return far, ring, f"majorities ring {'-'.join(map(str, ring))}: each voter sees its neighbours"
         raise ValueError(f"unknown partition shape {shape}")
 
-    async def partition(self, shape: str, hold_s: float) -> None:
-        """One of :data:`PARTITION_SHAPES`; healed after ``hold_s``."""
+    async def partition(self, shape: str, hold_s: float, kind: str = "partition") -> None:
+        """One of :data:`PARTITION_SHAPES`; healed after ``hold_s``; the
+        fault recorded as ``kind`` (a :data:`PARTITION_NEMESES` name when
+        the shape was asked for by name)."""
         import trio
 
         net = self.network
@@ -594,7 +606,7 @@ class Chaos:
             target = self.rng.choice(self.voter_ids)
             detail = net.flaky(target, self.rng.choice([10, 20, 30]), self.rng.choice([20, 50, 100]),
                                seed=self.rng.randrange(1 << 30))
-            fault = self.begin("partition", [target], f"flaky link of node {target}: {detail}")
+            fault = self.begin(kind, [target], f"flaky link of node {target}: {detail}")
             await trio.sleep(hold_s)
             relayed = net.steady(target)
             self.end(fault, f"link steady ({relayed})" if relayed else "link steady")
@@ -603,7 +615,7 @@ class Chaos:
             # Isolate a voter and heal it, again and again, each phase shorter than the fetch timeout.
             target = self.rng.choice(self.voter_ids)
             directions = net.split([target], [n for n in self.nodes if n != target])
-            fault = self.begin("partition", [target], f"flapping: node {target} cut off and back every 0.5-1.5 s")
+            fault = self.begin(kind, [target], f"flapping: node {target} cut off and back every 0.5-1.5 s")
             end = trio.current_time() + hold_s
             while trio.current_time() < end:
                 net.drop(directions)
@@ -613,7 +625,7 @@ class Chaos:
             self.end(fault, "link steady")
             return
         directions, nodes, detail = self.partition_directions(shape)
-        fault = self.begin("partition", nodes, detail)
+        fault = self.begin(kind, nodes, detail)
         net.drop(directions)
         await trio.sleep(hold_s)
         net.undrop(directions)
@@ -648,6 +660,9 @@ class Chaos:
             shapes = [s for s in PARTITION_SHAPES if s != "majorities-ring" or len(self.voter_ids) >= 5]
             shape = rng.choice(shapes)
             await self.partition(shape, FETCH_TIMEOUT_S + rng.uniform(1.0, 6.0))
+            return
+        if kind in PARTITION_NEMESES:
+            await self.partition(rng.choice(PARTITION_NEMESES[kind]), FETCH_TIMEOUT_S + rng.uniform(1.0, 6.0), kind)
             return
         if kind == "disk-full":
             if self.nodes[self.disk_full_voter or 0].busy:

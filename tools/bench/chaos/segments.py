@@ -1,8 +1,8 @@
 """The nodes' files read without kraft: the chaos checker's own reader.
 
 A bug in kraft's decoder or in its recovery must not hide itself, so this
-module imports nothing of ``kraft.records`` (an import-linter contract
-holds it to that). It walks every segment of ``__cluster_metadata-0`` and
+module imports nothing of kraft (the import-linter contract
+``chaos-reader-independent`` in pyproject.toml holds it to that). It walks every segment of ``__cluster_metadata-0`` and
 every snapshot with kafka-python's v2 record-batch reader
 (``kafka.record.default_records.DefaultRecordBatch``), each batch's CRC
 checked, and reports every defect it meets instead of repairing it, as
