@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 
 from kraft.controller import feature_control, replication_control
+from kraft.controller.replica_checks import check_broker_epoch
 from kraft.controller.heartbeats import BrokerControlState, BrokerHeartbeatManager, HeartbeatIntent
 from kraft.controller.metadata_version import by_level
 from kraft.controller.result import ApiError, ControllerResult, RecordAndVersion
@@ -29,23 +30,13 @@ from kraft.messages.generated.controller_registration_request import ControllerR
 from kraft.messages.generated.unregister_broker_record import UnregisterBrokerRecord
 from kraft.wire.errors import ErrorCode
 
-__all__ = ["check_broker_epoch", "register_broker", "broker_heartbeat", "unregister_broker", "register_controller",
+__all__ = ["register_broker", "broker_heartbeat", "unregister_broker", "register_controller",
            "fence_stale_brokers"]
 
 log = logging.getLogger("kraft.controller")
 
 #: ``DirectoryId.reserved``: UNASSIGNED, LOST, MIGRATING (the first 100 ids are reserved).
 _RESERVED_DIRECTORY_IDS = 100
-
-
-def check_broker_epoch(image: MetadataImage, broker_id: int, broker_epoch: int) -> None:
-    """``ClusterControlManager.checkBrokerEpoch``."""
-    registration = image.brokers.get(broker_id)
-    if registration is None:
-        raise ApiError(ErrorCode.STALE_BROKER_EPOCH, f"No broker registration found for broker id {broker_id}")
-    if registration.epoch != broker_epoch:
-        raise ApiError(ErrorCode.STALE_BROKER_EPOCH,
-                       f"Expected broker epoch {registration.epoch}, but got broker epoch {broker_epoch}")
 
 
 def _check_directories(image: MetadataImage, request: BrokerRegistrationRequest) -> None:

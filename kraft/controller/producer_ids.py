@@ -5,7 +5,7 @@ starts at 0)."""
 
 from __future__ import annotations
 
-from kraft.controller.cluster_control import check_broker_epoch
+from kraft.controller.replica_checks import check_broker_epoch
 from kraft.controller.result import ApiError, ControllerResult, RecordAndVersion
 from kraft.image.model import MetadataImage
 from kraft.messages.generated.allocate_producer_ids_request import AllocateProducerIdsRequest

@@ -35,6 +35,7 @@ from kraft.image.model import (
 from kraft.wire.errors import ErrorCode
 
 __all__ = [
+    "check_broker_epoch",
     "is_active", "has_uncordoned_dirs", "has_online_dir", "default_dir", "usable_brokers", "metadata_version_of",
     "elr_enabled", "resolve_topic_config", "topic_config", "unclean_election_enabled", "effective_min_isr",
     "partition_builder", "partitions_where", "check_manual_assignment", "bare_error", "DEFAULT_MESSAGES",
@@ -228,3 +229,13 @@ DEFAULT_MESSAGES: Mapping[int, str] = {
 def bare_error(code: ErrorCode) -> ApiError:
     """``new ApiError(Errors.X)``: the code with its default message."""
     return ApiError(code, DEFAULT_MESSAGES[code])
+
+
+def check_broker_epoch(image: MetadataImage, broker_id: int, broker_epoch: int) -> None:
+    """``ClusterControlManager.checkBrokerEpoch``."""
+    registration = image.brokers.get(broker_id)
+    if registration is None:
+        raise ApiError(ErrorCode.STALE_BROKER_EPOCH, f"No broker registration found for broker id {broker_id}")
+    if registration.epoch != broker_epoch:
+        raise ApiError(ErrorCode.STALE_BROKER_EPOCH,
+                       f"Expected broker epoch {registration.epoch}, but got broker epoch {broker_epoch}")

@@ -34,6 +34,7 @@ from kraft.controller.placement import place
 from kraft.controller.reassignments import alter_partition_reassignments, list_partition_reassignments
 from kraft.controller.replica_checks import (
     bare_error,
+    check_broker_epoch,
     check_manual_assignment,
     default_dir,
     elr_enabled,
@@ -441,16 +442,6 @@ def create_topics(image: MetadataImage, settings: ControllerSettings, request: C
 # ------------------------------------------------------------------ AlterPartition
 
 
-def _check_broker_epoch(image: MetadataImage, broker_id: int, broker_epoch: int) -> None:
-    """``ClusterControlManager.checkBrokerEpoch``: STALE_BROKER_EPOCH."""
-    registration = image.brokers.get(broker_id)
-    if registration is None:
-        raise ApiError(ErrorCode.STALE_BROKER_EPOCH, f"No broker registration found for broker id {broker_id}")
-    if registration.epoch != broker_epoch:
-        raise ApiError(ErrorCode.STALE_BROKER_EPOCH,
-                       f"Expected broker epoch {registration.epoch}, but got broker epoch {broker_epoch}")
-
-
 def _ineligible_replicas(image: MetadataImage, states: Sequence[tuple[int, int]]) -> list[str]:
     """``ineligibleReplicasForIsr``."""
     out = []
@@ -528,7 +519,7 @@ def alter_partition(image: MetadataImage, settings: ControllerSettings, request:
     """``ReplicationControlManager.alterPartition`` (v2+: topics by id). A
     stale broker epoch refuses the whole request (STALE_BROKER_EPOCH)."""
     try:
-        _check_broker_epoch(image, request.broker_id, request.broker_epoch)
+        check_broker_epoch(image, request.broker_id, request.broker_epoch)
     except ApiError as e:
         return ControllerResult.of(AlterPartitionResponse(error_code=int(e.error)))
     response = AlterPartitionResponse(topics=[])
