@@ -136,7 +136,10 @@ class Cluster:
 
     def _controller_keys(self, node_id: int, folder: Path, with_extra: bool = True) -> dict[str, object]:
         port = self.controller_ports[node_id] if node_id in self.controller_ports else self.observers[node_id].port
-        return {"process.roles": "controller", "node.id": node_id, **self._quorum_keys(),
+        # A kraft observer of a static quorum is a broker, as Kafka requires
+        # (KafkaConfig.validateValues: a controller must be among the voters).
+        role = "controller" if self.dynamic or node_id in self.controller_ports else "broker"
+        return {"process.roles": role, "node.id": node_id, **self._quorum_keys(),
                 "listeners": f"CONTROLLER://{self.host(node_id)}:{port}", "controller.listener.names": "CONTROLLER",
                 "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
                 "metadata.log.dir": folder / "data", "log.dirs": folder / "data",
