@@ -27,7 +27,7 @@ def test_a_static_voter_and_an_observer_refetch_after_moving_the_directory_aside
     assert "This node is a voter of a static quorum (one voter at a time): refetch the log: " \
            "`mv /data/kraft /data/kraft.corrupt`, `kraft storage format -c CONFIG -t MkU3OEVBNTcwNTJENDM2Qg`, " \
            "`kraft node start -c CONFIG`" in voter
-    observer = _line({"controller.quorum.voters": "1@h1:9093"}, 5)
+    observer = _line({"controller.quorum.voters": "1@h1:9093", "process.roles": "broker"}, 5)
     assert "This node is an observer: refetch the log" in observer
     assert "\n" not in voter + observer
 

@@ -158,7 +158,7 @@ def test_sasl_ssl_quorum_commits_and_the_quorum_tool_describes_it(sasl_cluster: 
 def test_the_readme_security_transcript_runs_against_the_sasl_ssl_quorum(
         sasl_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """README.md's SASL_SSL block as written, with this test's files for its
-    placeholders: ``server.properties`` is a fifth controller of this
+    placeholders: ``server.properties`` is a fifth node (a broker) of this
     cluster's config (a directory of its own, so the format is real),
     ``admin.properties`` the admin's client file, ``127.0.0.1:9093`` the quorum."""
     [line] = [at for at, test in delegated_blocks().items() if test == "tests/node/test_secure_cluster.py"]
@@ -166,6 +166,8 @@ def test_the_readme_security_transcript_runs_against_the_sasl_ssl_quorum(
     fresh = tmp_path / "server.properties"
     fresh.write_text("".join(
         "node.id=5\n" if entry.startswith("node.id=") else
+        # Not among the static voters: a broker, as Kafka requires (KafkaConfig.validateValues).
+        "process.roles=broker\n" if entry.startswith("process.roles=") else
         f"metadata.log.dir={tmp_path / 'node-5'}\n" if entry.startswith("metadata.log.dir=") else entry + "\n"
         for entry in config.read_text().splitlines()))
     admin = write_properties(tmp_path / "admin.properties",

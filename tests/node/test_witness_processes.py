@@ -84,10 +84,18 @@ async def test_kafka_controllers_lead_and_the_witness_never_does(tmp_path: Path)
                 # kraft quorum describe --status: Kafka's lines, then the witness and why.
                 port = next(line.split("CONTROLLER://127.0.0.1:")[1] for line in paths[1].read_text().splitlines()
                             if line.startswith("listeners="))
-                described = await trio.run_process(
-                    [sys.executable, "-m", "kraft.cli", "quorum", "--bootstrap-controller", f"127.0.0.1:{port}",
-                     "describe", "--status"], capture_stdout=True, capture_stderr=True, check=False)
-                lines = described.stdout.decode().splitlines()
+                # The leader names the witness once the witness's decision has
+                # reached it (its next Fetch): ask until it does, within a bound.
+                with trio.move_on_after(30):
+                    while True:
+                        described = await trio.run_process(
+                            [sys.executable, "-m", "kraft.cli", "quorum", "--bootstrap-controller",
+                             f"127.0.0.1:{port}", "describe", "--status"],
+                            capture_stdout=True, capture_stderr=True, check=False)
+                        lines = described.stdout.decode().splitlines()
+                        if described.returncode != 0 or len(lines) == 9:
+                            break
+                        await trio.sleep(0.5)
                 assert described.returncode == 0 and len(lines) == 9, described
                 assert lines[-1].startswith('Witnesses:              [{"id": 3, "reason": "voters 1, 2 advertise '
                                             'Kafka controller APIs kraft lacks'), lines

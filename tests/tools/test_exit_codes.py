@@ -258,6 +258,6 @@ def test_ctrl_c_before_the_command_runs_is_130_without_a_traceback() -> None:
 def test_the_exit_code_table_says_what_a_signal_does_to_a_node() -> None:
     """Issue 44: a node stopped by SIGINT exits 0 (tests/node/test_node_stops.py)
     while the README's table said 130 for Ctrl-C in any command."""
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "docs" / "operating" / "exit-codes.md").read_text()
     row = next(line for line in readme.splitlines() if line.startswith("| 130 |"))
     assert "`kraft node start`" in row and "exits 0" in row, row
