@@ -28,6 +28,7 @@ from kraft.messages.generated.broker_registration_response import BrokerRegistra
 from kraft.messages.generated.controller_registration_request import ControllerRegistrationRequest
 
 from kraft.messages.generated.unregister_broker_record import UnregisterBrokerRecord
+from kraft.messages.json_form import uuid_to_kafka
 from kraft.wire.errors import ErrorCode
 
 __all__ = ["register_broker", "broker_heartbeat", "unregister_broker", "register_controller",
@@ -52,12 +53,7 @@ def _check_directories(image: MetadataImage, request: BrokerRegistrationRequest)
             for d in dirs:
                 if d in other.directories:
                     raise ApiError(ErrorCode.INVALID_REGISTRATION,
-                                   f"Broker {other.id} is already registered with directory {_kafka_uuid(d)}")
-
-
-def _kafka_uuid(u: object) -> str:
-    from kraft.messages.json_form import uuid_to_kafka
-    return uuid_to_kafka(u)  # type: ignore[arg-type]
+                                   f"Broker {other.id} is already registered with directory {uuid_to_kafka(d)}")
 
 
 def register_broker(image: MetadataImage, settings: ControllerSettings, heartbeats: BrokerHeartbeatManager,
@@ -105,12 +101,12 @@ def register_broker(image: MetadataImage, settings: ControllerSettings, heartbea
             records.extend(replication_control.broker_shutdown(image, settings, broker_id, clean))
             log.info("Registering a new incarnation of broker %d. Previous incarnation ID was %s; new incarnation "
                      "ID is %s. Generated %d record(s) to clean up previous incarnations. Broker epoch will become "
-                     "%d.", broker_id, _kafka_uuid(existing.incarnation_id), _kafka_uuid(request.incarnation_id),
+                     "%d.", broker_id, uuid_to_kafka(existing.incarnation_id), uuid_to_kafka(request.incarnation_id),
                      len(records), next_offset)
         else:
             log.info("No previous registration found for broker %d. New incarnation ID is %s.  Generated 0 "
                      "record(s) to clean up previous incarnations. New broker epoch is %d.", broker_id,
-                     _kafka_uuid(request.incarnation_id), next_offset)
+                     uuid_to_kafka(request.incarnation_id), next_offset)
         # Kafka's broker epoch is the controller's next write offset when
         # the registration is handled: the first record of this result.
         record.broker_epoch = next_offset
@@ -118,7 +114,7 @@ def register_broker(image: MetadataImage, settings: ControllerSettings, heartbea
         heartbeats.remove(broker_id)
     else:
         log.info("Amending registration of broker %d, incarnation ID %s. Broker epoch remains %d.", broker_id,
-                 _kafka_uuid(request.incarnation_id), existing.epoch)
+                 uuid_to_kafka(request.incarnation_id), existing.epoch)
         record.fenced = existing.fenced
         record.in_controlled_shutdown = existing.in_controlled_shutdown
         record.broker_epoch = existing.epoch

@@ -37,9 +37,11 @@ from kraft.image.builder import ImageBuilder
 from kraft.image.model import MetadataImage
 from kraft.messages.generated.begin_transaction_record import BeginTransactionRecord
 from kraft.messages.generated.config_record import ConfigRecord
+from kraft.messages.generated.controller_registration_response import ControllerRegistrationResponse
 from kraft.messages.generated.end_transaction_record import EndTransactionRecord
 from kraft.messages.generated.no_op_record import NoOpRecord
 from kraft.messages.generated.register_broker_record import RegisterBrokerRecord
+from kraft.messages.generated.unregister_broker_response import UnregisterBrokerResponse
 from kraft.records.metadata import MetadataRecord, encode_metadata_record
 from kraft.records.view import OffsetAndEpoch
 from kraft.wire.apis import ApiKey
@@ -217,11 +219,6 @@ class QuorumController:
         active.next_offset = last_offset + 1
         active.last_write_ms = now_ms
 
-    def note_offset(self, next_offset: int) -> None:
-        """The raft wrote records of its own (control records) since: the next write goes to ``next_offset``."""
-        if self._active is not None:
-            self._active.next_offset = max(self._active.next_offset, next_offset)
-
     # ------------------------------------------------------------ periodic tasks
 
     def tick(self, now_ms: int) -> list[ControllerResult[Any]]:
@@ -267,12 +264,10 @@ def broker_handlers() -> dict[int, Handler]:
                                                 now_ms=ctx.now_ms)
 
     def unregister(ctx: RequestContext, body: Any, version: int) -> ControllerResult[Any]:
-        from kraft.messages.generated.unregister_broker_response import UnregisterBrokerResponse
         result = cluster_control.unregister_broker(ctx.image, ctx.settings, ctx.heartbeats, body.broker_id)
         return ControllerResult(result.records, UnregisterBrokerResponse(error_code=0), result.atomic)
 
     def controller_registration(ctx: RequestContext, body: Any, version: int) -> ControllerResult[Any]:
-        from kraft.messages.generated.controller_registration_response import ControllerRegistrationResponse
         result = cluster_control.register_controller(ctx.image, body)
         return ControllerResult(result.records, ControllerRegistrationResponse(error_code=0))
 
