@@ -312,11 +312,13 @@ def quickstart_command(keep: bool, port_range: tuple[int, int]) -> None:
     def say(msg: str) -> None:
         click.echo(f"[quickstart] {msg}")
 
-    say(f"working in {root}")
     cluster: Cluster | None = None
     try:
         # Every exit from here removes the directory (without --keep): a
-        # failure, a node that could not start, Ctrl-C at any moment.
+        # failure, a node that could not start, Ctrl-C at any moment --
+        # including the moment right after this first line is printed, so it
+        # is printed inside the try.
+        say(f"working in {root}")
         with PortLock(root.parent) as ports_held:
             # kraft.witness=false: the log holds Kafka controller metadata (the
             # bootstrap feature levels), which in the default auto mode makes a
