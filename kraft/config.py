@@ -13,6 +13,7 @@ import difflib
 import logging
 import re
 from collections.abc import Mapping
+from typing import Any
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -128,6 +129,21 @@ DEFAULTS: dict[str, str] = {
     "metrics.prometheus.port": "",
     # The witness voter (kraft/raft/witness_policy.py): auto detects a Kafka quorum.
     "kraft.witness": "auto",
+    # kraft's own: `kraft node start` with process.roles=controller runs
+    # Kafka's controller (kraft/controller/) on a log directory formatted
+    # with a metadata.version; false keeps the node a raft quorum member only.
+    "kraft.controller": "true",
+    # The controller's keys (Kafka's ServerConfigs, ReplicationConfigs,
+    # KRaftConfigs, ServerLogConfigs), with Kafka's defaults.
+    "num.partitions": "1",
+    "default.replication.factor": "1",
+    "min.insync.replicas": "1",
+    "unclean.leader.election.enable": "false",
+    "delete.topic.enable": "true",
+    "broker.session.timeout.ms": "9000",
+    "broker.heartbeat.interval.ms": "2000",
+    "metadata.max.idle.interval.ms": "500",
+    "authorizer.class.name": "",
     # Testing knob only: answer ApiVersions with the api ranges of this hex
     # ApiVersions response frame (e.g. a real Kafka 4.0 controller's), so a
     # kraft node can play a Kafka controller in multi-process tests.
@@ -249,6 +265,17 @@ NUMERIC_KEYS: dict[str, NumberDef] = {
     "kraft.socket.request.receive.timeout.ms": NumberDef("INT", 1),
     "kraft.max.in.flight.requests.per.connection": NumberDef("INT", 1),
     "metrics.prometheus.port": NumberDef("INT", 0, 65535),
+    # The controller's (Kafka's ConfigDef ranges: num.partitions atLeast(1),
+    # min.insync.replicas atLeast(1), metadata.max.idle.interval.ms
+    # atLeast(0); the others have none in Kafka). kraft's session and
+    # heartbeat floors are 1 ms: a broker fenced at once, or told to
+    # heartbeat without pause, is no setting a controller can honour.
+    "num.partitions": NumberDef("INT", 1),
+    "default.replication.factor": NumberDef("INT"),
+    "min.insync.replicas": NumberDef("INT", 1),
+    "broker.session.timeout.ms": NumberDef("INT", 1),
+    "broker.heartbeat.interval.ms": NumberDef("INT", 1),
+    "metadata.max.idle.interval.ms": NumberDef("INT", 0),
 }
 
 
@@ -311,6 +338,22 @@ def _bool(props: Mapping[str, str], key: str) -> bool:
     if value not in ("true", "false"):
         raise ConfigError(f"{key}: expected true or false, got {value!r}")
     return value == "true"
+
+
+def controller_values(props: Mapping[str, str]) -> dict[str, Any]:
+    """The controller's keys, parsed and checked (the fields of
+    :class:`kraft.controller.settings.ControllerSettings` they fill)."""
+    return {
+        "num_partitions": _int(props, "num.partitions"),
+        "default_replication_factor": _int(props, "default.replication.factor"),
+        "min_insync_replicas": _int(props, "min.insync.replicas"),
+        "unclean_leader_election_enable": _bool(props, "unclean.leader.election.enable"),
+        "delete_topic_enable": _bool(props, "delete.topic.enable"),
+        "broker_session_timeout_ms": _int(props, "broker.session.timeout.ms"),
+        "broker_heartbeat_interval_ms": _int(props, "broker.heartbeat.interval.ms"),
+        "metadata_max_idle_interval_ms": _int(props, "metadata.max.idle.interval.ms"),
+        "authorizer_class_name": props.get("authorizer.class.name", "").strip(),
+    }
 
 
 def _host_port(text: str, key: str, lowest_port: int = 0) -> tuple[str, int]:
@@ -425,6 +468,8 @@ class NodeConfig:
     super_users: frozenset[str] = frozenset()
     #: ``kraft.witness``: auto (detect a Kafka quorum), true, false.
     witness: WitnessMode = WitnessMode.AUTO
+    #: ``kraft.controller``: ``kraft node start`` runs Kafka's controller (process.roles=controller).
+    controller: bool = True
     #: SCRAM accounts every SASL listener checks; the node fills it from
     #: bootstrap.checkpoint and the committed metadata log.
     scram_credentials: ScramCredentialStore = field(default_factory=ScramCredentialStore, repr=False, compare=False)
@@ -534,6 +579,7 @@ class NodeConfig:
             raw=dict(props),
             connection_limits=_limits(props),
             witness=_witness_mode(props),
+            controller=_bool(props, "kraft.controller"),
             **security,  # type: ignore[arg-type]
         )
 

@@ -28,7 +28,10 @@ log = logging.getLogger("kraft.node")
 async def run_node(config: NodeConfig, demo_append_rate: float, bench_record_size: int | None = None,
                     demo_ack_log: Path | None = None, demo_records: str = "text",
                     demo_history: Path | None = None) -> None:
-    node = KraftNode(config)
+    # Kafka's controller runs unless kraft.controller=false, or a demo or
+    # bench load writes records of its own into the log (they would not be
+    # the controller's).
+    node = KraftNode(config, controller=config.controller and demo_append_rate <= 0 and bench_record_size is None)
     # The handlers go in before the node starts: a SIGTERM sent the moment
     # the node says "listening on" is then a clean shutdown, not a kill by
     # the default action (the receiver keeps what arrives until it is read).
@@ -54,7 +57,7 @@ async def _run(node: KraftNode, demo_append_rate: float, bench_record_size: int 
             # which otherwise stall the event loop for tens of milliseconds.
             gc.freeze()
             nursery.start_soon(_stop_on_signal, node, signals)
-            if bench_record_size is None:
+            if bench_record_size is None and node.controller is None:
                 # No state machine here: snapshots hold the committed record
                 # history (kraft.node.snapshots). Not under the bench load, whose
                 # history would only measure the cost of copying it.

@@ -133,6 +133,7 @@ async def serve_listener(
     security: ListenerSecurity | None = None,
     limits: ConnectionLimits | None = None,
     tracker: ConnectionTracker | None = None,
+    refuse_controller_rpcs: bool = True,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> NoReturn:
     """Listen on ``host``:``port`` and serve every connection until
@@ -144,6 +145,10 @@ async def serve_listener(
     authentication before any other request but ApiVersions); ``limits``
     bounds connections (:mod:`kraft.wire.connection_limits`), counted in ``tracker``
     (share one between the listeners of a node).
+
+    ``refuse_controller_rpcs``: answer Kafka's controller RPCs (BrokerRegistration,
+    Envelope, ...) with NOT_CONTROLLER here (wire/not_controller.py); False
+    hands them to ``handler``, which then serves them.
     """
     if max_in_flight_per_connection < 1:
         raise ValueError(f"max_in_flight_per_connection must be at least 1, got {max_in_flight_per_connection}")
@@ -178,7 +183,7 @@ async def serve_listener(
                 # Per connection: DEBUG (INFO is for state changes).
                 log.debug("connection from %s authenticated as %s", info, info.principal)
             connection = _ServerConnection(transport, handler, info, max_frame_size, max_in_flight_per_connection,
-                                           limits, sasl)
+                                           limits, sasl, refuse_controller_rpcs=refuse_controller_rpcs)
             await connection.run()
         except Exception:  # never let one connection stop the listener
             log.exception("closing connection from %s: unexpected error while setting it up", info)
@@ -245,8 +250,9 @@ class _Slot:
 class _ServerConnection:
     def __init__(self, stream: trio.abc.Stream, handler: RequestHandler, info: ConnectionInfo,
                  max_frame_size: int, max_in_flight: int, limits: ConnectionLimits | None = None,
-                 sasl: SaslServer | None = None) -> None:
+                 sasl: SaslServer | None = None, *, refuse_controller_rpcs: bool = True) -> None:
         self._stream = stream
+        self._refuse_controller_rpcs = refuse_controller_rpcs
         self._handler = handler
         self._info = info
         self._max_frame_size = max_frame_size
@@ -379,6 +385,8 @@ class _ServerConnection:
         """A Kafka controller RPC: NOT_CONTROLLER, as a Kafka controller that
         is not the active one answers (wire/not_controller.py); False
         when ``api_key`` is none of them, or SASL has not completed."""
+        if not self._refuse_controller_rpcs:
+            return False
         refused = not_controller_response(api_key, api_version, correlation_id)
         if refused is None or not (self._sasl is None or self._sasl.complete):
             return False

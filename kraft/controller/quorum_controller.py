@@ -92,7 +92,7 @@ class _Active:
 
 class QuorumController:
     """One node's controller. ``handlers`` maps api keys to request
-    handlers (:data:`Handler`); :mod:`kraft.controller.apis` builds the table."""
+    handlers (:data:`Handler`); :func:`kraft.controller.request_handlers.controller_handlers` is the table."""
 
     def __init__(self, settings: ControllerSettings, handlers: dict[int, Handler], *,
                  bootstrap: Sequence[RecordAndVersion] = (), rng: random.Random | None = None) -> None:
@@ -190,10 +190,15 @@ class QuorumController:
             raise NotActiveError("not the active controller")
         return active
 
-    def handle(self, api_key: int, body: Any, version: int, now_ms: int) -> ControllerResult[Any]:
+    def handle(self, api_key: int, body: Any, version: int, now_ms: int, *,
+               next_offset: int | None = None) -> ControllerResult[Any]:
         """A request's records and response on the active controller (an
-        :class:`ApiError` propagates for the driver to answer with)."""
+        :class:`ApiError` propagates for the driver to answer with).
+        ``next_offset``: where the raft leader puts the next record, when
+        it wrote records of its own (control records) since :meth:`appended`."""
         active = self._require_active()
+        if next_offset is not None:
+            active.next_offset = next_offset
         handler = self._handlers.get(api_key)
         if handler is None:
             raise ApiError(35, f"the controller does not handle {ApiKey(api_key).name}")
@@ -221,7 +226,7 @@ class QuorumController:
 
     # ------------------------------------------------------------ periodic tasks
 
-    def tick(self, now_ms: int) -> list[ControllerResult[Any]]:
+    def tick(self, now_ms: int, *, next_offset: int | None = None) -> list[ControllerResult[Any]]:
         """The periodic tasks due at ``now_ms`` (Kafka's
         ``PeriodicTaskControlManager``): fencing brokers whose session
         expired, and a NoOpRecord after ``metadata.max.idle.interval.ms``
@@ -229,6 +234,8 @@ class QuorumController:
         active = self._active
         if active is None:
             return []
+        if next_offset is not None:
+            active.next_offset = next_offset
         out: list[ControllerResult[Any]] = []
         fenced = cluster_control.fence_stale_brokers(active.builder.image, self.settings, active.heartbeats, now_ms)
         if fenced.records:

@@ -8,14 +8,19 @@ here sends requests or holds the node.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from dataclasses import replace
+from typing import Any, Protocol
 
 from kraft.config import NodeConfig
 from kraft.errors import ConfigurationError
 from kraft.messages.generated.api_versions_response import ApiVersionsResponse
-from kraft.node import admin_apis, authorizer, rpc
+from kraft.controller.request_handlers import WRITE_APIS
+from kraft.controller.result import ApiError
+from kraft.node import admin_apis, authorizer, envelope, rpc
+from kraft.node.controller_server import NotController
 from kraft.node.cluster_ids import INCONSISTENT_CLUSTER_ID, ClusterIdWatch
 from kraft.node.duplicate_ids import DuplicateNodeIds
 from kraft.node.raft_view import InboundRaft
@@ -27,10 +32,14 @@ from kraft.raft.witness_policy import WitnessDecision
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import CLIENT_SOFTWARE_NAME
 from kraft.wire.not_controller import REFUSED_CONTROLLER_APIS
-from kraft.wire.not_controller_admin import ADMIN_NOT_CONTROLLER_APIS, admin_not_controller_response
+from kraft.wire.errors import ErrorCode
+from kraft.wire.not_controller_admin import ADMIN_NOT_CONTROLLER_APIS, admin_not_controller_response, error_response
 from kraft.wire.server import CloseConnection, ConnectionInfo, Response
 
-__all__ = ["ControllerApis", "SUPPORTED_APIS", "advertised_apis", "replayed_api_versions"]
+__all__ = ["CONTROLLER_APIS", "ControllerApis", "ControllerRequests", "SUPPORTED_APIS", "advertised_apis",
+           "replayed_api_versions"]
+
+log = logging.getLogger("kraft.node")
 
 #: The APIs a kraft controller listener answers, with the versions we speak.
 SUPPORTED_APIS: dict[ApiKey | int, tuple[int, int]] = {
@@ -76,7 +85,8 @@ def replayed_api_versions(frame_hex: str) -> dict[int, tuple[int, int]]:
 
 
 def advertised_apis(own: Mapping[Any, tuple[int, int]], *, leading_handover: bool,
-                    client_software_name: str | None) -> Mapping[Any, tuple[int, int]]:
+                    client_software_name: str | None,
+                    controller_apis: Mapping[Any, tuple[int, int]] | None = None) -> Mapping[Any, tuple[int, int]]:
     """What ApiVersions advertises to a client that names itself
     ``client_software_name`` (ApiVersions v3+; None or "" before).
 
@@ -87,11 +97,32 @@ def advertised_apis(own: Mapping[Any, tuple[int, int]], *, leading_handover: boo
     controller. Never to a kraft client: a kraft voter's witness detection
     (kraft/node/witness_detector.py) takes a peer that advertises them for a Kafka
     controller, and would then refuse to campaign -- or name the witness as
-    a successor -- when the witness resigns in its favour."""
-    if not leading_handover or client_software_name == CLIENT_SOFTWARE_NAME:
+    a successor -- when the witness resigns in its favour.
+
+    A node that runs Kafka's controller (``controller_apis``) advertises
+    the controller RPCs it serves to every other client, active or not, as a
+    Kafka controller does: a broker picks the versions it forwards with
+    from them. A kraft peer is told only the raft APIs, for the same reason."""
+    if client_software_name == CLIENT_SOFTWARE_NAME:
+        return own
+    if controller_apis is not None:
+        return {**own, **controller_apis}
+    if not leading_handover:
         return own
     return {**own, **{k: v for k, (_, v) in REFUSED_CONTROLLER_APIS.items()},
             **{k: (ApiKey(k).min_version, ApiKey(k).max_version) for k in ADMIN_NOT_CONTROLLER_APIS}}
+
+
+#: What a node running Kafka's controller advertises besides :data:`SUPPORTED_APIS`.
+CONTROLLER_APIS: dict[ApiKey | int, tuple[int, int]] = {
+    ApiKey(k): (ApiKey(k).min_version, ApiKey(k).max_version) for k in sorted(WRITE_APIS | {ApiKey.ENVELOPE})
+}
+
+
+class ControllerRequests(Protocol):
+    """The controller as the listeners see it (:class:`kraft.node.controller_server.ControllerServer`)."""
+
+    async def handle(self, api_key: int, body: Any, version: int) -> Any: ...
 
 
 class ControllerApis:
@@ -101,7 +132,8 @@ class ControllerApis:
     def __init__(self, config: NodeConfig, raft: InboundRaft, *, cluster_id: str,
                  advertised_apis: Mapping[Any, tuple[int, int]], metrics: RaftMetrics | None,
                  cluster_ids: ClusterIdWatch | None,
-                 witness_decision: Callable[[], WitnessDecision | None]) -> None:
+                 witness_decision: Callable[[], WitnessDecision | None],
+                 controller: ControllerRequests | None = None) -> None:
         self._config = config
         self._raft = raft
         self._cluster_id = cluster_id
@@ -109,6 +141,8 @@ class ControllerApis:
         self._metrics = metrics
         self._cluster_ids = cluster_ids
         self._witness_decision = witness_decision
+        #: Kafka's controller, when this node runs it (kraft/node/controller_server.py).
+        self.controller = controller
         #: Two processes fetching with one node id (kraft/node/duplicate_ids.py).
         self.duplicates = DuplicateNodeIds()
 
@@ -117,7 +151,8 @@ class ControllerApis:
         raft = self._raft
         return advertised_apis(self._advertised,
                                leading_handover=raft.initialized and raft.core.handover_leadership is not None,
-                               client_software_name=getattr(request, "client_software_name", None))
+                               client_software_name=getattr(request, "client_software_name", None),
+                               controller_apis=CONTROLLER_APIS if self.controller is not None else None)
 
     async def handle(self, request: Any, conn: ConnectionInfo) -> Response | None:
         metrics = self._metrics
@@ -140,6 +175,11 @@ class ControllerApis:
         refused = authorizer.authorize(config.secured, config.super_users, key, version, conn)
         if refused is not None:
             return refused
+        if self.controller is not None:
+            if key == ApiKey.ENVELOPE:
+                return await self._envelope(request, conn)
+            if key in WRITE_APIS:
+                return await self._controller_request(self.controller, key, version, request.body)
         if key in admin_apis.ADMIN_API_KEYS:
             return await admin_apis.handle(self._raft, request, conn, cluster_id=self._cluster_id,
                                            node_id=config.node_id, witness=self._witness_decision(),
@@ -152,6 +192,48 @@ class ControllerApis:
             # Kafka controller (wire/not_controller_admin.py).
             return Response(admin_not_controller_response(key, version, request.body), version)
         raise CloseConnection(f"api {ApiKey(key).name} is not served by a kraft controller")
+
+    async def _controller_request(self, controller: ControllerRequests, key: int, version: int,
+                                  body: Any) -> Response:
+        """A request for Kafka's controller: its answer once committed, or
+        the error on every item (NOT_CONTROLLER on a standby, as Kafka's
+        ``ControllerApis`` answers)."""
+        try:
+            return Response(await controller.handle(key, body, version), version)
+        except NotController:
+            return Response(admin_not_controller_response(key, version, body), version)
+        except ApiError as e:
+            return Response(error_response(key, version, body, e.error, e.message), version)
+
+    async def _envelope(self, request: Any, conn: ConnectionInfo) -> Response:
+        """A broker's forwarded request (:mod:`kraft.node.envelope`),
+        answered as if its client had sent it here."""
+        version = request.api_version
+        try:
+            forwarded = envelope.unwrap(request.body)
+        except envelope.EnvelopeError as e:
+            log.info("Envelope from %s refused (%s): %s", conn, error_name(e.error), e)
+            return Response(envelope.refusal(e.error), version)
+        inner = forwarded.request
+        controller = self.controller
+        if controller is not None and inner.api_key in WRITE_APIS:
+            try:
+                body = await controller.handle(inner.api_key, inner.body, inner.api_version)
+            except NotController:
+                # Kafka's RequestChannel: a NOT_CONTROLLER answer goes on the
+                # envelope itself, so the broker looks for the new controller.
+                return Response(envelope.refusal(ErrorCode.NOT_CONTROLLER), version)
+            except ApiError as e:
+                body = error_response(inner.api_key, inner.api_version, inner.body, e.error, e.message)
+            return Response(envelope.wrap(inner, body, inner.api_version), version)
+        try:
+            answer = await self._dispatch(inner, replace(conn, principal=forwarded.principal))
+        except CloseConnection as e:
+            log.info("Envelope from %s: %s", conn, e)
+            return Response(envelope.refusal(ErrorCode.UNSUPPORTED_VERSION), version)
+        if answer is None:
+            return Response(envelope.refusal(ErrorCode.UNKNOWN_SERVER_ERROR), version)
+        return Response(envelope.wrap(inner, answer.body, answer.api_version), version)
 
     async def _handle_raft(self, key: int, version: int, body: Any, conn: ConnectionInfo) -> Response:
         raft_rpc = rpc.rpc_of(key)

@@ -36,6 +36,7 @@ import trio
 from kraft.config import NodeConfig
 from kraft.node import snapshots
 from kraft.node.controller_apis import SUPPORTED_APIS, ControllerApis, replayed_api_versions
+from kraft.node.controller_server import ControllerServer
 from kraft.node.fault import FaultHandler
 from kraft.node.raft_client import KafkaRaftClient
 from kraft.node.raft_manager import NodeStartError, RaftManager
@@ -59,15 +60,20 @@ __all__ = ["KraftNode", "NodeStartError", "CommittedBatch", "SnapshotLoaded", "S
 class KraftNode:
     """One node. ``advertised_apis`` (tests only) replaces what its
     ApiVersions advertises, e.g. with :func:`replayed_api_versions` of a real
-    Kafka controller's answer."""
+    Kafka controller's answer.
+
+    ``controller=True`` runs Kafka's controller on a ``process.roles=controller``
+    node whose log directory was formatted with a metadata.version (what
+    ``kraft node start`` does, :mod:`kraft.node.controller_server`); the
+    default keeps the node a replicated log whose records are yours."""
 
     def __init__(self, config: NodeConfig, *, rng: random.Random | None = None,
                  client_security: ClientSecurity | None = None, fault_handler: FaultHandler | None = None,
-                 advertised_apis: Mapping[Any, tuple[int, int]] | None = None) -> None:
+                 advertised_apis: Mapping[Any, tuple[int, int]] | None = None, controller: bool = False) -> None:
         self.config = config
         self._parts = RaftManager(config, rng=rng or random.Random(), client_security=client_security,
                                   fault_handler=fault_handler, advertised_apis=advertised_apis,
-                                  committed_source=self)
+                                  committed_source=self, controller=controller)
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Run until cancelled or :meth:`shutdown`. ``task_status.started()``
@@ -75,6 +81,11 @@ class KraftNode:
         await self._parts.run(task_status=task_status)
 
     # ------------------------------------------------------------ parts
+
+    @property
+    def controller(self) -> ControllerServer | None:
+        """Kafka's controller on this node, when it runs one."""
+        return self._parts.controller
 
     @property
     def raft_client(self) -> KafkaRaftClient | None:

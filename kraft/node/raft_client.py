@@ -243,6 +243,13 @@ class KafkaRaftClient:
             self._poll_requested = self._wake()
         return OffsetAndEpoch(offset, core.epoch)
 
+    def next_append_offset(self) -> int:
+        """Where the next :meth:`append_nowait` goes (:meth:`RaftCore.next_append_offset`);
+        :class:`NotLeaderError` on a non-leader or a stopped node."""
+        if not self.initialized or self.stopped.is_set():
+            raise NotLeaderError("the node is not running")
+        return self.core.next_append_offset()
+
     async def wait_committed(self, position: OffsetAndEpoch) -> None:
         """Return once the record at ``position.offset``, appended by this
         leader in epoch ``position.epoch``, is committed. Raises

@@ -26,7 +26,10 @@ from kraft.errors import NetworkError, StorageError
 from kraft.log_dir_check import check_log_dir, read_meta_properties
 from kraft.node import credentials, snapshots, update_features as features
 from kraft.node.cluster_ids import ClusterIdWatch, describe_cluster_asker
+from kraft.controller.request_handlers import controller_handlers
+from kraft.controller.quorum_controller import QuorumController
 from kraft.node.controller_apis import SUPPORTED_APIS, ControllerApis
+from kraft.node.controller_server import ControllerServer, bootstrap_records, controller_settings
 from kraft.node.controller_registration import ControllerRegistrationManager, RegisteredListener
 from kraft.node.network_channel import AddressBook, NetworkChannel, bootstrap_nodes
 from kraft.node.quorum_state_store import ElectionStateStore
@@ -34,7 +37,7 @@ from kraft.node.raft_client import KafkaRaftClient
 from kraft.node.fault import FaultHandler, fail_stop_on_disk_failure
 from kraft.node.raft_metrics import RaftMetrics
 from kraft.node.remedies import corruption_remedy
-from kraft.node.snapshots import CommittedSource
+from kraft.node.snapshots import CommittedSource, SnapshotPolicy
 from kraft.node.witness_detector import WitnessDetector, probe_peer, remembered_answers, scan_for_kafka_metadata
 from kraft.raft.core import RaftCore
 from kraft.raft.roles import ElectionState
@@ -66,8 +69,12 @@ class RaftManager:
 
     def __init__(self, config: NodeConfig, *, rng: random.Random, client_security: ClientSecurity | None,
                  fault_handler: FaultHandler | None, advertised_apis: Mapping[Any, tuple[int, int]] | None,
-                 committed_source: CommittedSource) -> None:
+                 committed_source: CommittedSource, controller: bool = False) -> None:
         self.config = config
+        #: Run Kafka's controller (when the roles and the bootstrap metadata allow it).
+        self.wants_controller = controller and "controller" in config.process_roles
+        #: Kafka's controller on this node (set in :meth:`run` when it runs one).
+        self.controller: ControllerServer | None = None
         #: A log I/O error of unknown outcome goes here (default: halt the process).
         self.fault_handler = fault_handler
         self.rng = rng
@@ -170,6 +177,7 @@ class RaftManager:
         addresses, store, election_state = self._read_quorum_files(mlog, meta)
         policy = await self._witness_policy(mlog)
         core = self._build_core(mlog, meta, addresses, election_state, policy)
+        self.controller = self._controller(meta)
         raft_client, channel = self._wire(core, mlog, meta, addresses, store, policy, cluster_ids)
         self.stopped = stopped = trio.Event()
         try:
@@ -178,6 +186,8 @@ class RaftManager:
                 channel.start(nursery, raft_client.deliver)
                 await self._serve_listeners(nursery, meta, mlog)
                 nursery.start_soon(_run_raft_client, raft_client, nursery)
+                if self.controller is not None:
+                    nursery.start_soon(self.controller.run)
                 assert self.witness is not None
                 nursery.start_soon(self.witness.run)
                 if self.config.is_voter_candidate:
@@ -299,10 +309,31 @@ class RaftManager:
             self.metrics.raft_client = raft_client
             self.metrics.is_witness = lambda: (d := self.witness_decision) is not None and d.witness
             raft_client.telemetry.metrics = self.metrics
+        if self.controller is not None:
+            self.controller.attach(raft_client, partial(snapshots.committed_items, raft_client, None,
+                                                        leader_changes=True),
+                                   partial(snapshots.create_snapshot, raft_client),
+                                   SnapshotPolicy(c.max_bytes_between_snapshots, c.max_snapshot_interval_ms,
+                                                  raft_client.clock_ms()))
         self.apis = ControllerApis(c, raft_client, cluster_id=meta.cluster_id or "",
                                    advertised_apis=self.advertised_apis, metrics=self.metrics,
-                                   cluster_ids=cluster_ids, witness_decision=lambda: self.witness_decision)
+                                   cluster_ids=cluster_ids, witness_decision=lambda: self.witness_decision,
+                                   controller=self.controller)
         return raft_client, channel
+
+    def _controller(self, meta: MetaProperties) -> ControllerServer | None:
+        """Kafka's controller, when wanted and the directory was formatted for one."""
+        if not self.wants_controller:
+            return None
+        c = self.config
+        bootstrap = bootstrap_records(Path(c.metadata_log_dir))
+        if bootstrap is None:
+            log.info("No metadata.version in the bootstrap metadata of %s: running the raft quorum only, without "
+                     "Kafka's controller (format with kraft storage format --release-version to run one)",
+                     c.metadata_log_dir)
+            return None
+        settings = controller_settings(c.node_id, meta.cluster_id or "", c.raw)
+        return ControllerServer(QuorumController(settings, controller_handlers(), bootstrap=bootstrap, rng=self.rng))
 
     async def _serve_listeners(self, nursery: trio.Nursery, meta: MetaProperties, mlog: MetadataLog) -> None:
         c = self.config
@@ -313,7 +344,8 @@ class RaftManager:
                     serve_listener, self.apis, listener.host, listener.port,
                     listener=listener.name, max_frame_size=c.socket_request_max_bytes,
                     max_in_flight_per_connection=c.connection_limits.max_in_flight_per_connection,
-                    security=c.listener_security.get(listener.name), tracker=self.connections))
+                    security=c.listener_security.get(listener.name), tracker=self.connections,
+                    refuse_controller_rpcs=self.controller is None))
             except OSError as e:
                 raise _bind_error(listener.name, listener.host, listener.port, "listeners", e) from None
             self.ports[listener.name] = port

@@ -275,6 +275,18 @@ class RaftCore:
             raise NotLeaderError("append failed: the leader is resigning")
         return role.state.accumulator.append(now_ms, records)
 
+    def next_append_offset(self) -> int:
+        """The offset the next :meth:`append` of this leader gets (control
+        records it queued count): a state machine that names offsets in its
+        records (Kafka's broker epoch is the offset of the registration)
+        asks just before it appends. Raises :class:`NotLeaderError` on a
+        non-leader."""
+        self._check_initialized()
+        role = self.quorum.role
+        if not isinstance(role, Leader):
+            raise NotLeaderError("this replica is not the leader")
+        return role.state.accumulator.next_offset
+
     def resign(self, epoch: int) -> None:
         """Ask the leader of ``epoch`` to step down on the next poll (Kafka's
         ``RaftClient.resign``); ignored if that epoch is already over."""

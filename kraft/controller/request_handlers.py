@@ -1,0 +1,123 @@
+"""Which control manager answers which request: the table of
+:data:`~kraft.controller.quorum_controller.Handler` functions the active
+controller dispatches on (Kafka's ``ControllerApis`` handing each request to
+a ``QuorumController`` method).
+
+Each entry adapts one control-manager function (pure: image and request in,
+records and response out) to the handler signature. What a handler reads
+besides the request comes from the :class:`RequestContext`: the active
+image, the settings, the broker sessions, the next offset and the
+randomness (topic ids, ACL ids), so the same requests against the same
+state give the same records.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from kraft.controller import (
+    acls,
+    configs,
+    directory_assignment,
+    elections,
+    quotas,
+    reassignments,
+    replication_control,
+    scram_control,
+)
+from kraft.controller.quorum_controller import Handler, RequestContext, broker_handlers
+from kraft.controller.result import ControllerResult
+from kraft.wire.apis import ApiKey
+
+__all__ = ["controller_handlers", "WRITE_APIS"]
+
+
+def _random_uuid(ctx: RequestContext) -> uuid.UUID:
+    """A version-4 UUID from the context's randomness (Kafka's ``Uuid.randomUuid``)."""
+    return uuid.UUID(int=ctx.rng.getrandbits(128), version=4)
+
+
+def _create_topics(ctx: RequestContext, body: Any, version: int) -> ControllerResult[Any]:
+    return replication_control.create_topics(ctx.image, ctx.settings, body, version, rng=ctx.rng)
+
+
+def _delete_topics(ctx: RequestContext, body: Any, version: int) -> ControllerResult[Any]:
+    return replication_control.delete_topics(ctx.image, ctx.settings, body, version)
+
+
+def _create_partitions(ctx: RequestContext, body: Any, version: int) -> ControllerResult[Any]:
+    return replication_control.create_partitions(ctx.image, ctx.settings, body, version, rng=ctx.rng)
+
+
+def _alter_partition(ctx: RequestContext, body: Any, version: int) -> ControllerResult[Any]:
+    return replication_control.alter_partition(ctx.image, ctx.settings, body, version)
+
+
+def _elect_leaders(ctx: RequestContext, body: Any, version: int) -> ControllerResult[Any]:
+    return elections.elect_leaders(ctx.image, ctx.settings, body, version)
+
+
+def _alter_reassignments(ctx: RequestContext, body: Any, version: int) -> ControllerResult[Any]:
+    return reassignments.alter_partition_reassignments(ctx.image, ctx.settings, body, version)
+
+
+def _list_reassignments(ctx: RequestContext, body: Any, version: int) -> ControllerResult[Any]:
+    return ControllerResult((), reassignments.list_partition_reassignments(ctx.image, body, version))
+
+
+def _incremental_alter_configs(ctx: RequestContext, body: Any, version: int) -> ControllerResult[Any]:
+    return configs.incremental_alter_configs(ctx.image, ctx.settings, body, version)
+
+
+def _alter_configs(ctx: RequestContext, body: Any, version: int) -> ControllerResult[Any]:
+    return configs.alter_configs(ctx.image, ctx.settings, body, version)
+
+
+def _create_acls(ctx: RequestContext, body: Any, version: int) -> ControllerResult[Any]:
+    return acls.create_acls(ctx.image, body, version, new_id=lambda: _random_uuid(ctx), settings=ctx.settings)
+
+
+def _delete_acls(ctx: RequestContext, body: Any, version: int) -> ControllerResult[Any]:
+    return acls.delete_acls(ctx.image, body, version, settings=ctx.settings)
+
+
+def _alter_scram(ctx: RequestContext, body: Any, version: int) -> ControllerResult[Any]:
+    return scram_control.alter_user_scram_credentials(ctx.image, body, version)
+
+
+def _alter_quotas(ctx: RequestContext, body: Any, version: int) -> ControllerResult[Any]:
+    return quotas.alter_client_quotas(ctx.image, body, version)
+
+
+def _assign_replicas_to_dirs(ctx: RequestContext, body: Any, version: int) -> ControllerResult[Any]:
+    return directory_assignment.assign_replicas_to_dirs(ctx.image, ctx.settings, body, version)
+
+
+#: The requests the active controller turns into records (api key -> handler),
+#: besides the broker RPCs of :func:`broker_handlers`.
+_ADMIN: dict[int, Handler] = {
+    ApiKey.CREATE_TOPICS: _create_topics,
+    ApiKey.DELETE_TOPICS: _delete_topics,
+    ApiKey.CREATE_PARTITIONS: _create_partitions,
+    ApiKey.ALTER_PARTITION: _alter_partition,
+    ApiKey.ELECT_LEADERS: _elect_leaders,
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: _alter_reassignments,
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: _list_reassignments,
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: _incremental_alter_configs,
+    ApiKey.ALTER_CONFIGS: _alter_configs,
+    ApiKey.CREATE_ACLS: _create_acls,
+    ApiKey.DELETE_ACLS: _delete_acls,
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: _alter_scram,
+    ApiKey.ALTER_CLIENT_QUOTAS: _alter_quotas,
+    ApiKey.ASSIGN_REPLICAS_TO_DIRS: _assign_replicas_to_dirs,
+}
+
+
+def controller_handlers() -> dict[int, Handler]:
+    """Every request the active controller answers, by api key."""
+    return {**broker_handlers(), **_ADMIN}
+
+
+#: The api keys of :func:`controller_handlers`.
+WRITE_APIS: frozenset[int] = frozenset(controller_handlers())
