@@ -1,0 +1,263 @@
+"""Issue 41: real Kafka brokers and their clients on a kraft controller
+quorum -- three ``kraft node start`` controllers, three real Kafka brokers,
+Kafka's own tools and clients, on the oldest and the newest release.
+
+One cluster per release serves the module's tests (its JVMs cost most of
+the time); each test leaves it as it found it: its own topics, its own
+group ids. What each test asserts is what Kafka's controller answers for
+the same step (the class and method in each docstring).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.kafka.cluster import Cluster
+from tests.kafka.processes import run_tool
+from tests.kafka.releases import KafkaRelease, require, ends
+
+pytestmark = pytest.mark.slow
+
+#: Kafka's StandardAuthorizer on every node (the controllers store the ACLs;
+#: the brokers enforce them) and no ACL blocking anyone: kafka-acls works,
+#: every client may do everything.
+_AUTHORIZER = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+               "allow.everyone.if.no.acl.found": "true", "super.users": "User:ANONYMOUS"}
+#: What a 3-broker cluster runs its internal topics with (Kafka's defaults are RF 3, min ISR 2).
+_BROKER_KEYS = {"offsets.topic.replication.factor": 3, "transaction.state.log.replication.factor": 3,
+                "transaction.state.log.min.isr": 2, "default.replication.factor": 3, "min.insync.replicas": 2}
+
+
+def _until(what: str, check: Callable[[], object], timeout_s: float = 120.0) -> object:
+    deadline = time.monotonic() + timeout_s
+    last: object = None
+    while time.monotonic() < deadline:
+        try:
+            last = check()
+        except Exception as e:  # a tool that fails while the cluster settles
+            last = e
+        else:
+            if last:
+                return last
+        time.sleep(1)
+    raise AssertionError(f"{what}: not within {timeout_s:.0f} s (last: {last!r})")
+
+
+@pytest.fixture(scope="module", params=ends())
+def kraft_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    release = require(request.param)
+    root = tmp_path_factory.mktemp(f"controller-{release.version}")
+    cluster = Cluster(root, release, kafka_controllers=(), kraft_voters=(1, 2, 3), brokers=(101, 102, 103),
+                      extra={**_AUTHORIZER, "kraft.witness": "false"})
+    cluster.format()
+    for broker in cluster.brokers.values():
+        with broker.config.open("a") as f:
+            f.writelines(f"{k}={v}\n" for k, v in _BROKER_KEYS.items())
+    try:
+        cluster.start(list(cluster.kraft.values()))
+        cluster.start(list(cluster.brokers.values()))
+        yield cluster
+    finally:
+        cluster.close()
+
+
+def _bootstrap(cluster: Cluster) -> str:
+    return ",".join(f"127.0.0.1:{b.port}" for b in cluster.brokers.values())
+
+
+def _tool(cluster: Cluster, name: str, *args: str) -> str:
+    return cluster.run_tool(name, "--bootstrap-server", _bootstrap(cluster), *args)
+
+
+def _failing_tool(cluster: Cluster, name: str, *args: str) -> str:
+    done = run_tool(cluster.release, name, "--bootstrap-server", _bootstrap(cluster), *args, work=cluster.root)
+    return done.stdout + done.stderr
+
+
+def _topic(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def test_kafka_topics_creates_describes_grows_and_deletes(kraft_cluster: Cluster) -> None:
+    """ReplicationControlManager.createTopics (striped placement over the
+    three brokers), createPartitions and deleteTopics, through the brokers'
+    forwarding (Envelope) as kafka-topics.sh reaches them."""
+    c = kraft_cluster
+    topic = _topic("orders")
+    assert f"Created topic {topic}." in _tool(c, "TopicCommand", "--create", "--topic", topic, "--partitions", "6",
+                                               "--replication-factor", "3")
+    described = _tool(c, "TopicCommand", "--describe", "--topic", topic)
+    rows = [line for line in described.splitlines() if "Partition:" in line]
+    assert len(rows) == 6, described
+    leaders = {re.search(r"Leader: (\d+)", r).group(1) for r in rows}  # type: ignore[union-attr]
+    assert leaders == {"101", "102", "103"}, described  # every broker leads some: the striped placer
+    for row in rows:
+        replicas = re.search(r"Replicas: ([\d,]+)", row).group(1)  # type: ignore[union-attr]
+        isr = re.search(r"Isr: ([\d,]+)", row).group(1)  # type: ignore[union-attr]
+        assert sorted(replicas.split(",")) == ["101", "102", "103"], row
+        assert sorted(isr.split(",")) == ["101", "102", "103"], row
+    _tool(c, "TopicCommand", "--alter", "--topic", topic, "--partitions", "8")
+    _until("8 partitions", lambda: _tool(c, "TopicCommand", "--describe", "--topic", topic).count("Partition:") == 8)
+    _tool(c, "TopicCommand", "--delete", "--topic", topic)
+    _until("topic deleted", lambda: topic not in _tool(c, "TopicCommand", "--list"))
+
+
+def test_refusals_carry_kafkas_errors(kraft_cluster: Cluster) -> None:
+    """ReplicationControlManager.createTopic's refusals as kafka-topics.sh
+    prints them: a replication factor above the registered brokers
+    (INVALID_REPLICATION_FACTOR), an invalid name (INVALID_TOPIC_EXCEPTION),
+    an invalid config value (INVALID_CONFIG), an existing topic
+    (TOPIC_ALREADY_EXISTS)."""
+    c = kraft_cluster
+    out = _failing_tool(c, "TopicCommand", "--create", "--topic", _topic("wide"), "--replication-factor", "4")
+    assert "InvalidReplicationFactorException" in out, out
+    assert "only 3 broker(s) are registered" in out, out
+    out = _failing_tool(c, "TopicCommand", "--create", "--topic", "bad/name")
+    assert "InvalidTopicException" in out or "illegal character" in out, out
+    # kafka-topics.sh checks config values itself; kafka-python sends them as given.
+    from kafka.admin import KafkaAdminClient, NewTopic
+    from kafka.errors import InvalidConfigurationError
+
+    admin = KafkaAdminClient(bootstrap_servers=_bootstrap(c))
+    try:
+        with pytest.raises(InvalidConfigurationError, match="retention.ms"):
+            admin.create_topics([NewTopic(_topic("cfg"), 1, 1, topic_configs={"retention.ms": "soon"})])
+    finally:
+        admin.close()
+    topic = _topic("twice")
+    _tool(c, "TopicCommand", "--create", "--topic", topic)
+    out = _failing_tool(c, "TopicCommand", "--create", "--topic", topic)
+    assert "TopicExistsException" in out, out
+    _tool(c, "TopicCommand", "--delete", "--topic", topic)
+
+
+def test_kafka_configs_sets_topic_broker_and_cluster_defaults(kraft_cluster: Cluster) -> None:
+    """ConfigurationControlManager.incrementalAlterConfigs for a topic, one
+    broker and the cluster default, read back by the brokers' DescribeConfigs
+    (they answer it from the records the controller wrote)."""
+    c = kraft_cluster
+    topic = _topic("configs")
+    _tool(c, "TopicCommand", "--create", "--topic", topic)
+    _tool(c, "ConfigCommand", "--alter", "--entity-type", "topics", "--entity-name", topic,
+          "--add-config", "retention.ms=86400000")
+    _tool(c, "ConfigCommand", "--alter", "--entity-type", "brokers", "--entity-name", "101",
+          "--add-config", "log.cleaner.threads=2")
+    _tool(c, "ConfigCommand", "--alter", "--entity-type", "brokers", "--entity-default",
+          "--add-config", "log.retention.bytes=1073741824")
+    _until("topic config", lambda: "retention.ms=86400000" in _tool(
+        c, "ConfigCommand", "--describe", "--entity-type", "topics", "--entity-name", topic))
+    _until("broker config", lambda: "log.cleaner.threads=2" in _tool(
+        c, "ConfigCommand", "--describe", "--entity-type", "brokers", "--entity-name", "101"))
+    _until("cluster default", lambda: "log.retention.bytes=1073741824" in _tool(
+        c, "ConfigCommand", "--describe", "--entity-type", "brokers", "--entity-default"))
+    _tool(c, "ConfigCommand", "--alter", "--entity-type", "brokers", "--entity-default",
+          "--delete-config", "log.retention.bytes")
+    _tool(c, "TopicCommand", "--delete", "--topic", topic)
+
+
+def test_kafka_acls_adds_lists_and_removes(kraft_cluster: Cluster) -> None:
+    """AclControlManager.createAcls / deleteAcls; the brokers' StandardAuthorizer
+    lists what the controller wrote."""
+    c = kraft_cluster
+    topic = _topic("acl")
+    _tool(c, "AclCommand", "--add", "--allow-principal", "User:alice", "--operation", "Read", "--topic", topic)
+    _until("ACL listed", lambda: "User:alice" in _tool(c, "AclCommand", "--list", "--topic", topic))
+    _tool(c, "AclCommand", "--remove", "--force", "--allow-principal", "User:alice", "--operation", "Read",
+          "--topic", topic)
+    _until("ACL removed", lambda: "User:alice" not in _tool(c, "AclCommand", "--list", "--topic", topic))
+
+
+def test_kafka_features_and_metadata_quorum_describe_the_kraft_quorum(kraft_cluster: Cluster) -> None:
+    """FeatureControlManager's finalized levels as the brokers report them,
+    and the quorum as kafka-metadata-quorum.sh describes it through a broker."""
+    c = kraft_cluster
+    features = _tool(c, "FeatureCommand", "describe")
+    assert "Feature: metadata.version" in features, features
+    status = _tool(c, "MetadataQuorumCommand", "describe", "--status")
+    assert re.search(r"CurrentVoters:\s+\[", status), status
+    leader = int(re.search(r"LeaderId:\s+(\d+)", status).group(1))  # type: ignore[union-attr]
+    assert leader in (1, 2, 3), status
+
+
+def test_leader_election_and_reassignment(kraft_cluster: Cluster) -> None:
+    """ReplicationControlManager.electLeaders (preferred) and
+    alterPartitionReassignments / listPartitionReassignments, with
+    kafka-leader-election.sh and kafka-reassign-partitions.sh."""
+    c = kraft_cluster
+    topic = _topic("moves")
+    _tool(c, "TopicCommand", "--create", "--topic", topic, "--replica-assignment", "101:102")
+    out = _tool(c, "LeaderElectionCommand", "--election-type", "preferred", "--topic", topic, "--partition", "0")
+    # ELECTION_NOT_NEEDED: 101, the preferred replica, leads already.
+    assert out.strip() == f"Valid replica already elected for partitions {topic}-0", out
+    plan = c.root / f"{topic}.json"
+    plan.write_text('{"version":1,"partitions":[{"topic":"%s","partition":0,"replicas":[103,102,101]}]}' % topic)
+    _tool(c, "ReassignPartitionsCommand", "--execute", "--reassignment-json-file", str(plan))
+    _until("reassignment complete", lambda: "is completed" in _tool(
+        c, "ReassignPartitionsCommand", "--verify", "--reassignment-json-file", str(plan)))
+    described = _tool(c, "TopicCommand", "--describe", "--topic", topic)
+    assert "Replicas: 103,102,101" in described, described
+    if "Leader: 103" not in described:
+        out = _tool(c, "LeaderElectionCommand", "--election-type", "preferred", "--topic", topic, "--partition", "0")
+        assert out.strip() == f"Successfully completed leader election (PREFERRED) for partitions {topic}-0", out
+    _until("103 leads", lambda: "Leader: 103" in _tool(c, "TopicCommand", "--describe", "--topic", topic))
+    _tool(c, "TopicCommand", "--delete", "--topic", topic)
+
+
+def test_kafka_python_and_kcat_produce_and_consume_and_a_group_commits(kraft_cluster: Cluster) -> None:
+    """The clients' defaults: an idempotent producer (AllocateProducerIds
+    through the brokers), acks=all on RF 3, a consumer group that commits
+    its offsets (the group coordinator's topic, created by the controller)."""
+    from kafka import KafkaConsumer, KafkaProducer
+
+    c = kraft_cluster
+    topic = _topic("clients")
+    _tool(c, "TopicCommand", "--create", "--topic", topic, "--partitions", "3", "--replication-factor", "3")
+    producer = KafkaProducer(bootstrap_servers=_bootstrap(c), acks="all", enable_idempotence=True)
+    for i in range(100):
+        producer.send(topic, f"py-{i}".encode())
+    producer.flush(timeout=60)
+    producer.close()
+    kcat = subprocess.run(["kcat", "-b", _bootstrap(c), "-P", "-t", topic, "-X", "enable.idempotence=true"],
+                          input="\n".join(f"kcat-{i}" for i in range(50)), text=True, capture_output=True,
+                          timeout=120)
+    assert kcat.returncode == 0, kcat.stderr
+    group = f"g-{uuid.uuid4().hex[:6]}"
+    consumer = KafkaConsumer(topic, bootstrap_servers=_bootstrap(c), group_id=group, auto_offset_reset="earliest",
+                             enable_auto_commit=False, consumer_timeout_ms=20000)
+    seen = {m.value.decode() for m in consumer}
+    consumer.commit()
+    consumer.close()
+    assert seen == {f"py-{i}" for i in range(100)} | {f"kcat-{i}" for i in range(50)}
+    read = subprocess.run(["kcat", "-b", _bootstrap(c), "-C", "-t", topic, "-e", "-q", "-o", "beginning"],
+                          text=True, capture_output=True, timeout=120)
+    assert set(read.stdout.split()) == seen, read.stderr
+    groups = _tool(c, "ConsumerGroupCommand", "--describe", "--group", group)
+    assert topic in groups and re.search(rf"{topic}\s+\d+\s+\d+\s+\d+\s+0\b", groups), groups
+
+
+def test_a_transactional_copy(kraft_cluster: Cluster) -> None:
+    """Kafka's TransactionalMessageCopier (its system tests' EOS client):
+    the transaction coordinator gets producer ids from the controller and
+    its topic from CreateTopics; every message is copied exactly once."""
+    c = kraft_cluster
+    source, target = _topic("txn-in"), _topic("txn-out")
+    for t in (source, target):
+        _tool(c, "TopicCommand", "--create", "--topic", t, "--partitions", "1", "--replication-factor", "3")
+    produced = run_tool(c.release, "VerifiableProducer", "--bootstrap-server", _bootstrap(c), "--topic", source,
+                        "--max-messages", "200", "--acks", "-1", work=c.root, timeout_s=180)
+    assert produced.returncode == 0, produced.stderr[-2000:]
+    copied = run_tool(c.release, "TransactionalMessageCopier", "--broker-list", _bootstrap(c),
+                      "--input-topic", source, "--input-partition", "0", "--output-topic", target,
+                      "--transactional-id", f"copier-{uuid.uuid4().hex[:6]}", "--consumer-group", "copier",
+                      "--max-messages", "200", "--transaction-size", "50", work=c.root, timeout_s=240)
+    assert copied.returncode == 0, copied.stderr[-2000:]
+    assert '"remaining":0' in copied.stdout.replace(" ", ""), copied.stdout[-2000:]
+    listed = _tool(c, "TransactionsCommand", "list")
+    assert "copier-" in listed, listed
