@@ -185,6 +185,12 @@ class Cluster:
 
     def _kraft_format(self, node: KraftVoter, standalone: bool) -> None:
         args = ["storage", "format", "-c", str(node.config), "-t", self.cluster_id]
+        if not self.kafka:
+            # A kraft-only quorum's controllers write the bootstrap metadata
+            # the brokers read: the cluster's release's (its metadata.version).
+            args += ["--kafka-version", self.release.version]
+            if self.release_version is not None:
+                args += ["--release-version", self.release_version]
         if self.dynamic:
             args.append("--standalone" if standalone else "--no-initial-controllers")
         _run_checked(node.name, kraft_args(*args))
