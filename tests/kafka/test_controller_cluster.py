@@ -55,7 +55,9 @@ def kraft_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     release = require(request.param)
     root = tmp_path_factory.mktemp(f"controller-{release.version}")
     cluster = Cluster(root, release, kafka_controllers=(), kraft_voters=(1, 2, 3), brokers=(101, 102, 103),
-                      extra={**_AUTHORIZER, "kraft.witness": "false"})
+                      extra={**_AUTHORIZER, "kraft.witness": "false",
+                             # A controller snapshot early (Kafka's default is 20 MiB of records).
+                             "metadata.log.max.record.bytes.between.snapshots": 16384})
     cluster.format()
     for broker in cluster.brokers.values():
         with broker.config.open("a") as f:
@@ -261,3 +263,61 @@ def test_a_transactional_copy(kraft_cluster: Cluster) -> None:
     assert '"remaining":0' in copied.stdout.replace(" ", ""), copied.stdout[-2000:]
     listed = _tool(c, "TransactionsCommand", "list")
     assert "copier-" in listed, listed
+
+
+def _raw_request(port: int, body: object, version: int) -> object:
+    """One request on a fresh connection to a controller listener, as an
+    admin client with ``bootstrap.controllers`` sends it (KIP-919)."""
+    import socket
+
+    from kraft.wire.codec import decode_response, encode_request
+    from kraft.wire.framing import FrameReader
+
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.sendall(b"".join(bytes(p) for p in encode_request(body, version, 1, client_id="adminclient-test")))
+        reader = FrameReader()
+        while (frame := reader.next_frame()) is None:
+            data = s.recv(65536)
+            assert data, "the controller closed the connection"
+            reader.feed(data)
+    return decode_response(frame, type(body).API_KEY, version).body  # type: ignore[attr-defined]
+
+
+def _leader(cluster: Cluster) -> int:
+    status = _tool(cluster, "MetadataQuorumCommand", "describe", "--status")
+    return int(re.search(r"LeaderId:\s+(\d+)", status).group(1))  # type: ignore[union-attr]
+
+
+def test_a_standby_answers_not_controller_and_a_restarted_quorum_resumes(kraft_cluster: Cluster) -> None:
+    """ControllerApis on a standby: NOT_CONTROLLER on every topic of a
+    CreateTopics sent to it. Then every kraft controller restarts (SIGTERM,
+    start): each resumes from its snapshot plus the log (Kafka's
+    ``MetadataLoader`` after a restart), the brokers keep their topics, and
+    a new CreateTopics succeeds through the new active controller."""
+    from kraft.messages.generated.create_topics_request import CreatableTopic, CreateTopicsRequest
+
+    c = kraft_cluster
+    kept = _topic("kept")
+    _tool(c, "TopicCommand", "--create", "--topic", kept, "--partitions", "2", "--replication-factor", "3")
+    leader = _leader(c)
+    standby = next(i for i in c.kraft if i != leader)
+    create = CreateTopicsRequest(topics=[CreatableTopic(name=_topic("direct"), num_partitions=1, replication_factor=1,
+                                                        assignments=[], configs=[])], timeout_ms=30000,
+                                 validate_only=False)
+    answer = _raw_request(c.kraft[standby].port, create, 7)
+    assert [t.error_code for t in answer.topics] == [41], answer  # type: ignore[attr-defined]
+    snapshots = [p for v in c.kraft.values() for p in (v.folder / "data" / "__cluster_metadata-0").glob("*.checkpoint")
+                 if not p.name.startswith("00000000000000000000-")]
+    assert snapshots, "no controller snapshot was written (metadata.log.max.record.bytes.between.snapshots)"
+    for voter in c.kraft.values():
+        assert voter.terminate() == 0, voter.why()
+    for voter in c.kraft.values():
+        voter.start()
+    for voter in c.kraft.values():
+        voter.started()
+    _until("topics kept", lambda: kept in _tool(c, "TopicCommand", "--list"))
+    fresh = _topic("after-restart")
+    _until("CreateTopics after the restart", lambda: f"Created topic {fresh}." in _tool(
+        c, "TopicCommand", "--create", "--topic", fresh, "--replication-factor", "3"))
+    described = _tool(c, "TopicCommand", "--describe", "--topic", kept)
+    assert described.count("Isr:") == 2, described
