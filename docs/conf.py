@@ -65,6 +65,7 @@ nitpick_ignore = [("py:class", name) for name in (
     "kraft.node.raft_metrics.RaftMetrics",
     "kraft.node.witness_detector.WitnessDetector",
     "kraft.node.controller_apis.ControllerApis",
+    "kraft.node.controller_server.ControllerServer",
     "kraft.node.fault.FaultHandler",
     "kraft.records.log.MetadataLog",
     "kraft.raft.quorum_config.QuorumConfig",

@@ -64,7 +64,7 @@ class KraftNode:
 
     ``controller=True`` runs Kafka's controller on a ``process.roles=controller``
     node whose log directory was formatted with a metadata.version (what
-    ``kraft node start`` does, :mod:`kraft.node.controller_server`); the
+    ``kraft node start`` does, ``kraft/node/controller_server.py``); the
     default keeps the node a replicated log whose records are yours."""
 
     def __init__(self, config: NodeConfig, *, rng: random.Random | None = None,
