@@ -16,6 +16,12 @@ What it does, step by step, printing as it goes:
    every voter's log: each record the observer saw committed is there, at
    the same offset, on all three.
 
+5. then, where ``java`` and Kafka's jars are present, a whole Kafka
+   cluster: three kraft controllers running Kafka's controller and three
+   real Kafka brokers, a topic, records produced and consumed, the broker
+   leading partition 0 killed and its leaderships moved
+   (:mod:`kraft.tools.quickstart_kafka`); without them it says what it skips.
+
 It ends by saying where ``kraft`` is (the virtualenv's ``bin``) and, with
 ``--keep``, the exact commands that start the kept cluster again and stop
 it, and what to explore it with.
@@ -302,9 +308,12 @@ def _port_range(ctx: click.Context, param: click.Parameter, value: str) -> tuple
 @click.option("--keep", is_flag=True, help="Keep the temporary directory (configs, logs, data).")
 @click.option("--port-range", default=f"{DEFAULT_PORT_RANGE[0]}-{DEFAULT_PORT_RANGE[1]}", show_default=True,
               callback=_port_range, metavar="FIRST-LAST",
-              help="Where the four nodes' ports come from (the first free ones); never the ephemeral range.")
-def quickstart_command(keep: bool, port_range: tuple[int, int]) -> None:
-    """Start a local 3-voter quorum, kill its leader, show nothing committed is lost."""
+              help="Where the nodes' ports come from (the first free ones); never the ephemeral range.")
+@click.option("--kafka/--no-kafka", default=True, show_default=True,
+              help="Then run real Kafka brokers on three kraft controllers (needs java and Kafka's jars).")
+def quickstart_command(keep: bool, port_range: tuple[int, int], kafka: bool) -> None:
+    """Start a local 3-voter quorum, kill its leader, show nothing committed is lost;
+    then real Kafka brokers on kraft controllers: a topic, records, a broker killed."""
     import trio
 
     root = working_directory()
@@ -336,6 +345,12 @@ def quickstart_command(keep: bool, port_range: tuple[int, int]) -> None:
                 if records.get(offset) != value:
                     raise click.ClickException(f"node {n} lacks committed record at offset {offset}")
         say(f"no committed record lost: {len(committed)} records present on all {len(VOTERS)} voters")
+        if kafka:
+            from kraft.tools.quickstart_kafka import run_kafka_cluster
+
+            say("now a Kafka cluster: three kraft controllers running Kafka's controller, three real Kafka brokers")
+            with PortLock(root.parent) as held:  # two quickstarts at once choose in turn, as above
+                run_kafka_cluster(root / "kafka-cluster", ports_in_range(6, *port_range), say, held.release)
     finally:
         if cluster is not None:
             cluster.stop_all()

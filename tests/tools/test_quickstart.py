@@ -43,6 +43,17 @@ def test_quickstart_keep_leaves_a_real_image_and_the_commands_to_run_it_again(tm
                           f"{first}-{first + 99}"], capture_output=True, text=True, timeout=600, env=env)
     assert run.returncode == 0, run.stdout + run.stderr
     out = run.stdout
+    # Issue 41: then a whole Kafka cluster on kraft controllers (CI has java and the jars).
+    for line in (r"brokers 101, 102, 103 registered with kraft controllers 1, 2, 3 and serve on",
+                 r"created topic quickstart-kafka \(3 partitions, 3 replicas\); leaders p0=\d+, p1=\d+, p2=\d+",
+                 r"produced 100 records \(acks=all, idempotent\) and consumed all 100",
+                 r"kill -9 broker (\d+) \(the leader of partition 0\)",
+                 r"the controller fenced broker \d+ and moved its leaderships in [\d.]+ s",
+                 r"all 100 records read again from the two live brokers"):
+        assert re.search(line, out), (line, out)
+    victim = re.search(r"kill -9 broker (\d+)", out).group(1)  # type: ignore[union-attr]
+    moved = re.search(r"moved its leaderships in [\d.]+ s: leaders (.*)", out).group(1)  # type: ignore[union-attr]
+    assert f"={victim}" not in moved, moved
     [root] = [Path(p) for p in re.findall(r"files kept in (\S+)", out)]
     # Every port the kept configs (and so the restart commands) name is from the range given.
     ports = [int(p) for c in root.glob("server-*.properties") for p in re.findall(r":(\d+)", c.read_text())]
@@ -122,6 +133,19 @@ def test_the_default_ports_are_below_the_ephemeral_range_and_a_range_in_it_is_re
         assert "working in" not in done.stdout  # refused before anything is made
 
 
+@pytest.mark.slow
+def test_without_java_the_kafka_cluster_is_skipped_and_said_why(tmp_path: Path) -> None:
+    """Issue 41: the quickstart's Kafka part needs java; without it, one line says what is skipped."""
+    first = free_ports(1)[0]
+    run = subprocess.run([sys.executable, "-m", "kraft.cli", "quickstart", "--port-range", f"{first}-{first + 99}"],
+                         capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "TMPDIR": str(tmp_path), "PATH": str(tmp_path / "no-bin")})
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert ("[quickstart] skipping the Kafka cluster on kraft controllers: no java on PATH (install a JDK 17 or "
+            "later, e.g. apt-get install openjdk-17-jre-headless)") in run.stdout.splitlines(), run.stdout
+    assert "Traceback" not in run.stderr
+
+
 def test_a_missing_tmpdir_is_named_not_replaced_by_tmp(tmp_path: Path) -> None:
     """Issue 44: TMPDIR=/nonexistent silently fell back to /tmp (Python's tempfile)."""
     missing = tmp_path / "nonexistent"
@@ -134,8 +158,9 @@ def test_a_missing_tmpdir_is_named_not_replaced_by_tmp(tmp_path: Path) -> None:
 
 
 def _quickstart(tmp_path: Path, first_port: int) -> subprocess.Popen[str]:
-    """A quickstart in its own process group, as a terminal runs it (Ctrl-C reaches the whole group)."""
-    return subprocess.Popen([sys.executable, "-m", "kraft.cli", "quickstart", "--port-range",
+    """A quickstart in its own process group, as a terminal runs it (Ctrl-C reaches the whole group);
+    its raft part alone (the Kafka part has a test of its own)."""
+    return subprocess.Popen([sys.executable, "-m", "kraft.cli", "quickstart", "--no-kafka", "--port-range",
                              f"{first_port}-{first_port + 99}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env={**os.environ, "TMPDIR": str(tmp_path)}, start_new_session=True)
 

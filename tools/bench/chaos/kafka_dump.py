@@ -15,43 +15,16 @@ CRC and ``isvalid``, and ``Found N invalid bytes at the end of FILE``.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kraft.tools.bench.chaos.segments import PARTITION_DIR, NodeFiles
+from kraft.tools.kafka_jars import ENV_VAR, LOCATORS, locate_kafka_libs
 
 __all__ = ["DumpedFile", "LOCATORS", "cross_check", "dump_log_segments", "locate_kafka_libs"]
-
-ENV_VAR = "KRAFT_KAFKA_LIBS"
-
-
-def _from_env() -> Path | None:
-    value = os.environ.get(ENV_VAR)
-    return Path(value) if value else None
-
-
-def _from_cache() -> Path | None:
-    root = Path.home() / ".cache" / "kraft" / "kafka"
-    found = [d / "lib" for d in root.glob("*") if (d / "complete").exists() and (d / "lib").is_dir()]
-    return max(found, key=lambda p: [int(x) if x.isdigit() else 0 for x in p.parent.name.split(".")], default=None)
-
-
-#: Asked in order for Kafka's jar directory.
-LOCATORS: list[Callable[[], Path | None]] = [_from_env, _from_cache]
-
-
-def locate_kafka_libs() -> Path | None:
-    for locate in LOCATORS:
-        found = locate()
-        if found is not None and any(found.glob("kafka_*.jar")):
-            return found
-    return None
-
 
 @dataclass
 class DumpedFile:

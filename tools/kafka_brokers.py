@@ -1,0 +1,148 @@
+"""Real Kafka brokers beside kraft controllers, run from Kafka's released
+jars: located, formatted with Kafka's own ``StorageTool``, started as
+``kafka.Kafka server.properties`` (what ``kafka-server-start.sh`` runs) and
+stopped. The quickstart's Kafka cluster uses it.
+
+The jars come from ``$KRAFT_KAFKA_LIBS`` or the newest complete download
+under ``~/.cache/kraft/kafka/VERSION/lib`` (``bash .ci/deps`` fetches them
+from Maven Central); ``java`` from ``PATH``.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from kraft.tools.kafka_jars import locate_kafka_libs
+
+__all__ = ["KafkaBroker", "KafkaJars", "find_kafka", "JVM_OPTIONS"]
+
+#: A small JVM: a laptop runs three brokers beside three controllers.
+JVM_OPTIONS = ("-Xmx384m", "-Xms64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true")
+
+#: Kafka logs this once a broker is registered, unfenced and serving (``KafkaRaftServer.startup``).
+STARTED = "Kafka Server started"
+
+_LOG4J = """\
+status = warn
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = ${sys:kafka.logs.dir}/server.log
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = file
+"""
+
+
+@dataclass(frozen=True)
+class KafkaJars:
+    """Where Kafka's jars and ``java`` are."""
+
+    java: str
+    libs: Path
+
+    @property
+    def version(self) -> str | None:
+        """The release, when the jars are a cache download (``.../4.4.0/lib``)."""
+        name = self.libs.parent.name
+        return name if re.fullmatch(r"\d+\.\d+\.\d+", name) else None
+
+    def command(self, main: str, *args: str, log4j: Path | None = None, logs_dir: Path | None = None) -> list[str]:
+        extra = [f"-Dlog4j2.configurationFile={log4j}"] if log4j is not None else []
+        if logs_dir is not None:
+            extra.append(f"-Dkafka.logs.dir={logs_dir}")
+        return [self.java, *JVM_OPTIONS, *extra, "-cp", f"{self.libs}/*", main, *args]
+
+
+def find_kafka() -> KafkaJars | str:
+    """The jars and ``java``, or why not, as one line naming the fix."""
+    java = shutil.which("java")
+    if java is None:
+        return "no java on PATH (install a JDK 17 or later, e.g. apt-get install openjdk-17-jre-headless)"
+    libs = locate_kafka_libs()
+    if libs is None:
+        return ("no Kafka jars (set KRAFT_KAFKA_LIBS to a Kafka libs/ directory, or run bash .ci/deps, which "
+                "fetches them from Maven Central into ~/.cache/kraft/kafka)")
+    return KafkaJars(java, libs)
+
+
+class KafkaBroker:
+    """One real Kafka broker of a kraft-controlled cluster, in ``folder``."""
+
+    def __init__(self, jars: KafkaJars, node_id: int, port: int, folder: Path, *, cluster_id: str, voters: str,
+                 replication_factor: int) -> None:
+        self.jars = jars
+        self.node_id = node_id
+        self.port = port
+        self.folder = folder
+        self.config = folder / "server.properties"
+        self.proc: subprocess.Popen[bytes] | None = None
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "log4j2.properties").write_text(_LOG4J)
+        keys = {
+            "process.roles": "broker", "node.id": node_id, "controller.quorum.voters": voters,
+            "listeners": f"PLAINTEXT://127.0.0.1:{port}", "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+            "inter.broker.listener.name": "PLAINTEXT", "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "log.dirs": folder / "data", "offsets.topic.replication.factor": replication_factor,
+            "transaction.state.log.replication.factor": replication_factor,
+            "transaction.state.log.min.isr": min(2, replication_factor), "group.initial.rebalance.delay.ms": 0,
+        }
+        self.config.write_text("".join(f"{k}={v}\n" for k, v in keys.items()))
+        self.cluster_id = cluster_id
+
+    @property
+    def log(self) -> Path:
+        return self.folder / "server.log"
+
+    def format(self) -> None:
+        """Kafka's ``kafka-storage.sh format`` of this broker's log directory."""
+        done = subprocess.run(self.jars.command("kafka.tools.StorageTool", "format", "-t", self.cluster_id,
+                                                "-c", str(self.config), log4j=self.folder / "log4j2.properties",
+                                                logs_dir=self.folder),
+                              capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"kafka-storage format of broker {self.node_id} failed: "
+                               f"{(done.stderr or done.stdout).strip()[-400:]}")
+
+    def start(self) -> None:
+        out = open(self.folder / "stdout.log", "ab")
+        self.proc = subprocess.Popen(self.jars.command("kafka.Kafka", str(self.config),
+                                                       log4j=self.folder / "log4j2.properties",
+                                                       logs_dir=self.folder),
+                                     stdout=out, stderr=subprocess.STDOUT)
+        out.close()
+
+    def wait_started(self, timeout_s: float = 180.0, count: int = 1) -> None:
+        """Until the broker logged :data:`STARTED` ``count`` times (registered and unfenced)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            text = self.log.read_text(errors="replace") if self.log.exists() else ""
+            if text.count(STARTED) >= count:
+                return
+            if self.proc is not None and self.proc.poll() is not None:
+                raise RuntimeError(f"broker {self.node_id} exited with code {self.proc.returncode}: see {self.log}")
+            time.sleep(0.5)
+        raise RuntimeError(f"broker {self.node_id} did not start within {timeout_s:.0f} s: see {self.log}")
+
+    def kill(self) -> None:
+        """kill -9."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """A clean shutdown (SIGTERM: controlled shutdown), kill -9 if it hangs."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            self.kill()
