@@ -25,7 +25,6 @@ from pathlib import Path
 import pytest
 
 from kraft.errors import EXIT_CONFIG, EXIT_INTERRUPTED, EXIT_NETWORK, EXIT_TOOL_FIRST, EXIT_USAGE
-from tests.ports import free_port
 
 #: Whole-process bound of one command: above the README's 10 s give-up
 #: time plus a loaded machine's start-up, below the 62 s the issue saw.
@@ -71,10 +70,16 @@ class Listener:
 def peers() -> Iterator[dict[str, str]]:
     """Addresses of the three kinds of peer that is not a controller."""
     silent, not_kafka = Listener("silent"), Listener("not-kafka")
+    # Bound and never listening: a connection to it is refused, and the port
+    # stays this test's (a port found free and closed could be taken by a
+    # node of another test run on this machine, which then answers).
+    refused = socket.socket()
+    refused.bind(("127.0.0.1", 0))
     try:
-        yield {"refused": f"127.0.0.1:{free_port()}", "silent": f"127.0.0.1:{silent.port}",
+        yield {"refused": f"127.0.0.1:{refused.getsockname()[1]}", "silent": f"127.0.0.1:{silent.port}",
                "not-kafka": f"127.0.0.1:{not_kafka.port}"}
     finally:
+        refused.close()
         silent.close()
         not_kafka.close()
 
