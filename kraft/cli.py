@@ -11,6 +11,7 @@ pyarrow, pyspark, prometheus_client, the node) is imported by ``--help``.
 
 from __future__ import annotations
 
+import _thread
 import os
 import signal
 import sys
@@ -23,11 +24,33 @@ def _interrupted_outside_a_command(signum: int, frame: object) -> None:
     raise SystemExit(130)
 
 
+def _redeliver_a_dropped_interrupt(unraisable: sys.UnraisableHookArgs) -> None:
+    """Python runs a signal handler between any two bytecodes of the main
+    thread, a finaliser's or a weakref callback's included (importlib runs
+    one for every module lock, so a lazy import is full of them). What the
+    handler raises there -- the KeyboardInterrupt of Ctrl-C, or the exit
+    of :func:`_interrupted_outside_a_command` -- cannot propagate: Python
+    prints "Exception ignored in ..." and carries on, and the Ctrl-C is
+    lost (the command ran to its timeout, issue 44). So the signal is sent
+    again, from a thread: it can only be handled once this hook returned,
+    and if that too lands in a finaliser, this hook sends it once more."""
+    if unraisable.exc_type is KeyboardInterrupt or (
+            unraisable.exc_type is SystemExit and getattr(unraisable.exc_value, "code", None) == 130):
+        # _thread, not threading: built in, so nothing is imported here
+        # (this may run inside importlib's own clean-up).
+        _thread.start_new_thread(os.kill, (os.getpid(), signal.SIGINT))
+        return
+    _unraisable_hook(unraisable)
+
+
+_unraisable_hook = sys.unraisablehook
+
 #: Run as the ``kraft`` program (its script, or ``python -m kraft.cli``),
 #: not imported by a test or an embedding program, whose SIGINT is its own.
 AS_PROGRAM = __name__ == "__main__" or os.path.basename(sys.argv[0]) == "kraft"
 if AS_PROGRAM:
     signal.signal(signal.SIGINT, _interrupted_outside_a_command)
+    sys.unraisablehook = _redeliver_a_dropped_interrupt
 
 import importlib  # noqa: E402 - after the handler: an import is the likeliest moment of an early Ctrl-C
 import logging  # noqa: E402

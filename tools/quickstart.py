@@ -316,17 +316,21 @@ def quickstart_command(keep: bool, port_range: tuple[int, int], kafka: bool) -> 
     then real Kafka brokers on kraft controllers: a topic, records, a broker killed."""
     import trio
 
-    root = working_directory()
-
     def say(msg: str) -> None:
         click.echo(f"[quickstart] {msg}")
 
+    root: Path | None = None
     cluster: Cluster | None = None
     try:
         # Every exit from here removes the directory (without --keep): a
-        # failure, a node that could not start, Ctrl-C at any moment --
-        # including the moment right after this first line is printed, so it
-        # is printed inside the try.
+        # failure, a node that could not start, Ctrl-C at any moment. SIGINT
+        # is held while the directory is made and its name kept: a Ctrl-C
+        # then is handled the moment `root` is set, inside this try.
+        old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            root = working_directory()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
         say(f"working in {root}")
         with PortLock(root.parent) as ports_held:
             # kraft.witness=false: the log holds Kafka controller metadata (the
@@ -354,9 +358,9 @@ def quickstart_command(keep: bool, port_range: tuple[int, int], kafka: bool) -> 
     finally:
         if cluster is not None:
             cluster.stop_all()
-        if keep:
+        if root is not None and keep:
             say(f"files kept in {root} (node-N.log has each node's log)")
-        else:
+        elif root is not None:  # None: refused (TMPDIR) before anything was made
             shutil.rmtree(root, ignore_errors=True)
     for line in reach_kraft_lines():
         say(line)
