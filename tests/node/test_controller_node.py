@@ -149,6 +149,22 @@ def test_another_cluster_and_a_live_duplicate_are_refused(tmp_path: Path) -> Non
     trio.run(_with_controller, tmp_path, test)
 
 
+def test_a_broker_that_lacks_a_finalized_level_is_refused(tmp_path: Path) -> None:
+    """ClusterControlManager.registerBroker via QuorumFeatures: a broker whose
+    metadata.version range stops below the finalized level (a Kafka 4.0
+    broker, 7-27, on a 4.4 cluster at 33) gets UNSUPPORTED_VERSION (35)."""
+    async def test(node: KraftNode, broker: _Broker) -> None:
+        old = _registration(10, 1)
+        old.features = [f if f.name != "metadata.version" else
+                        brq.Feature(name="metadata.version", min_supported_version=7, max_supported_version=27)
+                        for f in old.features]
+        answer = await broker.ask(old, 4)
+        assert (answer.error_code, answer.broker_epoch) == (35, -1), answer
+        assert "RegisterBrokerRecord" not in [type(m).__name__ for m in await _records(node)]
+
+    trio.run(_with_controller, tmp_path, test)
+
+
 def test_an_envelope_is_unwrapped_or_refused_as_kafka_does(tmp_path: Path) -> None:
     """EnvelopeUtils.handleEnvelopeRequest: a forwarded CreateTopics is
     answered inside the EnvelopeResponse (its own response header, the
