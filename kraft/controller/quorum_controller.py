@@ -46,12 +46,16 @@ from kraft.records.metadata import MetadataRecord, encode_metadata_record
 from kraft.records.view import OffsetAndEpoch
 from kraft.wire.apis import ApiKey
 
-__all__ = ["QuorumController", "RequestContext", "Handler", "NotActiveError"]
+__all__ = ["QuorumController", "RequestContext", "Handler", "NotActiveError", "ReplayError"]
 
 log = logging.getLogger("kraft.controller")
 
 #: ``ConfigResource.Type.BROKER``.
 _BROKER = 4
+
+
+class ReplayError(Exception):
+    """A committed record the controller cannot replay."""
 
 
 class NotActiveError(Exception):
@@ -128,9 +132,15 @@ class QuorumController:
 
     def replay_batch(self, base_offset: int, last_offset: int, epoch: int, timestamp_ms: int,
                      records: Sequence[bytes], *, is_control: bool) -> None:
-        """A committed batch (Kafka's ``handleCommit``)."""
-        self._committed.apply_batch(base_offset, epoch, timestamp_ms, records, is_control=is_control,
-                                    last_offset=last_offset)
+        """A committed batch (Kafka's ``handleCommit``). A record that cannot
+        be replayed raises :class:`ReplayError` (Kafka's controller halts on
+        one; the image of a tool skips it)."""
+        builder = self._committed
+        before = builder.problems
+        builder.apply_batch(base_offset, epoch, timestamp_ms, records, is_control=is_control,
+                            last_offset=last_offset)
+        if builder.problems != before:
+            raise ReplayError(f"batch {base_offset}-{last_offset}: {builder.last_problem}")
 
     # ------------------------------------------------------------ leadership
 

@@ -144,6 +144,11 @@ class ImageBuilder:
         #: Records skipped because a newer Kafka wrote them (type, version) -> count.
         self.skipped_newer: dict[tuple[int | None, int | None], int] = {}
         self.records_applied = 0
+        #: How many records were skipped or could not be applied (each
+        #: counted, though a repeated kind is warned about once), and the
+        #: last one's words: a controller, unlike a tool, stops at the first.
+        self.problems = 0
+        self.last_problem = ""
         #: a value's first three bytes -> (type id, version, the generated
         #: class's ``read``), or ``None`` where the generic path must decide
         self._kinds: dict[bytes, tuple[int, int, Any] | None] = {}
@@ -557,6 +562,8 @@ class ImageBuilder:
         self._recent_topic = None
 
     def _warn(self, key: tuple[int | None, int | None] | None, message: str) -> None:
+        self.problems += 1
+        self.last_problem = message
         if key is not None:
             if key in self._warned:
                 return

@@ -86,6 +86,8 @@ class ControllerServer:
         self._policy: SnapshotPolicy | None = None
         #: Set when the periodic task's deadline may have moved.
         self._changed = trio.Event()
+        #: Set when a committed record could not be replayed: the controller is off for good.
+        self.failed = False
 
     def attach(self, raft: ControllerRaft, committed_items: CommittedItems,
                create_snapshot: SnapshotWriter | None = None, snapshot_policy: SnapshotPolicy | None = None) -> None:
@@ -154,9 +156,26 @@ class ControllerServer:
             nursery.cancel_scope.cancel()
 
     async def _listen(self) -> None:
+        try:
+            await self._replay()
+        except (trio.Cancelled, KeyboardInterrupt, OSError):
+            raise
+        except Exception as e:
+            # Kafka's controller halts on a record it cannot replay. Here the
+            # raft quorum member (a witness, an observer's copy) keeps
+            # running: only the controller stops, and says why once.
+            log.error("The controller stopped: it cannot replay the committed metadata log (%s: %s). The node keeps "
+                      "serving the raft quorum; controller requests get NOT_CONTROLLER. Run kraft doctor on the "
+                      "log directory.", type(e).__name__, e)
+            self.controller.deactivate()
+            self.failed = True
+
+    async def _replay(self) -> None:
         controller = self.controller
         assert self._items is not None
         async for item in self._items():
+            if self.failed:
+                return
             if isinstance(item, LeaderChanged):
                 self._leader_changed(item)
             elif isinstance(item, SnapshotLoaded):
@@ -176,6 +195,8 @@ class ControllerServer:
     def _leader_changed(self, change: LeaderChanged) -> None:
         controller = self.controller
         leader = change.leader
+        if self.failed:
+            return
         if leader.leader_id != self.node_id:
             if controller.is_active:
                 controller.deactivate()

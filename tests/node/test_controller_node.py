@@ -202,3 +202,21 @@ def test_an_envelope_is_unwrapped_or_refused_as_kafka_does(tmp_path: Path) -> No
         assert len(await _records(node)) == written
 
     trio.run(_with_controller, tmp_path, test)
+
+
+def test_a_record_the_controller_cannot_replay_stops_the_controller_not_the_node(tmp_path: Path) -> None:
+    """Where Kafka's controller halts on a record it cannot replay, kraft
+    stops only its controller, in one ERROR line: the raft quorum member
+    keeps serving and committing, and controller requests get NOT_CONTROLLER
+    (41). Stricter for the raft: a witness or an observer's copy is never
+    taken down by the metadata it replicates."""
+    async def test(node: KraftNode, broker: _Broker) -> None:
+        offset = await node.append([b"\x00not a metadata record"])
+        while node.controller is not None and not node.controller.failed:
+            await trio.sleep(0.02)
+        assert node.running and node.high_watermark > offset
+        answer = await broker.ask(_registration(10, 1), 4)
+        assert answer.error_code == 41, answer
+        assert await node.append([b"still a replicated log"]) > offset
+
+    trio.run(_with_controller, tmp_path, test)
