@@ -21,14 +21,16 @@ from kraft.controller import (
     configs,
     directory_assignment,
     elections,
+    feature_control,
     quotas,
     reassignments,
     replication_control,
     scram_control,
 )
 from kraft.controller.quorum_controller import Handler, RequestContext, broker_handlers
-from kraft.controller.result import ControllerResult
+from kraft.controller.result import ApiError, ControllerResult
 from kraft.wire.apis import ApiKey
+from kraft.wire.errors import ErrorCode
 
 __all__ = ["controller_handlers", "WRITE_APIS"]
 
@@ -90,6 +92,21 @@ def _alter_quotas(ctx: RequestContext, body: Any, version: int) -> ControllerRes
     return quotas.alter_client_quotas(ctx.image, body, version)
 
 
+def _update_features(ctx: RequestContext, body: Any, version: int) -> ControllerResult[Any]:
+    """``QuorumController.updateFeatures`` for the features the controller
+    finalizes. Every controller of a kraft quorum runs this code, so each
+    supports what this one does; ``kraft.version`` is the raft layer's and
+    goes to the raft leader (the node routes such a request there)."""
+    result = feature_control.update_features(
+        ctx.image, ctx.settings, body, version,
+        quorum_supported={ctx.settings.node_id: feature_control.controller_supported_features()}, kraft_version=0)
+    if isinstance(result, feature_control.KraftVersionUpgrade):
+        raise ApiError(ErrorCode.INVALID_REQUEST, "a kraft.version upgrade goes to the raft quorum with the other "
+                       "features left out: kafka-features.sh --bootstrap-controller HOST:PORT upgrade "
+                       "--feature kraft.version=1")
+    return result
+
+
 def _assign_replicas_to_dirs(ctx: RequestContext, body: Any, version: int) -> ControllerResult[Any]:
     return directory_assignment.assign_replicas_to_dirs(ctx.image, ctx.settings, body, version)
 
@@ -111,6 +128,7 @@ _ADMIN: dict[int, Handler] = {
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: _alter_scram,
     ApiKey.ALTER_CLIENT_QUOTAS: _alter_quotas,
     ApiKey.ASSIGN_REPLICAS_TO_DIRS: _assign_replicas_to_dirs,
+    ApiKey.UPDATE_FEATURES: _update_features,
 }
 
 

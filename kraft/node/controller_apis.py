@@ -125,6 +125,12 @@ class ControllerRequests(Protocol):
     async def handle(self, api_key: int, body: Any, version: int) -> Any: ...
 
 
+def _raft_feature_update(key: int, body: Any) -> bool:
+    """An UpdateFeatures naming kraft.version: the raft leader's upgrade
+    (kraft/node/update_features.py), not the controller's."""
+    return key == ApiKey.UPDATE_FEATURES and any(u.feature == "kraft.version" for u in body.feature_updates)
+
+
 class ControllerApis:
     """Answers a controller listener's requests (a ``RequestHandler`` of
     :func:`kraft.wire.server.serve_listener`)."""
@@ -178,7 +184,7 @@ class ControllerApis:
         if self.controller is not None:
             if key == ApiKey.ENVELOPE:
                 return await self._envelope(request, conn)
-            if key in WRITE_APIS:
+            if key in WRITE_APIS and not _raft_feature_update(key, request.body):
                 return await self._controller_request(self.controller, key, version, request.body)
         if key in admin_apis.ADMIN_API_KEYS:
             return await admin_apis.handle(self._raft, request, conn, cluster_id=self._cluster_id,
@@ -216,7 +222,8 @@ class ControllerApis:
             return Response(envelope.refusal(e.error), version)
         inner = forwarded.request
         controller = self.controller
-        if controller is not None and inner.api_key in WRITE_APIS:
+        if controller is not None and inner.api_key in WRITE_APIS and not _raft_feature_update(inner.api_key,
+                                                                                                inner.body):
             try:
                 body = await controller.handle(inner.api_key, inner.body, inner.api_version)
             except NotController:

@@ -321,3 +321,24 @@ def test_a_standby_answers_not_controller_and_a_restarted_quorum_resumes(kraft_c
         c, "TopicCommand", "--create", "--topic", fresh, "--replication-factor", "3"))
     described = _tool(c, "TopicCommand", "--describe", "--topic", kept)
     assert described.count("Isr:") == 2, described
+
+
+def test_kafka_features_upgrades_metadata_version(tmp_path: Path) -> None:
+    """FeatureControlManager.updateFeatures through the broker's forwarding:
+    kafka-features.sh upgrade --metadata on a cluster formatted at 4.2-IV1
+    finalizes the newest level, and the brokers report it. The newest
+    release only: one more cluster's JVMs."""
+    release = require(ends()[-1])
+    cluster = Cluster(tmp_path, release, kafka_controllers=(), kraft_voters=(1,), brokers=(101,),
+                      extra={"kraft.witness": "false"}, release_version="4.2-IV1")
+    cluster.format()
+    try:
+        cluster.start()
+        before = _tool(cluster, "FeatureCommand", "describe")
+        assert re.search(r"Feature: metadata.version\s.*FinalizedVersionLevel: 4.2-IV1", before), before
+        out = _tool(cluster, "FeatureCommand", "upgrade", "--metadata", "4.4-IV2")
+        assert "metadata.version was upgraded to 33." in out, out
+        _until("4.4-IV2 finalized", lambda: re.search(r"FinalizedVersionLevel: 4.4-IV2", _tool(
+            cluster, "FeatureCommand", "describe")))
+    finally:
+        cluster.close()
