@@ -20,7 +20,7 @@ from pathlib import Path
 
 from kraft.tools.kafka_jars import locate_kafka_libs
 
-__all__ = ["KafkaBroker", "KafkaJars", "find_kafka", "JVM_OPTIONS"]
+__all__ = ["KafkaBroker", "KafkaJars", "find_kafka", "JVM_OPTIONS", "SERVER_LOG4J"]
 
 #: A small JVM: a laptop runs three brokers beside three controllers.
 JVM_OPTIONS = ("-Xmx384m", "-Xms64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true")
@@ -28,7 +28,9 @@ JVM_OPTIONS = ("-Xmx384m", "-Xms64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel
 #: Kafka logs this once a broker is registered, unfenced and serving (``KafkaRaftServer.startup``).
 STARTED = "Kafka Server started"
 
-_LOG4J = """\
+#: A server's log4j2 configuration: everything at INFO to ``server.log`` in
+#: its folder (what Kafka's own config/log4j2.yaml writes there).
+SERVER_LOG4J = """\
 status = warn
 appender.file.type = File
 appender.file.name = file
@@ -84,7 +86,7 @@ class KafkaBroker:
         self.config = folder / "server.properties"
         self.proc: subprocess.Popen[bytes] | None = None
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "log4j2.properties").write_text(_LOG4J)
+        (folder / "log4j2.properties").write_text(SERVER_LOG4J)
         keys = {
             "process.roles": "broker", "node.id": node_id, "controller.quorum.voters": voters,
             "listeners": f"PLAINTEXT://127.0.0.1:{port}", "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",

@@ -25,9 +25,8 @@ does; a restarted controller resumes from the latest one plus the log.
 
 from __future__ import annotations
 
-import errno
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -38,8 +37,8 @@ from kraft.controller.quorum_controller import NotActiveError, QuorumController
 from kraft.controller.result import ControllerResult, RecordAndVersion
 from kraft.controller.settings import ControllerSettings
 from kraft.node.leader_changes import LeaderChanged
-from kraft.node.snapshots import CommittedBatch, SnapshotLoaded, SnapshotPolicy
-from kraft.raft.errors import InvalidSnapshotIdError, NotLeaderError
+from kraft.node.snapshots import CommittedBatch, SnapshotLoaded, SnapshotPolicy, write_snapshot
+from kraft.raft.errors import NotLeaderError
 from kraft.records.metadata import decode_metadata_record, encode_metadata_record
 from kraft.records.snapshot import BOOTSTRAP_SNAPSHOT_ID
 from kraft.records.view import OffsetAndEpoch
@@ -71,7 +70,7 @@ class ControllerRaft(Protocol):
 #: The committed log as a listener reads it (with leader changes).
 CommittedItems = Callable[[], AsyncIterator[CommittedBatch | SnapshotLoaded | LeaderChanged]]
 #: Writes a snapshot of ``records`` at a committed offset (the embedding API's ``create_snapshot``).
-SnapshotWriter = Callable[[OffsetAndEpoch, Iterable[bytes]], Any]
+SnapshotWriter = Callable[[OffsetAndEpoch, Sequence[bytes]], Awaitable[object]]
 
 
 class ControllerServer:
@@ -252,21 +251,9 @@ class ControllerServer:
             return
         snapshot_id = OffsetAndEpoch(batch.last_offset + 1, batch.epoch)
         records = [encode_metadata_record(r.message, r.version) for r in image_records(self.controller.committed_image)]
-        try:
-            await self._create_snapshot(snapshot_id, records)
-        except InvalidSnapshotIdError as e:
-            log.debug("no controller snapshot at %s: %s", snapshot_id, e)
-            policy.on_snapshot(now)
-        except OSError as e:
-            if e.errno == errno.EIO:
-                raise  # outcome unknown: the node fail-stops
-            log.warning("controller snapshot at %s failed (%s), retrying in %d ms", snapshot_id, e,
-                        policy.retry_backoff_ms)
-            policy.on_failure(now)
-        else:
-            log.info("Creating new KRaft snapshot file snapshot %020d-%010d because %s.", snapshot_id.offset,
-                     snapshot_id.epoch, reason)
-            policy.on_snapshot(now)
+        await write_snapshot(self._create_snapshot, snapshot_id, records, policy, now,
+                             f"Creating new KRaft snapshot file snapshot {snapshot_id.offset:020d}-"
+                             f"{snapshot_id.epoch:010d} because {reason}.")
 
 
 def bootstrap_records(metadata_log_dir: Path) -> list[RecordAndVersion] | None:

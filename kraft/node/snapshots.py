@@ -54,7 +54,7 @@ from __future__ import annotations
 import errno
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -307,6 +307,30 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+async def write_snapshot(create: Callable[[OffsetAndEpoch, Sequence[bytes]], Awaitable[object]],
+                         snapshot_id: OffsetAndEpoch, records: Sequence[bytes], policy: SnapshotPolicy, now: int,
+                         done: str) -> None:
+    """One snapshot the policy asked for, its outcome told to the policy:
+    ``done`` is logged once written; an id another snapshot already covers
+    is no failure; a failed write is retried after the backoff, except EIO,
+    whose outcome is unknown (the node fail-stops, kraft.node.fault, and
+    never retries an fsync)."""
+    try:
+        await create(snapshot_id, records)
+    except InvalidSnapshotIdError as e:
+        # Typically a snapshot from the leader already covers it.
+        log.debug("no snapshot at %s: %s", snapshot_id, e)
+        policy.on_snapshot(now)
+    except OSError as e:
+        if e.errno == errno.EIO:
+            raise
+        log.warning("snapshot at %s failed (%s), retrying in %d ms", snapshot_id, e, policy.retry_backoff_ms)
+        policy.on_failure(now)
+    else:
+        log.info("%s", done)
+        policy.on_snapshot(now)
+
+
 async def run_record_history_snapshots(
     node: SnapshotTarget, policy: SnapshotPolicy | None = None, clock_ms: Callable[[], int] = _now_ms
 ) -> None:
@@ -328,22 +352,10 @@ async def run_record_history_snapshots(
         if reason is None:
             continue
         sid = OffsetAndEpoch(item.last_offset + 1, item.epoch)
-        try:
-            # ``history`` is not touched while this awaits: this loop is
-            # the only writer and it is suspended here.
-            await node.create_snapshot(sid, history)
-        except InvalidSnapshotIdError as e:
-            # Typically a snapshot from the leader already covers it.
-            log.debug("no snapshot at %s: %s", sid, e)
-            policy.on_snapshot(now)
-        except OSError as e:
-            if e.errno == errno.EIO:
-                raise  # outcome unknown: the node fail-stops (kraft.node.fault), never retries an fsync
-            log.warning("snapshot at %s failed (%s), retrying in %d ms", sid, e, policy.retry_backoff_ms)
-            policy.on_failure(now)
-        else:
-            log.info("snapshot %s of %d records: %s", sid, len(history), reason)
-            policy.on_snapshot(now)
+        # ``history`` is not touched while this awaits: this loop is the
+        # only writer and it is suspended here.
+        await write_snapshot(node.create_snapshot, sid, history, policy, now,
+                             f"snapshot {sid} of {len(history)} records: {reason}")
 
 
 # ---------------------------------------------------------------- listeners

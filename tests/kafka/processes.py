@@ -7,6 +7,7 @@ fixtures (tests/kafka/conftest.py) kill what is left after each test and fail
 the test if a process outlived it.
 """
 
+from kraft.tools import kafka_brokers
 from __future__ import annotations
 
 import functools
@@ -28,19 +29,10 @@ from tests.kafka.releases import KafkaRelease
 JVM_OPTIONS = ("-Xmx256m", "-Xms32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:CICompilerCount=1",
                "-Xss512k", "-Djava.awt.headless=true")
 
-#: A server's log4j2 configuration: everything at INFO to ``server.log`` in
-#: its folder (what Kafka's own config/log4j2.yaml writes there), so a test
-#: reads the transitions Kafka logs and a failure shows why.
-SERVER_LOG4J = """\
-status = warn
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = ${sys:kafka.logs.dir}/server.log
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = file
-"""
+#: A server's log4j2 configuration, the product's (everything at INFO to
+#: ``server.log`` in its folder), so a test reads the transitions Kafka logs
+#: and a failure shows why.
+SERVER_LOG4J = kafka_brokers.SERVER_LOG4J
 
 #: A tool's: warnings and errors to stderr, as Kafka's tools-log4j2.yaml does.
 TOOL_LOG4J = """\
