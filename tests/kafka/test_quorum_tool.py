@@ -119,3 +119,22 @@ def test_remove_controller_prints_each_releases_line(release: KafkaRelease, tmp_
     ours = live_tools.timed(kraft_args("metadata-quorum", "--kafka-version", live_tools.kafka_version(release), *args))
     assert theirs.returncode == 0 and theirs.stdout.startswith("DRY RUN of removing "), theirs.stderr
     assert (ours.stdout, ours.stderr, ours.rc) == (theirs.stdout, "", 0)
+
+
+def test_remove_controller_unregister_is_each_releases(release: KafkaRelease, tmp_path: Path) -> None:
+    """``--unregister`` (KIP-1312): 4.4's ``handleRemoveController`` prints a
+    second DRY RUN line; a release before 4.4 refuses the option
+    (argparse4j's "unrecognized arguments"), and so does kraft as that release."""
+    from tests.kafka import live_tools
+    from tests.kafka.processes import kraft_args, run_tool
+
+    args = ("--bootstrap-controller", "127.0.0.1:9", "remove-controller", "--controller-id", "2",
+            "--controller-directory-id", "ga2XKj1mM2haNN4wJCUeNw", "--dry-run", "--unregister")
+    theirs = run_tool(release, "MetadataQuorumCommand", *args, work=tmp_path, timeout_s=60)
+    ours = live_tools.timed(kraft_args("metadata-quorum", "--kafka-version", live_tools.kafka_version(release), *args))
+    if release.minor >= (4, 4):
+        assert theirs.returncode == 0 and theirs.stdout.endswith("DRY RUN of unregistering KRaft controller 2\n")
+        assert (ours.stdout, ours.stderr, ours.rc) == (theirs.stdout, "", 0)
+    else:
+        assert theirs.returncode == 1 and "unrecognized arguments: '--unregister'" in theirs.stderr, theirs.stderr
+        assert (ours.stdout, ours.rc) == ("", 2) and "--unregister: Kafka " in ours.stderr, ours.stderr
