@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kafka import live_tools
+from tests.kafka import interop, live_tools
 from tests.kafka.processes import kraft_args, run_tool
 from tests.kafka.releases import KafkaRelease, every_release, listed, newest, require
 
@@ -141,3 +141,5 @@ def _compare_formats(release: KafkaRelease, tmp_path: Path, named: bool) -> None
     print(f"\n{release} storage format{'' if named else ' (kraft by default)'}: {compared} cases compared, "
           f"{pinned} pinned (a stack trace)")
     assert compared >= 7 and compared + pinned == len(CASES), (compared, pinned)
+    interop.record("storage-format" if named else "storage-format-default", release.version,
+                   f"yes: {compared} cases" + (f", {pinned} stack traces pinned" if pinned else ""))

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.kafka import interop
 from tests.kafka.cluster import Cluster, KafkaServer, KraftVoter
 from tests.kafka.processes import run_tool
 from tests.kafka.quorum_tools import kraft_quorum, real_quorum
@@ -111,6 +112,7 @@ def test_remove_controller_unregister_removes_and_unregisters_as_kafka_does(
     assert theirs.returncode == 1 and refusal.startswith("Failed to remove KRaft voter 2: Cannot remove voter "), refusal
     assert refusal.endswith("run `kafka-cluster.sh unregister-controller --id 2`.\n"), refusal
     assert (ours.stdout, ours.stderr, ours.returncode) == (theirs.stdout, refusal, 1)
+    interop.record("unregister-kafka", release.version, "yes: removed and unregistered by both; the refusal alike")
 
 
 def test_a_kraft_quorum_does_not_serve_unregister_controller(
@@ -139,3 +141,4 @@ def test_a_kraft_quorum_does_not_serve_unregister_controller(
         f"Removed KRaft controller 2 with directory id {dirs[2]}\n",
         "Failed to unregister controller 2: The node does not support UNREGISTER_CONTROLLER" + hint.format(2) + "\n", 1)
     _until("voters [1]", lambda: _voters(cluster) == [1])
+    interop.record("unregister-kraft", release.version, "yes: removed, then refused alike")
