@@ -471,7 +471,7 @@ class NodeConfig:
     #: ``kraft.controller``: ``kraft node start`` runs Kafka's controller (process.roles=controller).
     controller: bool = True
     #: SCRAM accounts every SASL listener checks; the node fills it from
-    #: bootstrap.checkpoint and the committed metadata log.
+    #: the bootstrap metadata (either layout) and the committed metadata log.
     scram_credentials: ScramCredentialStore = field(default_factory=ScramCredentialStore, repr=False, compare=False)
     #: The file it was loaded from (remedies name it), None when built in memory.
     source_path: Path | None = field(default=None, compare=False)

@@ -82,6 +82,11 @@ class KafkaRelease:
     #: (a broker's directories get ``meta.properties`` alone); older releases
     #: write ``bootstrap.checkpoint``
     bootstrap_snapshot: bool = False
+    #: ``kafka-storage format`` takes the quorum for dynamic (kraft.version 1)
+    #: when a voter flag is given (``Formatter.setNoInitialControllersFlag``,
+    #: 4.0.0 and 4.1.0); every later release when the config sets no
+    #: ``controller.quorum.voters`` (``setHasDynamicQuorum(staticVotersEmpty)``)
+    dynamic_quorum_by_flags: bool = False
     #: ``MetadataQuorumCommand.handleRemoveController``'s line; ``{action}`` is
     #: "Removed " or "DRY RUN of removing ". 4.0 and 4.1 format it with
     #: ``"%s KRaft controller ..."`` (two spaces), 4.4 with ``"%sKRaft ..."`` (one)
@@ -159,6 +164,7 @@ _KAFKA_400 = KafkaRelease(
     version="4.0.0",
     # The 4.0.0 release's build (the version-bump commit 985bc99).
     commit_id="985bc99521dd22bb",
+    dynamic_quorum_by_flags=True,
     decodes_leader_change=False,
     omits_missing_directory_id=False,
     latest_production="4.0-IV3",
@@ -177,7 +183,7 @@ _KAFKA_400 = KafkaRelease(
     share_version_2=False,
 )
 # Formatter and KRaftVersion changed in the patch releases (4.0.2's jars, run).
-_KAFKA_402 = replace(_KAFKA_400, version="4.0.2", commit_id="5d0fe56677f97d95",
+_KAFKA_402 = replace(_KAFKA_400, version="4.0.2", commit_id="5d0fe56677f97d95", dynamic_quorum_by_flags=False,
                      kraft_version_1_error=_KRAFT_VERSION_1_ERROR, kraft_version_0_error=_KRAFT_VERSION_0_ERROR,
                      without_dependencies=("kraft.version", "group.version"))
 _KAFKA_410 = replace(
@@ -201,7 +207,7 @@ _KAFKA_410 = replace(
         "kraft.version."
     ),
 )
-_KAFKA_411 = replace(_KAFKA_410, version="4.1.1", commit_id="be816b82d25370ce",
+_KAFKA_411 = replace(_KAFKA_410, version="4.1.1", commit_id="be816b82d25370ce", dynamic_quorum_by_flags=False,
                      kraft_version_1_error=_KRAFT_VERSION_1_ERROR, kraft_version_0_error=_KRAFT_VERSION_0_ERROR,
                      without_dependencies=("kraft.version", "group.version"))
 # 4.2: metadata.version 4.2-IV1 production (share.version=1, streams.version=1

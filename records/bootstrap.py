@@ -1,7 +1,9 @@
 """What ``kafka-storage format`` writes: the release versions it knows, the
 feature levels it bootstraps, ``bootstrap.checkpoint``, and the KIP-853
 bootstrap snapshot ``00000000000000000000-0000000000.checkpoint`` of a
-dynamic quorum.
+dynamic quorum -- where Kafka 4.4 also puts the bootstrap records (KIP-1170)
+-- and where to read the bootstrap records back from either layout
+(:func:`read_bootstrap_metadata`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from kraft.records.metadata import encode_metadata_record
-from kraft.records.snapshot import BOOTSTRAP_FILE_NAME, BOOTSTRAP_SNAPSHOT_ID, SnapshotWriter, validate_snapshot_bytes
+from kraft.records.snapshot import (
+    BOOTSTRAP_FILE_NAME,
+    BOOTSTRAP_SNAPSHOT_ID,
+    SnapshotWriter,
+    snapshot_file_name,
+    validate_snapshot_bytes,
+)
 from kraft.records.state_files import CLUSTER_METADATA_DIR, uuid_from_kafka
 
 METADATA_VERSION_FEATURE = "metadata.version"
@@ -317,3 +325,25 @@ def read_bootstrap_checkpoint(path: Path) -> list[Any]:
 
     contents = validate_snapshot_bytes(Path(path).read_bytes(), str(path))
     return [decode_metadata_record(r.value).message for r in contents.data_records()]
+
+
+def bootstrap_metadata_path(metadata_log_dir: Path) -> Path | None:
+    """The file that holds the bootstrap records of ``metadata_log_dir``:
+    ``bootstrap.checkpoint`` where there is one (Kafka 4.4's
+    ``BootstrapMetadata.fromDirectory`` reads that legacy file first), else
+    the KIP-1170 bootstrap snapshot ``__cluster_metadata-0/00000000000000000000-0000000000.checkpoint``;
+    None when neither exists (a broker formatted by Kafka 4.4)."""
+    legacy = Path(metadata_log_dir) / BOOTSTRAP_FILE_NAME
+    if legacy.exists():
+        return legacy
+    snapshot = Path(metadata_log_dir) / CLUSTER_METADATA_DIR / snapshot_file_name(BOOTSTRAP_SNAPSHOT_ID)
+    return snapshot if snapshot.exists() else None
+
+
+def read_bootstrap_metadata(metadata_log_dir: Path) -> list[Any]:
+    """The bootstrap metadata records of ``metadata_log_dir`` in either
+    layout (:func:`bootstrap_metadata_path`; the KRaft control records of
+    the snapshot are not metadata and are left out); none without either
+    file. A damaged file raises as :func:`read_bootstrap_checkpoint`."""
+    path = bootstrap_metadata_path(metadata_log_dir)
+    return read_bootstrap_checkpoint(path) if path is not None else []

@@ -10,7 +10,6 @@ configuration error) from the environment variable.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
@@ -19,7 +18,7 @@ import click
 from kraft import errors
 from kraft.kafka_release import ENV_VAR, LATEST, KafkaRelease, UnknownKafkaVersion, kafka_release, known_versions
 
-__all__ = ["kafka_version_option", "current_release", "release_named"]
+__all__ = ["kafka_version_option", "current_release"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _META_KEY = "kraft.kafka_release"
@@ -60,9 +59,3 @@ def current_release() -> KafkaRelease:
     except UnknownKafkaVersion as exc:
         _refuse(exc, errors.EXIT_CONFIG)
 
-
-def release_named() -> bool:
-    """Whether the running command's release was named (``--kafka-version``
-    or ``$KRAFT_KAFKA_VERSION``) rather than the default."""
-    ctx = click.get_current_context(silent=True)
-    return (ctx is not None and _META_KEY in ctx.meta) or bool(os.environ.get(ENV_VAR))

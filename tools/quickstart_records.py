@@ -7,7 +7,7 @@ Once per cluster (whichever voter leads first, or the next leader if the
 first died before it committed them), in one batch as Kafka's controller
 writes a topic creation atomically:
 
-* the bootstrap records of the node's ``bootstrap.checkpoint``
+* the bootstrap records of the node's metadata log directory (either layout)
   (``FeatureLevelRecord`` metadata.version, ...), as Kafka's
   ``QuorumController`` appends them when it first becomes active;
 * two topics, ``quickstart-events`` (3 partitions) and ``quickstart-orders``
@@ -39,10 +39,9 @@ _TOPIC = 2  # ConfigResource.Type.TOPIC
 
 
 def _bootstrap_records(metadata_log_dir: Path) -> list[Any]:
-    from kraft.records.bootstrap import read_bootstrap_checkpoint
+    from kraft.records.bootstrap import read_bootstrap_metadata
 
-    path = metadata_log_dir / "bootstrap.checkpoint"
-    return read_bootstrap_checkpoint(path) if path.exists() else []
+    return read_bootstrap_metadata(metadata_log_dir)
 
 
 def setup_records(metadata_log_dir: Path, replica_ids: Sequence[int]) -> list[bytes]:

@@ -458,12 +458,18 @@ def add_controller_command(options: QuorumToolOptions, dry_run: bool) -> None:
 @click.option("--controller-id", "-i", type=int, required=True, help="The id of the controller to remove.")
 @click.option("--controller-directory-id", "-d", required=True, help="The directory ID of the controller to remove.")
 @click.option("--dry-run", is_flag=True, help="True if we should print what would be done, but not do it.")
+@click.option("--unregister", is_flag=True,
+              help="If set, also unregister the controller after successfully removing it from the voter set.")
 @click.pass_obj
 def remove_controller_command(options: QuorumToolOptions, controller_id: int, controller_directory_id: str,
-                              dry_run: bool) -> None:
+                              dry_run: bool, unregister: bool) -> None:
     """Remove a controller from the KRaft controller cluster."""
     from kraft.messages.json_form import uuid_from_kafka
 
+    release = current_release()
+    if unregister and not release.unregisters_controller:
+        raise click.UsageError(f"--unregister: Kafka {release.name}'s remove-controller has no such option "
+                               f"(KIP-1312, Kafka 4.4 on); name --kafka-version 4.4 or leave it out")
     try:
         bootstrap, settings = options.resolve()
         if controller_id < 0:
@@ -475,24 +481,56 @@ def remove_controller_command(options: QuorumToolOptions, controller_id: int, co
     except ToolError as e:
         _fail(str(e))
 
-    wording = current_release().removed_controller
-
     async def main() -> str:
-        from kraft.client.admin import AdminSession, remove_voter_request, voter_change_until_done
         from kraft.messages.json_form import uuid_to_kafka
-        from kraft.wire.apis import ApiKey
 
-        if not dry_run:
-            async with AdminSession(bootstrap, settings) as session:
-                await voter_change_until_done(session, f"controller {controller_id} to be removed",
-                                              ApiKey.REMOVE_RAFT_VOTER,
-                                              remove_voter_request(controller_id, directory_id))
-        line = wording.format(
+        removed = release.removed_controller.format(
             action="DRY RUN of removing " if dry_run else "Removed ", controller_id=controller_id,
             directory_id=uuid_to_kafka(directory_id))
-        return line + "\n"
+        if dry_run:
+            lines = [removed, *([f"DRY RUN of unregistering KRaft controller {controller_id}"] if unregister else [])]
+            return "".join(line + "\n" for line in lines)
+        return await _remove_controller(bootstrap, settings, controller_id, directory_id, unregister, removed)
 
     run_tool(main)
+
+
+def _unregister_hint(controller_id: int) -> str:
+    return (f". To unregister the controller from the cluster, run "
+            f"`kafka-cluster.sh unregister-controller --id {controller_id}`.")
+
+
+async def _remove_controller(bootstrap: Bootstrap, settings: AdminSettings, controller_id: int, directory_id: Any,
+                             unregister: bool, removed: str) -> str:
+    """Kafka's ``MetadataQuorumCommand.handleRemoveController``: RemoveRaftVoter,
+    then (``--unregister``) UnregisterController. Its lines go out as each
+    step is done: the removal's stays printed when unregistering fails."""
+    from kraft.client.admin import AdminSession, remove_voter_request, unregister_controller, voter_change_until_done
+    from kraft.client.errors import RefusedError
+    from kraft.wire.apis import ApiKey
+    from kraft.wire.errors import ErrorCode
+
+    async with AdminSession(bootstrap, settings) as session:
+        try:
+            await voter_change_until_done(session, f"controller {controller_id} to be removed",
+                                          ApiKey.REMOVE_RAFT_VOTER, remove_voter_request(controller_id, directory_id))
+        except RefusedError as e:
+            # MetadataQuorumCommand.removeRaftVoter: with --unregister these two say how to unregister anyway.
+            if unregister and e.code in (ErrorCode.UNSUPPORTED_VERSION, ErrorCode.VOTER_NOT_FOUND):
+                raise ToolError(f"Failed to remove KRaft voter {controller_id}: {e.message}"
+                                + _unregister_hint(controller_id)) from None
+            raise
+        if not unregister:
+            return removed + "\n"
+        click.echo(removed)
+        try:
+            await unregister_controller(session, controller_id)
+        except ToolError as e:
+            # MetadataQuorumCommand.unregisterController: any failure, the exception's message.
+            message = e.message if isinstance(e, RefusedError) else str(e)
+            raise ToolError(f"Failed to unregister controller {controller_id}: {message}"
+                            + _unregister_hint(controller_id)) from None
+    return f"Unregistered KRaft controller {controller_id}\n"
 
 
 def quorum_view(info: QuorumInfo, now_ms: int | None = None) -> QuorumInfo:

@@ -1,11 +1,15 @@
 """``kraft storage``: Kafka's ``kafka-storage.sh`` (``StorageTool`` + ``Formatter``).
 
 - ``format``: write ``meta.properties`` (version 1, cluster.id, node.id,
-  directory.id) and ``bootstrap.checkpoint`` into every log directory, and for
-  a dynamic quorum (``--standalone`` / ``--initial-controllers``) the KIP-853
-  bootstrap snapshot ``__cluster_metadata-0/00000000000000000000-0000000000.checkpoint``.
-  ``--no-initial-controllers`` formats a controller of a dynamic quorum that
-  joins later (kraft.version 1, no bootstrap snapshot); a controller whose
+  directory.id) into every log directory and the bootstrap metadata as the
+  release does: Kafka 4.4 (the default; KIP-1170) puts it into a
+  controller's bootstrap snapshot
+  ``__cluster_metadata-0/00000000000000000000-0000000000.checkpoint``, after
+  the KRaft control records (kraft.version, and a dynamic quorum's voters);
+  releases before 4.4 write ``bootstrap.checkpoint`` into every log
+  directory, and that snapshot for ``--standalone`` / ``--initial-controllers``
+  only (KIP-853). ``--no-initial-controllers`` formats a controller of a
+  dynamic quorum that joins later (kraft.version 1); a controller whose
   config has no ``controller.quorum.voters`` must get one of the three
   flags (Kafka 4.x). Each directory is written under its ``.lock``
   (:mod:`kraft.dirlock`): never one a running node holds.
@@ -52,7 +56,7 @@ from kraft.records.bootstrap import (
 )
 from kraft.records.errors import StateFileError
 from kraft.tools.feature_versions import feature_dependencies, version_mapping
-from kraft.tools.kafka_version import current_release, kafka_version_option, release_named
+from kraft.tools.kafka_version import current_release, kafka_version_option
 from kraft.records.state_files import (
     META_PROPERTIES_FILE,
     MetaProperties,
@@ -79,16 +83,21 @@ class FormatRequest:
     no_initial_controllers: bool = False
     #: The config sets controller.quorum.voters (a static quorum).
     static_voters: bool = False
-    #: UserScramCredentialRecords for bootstrap.checkpoint (--add-scram).
+    #: Formatting from a config file (``--config``): the quorum is then
+    #: dynamic exactly when it sets no controller.quorum.voters, as Kafka's
+    #: ``StorageTool`` decides (``setHasDynamicQuorum(staticVotersEmpty)``);
+    #: without one, when a voter flag was given.
+    from_config: bool = False
+    #: UserScramCredentialRecords for the bootstrap metadata (--add-scram).
     scram_records: list[Any] | None = None
     #: The Kafka release whose formatter (features, messages) this one follows.
     kafka: KafkaRelease = LATEST
     #: process.roles has controller (or no config: kraft's nodes are
     #: controllers). Kafka 4.4 writes a broker no bootstrap snapshot.
     controller: bool = True
-    #: Write the KIP-1170 layout (``kafka.bootstrap_snapshot``) -- only when
-    #: the release was named: by default kraft writes ``bootstrap.checkpoint``,
-    #: the layout kraft's live doctor is tested on (docs/beside-kafka/kafka-versions.md).
+    #: Write the KIP-1170 layout (``kafka.bootstrap_snapshot``: Kafka 4.4's,
+    #: the default) rather than ``bootstrap.checkpoint``. kraft's tools and
+    #: node read both (:func:`kraft.records.bootstrap.read_bootstrap_metadata`).
     kip1170_layout: bool = False
 
 
@@ -219,7 +228,10 @@ def _effective_feature_levels(request: FormatRequest) -> dict[str, int]:
             supported = ", ".join(sorted(kafka.features))
             raise FormatError(f"Unsupported feature: {name}. Supported features are: {supported}")
         features[name] = level
-    dynamic = request.initial_controllers is not None or request.no_initial_controllers
+    if request.from_config and not kafka.dynamic_quorum_by_flags:
+        dynamic = not request.static_voters
+    else:
+        dynamic = request.initial_controllers is not None or request.no_initial_controllers
     kraft_version = features.get(KRAFT_VERSION_FEATURE)
     if kraft_version is None:
         kraft_version = 1 if dynamic else 0
@@ -500,7 +512,7 @@ def _initial_voters(node: int, standalone: bool, initial_controllers: str | None
 @click.option("--controller-listener", default=None, help="Controller listener name (default: from --config, else CONTROLLER).")
 @click.option("--controller-endpoint", default=None, help="HOST:PORT of this controller for --standalone (default: from --config).")
 @click.option("--add-scram", "-S", "add_scram", multiple=True,
-              help="A SCRAM credential to add to bootstrap.checkpoint, e.g. "
+              help="A SCRAM credential to add to the bootstrap metadata, e.g. "
                    "'SCRAM-SHA-512=[name=alice,password=alice-secret]' (repeatable).")
 @kafka_version_option
 def format_command(
@@ -557,10 +569,11 @@ def format_command(
                 ignore_formatted=ignore_formatted,
                 no_initial_controllers=no_initial_controllers,
                 static_voters=conf is not None and conf.static_voters,
+                from_config=conf is not None,
                 scram_records=[parse_scram(text) for text in add_scram],
                 kafka=kafka,
                 controller=conf is None or conf.is_controller,
-                kip1170_layout=kafka.bootstrap_snapshot and release_named(),
+                kip1170_layout=kafka.bootstrap_snapshot,
             )
         )
     except FormatError as exc:

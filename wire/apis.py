@@ -64,6 +64,7 @@ class ApiKey(IntEnum):
     ADD_RAFT_VOTER = 80
     REMOVE_RAFT_VOTER = 81
     UPDATE_RAFT_VOTER = 82
+    UNREGISTER_CONTROLLER = 94
 
     @cached_property
     def request_class(self) -> type[Any]:

@@ -159,6 +159,9 @@ class ErrorCode(IntEnum):
     STREAMS_INVALID_TOPOLOGY_EPOCH = 131
     STREAMS_TOPOLOGY_FENCED = 132
     SHARE_SESSION_LIMIT_REACHED = 133
+    GROUP_DELETION_FAILED = 134
+    STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED = 135
+    CONTROLLER_ID_NOT_REGISTERED = 136  # KIP-1312 (4.4): UnregisterController of an unknown id
 
     @property
     def retriable(self) -> bool:

@@ -17,7 +17,7 @@ in lower case, a ``listener.name.<l>.`` key wins over the bare key):
   only salted credentials are kept in memory); ``username``/``password``
   are what this node sends when it dials its peers.
 * SCRAM accounts come from ``UserScramCredentialRecord`` records (the
-  metadata log, and ``bootstrap.checkpoint`` as ``kraft storage format
+  metadata log, and the bootstrap metadata as ``kraft storage format
   --add-scram`` writes it): a :class:`ScramCredentialStore` the node fills.
 * ``sasl.mechanism.controller.protocol``: the mechanism a node uses to
   reach the other controllers.

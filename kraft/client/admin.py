@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 import trio
 
-from kraft.client.errors import AdminError, UnreachableError
+from kraft.client.errors import AdminError, RefusedError, UnreachableError
 from kraft.messages.errors import KraftProtocolError
 from kraft.client.describe import (
     DESCRIBE_QUORUM_MAX_VERSION,
@@ -70,10 +70,12 @@ __all__ = [
     "quorum_info",
     "parse_bootstrap",
     "error_text",
+    "unsupported",
     "send_voter_change",
     "voter_change_until_done",
     "add_voter_request",
     "remove_voter_request",
+    "unregister_controller",
     "ENDPOINT_TYPE_BROKER",
     "ENDPOINT_TYPE_CONTROLLER",
     "METADATA_TOPIC",
@@ -141,6 +143,14 @@ def parse_bootstrap(text: str | Sequence[str], config_key: str) -> tuple[tuple[s
 def error_text(code: int, message: str | None) -> str:
     name = ErrorCode.name_of(code)
     return f"{name}: {message}" if message else name
+
+
+def unsupported(e: NoCommonVersion) -> RefusedError:
+    """The peer speaks no version of the api: UNSUPPORTED_VERSION, with
+    Kafka's message (``NodeApiVersions.latestUsableVersion``) when it does
+    not list the api at all, as a release older than the api answers."""
+    message = f"The node does not support {e.api_key.name}" if e.theirs is None else str(e)
+    return RefusedError(str(e), ErrorCode.UNSUPPORTED_VERSION, message)
 
 
 # ---------------------------------------------------------------- talking to the quorum
@@ -241,7 +251,7 @@ class AdminSession:
         try:
             version, body = await self.request(address, api, build, max_version)
         except NoCommonVersion as e:
-            raise AdminError(str(e)) from None
+            raise unsupported(e) from None
         except (ConnectionFailed, RequestTimedOut, KraftProtocolError) as e:
             return f"leader {view.controller_id} at {address[0]}:{address[1]}: {e}"
         return view, version, body
@@ -303,7 +313,7 @@ async def send_voter_change(session: AdminSession, api: ApiKey,
     try:
         _, body = await session.request(address, api, lambda v: build(view.cluster_id, v))
     except NoCommonVersion as e:
-        raise AdminError(str(e)) from None
+        raise unsupported(e) from None
     except (ConnectionFailed, RequestTimedOut, KraftProtocolError) as e:
         return ErrorCode.NOT_LEADER_OR_FOLLOWER, f"leader {view.controller_id} at {address[0]}:{address[1]}: {e}"
     return body.error_code, body.error_message
@@ -320,9 +330,36 @@ async def voter_change_until_done(session: AdminSession, what: str, api: ApiKey,
             return True
         if code in RETRIABLE_VOTER_ERRORS:
             return error_text(code, message)
-        raise AdminError(error_text(code, message))
+        raise RefusedError(error_text(code, message), code, message or ErrorCode.name_of(code))
 
     await session.until_deadline(what, attempt)
+
+
+
+
+async def unregister_controller(session: AdminSession, controller_id: int) -> None:
+    """UnregisterController (KIP-1312) to the active controller, as Kafka's
+    ``KafkaAdminClient.unregisterController`` sends it, retried while the
+    leader moves; a refusal raises :class:`RefusedError` with the answer's
+    message (``UNSUPPORTED_VERSION`` and Kafka's wording when the
+    controller does not list the api: a release before 4.4, or kraft's node)."""
+    from kraft.messages.generated.unregister_controller_request import UnregisterControllerRequest
+
+    api = ApiKey.UNREGISTER_CONTROLLER
+
+    async def attempt() -> bool | str:
+        sent = await session.send_to_leader(api, lambda v: UnregisterControllerRequest(controller_id=controller_id))
+        if isinstance(sent, str):
+            return sent
+        _, _, body = sent
+        if body.error_code == ErrorCode.NONE:
+            return True
+        if body.error_code in RETRIABLE_VOTER_ERRORS:
+            return error_text(body.error_code, body.error_message)
+        raise RefusedError(error_text(body.error_code, body.error_message), body.error_code,
+                           body.error_message or ErrorCode.name_of(body.error_code))
+
+    await session.until_deadline(f"controller {controller_id} to be unregistered", attempt)
 
 
 def add_voter_request(identity: ControllerIdentity, timeout_ms: int) -> Callable[[str, int], Any]:

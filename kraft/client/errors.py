@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kraft.errors import EXIT_NETWORK, EXIT_REFUSED, OperatorError
 
-__all__ = ["AdminError", "UnreachableError"]
+__all__ = ["AdminError", "UnreachableError", "RefusedError"]
 
 
 class AdminError(OperatorError):
@@ -21,3 +21,14 @@ class UnreachableError(AdminError):
     out): exit status 5, so a script can tell "down" from "said no"."""
 
     exit_code = EXIT_NETWORK
+
+
+class RefusedError(AdminError):
+    """The server answered with an error: its code and its message (Kafka's
+    exception message, which a tool quotes). ``str()`` names the error as
+    kraft's tools print it: ``NAME: message``."""
+
+    def __init__(self, text: str, code: int, message: str) -> None:
+        super().__init__(text)
+        self.code = code
+        self.message = message

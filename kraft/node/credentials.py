@@ -3,10 +3,11 @@ keeps them: ``UserScramCredentialRecord`` / ``RemoveUserScramCredentialRecord``.
 
 Two sources, applied in log order:
 
-* ``bootstrap.checkpoint`` in the metadata log directory (``kraft storage
-  format --add-scram``, as ``kafka-storage format --add-scram`` writes it):
-  read at start, so a quorum can authenticate its own members before it
-  has elected a leader;
+* the bootstrap records of the metadata log directory (``kraft storage
+  format --add-scram``, as ``kafka-storage format --add-scram`` writes them:
+  ``bootstrap.checkpoint`` before Kafka 4.4, the 0-0 bootstrap snapshot in
+  4.4's KIP-1170 layout): read at start, so a quorum can authenticate its
+  own members before it has elected a leader;
 * every committed record of the metadata log (and the latest snapshot),
   followed while the node runs: a credential appended through the leader
   is accepted by every node once committed and replicated to it.
@@ -21,7 +22,7 @@ import logging
 from pathlib import Path
 
 from kraft.node.snapshots import CommittedSource, SnapshotLoaded
-from kraft.records.bootstrap import read_bootstrap_checkpoint
+from kraft.records.bootstrap import bootstrap_metadata_path, read_bootstrap_checkpoint
 from kraft.records.metadata import decode_metadata_record
 from kraft.wire.security import ScramCredentialStore
 
@@ -29,14 +30,13 @@ __all__ = ["load_bootstrap_credentials", "follow_credentials", "apply_values"]
 
 log = logging.getLogger("kraft.node")
 
-BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
 _SCRAM_RECORD_KEYS = frozenset({11, 22})  # UserScramCredentialRecord, RemoveUserScramCredentialRecord
 
 
 def load_bootstrap_credentials(metadata_log_dir: Path, store: ScramCredentialStore) -> int:
-    """Apply the SCRAM records of ``bootstrap.checkpoint``; how many."""
-    path = Path(metadata_log_dir) / BOOTSTRAP_CHECKPOINT
-    if not path.exists():
+    """Apply the SCRAM records of the bootstrap metadata (either layout); how many."""
+    path = bootstrap_metadata_path(Path(metadata_log_dir))
+    if path is None:
         return 0
     try:
         records = read_bootstrap_checkpoint(path)
@@ -66,7 +66,7 @@ def apply_values(values: tuple[bytes, ...], store: ScramCredentialStore) -> int:
 
 async def follow_credentials(source: CommittedSource, store: ScramCredentialStore) -> None:
     """Apply SCRAM records as they commit, until cancelled. A snapshot load
-    replaces the state: the accounts become those of ``bootstrap.checkpoint``
+    replaces the state: the accounts become those of the bootstrap metadata
     (what the store held when following began) plus the snapshot's, so an
     account removed in the records the snapshot covers is gone."""
     base = store.copy()

@@ -358,9 +358,9 @@ class RaftManager:
         c = self.config
         if any(s.protocol.uses_sasl and any(m.startswith("SCRAM") for m in s.mechanisms)
                for s in c.listener_security.values()):
-            # SCRAM accounts: bootstrap.checkpoint now, the log as it commits.
+            # SCRAM accounts: the bootstrap metadata now, the log as it commits.
             loaded = credentials.load_bootstrap_credentials(c.metadata_log_dir, c.scram_credentials)
-            log.info("%d SCRAM credentials from bootstrap.checkpoint", loaded)
+            log.info("%d SCRAM credentials from the bootstrap metadata", loaded)
             nursery.start_soon(credentials.follow_credentials, self.committed_source, c.scram_credentials)
 
     async def _serve_metrics(self, nursery: trio.Nursery, raft_client: KafkaRaftClient, meta: MetaProperties) -> None:

@@ -114,6 +114,8 @@ MODULES: dict[str, str] = {
     'UnregisterBrokerRequest': 'unregister_broker_request',
     'UnregisterBrokerResponse': 'unregister_broker_response',
     'UnregisterControllerRecord': 'unregister_controller_record',
+    'UnregisterControllerRequest': 'unregister_controller_request',
+    'UnregisterControllerResponse': 'unregister_controller_response',
     'UpdateFeaturesRequest': 'update_features_request',
     'UpdateFeaturesResponse': 'update_features_response',
     'UpdateRaftVoterRequest': 'update_raft_voter_request',
@@ -198,6 +200,7 @@ BY_TYPE: dict[str, dict[int, str]] = {
         80: 'add_raft_voter_request',
         81: 'remove_raft_voter_request',
         82: 'update_raft_voter_request',
+        94: 'unregister_controller_request',
     },
     'response': {
         1: 'fetch_response',
@@ -242,5 +245,6 @@ BY_TYPE: dict[str, dict[int, str]] = {
         80: 'add_raft_voter_response',
         81: 'remove_raft_voter_response',
         82: 'update_raft_voter_response',
+        94: 'unregister_controller_response',
     },
 }

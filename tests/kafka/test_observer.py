@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kafka import copies
+from tests.kafka import copies, interop
 from tests.kafka.cluster import Cluster
 from tests.kafka.observe import leader_in_state, replication
 from tests.kafka.quorum_tools import kraft_quorum, real_quorum, status_shape
@@ -107,3 +107,6 @@ def test_a_kraft_observer_copies_a_real_quorum_byte_for_byte(
     ours_batches = sorted(copies.batches(observer.data))
     assert common == ours_batches, f"batches only the copy holds: {sorted(set(ours_batches) - set(common))[:5]}"
     assert ours_batches and ours_batches[0] >= min(int(name.split("-")[0]) for name in shared), ours_batches[:3]
+    # The cells (tests/kafka/interop.py): how many batches is the cluster's, not the same from run to run.
+    for key in (f"observer-{quorum}", "observer-files", "observer-describe"):
+        interop.record(key, release.version, "yes")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.kafka import interop
 from tests.kafka.cluster import Cluster
 from tests.kafka.quorum_tools import kraft_quorum, real_quorum, replication_shape, status_shape
 from tests.kafka.releases import KafkaRelease
@@ -103,6 +104,8 @@ def test_the_real_metadata_quorum_tool_describes_and_reconfigures_a_kraft_quorum
     status = _until_status(cluster, [1], [2])
     assert _voters_and_observers(status) == ([1], [2]), status
     assert [p.name for p in cluster.everything() if not p.alive] == []
+    interop.record("real-quorum-describe", release.version, "yes")
+    interop.record("real-quorum-reconfigure", release.version, "yes")
 
 
 def test_remove_controller_prints_each_releases_line(release: KafkaRelease, tmp_path: Path) -> None:
@@ -119,3 +122,28 @@ def test_remove_controller_prints_each_releases_line(release: KafkaRelease, tmp_
     ours = live_tools.timed(kraft_args("metadata-quorum", "--kafka-version", live_tools.kafka_version(release), *args))
     assert theirs.returncode == 0 and theirs.stdout.startswith("DRY RUN of removing "), theirs.stderr
     assert (ours.stdout, ours.stderr, ours.rc) == (theirs.stdout, "", 0)
+    interop.record("remove-controller-line", release.version,
+                   "yes: `removing  KRaft` (two spaces)" if "removing  KRaft" in theirs.stdout else
+                   "yes: `removing KRaft` (one space)")
+
+
+def test_remove_controller_unregister_is_each_releases(release: KafkaRelease, tmp_path: Path) -> None:
+    """``--unregister`` (KIP-1312): 4.4's ``handleRemoveController`` prints a
+    second DRY RUN line; a release before 4.4 refuses the option
+    (argparse4j's "unrecognized arguments"), and so does kraft as that release."""
+    from tests.kafka import live_tools
+    from tests.kafka.processes import kraft_args, run_tool
+
+    args = ("--bootstrap-controller", "127.0.0.1:9", "remove-controller", "--controller-id", "2",
+            "--controller-directory-id", "ga2XKj1mM2haNN4wJCUeNw", "--dry-run", "--unregister")
+    theirs = run_tool(release, "MetadataQuorumCommand", *args, work=tmp_path, timeout_s=60)
+    ours = live_tools.timed(kraft_args("metadata-quorum", "--kafka-version", live_tools.kafka_version(release), *args))
+    if release.minor >= (4, 4):
+        assert theirs.returncode == 0 and theirs.stdout.endswith("DRY RUN of unregistering KRaft controller 2\n")
+        assert (ours.stdout, ours.stderr, ours.rc) == (theirs.stdout, "", 0)
+        interop.record("remove-controller-unregister-dry-run", release.version, "yes: two DRY RUN lines")
+    else:
+        assert theirs.returncode == 1 and "unrecognized arguments: '--unregister'" in theirs.stderr, theirs.stderr
+        assert (ours.stdout, ours.rc) == ("", 2) and "--unregister: Kafka " in ours.stderr, ours.stderr
+        interop.record("remove-controller-unregister-dry-run", release.version,
+                       f"refused, as {release.version} refuses it")

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.kafka import live_tools
+from tests.kafka import interop, live_tools
 from tests.kafka.processes import kraft_args, run_tool
-from tests.kafka.releases import KafkaRelease, every_release, listed
+from tests.kafka.releases import KafkaRelease, every_release, listed, newest, require
 
 pytestmark = pytest.mark.slow
 
@@ -57,6 +57,9 @@ CASES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("static", ("--add-scram", SCRAM)),
     ("dynamic", ("--standalone",)),
     ("dynamic", ("--no-initial-controllers",)),
+    # A static quorum stays kraft.version 0 (StorageTool: setHasDynamicQuorum(staticVotersEmpty)).
+    ("static", ("--no-initial-controllers",)),
+    ("static", ("--no-initial-controllers", "--feature", "kraft.version=1")),
     ("broker", ()),
     ("static", ("--release-version", "9.9-IV9")),
     # Production in 4.4, testing in 4.3 (unknown without unstable.feature.versions.enable), unknown before.
@@ -70,13 +73,17 @@ CASES: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 
 def _format(release: KafkaRelease, config: str, args: tuple[str, ...], folder: Path,
-            kraft: bool) -> tuple[live_tools.Run, Path]:
+            kraft: bool, named: bool = True) -> tuple[live_tools.Run, Path]:
+    """One format; kraft's prints as ``release`` (``--kafka-version``), or as
+    its default when not ``named``."""
     folder.mkdir(parents=True)
     properties = folder / "server.properties"
     properties.write_text(CONFIGS[config].format(d=folder))
     command = ("format", "-t", CLUSTER, "-c", str(properties), *args)
     if kraft:
-        run = live_tools.timed(kraft_args("storage", *command, "--kafka-version", live_tools.kafka_version(release)))
+        version = ("--kafka-version", live_tools.kafka_version(release)) if named else ()
+        # An empty KRAFT_KAFKA_VERSION names no release (kraft.kafka_release.kafka_release).
+        run = live_tools.timed(kraft_args("storage", *command, *version), env={"KRAFT_KAFKA_VERSION": ""})
     else:
         done = run_tool(release, "StorageTool", *command, work=folder.parent)
         run = live_tools.Run(done.stdout, done.stderr, done.returncode, 0.0)
@@ -100,10 +107,20 @@ def _records(path: Path) -> list[str]:
 
 
 def test_storage_format_prints_and_writes_what_each_release_does(release: KafkaRelease, tmp_path: Path) -> None:
+    _compare_formats(release, tmp_path, named=True)
+
+
+def test_storage_format_by_default_is_the_newest_releases(tmp_path: Path) -> None:
+    """No ``--kafka-version``: what the newest release's StorageTool prints
+    and writes (4.4.0: the KIP-1170 layout), every case."""
+    _compare_formats(require(newest()), tmp_path, named=False)
+
+
+def _compare_formats(release: KafkaRelease, tmp_path: Path, named: bool) -> None:
     compared = pinned = 0
     for n, (config, args) in enumerate(CASES):
         theirs, their_dir = _format(release, config, args, tmp_path / f"kafka-{n}", kraft=False)
-        ours, our_dir = _format(release, config, args, tmp_path / f"kraft-{n}", kraft=True)
+        ours, our_dir = _format(release, config, args, tmp_path / f"kraft-{n}", kraft=True, named=named)
         case = f"{release} format ({config}) {' '.join(args)}"
         if "\tat " in theirs.stderr:
             # The release's tool dies with a stack trace; kraft says why in one line, same exit code.
@@ -121,5 +138,8 @@ def test_storage_format_prints_and_writes_what_each_release_does(release: KafkaR
         compared += 1
         shutil.rmtree(their_dir)
         shutil.rmtree(our_dir)
-    print(f"\n{release} storage format: {compared} cases compared, {pinned} pinned (a stack trace)")
+    print(f"\n{release} storage format{'' if named else ' (kraft by default)'}: {compared} cases compared, "
+          f"{pinned} pinned (a stack trace)")
     assert compared >= 7 and compared + pinned == len(CASES), (compared, pinned)
+    interop.record("storage-format" if named else "storage-format-default", release.version,
+                   f"yes: {compared} cases" + (f", {pinned} stack traces pinned" if pinned else ""))

@@ -28,7 +28,7 @@ import pytest
 
 from tests import golden
 from tests.conftest import FIXTURES, fixture_path
-from tests.kafka import live_tools
+from tests.kafka import interop, live_tools
 from tests.kafka.processes import kraft_args
 from tests.kafka.report import report
 from tests.kafka.releases import KafkaRelease, every_release, listed, unavailable
@@ -183,6 +183,22 @@ def test_dump_log_prints_what_each_release_prints(release: KafkaRelease, tmp_pat
     assert theirs.rc == 1 and "java.nio.file.NoSuchFileException" in theirs.stderr
     assert ours.rc != 0 and len(ours.stderr.splitlines()) == 1 and "No such file" in ours.stderr
     assert ours.stdout == theirs.stdout  # the "Dumping ..." header Kafka printed before dying
+    _record_dump_log(release, lines, stored_compared)
+
+
+def _record_dump_log(release: KafkaRelease, lines: int, stored_compared: int) -> None:
+    """The table's cells of the dump-log rows (tests/kafka/interop.py)."""
+    from kraft.kafka_release import kafka_release
+
+    version = release.version
+    interop.record("dump-log", version, f"yes: {lines:,} lines")
+    unknown = 29 in kafka_release(live_tools.kafka_version(release)).unknown_metadata_records
+    interop.record("dump-log-newer-record", version,
+                   "yes: unknown to it, printed as `Unknown metadata id 29`" if unknown else "yes: decoded")
+    interop.record("dump-log-orphan-index", version, "pinned: Kafka dies (`NoSuchFileException`)")
+    stored = [v for v in golden.VERSIONS if v.split(".")[:2] == version.split(".")[:2]]
+    interop.record("dump-log-stored-outputs", version,
+                   f"yes: {stored_compared} runs ({stored[0]}'s stored)" if stored_compared else "none stored")
 
 
 #: Snapshots whose stored stdin session is replayed live (no default client
@@ -265,6 +281,10 @@ def test_shell_prints_what_each_release_prints(release: KafkaRelease, tmp_path: 
           f"ratio {kraft_s / kafka_s:.2f}")
     report(release.version, "shell", lines=lines, kraft_s=round(kraft_s, 1), kafka_s=round(kafka_s, 1),
            stand_in=None if real is release else real.version)
+    stand_in = "" if real is release else f" (as {real.version}'s shell: none published for {release.version})"
+    interop.record("shell", release.version, f"yes: {lines:,} lines{stand_in}")
+    interop.record("shell-find", release.version, ("lists no zkMigrationState: compared" if real.minor >= (4, 2)
+                                                  else "pinned: Kafka aborts, kraft lists every node") + stand_in)
 
 
 #: Offline ``kafka-storage.sh`` commands whose output follows the release
@@ -314,3 +334,4 @@ def test_storage_offline_answers_follow_each_release(release: KafkaRelease, tmp_
     # group.version=2 and 9.9-IV9 are no release's; share.version=2 only 4.4's; streams.version 4.1's on
     # (storage: 4 runs refused by 4.0, 3 by 4.1 to 4.3, 2 by 4.4; features: 2, 2, 1).
     assert refused == {(4, 0): 6, (4, 4): 3}.get(release.minor, 5), refused
+    interop.record("storage-offline", release.version, f"yes: {len(runs)} runs, {refused} refused alike")

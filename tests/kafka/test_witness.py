@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from tests.kafka import interop
 from tests.kafka.cluster import Cluster
 from tests.kafka.load import TopicLoad
 from tests.kafka.observe import (controller_endpoints, leader_changes, leader_in_state, replication, status,
@@ -133,6 +134,7 @@ def test_the_witness_registers_so_that_kafka_upgrades_features(
     witness_log = witness.text()
     assert "does not name it" not in witness_log and " ERROR " not in witness_log, witness.why()
     load.close()
+    interop.record("witness-registers", release.version, "yes")
 
 
 def test_a_killed_kafka_leader_is_replaced_by_the_other_kafka_controller_and_kraft_never_leads(
@@ -154,6 +156,7 @@ def test_a_killed_kafka_leader_is_replaced_by_the_other_kafka_controller_and_kra
     assert now.leader_id == survivor and now.voters == (1, 2, 3), now
     assert _witness_epochs(cluster, survivor) == []
     load.close()
+    interop.record("witness-kill-leader", release.version, "yes")
 
 
 def test_a_stale_kafka_survivor_is_handed_the_log_by_the_witness(
@@ -200,6 +203,7 @@ def test_a_stale_kafka_survivor_is_handed_the_log_by_the_witness(
             witness_led_ms=held_ms, acknowledged_in_pause=len(during_pause), kept=len(during_pause))
     assert handovers, "the survivor was behind, yet led without a hand-over epoch: the scenario did not happen"
     load.close()
+    interop.record("witness-stale-survivor", release.version, "yes")
 
 
 def test_a_witness_cut_off_and_back_changes_nothing_for_kafka(
@@ -236,3 +240,4 @@ def test_a_witness_cut_off_and_back_changes_nothing_for_kafka(
     assert _witness_epochs(cluster, leader) == []
     _report(release, "c-witness-away", topics=len(load.acknowledged))
     load.close()
+    interop.record("witness-away", release.version, "yes")

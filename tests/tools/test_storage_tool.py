@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from kraft.cli import main
-from kraft.records.bootstrap import read_bootstrap_checkpoint
+from kraft.records.bootstrap import bootstrap_metadata_path, read_bootstrap_checkpoint, read_bootstrap_metadata
 from kraft.records.log import MetadataLog
 from kraft.records.snapshot import validate_snapshot_bytes
 from kraft.records.state_files import MetaProperties, uuid_from_kafka, uuid_to_kafka
@@ -50,26 +50,33 @@ def test_format_static_quorum(tmp_path: Path) -> None:
 
 def test_format_as_kafka_44_prints_the_bootstrap_metadata_and_names_its_layout(tmp_path: Path,
                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """Kafka 4.4 (the default) prints ``BootstrapMetadata.toString`` first;
-    named, it writes the KIP-1170 layout (the bootstrap records in the 0-0
-    snapshot, no bootstrap.checkpoint); by default kraft keeps
-    bootstrap.checkpoint, the layout its own quorums run on (live:
+    """Kafka 4.4 (the default) prints ``BootstrapMetadata.toString`` first
+    and writes the KIP-1170 layout (the bootstrap records in the 0-0
+    snapshot, no bootstrap.checkpoint), named or not; 4.3 writes
+    bootstrap.checkpoint (live:
     tests/kafka/test_storage_format_live.py)."""
     monkeypatch.delenv("KRAFT_KAFKA_VERSION", raising=False)
-    default, named = tmp_path / "default", tmp_path / "named"
+    default, named, older = tmp_path / "default", tmp_path / "named", tmp_path / "older"
     first = _run("format", "-t", CLUSTER, "--node-id", "1", "--metadata-log-dir", str(default))
     second = _run("format", "--kafka-version", "4.4", "-t", CLUSTER, "--node-id", "1", "--metadata-log-dir", str(named))
-    assert first.exit_code == second.exit_code == 0, first.output + second.output
+    third = _run("format", "--kafka-version", "4.3", "-t", CLUSTER, "--node-id", "1", "--metadata-log-dir", str(older))
+    assert first.exit_code == second.exit_code == 0 and third.exit_code == 0, first.output + second.output + third.output
     for result, meta in ((first, default), (second, named)):
         bootstrap, formatting = result.output.splitlines()
         assert bootstrap.startswith("Bootstrap metadata: BootstrapMetadata(records=[ApiMessageAndVersion("
                                     "FeatureLevelRecord(name='metadata.version', featureLevel=33) at version 0), ")
         assert bootstrap.endswith("], metadataVersionLevel=33, source=format command)")
         assert formatting == f"Formatting metadata directory {meta} with metadata.version 4.4-IV2."
-    assert sorted(p.name for p in default.iterdir()) == [".lock", "bootstrap.checkpoint", "meta.properties"]
-    assert sorted(p.name for p in named.iterdir()) == [".lock", "__cluster_metadata-0", "meta.properties"]
-    snapshot = named / "__cluster_metadata-0" / "00000000000000000000-0000000000.checkpoint"
-    assert _data_values(snapshot) == _data_values(default / "bootstrap.checkpoint")
+        assert sorted(p.name for p in meta.iterdir()) == [".lock", "__cluster_metadata-0", "meta.properties"]
+    assert sorted(p.name for p in older.iterdir()) == [".lock", "bootstrap.checkpoint", "meta.properties"]
+    snapshot = default / "__cluster_metadata-0" / "00000000000000000000-0000000000.checkpoint"
+    assert _data_values(snapshot) == _data_values(named / "__cluster_metadata-0" / snapshot.name)
+    # Either layout reads back as its bootstrap records (the control records left out).
+    assert read_bootstrap_metadata(default) == read_bootstrap_checkpoint(snapshot)
+    assert [r.name for r in read_bootstrap_metadata(default)][0] == "metadata.version"
+    assert read_bootstrap_metadata(older) == read_bootstrap_checkpoint(older / "bootstrap.checkpoint")
+    assert bootstrap_metadata_path(default) == snapshot and bootstrap_metadata_path(older) == older / "bootstrap.checkpoint"
+    assert bootstrap_metadata_path(tmp_path) is None and read_bootstrap_metadata(tmp_path) == []
 
 
 def test_bootstrap_records_match_kafkas_for_the_same_release(tmp_path: Path) -> None:
@@ -77,7 +84,8 @@ def test_bootstrap_records_match_kafkas_for_the_same_release(tmp_path: Path) -> 
                              ("3.5", ("kafka-3.5-three-node", "node1", "bootstrap.checkpoint")),
                              ("4.1-IV1", ("kafka-4.1-standalone-dynamic", "bootstrap.checkpoint"))):
         meta = tmp_path / release
-        result = _run("format", "-t", CLUSTER, "--node-id", "1", "--metadata-log-dir", str(meta), "-r", release)
+        result = _run("format", "--kafka-version", "4.3", "-t", CLUSTER, "--node-id", "1", "--metadata-log-dir",
+                      str(meta), "-r", release)
         assert result.exit_code == 0, result.output
         assert _data_values(meta / "bootstrap.checkpoint") == _data_values(fixture_path(*fixture)), release
 

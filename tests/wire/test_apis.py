@@ -25,6 +25,8 @@ KAFKA_API_KEYS = {
     "ASSIGN_REPLICAS_TO_DIRS": 73,
     # The broker-to-controller RPCs (kraft/controller/).
     "ENVELOPE": 58, "BROKER_REGISTRATION": 62, "BROKER_HEARTBEAT": 63, "ALLOCATE_PRODUCER_IDS": 67,
+    # Sent by remove-controller --unregister (KIP-1312, Kafka 4.4).
+    "UNREGISTER_CONTROLLER": 94,
 }
 
 

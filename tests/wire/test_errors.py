@@ -18,6 +18,7 @@ from kraft.wire.errors import ErrorCode, FrameSizeError, UnsupportedApiError
     ("UNKNOWN_TOPIC_ID", 100), ("INCONSISTENT_CLUSTER_ID", 104), ("UNSUPPORTED_ENDPOINT_TYPE", 115),
     ("INVALID_VOTER_KEY", 125), ("DUPLICATE_VOTER", 126), ("VOTER_NOT_FOUND", 127),
     ("SHARE_SESSION_LIMIT_REACHED", 133),
+    ("CONTROLLER_ID_NOT_REGISTERED", 136),  # Kafka 4.4's Errors
 ])
 def test_codes_match_kafka(name: str, code: int) -> None:
     assert ErrorCode[name] == code
@@ -26,7 +27,7 @@ def test_codes_match_kafka(name: str, code: int) -> None:
 
 def test_codes_are_dense_from_minus_one() -> None:
     # Errors.java assigns every code from -1 up without gaps.
-    assert sorted(int(e) for e in ErrorCode) == list(range(-1, 134))
+    assert sorted(int(e) for e in ErrorCode) == list(range(-1, 137))
 
 
 @pytest.mark.parametrize(("error", "retriable"), [
