@@ -19,6 +19,7 @@ from typing import Any
 from kraft.controller import (
     acls,
     configs,
+    controller_unregistration,
     directory_assignment,
     elections,
     feature_control,
@@ -107,6 +108,10 @@ def _update_features(ctx: RequestContext, body: Any, version: int) -> Controller
     return result
 
 
+def _unregister_controller(ctx: RequestContext, body: Any, version: int) -> ControllerResult[Any]:
+    return controller_unregistration.unregister_controller(ctx.image, ctx.settings.node_id, body)
+
+
 def _assign_replicas_to_dirs(ctx: RequestContext, body: Any, version: int) -> ControllerResult[Any]:
     return directory_assignment.assign_replicas_to_dirs(ctx.image, ctx.settings, body, version)
 
@@ -129,6 +134,7 @@ _ADMIN: dict[int, Handler] = {
     ApiKey.ALTER_CLIENT_QUOTAS: _alter_quotas,
     ApiKey.ASSIGN_REPLICAS_TO_DIRS: _assign_replicas_to_dirs,
     ApiKey.UPDATE_FEATURES: _update_features,
+    ApiKey.UNREGISTER_CONTROLLER: _unregister_controller,
 }
 
 

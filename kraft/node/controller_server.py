@@ -47,10 +47,6 @@ __all__ = ["ControllerRaft", "ControllerServer", "NotController", "bootstrap_rec
 
 log = logging.getLogger("kraft.controller")
 
-#: The bootstrap metadata of a formatted controller (Kafka's ``BootstrapDirectory``).
-BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
-
-
 class NotController(Exception):
     """This node is not (or no longer) the active controller: answer NOT_CONTROLLER."""
 
@@ -258,24 +254,20 @@ class ControllerServer:
 
 def bootstrap_records(metadata_log_dir: Path) -> list[RecordAndVersion] | None:
     """The bootstrap metadata a formatted controller writes at its first
-    activation (Kafka's ``BootstrapDirectory.read``): the records of the
-    bootstrap snapshot ``00000000000000000000-0000000000.checkpoint`` when it
-    has metadata records (Kafka 4.4's layout, KIP-1170), else of
-    ``bootstrap.checkpoint``. None when neither names a metadata.version: a
-    log directory formatted for raft alone, where no controller runs."""
-    from kraft.records.bootstrap import validate_snapshot_bytes
+    activation, from the file Kafka's ``BootstrapMetadata.fromDirectory``
+    reads (``bootstrap.checkpoint``, else Kafka 4.4's bootstrap snapshot:
+    :func:`kraft.records.bootstrap.bootstrap_metadata_path`). None when it
+    names no metadata.version: a log directory formatted for raft alone,
+    where no controller runs."""
+    from kraft.records.bootstrap import bootstrap_metadata_path, validate_snapshot_bytes
 
-    candidates = [metadata_log_dir / "__cluster_metadata-0" / "00000000000000000000-0000000000.checkpoint",
-                  metadata_log_dir / BOOTSTRAP_CHECKPOINT]
-    for path in candidates:
-        if not path.exists():
-            continue
-        contents = validate_snapshot_bytes(path.read_bytes(), str(path))
-        records = [decode_metadata_record(r.value) for r in contents.data_records()]
-        out = [RecordAndVersion(r.message, r.version) for r in records]
-        if any(getattr(r.message, "name", "") == "metadata.version" for r in out):
-            return out
-    return None
+    path = bootstrap_metadata_path(metadata_log_dir)
+    if path is None:
+        return None
+    contents = validate_snapshot_bytes(path.read_bytes(), str(path))
+    records = [decode_metadata_record(r.value) for r in contents.data_records()]
+    out = [RecordAndVersion(r.message, r.version) for r in records]
+    return out if any(getattr(r.message, "name", "") == "metadata.version" for r in out) else None
 
 
 def controller_settings(node_id: int, cluster_id: str, props: Mapping[str, str]) -> ControllerSettings:
