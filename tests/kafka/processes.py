@@ -7,7 +7,6 @@ fixtures (tests/kafka/conftest.py) kill what is left after each test and fail
 the test if a process outlived it.
 """
 
-from kraft.tools import kafka_brokers
 from __future__ import annotations
 
 import functools
@@ -21,6 +20,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kraft.tools import kafka_brokers
 from tests.kafka.releases import KafkaRelease
 
 #: Small, quick JVMs: two cores run the whole suite beside these. C1 alone and
