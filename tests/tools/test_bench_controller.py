@@ -46,7 +46,7 @@ def test_bench_controller_prints_four_figures_for_both_sides_and_the_ratio() -> 
               "active controller RSS:"]
     for label, line in zip(labels, report[1:5], strict=True):
         assert line.startswith(label) and re.search(_FIGURE, line), line
-    assert re.fullmatch(r"load average [\d.]+ on \d+ CPUs", report[5])
+    assert re.fullmatch(r"load average [\d.]+ at the start, [\d.]+ at the end, on \d+ CPUs", report[5])
 
 
 def test_without_java_one_line_names_it_and_the_fix(tmp_path: Path) -> None:

@@ -154,14 +154,16 @@ FIGURES = (("topics_per_s", "topics created per second", "{:,.1f}/s"),
            ("controller_rss_mib", "active controller RSS", "{:,.1f} MiB"))
 
 
-def format_report(ours: dict[str, float], peer: dict[str, float], topics: int, version: str) -> str:
+def format_report(ours: dict[str, float], peer: dict[str, float], topics: int, version: str,
+                  load_before: float) -> str:
     lines = [f"{topics} topics x {PARTITIONS} partitions, RF {REPLICATION_FACTOR}, 3 Kafka {version} brokers: "
              f"3 `kraft node start` controllers (kraft) against 3 Kafka {version} controllers (Kafka)"]
     for key, label, unit in FIGURES:
         lines.append(f"{label + ':':<37} kraft {unit.format(ours[key]):>12}  Kafka {unit.format(peer[key]):>12}  "
                      f"ratio (kraft / Kafka) {ours[key] / peer[key]:.2f}x")
-    load = os.getloadavg()
-    lines.append(f"load average {load[0]:.1f} on {os.cpu_count()} CPUs")
+    # The neighbours' load moves the figures more than either side does: say it.
+    lines.append(f"load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, "
+                 f"on {os.cpu_count()} CPUs")
     return "\n".join(lines)
 
 
@@ -178,6 +180,7 @@ def controller_bench_command(topics: int, keep: bool) -> None:
 
     jars = locate_kafka()
     root = Path(tempfile.mkdtemp(prefix="kraft-bench-controller-"))
+    load_before = os.getloadavg()[0]
     ok = False
     try:
         ours = run_side("kraft", root / "kraft", jars, topics, click.echo)
@@ -188,4 +191,4 @@ def controller_bench_command(topics: int, keep: bool) -> None:
             click.echo(f"files kept in {root} (each server's stdout.log and server.log)", err=True)
         else:
             shutil.rmtree(root, ignore_errors=True)
-    click.echo("\n" + format_report(ours, peer, topics, jars.version))
+    click.echo("\n" + format_report(ours, peer, topics, jars.version, load_before))
