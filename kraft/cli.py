@@ -133,6 +133,8 @@ BENCH_COMMANDS: dict[str, LazyCommand] = {
                          "Partitions, power loss, kill, pause, full disk, failing fsync on real processes, overlapping; no acknowledged record lost."),
     "codec": LazyCommand("kraft.tools.bench.codec_bench:codec_bench_command",
                          "Encode and decode speed of our codecs against kio and kafka-python."),
+    "controller": LazyCommand("kraft.tools.bench.controller_bench:controller_bench_command",
+                              "Kafka brokers on a kraft controller quorum against Kafka's own controllers."),
     "dump-log": LazyCommand("kraft.tools.bench.dump_log_bench:bench_dump_log",
                             "kraft dump-log (text and --json, whole process) against kafka-python's decoder."),
     "quorum": LazyCommand("kraft.tools.bench.quorum_command:quorum_bench_command",
