@@ -15,15 +15,19 @@ import shutil
 import signal
 import subprocess
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from kraft.tools.kafka_jars import locate_kafka_libs
 
-__all__ = ["KafkaBroker", "KafkaJars", "find_kafka", "JVM_OPTIONS", "SERVER_LOG4J"]
+__all__ = ["JVM_OPTIONS", "KafkaBroker", "KafkaJars", "SERVER_LOG4J", "STARTED", "find_kafka", "jars_version"]
 
-#: A small JVM: a laptop runs three brokers beside three controllers.
-JVM_OPTIONS = ("-Xmx384m", "-Xms64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true")
+#: Small JVMs: a laptop (or a two-core bench) runs several beside the
+#: controllers. C1 alone and the serial collector halve a JVM's start-up
+#: CPU; the heap holds a broker with a few thousand partitions.
+JVM_OPTIONS = ("-Xmx384m", "-Xms32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:CICompilerCount=1",
+               "-Xss512k", "-Djava.awt.headless=true")
 
 #: Kafka logs this once a broker is registered, unfenced and serving (``KafkaRaftServer.startup``).
 STARTED = "Kafka Server started"
@@ -41,25 +45,39 @@ rootLogger.level = INFO
 rootLogger.appenderRef.file.ref = file
 """
 
+_KAFKA_JAR = re.compile(r"kafka_[\d.]+-(\d+\.\d+\.\d+)\.jar$")
+
 
 @dataclass(frozen=True)
 class KafkaJars:
-    """Where Kafka's jars and ``java`` are."""
+    """``java`` and one release's jars: ``java -cp {libs}/*`` runs its classes."""
 
     java: str
     libs: Path
+    #: The release the jars are (from ``kafka_2.13-X.Y.Z.jar``), None when no jar names it.
+    version: str | None
 
-    @property
-    def version(self) -> str | None:
-        """The release, when the jars are a cache download (``.../4.4.0/lib``)."""
-        name = self.libs.parent.name
-        return name if re.fullmatch(r"\d+\.\d+\.\d+", name) else None
+    def main_class(self, simple_name: str) -> str:
+        """The fully qualified class ``simple_name`` (tools move between
+        packages: StorageTool is ``kafka.tools`` in 4.0, ``org.apache.kafka.tools`` later)."""
+        suffix = f"/{simple_name}.class"
+        for jar in sorted(self.libs.glob("kafka*.jar")):
+            with zipfile.ZipFile(jar) as z:
+                for name in z.namelist():
+                    if name.endswith(suffix) and "$" not in name:
+                        return name.removesuffix(".class").replace("/", ".")
+        raise LookupError(f"no {simple_name} class in Kafka's jars in {self.libs}: fetch them again with "
+                          "`bash .ci/deps`")
 
     def command(self, main: str, *args: str, log4j: Path | None = None, logs_dir: Path | None = None) -> list[str]:
         extra = [f"-Dlog4j2.configurationFile={log4j}"] if log4j is not None else []
-        if logs_dir is not None:
-            extra.append(f"-Dkafka.logs.dir={logs_dir}")
+        extra += [f"-Dkafka.logs.dir={logs_dir}"] if logs_dir is not None else []
         return [self.java, *JVM_OPTIONS, *extra, "-cp", f"{self.libs}/*", main, *args]
+
+
+def jars_version(libs: Path) -> str | None:
+    """The release of the jars in ``libs``, from the broker jar's name."""
+    return next((m.group(1) for jar in sorted(libs.glob("kafka_*.jar")) if (m := _KAFKA_JAR.match(jar.name))), None)
 
 
 def find_kafka() -> KafkaJars | str:
@@ -71,7 +89,7 @@ def find_kafka() -> KafkaJars | str:
     if libs is None:
         return ("no Kafka jars (set KRAFT_KAFKA_LIBS to a Kafka libs/ directory, or run bash .ci/deps, which "
                 "fetches them from Maven Central into ~/.cache/kraft/kafka)")
-    return KafkaJars(java, libs)
+    return KafkaJars(java, libs, jars_version(libs))
 
 
 class KafkaBroker:
@@ -105,7 +123,7 @@ class KafkaBroker:
 
     def format(self) -> None:
         """Kafka's ``kafka-storage.sh format`` of this broker's log directory."""
-        done = subprocess.run(self.jars.command("kafka.tools.StorageTool", "format", "-t", self.cluster_id,
+        done = subprocess.run(self.jars.command(self.jars.main_class("StorageTool"), "format", "-t", self.cluster_id,
                                                 "-c", str(self.config), log4j=self.folder / "log4j2.properties",
                                                 logs_dir=self.folder),
                               capture_output=True, text=True, timeout=120)

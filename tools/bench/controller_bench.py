@@ -191,4 +191,4 @@ def controller_bench_command(topics: int, keep: bool) -> None:
             click.echo(f"files kept in {root} (each server's stdout.log and server.log)", err=True)
         else:
             shutil.rmtree(root, ignore_errors=True)
-    click.echo("\n" + format_report(ours, peer, topics, jars.version, load_before))
+    click.echo("\n" + format_report(ours, peer, topics, jars.version or "?", load_before))

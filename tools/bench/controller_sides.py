@@ -22,6 +22,7 @@ from pathlib import Path
 
 import click
 
+from kraft.kafka_release import LATEST
 from kraft.tools.bench.kafka_jvm import SERVER_LOG4J, KafkaJars, Server
 from kraft.tools.quickstart import free_ports
 
@@ -99,7 +100,7 @@ class ControllerSide:
                             "metadata.log.dir": server.folder / "data", "log.dirs": server.folder / "data", **extra})
             if self.kind == "kraft":
                 self._run(server, [sys.executable, "-m", "kraft.cli", "storage", "format", "-c", str(config),
-                                   "-t", self.cluster_id, "--kafka-version", self.jars.version])
+                                   "-t", self.cluster_id, "--kafka-version", self.jars.version or LATEST.version])
             else:
                 self._storage_tool(server)
         for broker_id, broker in self.brokers.items():

@@ -18,66 +18,18 @@ import shutil
 import signal
 import subprocess
 import time
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
 
 from kraft.kafka_release import LATEST
+from kraft.tools.kafka_brokers import JVM_OPTIONS, SERVER_LOG4J, KafkaJars, jars_version
 
 __all__ = ["JVM_OPTIONS", "KafkaJars", "Server", "locate_kafka", "vm_rss_kib"]
 
 LIBS_VAR = "KRAFT_KAFKA_LIBS"
 CACHE_VAR = "KRAFT_KAFKA_CACHE"
-
-#: Small JVMs: the bench runs six of them beside the suite on two cores.
-#: C1 alone and the serial collector halve a JVM's start-up CPU; the heap
-#: holds a broker with a few thousand partitions.
-JVM_OPTIONS = ("-Xmx384m", "-Xms32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:CICompilerCount=1",
-               "-Xss512k", "-Djava.awt.headless=true")
-
-#: A server's log4j2 configuration: INFO to ``server.log`` in its folder,
-#: as Kafka's own config/log4j2.yaml writes it.
-SERVER_LOG4J = """\
-status = warn
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = ${sys:kafka.logs.dir}/server.log
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = file
-"""
-
-_KAFKA_JAR = re.compile(r"kafka_[\d.]+-(\d+\.\d+\.\d+)\.jar$")
-
-
-@dataclass(frozen=True)
-class KafkaJars:
-    """``java`` and one release's jars: ``java -cp {libs}/*`` runs its classes."""
-
-    java: str
-    libs: Path
-    version: str
-
-    def main_class(self, simple_name: str) -> str:
-        """The fully qualified class ``simple_name`` (tools move between
-        packages: StorageTool is ``kafka.tools`` in 4.0, ``org.apache.kafka.tools`` later)."""
-        suffix = f"/{simple_name}.class"
-        for jar in sorted(self.libs.glob("kafka*.jar")):
-            with zipfile.ZipFile(jar) as z:
-                for name in z.namelist():
-                    if name.endswith(suffix) and "$" not in name:
-                        return name.removesuffix(".class").replace("/", ".")
-        raise click.ClickException(f"no {simple_name} class in Kafka's jars in {self.libs}: "
-                                   "fetch them again with `bash .ci/deps`")
-
-    def command(self, main: str, *args: str, log4j: Path | None = None, logs_dir: Path | None = None) -> list[str]:
-        extra = [f"-Dlog4j2.configurationFile={log4j}"] if log4j is not None else []
-        extra += [f"-Dkafka.logs.dir={logs_dir}"] if logs_dir is not None else []
-        return [self.java, *JVM_OPTIONS, *extra, "-cp", f"{self.libs}/*", main, *args]
-
 
 def _cache_libs() -> Path:
     default = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kraft" / "kafka"
@@ -93,12 +45,12 @@ def locate_kafka() -> KafkaJars:
     named = os.environ.get(LIBS_VAR)
     libs = Path(named) if named else _cache_libs()
     complete = named is not None or (libs.parent / "complete").exists()
-    versions = [m.group(1) for jar in libs.glob("kafka_*.jar") if (m := _KAFKA_JAR.match(jar.name))]
-    if not complete or not versions:
+    version = jars_version(libs)
+    if not complete or version is None:
         where = f"${LIBS_VAR}={named}" if named else str(libs)
         raise click.ClickException(f"no Kafka jars in {where}: fetch Kafka {LATEST.version}'s with `bash .ci/deps`"
                                    + ("" if named else f" (or set {LIBS_VAR} to a Kafka libs/ directory)"))
-    return KafkaJars(java, libs, versions[0])
+    return KafkaJars(java, libs, version)
 
 
 def vm_rss_kib(pid: int) -> int:
