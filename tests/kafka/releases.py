@@ -95,6 +95,17 @@ def ends() -> list[str]:
     return sorted({versions[0], versions[-1]}, key=versions.index)
 
 
+#: The release whose outputs the fixtures store: the controller's end-to-end
+#: module runs on it too (issue 41: 4.0.x, 4.1.0 and 4.4.0).
+FIXTURES_RELEASE = "4.1.0"
+
+
+def ends_and_fixtures() -> list[str]:
+    """:func:`ends` and :data:`FIXTURES_RELEASE` when it is listed, oldest first."""
+    versions = listed()
+    return sorted({*ends(), *([FIXTURES_RELEASE] if FIXTURES_RELEASE in versions else [])}, key=versions.index)
+
+
 def every_release(request: pytest.FixtureRequest) -> KafkaRelease:
     """The ``release`` fixture of a module comparing tool outputs, over every
     listed release: ``release = pytest.fixture(params=listed())(every_release)``."""

@@ -21,7 +21,7 @@ import pytest
 
 from tests.kafka.cluster import Cluster
 from tests.kafka.processes import run_tool
-from tests.kafka.releases import KafkaRelease, require, ends
+from tests.kafka.releases import ends, ends_and_fixtures, require
 
 pytestmark = pytest.mark.slow
 
@@ -50,7 +50,7 @@ def _until(what: str, check: Callable[[], object], timeout_s: float = 120.0) -> 
     raise AssertionError(f"{what}: not within {timeout_s:.0f} s (last: {last!r})")
 
 
-@pytest.fixture(scope="module", params=ends())
+@pytest.fixture(scope="module", params=ends_and_fixtures())
 def kraft_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     release = require(request.param)
     root = tmp_path_factory.mktemp(f"controller-{release.version}")
