@@ -167,3 +167,28 @@ def test_kafka_controllers_take_over_from_kraft(release: KafkaRelease, tmp_path:
     assert "payload:" in dumped and "Exception" not in dumped, dumped[-2000:]
     report(release.version, "controller-takeover", acked=len(acked) + len(acked_after) + len(more),
            leader=_leader(cluster, KAFKA))
+
+
+@pytest.mark.xfail(strict=True, reason="kraft's controllers write no RegisterControllerRecord of their own "
+                   "(Kafka's ControllerRegistrationManager registers every controller, the active one included), so "
+                   "a Kafka controller's DescribeCluster names the kraft leader without an endpoint for it")
+def test_a_kafka_observer_controller_can_reach_the_kraft_leader(release: KafkaRelease, tmp_path: Path,
+                                                                clusters: list[object]) -> None:
+    """What an operator's first step of the take-over meets: a Kafka
+    controller formatted --no-initial-controllers and started beside a kraft
+    leader answers DescribeCluster (ControllerApis.handleDescribeCluster:
+    the raft leader's id, the registered controllers' endpoints); the admin
+    client kafka-metadata-quorum builds on it must find the leader there, as
+    it does when the leader is a Kafka controller (registered by its own
+    ControllerRegistrationManager)."""
+    cluster = Cluster(tmp_path, release, kafka_controllers=(4,), kraft_voters=(1,), brokers=(), dynamic=True,
+                      extra={"kraft.witness": "auto"})
+    clusters.append(cluster)
+    cluster.format()
+    cluster.start(list(cluster.kraft.values()))
+    cluster.start(list(cluster.kafka.values()))
+    config = tmp_path / "admin.properties"
+    config.write_text("default.api.timeout.ms=20000\nrequest.timeout.ms=10000\n")
+    status = cluster.run_tool("MetadataQuorumCommand", "--bootstrap-controller", _bootstrap_controllers(cluster, (4,)),
+                              "--command-config", str(config), "describe", "--status")
+    assert re.search(r"LeaderId:\s+1\b", status), status
