@@ -184,13 +184,13 @@ class Cluster:
             self._storage_tool(broker, ["format", "-t", self.cluster_id, "-c", str(broker.config)])
 
     def _kraft_format(self, node: KraftVoter, standalone: bool) -> None:
-        args = ["storage", "format", "-c", str(node.config), "-t", self.cluster_id]
-        if not self.kafka:
-            # A kraft-only quorum's controllers write the bootstrap metadata
-            # the brokers read: the cluster's release's (its metadata.version).
-            args += ["--kafka-version", self.release.version]
-            if self.release_version is not None:
-                args += ["--release-version", self.release_version]
+        # The release's own defaults, as its StorageTool formats Kafka's nodes:
+        # a kraft-only quorum's bootstrap metadata.version is what the brokers
+        # get, and an older broker refuses a newer one ("Unsupported metadata version").
+        args = ["storage", "format", "-c", str(node.config), "-t", self.cluster_id,
+                "--kafka-version", self.release.version]
+        if self.release_version is not None:
+            args += ["--release-version", self.release_version]
         if self.dynamic:
             args.append("--standalone" if standalone else "--no-initial-controllers")
         _run_checked(node.name, kraft_args(*args))
