@@ -50,7 +50,7 @@ from kraft.wire.security import SecurityProtocol
 log = logging.getLogger("kraft.node")
 
 __all__ = ["ControllerRegistrationManager", "RegisteredListener", "registration_features",
-           "SECURITY_PROTOCOL_IDS"]
+           "SECURITY_PROTOCOL_IDS", "self_registration"]
 
 #: Kafka's ``SecurityProtocol.id``.
 SECURITY_PROTOCOL_IDS = {SecurityProtocol.PLAINTEXT: 0, SecurityProtocol.SSL: 1,
@@ -84,6 +84,28 @@ def registration_features(leader_supported: Features, kraft_versions: tuple[int,
     theirs = out.get(KRAFT_VERSION, kraft_versions)
     out[KRAFT_VERSION] = (max(lo, theirs[0]), min(hi, theirs[1]))
     return dict(sorted(out.items()))
+
+
+def self_registration(node_id: int, incarnation_id: uuid.UUID, listeners: Callable[[], Sequence[RegisteredListener]],
+                      ) -> cr_req.ControllerRegistrationRequest:
+    """The registration of a node that runs Kafka's controller itself
+    (kraft/node/controller_server.py): its listeners, and the features its
+    controller supports (kraft.version: what kraft's raft implements)."""
+    from kraft.controller.feature_control import controller_supported_features
+    from kraft.node.update_features import SUPPORTED_FEATURES
+
+    features = {**controller_supported_features(), KRAFT_VERSION: SUPPORTED_FEATURES[KRAFT_VERSION]}
+    return _request(node_id, incarnation_id, listeners(), dict(sorted(features.items())))
+
+
+def _request(node_id: int, incarnation_id: uuid.UUID, listeners: Sequence[RegisteredListener],
+             features: Features) -> cr_req.ControllerRegistrationRequest:
+    return cr_req.ControllerRegistrationRequest(
+        controller_id=node_id, incarnation_id=incarnation_id, zk_migration_ready=False,
+        listeners=[cr_req.Listener(name=l.name, host=l.host, port=l.port,
+                                   security_protocol=SECURITY_PROTOCOL_IDS[l.protocol]) for l in listeners],
+        features=[cr_req.Feature(name=n, min_supported_version=lo, max_supported_version=hi)
+                  for n, (lo, hi) in features.items()])
 
 
 class ControllerRegistrationManager:
@@ -155,14 +177,7 @@ class ControllerRegistrationManager:
         return None
 
     async def _register(self, client: PeerClient, features: Features) -> tuple[int, str | None]:
-        listeners = [cr_req.Listener(name=l.name, host=l.host, port=l.port,
-                                     security_protocol=SECURITY_PROTOCOL_IDS[l.protocol])
-                     for l in self._listeners()]
-        request = cr_req.ControllerRegistrationRequest(
-            controller_id=self.node_id, incarnation_id=self.incarnation_id, zk_migration_ready=False,
-            listeners=listeners,
-            features=[cr_req.Feature(name=n, min_supported_version=lo, max_supported_version=hi)
-                      for n, (lo, hi) in features.items()])
+        request = _request(self.node_id, self.incarnation_id, self._listeners(), features)
         _, body = await client.request(ApiKey.CONTROLLER_REGISTRATION, lambda v: request, max_version=0)
         return body.error_code, body.error_message
 

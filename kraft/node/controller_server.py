@@ -34,7 +34,7 @@ import trio
 
 from kraft.controller.image_writer import image_records
 from kraft.controller.quorum_controller import NotActiveError, QuorumController
-from kraft.controller.result import ControllerResult, RecordAndVersion
+from kraft.controller.result import ApiError, ControllerResult, RecordAndVersion
 from kraft.controller.settings import ControllerSettings
 from kraft.node.leader_changes import LeaderChanged
 from kraft.node.snapshots import CommittedBatch, SnapshotLoaded, SnapshotPolicy, write_snapshot
@@ -42,6 +42,8 @@ from kraft.raft.errors import NotLeaderError
 from kraft.records.metadata import decode_metadata_record, encode_metadata_record
 from kraft.records.snapshot import BOOTSTRAP_SNAPSHOT_ID
 from kraft.records.view import OffsetAndEpoch
+from kraft.messages.generated.controller_registration_request import ControllerRegistrationRequest
+from kraft.wire.apis import ApiKey
 
 __all__ = ["ControllerRaft", "ControllerServer", "NotController", "bootstrap_records", "controller_settings"]
 
@@ -73,8 +75,13 @@ class ControllerServer:
     """Runs one node's controller: :meth:`run` in the node's nursery,
     :meth:`handle` from the listeners."""
 
-    def __init__(self, controller: QuorumController) -> None:
+    def __init__(self, controller: QuorumController,
+                 registration: Callable[[], ControllerRegistrationRequest] | None = None) -> None:
         self.controller = controller
+        #: This controller's own ControllerRegistration (its listeners and
+        #: features, one incarnation per process): applied when it becomes
+        #: active, as Kafka's active controller registers itself.
+        self._registration = registration
         self._raft: ControllerRaft | None = None
         self._items: CommittedItems | None = None
         self._create_snapshot: SnapshotWriter | None = None
@@ -209,6 +216,31 @@ class ControllerServer:
             controller.deactivate()
             return
         log.info("Becoming the active controller at epoch %d, next write offset %d.", leader.epoch, next_offset)
+        self._register_self(leader.epoch)
+
+    def _register_self(self, epoch: int) -> None:
+        """Kafka's ``ControllerRegistrationManager`` of the active controller:
+        a RegisterControllerRecord for this incarnation unless the image has
+        it (DescribeCluster's controller endpoints come from these records).
+        Below metadata.version 3.7-IV0 there are no registrations: nothing."""
+        if self._registration is None:
+            return
+        request = self._registration()
+        known = self.controller.image.controllers.get(request.controller_id)
+        if known is not None and known.incarnation_id == request.incarnation_id:
+            return
+        now = self.raft.clock_ms()
+        try:
+            next_offset = self.raft.next_append_offset()
+            result = self.controller.handle(ApiKey.CONTROLLER_REGISTRATION, request, 0, now, next_offset=next_offset)
+            self._write(result, epoch, now, next_offset)
+        except ApiError as e:
+            log.debug("no controller registration: %s", e.message)
+        except (NotLeaderError, NotActiveError) as e:
+            log.debug("no controller registration: %s", e)
+        else:
+            log.info("Registered controller %d (incarnation %s) with itself, the active controller.",
+                     request.controller_id, request.incarnation_id)
 
     async def _periodic(self) -> None:
         controller = self.controller

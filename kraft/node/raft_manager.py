@@ -30,7 +30,7 @@ from kraft.controller.request_handlers import controller_handlers
 from kraft.controller.quorum_controller import QuorumController
 from kraft.node.controller_apis import SUPPORTED_APIS, ControllerApis
 from kraft.node.controller_server import ControllerServer, bootstrap_records, controller_settings
-from kraft.node.controller_registration import ControllerRegistrationManager, RegisteredListener
+from kraft.node.controller_registration import ControllerRegistrationManager, RegisteredListener, self_registration
 from kraft.node.network_channel import AddressBook, NetworkChannel, bootstrap_nodes
 from kraft.node.quorum_state_store import ElectionStateStore
 from kraft.node.raft_client import KafkaRaftClient
@@ -152,13 +152,9 @@ class RaftManager:
             address = addresses.voter_addresses(configured).get(node_id)
             return None if address is None else self.registration_pool.get(node_id, *address)
 
-        def listeners() -> list[RegisteredListener]:
-            return [RegisteredListener(e.listener, e.host, e.port, c.listener_security[e.listener].protocol
-                                       if e.listener in c.listener_security else SecurityProtocol.PLAINTEXT)
-                    for e in self.local_endpoints()]
 
         return ControllerRegistrationManager(
-            c.node_id, listeners, kraft_versions=features.SUPPORTED_FEATURES["kraft.version"],
+            c.node_id, self._registered_listeners, kraft_versions=features.SUPPORTED_FEATURES["kraft.version"],
             leader=lambda: raft_client.core.leader_id if raft_client.initialized else None,
             kafka_leader=kafka_leader, client=client)
 
@@ -333,7 +329,16 @@ class RaftManager:
                      c.metadata_log_dir)
             return None
         settings = controller_settings(c.node_id, meta.cluster_id or "", c.raw)
-        return ControllerServer(QuorumController(settings, controller_handlers(), bootstrap=bootstrap, rng=self.rng))
+        return ControllerServer(QuorumController(settings, controller_handlers(), bootstrap=bootstrap, rng=self.rng),
+                                registration=partial(self_registration, c.node_id, uuid.uuid4(),
+                                                     self._registered_listeners))
+
+    def _registered_listeners(self) -> list[RegisteredListener]:
+        """This node's controller listeners as a registration names them."""
+        c = self.config
+        return [RegisteredListener(e.listener, e.host, e.port, c.listener_security[e.listener].protocol
+                                   if e.listener in c.listener_security else SecurityProtocol.PLAINTEXT)
+                for e in self.local_endpoints()]
 
     async def _serve_listeners(self, nursery: trio.Nursery, meta: MetaProperties, mlog: MetadataLog) -> None:
         c = self.config

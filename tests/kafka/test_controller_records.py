@@ -6,8 +6,8 @@ one real Kafka controller and against one kraft controller.
 Left out of the comparison: what differs by design or by clock and nothing
 reads as the operation's result -- ids drawn at random (topic ids,
 incarnations, directories), NoOpRecords (one per idle interval), and the
-controller's own RegisterControllerRecord (a kraft controller does not
-register itself yet: ``docs/beside-kafka/controller.md``).
+controllers' RegisterControllerRecords (a kraft controller registers itself
+when it becomes active, Kafka's at start: ``docs/beside-kafka/controller.md``).
 """
 
 from __future__ import annotations

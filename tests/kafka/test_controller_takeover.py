@@ -169,9 +169,6 @@ def test_kafka_controllers_take_over_from_kraft(release: KafkaRelease, tmp_path:
            leader=_leader(cluster, KAFKA))
 
 
-@pytest.mark.xfail(strict=True, reason="kraft's controllers write no RegisterControllerRecord of their own "
-                   "(Kafka's ControllerRegistrationManager registers every controller, the active one included), so "
-                   "a Kafka controller's DescribeCluster names the kraft leader without an endpoint for it")
 def test_a_kafka_observer_controller_can_reach_the_kraft_leader(release: KafkaRelease, tmp_path: Path,
                                                                 clusters: list[object]) -> None:
     """What an operator's first step of the take-over meets: a Kafka
