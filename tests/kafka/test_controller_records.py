@@ -27,7 +27,10 @@ pytestmark = pytest.mark.slow
 
 #: JSON fields that hold random ids or depend on when the step ran.
 _RANDOM = {"topicId", "incarnationId", "directories", "logDirs", "brokerEpoch", "epoch", "leaderEpoch",
-           "partitionEpoch"}
+           "partitionEpoch", "id", "salt", "saltedPassword", "storedKey", "serverKey"}
+#: Kafka's StandardAuthorizer on both sides (kafka-acls needs one), everyone allowed.
+_AUTHORIZER = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+               "allow.everyone.if.no.acl.found": "true", "super.users": "User:ANONYMOUS"}
 #: Records left out (module docstring).
 _LEFT_OUT = {"NoOpRecord", "RegisterControllerRecord"}
 
@@ -42,6 +45,13 @@ def _steps(cluster: Cluster) -> None:
     cluster.run_tool("ConfigCommand", "--bootstrap-server", b, "--alter", "--entity-type", "brokers",
                      "--entity-default", "--add-config", "log.retention.bytes=1073741824")
     cluster.run_tool(*topics, "--alter", "--topic", "orders", "--partitions", "4")
+    configs = ("ConfigCommand", "--bootstrap-server", b, "--alter")
+    cluster.run_tool(*configs, "--entity-type", "users", "--entity-name", "alice",
+                     "--add-config", "SCRAM-SHA-256=[iterations=8192,password=alice-secret]")
+    cluster.run_tool(*configs, "--entity-type", "clients", "--entity-name", "app", "--add-config",
+                     "producer_byte_rate=1048576,consumer_byte_rate=2097152")
+    cluster.run_tool("AclCommand", "--bootstrap-server", b, "--add", "--allow-principal", "User:alice",
+                     "--operation", "Read", "--operation", "Describe", "--topic", "orders")
     cluster.run_tool(*topics, "--delete", "--topic", "orders")
     time.sleep(2)  # the deletion's records commit before the controller stops
 
@@ -67,7 +77,7 @@ def _from_the_topic(data_dir: Path) -> list[dict[str, Any]]:
 
 def _run(root: Path, release: KafkaRelease, kraft: bool) -> list[dict[str, Any]]:
     cluster = Cluster(root, release, kafka_controllers=() if kraft else (1,), kraft_voters=(1,) if kraft else (),
-                      brokers=(101,), extra={"kraft.witness": "false"} if kraft else {})
+                      brokers=(101,), extra={**_AUTHORIZER, **({"kraft.witness": "false"} if kraft else {})})
     cluster.format()
     try:
         cluster.start()
@@ -80,14 +90,17 @@ def _run(root: Path, release: KafkaRelease, kraft: bool) -> list[dict[str, Any]]
 
 def test_the_same_steps_write_the_records_kafkas_controller_writes(release: KafkaRelease, tmp_path: Path) -> None:
     """ReplicationControlManager.createTopics, ConfigurationControlManager.
-    incrementalAlterConfigs, ReplicationControlManager.createPartitions and
-    deleteTopics, record for record."""
+    incrementalAlterConfigs, ReplicationControlManager.createPartitions,
+    ScramControlManager.alterCredentials, ClientQuotaControlManager.
+    alterClientQuotas, AclControlManager.createAcls and deleteTopics,
+    record for record (random ids, salts and keys left out)."""
     kafka = _run(tmp_path / "kafka", release, kraft=False)
     ours = _run(tmp_path / "kraft", release, kraft=True)
     types = [r["type"] for r in kafka]
     # The steps wrote what they should on Kafka's side: the comparison is not of two empty lists.
     assert types.count("PARTITION_RECORD") == 4 and types.count("CONFIG_RECORD") >= 3, types
     assert types[0] == "TOPIC_RECORD" and "REMOVE_TOPIC_RECORD" in types, types
+    assert {"USER_SCRAM_CREDENTIAL_RECORD", "CLIENT_QUOTA_RECORD", "ACCESS_CONTROL_ENTRY_RECORD"} <= set(types), types
     assert [r["type"] for r in ours] == types
     for i, (a, b) in enumerate(zip(ours, kafka)):
         assert a == b, (i, a, b)
