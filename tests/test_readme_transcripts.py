@@ -105,9 +105,8 @@ class Quorum:
                 proc.wait()
 
 
-@pytest.fixture(scope="module")
-def quorum(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Quorum]:
-    q = Quorum(tmp_path_factory.mktemp("quorum"))
+def _running_quorum(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Quorum]:
+    q = Quorum(tmp_path_factory.mktemp(name))
     q.start()
     try:
         q.wait_ready()
@@ -116,7 +115,21 @@ def quorum(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Quorum]:
         q.stop()
 
 
-def _blocks(lang: str) -> list[tuple[int, str]]:
+@pytest.fixture(scope="module")
+def quorum(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Quorum]:
+    yield from _running_quorum(tmp_path_factory, "quorum")
+
+
+@pytest.fixture(scope="module")
+def describe_quorum(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Quorum]:
+    """The quorum of docs/tools/quorum.md's transcripts, which show the
+    observers the leader knows: one no ``kraft observe`` run has fetched
+    from (each is an observer with an id of its own, listed for Kafka's
+    5-minute observer session), whatever order the blocks run in."""
+    yield from _running_quorum(tmp_path_factory, "describe-quorum")
+
+
+def _blocks(lang: str) -> list[tuple[str, str]]:
     mine = {line for line, test in delegated_blocks().items() if test == HERE}
     return [(line, code) for line, block_lang, code in readme_blocks() if line in mine and block_lang == lang]
 
@@ -135,7 +148,10 @@ def test_this_test_runs_console_and_python_blocks() -> None:
 
 
 @pytest.mark.parametrize("line", [line for line, _ in _blocks("console")])
-def test_console_transcript(line: int, quorum: Quorum, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_console_transcript(line: str, request: pytest.FixtureRequest, tmp_path: Path,
+                            monkeypatch: pytest.MonkeyPatch) -> None:
+    quorum: Quorum = request.getfixturevalue("describe_quorum" if line.startswith("docs/tools/quorum.md:")
+                                             else "quorum")
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # the observer's default --data-dir
     code = readme_block(line)
     deadline = time.monotonic() + 120

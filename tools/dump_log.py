@@ -37,6 +37,7 @@ from typing import IO, Any
 import click
 
 from kraft.kafka_release import LATEST, KafkaRelease
+from kraft.records.bootstrap import feature_level, release_for_level
 from kraft.records.batch import Record, RecordBatch
 from kraft.records.control import ControlRecordType, decode_control_record
 from kraft.tools.record_format.describe_record import codec_name as _codec_name
@@ -118,6 +119,11 @@ class _Dumper:
         self.gap_from_minus_one = release.reports_gap_from_minus_one
         self.gaps_in_file_order = release.lists_gaps_in_file_order
         self.unknown_types = frozenset(release.unknown_metadata_records)
+        self.release = release
+        #: The release's newest metadata.version level, and the newest level
+        #: a decoded log finalized when above it (a log a newer Kafka wrote).
+        self.release_level = feature_level(release.latest_testing)
+        self.newer_level: int | None = None
         self.bar_first_field = release.bars_first_field_without_metadata
         self.out = out
         self.err = err
@@ -296,6 +302,21 @@ class _Dumper:
             return f" controlType: {ctype.name}({control.type_id})"
         return label + java_json(_message_json(control.message))
 
+    def note_value(self, value: bytes | memoryview | None) -> None:
+        """Remember a metadata.version above the release's (a
+        FeatureLevelRecord, type 12): :meth:`finish` then says, once, that
+        the log is newer than the release named."""
+        if value is None or len(value) < 2 or value[1] != 12:
+            return
+        from kraft.records.metadata import decode_metadata_record
+
+        try:
+            message = decode_metadata_record(value).message
+        except Exception:  # noqa: BLE001 - the record's own line reports it
+            return
+        if message.name == "metadata.version" and message.feature_level > self.release_level:
+            self.newer_level = max(self.newer_level or 0, message.feature_level)
+
     def parse(self, record: Record) -> tuple[str | None, str | None]:
         """Kafka's message parsers: the cluster-metadata decoder, or the
         default ``StringDecoder`` for key and value."""
@@ -303,6 +324,7 @@ class _Dumper:
             from kraft.records.metadata import metadata_payload_json
 
             raw = record.value
+            self.note_value(raw)
             if raw is not None and len(raw) > 1 and raw[1] in self.unknown_types:
                 return None, f"Error at {record.offset}, skipping. {_UNSUPPORTED}Unknown metadata id {raw[1]}"
             try:
@@ -461,6 +483,14 @@ class _Dumper:
 
     def finish(self) -> None:
         self.flush()
+        # Only where a person reads it: piped, kraft's output stays the named
+        # release's byte for byte (its tool says nothing of the kind).
+        if self.newer_level is not None and self.err.isatty():
+            written = release_for_level(self.newer_level) or f"level {self.newer_level}"
+            self.err.write(f"Note: this log was written at metadata.version {self.newer_level} ({written}), newer than "
+                           f"Kafka {self.release.version}, which knows up to {self.release_level} "
+                           f"({self.release.latest_testing}): records it lacks print as its tool prints them; to "
+                           f"decode them, name a newer release with --kafka-version\n")
         for name, pairs in self.index_mismatches.items():
             self.err.write(f"Mismatches in :{name}\n")
             for index_offset, log_offset in pairs:
@@ -728,6 +758,8 @@ class _FastDumper(_Dumper):
             if offset != last_offset + 1:
                 self.note_offset(abs_path, last_offset, offset)
             last_offset = offset
+            if decoder:
+                self.note_value(value)
             payload = payload_text(value) if decoder else None
             if (decoder and payload is None) or headers:
                 lines.append(java_json(self.record_json(batch, record, arg)))
@@ -767,6 +799,7 @@ class _FastDumper(_Dumper):
                 f" headerKeys: [{','.join([h[0] for h in headers]) if headers else ''}]"
             )
             if decoder:
+                self.note_value(value)
                 payload = payload_text(value)
                 if payload is None:
                     payload = self.parse(record)[1]
