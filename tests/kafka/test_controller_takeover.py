@@ -30,7 +30,9 @@ from tests.kafka.report import report
 from tests.kafka.releases import KafkaRelease
 from tests.kafka.verifiable import VerifiableClient, verifiable_consumer, verifiable_producer
 
-pytestmark = pytest.mark.slow
+# One worker runs every multi-JVM cluster module in turn (pyproject: --dist loadgroup),
+# and each module's cluster once: spread over workers, each would start its own.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("kafka-clusters")]
 
 KRAFT, KAFKA, BROKER = (1, 2), (4, 5), 101
 MESSAGES = 500
