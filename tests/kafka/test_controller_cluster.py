@@ -23,9 +23,9 @@ from tests.kafka.cluster import Cluster
 from tests.kafka.processes import run_tool
 from tests.kafka.releases import ends, ends_and_fixtures, require
 
-# One worker runs every multi-JVM cluster module in turn (pyproject: --dist loadgroup),
-# and each module's cluster once: spread over workers, each would start its own.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("kafka-clusters")]
+# One worker runs a module's tests (pyproject: --dist loadscope), so its
+# cluster starts once: spread over workers, each would start its own.
+pytestmark = pytest.mark.slow
 
 #: Kafka's StandardAuthorizer on every node (the controllers store the ACLs;
 #: the brokers enforce them) and no ACL blocking anyone: kafka-acls works,

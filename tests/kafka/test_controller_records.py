@@ -23,9 +23,9 @@ from kraft.records.metadata import metadata_payload_json
 from tests.kafka.cluster import Cluster
 from tests.kafka.releases import KafkaRelease
 
-# One worker runs every multi-JVM cluster module in turn (pyproject: --dist loadgroup),
-# and each module's cluster once: spread over workers, each would start its own.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("kafka-clusters")]
+# One worker runs a module's tests (pyproject: --dist loadscope), so its
+# cluster starts once: spread over workers, each would start its own.
+pytestmark = pytest.mark.slow
 
 #: JSON fields that hold random ids or depend on when the step ran.
 _RANDOM = {"topicId", "incarnationId", "directories", "logDirs", "brokerEpoch", "epoch", "leaderEpoch",

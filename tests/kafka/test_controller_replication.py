@@ -45,9 +45,9 @@ from tests.kafka.releases import ends, newest, require
 from tests.kafka.report import report
 from tests.kafka.verifiable import VerifiableClient, delivery, verifiable_consumer, verifiable_producer
 
-# One worker runs every multi-JVM cluster module in turn (pyproject: --dist loadgroup),
-# and each module's cluster once: spread over workers, each would start its own.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("kafka-clusters")]
+# One worker runs a module's tests (pyproject: --dist loadscope), so its
+# cluster starts once: spread over workers, each would start its own.
+pytestmark = pytest.mark.slow
 
 #: kafkatest's TOPIC_CONFIG.
 PARTITIONS, REPLICATION_FACTOR, MIN_ISR = 3, 3, 2

@@ -27,7 +27,6 @@ def _bench(*args: str, env: dict[str, str], timeout_s: float) -> subprocess.Comp
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("kafka-clusters")  # six JVMs: one worker runs the cluster modules in turn
 def test_bench_controller_prints_four_figures_for_both_sides_and_the_ratio() -> None:
     release = require("4.4.0")
     env = {**os.environ, "KRAFT_KAFKA_LIBS": str(release.home / "lib")}
