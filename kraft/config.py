@@ -129,10 +129,12 @@ DEFAULTS: dict[str, str] = {
     "metrics.prometheus.port": "",
     # The witness voter (kraft/raft/witness_policy.py): auto detects a Kafka quorum.
     "kraft.witness": "auto",
-    # kraft's own: `kraft node start` with process.roles=controller runs
-    # Kafka's controller (kraft/controller/) on a log directory formatted
-    # with a metadata.version; false keeps the node a raft quorum member only.
-    "kraft.controller": "true",
+    # kraft's own: true makes `kraft node start` with process.roles=controller
+    # run Kafka's controller (kraft/controller/) on a log directory formatted
+    # with a metadata.version. Off by default for now: a raft quorum member
+    # (a witness, an observer's copy, a replicated log of your records) must
+    # not start writing controller records into a log that has others.
+    "kraft.controller": "false",
     # The controller's keys (Kafka's ServerConfigs, ReplicationConfigs,
     # KRaftConfigs, ServerLogConfigs), with Kafka's defaults.
     "num.partitions": "1",
@@ -469,7 +471,7 @@ class NodeConfig:
     #: ``kraft.witness``: auto (detect a Kafka quorum), true, false.
     witness: WitnessMode = WitnessMode.AUTO
     #: ``kraft.controller``: ``kraft node start`` runs Kafka's controller (process.roles=controller).
-    controller: bool = True
+    controller: bool = False
     #: SCRAM accounts every SASL listener checks; the node fills it from
     #: the bootstrap metadata (either layout) and the committed metadata log.
     scram_credentials: ScramCredentialStore = field(default_factory=ScramCredentialStore, repr=False, compare=False)

@@ -28,7 +28,7 @@ log = logging.getLogger("kraft.node")
 async def run_node(config: NodeConfig, demo_append_rate: float, bench_record_size: int | None = None,
                     demo_ack_log: Path | None = None, demo_records: str = "text",
                     demo_history: Path | None = None) -> None:
-    # Kafka's controller runs unless kraft.controller=false, or a demo or
+    # Kafka's controller runs with kraft.controller=true, unless a demo or
     # bench load writes records of its own into the log (they would not be
     # the controller's).
     node = KraftNode(config, controller=config.controller and demo_append_rate <= 0 and bench_record_size is None)

@@ -83,7 +83,7 @@ class _Controllers:
             config = root / f"controller-{node_id}.properties"
             keys = {"process.roles": "controller", "node.id": node_id, "controller.quorum.voters": self.voters,
                     "listeners": f"CONTROLLER://127.0.0.1:{port}", "controller.listener.names": "CONTROLLER",
-                    "metadata.log.dir": root / f"controller-{node_id}", "kraft.witness": "false",
+                    "metadata.log.dir": root / f"controller-{node_id}", "kraft.witness": "false", "kraft.controller": "true",
                     "min.insync.replicas": 2}
             config.write_text("".join(f"{k}={v}\n" for k, v in keys.items()))
             release = ["--kafka-version", jars.version] if jars.version else []

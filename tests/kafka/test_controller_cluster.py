@@ -57,7 +57,7 @@ def kraft_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     release = require(request.param)
     root = tmp_path_factory.mktemp(f"controller-{release.version}")
     cluster = Cluster(root, release, kafka_controllers=(), kraft_voters=(1, 2, 3), brokers=(101, 102, 103),
-                      extra={**_AUTHORIZER, "kraft.witness": "false",
+                      extra={**_AUTHORIZER, "kraft.witness": "false", "kraft.controller": "true",
                              # A controller snapshot early (Kafka's default is 20 MiB of records).
                              "metadata.log.max.record.bytes.between.snapshots": 16384})
     cluster.format()
@@ -332,7 +332,7 @@ def test_kafka_features_upgrades_metadata_version(tmp_path: Path) -> None:
     release only: one more cluster's JVMs."""
     release = require(ends()[-1])
     cluster = Cluster(tmp_path, release, kafka_controllers=(), kraft_voters=(1,), brokers=(101,),
-                      extra={"kraft.witness": "false"}, release_version="4.2-IV1")
+                      extra={"kraft.witness": "false", "kraft.controller": "true"}, release_version="4.2-IV1")
     cluster.format()
     try:
         cluster.start()

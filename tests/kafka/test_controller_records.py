@@ -79,7 +79,7 @@ def _from_the_topic(data_dir: Path) -> list[dict[str, Any]]:
 
 def _run(root: Path, release: KafkaRelease, kraft: bool) -> list[dict[str, Any]]:
     cluster = Cluster(root, release, kafka_controllers=() if kraft else (1,), kraft_voters=(1,) if kraft else (),
-                      brokers=(101,), extra={**_AUTHORIZER, **({"kraft.witness": "false"} if kraft else {})})
+                      brokers=(101,), extra={**_AUTHORIZER, **({"kraft.witness": "false", "kraft.controller": "true"} if kraft else {})})
     cluster.format()
     try:
         cluster.start()

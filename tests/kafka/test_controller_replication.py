@@ -68,7 +68,7 @@ BOUND_S = 180.0
 def kraft_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     release = require(request.param)
     cluster = kraft_controlled(tmp_path_factory.mktemp(f"replication-{release.version}"), release,
-                               extra={"kraft.witness": "false"})
+                               extra={"kraft.witness": "false", "kraft.controller": "true"})
     try:
         cluster.start(list(cluster.kraft.values()))
         cluster.start(list(cluster.brokers.values()))

@@ -122,7 +122,7 @@ def test_kafka_controllers_take_over_from_kraft(release: KafkaRelease, tmp_path:
     during and after, and Kafka's DumpLogSegments --cluster-metadata-decoder
     reading the log kraft kept."""
     cluster = Cluster(tmp_path, release, kafka_controllers=KAFKA, kraft_voters=KRAFT, brokers=(BROKER,),
-                      dynamic=True, extra={"kraft.witness": "auto"})
+                      dynamic=True, extra={"kraft.witness": "auto", "kraft.controller": "true"})
     clusters.append(cluster)
     cluster.format()  # kraft 1 --standalone; kraft 2 and Kafka's --no-initial-controllers
     cluster.start(list(cluster.kraft.values()))
@@ -181,7 +181,7 @@ def test_a_kafka_observer_controller_can_reach_the_kraft_leader(release: KafkaRe
     it does when the leader is a Kafka controller (registered by its own
     ControllerRegistrationManager)."""
     cluster = Cluster(tmp_path, release, kafka_controllers=(4,), kraft_voters=(1,), brokers=(), dynamic=True,
-                      extra={"kraft.witness": "auto"})
+                      extra={"kraft.witness": "auto", "kraft.controller": "true"})
     clusters.append(cluster)
     cluster.format()
     cluster.start(list(cluster.kraft.values()))

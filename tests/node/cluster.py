@@ -31,9 +31,6 @@ def make_configs(root: Path, voters: list[int], observers: list[int] = (), extra
             "controller.listener.names": "CONTROLLER",
             "controller.quorum.voters": quorum,
             "metadata.log.dir": str(root / f"node-{node_id}"),
-            # These tests drive the raft quorum: no controller records (its
-            # NoOps every 500 ms) in the logs they read, unless asked for.
-            "kraft.controller": "false",
             **(extra or {}),
         }
         path = root / f"server-{node_id}.properties"

@@ -93,7 +93,7 @@ class ControllerSide:
     def format(self) -> None:
         """Write each node's properties and format its directory with its own storage tool."""
         for node_id, server in self.controllers.items():
-            extra = {"kraft.witness": "false"} if self.kind == "kraft" else {}
+            extra = {"kraft.witness": "false", "kraft.controller": "true"} if self.kind == "kraft" else {}
             config = server.folder / "server.properties"
             _write(config, {"process.roles": "controller", "node.id": node_id, **self._quorum(),
                             "listeners": f"CONTROLLER://127.0.0.1:{self.controller_ports[node_id]}",
