@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import re
 import subprocess
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.kafka.cluster import Cluster
+from tests.kafka.kraft_controlled import bootstrap, kraft_controlled, until
 from tests.kafka.processes import run_tool
 from tests.kafka.releases import ends, ends_and_fixtures, require
 
@@ -32,38 +32,13 @@ pytestmark = pytest.mark.slow
 #: every client may do everything.
 _AUTHORIZER = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
                "allow.everyone.if.no.acl.found": "true", "super.users": "User:ANONYMOUS"}
-#: What a 3-broker cluster runs its internal topics with (Kafka's defaults are RF 3, min ISR 2).
-_BROKER_KEYS = {"offsets.topic.replication.factor": 3, "transaction.state.log.replication.factor": 3,
-                "transaction.state.log.min.isr": 2, "default.replication.factor": 3, "min.insync.replicas": 2}
-
-
-def _until(what: str, check: Callable[[], object], timeout_s: float = 120.0) -> object:
-    deadline = time.monotonic() + timeout_s
-    last: object = None
-    while time.monotonic() < deadline:
-        try:
-            last = check()
-        except Exception as e:  # a tool that fails while the cluster settles
-            last = e
-        else:
-            if last:
-                return last
-        time.sleep(1)
-    raise AssertionError(f"{what}: not within {timeout_s:.0f} s (last: {last!r})")
-
-
 @pytest.fixture(scope="module", params=ends_and_fixtures())
 def kraft_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     release = require(request.param)
-    root = tmp_path_factory.mktemp(f"controller-{release.version}")
-    cluster = Cluster(root, release, kafka_controllers=(), kraft_voters=(1, 2, 3), brokers=(101, 102, 103),
-                      extra={**_AUTHORIZER, "kraft.witness": "false", "kraft.controller": "true",
-                             # A controller snapshot early (Kafka's default is 20 MiB of records).
-                             "metadata.log.max.record.bytes.between.snapshots": 16384})
-    cluster.format()
-    for broker in cluster.brokers.values():
-        with broker.config.open("a") as f:
-            f.writelines(f"{k}={v}\n" for k, v in _BROKER_KEYS.items())
+    cluster = kraft_controlled(tmp_path_factory.mktemp(f"controller-{release.version}"), release,
+                               extra={**_AUTHORIZER, "kraft.witness": "false", "kraft.controller": "true",
+                                      # A controller snapshot early (Kafka's default is 20 MiB of records).
+                                      "metadata.log.max.record.bytes.between.snapshots": 16384})
     try:
         cluster.start(list(cluster.kraft.values()))
         cluster.start(list(cluster.brokers.values()))
@@ -72,8 +47,7 @@ def kraft_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
         cluster.close()
 
 
-def _bootstrap(cluster: Cluster) -> str:
-    return ",".join(f"127.0.0.1:{b.port}" for b in cluster.brokers.values())
+_bootstrap = bootstrap
 
 
 def _tool(cluster: Cluster, name: str, *args: str) -> str:
@@ -108,9 +82,9 @@ def test_kafka_topics_creates_describes_grows_and_deletes(kraft_cluster: Cluster
         assert sorted(replicas.split(",")) == ["101", "102", "103"], row
         assert sorted(isr.split(",")) == ["101", "102", "103"], row
     _tool(c, "TopicCommand", "--alter", "--topic", topic, "--partitions", "8")
-    _until("8 partitions", lambda: _tool(c, "TopicCommand", "--describe", "--topic", topic).count("Partition:") == 8)
+    until("8 partitions", lambda: _tool(c, "TopicCommand", "--describe", "--topic", topic).count("Partition:") == 8)
     _tool(c, "TopicCommand", "--delete", "--topic", topic)
-    _until("topic deleted", lambda: topic not in _tool(c, "TopicCommand", "--list"))
+    until("topic deleted", lambda: topic not in _tool(c, "TopicCommand", "--list"))
 
 
 def test_refusals_carry_kafkas_errors(kraft_cluster: Cluster) -> None:
@@ -155,11 +129,11 @@ def test_kafka_configs_sets_topic_broker_and_cluster_defaults(kraft_cluster: Clu
           "--add-config", "log.cleaner.threads=2")
     _tool(c, "ConfigCommand", "--alter", "--entity-type", "brokers", "--entity-default",
           "--add-config", "log.retention.bytes=1073741824")
-    _until("topic config", lambda: "retention.ms=86400000" in _tool(
+    until("topic config", lambda: "retention.ms=86400000" in _tool(
         c, "ConfigCommand", "--describe", "--entity-type", "topics", "--entity-name", topic))
-    _until("broker config", lambda: "log.cleaner.threads=2" in _tool(
+    until("broker config", lambda: "log.cleaner.threads=2" in _tool(
         c, "ConfigCommand", "--describe", "--entity-type", "brokers", "--entity-name", "101"))
-    _until("cluster default", lambda: "log.retention.bytes=1073741824" in _tool(
+    until("cluster default", lambda: "log.retention.bytes=1073741824" in _tool(
         c, "ConfigCommand", "--describe", "--entity-type", "brokers", "--entity-default"))
     _tool(c, "ConfigCommand", "--alter", "--entity-type", "brokers", "--entity-default",
           "--delete-config", "log.retention.bytes")
@@ -172,10 +146,10 @@ def test_kafka_acls_adds_lists_and_removes(kraft_cluster: Cluster) -> None:
     c = kraft_cluster
     topic = _topic("acl")
     _tool(c, "AclCommand", "--add", "--allow-principal", "User:alice", "--operation", "Read", "--topic", topic)
-    _until("ACL listed", lambda: "User:alice" in _tool(c, "AclCommand", "--list", "--topic", topic))
+    until("ACL listed", lambda: "User:alice" in _tool(c, "AclCommand", "--list", "--topic", topic))
     _tool(c, "AclCommand", "--remove", "--force", "--allow-principal", "User:alice", "--operation", "Read",
           "--topic", topic)
-    _until("ACL removed", lambda: "User:alice" not in _tool(c, "AclCommand", "--list", "--topic", topic))
+    until("ACL removed", lambda: "User:alice" not in _tool(c, "AclCommand", "--list", "--topic", topic))
 
 
 def test_kafka_features_and_metadata_quorum_describe_the_kraft_quorum(kraft_cluster: Cluster) -> None:
@@ -203,14 +177,14 @@ def test_leader_election_and_reassignment(kraft_cluster: Cluster) -> None:
     plan = c.root / f"{topic}.json"
     plan.write_text('{"version":1,"partitions":[{"topic":"%s","partition":0,"replicas":[103,102,101]}]}' % topic)
     _tool(c, "ReassignPartitionsCommand", "--execute", "--reassignment-json-file", str(plan))
-    _until("reassignment complete", lambda: "is completed" in _tool(
+    until("reassignment complete", lambda: "is completed" in _tool(
         c, "ReassignPartitionsCommand", "--verify", "--reassignment-json-file", str(plan)))
     described = _tool(c, "TopicCommand", "--describe", "--topic", topic)
     assert "Replicas: 103,102,101" in described, described
     if "Leader: 103" not in described:
         out = _tool(c, "LeaderElectionCommand", "--election-type", "preferred", "--topic", topic, "--partition", "0")
         assert out.strip() == f"Successfully completed leader election (PREFERRED) for partitions {topic}-0", out
-    _until("103 leads", lambda: "Leader: 103" in _tool(c, "TopicCommand", "--describe", "--topic", topic))
+    until("103 leads", lambda: "Leader: 103" in _tool(c, "TopicCommand", "--describe", "--topic", topic))
     _tool(c, "TopicCommand", "--delete", "--topic", topic)
 
 
@@ -317,9 +291,9 @@ def test_a_standby_answers_not_controller_and_a_restarted_quorum_resumes(kraft_c
         voter.start()
     for voter in c.kraft.values():
         voter.started()
-    _until("topics kept", lambda: kept in _tool(c, "TopicCommand", "--list"))
+    until("topics kept", lambda: kept in _tool(c, "TopicCommand", "--list"))
     fresh = _topic("after-restart")
-    _until("CreateTopics after the restart", lambda: f"Created topic {fresh}." in _tool(
+    until("CreateTopics after the restart", lambda: f"Created topic {fresh}." in _tool(
         c, "TopicCommand", "--create", "--topic", fresh, "--replication-factor", "3"))
     described = _tool(c, "TopicCommand", "--describe", "--topic", kept)
     assert described.count("Isr:") == 2, described
@@ -340,7 +314,7 @@ def test_kafka_features_upgrades_metadata_version(tmp_path: Path) -> None:
         assert re.search(r"Feature: metadata.version\s.*FinalizedVersionLevel: 4.2-IV1", before), before
         out = _tool(cluster, "FeatureCommand", "upgrade", "--metadata", "4.4-IV2")
         assert "metadata.version was upgraded to 33." in out, out
-        _until("4.4-IV2 finalized", lambda: re.search(r"FinalizedVersionLevel: 4.4-IV2", _tool(
+        until("4.4-IV2 finalized", lambda: re.search(r"FinalizedVersionLevel: 4.4-IV2", _tool(
             cluster, "FeatureCommand", "describe")))
     finally:
         cluster.close()
@@ -362,7 +336,7 @@ def test_kafkas_dump_log_and_shell_read_the_kraft_controllers_files_as_kraft_doe
     topic = _topic("read")
     _tool(c, "TopicCommand", "--create", "--topic", topic, "--partitions", "2", "--replication-factor", "3")
     source = c.kraft[1].folder / "data" / "__cluster_metadata-0"
-    _until("a controller snapshot", lambda: [p for p in source.glob("*.checkpoint")
+    until("a controller snapshot", lambda: [p for p in source.glob("*.checkpoint")
                                              if not p.name.startswith("00000000000000000000-")])
     copy = tmp_path / "__cluster_metadata-0"
     shutil.copytree(source, copy, ignore=shutil.ignore_patterns("*.lock", "*.deleted", "quorum-state*"))
