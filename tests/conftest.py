@@ -40,6 +40,11 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return min(8, 2 * (os.cpu_count() or 1))
 
 
+#: Test modules whose tests share one module-scoped cluster.
+_SHARED_CLUSTER_MODULES = ("tests/kafka/test_controller_cluster.py", "tests/kafka/test_controller_replication.py",
+                           "tests/test_readme_transcripts.py")
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Spark's tests on one worker, one JVM at a time: those that share the
     session-scoped ``spark`` fixture, and those that start their own (the
@@ -52,7 +57,13 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     class SparkTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "spark" if "spark" in nodeid.lower() else nodeid
+            if "spark" in nodeid.lower():
+                return "spark"
+            module = nodeid.split("::")[0]
+            # A module whose tests share a module-scoped cluster (real
+            # Kafka brokers on kraft controllers, the transcripts' quorum)
+            # runs on one worker: spread out, each worker starts its own.
+            return module if module.startswith(_SHARED_CLUSTER_MODULES) else nodeid
 
     return SparkTogether(config, log)
 

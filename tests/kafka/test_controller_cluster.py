@@ -23,8 +23,6 @@ from tests.kafka.kraft_controlled import bootstrap, kraft_controlled, until
 from tests.kafka.processes import run_tool
 from tests.kafka.releases import ends, ends_and_fixtures, require
 
-# One worker runs a module's tests (pyproject: --dist loadscope), so its
-# cluster starts once: spread over workers, each would start its own.
 pytestmark = pytest.mark.slow
 
 #: Kafka's StandardAuthorizer on every node (the controllers store the ACLs;

@@ -23,8 +23,6 @@ from kraft.records.metadata import metadata_payload_json
 from tests.kafka.cluster import Cluster
 from tests.kafka.releases import KafkaRelease
 
-# One worker runs a module's tests (pyproject: --dist loadscope), so its
-# cluster starts once: spread over workers, each would start its own.
 pytestmark = pytest.mark.slow
 
 #: JSON fields that hold random ids or depend on when the step ran.

@@ -45,8 +45,6 @@ from tests.kafka.releases import ends, newest, require
 from tests.kafka.report import report
 from tests.kafka.verifiable import VerifiableClient, delivery, verifiable_consumer, verifiable_producer
 
-# One worker runs a module's tests (pyproject: --dist loadscope), so its
-# cluster starts once: spread over workers, each would start its own.
 pytestmark = pytest.mark.slow
 
 #: kafkatest's TOPIC_CONFIG.

@@ -30,8 +30,6 @@ from tests.kafka.report import report
 from tests.kafka.releases import KafkaRelease
 from tests.kafka.verifiable import VerifiableClient, verifiable_consumer, verifiable_producer
 
-# One worker runs a module's tests (pyproject: --dist loadscope), so its
-# cluster starts once: spread over workers, each would start its own.
 pytestmark = pytest.mark.slow
 
 KRAFT, KAFKA, BROKER = (1, 2), (4, 5), 101
