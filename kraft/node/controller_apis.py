@@ -125,10 +125,21 @@ class ControllerRequests(Protocol):
     async def handle(self, api_key: int, body: Any, version: int) -> Any: ...
 
 
-def _raft_feature_update(key: int, body: Any) -> bool:
-    """An UpdateFeatures naming kraft.version: the raft leader's upgrade
-    (kraft/node/update_features.py), not the controller's."""
-    return key == ApiKey.UPDATE_FEATURES and any(u.feature == "kraft.version" for u in body.feature_updates)
+def _for_controller(key: int, body: Any) -> bool:
+    """A request Kafka's controller answers; not an UpdateFeatures naming
+    kraft.version, which is the raft leader's upgrade (kraft/node/update_features.py)."""
+    return key in WRITE_APIS and not (
+        key == ApiKey.UPDATE_FEATURES and any(u.feature == "kraft.version" for u in body.feature_updates))
+
+
+async def _controller_answer(controller: ControllerRequests, key: int, version: int, body: Any) -> Any:
+    """The controller's answer once committed, or a refusal of the whole
+    request on every item (:class:`ApiError`); :class:`NotController`
+    propagates, for the caller to say where (the items, or an envelope)."""
+    try:
+        return await controller.handle(key, body, version)
+    except ApiError as e:
+        return error_response(key, version, body, e.error, e.message)
 
 
 class ControllerApis:
@@ -184,8 +195,12 @@ class ControllerApis:
         if self.controller is not None:
             if key == ApiKey.ENVELOPE:
                 return await self._envelope(request, conn)
-            if key in WRITE_APIS and not _raft_feature_update(key, request.body):
-                return await self._controller_request(self.controller, key, version, request.body)
+            if _for_controller(key, request.body):
+                try:
+                    body = await _controller_answer(self.controller, key, version, request.body)
+                except NotController:
+                    body = admin_not_controller_response(key, version, request.body)
+                return Response(body, version)
         if key in admin_apis.ADMIN_API_KEYS:
             return await admin_apis.handle(self._raft, request, conn, cluster_id=self._cluster_id,
                                            node_id=config.node_id, witness=self._witness_decision(),
@@ -199,18 +214,6 @@ class ControllerApis:
             return Response(admin_not_controller_response(key, version, request.body), version)
         raise CloseConnection(f"api {ApiKey(key).name} is not served by a kraft controller")
 
-    async def _controller_request(self, controller: ControllerRequests, key: int, version: int,
-                                  body: Any) -> Response:
-        """A request for Kafka's controller: its answer once committed, or
-        the error on every item (NOT_CONTROLLER on a standby, as Kafka's
-        ``ControllerApis`` answers)."""
-        try:
-            return Response(await controller.handle(key, body, version), version)
-        except NotController:
-            return Response(admin_not_controller_response(key, version, body), version)
-        except ApiError as e:
-            return Response(error_response(key, version, body, e.error, e.message), version)
-
     async def _envelope(self, request: Any, conn: ConnectionInfo) -> Response:
         """A broker's forwarded request (:mod:`kraft.node.envelope`),
         answered as if its client had sent it here."""
@@ -222,16 +225,13 @@ class ControllerApis:
             return Response(envelope.refusal(e.error), version)
         inner = forwarded.request
         controller = self.controller
-        if controller is not None and inner.api_key in WRITE_APIS and not _raft_feature_update(inner.api_key,
-                                                                                                inner.body):
+        if controller is not None and _for_controller(inner.api_key, inner.body):
             try:
-                body = await controller.handle(inner.api_key, inner.body, inner.api_version)
+                body = await _controller_answer(controller, inner.api_key, inner.api_version, inner.body)
             except NotController:
                 # Kafka's RequestChannel: a NOT_CONTROLLER answer goes on the
                 # envelope itself, so the broker looks for the new controller.
                 return Response(envelope.refusal(ErrorCode.NOT_CONTROLLER), version)
-            except ApiError as e:
-                body = error_response(inner.api_key, inner.api_version, inner.body, e.error, e.message)
             return Response(envelope.wrap(inner, body, inner.api_version), version)
         try:
             answer = await self._dispatch(inner, replace(conn, principal=forwarded.principal))
