@@ -381,7 +381,13 @@ def _directory_history(pdir: Path, up_to: int | None, use_snapshot: bool) -> Ite
     log_start = segments[0][0] if segments else None
     limit = None if up_to is None else up_to + 1
     snapshots = [sp for sp in list_snapshot_paths(pdir) if not sp.partial and not sp.deleted
-                 and (limit is None or sp.snapshot_id.offset <= limit)]
+                 and (limit is None or sp.snapshot_id.offset <= limit)
+                 # The format's bootstrap snapshot is not committed state
+                 # (Kafka's MetadataLoader.handleLoadBootstrap ignores it; the
+                 # controller writes its records into the log): the image
+                 # of a log is the log's. A directory with no log yet shows
+                 # what the format wrote.
+                 and not (segments and sp.snapshot_id == BOOTSTRAP_SNAPSHOT_ID)]
     # The latest snapshot in range; without snapshots (or when asked not to
     # use one and the log starts at 0) the segments alone.
     chosen = snapshots[-1] if snapshots and (use_snapshot or not log_start == 0) else None

@@ -40,7 +40,6 @@ from kraft.node.leader_changes import LeaderChanged
 from kraft.node.snapshots import CommittedBatch, SnapshotLoaded, SnapshotPolicy, write_snapshot
 from kraft.raft.errors import NotLeaderError
 from kraft.records.metadata import decode_metadata_record, encode_metadata_record
-from kraft.records.snapshot import BOOTSTRAP_SNAPSHOT_ID
 from kraft.records.view import OffsetAndEpoch
 from kraft.messages.generated.controller_registration_request import ControllerRegistrationRequest
 from kraft.wire.apis import ApiKey
@@ -181,10 +180,8 @@ class ControllerServer:
             if isinstance(item, LeaderChanged):
                 self._leader_changed(item)
             elif isinstance(item, SnapshotLoaded):
-                if item.snapshot_id == BOOTSTRAP_SNAPSHOT_ID:
-                    # The bootstrap snapshot's records are the bootstrap
-                    # metadata, written to the log by the first activation.
-                    continue
+                # Never the bootstrap snapshot (committed_items): its records
+                # are the bootstrap metadata the first activation writes.
                 controller.deactivate()  # a leader never loads a snapshot; a follower may
                 controller.load_snapshot(item.snapshot_id, item.records, item.last_contained_log_timestamp)
                 if self._policy is not None:

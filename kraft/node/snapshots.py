@@ -39,6 +39,11 @@ latest snapshot (``handleLoadSnapshot``), as does one whose next offset fell
 below the log start (a follower installed a snapshot, or retention moved the
 start past it); then every committed batch after it (``handleCommit``). A
 snapshot arrives as :class:`SnapshotLoaded`; batches as :class:`CommittedBatch`.
+The 0-0 bootstrap snapshot (``kraft storage format`` writes one for a
+dynamic quorum, and with 4.4's layout the bootstrap metadata too) is not a
+committed state: Kafka hands it to ``handleLoadBootstrap``, which its
+``MetadataLoader`` ignores and its controller only reads bootstrap metadata
+from. A listener here never gets it; it starts at offset 0.
 Once the node stops, the listener ends (Kafka's listeners get no more
 callbacks after ``beginShutdown``) instead of waiting or reading: the node
 closes its log when it stops, and a listener may run in a task of its own
@@ -67,7 +72,7 @@ from kraft.raft.roles import LeaderAndEpoch
 from kraft.records.batch import iter_batches
 from kraft.records.errors import LogOffsetError
 from kraft.records.log import MetadataLog
-from kraft.records.snapshot import SnapshotWriter
+from kraft.records.snapshot import BOOTSTRAP_SNAPSHOT_ID, SnapshotWriter
 from kraft.records.view import OffsetAndEpoch
 
 if TYPE_CHECKING:
@@ -411,6 +416,8 @@ async def committed_items(
                 return
             start = mlog.start_offset
             latest = mlog.latest_snapshot_id()
+            if latest == BOOTSTRAP_SNAPSHOT_ID:
+                latest = None  # uncommitted bootstrap state (module docstring)
             wants_snapshot = next_offset < 0 or next_offset < start
             if wants_snapshot and latest is not None and latest.offset <= hwm:
                 reader = mlog.open_snapshot(latest)

@@ -32,9 +32,11 @@ def _shared_names() -> list[str]:
 def test_the_snapshot_holds_most_of_our_messages(kafka_package) -> None:
     ours = set(generated.MODULES)
     theirs = set(kafka_package.MODULES)
-    common = ours & theirs
-    # Everything we define except messages newer than the 4.0 snapshot.
-    assert len(common) >= len(ours) - 3, sorted(ours - theirs)
+    # Everything we define but what Kafka added after the 4.0 snapshot:
+    # UnregisterController (KIP-1312) came with 4.4. A new message of ours
+    # needs its spec in fixtures/kafka-spec, or a place on this list.
+    assert ours - theirs == {"UnregisterControllerRecord", "UnregisterControllerRequest",
+                             "UnregisterControllerResponse"}
 
 
 @pytest.mark.parametrize("name", _shared_names())

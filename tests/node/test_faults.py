@@ -32,7 +32,7 @@ from kraft.node.raft_client import StorageError
 from kraft.records.batch import build_data_batch
 from kraft.records.errors import DiskIOError
 from kraft.records.log import MetadataLog, metadata_partition_dir
-from kraft.records.snapshot import list_snapshot_paths
+from kraft.records.snapshot import BOOTSTRAP_SNAPSHOT_ID, list_snapshot_paths
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.voters import ReplicaKey
 from kraft.wire.apis import ApiKey
@@ -464,11 +464,12 @@ async def test_snapshot_on_a_full_disk_fails_cleanly(tmp_path: Path) -> None:
                     await node.create_snapshot(offset + 1, [b"s" * 1000] * 3000)
                 assert failed.value.errno == errno.ENOSPC
                 part = metadata_partition_dir(node.config.metadata_log_dir)
-                assert not list_snapshot_paths(part)  # no .part left behind
-                assert node.log.latest_snapshot_id() is None and node.role == "leader"
+                # Only the format's bootstrap snapshot: no .part left behind.
+                assert [p.snapshot_id for p in list_snapshot_paths(part)] == [BOOTSTRAP_SNAPSHOT_ID]
+                assert node.log.latest_snapshot_id() == BOOTSTRAP_SNAPSHOT_ID and node.role == "leader"
                 filler.unlink()
                 sid = await node.create_snapshot(offset + 1, [b"s" * 1000] * 3000)
-                assert [p.snapshot_id for p in list_snapshot_paths(part)] == [sid]
+                assert [p.snapshot_id for p in list_snapshot_paths(part)] == [BOOTSTRAP_SNAPSHOT_ID, sid]
                 nursery.cancel_scope.cancel()
 
 
@@ -494,7 +495,7 @@ async def test_snapshot_download_onto_a_full_disk_completes_when_space_returns(t
                     while late.raft_client.storage_error is None:
                         await trio.sleep(0.05)
                 await trio.sleep(1)  # a few failed downloads
-                assert late.log.latest_snapshot_id() is None and late.log.end_offset == 0
+                assert late.log.latest_snapshot_id() == BOOTSTRAP_SNAPSHOT_ID and late.log.end_offset == 0
                 done = subprocess.run(["mount", "-o", "remount,size=8m", str(fs)], capture_output=True, text=True)
                 assert done.returncode == 0, done.stderr
                 tail = await append_until_ok(voters, [b"after"])

@@ -12,6 +12,7 @@ from pathlib import Path
 from kraft.records.control import ControlRecordType, decode_control_record
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.state_files import QuorumStateFile
+from kraft.records.snapshot import BOOTSTRAP_SNAPSHOT_ID
 from kraft.records.view import OffsetAndEpoch
 
 
@@ -53,6 +54,10 @@ def read_stored_log(metadata_log_dir: str | Path) -> StoredLog:
                         == control.message.leader_id, f"two LeaderChange leaders in epoch {batch.partition_leader_epoch}"
                     leaders[batch.partition_leader_epoch] = control.message.leader_id
         snapshot_id = mlog.latest_snapshot_id()
+        if snapshot_id == BOOTSTRAP_SNAPSHOT_ID:
+            # The format's bootstrap state, not committed history (Kafka's
+            # listeners get it through handleLoadBootstrap, not as a snapshot).
+            snapshot_id = None
         snapshot_records: list[bytes] = []
         if snapshot_id is not None:
             reader = mlog.open_snapshot(snapshot_id)
