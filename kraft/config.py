@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import enum
 import logging
 import re
 from collections.abc import Mapping
@@ -38,6 +39,7 @@ log = logging.getLogger("kraft.config")
 
 __all__ = [
     "ConfigError",
+    "ControllerMode",
     "Endpoint",
     "NUMERIC_KEYS",
     "NumberDef",
@@ -59,6 +61,15 @@ SECURITY_PROTOCOLS = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}
 
 class ConfigError(ConfigurationError, ValueError):
     """A configuration value that cannot be used; the message names the key."""
+
+
+class ControllerMode(enum.Enum):
+    """``kraft.controller``: ``auto`` runs Kafka's controller unless the node
+    is a witness or its log is not a metadata log; ``true`` / ``false`` force."""
+
+    AUTO = "auto"
+    ON = "true"
+    OFF = "false"
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,12 +140,13 @@ DEFAULTS: dict[str, str] = {
     "metrics.prometheus.port": "",
     # The witness voter (kraft/raft/witness_policy.py): auto detects a Kafka quorum.
     "kraft.witness": "auto",
-    # kraft's own: true makes `kraft node start` with process.roles=controller
-    # run Kafka's controller (kraft/controller/) on a log directory formatted
-    # with a metadata.version. Off by default for now: a raft quorum member
-    # (a witness, an observer's copy, a replicated log of your records) must
-    # not start writing controller records into a log that has others.
-    "kraft.controller": "false",
+    # kraft's own: `kraft node start` with process.roles=controller runs
+    # Kafka's controller (kraft/controller/) on a log directory formatted
+    # with a metadata.version. auto: unless the node is a witness
+    # (kraft.witness=true) or its log holds records that are not Kafka
+    # metadata (a replicated log of your own records); true: always, a
+    # foreign record an error; false: the raft quorum member only.
+    "kraft.controller": "auto",
     # The controller's keys (Kafka's ServerConfigs, ReplicationConfigs,
     # KRaftConfigs, ServerLogConfigs), with Kafka's defaults.
     "num.partitions": "1",
@@ -470,8 +482,9 @@ class NodeConfig:
     super_users: frozenset[str] = frozenset()
     #: ``kraft.witness``: auto (detect a Kafka quorum), true, false.
     witness: WitnessMode = WitnessMode.AUTO
-    #: ``kraft.controller``: ``kraft node start`` runs Kafka's controller (process.roles=controller).
-    controller: bool = False
+    #: ``kraft.controller``: whether ``kraft node start`` runs Kafka's
+    #: controller (process.roles=controller): auto, true, false.
+    controller: ControllerMode = ControllerMode.AUTO
     #: SCRAM accounts every SASL listener checks; the node fills it from
     #: the bootstrap metadata (either layout) and the committed metadata log.
     scram_credentials: ScramCredentialStore = field(default_factory=ScramCredentialStore, repr=False, compare=False)
@@ -581,7 +594,7 @@ class NodeConfig:
             raw=dict(props),
             connection_limits=_limits(props),
             witness=_witness_mode(props),
-            controller=_bool(props, "kraft.controller"),
+            controller=_controller_mode(props),
             **security,  # type: ignore[arg-type]
         )
 
@@ -649,6 +662,14 @@ def metadata_log_dir(props: Mapping[str, str]) -> Path:
     first_log_dir = props.get("log.dirs", "").split(",")[0].strip()
     return Path(props.get("metadata.log.dir", "").strip() or first_log_dir
                 or props.get("log.dir", DEFAULTS["log.dir"]).strip() or DEFAULTS["log.dir"])
+
+
+def _controller_mode(props: Mapping[str, str]) -> ControllerMode:
+    text = props.get("kraft.controller", DEFAULTS["kraft.controller"])
+    for mode in ControllerMode:
+        if mode.value == text.strip().lower():
+            return mode
+    raise ConfigError(f"kraft.controller must be auto, true or false, not {text!r}")
 
 
 def _witness_mode(props: Mapping[str, str]) -> WitnessMode:

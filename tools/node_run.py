@@ -14,7 +14,7 @@ from typing import TextIO
 
 import trio
 
-from kraft.config import NodeConfig
+from kraft.config import ControllerMode, NodeConfig
 from kraft.node.fault import fail_stop_on_disk_failure
 from kraft.node.node import KraftNode
 from kraft.node.snapshots import run_record_history_snapshots
@@ -28,10 +28,11 @@ log = logging.getLogger("kraft.node")
 async def run_node(config: NodeConfig, demo_append_rate: float, bench_record_size: int | None = None,
                     demo_ack_log: Path | None = None, demo_records: str = "text",
                     demo_history: Path | None = None) -> None:
-    # Kafka's controller runs with kraft.controller=true, unless a demo or
+    # Kafka's controller runs as kraft.controller says, unless a demo or
     # bench load writes records of its own into the log (they would not be
     # the controller's).
-    node = KraftNode(config, controller=config.controller and demo_append_rate <= 0 and bench_record_size is None)
+    own_load = demo_append_rate > 0 or bench_record_size is not None
+    node = KraftNode(config, controller=ControllerMode.OFF if own_load else config.controller)
     # The handlers go in before the node starts: a SIGTERM sent the moment
     # the node says "listening on" is then a clean shutdown, not a kill by
     # the default action (the receiver keeps what arrives until it is read).
@@ -57,11 +58,12 @@ async def _run(node: KraftNode, demo_append_rate: float, bench_record_size: int 
             # which otherwise stall the event loop for tens of milliseconds.
             gc.freeze()
             nursery.start_soon(_stop_on_signal, node, signals)
-            if bench_record_size is None and node.controller is None:
-                # No state machine here: snapshots hold the committed record
+            if bench_record_size is None:
+                # No state machine here (or a controller that stood down on a
+                # log of other records): snapshots hold the committed record
                 # history (kraft.node.snapshots). Not under the bench load, whose
                 # history would only measure the cost of copying it.
-                nursery.start_soon(run_record_history_snapshots, node)
+                nursery.start_soon(_record_history_snapshots, node)
             if demo_append_rate > 0:
                 nursery.start_soon(_demo_writer, node, demo_append_rate, demo_ack_log, demo_records, demo_history)
             if bench_record_size is not None:
@@ -175,6 +177,14 @@ async def _demo_loop(node: KraftNode, interval: float, acks: TextIO | None,
         await _demo_append(node, f"quickstart node={node.config.node_id} epoch={node.leader.epoch} seq={seq} "
                                  f"pid={pid}", acks, ops)
         await trio.sleep(interval)
+
+
+async def _record_history_snapshots(node: KraftNode) -> None:
+    """The record-history snapshots, once no controller writes snapshots of
+    its image (none runs, or it stood down)."""
+    if node.controller is not None:
+        await node.controller.stopped.wait()
+    await run_record_history_snapshots(node)
 
 
 async def _metadata_demo_loop(node: KraftNode, interval: float, acks: TextIO | None) -> None:

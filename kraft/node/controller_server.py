@@ -39,7 +39,7 @@ from kraft.controller.settings import ControllerSettings
 from kraft.node.leader_changes import LeaderChanged
 from kraft.node.snapshots import CommittedBatch, SnapshotLoaded, SnapshotPolicy, write_snapshot
 from kraft.raft.errors import NotLeaderError
-from kraft.records.metadata import decode_metadata_record, encode_metadata_record
+from kraft.records.metadata import MetadataRecordError, decode_metadata_record, encode_metadata_record, read_frame_header
 from kraft.records.view import OffsetAndEpoch
 from kraft.messages.generated.controller_registration_request import ControllerRegistrationRequest
 from kraft.wire.apis import ApiKey
@@ -75,8 +75,15 @@ class ControllerServer:
     :meth:`handle` from the listeners."""
 
     def __init__(self, controller: QuorumController,
-                 registration: Callable[[], ControllerRegistrationRequest] | None = None) -> None:
+                 registration: Callable[[], ControllerRegistrationRequest] | None = None, *,
+                 foreign_log_stands_down: bool = False) -> None:
         self.controller = controller
+        #: ``kraft.controller=auto``: a committed record that is not a Kafka
+        #: metadata record (a replicated log of someone's own records) stands
+        #: the controller down with one INFO line instead of an ERROR.
+        self._foreign_log_stands_down = foreign_log_stands_down
+        #: Set once the controller is off for good (:attr:`failed`).
+        self.stopped = trio.Event()
         #: This controller's own ControllerRegistration (its listeners and
         #: features, one incarnation per process): applied when it becomes
         #: active, as Kafka's active controller registers itself.
@@ -168,8 +175,17 @@ class ControllerServer:
             log.error("The controller stopped: it cannot replay the committed metadata log (%s: %s). The node keeps "
                       "serving the raft quorum; controller requests get NOT_CONTROLLER. Run kraft doctor on the "
                       "log directory.", type(e).__name__, e)
-            self.controller.deactivate()
-            self.failed = True
+            self._stop()
+
+    def stand_down(self, reason: str) -> None:
+        """Stop for good, saying why once at INFO (``kraft.controller=auto``)."""
+        log.info("Not running Kafka's controller: %s.", reason)
+        self._stop()
+
+    def _stop(self) -> None:
+        self.controller.deactivate()
+        self.failed = True
+        self.stopped.set()
 
     async def _replay(self) -> None:
         controller = self.controller
@@ -186,6 +202,11 @@ class ControllerServer:
                 controller.load_snapshot(item.snapshot_id, item.records, item.last_contained_log_timestamp)
                 if self._policy is not None:
                     self._policy.on_snapshot(self.raft.clock_ms())
+            elif self._foreign_log_stands_down and (offset := _foreign_record(item)) is not None:
+                self.stand_down(f"the metadata log holds records that are not Kafka metadata records (offset "
+                                f"{offset}): the node runs the raft quorum only (kraft.controller=auto; true makes "
+                                "this an error)")
+                return
             else:
                 controller.replay_batch(item.base_offset, item.last_offset, item.epoch, item.append_time_ms,
                                         item.records, is_control=item.is_control)
@@ -279,6 +300,19 @@ class ControllerServer:
         await write_snapshot(self._create_snapshot, snapshot_id, records, policy, now,
                              f"Creating new KRaft snapshot file snapshot {snapshot_id.offset:020d}-"
                              f"{snapshot_id.epoch:010d} because {reason}.")
+
+
+def _foreign_record(batch: CommittedBatch) -> int | None:
+    """The offset of the batch's first record that is not a Kafka metadata
+    record at all (its frame does not parse); None when there is none."""
+    if batch.is_control:
+        return None
+    for index, value in enumerate(batch.records):
+        try:
+            read_frame_header(value)
+        except MetadataRecordError:
+            return batch.base_offset + index
+    return None
 
 
 def bootstrap_records(metadata_log_dir: Path) -> list[RecordAndVersion] | None:

@@ -33,7 +33,7 @@ from typing import Any, Literal, cast, overload
 
 import trio
 
-from kraft.config import NodeConfig
+from kraft.config import ControllerMode, NodeConfig
 from kraft.node import snapshots
 from kraft.node.controller_apis import SUPPORTED_APIS, ControllerApis, replayed_api_versions
 from kraft.node.controller_server import ControllerServer
@@ -63,13 +63,15 @@ class KraftNode:
     Kafka controller's answer.
 
     ``controller=True`` runs Kafka's controller on a ``process.roles=controller``
-    node whose log directory was formatted with a metadata.version (what
-    ``kraft node start`` does, ``kraft/node/controller_server.py``); the
-    default keeps the node a replicated log whose records are yours."""
+    node whose log directory was formatted with a metadata.version
+    (``kraft/node/controller_server.py``; ``kraft node start`` passes
+    ``kraft.controller``, :class:`~kraft.config.ControllerMode`); the default
+    keeps the node a replicated log whose records are yours."""
 
     def __init__(self, config: NodeConfig, *, rng: random.Random | None = None,
                  client_security: ClientSecurity | None = None, fault_handler: FaultHandler | None = None,
-                 advertised_apis: Mapping[Any, tuple[int, int]] | None = None, controller: bool = False) -> None:
+                 advertised_apis: Mapping[Any, tuple[int, int]] | None = None,
+                 controller: bool | ControllerMode = False) -> None:
         self.config = config
         self._parts = RaftManager(config, rng=rng or random.Random(), client_security=client_security,
                                   fault_handler=fault_handler, advertised_apis=advertised_apis,

@@ -20,7 +20,7 @@ from typing import Any, cast
 
 import trio
 
-from kraft.config import NodeConfig
+from kraft.config import ControllerMode, NodeConfig
 from kraft.dirlock import DirectoryLock
 from kraft.errors import NetworkError, StorageError
 from kraft.log_dir_check import check_log_dir, read_meta_properties
@@ -43,7 +43,7 @@ from kraft.raft.core import RaftCore
 from kraft.raft.roles import ElectionState
 from kraft.raft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
 from kraft.records.endpoint_overrides import ENDPOINT_OVERRIDES_FILE, read_endpoint_overrides
-from kraft.raft.witness_policy import WitnessDecision, WitnessPolicy
+from kraft.raft.witness_policy import WitnessDecision, WitnessMode, WitnessPolicy
 from kraft.records.errors import CorruptLogError, StateFileError
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.log_config import LogConfig
@@ -69,10 +69,11 @@ class RaftManager:
 
     def __init__(self, config: NodeConfig, *, rng: random.Random, client_security: ClientSecurity | None,
                  fault_handler: FaultHandler | None, advertised_apis: Mapping[Any, tuple[int, int]] | None,
-                 committed_source: CommittedSource, controller: bool = False) -> None:
+                 committed_source: CommittedSource, controller: bool | ControllerMode = False) -> None:
         self.config = config
         #: Run Kafka's controller (when the roles and the bootstrap metadata allow it).
-        self.wants_controller = controller and "controller" in config.process_roles
+        self.controller_mode = (controller if isinstance(controller, ControllerMode)
+                                else ControllerMode.ON if controller else ControllerMode.OFF)
         #: Kafka's controller on this node (set in :meth:`run` when it runs one).
         self.controller: ControllerServer | None = None
         #: A log I/O error of unknown outcome goes here (default: halt the process).
@@ -296,7 +297,7 @@ class RaftManager:
         configured = [v.node_id for v in c.voters]
         self.witness = WitnessDetector(
             policy, c.node_id, voters=lambda: addresses.voter_addresses(configured),
-            probe=partial(probe_peer, self.pool, SUPPORTED_APIS), changed=raft_client.request_poll,
+            probe=partial(probe_peer, self.pool, SUPPORTED_APIS), changed=partial(self._witness_changed, policy),
             cluster_id=meta.cluster_id,
             voters_source="controller.quorum.voters" if c.voters else "controller.quorum.bootstrap.servers",
             directories=lambda: {k.id: k.directory_id for k in core.voters.voter_keys},
@@ -317,11 +318,31 @@ class RaftManager:
                                    controller=self.controller)
         return raft_client, channel
 
+    def _witness_changed(self, policy: WitnessPolicy) -> None:
+        """The witness decision may have changed: the core looks again, and
+        under ``kraft.controller=auto`` a node beside Kafka's controllers
+        stands its controller down (a witness runs raft only, as before
+        kraft had a controller). Log evidence alone never does: a restarted
+        kraft-only quorum's log holds the metadata its own controller wrote."""
+        assert self.raft_client is not None
+        self.raft_client.request_poll()
+        controller = self.controller
+        if controller is None or controller.failed or self.controller_mode is not ControllerMode.AUTO:
+            return
+        kafka = policy.kafka_voters([k.id for k in self.raft_client.core.voters.voter_keys])
+        if kafka:
+            controller.stand_down(f"voters {', '.join(map(str, kafka))} are Kafka controllers: a witness beside them "
+                                  "runs the raft quorum only (kraft.controller=auto)")
+
     def _controller(self, meta: MetaProperties) -> ControllerServer | None:
         """Kafka's controller, when wanted and the directory was formatted for one."""
-        if not self.wants_controller:
-            return None
         c = self.config
+        mode = self.controller_mode
+        if mode is ControllerMode.OFF or "controller" not in c.process_roles:
+            return None
+        if mode is ControllerMode.AUTO and c.witness is WitnessMode.ALWAYS:
+            log.info("kraft.witness=true: a witness runs the raft quorum only, not Kafka's controller")
+            return None
         bootstrap = bootstrap_records(Path(c.metadata_log_dir))
         if bootstrap is None:
             log.info("No metadata.version in the bootstrap metadata of %s: running the raft quorum only, without "
@@ -331,7 +352,8 @@ class RaftManager:
         settings = controller_settings(c.node_id, meta.cluster_id or "", c.raw)
         return ControllerServer(QuorumController(settings, controller_handlers(), bootstrap=bootstrap, rng=self.rng),
                                 registration=partial(self_registration, c.node_id, uuid.uuid4(),
-                                                     self._registered_listeners))
+                                                     self._registered_listeners),
+                                foreign_log_stands_down=mode is ControllerMode.AUTO)
 
     def _registered_listeners(self) -> list[RegisteredListener]:
         """This node's controller listeners as a registration names them."""

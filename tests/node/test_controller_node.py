@@ -13,7 +13,6 @@ UNSUPPORTED_VERSION for an inner request that does not parse).
 
 from __future__ import annotations
 
-import itertools
 import struct
 import uuid
 from pathlib import Path
@@ -31,46 +30,8 @@ from kraft.node.fault import RaisingFaultHandler
 from kraft.node.node import CommittedBatch, KraftNode
 from kraft.records.metadata import decode_metadata_record
 from kraft.wire.codec import decode_response, encode_request
-from kraft.wire.framing import FrameReader
+from tests.node.broker_channel import BrokerChannel, registration
 from tests.node.cluster import CLUSTER_ID, load, make_configs
-
-_correlation = itertools.count(1)
-
-
-class _Broker:
-    """A raw Kafka-protocol connection, as a broker's channel to the controller."""
-
-    def __init__(self, stream: trio.SocketStream) -> None:
-        self.stream = stream
-        self.reader = FrameReader()
-
-    async def ask(self, body: Any, version: int) -> Any:
-        correlation = next(_correlation)
-        await self.stream.send_all(b"".join(bytes(p) for p in encode_request(body, version, correlation,
-                                                                            client_id="broker-10")))
-        while True:
-            frame = self.reader.next_frame()
-            if frame is not None:
-                return decode_response(frame, type(body).API_KEY, version).body
-            data = await self.stream.receive_some(65536)
-            assert data, "the controller closed the connection"
-            self.reader.feed(data)
-
-
-def _registration(broker_id: int, incarnation: int, cluster_id: str = CLUSTER_ID) -> brq.BrokerRegistrationRequest:
-    return brq.BrokerRegistrationRequest(
-        broker_id=broker_id, cluster_id=cluster_id, incarnation_id=uuid.UUID(int=incarnation),
-        listeners=[brq.Listener(name="PLAINTEXT", host="127.0.0.1", port=9092, security_protocol=0)],
-        features=[brq.Feature(name="metadata.version", min_supported_version=7, max_supported_version=33),
-                  brq.Feature(name="kraft.version", min_supported_version=0, max_supported_version=1),
-                  brq.Feature(name="eligible.leader.replicas.version", min_supported_version=0,
-                              max_supported_version=1),
-                  brq.Feature(name="group.version", min_supported_version=0, max_supported_version=1),
-                  brq.Feature(name="transaction.version", min_supported_version=0, max_supported_version=2),
-                  brq.Feature(name="share.version", min_supported_version=0, max_supported_version=2),
-                  brq.Feature(name="streams.version", min_supported_version=0, max_supported_version=1)],
-        rack=None, log_dirs=[uuid.UUID(int=1000 + broker_id)], previous_broker_epoch=-1)
-
 
 def _principal(name: str = "ANONYMOUS") -> bytes:
     return struct.pack(">h", 0) + b"".join(
@@ -90,7 +51,7 @@ async def _with_controller(tmp_path: Path, test: Any) -> None:
             while node.controller is None or not node.controller.is_active:
                 await trio.sleep(0.02)
             stream = await trio.open_tcp_stream("127.0.0.1", next(iter(node.ports.values())))
-            await test(node, _Broker(stream))
+            await test(node, BrokerChannel(stream))
             await stream.aclose()
             await node.shutdown()
 
@@ -108,8 +69,8 @@ def test_a_broker_registers_heartbeats_and_is_unfenced(tmp_path: Path) -> None:
     """ClusterControlManager.registerBroker: the broker epoch is the offset
     of its RegisterBrokerRecord; BrokerHeartbeatManager.calculateNextBrokerState
     unfences it once it has caught up with that offset."""
-    async def test(node: KraftNode, broker: _Broker) -> None:
-        answer = await broker.ask(_registration(10, 1), 4)
+    async def test(node: KraftNode, broker: BrokerChannel) -> None:
+        answer = await broker.ask(registration(10, 1), 4)
         assert answer.error_code == 0 and answer.broker_epoch > 0, answer
         heartbeat = bhq.BrokerHeartbeatRequest(broker_id=10, broker_epoch=answer.broker_epoch,
                                                current_metadata_offset=node.high_watermark + 100, want_fence=False,
@@ -134,13 +95,13 @@ def test_another_cluster_and_a_live_duplicate_are_refused(tmp_path: Path) -> Non
     """registerBroker: INCONSISTENT_CLUSTER_ID (104) for another cluster's
     broker; DUPLICATE_BROKER_REGISTRATION (101) for a second incarnation of a
     broker whose session is live. Nothing is written for either."""
-    async def test(node: KraftNode, broker: _Broker) -> None:
-        wrong = await broker.ask(_registration(10, 1, cluster_id="AAAAAAAAAAAAAAAAAAAAAA"), 4)
+    async def test(node: KraftNode, broker: BrokerChannel) -> None:
+        wrong = await broker.ask(registration(10, 1, cluster_id="AAAAAAAAAAAAAAAAAAAAAA"), 4)
         assert wrong.error_code == 104 and wrong.broker_epoch == -1, wrong
-        first = await broker.ask(_registration(10, 1), 4)
+        first = await broker.ask(registration(10, 1), 4)
         assert first.error_code == 0
         before = node.high_watermark
-        second = await broker.ask(_registration(10, 2), 4)
+        second = await broker.ask(registration(10, 2), 4)
         assert second.error_code == 101, second
         names = [type(m).__name__ for m in await _records(node)]
         assert names.count("RegisterBrokerRecord") == 1, names
@@ -153,8 +114,8 @@ def test_a_broker_that_lacks_a_finalized_level_is_refused(tmp_path: Path) -> Non
     """ClusterControlManager.registerBroker via QuorumFeatures: a broker whose
     metadata.version range stops below the finalized level (a Kafka 4.0
     broker, 7-27, on a 4.4 cluster at 33) gets UNSUPPORTED_VERSION (35)."""
-    async def test(node: KraftNode, broker: _Broker) -> None:
-        old = _registration(10, 1)
+    async def test(node: KraftNode, broker: BrokerChannel) -> None:
+        old = registration(10, 1)
         old.features = [f if f.name != "metadata.version" else
                         brq.Feature(name="metadata.version", min_supported_version=7, max_supported_version=27)
                         for f in old.features]
@@ -171,8 +132,8 @@ def test_an_envelope_is_unwrapped_or_refused_as_kafka_does(tmp_path: Path) -> No
     inner correlation id); a forged principal, a bad client address, an
     inner request that does not parse and a Fetch (not forwardable) are
     refused on the envelope, and nothing is written for them."""
-    async def test(node: KraftNode, broker: _Broker) -> None:
-        registered = await broker.ask(_registration(10, 1), 4)
+    async def test(node: KraftNode, broker: BrokerChannel) -> None:
+        registered = await broker.ask(registration(10, 1), 4)
         heartbeat = bhq.BrokerHeartbeatRequest(broker_id=10, broker_epoch=registered.broker_epoch,
                                                current_metadata_offset=1 << 40, want_fence=False, want_shut_down=False)
         while (await broker.ask(heartbeat, 1)).is_fenced:
@@ -210,12 +171,12 @@ def test_a_record_the_controller_cannot_replay_stops_the_controller_not_the_node
     keeps serving and committing, and controller requests get NOT_CONTROLLER
     (41). Stricter for the raft: a witness or an observer's copy is never
     taken down by the metadata it replicates."""
-    async def test(node: KraftNode, broker: _Broker) -> None:
+    async def test(node: KraftNode, broker: BrokerChannel) -> None:
         offset = await node.append([b"\x00not a metadata record"])
         while node.controller is not None and not node.controller.failed:
             await trio.sleep(0.02)
         assert node.running and node.high_watermark > offset
-        answer = await broker.ask(_registration(10, 1), 4)
+        answer = await broker.ask(registration(10, 1), 4)
         assert answer.error_code == 41, answer
         assert await node.append([b"still a replicated log"]) > offset
 
