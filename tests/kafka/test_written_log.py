@@ -36,7 +36,7 @@ import pytest
 from kafka.admin import ConfigResource, ConfigResourceType
 
 from kraft.kafka_release import kafka_release
-from tests.kafka import live_tools
+from tests.kafka import interop, live_tools
 from tests.kafka.cluster import Cluster
 from tests.kafka.load import TopicLoad
 from tests.kafka.releases import KafkaRelease, every_release, listed
