@@ -153,3 +153,25 @@ def test_a_failed_operation_in_a_log_fails_the_check(tmp_path: Path) -> None:
     files = {n: NodeFiles(records={0: _quota_value("chaos-0")}, end_offset=1) for n in VOTERS}
     result = check_client_load(read_named_operations(history), files, set(VOTERS), QUOTA_KEY)
     assert result["fail_committed"] == 1 and not client_load_ok(result), result
+
+
+@pytest.mark.slow
+def test_bench_chaos_with_the_client_load_kills_nodes_and_nothing_is_lost(tmp_path: Path) -> None:
+    """``kraft bench chaos --load client``: the voters run Kafka's controller
+    and no demo load; the client's history is what the checker judges."""
+    import trio
+
+    from kraft.tools.bench.chaos import ChaosOptions, chaos_ok, format_chaos_report, run_chaos
+
+    options = ChaosOptions(duration_s=5.0, nemesis=("kill",), nemesis_explicit=True, observers=0,
+                           append_rate=20.0, load="client", patience_s=60.0)
+    result = trio.run(run_chaos, options, tmp_path, print)
+    report = format_chaos_report(result)
+    print(report)
+    assert chaos_ok(result), report
+    ops = result["operations"]
+    assert result["load"] == "client" and result["fault_counts"]["kill"] >= 1, report
+    assert ops["ok"] == result["present"] == result["acknowledged"] > 0 and result["lost"] == 0, report
+    assert ops["invoked"] == ops["ok"] + ops["fail"] + ops["info"], ops
+    assert not list(tmp_path.glob("operations-*.jsonl")) and (tmp_path / "client-history.jsonl").exists()
+    assert "the chaos client sending 20 AlterClientQuotas/s" in report and "operations invoked" in report

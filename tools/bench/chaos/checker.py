@@ -207,7 +207,8 @@ def chaos_ok(result: dict[str, Any]) -> bool:
             and not result.get("files_corrupt") and not result.get("fail_committed")
             and not result.get("dump_log_disagrees")
             and not result.get("changed_below_high_watermark") and not result.get("stalled")
-            and not result.get("power_loss_dropped_nothing") and not result.get("wrong_fail_stops"))
+            and not result.get("power_loss_dropped_nothing") and not result.get("wrong_fail_stops")
+            and not result.get("applied_twice"))
 
 
 def client_ids_set(files: NodeFiles, key: str) -> Counter[str]:
