@@ -48,7 +48,7 @@ def test_import_contracts_are_kept(tmp_path: Path) -> None:
     result = run_import_linter(tree)
     report = real_path(result.stdout + result.stderr, tree)
     assert result.returncode == 0, report
-    assert "5 kept, 0 broken" in report, report
+    assert "6 kept, 0 broken" in report, report
 
 
 def test_the_chaos_reader_contract_catches_an_import_of_kraft(tmp_path: Path) -> None:
@@ -64,6 +64,61 @@ def test_the_chaos_reader_contract_catches_an_import_of_kraft(tmp_path: Path) ->
     broken = [line for line in report.splitlines() if line.endswith(" BROKEN")]
     assert result.returncode != 0 and len(broken) == 1, report
     assert broken[0].startswith("The chaos checker's file reader imports nothing of kraft"), report
+
+
+#: What the chaos client may import of kraft: the codecs, and the wire's framing and codec with what they import.
+CHAOS_CLIENT_MAY_IMPORT = ("kraft.messages", "kraft.wire.codec", "kraft.wire.framing", "kraft.wire.apis",
+                           "kraft.wire.errors", "kraft.wire.headers")
+CHAOS_CLIENT = "kraft.tools.bench.chaos_client"
+
+
+@pytest.mark.parametrize("bad_import", ["import kraft.wire.client", "import kraft.tools.bench.node_process",
+                                        "import kraft.node.node"])
+def test_the_chaos_client_contract_catches_an_import_of_the_node(tmp_path: Path, bad_import: str) -> None:
+    """Issue 44: the chaos client shares no code with the node beyond the
+    protocol. One import of the wire's client, of the bench's node process or of the
+    node breaks that contract (and that one alone)."""
+    tree = link_tree(tmp_path / "tree")
+    client = tree / "kraft" / "tools" / "bench" / "chaos_client.py"
+    text = client.read_text(encoding="utf-8")
+    client.unlink()  # a link into the worktree: write a copy instead
+    client.write_text(text + f"\n{bad_import}  # planted\n", encoding="utf-8")
+    result = run_import_linter(tree)
+    report = result.stdout + result.stderr
+    broken = [line for line in report.splitlines() if line.endswith(" BROKEN")]
+    assert result.returncode != 0 and len(broken) == 1, report
+    assert broken[0].startswith("The chaos client imports only the codecs"), report
+
+
+def test_chaos_client_contract_names_every_other_module() -> None:
+    """The chaos client's contract lists what it must not import by hand:
+    every module but the codecs, the wire modules it may use, its own
+    parent packages and itself must be covered by one of them."""
+    contract = next(c for c in _contracts() if c.get("id") == "chaos-client-independent")
+    forbidden = contract["forbidden_modules"]
+    assert isinstance(forbidden, list)
+    parents = {"kraft", "kraft.wire", "kraft.tools", "kraft.tools.bench", CHAOS_CLIENT}
+    uncovered = [m for m in _modules() if m.startswith("kraft.") and m not in parents
+                 and not any(m == a or m.startswith(a + ".") for a in CHAOS_CLIENT_MAY_IMPORT)
+                 and not any(m == f or m.startswith(f + ".") for f in forbidden)]
+    assert not uncovered, f"add to forbidden_modules of chaos-client-independent in pyproject.toml: {uncovered}"
+
+
+def test_the_chaos_client_process_loads_nothing_of_the_node() -> None:
+    """At run time too: ``python -m kraft.tools.bench.chaos_client`` loads
+    its parent packages (whose ``__init__`` imports nothing), the codecs and
+    the wire's framing and codec, and no other module of kraft."""
+    import subprocess
+    import sys
+
+    code = (f"import sys, {CHAOS_CLIENT}; "
+            "print('\\n'.join(m for m in sys.modules if m == 'kraft' or m.startswith('kraft.')))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    parents = {"kraft", "kraft.wire", "kraft.tools", "kraft.tools.bench", CHAOS_CLIENT}
+    other = [m for m in loaded if m not in parents
+             and not any(m == a or m.startswith(a + ".") for a in CHAOS_CLIENT_MAY_IMPORT)]
+    assert "kraft.messages.generated.alter_client_quotas_request" in loaded, loaded
+    assert not other, other
 
 
 @pytest.mark.parametrize("package,bad_import,contract", [

@@ -22,6 +22,10 @@ from kraft.tools.bench.chaos.scenarios import SCENARIOS, load_scenario, scenario
     (["--scenario", "witness-handover", "--voters", "5"], "--scenario witness-handover runs 3 voters"),
     # Jepsen's majorities ring needs 5 voters: with 3 every ring is whole.
     (["--nemesis", "ring"], "nemesis ring needs --voters 5 or more"),
+    # The chaos client runs on the host, outside the nodes' network namespaces.
+    (["--load", "client", "--nemesis", "kill,partition"], "--load client cannot run nemesis partition"),
+    (["--load", "client", "--scenario", "witness-handover"], "runs the demo load; drop --load client"),
+    (["--load", "bogus"], "Invalid value for '--load'"),
 ])
 def test_options_that_cannot_be_honoured_are_refused_in_one_line(args: list[str], says: str) -> None:
     done = CliRunner().invoke(main, ["bench", "chaos", *args])

@@ -25,6 +25,12 @@ the end :func:`check` holds the run to:
   and final) and the LeaderChange records, not from what the nodes logged;
 * no file has a defect kraft's recovery would repair or skip (a torn tail,
   a bad CRC, a missing segment, a snapshot that does not read...).
+
+The independent client's load (:mod:`kraft.tools.bench.chaos_client`) is judged by
+:func:`check_client_load`: every ``ok`` client id has its
+ClientQuotaRecord in the log of every voter, no client id has two (one
+operation applied twice), and no ``fail`` one is in any log; an ``info``
+one may be either way, and is counted both ways.
 """
 
 from __future__ import annotations
@@ -35,10 +41,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kraft.tools.bench.chaos.operations import Operations
-from kraft.tools.bench.chaos.segments import NodeFiles, read_quorum_state, segment_crcs
+from kraft.tools.bench.chaos.operations import NamedOperations, Operations
+from kraft.tools.bench.chaos.segments import NodeFiles, client_quota, read_quorum_state, segment_crcs
 
-__all__ = ["Sampler", "chaos_ok", "check", "committed_history", "leaders_per_epoch"]
+__all__ = ["Sampler", "chaos_ok", "check", "check_client_load", "client_ids_set", "client_load_ok", "committed_history", "leaders_per_epoch"]
 
 
 @dataclass
@@ -201,4 +207,44 @@ def chaos_ok(result: dict[str, Any]) -> bool:
             and not result.get("files_corrupt") and not result.get("fail_committed")
             and not result.get("dump_log_disagrees")
             and not result.get("changed_below_high_watermark") and not result.get("stalled")
-            and not result.get("power_loss_dropped_nothing") and not result.get("wrong_fail_stops"))
+            and not result.get("power_loss_dropped_nothing") and not result.get("wrong_fail_stops")
+            and not result.get("applied_twice"))
+
+
+def client_ids_set(files: NodeFiles, key: str) -> Counter[str]:
+    """client id -> how many ClientQuotaRecords set ``key`` for it, in the
+    latest snapshot and in the segments past it (a record below the
+    snapshot's end offset is in the snapshot already)."""
+    values = [*files.snapshot_records, *(v for o, v in files.records.items() if o >= files.snapshot_offset)]
+    found: Counter[str] = Counter()
+    for value in values:
+        quota = client_quota(value)
+        if quota is not None and not quota[2] and quota[1] == key and set(quota[0]) == {"client-id"}:
+            found[quota[0]["client-id"] or ""] += 1
+    return found
+
+
+def check_client_load(ops: NamedOperations, files: dict[int, NodeFiles], voters: set[int],
+                      key: str) -> dict[str, Any]:
+    """The verdict on the chaos client's history against the voters' logs."""
+    on = {n: client_ids_set(files[n], key) for n in voters}
+    everywhere = {name for name in ops.ok if all(on[n][name] for n in voters)}
+    anywhere = {name for counts in on.values() for name in counts}
+    twice = {n: sorted(name for name, c in counts.items() if c > 1) for n, counts in on.items()}
+    return {
+        "operations": ops.counts(),
+        "present": len(everywhere),
+        "lost": len(set(ops.ok) - everywhere),
+        "lost_records": sorted(set(ops.ok) - everywhere)[:20],
+        "missing_on": {n: m for n in voters if (m := sum(1 for name in set(ops.ok) if not on[n][name]))},
+        "applied_twice": {n: names[:20] for n, names in twice.items() if names},
+        "fail_committed": sum(1 for name in ops.fail if name in anywhere),
+        "info_committed": sum(1 for name in ops.info if name in anywhere),
+        "info_not_committed": sum(1 for name in ops.info if name not in anywhere),
+        "files_corrupt": {n: f.problems for n, f in files.items() if f.problems},
+    }
+
+
+def client_load_ok(result: dict[str, Any]) -> bool:
+    return (result["lost"] == 0 and not result["missing_on"] and not result["applied_twice"]
+            and not result["fail_committed"] and not result["files_corrupt"])

@@ -22,7 +22,8 @@ def _operations_lines(result: dict[str, Any]) -> list[str]:
     ops = result.get("operations")
     lines = []
     if ops:
-        lines += [f"appends invoked             {ops['invoked']:>8}  (ok {ops['ok']}, fail {ops['fail']}, "
+        what = "operations invoked" if result.get("load") == "client" else "appends invoked"
+        lines += [f"{what:<28}{ops['invoked']:>8}  (ok {ops['ok']}, fail {ops['fail']}, "
                   f"info {ops['info']})",
                   f"info, outcome unknown       {ops['info']:>8}  (committed {result.get('info_committed', 0)}, "
                   f"not committed {result.get('info_not_committed', 0)})"]
@@ -41,8 +42,8 @@ def format_chaos_report(result: dict[str, Any]) -> str:
         f"on {result.get('network', '127.0.0.1')}, {result['fault_phase_s']:.0f} s of faults "
         + (f"(scenario {result['scenario']})" if result.get("scenario") else
            f"(up to {result.get('max_concurrent_faults', 1)} at once)")
-        + f", each leader appending "
-        f"{result['append_rate']:g} records/s;",
+        + (f", the chaos client sending {result['append_rate']:g} AlterClientQuotas/s to the controllers;"
+           if result.get("load") == "client" else f", each leader appending {result['append_rate']:g} records/s;"),
         f"{result['cpus']} CPUs, load average {result['load_average_before']:.1f} before, "
         f"{result['load_average_after']:.1f} after",
         f"faults applied: {counts}",
@@ -63,8 +64,9 @@ def format_chaos_report(result: dict[str, Any]) -> str:
         f"lost                        {result['lost']:>8}",
         f"leader changes              {result['leader_changes']:>8}",
         f"time without a leader       {result['time_without_leader_s']:>7.1f} s",
-        f"committed records (HW {result['high_watermark']})  {result['committed_records']:>6}",
     ]
+    if result.get("load") != "client":  # the controller's answers name no offset: no high watermark seen
+        lines.append(f"committed records (HW {result['high_watermark']})  {result['committed_records']:>6}")
     heals = result.get("after_heals")
     if heals:
         lines.append(f"a leader committing again after a heal: median {heals['median_s']:.1f} s, p99 "
@@ -77,6 +79,10 @@ def format_chaos_report(result: dict[str, Any]) -> str:
         lines.append(f"history: {result['history']}" + (f", timeline: {result['timeline']}"
                                                           if result.get("timeline") else ""))
     lines.append("")
+    if chaos_ok(result) and result.get("load") == "client":
+        lines.append("OK: every operation the controller acknowledged has its record on every voter, none twice, "
+                     "no failed one anywhere")
+        return "\n".join(lines)
     if chaos_ok(result):
         lines.append("OK: every acknowledged record is on every node, in order; logs agree up to the high watermark")
         return "\n".join(lines)
@@ -90,6 +96,7 @@ def format_chaos_report(result: dict[str, Any]) -> str:
                       ("files_corrupt", "defects in the files (read without kraft)"),
                       ("dump_log_disagrees", "DumpLogSegments reads the files otherwise"),
                       ("fail_committed", "appends that failed, yet are committed"),
+                      ("applied_twice", "client operations whose record is in a log twice, per node"),
                       ("power_loss_dropped_nothing", "power cuts were applied and none dropped anything"),
                       ("wrong_fail_stops", "nodes that did not fail-stop with status 1 on EIO"),
                       ("stalled", "liveness")):
@@ -106,6 +113,7 @@ def format_chaos_report(result: dict[str, Any]) -> str:
             lines.append(f"  {what}: {found}")
     lines.append(f"  replay: kraft bench chaos --seed {result['seed']} --voters {result['voters']} "
                  f"--nemesis {','.join(result.get('nemesis', []))} "
+                 + ("--load client " if result.get("load") == "client" else "")
                  + (f"--scenario {result['scenario']}" if result.get("scenario") else
                     f"--duration {result['duration_s']:g}"))
     return "\n".join(lines)
@@ -117,7 +125,8 @@ NEMESIS_HELP = ("Comma list of partition, power-loss, kill, pause, disk-full, fs
 
 
 def _chaos_options(duration: float, seed: int, voters: str, observers: int, witness: bool, nemesis: str | None,
-                   max_concurrent_faults: int, scenario: str | None, append_rate: float) -> ChaosOptions:
+                   max_concurrent_faults: int, scenario: str | None, append_rate: float,
+                   load: str = "demo") -> ChaosOptions:
     """The run the options ask for; what cannot be honoured is refused, in
     one line, before anything starts."""
     from kraft.tools.bench.chaos.run import MIN_FAULT_S, NEMESES, ChaosOptions, unavailable_reason
@@ -135,6 +144,8 @@ def _chaos_options(duration: float, seed: int, voters: str, observers: int, witn
             reason = unavailable_reason(kind)
             if reason is not None:
                 raise click.ClickException(f"nemesis {kind} cannot run on this machine: {reason}")
+    if load == "client":
+        kinds = _client_load_kinds(kinds, nemesis is not None, scenario)
     nodes = int(voters) + observers
     if max_concurrent_faults > nodes:
         raise click.UsageError(f"--max-concurrent-faults {max_concurrent_faults} is more than the {nodes} nodes")
@@ -153,7 +164,22 @@ def _chaos_options(duration: float, seed: int, voters: str, observers: int, witn
             kinds = ("kill", "pause")  # the faults it applies; no namespaces or FUSE disks to set up
     return ChaosOptions(duration_s=duration, seed=seed, voters=int(voters), append_rate=append_rate,
                         nemesis=kinds, nemesis_explicit=nemesis is not None, max_concurrent=max_concurrent_faults,
-                        observers=observers, witness=witness, scenario=scenario, kafka_played=kafka_played)
+                        observers=observers, witness=witness, scenario=scenario, kafka_played=kafka_played,
+                        load=load)
+
+
+def _client_load_kinds(kinds: tuple[str, ...], explicit: bool, scenario: str | None) -> tuple[str, ...]:
+    """The nemeses ``--load client`` can run: the client runs on the host,
+    which cannot reach nodes in network namespaces, so no partition."""
+    from kraft.tools.bench.chaos.run import PARTITION_NEMESES
+
+    partitions = [k for k in kinds if k == "partition" or k in PARTITION_NEMESES]
+    if scenario is not None:
+        raise click.UsageError(f"--scenario {scenario} runs the demo load; drop --load client")
+    if partitions and explicit:
+        raise click.UsageError(f"--load client cannot run nemesis {', '.join(partitions)} (the client runs on "
+                               "127.0.0.1, outside the nodes' network namespaces); drop it or use --load demo")
+    return tuple(k for k in kinds if k not in partitions)
 
 
 @click.command("chaos", short_help="Partitions, power loss, kill, pause, full disk, failing fsync on real "
@@ -171,11 +197,14 @@ def _chaos_options(duration: float, seed: int, voters: str, observers: int, witn
 @click.option("--scenario", default=None, help="Run a named scenario instead of the random schedule.")
 @click.option("--append-rate", type=click.FloatRange(min=1), default=50.0, show_default=True,
               help="Records/s the leader's client appends (one at a time).")
+@click.option("--load", type=click.Choice(["demo", "client"]), default="demo", show_default=True,
+              help="demo: each voter's own demo load; client: an independent client process sending "
+                   "AlterClientQuotas to the voters, which run Kafka's controller (no partition nemesis).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--keep", is_flag=True, help="Keep the run's directory (configs, node logs, ack logs, data, history).")
 def chaos_bench_command(duration: float, seed: int, voters: str, observers: int, witness: bool, nemesis: str | None,
-                        max_concurrent_faults: int, scenario: str | None, append_rate: float, as_json: bool,
-                        keep: bool) -> None:
+                        max_concurrent_faults: int, scenario: str | None, append_rate: float, load: str,
+                        as_json: bool, keep: bool) -> None:
     """Throw faults at real voter and observer processes on a seeded,
     overlapping schedule while a client appends: network partitions (each
     node in its own network namespace), power loss (a FUSE disk that drops
@@ -188,7 +217,7 @@ def chaos_bench_command(duration: float, seed: int, voters: str, observers: int,
     from kraft.tools.bench.chaos.run import ChaosError, run_chaos
 
     options = _chaos_options(duration, seed, voters, observers, witness, nemesis, max_concurrent_faults, scenario,
-                             append_rate)
+                             append_rate, load)
     root = Path(tempfile.mkdtemp(prefix="kraft-bench-chaos-"))
 
     def say(message: str) -> None:

@@ -15,16 +15,21 @@ it was appended (not the leader), so it is in no log. ``info``: the outcome
 is unknown (the leader's epoch ended, the wait timed out): the record may
 be committed or not. An invocation with no completion (the process died
 in between) is ``info`` too.
+
+The independent chaos client (:mod:`kraft.tools.bench.chaos_client`) writes the same lines,
+``f`` ``alter-client-quotas`` and ``value`` the client id it sets, with no
+offset (the controller's answer names none): :func:`read_named_operations`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-__all__ = ["Operations", "read_operations"]
+__all__ = ["NamedOperations", "Operations", "read_named_operations", "read_operations"]
 
 
 @dataclass
@@ -46,7 +51,9 @@ class Operations:
         return {"invoked": self.invoked, "ok": len(self.ok), "fail": len(self.fail), "info": len(self.info)}
 
 
-def _add_file(ops: Operations, path: Path) -> None:
+def _outcomes(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """("invoke", event) of each invocation and (type, event) of each
+    operation's completion; one left pending at the end is ``info``."""
     pending: dict[str, int] = {}
     for line in path.read_text(errors="replace").splitlines():
         try:
@@ -55,19 +62,55 @@ def _add_file(ops: Operations, path: Path) -> None:
         except (ValueError, KeyError, TypeError):
             continue  # a line cut by a kill: its operation stays pending
         if kind == "invoke":
-            ops.invoked += 1
             pending[value] = pending.get(value, 0) + 1
+            yield kind, event
             continue
         if pending.get(value, 0) <= 0:
             continue  # a completion without its invocation is no operation of this history
         pending[value] -= 1
-        if kind == "ok" and isinstance(event.get("offset"), int):
+        yield kind, event
+    for value, n in pending.items():
+        for _ in range(n):
+            yield "info", {"type": "info", "value": value}
+
+
+def _add_file(ops: Operations, path: Path) -> None:
+    for kind, event in _outcomes(path):
+        value = str(event["value"])
+        if kind == "invoke":
+            ops.invoked += 1
+        elif kind == "ok" and isinstance(event.get("offset"), int):
             ops.ok.append((event["offset"], value.encode()))
         elif kind == "fail":
             ops.fail.append(value.encode())
         else:
             ops.info.append(value.encode())
-    ops.info += [v.encode() for v, n in pending.items() for _ in range(n)]
+
+
+@dataclass
+class NamedOperations:
+    """The chaos client's operations by outcome, each named by its value (the client id it sets)."""
+
+    ok: list[str] = field(default_factory=list)
+    fail: list[str] = field(default_factory=list)
+    info: list[str] = field(default_factory=list)
+    invoked: int = 0
+
+    def counts(self) -> dict[str, int]:
+        return {"invoked": self.invoked, "ok": len(self.ok), "fail": len(self.fail), "info": len(self.info)}
+
+
+def read_named_operations(path: Path) -> NamedOperations:
+    """The operations of the chaos client's history (:mod:`kraft.tools.bench.chaos_client`); a missing file holds none."""
+    ops = NamedOperations()
+    if not path.exists():
+        return ops
+    for kind, event in _outcomes(path):
+        if kind == "invoke":
+            ops.invoked += 1
+        else:
+            {"ok": ops.ok, "fail": ops.fail}.get(kind, ops.info).append(str(event["value"]))
+    return ops
 
 
 def read_operations(paths: Iterable[Path]) -> Operations:

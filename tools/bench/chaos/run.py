@@ -57,6 +57,7 @@ from typing import Any
 from kraft.tools.bench.chaos.checker import Sampler, check, chaos_ok
 from kraft.tools.bench.chaos.disks import LazyDisk, fuse_unavailable_reason
 from kraft.tools.bench.chaos.run_history import History
+from kraft.tools.bench.chaos.client_load import ClientLoad
 from kraft.tools.bench.chaos.netns import Network, NetworkUnavailable, network_unavailable_reason
 from kraft.tools.bench.node_process import NodeProcess, fault_line, kill_for, pause_for
 
@@ -112,6 +113,9 @@ class ChaosOptions:
     #: Voters started as Kafka 4.0 controllers in ApiVersions (:mod:`kraft.tools.bench.kafka_played`),
     #: with ``kraft.witness=false``; the witness is then auto-detected (``kraft.witness=auto``), not forced.
     kafka_played: tuple[int, ...] = ()
+    #: ``demo``: each voter's own demo load; ``client``: the independent chaos client
+    #: (:mod:`.client_load`) against voters running Kafka's controller.
+    load: str = "demo"
 
 
 class ChaosError(Exception):
@@ -177,6 +181,7 @@ class Chaos:
         self.disk_full_voter: int | None = None
         self.network: Network | None = None
         self.history: History | None = None
+        self.client: ClientLoad | None = None
         self.sampler = Sampler()
         #: Nodes that left on a failed fsync otherwise than Kafka's fail-stop (exit 1).
         self.wrong_exits: list[str] = []
@@ -260,6 +265,9 @@ class Chaos:
             addresses = {n: ("127.0.0.1", p) for n, p in zip(ids, free_ports(len(ids)))}
         configs = self._format(ids, voters, addresses)
         self._make_nodes(ids, voters, configs)
+        if opts.load == "client":
+            self.client = ClientLoad(self.root / "client-history.jsonl", self.root / "client.log",
+                                     [addresses[n] for n in voters], opts.append_rate)
 
     def _format(self, ids: list[int], voters: list[int], addresses: dict[int, tuple[str, int]]) -> dict[int, Path]:
         """Each node's server.properties, formatted with ``kraft storage format`` (one cluster id)."""
@@ -275,6 +283,9 @@ class Chaos:
                 "listeners": f"CONTROLLER://{host}:{port}", "controller.listener.names": "CONTROLLER",
                 "controller.quorum.voters": quorum, "metadata.log.dir": str(self.root / f"metadata-{node_id}"),
             }
+            if opts.load == "client" and node_id in voters:
+                props["kraft.controller"] = "true"  # the client's writes are Kafka controller requests
+                props["kraft.witness"] = "false"
             if node_id in opts.kafka_played:
                 props["kraft.witness"] = "false"  # leads as a Kafka controller does
             elif node_id == self.witness_id and not opts.kafka_played:
@@ -296,11 +307,12 @@ class Chaos:
         lazy = "power-loss" in self.kinds or "lying-disk" in self.kinds
         for node_id in ids:
             voter = node_id in voters
+            demo = voter and opts.load == "demo"
             node = ChaosNode(node_id, configs[node_id], self.root / f"node-{node_id}.log",
-                             self.root / f"acks-{node_id}.tsv" if voter else None, opts.append_rate,
+                             self.root / f"acks-{node_id}.tsv" if demo else None, opts.append_rate,
                              prefix=self.network.exec_prefix(node_id) if self.network is not None else [],
                              env=env, voter=voter, log_dir=self.root / f"metadata-{node_id}",
-                             history=self.root / f"operations-{node_id}.jsonl" if voter else None)
+                             history=self.root / f"operations-{node_id}.jsonl" if demo else None)
             if node_id in opts.kafka_played:
                 from kraft.tools.bench.kafka_played import LAUNCHER
 
@@ -315,6 +327,8 @@ class Chaos:
 
     def cleanup(self) -> None:
         """Stop every process, unmount every disk, delete the namespaces: on every way out."""
+        if self.client is not None:
+            self.client.stop(5.0)
         for node in self.nodes.values():
             if node.alive:
                 node.kill_signal()
@@ -357,8 +371,11 @@ class Chaos:
                         if node.node_id not in leaders:
                             leaders.add(node.node_id)
                             self.leader_changes += 1
-            if node.voter:
+            if node.voter and node.acks is not None:
                 self._read_acks(node)
+        if self.client is not None and (oks := self.client.new_oks()):
+            self.acks_seen += oks
+            self.last_ack_t = self.history.now()
 
     def _read_acks(self, node: ChaosNode) -> None:
         assert self.history is not None and node.acks is not None
@@ -751,8 +768,13 @@ class Chaos:
 
     async def stop_load(self) -> None:
         """SIGUSR1 to every voter once its demo writer listens (before that
-        the signal's default action would kill the process)."""
+        the signal's default action would kill the process); SIGINT to the
+        chaos client."""
         import trio
+
+        if self.client is not None:
+            await trio.to_thread.run_sync(self.client.stop)
+            return
 
         def listening(node: ChaosNode) -> bool:
             with open(node.out, "rb") as f:
@@ -870,6 +892,11 @@ def _verdict(chaos: Chaos) -> dict[str, Any]:
     files = {n: read_node_files(d) for n, d in dirs.items()}
     ops = read_operations(node.history for node in chaos.nodes.values() if node.history is not None)
     result = check(ops, files, set(chaos.voter_ids), chaos.sampler)
+    if chaos.client is not None:
+        # The client's verdict stands for the demo load's (whose history is empty).
+        client = chaos.client.verdict(files, set(chaos.voter_ids))
+        result.update({k: v for k, v in client.items() if k != "files_corrupt"})  # check() judged the files
+        result["acknowledged"] = result["operations"]["ok"]
     result["dump_log"], result["dump_log_disagrees"] = cross_check(dirs, files)
     return result
 
@@ -940,7 +967,7 @@ async def run_chaos(options: ChaosOptions, root: Path, say: Callable[[str], None
     chaos = Chaos(options, root, say)
     result: dict[str, Any] = {"seed": options.seed, "voters": options.voters, "observers": options.observers,
                               "witness": options.witness, "duration_s": options.duration_s,
-                              "append_rate": options.append_rate, "cpus": os.cpu_count(),
+                              "append_rate": options.append_rate, "load": options.load, "cpus": os.cpu_count(),
                               "max_concurrent_faults": options.max_concurrent, "scenario": options.scenario,
                               "nemesis": list(options.nemesis),
                               "load_average_before": os.getloadavg()[0], "root": str(root)}
@@ -955,6 +982,8 @@ async def run_chaos(options: ChaosOptions, root: Path, say: Callable[[str], None
             nursery.start_soon(_on_signals)
             for node in chaos.nodes.values():
                 node.start()
+            if chaos.client is not None:
+                chaos.client.start()
             nursery.start_soon(chaos.watch)
             await chaos.progress("after start-up", 20)
             chaos.t0 = chaos.history.now()

@@ -23,6 +23,11 @@ length (int32), partition leader epoch (int32), magic (int8), CRC-32C
 (uint32) of everything after it. LeaderChange is control type 2 and its
 value is ``LeaderChangeMessage`` prefixed with its version
 (``ControlRecordUtils``), so the leader id is the int32 after an int16.
+
+A metadata record's value is ``MetadataRecordSerde``'s: frame version, api
+key and record version as unsigned varints, then the record. Of the
+records only ``ClientQuotaRecord`` (api key 14, flexible from version 0)
+is read, for the chaos client's load (:func:`client_quota`).
 """
 
 from __future__ import annotations
@@ -32,13 +37,15 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["PARTITION_DIR", "NodeFiles", "SegmentBatch", "read_batches", "read_node_files", "read_quorum_state",
+__all__ = ["CLIENT_QUOTA_RECORD", "PARTITION_DIR", "client_quota", "NodeFiles", "SegmentBatch", "read_batches", "read_node_files", "read_quorum_state",
            "segment_crcs"]
 
 #: The metadata partition's directory under ``metadata.log.dir`` (Kafka's ``__cluster_metadata-0``).
 PARTITION_DIR = "__cluster_metadata-0"
 #: ``ControlRecordType``: LEADER_CHANGE, SNAPSHOT_HEADER, SNAPSHOT_FOOTER.
 LEADER_CHANGE, SNAPSHOT_HEADER, SNAPSHOT_FOOTER = 2, 3, 4
+#: ``MetadataRecordType.CLIENT_QUOTA_RECORD``.
+CLIENT_QUOTA_RECORD = 14
 #: Base offset and length: what precedes a batch's ``length`` bytes.
 LOG_OVERHEAD = 12
 #: The v2 batch header (``DefaultRecordBatch.RECORD_BATCH_OVERHEAD``).
@@ -213,6 +220,55 @@ def _read_segments(files: NodeFiles, part: Path) -> None:
         expected = None if problems else next_offset
         end = next_offset
     files.end_offset = end
+
+
+def _uvarint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+
+
+def _compact_string(data: bytes, pos: int) -> tuple[str | None, int]:
+    length, pos = _uvarint(data, pos)  # length + 1; 0 is null
+    if length == 0:
+        return None, pos
+    return data[pos:pos + length - 1].decode(), pos + length - 1
+
+
+def _skip_tags(data: bytes, pos: int) -> int:
+    count, pos = _uvarint(data, pos)
+    for _ in range(count):
+        _, pos = _uvarint(data, pos)
+        size, pos = _uvarint(data, pos)
+        pos += size
+    return pos
+
+
+def client_quota(value: bytes) -> tuple[dict[str, str | None], str, bool] | None:
+    """(entity type -> name, key, remove) of a ClientQuotaRecord's value;
+    None for any other record, or bytes that do not read as one."""
+    try:
+        _, pos = _uvarint(value, 0)
+        api_key, pos = _uvarint(value, pos)
+        if api_key != CLIENT_QUOTA_RECORD:
+            return None
+        _, pos = _uvarint(value, pos)
+        count, pos = _uvarint(value, pos)
+        entity: dict[str, str | None] = {}
+        for _ in range(count - 1):
+            entity_type, pos = _compact_string(value, pos)
+            entity[entity_type or ""], pos = _compact_string(value, pos)
+            pos = _skip_tags(value, pos)
+        key, pos = _compact_string(value, pos)
+        remove = value[pos + 8] != 0  # after the float64 value
+        return entity, key or "", remove
+    except (IndexError, UnicodeDecodeError):
+        return None
 
 
 def read_quorum_state(metadata_log_dir: Path) -> tuple[int, int] | None:

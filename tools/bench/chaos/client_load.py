@@ -1,0 +1,76 @@
+"""``kraft bench chaos --load client``: the load as a process of its own
+(:mod:`kraft.tools.bench.chaos_client`) beside the voters, which run
+Kafka's controller (``kraft.controller=true``) and no demo load.
+
+The run watches the client's history for ``ok`` lines (its liveness
+signal, as the demo load's ack logs are otherwise), stops the client with
+SIGINT before the final settle, and judges the history with
+:func:`~kraft.tools.bench.chaos.checker.check_client_load`.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kraft.tools.bench.chaos.checker import check_client_load
+from kraft.tools.bench.chaos.operations import read_named_operations
+from kraft.tools.bench.chaos.segments import NodeFiles
+
+__all__ = ["LOADS", "ClientLoad"]
+
+#: ``--load``: each voter's own demo load, or the independent client.
+LOADS = ("demo", "client")
+
+
+@dataclass
+class ClientLoad:
+    """The client process: started once, stopped at the end of the run."""
+
+    history: Path
+    out: Path
+    bootstrap: list[tuple[str, int]]
+    rate: float
+    proc: subprocess.Popen[bytes] | None = None
+    read_pos: int = 0
+
+    def start(self) -> None:
+        with self.out.open("ab") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "kraft.tools.bench.chaos_client", "--bootstrap-controller",
+                 ",".join(f"{h}:{p}" for h, p in self.bootstrap), "--history", str(self.history),
+                 "--rate", f"{self.rate:g}"], stdout=out, stderr=subprocess.STDOUT)
+
+    def new_oks(self) -> int:
+        """How many operations completed ok since the last call."""
+        try:
+            with open(self.history, "rb") as f:
+                f.seek(self.read_pos)
+                data = f.read()
+        except FileNotFoundError:
+            return 0
+        cut = data.rfind(b"\n") + 1
+        self.read_pos += cut
+        return sum(1 for line in data[:cut].splitlines() if b'"type": "ok"' in line)
+
+    def stop(self, timeout_s: float = 30.0) -> int | None:
+        """SIGINT (the client finishes its operation's history and exits), then kill."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def verdict(self, files: dict[int, NodeFiles], voters: set[int]) -> dict[str, Any]:
+        from kraft.tools.bench.chaos_client import QUOTA_KEY
+
+        return check_client_load(read_named_operations(self.history), files, voters, QUOTA_KEY)
