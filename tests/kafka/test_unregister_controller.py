@@ -117,10 +117,12 @@ def test_remove_controller_unregister_removes_and_unregisters_as_kafka_does(
 
 def test_a_kraft_quorum_does_not_serve_unregister_controller(
         tmp_path: Path, release: KafkaRelease, clusters: list[object]) -> None:
-    """kraft's node lists no UnregisterController in ApiVersions (it keeps no
-    controller registrations): the removal is done, the unregistering
-    refused with Kafka's client's UnsupportedVersionException, by both tools."""
-    cluster = Cluster(tmp_path, release, kafka_controllers=(), kraft_voters=(1, 2, 3), brokers=(), dynamic=True)
+    """A raft-only kraft quorum (kraft.controller=false) lists no
+    UnregisterController in ApiVersions (it keeps no controller
+    registrations): the removal is done, the unregistering refused with
+    Kafka's client's UnsupportedVersionException, by both tools."""
+    cluster = Cluster(tmp_path, release, kafka_controllers=(), kraft_voters=(1, 2, 3), brokers=(), dynamic=True,
+                      extra={"kraft.controller": "false"})
     clusters.append(cluster)
     cluster.format()
     cluster.start()
