@@ -140,7 +140,7 @@ def test_raft_core_is_sans_io(name: str) -> None:
 
 #: Loaded by an import of the sans-IO modules, they would mean I/O reached them.
 IO_MODULES = ("trio", "ssl", "kraft.wire.client", "kraft.wire.server", "kraft.wire.tls", "kraft.wire.sasl",
-              "kraft.wire.security", "kraft.wire.tcp_connect")
+              "kraft.wire.scram", "kraft.wire.security", "kraft.wire.tcp_connect")
 
 
 def test_sans_io_modules_load_no_io_module() -> None:
