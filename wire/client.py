@@ -31,8 +31,6 @@ import math
 import random
 from collections import deque
 from collections.abc import Callable
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _package_version
 from typing import Any
 
 import trio
@@ -45,6 +43,7 @@ from kraft.messages.generated.sasl_handshake_request import SaslHandshakeRequest
 from kraft.wire.addresses import format_address
 from kraft.wire.api_versions import VersionRange, advertised_versions, usable_version_range
 from kraft.wire.apis import ApiKey
+from kraft.wire.client_software import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION
 from kraft.wire.codec import decode_response, encode_request
 from kraft.wire.errors import ErrorCode, FrameSizeError
 from kraft.wire.framing import DEFAULT_MAX_FRAME_SIZE, FrameReader
@@ -67,14 +66,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("kraft.wire")
-
-#: What our ApiVersions requests say we are (v3+ fields; Kafka checks both
-#: against ``[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?``).
-CLIENT_SOFTWARE_NAME = "kraft"
-try:
-    CLIENT_SOFTWARE_VERSION = _package_version("kraft")
-except PackageNotFoundError:  # running from a source tree without an install
-    CLIENT_SOFTWARE_VERSION = "unknown"
 
 # Kafka's reconnect backoff: ExponentialBackoff(base, 2, max, jitter 0.2).
 _BACKOFF_MULTIPLIER = 2

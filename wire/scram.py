@@ -1,6 +1,7 @@
 """SCRAM-SHA-256 and SCRAM-SHA-512 (RFC 5802, RFC 7677) as Kafka speaks
-them (KIP-84): sans-IO state machines for both ends, and the salted
-credentials a server keeps instead of passwords.
+them (KIP-84): sans-IO state machines for both ends, and fresh salted
+credentials (the credentials themselves, which a server keeps instead of
+passwords, are :mod:`kraft.wire.scram_credentials`'s).
 
 A server stores, per user and mechanism, only what Kafka's
 ``UserScramCredentialRecord`` holds: the salt, the iteration count, the
@@ -28,13 +29,19 @@ failed.
 from __future__ import annotations
 
 import base64
-import hashlib
 import hmac
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from enum import Enum
+
+from kraft.wire.scram_credentials import (
+    MAX_ITERATIONS,
+    MIN_ITERATIONS,
+    ScramCredential,
+    ScramMechanism,
+    credential_from_salted,
+    salted_password,
+)
 
 __all__ = [
     "ScramMechanism",
@@ -46,69 +53,15 @@ __all__ = [
     "MAX_ITERATIONS",
     "make_credential",
     "salted_password",
+    "credential_from_salted",
 ]
 
-MIN_ITERATIONS = 4096
-MAX_ITERATIONS = 16384
 _NONCE_BYTES = 24
 _PRINTABLE = re.compile(r"[\x21-\x2b\x2d-\x7e]+")  # RFC 5802 "printable": no comma
 
 
 class ScramError(Exception):
     """A SCRAM exchange that cannot go on; the message is for logs."""
-
-
-class ScramMechanism(Enum):
-    """Kafka's mechanisms, with the type ids ``UserScramCredentialRecord`` uses."""
-
-    SCRAM_SHA_256 = ("SCRAM-SHA-256", 1, "sha256")
-    SCRAM_SHA_512 = ("SCRAM-SHA-512", 2, "sha512")
-
-    def __init__(self, mechanism_name: str, type_id: int, hash_name: str) -> None:
-        self.mechanism_name = mechanism_name
-        self.type_id = type_id
-        self.hash_name = hash_name
-
-    @classmethod
-    def from_name(cls, name: str) -> ScramMechanism:
-        for m in cls:
-            if m.mechanism_name == name.upper():
-                return m
-        raise ValueError(f"unknown SCRAM mechanism {name!r}")
-
-    @classmethod
-    def from_type(cls, type_id: int) -> ScramMechanism:
-        for m in cls:
-            if m.type_id == type_id:
-                return m
-        raise ValueError(f"unknown SCRAM mechanism type {type_id}")
-
-    def hmac(self, key: bytes, data: bytes) -> bytes:
-        return hmac.new(key, data, self.hash_name).digest()
-
-    def hash(self, data: bytes) -> bytes:
-        return hashlib.new(self.hash_name, data).digest()
-
-
-@dataclass(frozen=True, slots=True)
-class ScramCredential:
-    """What a server keeps for one user under one mechanism (never the
-    password): Kafka's ``ScramCredential``."""
-
-    mechanism: ScramMechanism
-    salt: bytes
-    stored_key: bytes
-    server_key: bytes
-    iterations: int
-
-    def __repr__(self) -> str:  # keys stay out of logs and tracebacks
-        return f"ScramCredential({self.mechanism.mechanism_name}, iterations={self.iterations})"
-
-
-def salted_password(mechanism: ScramMechanism, password: str, salt: bytes, iterations: int) -> bytes:
-    """RFC 5802 ``Hi(Normalize(password), salt, i)``. Kafka does not apply
-    SASLprep; neither do we (UTF-8 bytes as given)."""
-    return hashlib.pbkdf2_hmac(mechanism.hash_name, password.encode("utf-8"), salt, iterations)
 
 
 def make_credential(mechanism: ScramMechanism, password: str, *, iterations: int = MIN_ITERATIONS,
@@ -120,12 +73,6 @@ def make_credential(mechanism: ScramMechanism, password: str, *, iterations: int
     salt = os.urandom(32) if salt is None else salt
     salted = salted_password(mechanism, password, salt, iterations)
     return credential_from_salted(mechanism, salted, salt, iterations)
-
-
-def credential_from_salted(mechanism: ScramMechanism, salted: bytes, salt: bytes, iterations: int) -> ScramCredential:
-    client_key = mechanism.hmac(salted, b"Client Key")
-    return ScramCredential(mechanism, salt, mechanism.hash(client_key), mechanism.hmac(salted, b"Server Key"),
-                           iterations)
 
 
 def _b64(data: bytes) -> str:

@@ -20,7 +20,7 @@ from kraft.messages.generated import alter_user_scram_credentials_response as re
 from kraft.messages.generated.remove_user_scram_credential_record import RemoveUserScramCredentialRecord
 from kraft.messages.generated.user_scram_credential_record import UserScramCredentialRecord
 from kraft.wire.errors import ErrorCode
-from kraft.wire.scram import MAX_ITERATIONS, MIN_ITERATIONS, ScramMechanism, credential_from_salted
+from kraft.wire.scram_credentials import MAX_ITERATIONS, MIN_ITERATIONS, ScramMechanism, credential_from_salted
 
 __all__ = ["alter_user_scram_credentials"]
 

@@ -1,5 +1,5 @@
 """The raft RPCs, one module each (``<name>_rpc.py``), and the registry built from them.
-May import kraft.raft below the core (events, roles, the handler families' shared steps), kraft.records views, kraft.messages' generated codecs, kraft.wire's api keys; never the core, its polling, its epoch gate or its answer dispatch.
+May import kraft.raft below the core (events, roles, the handler families' shared steps), kraft.records views, kraft.messages' generated codecs, kraft.wire's api keys, error codes and client software name; never the core, its polling, its epoch gate or its answer dispatch, nor kraft.wire's transport (pyproject's sans-io contract).
 
 Each module holds everything about its RPC: the request and response
 classes the core sees, and one :class:`~kraft.raft.rpcs.spec.RaftRpc` --

@@ -20,7 +20,7 @@ from kraft.raft.handlers.common import MembershipContext
 from kraft.raft.rpcs.spec import RaftRpc, errors_of
 from kraft.raft.voters import Endpoints
 from kraft.wire.apis import ApiKey
-from kraft.wire.client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION
+from kraft.wire.client_software import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION
 
 __all__ = ["RPC", "ApiVersionsRequest", "ApiVersionsResponse"]
 

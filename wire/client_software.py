@@ -1,0 +1,22 @@
+"""What kraft says it is in its ApiVersions requests (v3+, KIP-511):
+``ClientSoftwareName`` and ``ClientSoftwareVersion``.
+
+Its own module so the sans-IO raft core, which sends ApiVersions to a
+would-be voter, can name them without importing :mod:`kraft.wire.client`
+(and with it trio, sockets and TLS).
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _package_version
+
+__all__ = ["CLIENT_SOFTWARE_NAME", "CLIENT_SOFTWARE_VERSION"]
+
+#: Kafka checks both against ``[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?``
+#: (``ApiVersionsRequest.isValid``).
+CLIENT_SOFTWARE_NAME = "kraft"
+try:
+    CLIENT_SOFTWARE_VERSION = _package_version("kraft")
+except PackageNotFoundError:  # running from a source tree without an install
+    CLIENT_SOFTWARE_VERSION = "unknown"
