@@ -82,7 +82,8 @@ class ControllerServer:
         #: metadata record (a replicated log of someone's own records) stands
         #: the controller down with one INFO line instead of an ERROR.
         self._foreign_log_stands_down = foreign_log_stands_down
-        #: Set once the controller is off for good (:attr:`failed`).
+        #: Set once the controller is off for good: it stood down or cannot
+        #: replay the log (:attr:`is_stopped`).
         self.stopped = trio.Event()
         #: This controller's own ControllerRegistration (its listeners and
         #: features, one incarnation per process): applied when it becomes
@@ -94,8 +95,6 @@ class ControllerServer:
         self._policy: SnapshotPolicy | None = None
         #: Set when the periodic task's deadline may have moved.
         self._changed = trio.Event()
-        #: Set when a committed record could not be replayed: the controller is off for good.
-        self.failed = False
 
     def attach(self, raft: ControllerRaft, committed_items: CommittedItems,
                create_snapshot: SnapshotWriter | None = None, snapshot_policy: SnapshotPolicy | None = None) -> None:
@@ -184,14 +183,18 @@ class ControllerServer:
 
     def _stop(self) -> None:
         self.controller.deactivate()
-        self.failed = True
         self.stopped.set()
+
+    @property
+    def is_stopped(self) -> bool:
+        """Off for good: stood down, or a committed record could not be replayed."""
+        return self.stopped.is_set()
 
     async def _replay(self) -> None:
         controller = self.controller
         assert self._items is not None
         async for item in self._items():
-            if self.failed:
+            if self.is_stopped:
                 return
             if isinstance(item, LeaderChanged):
                 self._leader_changed(item)
@@ -215,7 +218,7 @@ class ControllerServer:
     def _leader_changed(self, change: LeaderChanged) -> None:
         controller = self.controller
         leader = change.leader
-        if self.failed:
+        if self.is_stopped:
             return
         if leader.leader_id != self.node_id:
             if controller.is_active:

@@ -327,7 +327,7 @@ class RaftManager:
         assert self.raft_client is not None
         self.raft_client.request_poll()
         controller = self.controller
-        if controller is None or controller.failed or self.controller_mode is not ControllerMode.AUTO:
+        if controller is None or controller.is_stopped or self.controller_mode is not ControllerMode.AUTO:
             return
         kafka = policy.kafka_voters([k.id for k in self.raft_client.core.voters.voter_keys])
         if kafka:

@@ -173,7 +173,7 @@ def test_a_record_the_controller_cannot_replay_stops_the_controller_not_the_node
     taken down by the metadata it replicates."""
     async def test(node: KraftNode, broker: BrokerChannel) -> None:
         offset = await node.append([b"\x00not a metadata record"])
-        while node.controller is not None and not node.controller.failed:
+        while node.controller is not None and not node.controller.is_stopped:
             await trio.sleep(0.02)
         assert node.running and node.high_watermark > offset
         answer = await broker.ask(registration(10, 1), 4)
