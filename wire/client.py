@@ -307,7 +307,7 @@ class PeerClient:
                  connect_timeout_ms: int = 2000, reconnect_backoff_ms: int = 50,
                  reconnect_backoff_max_ms: int = 1000, max_response_size: int = DEFAULT_MAX_FRAME_SIZE,
                  rng: random.Random | None = None, security: ClientSecurity | None = None,
-                 source_port: int = 0) -> None:
+                 source_port: int = 0, software_name: str = CLIENT_SOFTWARE_NAME) -> None:
         if reconnect_backoff_ms < 0 or reconnect_backoff_max_ms < 0:
             raise ValueError("reconnect backoffs must not be negative")
         FrameReader(max_response_size)  # validates the bound
@@ -324,6 +324,8 @@ class PeerClient:
         # The local port to bind (0: the kernel picks); tests force a
         # connection to itself with it.
         self._source_port = source_port
+        #: The ApiVersions ClientSoftwareName (what the peer advertises depends on it).
+        self._software_name = software_name
         self._rng = rng if rng is not None else random.Random()
         self._conn: _Connection | None = None
         self._live: set[_Connection] = set()  # connections whose reader task still runs
@@ -540,7 +542,7 @@ class PeerClient:
     async def _exchange_api_versions(self, conn: _Connection, deadline: float) -> ApiVersionsResponse:
         api = ApiKey.API_VERSIONS
         version = api.max_version
-        request = ApiVersionsRequest(client_software_name=CLIENT_SOFTWARE_NAME,
+        request = ApiVersionsRequest(client_software_name=self._software_name,
                                      client_software_version=CLIENT_SOFTWARE_VERSION)
         while True:
             pending = await conn.send(api, version, request, self.client_id, deadline)

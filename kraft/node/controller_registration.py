@@ -25,9 +25,15 @@ controller from the raft leader (``RaftControllerNodeProvider``), not from
 registrations. ``kafka-cluster list-endpoints --bootstrap-controller`` then
 lists the witness beside the Kafka controllers.
 
-Only a witness beside Kafka controllers registers, and only with a Kafka
-controller that leads; a kraft-only quorum has no QuorumController to
-register with. The module depends on small callables, not on the node.
+A node that runs Kafka's controller itself registers too, as every Kafka
+controller does: the active one writes its own record
+(kraft/node/controller_server.py), and a standby sends its registration --
+its own features, not the leader's -- to whichever controller leads, kraft's
+or Kafka's, until its metadata image holds it (Kafka's
+``ControllerRegistrationManager.maybeSendControllerRegistration`` sends
+while ``registeredInLog`` is false). A raft-only kraft quorum has no
+QuorumController to register with. The module depends on small callables,
+not on the node.
 """
 
 from __future__ import annotations
@@ -89,13 +95,18 @@ def registration_features(leader_supported: Features, kraft_versions: tuple[int,
 def self_registration(node_id: int, incarnation_id: uuid.UUID, listeners: Callable[[], Sequence[RegisteredListener]],
                       ) -> cr_req.ControllerRegistrationRequest:
     """The registration of a node that runs Kafka's controller itself
-    (kraft/node/controller_server.py): its listeners, and the features its
-    controller supports (kraft.version: what kraft's raft implements)."""
+    (kraft/node/controller_server.py): its listeners and :func:`own_features`."""
+    return _request(node_id, incarnation_id, listeners(), own_features())
+
+
+def own_features() -> dict[str, tuple[int, int]]:
+    """The features a node running Kafka's controller supports: its
+    controller's, and for kraft.version what kraft's raft implements."""
     from kraft.controller.feature_control import controller_supported_features
     from kraft.node.update_features import SUPPORTED_FEATURES
 
     features = {**controller_supported_features(), KRAFT_VERSION: SUPPORTED_FEATURES[KRAFT_VERSION]}
-    return _request(node_id, incarnation_id, listeners(), dict(sorted(features.items())))
+    return dict(sorted(features.items()))
 
 
 def _request(node_id: int, incarnation_id: uuid.UUID, listeners: Sequence[RegisteredListener],
@@ -109,20 +120,26 @@ def _request(node_id: int, incarnation_id: uuid.UUID, listeners: Sequence[Regist
 
 
 class ControllerRegistrationManager:
-    """Registers this witness with the active Kafka controller (see the module docstring).
+    """Registers this witness with the active Kafka controller, or this
+    standby controller with the active one (see the module docstring).
 
     ``leader()``: the current leader's id, None when there is none;
     ``kafka_leader(id)``: whether that voter is a Kafka controller heard by
     the witness detection (and this node a witness) -- only then is there a
     QuorumController to register with; ``client(id)``: the raft connection
-    to that voter, None when its address is unknown."""
+    to that voter, None when its address is unknown; ``registered_in_log()``:
+    None when this node runs no controller of its own, else whether its
+    metadata image holds this incarnation's registration."""
 
     def __init__(self, node_id: int, listeners: Callable[[], Sequence[RegisteredListener]], *,
                  kraft_versions: tuple[int, int], leader: Callable[[], int | None],
                  kafka_leader: Callable[[int], bool], client: Callable[[int], PeerClient | None],
+                 registered_in_log: Callable[[], bool | None] = lambda: None,
+                 incarnation_id: uuid.UUID | None = None,
                  sleep: Callable[[float], Awaitable[None]] = trio.sleep) -> None:
         self.node_id = node_id
-        self.incarnation_id = uuid.uuid4()
+        self.incarnation_id = incarnation_id or uuid.uuid4()
+        self._registered_in_log = registered_in_log
         self._listeners = listeners
         self._kraft_versions = kraft_versions
         self._leader = leader
@@ -150,16 +167,21 @@ class ControllerRegistrationManager:
         """Register if due; None when nothing failed (registered, or nothing
         to do yet), else the problem in an operator's words."""
         leader = self._leader()
-        if leader is None or leader == self.node_id or not self._kafka_leader(leader):
+        own = self._registered_in_log()
+        if leader is None or leader == self.node_id or own is True or (own is None and not self._kafka_leader(leader)):
             return None
         client = self._client(leader)
         if client is None:
             return None
         try:
-            supported = await _supported_features(client)
-            features = registration_features(supported, self._kraft_versions)
-            if features == self.registered:
-                return None
+            if own is None:
+                features = registration_features(await _supported_features(client), self._kraft_versions)
+                if features == self.registered:
+                    return None
+            else:
+                features = own_features()
+                if features == self.registered and leader == self.registered_with:
+                    return None  # acknowledged, so committed: the image follows
             error, message = await self._register(client, features)
         except (PeerClientError, KraftProtocolError) as e:
             return f"cannot reach the active controller {leader}: {e}"
@@ -168,10 +190,14 @@ class ControllerRegistrationManager:
             # metadata.version 3.7-IV0, which knows no controller registrations.
             return f"the active controller {leader} refused the registration: {_name(error)}" + (
                 f" ({message})" if message else "")
-        log.info("kraft.witness: registered as controller %d with the active controller %d (incarnation %s; "
-                 "features %s), so Kafka's feature upgrades count this witness",
-                 self.node_id, leader, self.incarnation_id,
-                 ", ".join(f"{name} {lo}-{hi}" for name, (lo, hi) in features.items()))
+        ranges = ", ".join(f"{name} {lo}-{hi}" for name, (lo, hi) in features.items())
+        if own is None:
+            log.info("kraft.witness: registered as controller %d with the active controller %d (incarnation %s; "
+                     "features %s), so Kafka's feature upgrades count this witness",
+                     self.node_id, leader, self.incarnation_id, ranges)
+        else:
+            log.info("Registered controller %d (incarnation %s; features %s) with the active controller %d.",
+                     self.node_id, self.incarnation_id, ranges, leader)
         self.registered, self.registered_with = features, leader
         self._last_problem = None
         return None
@@ -183,8 +209,9 @@ class ControllerRegistrationManager:
 
     def _report(self, problem: str) -> None:
         if problem != self._last_problem:
-            log.warning("kraft.witness: not registered as a controller yet: %s; retrying (until then Kafka "
-                        "refuses feature upgrades: this voter has not registered)", problem)
+            log.warning("%snot registered as a controller yet: %s; retrying (until then Kafka's controller "
+                        "refuses feature upgrades: this voter has not registered)",
+                        "kraft.witness: " if self._registered_in_log() is None else "", problem)
             self._last_problem = problem
 
 

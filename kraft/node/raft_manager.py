@@ -50,6 +50,7 @@ from kraft.records.log_config import LogConfig
 from kraft.records.state_files import MetaProperties, QuorumStateFile
 from kraft.records.voter_api_versions import write_voter_api_versions
 from kraft.wire.client import ClientPool, PeerClient
+from kraft.wire.client_software import CONTROLLER_CHANNEL_SOFTWARE_NAME
 from kraft.wire.connection_limits import ConnectionTracker
 from kraft.wire.security import ClientSecurity, SecurityProtocol
 from kraft.wire.server import serve_listener
@@ -94,13 +95,18 @@ class RaftManager:
         #: The raft connections to the other nodes.
         self.pool = ClientPool(client_id=f"raft-client-{config.node_id}",
                                request_timeout_ms=config.quorum.request_timeout_ms, security=self.client_security)
+        #: This process's controller incarnation (Kafka's
+        #: ``ControllerRegistrationManager.incarnationId``): one per run, in
+        #: the record the active controller writes and in a standby's request.
+        self.incarnation_id = uuid.uuid4()
         #: The witness's ControllerRegistration has connections of its own, as
         #: Kafka's ControllerRegistrationManager has its own channel: a Kafka
         #: controller answers one request per connection at a time and answers
         #: a registration only once it is committed, which on the raft
         #: connection would wait for this node's own Fetch queued behind it.
         self.registration_pool = ClientPool(client_id=f"controller-registration-{config.node_id}",
-                                            request_timeout_ms=REGISTRATION_TIMEOUT_MS, security=self.client_security)
+                                            request_timeout_ms=REGISTRATION_TIMEOUT_MS, security=self.client_security,
+                                            software_name=CONTROLLER_CHANNEL_SOFTWARE_NAME)
         #: Open connections across this node's listeners (max.connections*).
         self.connections = ConnectionTracker(config.connection_limits)
         self.nursery: trio.Nursery | None = None
@@ -142,8 +148,16 @@ class RaftManager:
     def _controller_registration(self, raft_client: KafkaRaftClient, addresses: Any, policy: WitnessPolicy,
                                  configured: list[int]) -> ControllerRegistrationManager:
         """A witness registers with the active Kafka controller (Kafka counts
-        unregistered voters against feature upgrades)."""
+        unregistered voters against feature upgrades), a standby controller
+        with the active one, as every Kafka controller does."""
         c = self.config
+
+        def registered_in_log() -> bool | None:
+            server = self.controller
+            if server is None or server.is_stopped:
+                return None
+            known = server.controller.image.controllers.get(c.node_id)
+            return known is not None and known.incarnation_id == self.incarnation_id
 
         def kafka_leader(leader: int) -> bool:
             decision = self.witness_decision
@@ -157,7 +171,8 @@ class RaftManager:
         return ControllerRegistrationManager(
             c.node_id, self._registered_listeners, kraft_versions=features.SUPPORTED_FEATURES["kraft.version"],
             leader=lambda: raft_client.core.leader_id if raft_client.initialized else None,
-            kafka_leader=kafka_leader, client=client)
+            kafka_leader=kafka_leader, client=client, registered_in_log=registered_in_log,
+            incarnation_id=self.incarnation_id)
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Run until cancelled. ``task_status.started()`` once every listener
@@ -351,7 +366,7 @@ class RaftManager:
             return None
         settings = controller_settings(c.node_id, meta.cluster_id or "", c.raw)
         return ControllerServer(QuorumController(settings, controller_handlers(), bootstrap=bootstrap, rng=self.rng),
-                                registration=partial(self_registration, c.node_id, uuid.uuid4(),
+                                registration=partial(self_registration, c.node_id, self.incarnation_id,
                                                      self._registered_listeners),
                                 foreign_log_stands_down=mode is ControllerMode.AUTO)
 
