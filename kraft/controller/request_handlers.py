@@ -95,12 +95,17 @@ def _alter_quotas(ctx: RequestContext, body: Any, version: int) -> ControllerRes
 
 def _update_features(ctx: RequestContext, body: Any, version: int) -> ControllerResult[Any]:
     """``QuorumController.updateFeatures`` for the features the controller
-    finalizes. Every controller of a kraft quorum runs this code, so each
-    supports what this one does; ``kraft.version`` is the raft layer's and
-    goes to the raft leader (the node routes such a request there)."""
+    finalizes, bounded by what every registered controller supports and
+    refused while a static voter has not registered, as Kafka's
+    ``FeatureControlManager.reasonNotSupported`` (a Kafka controller beside
+    kraft's supports less than kraft's may). ``kraft.version`` is the raft
+    layer's and goes to the raft leader (the node routes such a request there)."""
+    registered = {i: {f.name: (f.min_version, f.max_version) for f in r.supported_features}
+                  for i, r in ctx.image.controllers.items()}
     result = feature_control.update_features(
         ctx.image, ctx.settings, body, version,
-        quorum_supported={ctx.settings.node_id: feature_control.controller_supported_features()}, kraft_version=0)
+        quorum_supported={**registered, ctx.settings.node_id: feature_control.controller_supported_features()},
+        kraft_version=0, voter_ids=ctx.settings.quorum_node_ids)
     if isinstance(result, feature_control.KraftVersionUpgrade):
         raise ApiError(ErrorCode.INVALID_REQUEST, "a kraft.version upgrade goes to the raft quorum with the other "
                        "features left out: kafka-features.sh --bootstrap-controller HOST:PORT upgrade "

@@ -41,3 +41,7 @@ class ControllerSettings:
     #: The controller's own properties (Kafka's ``staticConfig``): the defaults
     #: DescribeConfigs and config validation fall back to.
     static_config: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    #: The ids of ``controller.quorum.voters`` (Kafka's ``QuorumFeatures.quorumNodeIds``;
+    #: empty for a quorum bootstrapped dynamically): each must have registered
+    #: before a feature is upgraded.
+    quorum_node_ids: tuple[int, ...] = ()

@@ -336,10 +336,13 @@ def bootstrap_records(metadata_log_dir: Path) -> list[RecordAndVersion] | None:
     return out if any(getattr(r.message, "name", "") == "metadata.version" for r in out) else None
 
 
-def controller_settings(node_id: int, cluster_id: str, props: Mapping[str, str]) -> ControllerSettings:
+def controller_settings(node_id: int, cluster_id: str, props: Mapping[str, str],
+                        quorum_node_ids: tuple[int, ...] = ()) -> ControllerSettings:
     """The controller's settings from the node's properties (validated by
-    :mod:`kraft.config`), Kafka's defaults for the keys not set."""
+    :mod:`kraft.config`), Kafka's defaults for the keys not set;
+    ``quorum_node_ids``: the static voters' ids."""
     from kraft.config import controller_values
 
     values = controller_values(props)
-    return ControllerSettings(node_id=node_id, cluster_id=cluster_id, static_config=dict(props), **values)
+    return ControllerSettings(node_id=node_id, cluster_id=cluster_id, static_config=dict(props),
+                              quorum_node_ids=quorum_node_ids, **values)

@@ -364,7 +364,8 @@ class RaftManager:
                      "Kafka's controller (format with kraft storage format --release-version to run one)",
                      c.metadata_log_dir)
             return None
-        settings = controller_settings(c.node_id, meta.cluster_id or "", c.raw)
+        settings = controller_settings(c.node_id, meta.cluster_id or "", c.raw,
+                                       quorum_node_ids=tuple(v.node_id for v in c.voters))
         return ControllerServer(QuorumController(settings, controller_handlers(), bootstrap=bootstrap, rng=self.rng),
                                 registration=partial(self_registration, c.node_id, self.incarnation_id,
                                                      self._registered_listeners),

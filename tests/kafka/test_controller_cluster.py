@@ -301,17 +301,24 @@ def test_kafka_features_upgrades_metadata_version(tmp_path: Path) -> None:
     """FeatureControlManager.updateFeatures through the broker's forwarding:
     kafka-features.sh upgrade --metadata on a cluster formatted at 4.2-IV1
     finalizes the newest level, and the brokers report it. The newest
-    release only: one more cluster's JVMs."""
+    release only: one more cluster's JVMs.
+
+    Three kraft controllers: the upgrade passes only once every voter has
+    registered (``FeatureControlManager.reasonNotSupported``: "controller 2
+    has not registered, and may not support this feature"), so the standbys
+    register with the active controller, as Kafka's
+    ``ControllerRegistrationManager`` does on every controller."""
     release = require(ends()[-1])
-    cluster = Cluster(tmp_path, release, kafka_controllers=(), kraft_voters=(1,), brokers=(101,),
+    cluster = Cluster(tmp_path, release, kafka_controllers=(), kraft_voters=(1, 2, 3), brokers=(101,),
                       extra={"kraft.witness": "false", "kraft.controller": "true"}, release_version="4.2-IV1")
     cluster.format()
     try:
         cluster.start()
         before = _tool(cluster, "FeatureCommand", "describe")
         assert re.search(r"Feature: metadata.version\s.*FinalizedVersionLevel: 4.2-IV1", before), before
-        out = _tool(cluster, "FeatureCommand", "upgrade", "--metadata", "4.4-IV2")
-        assert "metadata.version was upgraded to 33." in out, out
+        # Until the standbys' registrations are committed the upgrade is refused (and nothing changes).
+        until("metadata.version upgraded", lambda: "metadata.version was upgraded to 33." in _failing_tool(
+            cluster, "FeatureCommand", "upgrade", "--metadata", "4.4-IV2"))
         until("4.4-IV2 finalized", lambda: re.search(r"FinalizedVersionLevel: 4.4-IV2", _tool(
             cluster, "FeatureCommand", "describe")))
     finally:
