@@ -105,6 +105,13 @@ def random_kafka_uuid() -> uuid.UUID:
             return u
 
 
+def random_cluster_id() -> str:
+    """A new cluster id as ``kafka-storage random-uuid`` prints it
+    (:func:`random_kafka_uuid`: never starting with ``-``, which the storage
+    tools' parsers would take for an option)."""
+    return uuid_to_kafka(random_kafka_uuid())
+
+
 # --- quorum-state -------------------------------------------------------------------
 
 

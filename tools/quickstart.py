@@ -29,7 +29,6 @@ it, and what to explore it with.
 
 from __future__ import annotations
 
-import base64
 import os
 import shutil
 import signal
@@ -38,7 +37,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -119,7 +117,8 @@ class Cluster:
         #: What the leader appends: "text" (numbered lines, the benches) or
         #: "metadata" (real metadata records, the quickstart).
         self.demo_records = demo_records
-        self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        from kraft.records.state_files import random_cluster_id
+        self.cluster_id = random_cluster_id()
         ports = ports_in_range(len(VOTERS) + 1, *port_range)
         self.ports = dict(zip(VOTERS, ports))
         self.voters = ",".join(f"{i}@127.0.0.1:{p}" for i, p in self.ports.items())

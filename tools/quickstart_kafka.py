@@ -11,14 +11,13 @@ Without Java or Kafka's jars it says what it skips, and why.
 
 from __future__ import annotations
 
-import base64
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from kraft.records.state_files import random_cluster_id
 from kraft.tools.kafka_brokers import KafkaBroker, KafkaJars, find_kafka
 
 __all__ = ["run_kafka_cluster"]
@@ -120,7 +119,7 @@ def run_kafka_cluster(root: Path, ports: list[int], say: Callable[[str], None],
         say(f"skipping the Kafka cluster on kraft controllers: {found}")
         return False
     root.mkdir(parents=True, exist_ok=True)
-    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    cluster_id = random_cluster_id()
     controllers = _Controllers(root, ports[:3], cluster_id, found)
     brokers = {b: KafkaBroker(found, b, p, root / f"broker-{b}", cluster_id=cluster_id, voters=controllers.voters,
                               replication_factor=3) for b, p in zip(BROKERS, ports[3:6])}

@@ -16,7 +16,6 @@ controller formatted ``--standalone``, the others ``--no-initial-controllers``
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -263,15 +262,10 @@ def quorum_state(metadata_log_dir: Path) -> dict[str, object] | None:
 
 
 def _cluster_id() -> str:
-    """A random cluster id as Kafka's ``Uuid.randomUuid`` draws one: never
-    starting with '-', which the storage tool's option parser would take
-    for an option."""
-    import base64
+    """A random cluster id as ``kafka-storage random-uuid`` prints one."""
+    from kraft.records.state_files import random_cluster_id
 
-    while True:
-        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-        if not text.startswith("-"):
-            return text
+    return random_cluster_id()
 
 
 def _run_checked(name: str, args: list[str]) -> None:

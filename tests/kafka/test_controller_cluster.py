@@ -214,7 +214,9 @@ def test_kafka_python_and_kcat_produce_and_consume_and_a_group_commits(kraft_clu
     read = subprocess.run(["kcat", "-b", _bootstrap(c), "-C", "-t", topic, "-e", "-q", "-o", "beginning"],
                           text=True, capture_output=True, timeout=120)
     assert set(read.stdout.split()) == seen, read.stderr
-    groups = _tool(c, "ConsumerGroupCommand", "--describe", "--group", group)
+    # --timeout: the describe's wait for FindCoordinator (ConsumerGroupCommand's
+    # default of 5 s timed out on a loaded machine).
+    groups = _tool(c, "ConsumerGroupCommand", "--describe", "--group", group, "--timeout", "60000")
     assert topic in groups and re.search(rf"{topic}\s+\d+\s+\d+\s+\d+\s+0\b", groups), groups
 
 

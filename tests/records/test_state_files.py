@@ -16,6 +16,7 @@ from kraft.records.state_files import (
     QuorumStateFileData,
     format_partition_metadata,
     parse_java_properties,
+    random_cluster_id,
     random_kafka_uuid,
     read_partition_metadata,
     uuid_from_kafka,
@@ -162,3 +163,18 @@ def test_quorum_state_json_is_kafkas_json_converter_form() -> None:
     v1 = QuorumStateFileData(leader_id=-1, leader_epoch=4, voted_id=2, voted_directory_id=directory)
     generated = QuorumStateData(leader_id=-1, leader_epoch=4, voted_id=2, voted_directory_id=directory)
     assert json.loads(v1.to_json()) == {**to_json(generated, 1), "data_version": 1}
+
+
+def test_every_new_cluster_id_is_drawn_as_kafka_draws_one() -> None:
+    """A cluster id drawn by hand (base64 of uuid4) starts with '-' once in
+    64 draws, and ``kafka-storage format -t -...`` then fails: "argument
+    --cluster-id/-t: expected one argument" (a quickstart failed so). Every
+    module draws one with :func:`random_cluster_id` (Kafka's
+    ``Uuid.randomUuid``, which redraws such an id)."""
+    root = Path(__file__).resolve().parents[2]
+    by_hand = "urlsafe_b64encode(" + "uuid.uuid4()"  # split, so that this file does not match
+    hand_drawn = [str(p.relative_to(root)) for d in ("kraft", "tools", "records", "wire", "messages", "tests")
+                  for p in (root / d).rglob("*.py")
+                  if by_hand in p.read_text(encoding="utf-8")]
+    assert hand_drawn == []
+    assert all(not random_cluster_id().startswith("-") and len(random_cluster_id()) == 22 for _ in range(200))

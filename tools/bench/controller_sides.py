@@ -13,11 +13,9 @@ real Kafka brokers, formatted by Kafka's StorageTool, on loopback ports.
 
 from __future__ import annotations
 
-import base64
 import json
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 import click
@@ -43,12 +41,10 @@ _LISTENERS = {"controller.listener.names": "CONTROLLER",
 
 
 def _cluster_id() -> str:
-    """A random id as Kafka's ``Uuid.randomUuid`` draws one, never starting
-    with '-' (the storage tool's parser would take it for an option)."""
-    while True:
-        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-        if not text.startswith("-"):
-            return text
+    """A random cluster id as ``kafka-storage random-uuid`` prints one."""
+    from kraft.records.state_files import random_cluster_id
+
+    return random_cluster_id()
 
 
 def _write(path: Path, values: dict[str, object]) -> None:

@@ -26,7 +26,6 @@ its target and as a ratio to it. The command itself is in
 
 from __future__ import annotations
 
-import base64
 import json
 import math
 import os
@@ -34,7 +33,6 @@ import statistics
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +41,7 @@ from typing import Any
 import click
 import trio
 
+from kraft.records.state_files import random_cluster_id
 from kraft.tools.bench.quorum_options import TARGETS, VOTERS, QuorumBenchOptions
 from kraft.tools.quickstart import free_ports, write_properties
 
@@ -69,7 +68,7 @@ class BenchQuorum:
     def __init__(self, root: Path, options: QuorumBenchOptions) -> None:
         self.root = root
         self.options = options
-        self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        self.cluster_id = random_cluster_id()
         ports = free_ports(len(VOTERS))
         self.voters = {n: _Voter(n) for n in VOTERS}
         quorum_voters = ",".join(f"{n}@127.0.0.1:{p}" for n, p in zip(VOTERS, ports))

@@ -38,18 +38,17 @@ and 2 start through :data:`kraft.tools.bench.kafka_played.LAUNCHER`.
 
 from __future__ import annotations
 
-import base64
 import os
 import re
 import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kraft.records.state_files import random_cluster_id
 from kraft.tools.bench.node_process import KRAFT, FaultLog, NodeProcess, SayFaultLog, kill, pause, restart, resume
 
 if TYPE_CHECKING:
@@ -284,7 +283,7 @@ def _formatted_nodes(root: Path, ports: list[int]) -> dict[int, Path]:
 
     ids = [*KAFKA, WITNESS]
     quorum = ",".join(f"{i}@127.0.0.1:{p}" for i, p in zip(ids, ports))
-    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    cluster_id = random_cluster_id()
     configs: dict[int, Path] = {}
     for node_id, port in zip([*ids, OBSERVER_ID], ports):
         extra = {"kraft.witness": "false"} if node_id in KAFKA else {}

@@ -6,16 +6,15 @@ client's history, which must also see an ``ok`` that no log holds."""
 
 from __future__ import annotations
 
-import base64
 import json
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 
+from kraft.records.state_files import random_cluster_id
 from kraft.tools.bench.chaos.checker import check_client_load, client_load_ok
 from kraft.tools.bench.chaos.operations import read_named_operations
 from kraft.tools.bench.chaos.segments import read_node_files, read_quorum_state, segment_crcs
@@ -35,7 +34,7 @@ def _quorum(root: Path) -> dict[int, int]:
     """Three formatted controllers (not started): node id -> port."""
     ports = dict(zip(VOTERS, free_ports(len(VOTERS))))
     voters = ",".join(f"{n}@127.0.0.1:{p}" for n, p in ports.items())
-    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    cluster_id = random_cluster_id()
     for node_id, port in ports.items():
         config = root / f"server-{node_id}.properties"
         config.write_text(f"process.roles=controller\nnode.id={node_id}\nlisteners=CONTROLLER://127.0.0.1:{port}\n"

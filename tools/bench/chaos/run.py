@@ -38,7 +38,6 @@ the random schedule by a named one (:mod:`.scenarios`).
 
 from __future__ import annotations
 
-import base64
 import errno
 import os
 import random
@@ -48,12 +47,12 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kraft.records.state_files import random_cluster_id
 from kraft.tools.bench.chaos.checker import Sampler, check, chaos_ok
 from kraft.tools.bench.chaos.disks import LazyDisk, fuse_unavailable_reason
 from kraft.tools.bench.chaos.run_history import History
@@ -273,7 +272,7 @@ class Chaos:
         """Each node's server.properties, formatted with ``kraft storage format`` (one cluster id)."""
         opts = self.options
         quorum = ",".join(f"{n}@{addresses[n][0]}:{addresses[n][1]}" for n in voters)
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        cluster_id = random_cluster_id()
         configs = {}
         for node_id in ids:
             host, port = addresses[node_id]
