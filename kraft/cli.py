@@ -67,6 +67,8 @@ class LazyCommand(NamedTuple):
 
     target: str  # "package.module:attribute"
     short_help: str
+    #: Left out of ``--help``: run by another command, not by hand (as click's ``hidden``).
+    hidden: bool = False
 
 
 def _load(target: str) -> click.Command:
@@ -118,7 +120,8 @@ class LazyGroup(click.Group):
         for name in self.list_commands(ctx):
             if name in self.lazy:
                 # The registered line, whether or not the command was loaded.
-                rows.append((name, self.lazy[name].short_help))
+                if not self.lazy[name].hidden:
+                    rows.append((name, self.lazy[name].short_help))
                 continue
             command = self.commands[name]
             if not command.hidden:
@@ -145,6 +148,9 @@ BENCH_COMMANDS: dict[str, LazyCommand] = {
                          "Records replayed per second opening a log directory, against dump-log --json."),
     "spark": LazyCommand("kraft.tools.spark.bench:spark_bench_command",
                          "Rows per second of the Spark data source: one process against Spark."),
+    # The quorum bench's voter processes: the node with the bench's load beside it.
+    "voter": LazyCommand("kraft.tools.bench.voter_command:bench_voter_command",
+                         "One voter of `kraft bench quorum` (started by the bench).", hidden=True),
 }
 
 COMMANDS: dict[str, LazyCommand] = {

@@ -28,6 +28,7 @@ from kraft.records.batch import ATTRIBUTES_OFFSET, HEADER, HEADER_SIZE, LOG_OVER
 from kraft.records.endpoint_overrides import ENDPOINT_OVERRIDES_FILE
 from kraft.records.errors import CorruptLogError
 from kraft.records.segment import BatchHeader, LogSegment
+from kraft.records.state_files import QUORUM_STATE_FILE
 from kraft.records.voter_api_versions import VOTER_API_VERSIONS_FILE
 
 _PREFIX = struct.Struct(">qi")
@@ -305,7 +306,7 @@ def quick_check_segment(segment: LogSegment, report: RecoveryReport) -> None:
 
 # The files written by atomic_write (temp file, fsync, rename) into the
 # partition directory: Kafka's, then kraft's own.
-_ATOMIC_STATE_FILES = ("quorum-state", "leader-epoch-checkpoint", "partition", VOTER_API_VERSIONS_FILE,
+_ATOMIC_STATE_FILES = (QUORUM_STATE_FILE, "leader-epoch-checkpoint", "partition", VOTER_API_VERSIONS_FILE,
                        ENDPOINT_OVERRIDES_FILE)
 
 

@@ -16,7 +16,8 @@ from kraft import cli
 
 #: Modules ``--help`` must not load: the event loop, the Spark stack, the
 #: metrics library and the node (each command imports them when it runs).
-HEAVY = ("trio", "pyarrow", "pyspark", "prometheus_client", "kraft.node", "kraft.programs", "pandas", "numpy")
+HEAVY = ("trio", "pyarrow", "pyspark", "prometheus_client", "kraft.node", "kraft.programs", "pandas", "numpy",
+         "pyfuse3", "matplotlib")
 
 
 def _loaded_modules(args: list[str]) -> set[str]:

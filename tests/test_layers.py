@@ -55,7 +55,7 @@ def test_import_contracts_are_kept(tmp_path: Path) -> None:
     result = run_import_linter(tree)
     report = real_path(result.stdout + result.stderr, tree)
     assert result.returncode == 0, report
-    assert "7 kept, 0 broken" in report, report
+    assert "8 kept, 0 broken" in report, report
 
 
 def test_the_chaos_reader_contract_catches_an_import_of_kraft(tmp_path: Path) -> None:
@@ -71,6 +71,26 @@ def test_the_chaos_reader_contract_catches_an_import_of_kraft(tmp_path: Path) ->
     broken = [line for line in report.splitlines() if line.endswith(" BROKEN")]
     assert result.returncode != 0 and len(broken) == 1, report
     assert broken[0].startswith("The chaos checker's file reader imports nothing of kraft"), report
+
+
+@pytest.mark.parametrize("module", ["node_run.py", "demo_writer.py", "node_command.py"])
+def test_the_node_run_contract_catches_an_import_of_the_bench(tmp_path: Path, module: str) -> None:
+    """Issue 45: `kraft node start` carried the bench's load (a lazy import
+    of kraft.tools.bench.load in the node's run path). One import of the
+    bench planted there breaks that contract, and with it the one against
+    cycles only (the bench's voters import the node's run path)."""
+    tree = link_tree(tmp_path / "tree")
+    path = tree / "kraft" / "tools" / module
+    text = path.read_text(encoding="utf-8")
+    path.unlink()  # a link into the worktree: write a copy instead
+    path.write_text(text + "\n\ndef _planted() -> None:\n    import kraft.tools.bench.records  # noqa\n",
+                    encoding="utf-8")
+    result = run_import_linter(tree)
+    report = result.stdout + result.stderr
+    broken = [line for line in report.splitlines() if line.endswith(" BROKEN")]
+    assert result.returncode != 0 and len(broken) == 2, report
+    assert broken[0].startswith("The node's run path imports nothing of the bench"), report
+    assert broken[1].startswith("No import cycles anywhere under kraft"), report
 
 
 #: What the chaos client may import of kraft: the codecs, and the wire's framing and codec with what they import.

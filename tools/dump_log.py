@@ -47,6 +47,7 @@ from kraft.tools.record_format.describe_record import read_file_batches as _read
 from kraft.tools.record_format.describe_record import record_json as _record_json
 from kraft.records.errors import RecordsError
 from kraft.records.snapshot import BOOTSTRAP_FILE_NAME, parse_snapshot_path
+from kraft.records.snapshot import SUFFIX as SNAPSHOT_SUFFIX
 from kraft.tools.kafka_version import current_release, kafka_version_option
 
 RECORD_INDENT = "|"
@@ -152,7 +153,7 @@ class _Dumper:
             self.emit(f"Dumping {arg}")
         name = path.name
         suffix = name[name.rfind(".") :] if "." in name else ""
-        if suffix in (".log", ".checkpoint"):
+        if suffix in (".log", SNAPSHOT_SUFFIX):
             self.dump_log(path, arg)
         elif suffix == ".index":
             self.dump_index(path, arg)

@@ -1,7 +1,10 @@
 """``kraft node start``: run one KRaft node from a Kafka server.properties.
 
 The command only; the process it runs (trio, the node) is in
-:mod:`kraft.tools.node_run`, imported when the command starts.
+:mod:`kraft.tools.node_run`, imported when the command starts, and the
+quickstart's demo writer (hidden ``--demo-*`` options) in
+:mod:`kraft.tools.demo_writer`. The quorum bench's voters run
+``kraft bench voter`` instead: nothing of the bench is imported here.
 """
 
 from __future__ import annotations
@@ -59,12 +62,9 @@ def _overrides(items: tuple[str, ...]) -> dict[str, str]:
 @click.option("--demo-records", type=click.Choice(["text", "metadata"]), default="text", hidden=True,
               help="With --demo-append-rate: bare numbered records, or real metadata records (topics, "
               "partitions, configs; `kraft quickstart`).")
-@click.option("--bench-load", "bench_record_size", type=click.IntRange(min=1), default=None, hidden=True,
-              metavar="SIZE", help="Bench mode (used by `kraft bench quorum`): take load commands on stdin, "
-              "append SIZE-byte records while leader, report JSON lines on stdout; stop when stdin closes.")
 def start_command(config_path: Path, overrides: tuple[str, ...], log_level: str, log_format: str,
-                  demo_append_rate: float, demo_ack_log: Path | None, bench_record_size: int | None,
-                  demo_records: str = "text", demo_history: Path | None = None) -> None:
+                  demo_append_rate: float, demo_ack_log: Path | None, demo_records: str = "text",
+                  demo_history: Path | None = None) -> None:
     """Start a node and run until SIGTERM or Ctrl-C (a leader hands over
     leadership with EndQuorumEpoch before it exits).
 
@@ -84,4 +84,9 @@ def start_command(config_path: Path, overrides: tuple[str, ...], log_level: str,
     # A failure is one line and its class's exit code (kraft.cli's handler):
     # ConfigError 3, a log directory problem 4, a port 5.
     config = NodeConfig.load(config_path, _overrides(overrides))
-    trio.run(run_node, config, demo_append_rate, bench_record_size, demo_ack_log, demo_records, demo_history)
+    load = None
+    if demo_append_rate > 0:
+        from kraft.tools.demo_writer import demo_load
+
+        load = demo_load(demo_append_rate, demo_ack_log, demo_records, demo_history)
+    trio.run(run_node, config, load)

@@ -370,7 +370,7 @@ def controller_identity(path: Path) -> ControllerIdentity:
     from kraft.client.admin import ControllerIdentity
     from kraft.config import ConfigError, load_properties, parse_listeners
     from kraft.records.errors import StateFileError
-    from kraft.records.state_files import MetaProperties
+    from kraft.records.state_files import META_PROPERTIES_FILE, MetaProperties
 
     try:
         props = load_properties(path)
@@ -394,7 +394,7 @@ def controller_identity(path: Path) -> ControllerIdentity:
     else:
         raise ToolError("Neither metadata.log.dir nor log.dirs were found. Is this a valid controller "
                         "configuration file?")
-    meta_path = Path(directory) / "meta.properties"
+    meta_path = Path(directory) / META_PROPERTIES_FILE
     try:
         meta = MetaProperties.read(meta_path)
     except (StateFileError, OSError):

@@ -47,7 +47,7 @@ from kraft.raft.witness_policy import WitnessDecision, WitnessMode, WitnessPolic
 from kraft.records.errors import CorruptLogError, StateFileError
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.log_config import LogConfig
-from kraft.records.state_files import MetaProperties, QuorumStateFile
+from kraft.records.state_files import META_PROPERTIES_FILE, MetaProperties, QuorumStateFile
 from kraft.records.voter_api_versions import write_voter_api_versions
 from kraft.wire.client import ClientPool, PeerClient
 from kraft.wire.client_software import CONTROLLER_CHANNEL_SOFTWARE_NAME
@@ -182,7 +182,7 @@ class RaftManager:
         self.cluster_id = meta.cluster_id
         self.directory_id = meta.directory_id
         cluster_ids = ClusterIdWatch(
-            meta.cluster_id or "", str(Path(self.config.metadata_log_dir) / "meta.properties"),
+            meta.cluster_id or "", str(Path(self.config.metadata_log_dir) / META_PROPERTIES_FILE),
             describe_cluster_asker(lambda host, port: PeerClient(
                 host, port, client_id=self.pool.client_id,
                 request_timeout_ms=self.config.quorum.request_timeout_ms, security=self.client_security)))
@@ -440,7 +440,7 @@ async def _run_raft_client(raft: KafkaRaftClient, nursery: trio.Nursery) -> None
 def open_storage(node: RaftManager) -> tuple[MetadataLog, MetaProperties]:
     """Lock and open the node's log directory (Kafka's ``LogManager``)."""
     log_dir = Path(node.config.metadata_log_dir)
-    meta_path = log_dir / "meta.properties"
+    meta_path = log_dir / META_PROPERTIES_FILE
     check_log_dir(log_dir)  # as `kraft storage format` checks it (kraft.log_dir_check)
     if not meta_path.exists():
         raise NodeStartError(

@@ -80,7 +80,7 @@ from kraft.raft.quorum_info import QuorumInfo
 from kraft.records.batch import iter_batches
 from kraft.records.control import parse_control_type_id
 from kraft.records.errors import RecordsError, StateFileError
-from kraft.records.state_files import MetaProperties, random_kafka_uuid
+from kraft.records.state_files import META_PROPERTIES_FILE, MetaProperties, random_kafka_uuid
 from kraft.wire.addresses import format_address
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import ConnectionFailed, NoCommonVersion, PeerClient, PeerClientError, RequestTimedOut
@@ -352,7 +352,7 @@ def prepare_data_dir(data_dir: Path, cluster_id: str, node_id: int | None) -> Me
     """Format ``data_dir`` on first use; on later runs check it belongs to
     this cluster. Returns its ``meta.properties``."""
     data_dir = Path(data_dir)
-    meta_path = data_dir / "meta.properties"
+    meta_path = data_dir / META_PROPERTIES_FILE
     if meta_path.exists():
         try:
             meta = MetaProperties.read(meta_path)

@@ -38,7 +38,7 @@ from kraft.tools.node_run import run_node
 setup_logging("INFO")
 config = NodeConfig.load(sys.argv[1])
 config = dataclasses.replace(config, quorum=dataclasses.replace(config.quorum, fetch_timeout_ms=1))
-trio.run(run_node, config, 0.0)
+trio.run(run_node, config)
 """
 
 

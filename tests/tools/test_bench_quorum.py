@@ -50,12 +50,14 @@ def test_bench_quorum_runs_all_three_phases() -> None:
 
 
 def test_the_voters_reject_a_bench_load_of_zero_bytes(tmp_path) -> None:
+    """The bench's voter entry (``kraft bench voter``, hidden; ``kraft node
+    start`` has no bench option) refuses a record size of 0 as usage."""
     proc = subprocess.run(
-        [sys.executable, "-m", "kraft.cli", "node", "start", "--config", str(tmp_path / "none.properties"),
-         "--bench-load", "0"],
+        [sys.executable, "-m", "kraft.cli", "bench", "voter", "--config", str(tmp_path / "none.properties"),
+         "--record-size", "0"],
         capture_output=True, text=True, timeout=60,
     )
-    assert proc.returncode == 2 and "--bench-load" in proc.stderr
+    assert proc.returncode == 2 and "--record-size" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_weighted_percentiles() -> None:

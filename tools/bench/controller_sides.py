@@ -21,6 +21,7 @@ from pathlib import Path
 import click
 
 from kraft.kafka_release import LATEST
+from kraft.records.state_files import CLUSTER_METADATA_DIR, QUORUM_STATE_FILE
 from kraft.tools.bench.kafka_jvm import SERVER_LOG4J, KafkaJars, Server
 from kraft.tools.quickstart import free_ports
 
@@ -134,7 +135,7 @@ class ControllerSide:
             if not server.alive:
                 continue
             try:
-                state = json.loads((server.folder / "data" / "__cluster_metadata-0" / "quorum-state").read_text())
+                state = json.loads((server.folder / "data" / CLUSTER_METADATA_DIR / QUORUM_STATE_FILE).read_text())
             except (OSError, ValueError):
                 continue  # not written yet, or being replaced
             leader, epoch = state.get("leaderId", -1), state.get("leaderEpoch", -1)

@@ -2,8 +2,9 @@
 
 KRaft has no client RPC that appends to ``__cluster_metadata`` (Kafka's
 controller writes it from inside the process), so the load runs inside each
-voter: ``kraft node start --bench-load SIZE`` (hidden) starts this module
-next to the node. While the node leads, it appends ``SIZE``-byte records at
+voter: ``kraft bench voter --record-size SIZE`` (hidden,
+:mod:`kraft.tools.bench.voter_command`) runs the node with this module as its
+:class:`~kraft.tools.node_run.NodeLoad`. While the node leads, it appends ``SIZE``-byte records at
 the rate the driver asks for, pipelined (each record is its own append call;
 many are outstanding and the core's accumulator batches them), and measures
 every record's commit latency: from the append call to the moment the high
@@ -42,10 +43,11 @@ import trio
 from kraft.raft.errors import NotLeaderError
 from kraft.node.node import KraftNode
 from kraft.records.view import OffsetAndEpoch
+from kraft.tools.node_run import NodeLoad
 
 log = logging.getLogger("kraft.bench")
 
-__all__ = ["run_bench_load", "LoadStats", "percentile"]
+__all__ = ["bench_load", "run_bench_load", "LoadStats", "percentile"]
 
 #: Records appended per scheduling round before yielding to the raft client.
 _CHUNK = 512
@@ -296,3 +298,13 @@ async def run_bench_load(node: KraftNode, record_size: int, out: TextIO = sys.st
         await load.read_commands()
         nursery.cancel_scope.cancel()
     await node.shutdown()
+
+
+def bench_load(record_size: int) -> NodeLoad:
+    """:func:`run_bench_load` as the node's load, without the record-history
+    snapshots (they would only measure the cost of copying the history)."""
+
+    async def run(node: KraftNode) -> None:
+        await run_bench_load(node, record_size)
+
+    return NodeLoad(run, record_history=False)

@@ -1,9 +1,10 @@
 """``kraft bench quorum``: throughput, commit latency and failover time of a
-three-voter quorum of separate ``kraft node start`` processes.
+three-voter quorum of separate node processes (``kraft bench voter``: the
+node of ``kraft node start`` with the bench load beside it).
 
 The driver formats three metadata directories in a temporary directory
 (``kraft storage format``, one cluster id, as ``kraft quickstart`` does) and
-starts the voters in bench mode (``--bench-load``, see
+starts the voters in bench mode (``kraft bench voter``, hidden, see
 :mod:`kraft.tools.bench.load`): KRaft has no client RPC that appends to the
 metadata log, so the load runs inside whichever voter leads, as Kafka's
 controller writes its own log. Every record is a separate, pipelined append
@@ -100,8 +101,8 @@ class BenchQuorum:
         voter.killed = False
         with open(self.root / f"node-{node_id}.log", "ab") as log_file:
             voter.process = await trio.lowlevel.open_process(
-                [sys.executable, "-m", "kraft.cli", "node", "start", "--config", str(self._config(node_id)),
-                 "--bench-load", str(self.options.record_size)],
+                [sys.executable, "-m", "kraft.cli", "bench", "voter", "--config", str(self._config(node_id)),
+                 "--record-size", str(self.options.record_size)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log_file,
             )
         nursery.start_soon(self._read, voter, voter.process)

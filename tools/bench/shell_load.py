@@ -78,13 +78,14 @@ def cpu_seconds() -> float:
                    "then hits both alike); the figures are the medians.")
 def shell_bench_command(size_mb: float, seed: int, directory: Path | None, rounds: int) -> None:
     """Records replayed per second opening a log directory, against dump-log --json."""
+    from kraft.records.state_files import CLUSTER_METADATA_DIR
     from kraft.tools.bench.records import synthesize_metadata_log
 
     ours: list[tuple[float, float]] = []
     theirs: list[tuple[float, float]] = []
     with tempfile.TemporaryDirectory(prefix="kraft-bench-shell-") as tmp:
         base = directory if directory is not None else Path(tmp)
-        pdir = base / "__cluster_metadata-0"
+        pdir = base / CLUSTER_METADATA_DIR
         pdir.mkdir(parents=True, exist_ok=True)
         segment = pdir / "00000000000000000000.log"
         t0 = time.perf_counter()

@@ -229,14 +229,14 @@ def synthesize_set(log_dir: Path, target_bytes: int, *, segment_bytes: int = 256
     from kraft.records.batch import iter_batches
     from kraft.records.log import MetadataLog, metadata_partition_dir
     from kraft.records.log_config import LogConfig
-    from kraft.records.state_files import MetaProperties
+    from kraft.records.state_files import META_PROPERTIES_FILE, MetaProperties
     from kraft.records.view import OffsetAndEpoch
     from kraft.tools.bench.records import synthesize_metadata_log
 
     if mix not in MIXES:
         raise ValueError(f"mix must be one of {', '.join(MIXES)}, got {mix!r}")
     log_dir.mkdir(parents=True, exist_ok=True)
-    MetaProperties(1, BENCH_CLUSTER_ID, 1).write(log_dir / "meta.properties")
+    MetaProperties(1, BENCH_CLUSTER_ID, 1).write(log_dir / META_PROPERTIES_FILE)
     template_path = log_dir.parent / "template.log"
     if mix == "controller":
         synthesize_controller_log(template_path, min(template_bytes // 4, target_bytes), seed=seed)

@@ -40,6 +40,7 @@ from pathlib import Path
 from kraft.records.batch import ATTRIBUTES_OFFSET, LOG_OVERHEAD, MAGIC_OFFSET, MAGIC_V2, MIN_BATCH_LENGTH
 from kraft.records.segment import parse_segment_base
 from kraft.records.snapshot import BOOTSTRAP_FILE_NAME, parse_snapshot_path
+from kraft.records.snapshot import SUFFIX as SNAPSHOT_SUFFIX
 from kraft.records.state_files import META_PROPERTIES_FILE, parse_java_properties
 
 SEGMENT = "segment"
@@ -159,7 +160,7 @@ def _classify(path: Path) -> tuple[str, int | None, int | None] | None:
     sp = parse_snapshot_path(path)
     if sp is not None and not sp.partial and not sp.deleted:
         return SNAPSHOT, sp.snapshot_id.offset, sp.snapshot_id.epoch
-    if name.endswith(".checkpoint") and not name.endswith("-checkpoint"):
+    if name.endswith(SNAPSHOT_SUFFIX) and not name.endswith("-checkpoint"):
         return SNAPSHOT, None, None  # a snapshot under a name that is not Kafka's
     return None
 

@@ -211,6 +211,9 @@ def chaos_bench_command(duration: float, seed: int, voters: str, observers: int,
     what was never fsynced), kill -9, SIGSTOP, a full disk, failing fsync;
     then check the files: no acknowledged record may be lost. Writes a
     JSON-lines history and a timeline picture; exits 1 when a check fails."""
+    from kraft.tools.bench.extras import CHAOS_EXTRA, CHAOS_NOTE, require_extra
+
+    require_extra("chaos", CHAOS_EXTRA, CHAOS_NOTE)
     import trio
 
     from kraft.tools.bench.chaos.checker import chaos_ok
