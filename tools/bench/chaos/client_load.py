@@ -23,8 +23,9 @@ from kraft.tools.bench.chaos.segments import NodeFiles
 
 __all__ = ["LOADS", "ClientLoad"]
 
-#: ``--load``: each voter's own demo load, or the independent client.
-LOADS = ("demo", "client")
+#: ``--load``: each voter's own demo load, the independent client, or a
+#: Kafka cluster on the controllers with Kafka's VerifiableProducer (:mod:`.kafka_load`).
+LOADS = ("demo", "client", "kafka")
 
 
 @dataclass
@@ -69,6 +70,10 @@ class ClientLoad:
                 self.proc.kill()
                 self.proc.wait()
         return self.proc.returncode
+
+    def close(self) -> None:
+        """Stop it on a way out of the run that judges nothing."""
+        self.stop(5.0)
 
     def verdict(self, files: dict[int, NodeFiles], voters: set[int]) -> dict[str, Any]:
         from kraft.tools.bench.chaos_client import QUOTA_KEY
