@@ -63,7 +63,7 @@ from kraft.tools.bench.chaos.kafka_load import KafkaLoad, KafkaLoadError
 from kraft.tools.bench.chaos.netns import Network, NetworkUnavailable, network_unavailable_reason
 from kraft.tools.bench.node_process import NodeProcess, fault_line, kill_for, pause_for
 
-__all__ = ["ChaosError", "ChaosNode", "ChaosOptions", "NEMESES", "PARTITION_NEMESES", "PARTITION_SHAPES", "Chaos", "chaos_ok", "fault_phase_header", "run_chaos",
+__all__ = ["ChaosError", "ChaosNode", "ChaosOptions", "NEMESES", "kafka_cluster_id", "PARTITION_NEMESES", "PARTITION_SHAPES", "Chaos", "chaos_ok", "fault_phase_header", "run_chaos",
            "unavailable_reason"]
 
 OBSERVER_ID = 99
@@ -185,7 +185,7 @@ class Chaos:
         self.network: Network | None = None
         self.history: History | None = None
         self.client: ClientLoad | KafkaLoad | None = None
-        self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        self.cluster_id = kafka_cluster_id()
         self.jars: Any = None
         self.sampler = Sampler()
         #: Nodes that left on a failed fsync otherwise than Kafka's fail-stop (exit 1).
@@ -831,6 +831,15 @@ class Chaos:
             if node.proc is not None:
                 codes[node.node_id] = node.wait_stopped(30)
         return codes
+
+
+def kafka_cluster_id() -> str:
+    """A random cluster id as Kafka's ``Uuid.randomUuid`` draws one: never
+    starting with ``-`` (Kafka's tools would read it as an option)."""
+    while True:
+        found = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not found.startswith("-"):
+            return found
 
 
 def _kafka_jars() -> Any:
