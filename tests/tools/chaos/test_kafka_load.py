@@ -123,6 +123,7 @@ def test_the_kafka_load_refuses_a_partition_nemesis() -> None:
     done = CliRunner().invoke(main, ["bench", "chaos", "--load", "kafka", "--nemesis", "kill,cut"])
     assert done.exit_code == 2, done.output
     assert "--load kafka cannot run nemesis cut (Kafka's brokers and clients run on 127.0.0.1" in done.output
+    assert "use --load client" in done.output
 
 
 def _kafka_block() -> str:

@@ -193,18 +193,21 @@ def _kafka_available() -> None:
 
 def _client_load_kinds(kinds: tuple[str, ...], explicit: bool, scenario: str | None,
                        load: str = "client") -> tuple[str, ...]:
-    """The nemeses ``--load client`` and ``--load kafka`` can run: the
-    client (and Kafka's brokers) run on the host, which cannot reach nodes
-    in network namespaces, so no partition."""
+    """The nemeses ``--load client`` and ``--load kafka`` can run. The
+    chaos client joins the nodes' network (a namespace of its own on their
+    bridge) and runs every one; Kafka's brokers and clients run on the
+    host, which cannot reach nodes in network namespaces, so no partition."""
     from kraft.tools.bench.chaos.run import PARTITION_NEMESES
 
-    partitions = [k for k in kinds if k == "partition" or k in PARTITION_NEMESES]
     if scenario is not None:
         raise click.UsageError(f"--scenario {scenario} runs the demo load; drop --load {load}")
+    if load == "client":
+        return kinds
+    partitions = [k for k in kinds if k == "partition" or k in PARTITION_NEMESES]
     if partitions and explicit:
-        who = "the client runs" if load == "client" else "Kafka's brokers and clients run"
-        raise click.UsageError(f"--load {load} cannot run nemesis {', '.join(partitions)} ({who} on "
-                               "127.0.0.1, outside the nodes' network namespaces); drop it or use --load demo")
+        raise click.UsageError(f"--load {load} cannot run nemesis {', '.join(partitions)} (Kafka's brokers and "
+                               "clients run on 127.0.0.1, outside the nodes' network namespaces); drop it or use "
+                               "--load client")
     return tuple(k for k in kinds if k not in partitions)
 
 
@@ -225,7 +228,7 @@ def _client_load_kinds(kinds: tuple[str, ...], explicit: bool, scenario: str | N
               help="Records/s the leader's client appends (one at a time).")
 @click.option("--load", type=click.Choice(["demo", "client", "kafka"]), default="demo", show_default=True,
               help="demo: each voter's own demo load; client: an independent client process sending "
-                   "AlterClientQuotas to the voters, which run Kafka's controller (no partition nemesis); "
+                   "AlterClientQuotas to the voters, which run Kafka's controller; "
                    "kafka: 3 real Kafka brokers on those voters, Kafka's VerifiableProducer the client and "
                    "VerifiableConsumer reading it back (Kafka's jars; no partition nemesis).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")

@@ -57,7 +57,7 @@ from typing import Any
 from kraft.tools.bench.chaos.checker import Sampler, check, chaos_ok
 from kraft.tools.bench.chaos.disks import LazyDisk, fuse_unavailable_reason
 from kraft.tools.bench.chaos.run_history import History
-from kraft.tools.bench.chaos.client_load import ClientLoad
+from kraft.tools.bench.chaos.client_load import CLIENT_NODE, ClientLoad
 from kraft.tools.bench.chaos.kafka_load import BROKER_IDS as KAFKA_BROKER_IDS
 from kraft.tools.bench.chaos.kafka_load import KafkaLoad, KafkaLoadError
 from kraft.tools.bench.chaos.netns import Network, NetworkUnavailable, network_unavailable_reason
@@ -244,7 +244,8 @@ class Chaos:
         ids = voters + observers
         _remove_stale_namespaces()
         if any(k == "partition" or k in PARTITION_NEMESES for k in self.kinds):
-            self.network = Network(ids)
+            # The chaos client gets a namespace of its own on the bridge, which no partition cuts.
+            self.network = Network(ids + ([CLIENT_NODE] if opts.load == "client" else []))
             try:
                 self.network.create()
             except NetworkUnavailable as e:
@@ -275,7 +276,8 @@ class Chaos:
         self._make_nodes(ids, voters, configs)
         if opts.load == "client":
             self.client = ClientLoad(self.root / "client-history.jsonl", self.root / "client.log",
-                                     [addresses[n] for n in voters], opts.append_rate)
+                                     [addresses[n] for n in voters], opts.append_rate,
+                                     prefix=self.network.exec_prefix(CLIENT_NODE) if self.network else [])
         elif opts.load == "kafka":
             quorum = ",".join(f"{n}@{addresses[n][0]}:{addresses[n][1]}" for n in voters)
             self.client = KafkaLoad(self.root, self.jars, self.cluster_id, quorum, ports[len(ids):],
