@@ -178,3 +178,13 @@ def test_every_new_cluster_id_is_drawn_as_kafka_draws_one() -> None:
                   if by_hand in p.read_text(encoding="utf-8")]
     assert hand_drawn == []
     assert all(not random_cluster_id().startswith("-") and len(random_cluster_id()) == 22 for _ in range(200))
+
+
+def test_a_drawn_id_starting_with_a_dash_is_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kafka's ``Uuid.randomUuid`` draws again for an id whose string form
+    starts with "-": kafka-storage format -t would read it as an option."""
+    from kraft.records import state_files
+
+    drawn = iter([uuid.UUID(bytes=b"\xf8" + b"\x00" * 15), uuid.UUID(bytes=b"\x01" * 16)])
+    monkeypatch.setattr(state_files.uuid, "uuid4", lambda: next(drawn))
+    assert random_cluster_id() == "AQEBAQEBAQEBAQEBAQEBAQ"

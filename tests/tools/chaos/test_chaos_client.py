@@ -202,3 +202,31 @@ def test_bench_chaos_with_the_client_load_kills_nodes_and_nothing_is_lost(tmp_pa
     assert ops["invoked"] == ops["ok"] + ops["fail"] + ops["info"], ops
     assert not list(tmp_path.glob("operations-*.jsonl")) and (tmp_path / "client-history.jsonl").exists()
     assert "the chaos client sending 20 AlterClientQuotas/s" in report and "operations invoked" in report
+
+
+@pytest.mark.slow
+def test_bench_chaos_with_the_client_load_runs_the_partition_nemesis(tmp_path: Path) -> None:
+    """``--load client --nemesis cut``: the nodes in network namespaces, the
+    client in one of its own on their bridge (10.211.0.200), which the cuts
+    leave whole; every ok still has its record on every voter."""
+    import trio
+
+    from kraft.tools.bench.chaos import ChaosOptions, chaos_ok, format_chaos_report, run_chaos
+    from kraft.tools.bench.chaos.run import unavailable_reason
+    from tests.kafka.releases import unavailable
+
+    reason = unavailable_reason("cut")
+    if reason is not None:
+        unavailable(f"nemesis cut cannot run here: {reason}", "every chaos nemesis")
+    options = ChaosOptions(duration_s=12.0, nemesis=("cut",), nemesis_explicit=True, observers=0,
+                           append_rate=20.0, load="client", patience_s=60.0)
+    result = trio.run(run_chaos, options, tmp_path, print)
+    report = format_chaos_report(result)
+    print(report)
+    assert chaos_ok(result), report
+    assert result["fault_counts"]["cut"] >= 1 and result["network"].startswith("network namespaces"), report
+    assert result["operations"]["ok"] == result["present"] > 0, report
+    oks = [json.loads(line) for line in (tmp_path / "client-history.jsonl").read_text().splitlines()
+           if '"type": "ok"' in line]
+    # Answered over the bridge: the client is in the nodes' network, not on 127.0.0.1.
+    assert oks and all(str(e["controller"]).startswith("10.211.0.") for e in oks), oks[:3]

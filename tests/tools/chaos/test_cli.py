@@ -22,8 +22,8 @@ from kraft.tools.bench.chaos.scenarios import SCENARIOS, load_scenario, scenario
     (["--scenario", "witness-handover", "--voters", "5"], "--scenario witness-handover runs 3 voters"),
     # Jepsen's majorities ring needs 5 voters: with 3 every ring is whole.
     (["--nemesis", "ring"], "nemesis ring needs --voters 5 or more"),
-    # The chaos client runs on the host, outside the nodes' network namespaces.
-    (["--load", "client", "--nemesis", "kill,partition"], "--load client cannot run nemesis partition"),
+    # Kafka's brokers and clients run on the host, outside the nodes' network namespaces.
+    (["--load", "kafka", "--nemesis", "kill,partition"], "--load kafka cannot run nemesis partition"),
     (["--load", "client", "--scenario", "witness-handover"], "runs the demo load; drop --load client"),
     (["--load", "bogus"], "Invalid value for '--load'"),
 ])

@@ -31,6 +31,14 @@ The independent client's load (:mod:`kraft.tools.bench.chaos_client`) is judged 
 ClientQuotaRecord in the log of every voter, no client id has two (one
 operation applied twice), and no ``fail`` one is in any log; an ``info``
 one may be either way, and is counted both ways.
+
+``--load kafka`` (:mod:`.kafka_load`) is judged by :func:`check_kafka_load`
+on what Kafka's VerifiableConsumer read back from the brokers: every ``ok``
+value read at the partition and offset its acknowledgement named, no value
+read that was never sent (none invented, no failed one), none at two
+offsets (the idempotent producer writes each once), and in every partition
+the values in the order they were sent (one producer, ``enable.idempotence``
+keeps a partition's records in send order).
 """
 
 from __future__ import annotations
@@ -41,10 +49,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kraft.tools.bench.chaos.operations import NamedOperations, Operations
+from kraft.tools.bench.chaos.operations import NamedOperations, Operations, SentOperations
 from kraft.tools.bench.chaos.segments import NodeFiles, client_quota, read_quorum_state, segment_crcs
 
-__all__ = ["Sampler", "chaos_ok", "check", "check_client_load", "client_ids_set", "client_load_ok", "committed_history", "leaders_per_epoch"]
+__all__ = ["Sampler", "chaos_ok", "check", "check_client_load", "check_kafka_load", "client_ids_set", "client_load_ok", "committed_history", "leaders_per_epoch"]
 
 
 @dataclass
@@ -208,7 +216,8 @@ def chaos_ok(result: dict[str, Any]) -> bool:
             and not result.get("dump_log_disagrees")
             and not result.get("changed_below_high_watermark") and not result.get("stalled")
             and not result.get("power_loss_dropped_nothing") and not result.get("wrong_fail_stops")
-            and not result.get("applied_twice"))
+            and not result.get("applied_twice") and not result.get("invented")
+            and not result.get("out_of_order_partitions"))
 
 
 def client_ids_set(files: NodeFiles, key: str) -> Counter[str]:
@@ -248,3 +257,50 @@ def check_client_load(ops: NamedOperations, files: dict[int, NodeFiles], voters:
 def client_load_ok(result: dict[str, Any]) -> bool:
     return (result["lost"] == 0 and not result["missing_on"] and not result["applied_twice"]
             and not result["fail_committed"] and not result["files_corrupt"])
+
+
+def _out_of_order_partitions(read: dict[tuple[int, int], str]) -> list[int]:
+    """Partitions whose values, by offset, do not grow (VerifiableProducer sends 0, 1, 2...)."""
+    by_partition: dict[int, list[tuple[int, int]]] = {}
+    for (partition, offset), value in read.items():
+        if value.isdigit():
+            by_partition.setdefault(partition, []).append((offset, int(value)))
+    out = []
+    for partition, records in sorted(by_partition.items()):
+        values = [v for _, v in sorted(records)]
+        if any(a >= b for a, b in zip(values, values[1:])):
+            out.append(partition)
+    return out
+
+
+def check_kafka_load(ops: SentOperations, consumed: list[tuple[int, int, str]]) -> dict[str, Any]:
+    """The verdict on a producer's history against what the consumer read back."""
+    read: dict[tuple[int, int], str] = {}
+    changed = []  # one offset read twice with two values: the log changed under the consumer
+    for partition, offset, value in consumed:
+        if read.setdefault((partition, offset), value) != value:
+            changed.append(f"partition {partition} offset {offset}: {read[partition, offset]!r} then {value!r}")
+    places: dict[str, set[tuple[int, int]]] = {}
+    for where, value in read.items():
+        places.setdefault(value, set()).add(where)
+    lost = sorted((v for v, where in ops.ok.items() if read.get(where) != v), key=lambda v: (len(v), v))
+    fail = set(ops.fail)
+    invented = sorted(v for v in places if v not in ops.values and v not in ops.ok)
+    return {
+        "operations": ops.counts(),
+        "present": len(ops.ok) - len(lost),
+        "lost": len(lost),
+        "lost_records": [f"{v} (acknowledged at partition {ops.ok[v][0]} offset {ops.ok[v][1]}"
+                         f"{', read at ' + str(sorted(places[v])) if v in places else ', never read'})"
+                         for v in lost[:20]],
+        "missing_on": {},
+        "read_back": len(read),
+        "invented": invented[:20] + changed[:20],
+        "applied_twice": {"brokers": sorted((v for v, where in places.items() if len(where) > 1),
+                                            key=lambda v: (len(v), v))[:20]} if any(
+            len(w) > 1 for w in places.values()) else {},
+        "out_of_order_partitions": _out_of_order_partitions(read),
+        "fail_committed": sum(1 for v in fail if v in places),
+        "info_committed": sum(1 for v in ops.info if v in places),
+        "info_not_committed": sum(1 for v in ops.info if v not in places),
+    }

@@ -22,7 +22,8 @@ def _operations_lines(result: dict[str, Any]) -> list[str]:
     ops = result.get("operations")
     lines = []
     if ops:
-        what = "operations invoked" if result.get("load") == "client" else "appends invoked"
+        what = {"client": "operations invoked", "kafka": "sends invoked"}.get(result.get("load", ""),
+                                                                            "appends invoked")
         lines += [f"{what:<28}{ops['invoked']:>8}  (ok {ops['ok']}, fail {ops['fail']}, "
                   f"info {ops['info']})",
                   f"info, outcome unknown       {ops['info']:>8}  (committed {result.get('info_committed', 0)}, "
@@ -43,7 +44,10 @@ def format_chaos_report(result: dict[str, Any]) -> str:
         + (f"(scenario {result['scenario']})" if result.get("scenario") else
            f"(up to {result.get('max_concurrent_faults', 1)} at once)")
         + (f", the chaos client sending {result['append_rate']:g} AlterClientQuotas/s to the controllers;"
-           if result.get("load") == "client" else f", each leader appending {result['append_rate']:g} records/s;"),
+           if result.get("load") == "client" else
+           f", Kafka's VerifiableProducer sending {result['append_rate']:g} records/s to 3 Kafka "
+           f"{result.get('kafka_version') or ''} brokers on the controllers;"
+           if result.get("load") == "kafka" else f", each leader appending {result['append_rate']:g} records/s;"),
         f"{result['cpus']} CPUs, load average {result['load_average_before']:.1f} before, "
         f"{result['load_average_after']:.1f} after",
         f"faults applied: {counts}",
@@ -65,7 +69,9 @@ def format_chaos_report(result: dict[str, Any]) -> str:
         f"leader changes              {result['leader_changes']:>8}",
         f"time without a leader       {result['time_without_leader_s']:>7.1f} s",
     ]
-    if result.get("load") != "client":  # the controller's answers name no offset: no high watermark seen
+    if result.get("load") == "kafka":
+        lines.append(f"read back by VerifiableConsumer {result.get('read_back', 0):>6}")
+    if result.get("load") not in ("client", "kafka"):  # no metadata offset in their answers: no HW seen
         lines.append(f"committed records (HW {result['high_watermark']})  {result['committed_records']:>6}")
     heals = result.get("after_heals")
     if heals:
@@ -83,6 +89,10 @@ def format_chaos_report(result: dict[str, Any]) -> str:
         lines.append("OK: every operation the controller acknowledged has its record on every voter, none twice, "
                      "no failed one anywhere")
         return "\n".join(lines)
+    if chaos_ok(result) and result.get("load") == "kafka":
+        lines.append("OK: every record the brokers acknowledged was read back at its offset, none invented, "
+                     "none twice, each partition in send order; the controllers' logs whole")
+        return "\n".join(lines)
     if chaos_ok(result):
         lines.append("OK: every acknowledged record is on every node, in order; logs agree up to the high watermark")
         return "\n".join(lines)
@@ -97,6 +107,8 @@ def format_chaos_report(result: dict[str, Any]) -> str:
                       ("dump_log_disagrees", "DumpLogSegments reads the files otherwise"),
                       ("fail_committed", "appends that failed, yet are committed"),
                       ("applied_twice", "client operations whose record is in a log twice, per node"),
+                      ("invented", "read back, never sent (or an offset read with two values)"),
+                      ("out_of_order_partitions", "partitions whose records are not in send order"),
                       ("power_loss_dropped_nothing", "power cuts were applied and none dropped anything"),
                       ("wrong_fail_stops", "nodes that did not fail-stop with status 1 on EIO"),
                       ("stalled", "liveness")):
@@ -113,7 +125,7 @@ def format_chaos_report(result: dict[str, Any]) -> str:
             lines.append(f"  {what}: {found}")
     lines.append(f"  replay: kraft bench chaos --seed {result['seed']} --voters {result['voters']} "
                  f"--nemesis {','.join(result.get('nemesis', []))} "
-                 + ("--load client " if result.get("load") == "client" else "")
+                 + (f"--load {result['load']} " if result.get("load") in ("client", "kafka") else "")
                  + (f"--scenario {result['scenario']}" if result.get("scenario") else
                     f"--duration {result['duration_s']:g}"))
     return "\n".join(lines)
@@ -144,8 +156,10 @@ def _chaos_options(duration: float, seed: int, voters: str, observers: int, witn
             reason = unavailable_reason(kind)
             if reason is not None:
                 raise click.ClickException(f"nemesis {kind} cannot run on this machine: {reason}")
-    if load == "client":
-        kinds = _client_load_kinds(kinds, nemesis is not None, scenario)
+    if load in ("client", "kafka"):
+        kinds = _client_load_kinds(kinds, nemesis is not None, scenario, load)
+    if load == "kafka":
+        _kafka_available()
     nodes = int(voters) + observers
     if max_concurrent_faults > nodes:
         raise click.UsageError(f"--max-concurrent-faults {max_concurrent_faults} is more than the {nodes} nodes")
@@ -168,17 +182,32 @@ def _chaos_options(duration: float, seed: int, voters: str, observers: int, witn
                         load=load)
 
 
-def _client_load_kinds(kinds: tuple[str, ...], explicit: bool, scenario: str | None) -> tuple[str, ...]:
-    """The nemeses ``--load client`` can run: the client runs on the host,
-    which cannot reach nodes in network namespaces, so no partition."""
+def _kafka_available() -> None:
+    """``--load kafka`` runs Kafka's jars: refused at once without them."""
+    from kraft.tools.kafka_brokers import find_kafka
+
+    found = find_kafka()
+    if isinstance(found, str):
+        raise click.ClickException(f"--load kafka needs real Kafka: {found}")
+
+
+def _client_load_kinds(kinds: tuple[str, ...], explicit: bool, scenario: str | None,
+                       load: str = "client") -> tuple[str, ...]:
+    """The nemeses ``--load client`` and ``--load kafka`` can run. The
+    chaos client joins the nodes' network (a namespace of its own on their
+    bridge) and runs every one; Kafka's brokers and clients run on the
+    host, which cannot reach nodes in network namespaces, so no partition."""
     from kraft.tools.bench.chaos.run import PARTITION_NEMESES
 
-    partitions = [k for k in kinds if k == "partition" or k in PARTITION_NEMESES]
     if scenario is not None:
-        raise click.UsageError(f"--scenario {scenario} runs the demo load; drop --load client")
+        raise click.UsageError(f"--scenario {scenario} runs the demo load; drop --load {load}")
+    if load == "client":
+        return kinds
+    partitions = [k for k in kinds if k == "partition" or k in PARTITION_NEMESES]
     if partitions and explicit:
-        raise click.UsageError(f"--load client cannot run nemesis {', '.join(partitions)} (the client runs on "
-                               "127.0.0.1, outside the nodes' network namespaces); drop it or use --load demo")
+        raise click.UsageError(f"--load {load} cannot run nemesis {', '.join(partitions)} (Kafka's brokers and "
+                               "clients run on 127.0.0.1, outside the nodes' network namespaces); drop it or use "
+                               "--load client")
     return tuple(k for k in kinds if k not in partitions)
 
 
@@ -197,9 +226,11 @@ def _client_load_kinds(kinds: tuple[str, ...], explicit: bool, scenario: str | N
 @click.option("--scenario", default=None, help="Run a named scenario instead of the random schedule.")
 @click.option("--append-rate", type=click.FloatRange(min=1), default=50.0, show_default=True,
               help="Records/s the leader's client appends (one at a time).")
-@click.option("--load", type=click.Choice(["demo", "client"]), default="demo", show_default=True,
+@click.option("--load", type=click.Choice(["demo", "client", "kafka"]), default="demo", show_default=True,
               help="demo: each voter's own demo load; client: an independent client process sending "
-                   "AlterClientQuotas to the voters, which run Kafka's controller (no partition nemesis).")
+                   "AlterClientQuotas to the voters, which run Kafka's controller; "
+                   "kafka: 3 real Kafka brokers on those voters, Kafka's VerifiableProducer the client and "
+                   "VerifiableConsumer reading it back (Kafka's jars; no partition nemesis).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--keep", is_flag=True, help="Keep the run's directory (configs, node logs, ack logs, data, history).")
 def chaos_bench_command(duration: float, seed: int, voters: str, observers: int, witness: bool, nemesis: str | None,

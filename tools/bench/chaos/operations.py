@@ -19,6 +19,11 @@ in between) is ``info`` too.
 The independent chaos client (:mod:`kraft.tools.bench.chaos_client`) writes the same lines,
 ``f`` ``alter-client-quotas`` and ``value`` the client id it sets, with no
 offset (the controller's answer names none): :func:`read_named_operations`.
+
+``--load kafka`` (:mod:`.kafka_load`) turns Kafka's VerifiableProducer's
+events into the same lines, ``f`` ``send`` and ``value`` the integer it
+sent, an ``ok`` naming the partition and offset the broker acknowledged
+at: :func:`read_sent_operations`.
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["NamedOperations", "Operations", "read_named_operations", "read_operations"]
+__all__ = ["NamedOperations", "Operations", "SentOperations", "read_named_operations", "read_operations",
+           "read_sent_operations"]
 
 
 @dataclass
@@ -119,4 +125,37 @@ def read_operations(paths: Iterable[Path]) -> Operations:
     for path in paths:
         if path.exists():
             _add_file(ops, path)
+    return ops
+
+
+@dataclass
+class SentOperations:
+    """A producer's sends by outcome: ``ok`` value -> (partition, offset) the broker acknowledged at."""
+
+    ok: dict[str, tuple[int, int]] = field(default_factory=dict)
+    fail: list[str] = field(default_factory=list)
+    info: list[str] = field(default_factory=list)
+    invoked: int = 0
+    values: set[str] = field(default_factory=set)
+
+    def counts(self) -> dict[str, int]:
+        return {"invoked": self.invoked, "ok": len(self.ok), "fail": len(self.fail), "info": len(self.info)}
+
+
+def read_sent_operations(path: Path) -> SentOperations:
+    """The sends of a ``--load kafka`` history; a missing file holds none."""
+    ops = SentOperations()
+    if not path.exists():
+        return ops
+    for kind, event in _outcomes(path):
+        value = str(event["value"])
+        if kind == "invoke":
+            ops.invoked += 1
+            ops.values.add(value)
+        elif kind == "ok" and isinstance(event.get("partition"), int) and isinstance(event.get("offset"), int):
+            ops.ok[value] = (event["partition"], event["offset"])
+        elif kind == "fail":
+            ops.fail.append(value)
+        else:
+            ops.info.append(value)
     return ops

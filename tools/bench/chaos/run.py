@@ -56,7 +56,9 @@ from kraft.records.state_files import random_cluster_id
 from kraft.tools.bench.chaos.checker import Sampler, check, chaos_ok
 from kraft.tools.bench.chaos.disks import LazyDisk, fuse_unavailable_reason
 from kraft.tools.bench.chaos.run_history import History
-from kraft.tools.bench.chaos.client_load import ClientLoad
+from kraft.tools.bench.chaos.client_load import CLIENT_NODE, ClientLoad
+from kraft.tools.bench.chaos.kafka_load import BROKER_IDS as KAFKA_BROKER_IDS
+from kraft.tools.bench.chaos.kafka_load import KafkaLoad, KafkaLoadError
 from kraft.tools.bench.chaos.netns import Network, NetworkUnavailable, network_unavailable_reason
 from kraft.tools.bench.node_process import NodeProcess, fault_line, kill_for, pause_for
 
@@ -113,7 +115,8 @@ class ChaosOptions:
     #: with ``kraft.witness=false``; the witness is then auto-detected (``kraft.witness=auto``), not forced.
     kafka_played: tuple[int, ...] = ()
     #: ``demo``: each voter's own demo load; ``client``: the independent chaos client
-    #: (:mod:`.client_load`) against voters running Kafka's controller.
+    #: (:mod:`.client_load`) against voters running Kafka's controller; ``kafka``: real
+    #: Kafka brokers on those voters, Kafka's VerifiableProducer the client (:mod:`.kafka_load`).
     load: str = "demo"
 
 
@@ -180,7 +183,9 @@ class Chaos:
         self.disk_full_voter: int | None = None
         self.network: Network | None = None
         self.history: History | None = None
-        self.client: ClientLoad | None = None
+        self.client: ClientLoad | KafkaLoad | None = None
+        self.cluster_id = random_cluster_id()
+        self.jars: Any = None
         self.sampler = Sampler()
         #: Nodes that left on a failed fsync otherwise than Kafka's fail-stop (exit 1).
         self.wrong_exits: list[str] = []
@@ -238,7 +243,8 @@ class Chaos:
         ids = voters + observers
         _remove_stale_namespaces()
         if any(k == "partition" or k in PARTITION_NEMESES for k in self.kinds):
-            self.network = Network(ids)
+            # The chaos client gets a namespace of its own on the bridge, which no partition cuts.
+            self.network = Network(ids + ([CLIENT_NODE] if opts.load == "client" else []))
             try:
                 self.network.create()
             except NetworkUnavailable as e:
@@ -258,21 +264,31 @@ class Chaos:
                 raise ChaosError(f"nemesis disk-full cannot run here: cannot mount a tmpfs "
                                  f"({done.stderr.strip() or done.returncode})")
             self.tmpfs = mount_dir
+        ports = free_ports(len(ids) + (len(KAFKA_BROKER_IDS) if opts.load == "kafka" else 0))
         if self.network is not None:
             addresses = {n: (self.network.address(n), CONTROLLER_PORT) for n in ids}
         else:
-            addresses = {n: ("127.0.0.1", p) for n, p in zip(ids, free_ports(len(ids)))}
+            addresses = {n: ("127.0.0.1", p) for n, p in zip(ids, ports)}
+        if opts.load == "kafka":
+            self.jars = _kafka_jars()
         configs = self._format(ids, voters, addresses)
         self._make_nodes(ids, voters, configs)
         if opts.load == "client":
             self.client = ClientLoad(self.root / "client-history.jsonl", self.root / "client.log",
-                                     [addresses[n] for n in voters], opts.append_rate)
+                                     [addresses[n] for n in voters], opts.append_rate,
+                                     prefix=self.network.exec_prefix(CLIENT_NODE) if self.network else [])
+        elif opts.load == "kafka":
+            quorum = ",".join(f"{n}@{addresses[n][0]}:{addresses[n][1]}" for n in voters)
+            self.client = KafkaLoad(self.root, self.jars, self.cluster_id, quorum, ports[len(ids):],
+                                    opts.append_rate)
 
     def _format(self, ids: list[int], voters: list[int], addresses: dict[int, tuple[str, int]]) -> dict[int, Path]:
         """Each node's server.properties, formatted with ``kraft storage format`` (one cluster id)."""
         opts = self.options
         quorum = ",".join(f"{n}@{addresses[n][0]}:{addresses[n][1]}" for n in voters)
-        cluster_id = random_cluster_id()
+        cluster_id = self.cluster_id
+        # Kafka's brokers need the controllers' metadata.version to be one their release knows.
+        release = ["--kafka-version", self.jars.version] if self.jars is not None and self.jars.version else []
         configs = {}
         for node_id in ids:
             host, port = addresses[node_id]
@@ -282,7 +298,7 @@ class Chaos:
                 "listeners": f"CONTROLLER://{host}:{port}", "controller.listener.names": "CONTROLLER",
                 "controller.quorum.voters": quorum, "metadata.log.dir": str(self.root / f"metadata-{node_id}"),
             }
-            if opts.load == "client" and node_id in voters:
+            if opts.load in ("client", "kafka") and node_id in voters:
                 props["kraft.controller"] = "true"  # the client's writes are Kafka controller requests
                 props["kraft.witness"] = "false"
             if node_id in opts.kafka_played:
@@ -291,7 +307,7 @@ class Chaos:
                 props["kraft.witness"] = "true"  # beside Kafka-played voters it is auto-detected instead
             configs[node_id].write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         formats = [subprocess.Popen([sys.executable, "-m", "kraft.cli", "storage", "format", "--config", str(path),
-                                     "--cluster-id", cluster_id], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                                     "--cluster-id", cluster_id, *release], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
                    for path in configs.values()]
         for proc in formats:
             output, _ = proc.communicate()
@@ -327,7 +343,7 @@ class Chaos:
     def cleanup(self) -> None:
         """Stop every process, unmount every disk, delete the namespaces: on every way out."""
         if self.client is not None:
-            self.client.stop(5.0)
+            self.client.close()
         for node in self.nodes.values():
             if node.alive:
                 node.kill_signal()
@@ -818,6 +834,16 @@ class Chaos:
         return codes
 
 
+def _kafka_jars() -> Any:
+    """Kafka's jars and ``java`` for ``--load kafka``, or the ChaosError naming the fix."""
+    from kraft.tools.kafka_brokers import find_kafka
+
+    found = find_kafka()
+    if isinstance(found, str):
+        raise ChaosError(f"--load kafka needs real Kafka: {found}")
+    return found
+
+
 def _remove_stale_namespaces() -> None:
     """Namespaces left by a run that was killed -9 (its pid is gone): the
     only way out the tool cannot clean up after itself."""
@@ -973,6 +999,8 @@ async def run_chaos(options: ChaosOptions, root: Path, say: Callable[[str], None
     try:
         chaos.prepare()
         chaos.history = History(root / "history.jsonl")
+        if chaos.jars is not None:
+            result["kafka_version"] = chaos.jars.version
         result["network"] = "network namespaces (10.211.0.0/24)" if chaos.network is not None else "127.0.0.1"
         for kind, reason in chaos.skipped.items():
             say(f"nemesis {kind} skipped: {reason}")
@@ -981,9 +1009,12 @@ async def run_chaos(options: ChaosOptions, root: Path, say: Callable[[str], None
             nursery.start_soon(_on_signals)
             for node in chaos.nodes.values():
                 node.start()
-            if chaos.client is not None:
-                chaos.client.start()
             nursery.start_soon(chaos.watch)
+            if chaos.client is not None:
+                try:
+                    await trio.to_thread.run_sync(chaos.client.start, abandon_on_cancel=True)
+                except KafkaLoadError as e:
+                    raise ChaosError(f"--load kafka: {e} (files in {root})") from None
             await chaos.progress("after start-up", 20)
             chaos.t0 = chaos.history.now()
             chaos.history.add("faults", phase="start", seed=options.seed,
