@@ -80,6 +80,9 @@ class KafkaLoad:
     producer: subprocess.Popen[bytes] | None = None
     consumer: subprocess.Popen[bytes] | None = None
     read_pos: int = 0
+    #: Set by :meth:`close`: a start still under way in its thread (the run
+    #: was interrupted) must start nothing more.
+    closed: bool = False
 
     def __post_init__(self) -> None:
         for node_id, port in zip(BROKER_IDS, self.ports):
@@ -131,6 +134,8 @@ class KafkaLoad:
         except RuntimeError as e:
             raise KafkaLoadError(str(e)) from None
         self._create_topic()
+        if self.closed:
+            raise KafkaLoadError("stopped while starting")
         config = self.tools / "producer.properties"
         config.write_text("".join(f"{k}={v}\n" for k, v in PRODUCER_CONFIG.items()))
         # --producer.config: 4.0 has no --command-config yet (4.4 keeps the old option, deprecated).
@@ -142,7 +147,7 @@ class KafkaLoad:
         """Kafka's ``kafka-topics.sh --create``, asked again while a broker is still registering."""
         deadline = time.monotonic() + BOUND_S
         said = ""
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not self.closed:
             done = subprocess.run(self._command("TopicCommand", "--bootstrap-server", self.bootstrap, "--create",
                                                 "--if-not-exists", "--topic", TOPIC, "--partitions", str(PARTITIONS),
                                                 "--replication-factor", str(REPLICATION_FACTOR)),
@@ -200,6 +205,7 @@ class KafkaLoad:
 
     def close(self) -> None:
         """kill -9 of whatever still runs (every way out of the run)."""
+        self.closed = True
         for proc in (self.producer, self.consumer):
             if proc is not None and proc.poll() is None:
                 proc.kill()
