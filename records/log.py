@@ -670,7 +670,7 @@ class MetadataLog:
         """A writer for snapshot bytes downloaded with FetchSnapshot."""
         return _LogRawSnapshotWriter(self, self.directory, snapshot_id)
 
-    def write_snapshot_chunk(self, snapshot_id: OffsetAndEpoch, position: int, data: bytes) -> None:
+    def write_snapshot_chunk(self, snapshot_id: OffsetAndEpoch, position: int, data: bytes | memoryview) -> None:
         """Write a FetchSnapshot chunk into ``<id>.checkpoint.part``; position 0
         starts the download afresh, any other position must continue it."""
         self._ensure_open()

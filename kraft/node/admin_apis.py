@@ -1,6 +1,6 @@
 """The admin surface of a kraft controller listener: what tools and admin
 clients get from a node, as opposed to the raft RPCs between voters
-(:mod:`kraft.node.rpc`).
+(:mod:`kraft.raft.rpcs`, answered through :mod:`kraft.node.controller_apis`).
 
 What a Kafka controller answers, and kraft with it:
 

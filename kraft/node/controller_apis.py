@@ -19,14 +19,14 @@ from kraft.errors import ConfigurationError
 from kraft.messages.generated.api_versions_response import ApiVersionsResponse
 from kraft.controller.request_handlers import WRITE_APIS
 from kraft.controller.result import ApiError
-from kraft.node import admin_apis, authorizer, envelope, rpc
+from kraft.node import admin_apis, authorizer, envelope
 from kraft.node.controller_server import NotController
 from kraft.node.cluster_ids import INCONSISTENT_CLUSTER_ID, ClusterIdWatch
 from kraft.node.duplicate_ids import DuplicateNodeIds
 from kraft.node.raft_view import InboundRaft
 from kraft.node.raft_metrics import RaftMetrics, error_name, request_name, wire_error
 from kraft.raft.errors import Errors
-from kraft.raft.rpcs import BY_API_KEY, describe_quorum_rpc
+from kraft.raft.rpcs import BY_API_KEY, CORE_API_KEYS, FetchRequest, describe_quorum_rpc
 from kraft.raft.rpcs.spec import Reject
 from kraft.raft.witness_policy import WitnessDecision
 from kraft.wire.apis import ApiKey
@@ -205,7 +205,7 @@ class ControllerApis:
             return await admin_apis.handle(self._raft, request, conn, cluster_id=self._cluster_id,
                                            node_id=config.node_id, witness=self._witness_decision(),
                                            duplicates=self.duplicates.note())
-        if key in rpc.RAFT_API_KEYS:
+        if key in CORE_API_KEYS:
             return await self._handle_raft(key, version, request.body, conn)
         if key in ADMIN_NOT_CONTROLLER_APIS:
             # An admin client's request sent straight to a controller (KIP-919):
@@ -243,21 +243,21 @@ class ControllerApis:
         return Response(envelope.wrap(inner, answer.body, answer.api_version), version)
 
     async def _handle_raft(self, key: int, version: int, body: Any, conn: ConnectionInfo) -> Response:
-        raft_rpc = rpc.rpc_of(key)
+        raft_rpc = BY_API_KEY[key]
         try:
-            event = raft_rpc.request_from_wire(version, body)
+            event = raft_rpc.read_request(version, body)
         except Reject as refused:
             # A request the core must not see: its error answer.
             answer = raft_rpc.error_response(refused.error, refused.partition_level)
-            return Response(raft_rpc.response_to_wire(answer, version, conn.listener), version)
-        source = raft_rpc.source(event)
-        if key == ApiKey.FETCH:
+            return Response(raft_rpc.write_response(answer, version, conn.listener), version)
+        source = raft_rpc.request_source(event)
+        if isinstance(event, FetchRequest):
             self.duplicates.fetched(source, event.replica_key.directory_id, f"{conn.peer_host}:{conn.peer_port}")
         response = await self._raft.handle_request(
-            source, event, raft_rpc.answer_wait_ms(event, self._config.quorum.request_timeout_ms))
+            source, event, raft_rpc.answer_wait(event, self._config.quorum.request_timeout_ms))
         if response is None:
             response = raft_rpc.error_response(Errors.REQUEST_TIMED_OUT, False)
         elif self._cluster_ids is not None and raft_rpc.error_tag(response) == INCONSISTENT_CLUSTER_ID:
             self._cluster_ids.refused_request(source, f"{conn.peer_host}:{conn.peer_port}",
                                               getattr(event, "cluster_id", None))
-        return Response(raft_rpc.response_to_wire(response, version, conn.listener), version)
+        return Response(raft_rpc.write_response(response, version, conn.listener), version)

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any
 
 import trio
 
-from kraft.node import rpc
 from kraft.node.cluster_ids import INCONSISTENT_CLUSTER_ID, ClusterIdWatch
 from kraft.node.raft_metrics import RaftMetrics
 from kraft.raft import events as ev
@@ -144,14 +142,14 @@ class NetworkChannel:
         if address is None:
             deliver(ev.RequestFailed(out.destination, out.correlation_id, "no known address"))
             return
-        raft_rpc = rpc.rpc_of_request(message)
+        raft_rpc = rpcs.BY_REQUEST[type(message)]
         key = ApiKey(raft_rpc.api_key)
         endpoints = self._local_endpoints()
 
-        def build(version: int) -> Any:
+        def build(version: int) -> object:
             if isinstance(message, rpcs.VoteRequest) and message.pre_vote and version < 2:
                 raise _PreVoteNeedsV2()
-            return raft_rpc.request_to_wire(message, version, endpoints)
+            return raft_rpc.write_request(message, version, endpoints)
 
         client = self.pool.get(out.destination, *address)
         metrics = self._metrics
@@ -160,7 +158,7 @@ class NetworkChannel:
             metrics.request_sent(name)
         try:
             version, body = await client.request(key, build,
-                                                 timeout_ms=raft_rpc.send_timeout_ms(message, self._timeout_ms),
+                                                 timeout_ms=raft_rpc.send_timeout(message, self._timeout_ms),
                                                  max_version=self._max_versions[key])
         except _PreVoteNeedsV2:
             deliver(ev.InboundResponse(out.destination, out.correlation_id,
@@ -177,7 +175,7 @@ class NetworkChannel:
                     name, "REQUEST_TIMED_OUT" if isinstance(e, RequestTimedOut) else "BROKER_NOT_AVAILABLE")
             deliver(ev.RequestFailed(out.destination, out.correlation_id, str(e)))
             return
-        response = rpc.response_from_wire(key, version, body, listener)
+        response = raft_rpc.read_response(version, body, listener)
         error = raft_rpc.error_tag(response)
         if metrics is not None:
             metrics.response_received(name, error)
@@ -191,7 +189,7 @@ class NetworkChannel:
                             request_timeout_ms=self._timeout_ms, security=self._security)
         try:
             version, body = await client.request(
-                ApiKey.API_VERSIONS, lambda v: rpc.request_to_wire(out.message, v)[1],
+                ApiKey.API_VERSIONS, lambda v: rpcs.api_versions_rpc.RPC.write_request(out.message, v),
                 max_version=self._max_versions[ApiKey.API_VERSIONS])
         except (ConnectionFailed, RequestTimedOut, NoCommonVersion) as e:
             self._deliver(ev.RequestFailed(out.destination, out.correlation_id, str(e)))
@@ -199,4 +197,4 @@ class NetworkChannel:
         finally:
             await client.aclose()
         self._deliver(ev.InboundResponse(out.destination, out.correlation_id,
-                                         rpc.response_from_wire(rpc.API_VERSIONS, version, body)))
+                                         rpcs.api_versions_rpc.RPC.read_response(version, body)))

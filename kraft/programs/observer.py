@@ -107,7 +107,7 @@ __all__ = [
 
 #: What the observer sends to a Kafka controller, api -> versions we offer
 #: (the highest both sides speak is used). Fetch and FetchSnapshot are sent by
-#: the raft core through the node (kraft/node/rpc.py); see docs/tools/observe-and-shell.md.
+#: the raft core through the node (kraft/node/network_channel.py); see docs/tools/observe-and-shell.md.
 REQUEST_VERSIONS: Mapping[str, tuple[int, int]] = {
     "ApiVersions": (0, 4),
     "DescribeCluster": (1, 2),

@@ -103,9 +103,10 @@ class AppendAsLeader:
 @dataclass(frozen=True, slots=True)
 class AppendAsFollower:
     """Append record batches fetched from the leader, exactly as received.
-    Their base offset equals the local log end offset."""
+    Their base offset equals the local log end offset. As the codec decoded
+    them: a view of the received frame, not a copy."""
 
-    records: bytes
+    records: bytes | memoryview
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +132,8 @@ class SnapshotChunk:
 
     snapshot_id: OffsetAndEpoch
     position: int
-    data: bytes
+    #: As the codec decoded it: a view of the received frame.
+    data: bytes | memoryview
 
 
 @dataclass(frozen=True, slots=True)

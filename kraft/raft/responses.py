@@ -5,7 +5,7 @@ An answer no longer expected (timed out, or sent before a role change) is
 dropped; one that answers another RPC is a protocol violation. Otherwise
 the epoch gate (:func:`kraft.raft.epoch_gate.check_response`, carried out by
 the core) sees it first, then the RPC's handler from the registry
-(``RaftRpc.handle_response``); ApiVersions and the voter changes' answers go
+(``RaftRpc.handle_response``, through ``RaftRpc.handle_answer``); ApiVersions and the voter changes' answers go
 to the membership client. The connection is then freed, or backed off when
 the answer was not handled.
 """
@@ -90,10 +90,7 @@ def _handle_response_message(core: ResponseContext, now_ms: int, source: int, ms
     )
     if gate is not None:
         return gate
-    handle = BY_RESPONSE[type(msg)].handle_response
-    if handle is None:
-        raise TypeError(f"not a response of the quorum RPCs: {msg!r}")
-    return handle(core, now_ms, source, msg)
+    return BY_RESPONSE[type(msg)].handle_answer(core, now_ms, source, msg)
 
 
 def _handle_update_raft_voter_response(

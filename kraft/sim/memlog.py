@@ -81,7 +81,7 @@ def encode_batches(batches: list[MemBatch]) -> bytes:
     return bytes(out)
 
 
-def decode_batches(data: bytes) -> list[MemBatch]:
+def decode_batches(data: bytes | memoryview) -> list[MemBatch]:
     batches = []
     pos = 0
     try:
@@ -285,7 +285,7 @@ class MemLog:
             records = batch.records
         self._append(MemBatch(batch.base_offset, batch.epoch, records, bool(batch.controls)))
 
-    def append_as_follower(self, data: bytes) -> None:
+    def append_as_follower(self, data: bytes | memoryview) -> None:
         batches = decode_batches(data)
         if not batches:
             raise MemLogError("append of no batches")
@@ -327,7 +327,7 @@ class MemLog:
     def flush(self) -> None:
         self._flushed_end = self.end_offset
 
-    def write_snapshot_chunk(self, snapshot_id: OffsetAndEpoch, position: int, data: bytes) -> None:
+    def write_snapshot_chunk(self, snapshot_id: OffsetAndEpoch, position: int, data: bytes | memoryview) -> None:
         if position == 0:
             self._partial[snapshot_id] = bytearray()
         partial = self._partial.get(snapshot_id)

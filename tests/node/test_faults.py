@@ -26,7 +26,6 @@ import trio
 from kraft.raft import events as ev
 from kraft.raft import rpcs
 from kraft.raft.errors import Errors, NotLeaderError
-from kraft.node import rpc
 from kraft.node.node import KraftNode
 from kraft.node.raft_client import StorageError
 from kraft.records.batch import build_data_batch
@@ -47,20 +46,20 @@ async def ask(node: KraftNode, message: ev.RaftRequest, *, max_version: int | No
               mutate: Callable[[Any], None] | None = None) -> ev.RaftResponse:
     """Send one of the core's requests as a peer would (optionally altered on
     the wire) and return the answer as the core's response event."""
-    key, _ = rpc.request_to_wire(message, 0 if max_version is None else max_version)
+    raft_rpc = rpcs.BY_REQUEST[type(message)]
 
-    def build(version: int) -> Any:
-        body = rpc.request_to_wire(message, version)[1]
+    def build(version: int) -> object:
+        body = raft_rpc.write_request(message, version)
         if mutate is not None:
             mutate(body)
         return body
 
     client = peer(node)
     try:
-        version, body = await client.request(ApiKey(key), build, max_version=max_version)
+        version, body = await client.request(raft_rpc.api_key, build, max_version=max_version)
     finally:
         await client.aclose()
-    return rpc.response_from_wire(key, version, body)
+    return raft_rpc.read_response(version, body)
 
 
 def fetch(epoch: int, offset: int, last_epoch: int, *, replica: ReplicaKey = OBSERVER, **kw: Any) -> rpcs.FetchRequest:

@@ -12,10 +12,10 @@ import trio
 
 from kraft.raft.errors import Errors, InvalidSnapshotIdError
 from kraft.messages.generated import fetch_snapshot_request as fs_req
-from kraft.node import rpc
 from kraft.node.node import CommittedBatch, KraftNode, SnapshotLoaded
 from kraft.node.snapshots import SnapshotPolicy, run_log_cleaner, run_record_history_snapshots
 from kraft.raft import rpcs
+from kraft.raft.rpcs import fetch_snapshot_rpc
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.snapshot import BOOTSTRAP_SNAPSHOT_ID, SnapshotReader, list_snapshot_paths, snapshot_file_name
 from kraft.records.view import OffsetAndEpoch
@@ -158,7 +158,7 @@ async def test_fetch_snapshot_over_the_wire(tmp_path: Path) -> None:
                     snapshot_id=snapshot_id, position=position, max_bytes=max_bytes)
 
                 def build(version: int) -> fs_req.FetchSnapshotRequest:
-                    body = rpc.request_to_wire(message, version)[1]
+                    body = fetch_snapshot_rpc.RPC.request_to_wire(message, version, ())
                     body.topics[0].partitions[0].partition = partition
                     return body
 
@@ -167,7 +167,7 @@ async def test_fetch_snapshot_over_the_wire(tmp_path: Path) -> None:
                     version, body = await client.request(ApiKey.FETCH_SNAPSHOT, build)
                 finally:
                     await client.aclose()
-                return rpc.response_from_wire(rpc.FETCH_SNAPSHOT, version, body)
+                return fetch_snapshot_rpc.RPC.read_response(version, body)
 
             data = b""
             while True:

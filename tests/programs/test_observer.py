@@ -261,7 +261,7 @@ async def test_the_observer_sends_what_a_kafka_controller_takes_from_a_broker(tm
     directory id) -- never Vote or the other voter RPCs -- and each Fetch has
     the shape of the Fetch Kafka's raft client sends."""
     from kraft.messages.json_form import to_json
-    from kraft.node.rpc import METADATA_TOPIC_ID
+    from kraft.raft.rpcs.spec import METADATA_TOPIC_ID
 
     observer_id = 4242
     seen: list[tuple[str, int, object]] = []

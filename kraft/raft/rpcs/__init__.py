@@ -8,13 +8,13 @@ comes from, metrics name -- with the core's side of it: the request it
 sends, its handlers (on the family's shared steps in
 :mod:`kraft.raft.handlers`). Adding a field or a version touches that
 module and its test (``tests/raft/test_rpcs.py``) only. This package
-re-exports the message classes. The node translates through this
-registry (:mod:`kraft.node.rpc`) and never lists the RPCs itself.
+re-exports the message classes. The node and the core look an RPC up in
+this registry (by api key, request or response type) and never list the
+RPCs themselves; the registry holds each as a
+:class:`~kraft.raft.rpcs.spec.RegisteredRpc`, on the base event types.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from kraft.raft.rpcs import (
     add_raft_voter_rpc,
@@ -36,7 +36,8 @@ from kraft.raft.rpcs.add_raft_voter_rpc import AddRaftVoterRequest, AddRaftVoter
 from kraft.raft.rpcs.remove_raft_voter_rpc import RemoveRaftVoterRequest, RemoveRaftVoterResponse
 from kraft.raft.rpcs.update_raft_voter_rpc import UpdateRaftVoterRequest, UpdateRaftVoterResponse
 from kraft.raft.rpcs.api_versions_rpc import ApiVersionsRequest, ApiVersionsResponse
-from kraft.raft.rpcs.spec import RaftRpc
+from kraft.raft.events import RaftRequest, RaftResponse
+from kraft.raft.rpcs.spec import RaftRpc, RegisteredRpc
 
 __all__ = [
     "AddRaftVoterRequest",
@@ -57,6 +58,7 @@ __all__ = [
     "FetchSnapshotResponse",
     "RPCS",
     "RaftRpc",
+    "RegisteredRpc",
     "RemoveRaftVoterRequest",
     "RemoveRaftVoterResponse",
     "UpdateRaftVoterRequest",
@@ -68,7 +70,7 @@ __all__ = [
 ]
 
 #: Every raft RPC the node speaks.
-RPCS: tuple[RaftRpc[Any, Any], ...] = (
+RPCS: tuple[RegisteredRpc, ...] = (
     vote_rpc.RPC,
     begin_quorum_epoch_rpc.RPC,
     end_quorum_epoch_rpc.RPC,
@@ -80,9 +82,9 @@ RPCS: tuple[RaftRpc[Any, Any], ...] = (
     api_versions_rpc.RPC,
 )
 
-BY_API_KEY: dict[int, RaftRpc[Any, Any]] = {rpc.api_key: rpc for rpc in RPCS}
-BY_REQUEST: dict[type, RaftRpc[Any, Any]] = {rpc.request_type: rpc for rpc in RPCS}
-BY_RESPONSE: dict[type, RaftRpc[Any, Any]] = {rpc.response_type: rpc for rpc in RPCS}
+BY_API_KEY: dict[int, RegisteredRpc] = {rpc.api_key: rpc for rpc in RPCS}
+BY_REQUEST: dict[type[RaftRequest], RegisteredRpc] = {rpc.request_type: rpc for rpc in RPCS}
+BY_RESPONSE: dict[type[RaftResponse], RegisteredRpc] = {rpc.response_type: rpc for rpc in RPCS}
 #: The api keys whose requests the core answers.
 CORE_API_KEYS = frozenset(rpc.api_key for rpc in RPCS if rpc.to_core)
 

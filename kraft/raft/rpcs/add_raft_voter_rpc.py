@@ -11,7 +11,6 @@ handler is :func:`handle_request` below, on the checks of
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from kraft.messages.generated import add_raft_voter_request as wire_req, add_raft_voter_response as wire_resp
 from kraft.raft.errors import Errors
@@ -50,7 +49,7 @@ class AddRaftVoterResponse(RaftResponse):
 
 
 
-def request_from_wire(version: int, msg: Any) -> AddRaftVoterRequest:
+def request_from_wire(version: int, msg: wire_req.AddRaftVoterRequest) -> AddRaftVoterRequest:
     return AddRaftVoterRequest(
         cluster_id=msg.cluster_id,
         timeout_ms=msg.timeout_ms,
@@ -60,7 +59,7 @@ def request_from_wire(version: int, msg: Any) -> AddRaftVoterRequest:
     )
 
 
-def request_to_wire(req: AddRaftVoterRequest, version: int, endpoints: Endpoints) -> Any:
+def request_to_wire(req: AddRaftVoterRequest, version: int, endpoints: Endpoints) -> wire_req.AddRaftVoterRequest:
     return wire_req.AddRaftVoterRequest(
         cluster_id=req.cluster_id,
         timeout_ms=req.timeout_ms,
@@ -71,11 +70,11 @@ def request_to_wire(req: AddRaftVoterRequest, version: int, endpoints: Endpoints
     )
 
 
-def response_to_wire(resp: AddRaftVoterResponse, version: int, listener: str) -> Any:
+def response_to_wire(resp: AddRaftVoterResponse, version: int, listener: str) -> wire_resp.AddRaftVoterResponse:
     return wire_resp.AddRaftVoterResponse(error_code=int(resp.error), error_message=resp.error_message)
 
 
-def response_from_wire(version: int, msg: Any, listener: str) -> AddRaftVoterResponse:
+def response_from_wire(version: int, msg: wire_resp.AddRaftVoterResponse, listener: str) -> AddRaftVoterResponse:
     return AddRaftVoterResponse(error=errors_of(msg.error_code), error_message=msg.error_message)
 
 
@@ -119,11 +118,13 @@ def handle_request(ctx: MembershipContext, now_ms: int, env: InboundRequest) -> 
     return answer(refusal.error, refusal.message)
 
 
-RPC: RaftRpc[AddRaftVoterRequest, AddRaftVoterResponse] = RaftRpc(
+RPC: RaftRpc[AddRaftVoterRequest, AddRaftVoterResponse, wire_req.AddRaftVoterRequest, wire_resp.AddRaftVoterResponse, MembershipContext] = RaftRpc(
     api_key=ApiKey.ADD_RAFT_VOTER,
     versions=(0, 1),
     request_type=AddRaftVoterRequest,
     response_type=AddRaftVoterResponse,
+    wire_request_type=wire_req.AddRaftVoterRequest,
+    wire_response_type=wire_resp.AddRaftVoterResponse,
     request_from_wire=request_from_wire,
     request_to_wire=request_to_wire,
     response_to_wire=response_to_wire,

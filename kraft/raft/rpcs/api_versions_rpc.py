@@ -10,9 +10,8 @@ The handler of the answer is :func:`handle_response` below.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from kraft.messages.generated import api_versions_request as wire_req
+from kraft.messages.generated import api_versions_request as wire_req, api_versions_response as wire_resp
 from kraft.raft.errors import Errors
 from kraft.raft.events import RaftRequest, RaftResponse
 from kraft.raft.handlers import membership
@@ -43,21 +42,21 @@ class ApiVersionsResponse(RaftResponse):
 
 
 
-def request_from_wire(version: int, msg: Any) -> ApiVersionsRequest:
+def request_from_wire(version: int, msg: wire_req.ApiVersionsRequest) -> ApiVersionsRequest:
     raise TypeError("ApiVersions requests are answered by the node, not the raft core")
 
 
-def request_to_wire(req: ApiVersionsRequest, version: int, endpoints: Endpoints) -> Any:
+def request_to_wire(req: ApiVersionsRequest, version: int, endpoints: Endpoints) -> wire_req.ApiVersionsRequest:
     return wire_req.ApiVersionsRequest(
         client_software_name=CLIENT_SOFTWARE_NAME, client_software_version=CLIENT_SOFTWARE_VERSION
     )
 
 
-def response_to_wire(resp: ApiVersionsResponse, version: int, listener: str) -> Any:
+def response_to_wire(resp: ApiVersionsResponse, version: int, listener: str) -> wire_resp.ApiVersionsResponse:
     raise TypeError("ApiVersions responses are written by the node, not the raft core")
 
 
-def response_from_wire(version: int, msg: Any, listener: str) -> ApiVersionsResponse:
+def response_from_wire(version: int, msg: wire_resp.ApiVersionsResponse, listener: str) -> ApiVersionsResponse:
     kraft = next((f for f in msg.supported_features if f.name == "kraft.version"), None)
     return ApiVersionsResponse(
         error=errors_of(msg.error_code),
@@ -80,11 +79,13 @@ def handle_response(ctx: MembershipContext, now_ms: int, correlation_id: int, ms
     return membership.api_versions_answered(ctx, now_ms, correlation_id, msg.error, msg.supported_kraft_versions)
 
 
-RPC: RaftRpc[ApiVersionsRequest, ApiVersionsResponse] = RaftRpc(
+RPC: RaftRpc[ApiVersionsRequest, ApiVersionsResponse, wire_req.ApiVersionsRequest, wire_resp.ApiVersionsResponse, MembershipContext] = RaftRpc(
     api_key=ApiKey.API_VERSIONS,
     versions=(0, 4),
     request_type=ApiVersionsRequest,
     response_type=ApiVersionsResponse,
+    wire_request_type=wire_req.ApiVersionsRequest,
+    wire_response_type=wire_resp.ApiVersionsResponse,
     request_from_wire=request_from_wire,
     request_to_wire=request_to_wire,
     response_to_wire=response_to_wire,

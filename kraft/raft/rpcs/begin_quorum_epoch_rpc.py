@@ -11,7 +11,6 @@ leader's poll sends what :func:`request` builds.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from kraft.messages.generated import begin_quorum_epoch_request as wire_req, begin_quorum_epoch_response as wire_resp
 from kraft.raft.errors import Errors
@@ -27,9 +26,9 @@ from kraft.raft.rpcs.spec import (
     error_answer,
     leader_endpoint_list,
     leader_endpoints,
+    node_endpoint_list,
     one_partition,
     quorum_response_fields,
-    quorum_response_to_wire,
     wire_directory,
 )
 from kraft.raft.voters import Endpoints, ReplicaKey
@@ -60,7 +59,7 @@ class BeginQuorumEpochResponse(QuorumResponse):
 
 
 
-def request_from_wire(version: int, msg: Any) -> BeginQuorumEpochRequest:
+def request_from_wire(version: int, msg: wire_req.BeginQuorumEpochRequest) -> BeginQuorumEpochRequest:
     p = one_partition(msg.topics)
     return BeginQuorumEpochRequest(
         cluster_id=msg.cluster_id,
@@ -71,7 +70,7 @@ def request_from_wire(version: int, msg: Any) -> BeginQuorumEpochRequest:
     )
 
 
-def request_to_wire(req: BeginQuorumEpochRequest, version: int, endpoints: Endpoints) -> Any:
+def request_to_wire(req: BeginQuorumEpochRequest, version: int, endpoints: Endpoints) -> wire_req.BeginQuorumEpochRequest:
     voter = req.voter_key
     return wire_req.BeginQuorumEpochRequest(
         cluster_id=req.cluster_id,
@@ -82,15 +81,22 @@ def request_to_wire(req: BeginQuorumEpochRequest, version: int, endpoints: Endpo
             leader_id=req.leader_id,
             leader_epoch=req.leader_epoch,
         )])],
-        leader_endpoints=leader_endpoint_list(wire_req, req.leader_endpoints, endpoints, version),
+        leader_endpoints=leader_endpoint_list(wire_req.LeaderEndpoint, req.leader_endpoints, endpoints, version),
     )
 
 
-def response_to_wire(resp: BeginQuorumEpochResponse, version: int, listener: str) -> Any:
-    return quorum_response_to_wire(wire_resp, wire_resp.BeginQuorumEpochResponse, resp, version, listener)
+def response_to_wire(resp: BeginQuorumEpochResponse, version: int, listener: str) -> wire_resp.BeginQuorumEpochResponse:
+    return wire_resp.BeginQuorumEpochResponse(
+        error_code=int(resp.error),
+        topics=[wire_resp.TopicData(topic_name=METADATA_TOPIC, partitions=[wire_resp.PartitionData(
+            partition_index=0, error_code=int(resp.partition_error), leader_id=resp.leader_id,
+            leader_epoch=resp.leader_epoch)])],
+        node_endpoints=node_endpoint_list(wire_resp.NodeEndpoint, resp.leader_id, resp.leader_endpoints, listener)
+        if version >= 1 else [],
+    )
 
 
-def response_from_wire(version: int, msg: Any, listener: str) -> BeginQuorumEpochResponse:
+def response_from_wire(version: int, msg: wire_resp.BeginQuorumEpochResponse, listener: str) -> BeginQuorumEpochResponse:
     fields, _ = quorum_response_fields(version, msg, listener)
     return BeginQuorumEpochResponse(**fields)
 
@@ -131,11 +137,13 @@ def handle_response(ctx: ElectionContext, now_ms: int, source: int, msg: BeginQu
     return True
 
 
-RPC: RaftRpc[BeginQuorumEpochRequest, BeginQuorumEpochResponse] = RaftRpc(
+RPC: RaftRpc[BeginQuorumEpochRequest, BeginQuorumEpochResponse, wire_req.BeginQuorumEpochRequest, wire_resp.BeginQuorumEpochResponse, ElectionContext] = RaftRpc(
     api_key=ApiKey.BEGIN_QUORUM_EPOCH,
     versions=(0, 1),
     request_type=BeginQuorumEpochRequest,
     response_type=BeginQuorumEpochResponse,
+    wire_request_type=wire_req.BeginQuorumEpochRequest,
+    wire_response_type=wire_resp.BeginQuorumEpochResponse,
     request_from_wire=request_from_wire,
     request_to_wire=request_to_wire,
     response_to_wire=response_to_wire,

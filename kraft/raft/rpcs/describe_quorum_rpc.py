@@ -14,8 +14,6 @@ leader what it waits for (:data:`WITNESS_NOTE`).
 
 from __future__ import annotations
 
-from typing import Any
-
 from kraft.messages.generated import describe_quorum_request as dq_req, describe_quorum_response as dq_resp
 from kraft.raft.events import METADATA_PARTITION, TopicPartition
 from kraft.raft.quorum_info import Listener, QuorumInfo, ReplicaInfo
@@ -69,7 +67,7 @@ WITNESS_NOTE = " (kraft witness: "
 DUPLICATE_NOTE = " (kraft duplicate node id "
 
 
-def note_witness(body: Any, reason: str) -> None:
+def note_witness(body: dq_resp.DescribeQuorumResponse, reason: str) -> None:
     """Append the witness reason to a non-leader's partition error message."""
     for topic in body.topics:
         for partition in topic.partitions:
@@ -77,7 +75,7 @@ def note_witness(body: Any, reason: str) -> None:
                 partition.error_message = (partition.error_message or "") + WITNESS_NOTE + reason + ")"
 
 
-def note_handover(body: Any, reason: str) -> None:
+def note_handover(body: dq_resp.DescribeQuorumResponse, reason: str) -> None:
     """A hand-over leader's answer (error NONE) carries the note as its
     partition message; Kafka's tools read no message from a NONE answer."""
     for topic in body.topics:
@@ -85,7 +83,7 @@ def note_handover(body: Any, reason: str) -> None:
             partition.error_message = "Leader" + WITNESS_NOTE + reason + ")"
 
 
-def note_leader(body: Any, note: str) -> None:
+def note_leader(body: dq_resp.DescribeQuorumResponse, note: str) -> None:
     """Append ``note`` to a leader's partition message (``Leader`` when it
     had none): kraft's word to ``kraft doctor``; Kafka's tools read no
     message from a NONE answer."""

@@ -14,7 +14,6 @@ leader's poll sends what :func:`request` builds.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from kraft.messages.generated import end_quorum_epoch_request as wire_req, end_quorum_epoch_response as wire_resp
 from kraft.raft.errors import Errors
@@ -29,9 +28,9 @@ from kraft.raft.rpcs.spec import (
     error_answer,
     leader_endpoint_list,
     leader_endpoints,
+    node_endpoint_list,
     one_partition,
     quorum_response_fields,
-    quorum_response_to_wire,
     replica_key,
     wire_directory,
 )
@@ -64,7 +63,7 @@ class EndQuorumEpochResponse(QuorumResponse):
 
 
 
-def request_from_wire(version: int, msg: Any) -> EndQuorumEpochRequest:
+def request_from_wire(version: int, msg: wire_req.EndQuorumEpochRequest) -> EndQuorumEpochRequest:
     p = one_partition(msg.topics)
     if version >= 1:
         preferred = tuple(replica_key(c.candidate_id, c.candidate_directory_id) for c in p.preferred_candidates)
@@ -79,7 +78,7 @@ def request_from_wire(version: int, msg: Any) -> EndQuorumEpochRequest:
     )
 
 
-def request_to_wire(req: EndQuorumEpochRequest, version: int, endpoints: Endpoints) -> Any:
+def request_to_wire(req: EndQuorumEpochRequest, version: int, endpoints: Endpoints) -> wire_req.EndQuorumEpochRequest:
     part = wire_req.PartitionData(partition_index=0, leader_id=req.leader_id, leader_epoch=req.leader_epoch)
     if version >= 1:
         part.preferred_candidates = [
@@ -90,15 +89,22 @@ def request_to_wire(req: EndQuorumEpochRequest, version: int, endpoints: Endpoin
     return wire_req.EndQuorumEpochRequest(
         cluster_id=req.cluster_id,
         topics=[wire_req.TopicData(topic_name=METADATA_TOPIC, partitions=[part])],
-        leader_endpoints=leader_endpoint_list(wire_req, req.leader_endpoints, endpoints, version),
+        leader_endpoints=leader_endpoint_list(wire_req.LeaderEndpoint, req.leader_endpoints, endpoints, version),
     )
 
 
-def response_to_wire(resp: EndQuorumEpochResponse, version: int, listener: str) -> Any:
-    return quorum_response_to_wire(wire_resp, wire_resp.EndQuorumEpochResponse, resp, version, listener)
+def response_to_wire(resp: EndQuorumEpochResponse, version: int, listener: str) -> wire_resp.EndQuorumEpochResponse:
+    return wire_resp.EndQuorumEpochResponse(
+        error_code=int(resp.error),
+        topics=[wire_resp.TopicData(topic_name=METADATA_TOPIC, partitions=[wire_resp.PartitionData(
+            partition_index=0, error_code=int(resp.partition_error), leader_id=resp.leader_id,
+            leader_epoch=resp.leader_epoch)])],
+        node_endpoints=node_endpoint_list(wire_resp.NodeEndpoint, resp.leader_id, resp.leader_endpoints, listener)
+        if version >= 1 else [],
+    )
 
 
-def response_from_wire(version: int, msg: Any, listener: str) -> EndQuorumEpochResponse:
+def response_from_wire(version: int, msg: wire_resp.EndQuorumEpochResponse, listener: str) -> EndQuorumEpochResponse:
     fields, _ = quorum_response_fields(version, msg, listener)
     return EndQuorumEpochResponse(**fields)
 
@@ -144,11 +150,13 @@ def handle_response(ctx: ElectionContext, now_ms: int, source: int, msg: EndQuor
     return True
 
 
-RPC: RaftRpc[EndQuorumEpochRequest, EndQuorumEpochResponse] = RaftRpc(
+RPC: RaftRpc[EndQuorumEpochRequest, EndQuorumEpochResponse, wire_req.EndQuorumEpochRequest, wire_resp.EndQuorumEpochResponse, ElectionContext] = RaftRpc(
     api_key=ApiKey.END_QUORUM_EPOCH,
     versions=(0, 1),
     request_type=EndQuorumEpochRequest,
     response_type=EndQuorumEpochResponse,
+    wire_request_type=wire_req.EndQuorumEpochRequest,
+    wire_response_type=wire_resp.EndQuorumEpochResponse,
     request_from_wire=request_from_wire,
     request_to_wire=request_to_wire,
     response_to_wire=response_to_wire,

@@ -17,7 +17,6 @@ what :func:`request` builds.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from kraft.messages.generated import fetch_request as wire_req, fetch_response as wire_resp
 from kraft.raft.errors import Errors
@@ -73,7 +72,8 @@ class FetchResponse(QuorumResponse):
     partition_error: Errors = Errors.NONE
     high_watermark: int = -1
     log_start_offset: int = -1
-    records: bytes = b""
+    #: The records as the codec decoded them: a view of the received frame, not a copy.
+    records: bytes | memoryview = b""
     #: Set when the fetch offset/epoch diverged from the leader's log: the
     #: fetcher truncates to this (``DivergingEpoch``).
     diverging_epoch: OffsetAndEpoch | None = None
@@ -88,7 +88,7 @@ class FetchResponse(QuorumResponse):
 _NO_HIGH_WATERMARK = (1 << 63) - 1
 
 
-def request_from_wire(version: int, msg: Any) -> FetchRequest:
+def request_from_wire(version: int, msg: wire_req.FetchRequest) -> FetchRequest:
     if len(msg.topics) != 1 or len(msg.topics[0].partitions) != 1:
         raise Reject(Errors.INVALID_REQUEST)
     topic = msg.topics[0]
@@ -110,7 +110,7 @@ def request_from_wire(version: int, msg: Any) -> FetchRequest:
     )
 
 
-def request_to_wire(req: FetchRequest, version: int, endpoints: Endpoints) -> Any:
+def request_to_wire(req: FetchRequest, version: int, endpoints: Endpoints) -> wire_req.FetchRequest:
     part = wire_req.FetchPartition(
         partition=0,
         current_leader_epoch=req.current_leader_epoch,
@@ -142,7 +142,7 @@ def request_to_wire(req: FetchRequest, version: int, endpoints: Endpoints) -> An
     return msg
 
 
-def response_to_wire(resp: FetchResponse, version: int, listener: str) -> Any:
+def response_to_wire(resp: FetchResponse, version: int, listener: str) -> wire_resp.FetchResponse:
     part = wire_resp.PartitionData(
         partition_index=0,
         error_code=int(resp.partition_error),
@@ -169,7 +169,7 @@ def response_to_wire(resp: FetchResponse, version: int, listener: str) -> Any:
     return msg
 
 
-def response_from_wire(version: int, msg: Any, listener: str) -> FetchResponse:
+def response_from_wire(version: int, msg: wire_resp.FetchResponse, listener: str) -> FetchResponse:
     top = errors_of(msg.error_code)
     if len(msg.responses) != 1 or len(msg.responses[0].partitions) != 1:
         raise Reject(Errors.INVALID_REQUEST if top == Errors.NONE else top)
@@ -406,11 +406,13 @@ def handle_response(ctx: ReplicationContext, now_ms: int, source: int, msg: Fetc
 
 
 
-RPC: RaftRpc[FetchRequest, FetchResponse] = RaftRpc(
+RPC: RaftRpc[FetchRequest, FetchResponse, wire_req.FetchRequest, wire_resp.FetchResponse, ReplicationContext] = RaftRpc(
     api_key=ApiKey.FETCH,
     versions=(4, 18),
     request_type=FetchRequest,
     response_type=FetchResponse,
+    wire_request_type=wire_req.FetchRequest,
+    wire_response_type=wire_resp.FetchResponse,
     request_from_wire=request_from_wire,
     request_to_wire=request_to_wire,
     response_to_wire=response_to_wire,

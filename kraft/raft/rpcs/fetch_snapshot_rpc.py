@@ -12,7 +12,6 @@ downloading follower's poll sends what :func:`request` builds.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from kraft.messages.generated import fetch_snapshot_request as wire_req, fetch_snapshot_response as wire_resp
 from kraft.raft.errors import Errors
@@ -60,15 +59,16 @@ class FetchSnapshotResponse(QuorumResponse):
     #: Total snapshot size in bytes.
     size: int = -1
     position: int = -1
-    #: A slice of the snapshot file; not aligned on record batches.
-    unaligned_records: bytes = b""
+    #: A slice of the snapshot file; not aligned on record batches (a view of
+    #: the received frame, as the codec decoded it).
+    unaligned_records: bytes | memoryview = b""
     leader_id: int = NO_LEADER
     leader_epoch: int = -1
     leader_endpoints: Endpoints = ()
 
 
 
-def request_from_wire(version: int, msg: Any) -> FetchSnapshotRequest:
+def request_from_wire(version: int, msg: wire_req.FetchSnapshotRequest) -> FetchSnapshotRequest:
     if len(msg.topics) != 1 or len(msg.topics[0].partitions) != 1:
         raise Reject(Errors.INVALID_REQUEST)
     topic = msg.topics[0]
@@ -85,7 +85,7 @@ def request_from_wire(version: int, msg: Any) -> FetchSnapshotRequest:
     )
 
 
-def request_to_wire(req: FetchSnapshotRequest, version: int, endpoints: Endpoints) -> Any:
+def request_to_wire(req: FetchSnapshotRequest, version: int, endpoints: Endpoints) -> wire_req.FetchSnapshotRequest:
     part = wire_req.PartitionSnapshot(
         partition=0,
         current_leader_epoch=req.current_leader_epoch,
@@ -102,7 +102,7 @@ def request_to_wire(req: FetchSnapshotRequest, version: int, endpoints: Endpoint
     )
 
 
-def response_to_wire(resp: FetchSnapshotResponse, version: int, listener: str) -> Any:
+def response_to_wire(resp: FetchSnapshotResponse, version: int, listener: str) -> wire_resp.FetchSnapshotResponse:
     part = wire_resp.PartitionSnapshot(
         index=0,
         error_code=int(resp.partition_error),
@@ -115,12 +115,12 @@ def response_to_wire(resp: FetchSnapshotResponse, version: int, listener: str) -
     return wire_resp.FetchSnapshotResponse(
         error_code=int(resp.error),
         topics=[wire_resp.TopicSnapshot(name=METADATA_TOPIC, partitions=[part])],
-        node_endpoints=node_endpoint_list(wire_resp, resp.leader_id, resp.leader_endpoints, listener)
+        node_endpoints=node_endpoint_list(wire_resp.NodeEndpoint, resp.leader_id, resp.leader_endpoints, listener)
         if version >= 1 else [],
     )
 
 
-def response_from_wire(version: int, msg: Any, listener: str) -> FetchSnapshotResponse:
+def response_from_wire(version: int, msg: wire_resp.FetchSnapshotResponse, listener: str) -> FetchSnapshotResponse:
     top = errors_of(msg.error_code)
     p = one_response_partition(top, msg.topics)
     leader_id, leader_epoch = p.current_leader.leader_id, p.current_leader.leader_epoch
@@ -228,11 +228,13 @@ def handle_response(
 
 
 
-RPC: RaftRpc[FetchSnapshotRequest, FetchSnapshotResponse] = RaftRpc(
+RPC: RaftRpc[FetchSnapshotRequest, FetchSnapshotResponse, wire_req.FetchSnapshotRequest, wire_resp.FetchSnapshotResponse, ReplicationContext] = RaftRpc(
     api_key=ApiKey.FETCH_SNAPSHOT,
     versions=(0, 1),
     request_type=FetchSnapshotRequest,
     response_type=FetchSnapshotResponse,
+    wire_request_type=wire_req.FetchSnapshotRequest,
+    wire_response_type=wire_resp.FetchSnapshotResponse,
     request_from_wire=request_from_wire,
     request_to_wire=request_to_wire,
     response_to_wire=response_to_wire,

@@ -9,7 +9,6 @@ handler family is :mod:`kraft.raft.handlers.membership`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from kraft.messages.generated import remove_raft_voter_request as wire_req, remove_raft_voter_response as wire_resp
 from kraft.raft.errors import Errors
@@ -41,11 +40,11 @@ class RemoveRaftVoterResponse(RaftResponse):
 
 
 
-def request_from_wire(version: int, msg: Any) -> RemoveRaftVoterRequest:
+def request_from_wire(version: int, msg: wire_req.RemoveRaftVoterRequest) -> RemoveRaftVoterRequest:
     return RemoveRaftVoterRequest(cluster_id=msg.cluster_id, voter_key=replica_key(msg.voter_id, msg.voter_directory_id))
 
 
-def request_to_wire(req: RemoveRaftVoterRequest, version: int, endpoints: Endpoints) -> Any:
+def request_to_wire(req: RemoveRaftVoterRequest, version: int, endpoints: Endpoints) -> wire_req.RemoveRaftVoterRequest:
     return wire_req.RemoveRaftVoterRequest(
         cluster_id=req.cluster_id,
         voter_id=req.voter_key.id,
@@ -53,11 +52,11 @@ def request_to_wire(req: RemoveRaftVoterRequest, version: int, endpoints: Endpoi
     )
 
 
-def response_to_wire(resp: RemoveRaftVoterResponse, version: int, listener: str) -> Any:
+def response_to_wire(resp: RemoveRaftVoterResponse, version: int, listener: str) -> wire_resp.RemoveRaftVoterResponse:
     return wire_resp.RemoveRaftVoterResponse(error_code=int(resp.error), error_message=resp.error_message)
 
 
-def response_from_wire(version: int, msg: Any, listener: str) -> RemoveRaftVoterResponse:
+def response_from_wire(version: int, msg: wire_resp.RemoveRaftVoterResponse, listener: str) -> RemoveRaftVoterResponse:
     return RemoveRaftVoterResponse(error=errors_of(msg.error_code), error_message=msg.error_message)
 
 
@@ -83,11 +82,13 @@ def handle_request(ctx: MembershipContext, now_ms: int, env: InboundRequest) -> 
     return None if refusal is None else answer(refusal.error, refusal.message)
 
 
-RPC: RaftRpc[RemoveRaftVoterRequest, RemoveRaftVoterResponse] = RaftRpc(
+RPC: RaftRpc[RemoveRaftVoterRequest, RemoveRaftVoterResponse, wire_req.RemoveRaftVoterRequest, wire_resp.RemoveRaftVoterResponse, MembershipContext] = RaftRpc(
     api_key=ApiKey.REMOVE_RAFT_VOTER,
     versions=(0, 0),
     request_type=RemoveRaftVoterRequest,
     response_type=RemoveRaftVoterResponse,
+    wire_request_type=wire_req.RemoveRaftVoterRequest,
+    wire_response_type=wire_resp.RemoveRaftVoterResponse,
     request_from_wire=request_from_wire,
     request_to_wire=request_to_wire,
     response_to_wire=response_to_wire,

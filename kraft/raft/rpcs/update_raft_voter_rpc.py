@@ -10,7 +10,6 @@ handler family is :mod:`kraft.raft.handlers.membership`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from kraft.messages.generated import update_raft_voter_request as wire_req, update_raft_voter_response as wire_resp
 from kraft.raft.errors import Errors
@@ -47,7 +46,7 @@ class UpdateRaftVoterResponse(RaftResponse):
 
 
 
-def request_from_wire(version: int, msg: Any) -> UpdateRaftVoterRequest:
+def request_from_wire(version: int, msg: wire_req.UpdateRaftVoterRequest) -> UpdateRaftVoterRequest:
     feature = msg.k_raft_version_feature
     return UpdateRaftVoterRequest(
         cluster_id=msg.cluster_id,
@@ -58,7 +57,7 @@ def request_from_wire(version: int, msg: Any) -> UpdateRaftVoterRequest:
     )
 
 
-def request_to_wire(req: UpdateRaftVoterRequest, version: int, endpoints: Endpoints) -> Any:
+def request_to_wire(req: UpdateRaftVoterRequest, version: int, endpoints: Endpoints) -> wire_req.UpdateRaftVoterRequest:
     low, high = req.supported_kraft_versions
     return wire_req.UpdateRaftVoterRequest(
         cluster_id=req.cluster_id,
@@ -70,7 +69,7 @@ def request_to_wire(req: UpdateRaftVoterRequest, version: int, endpoints: Endpoi
     )
 
 
-def response_to_wire(resp: UpdateRaftVoterResponse, version: int, listener: str) -> Any:
+def response_to_wire(resp: UpdateRaftVoterResponse, version: int, listener: str) -> wire_resp.UpdateRaftVoterResponse:
     # Kafka's RaftUtil.updateVoterResponse: the leader's endpoint on the
     # listener the request came in on.
     endpoint = next((e for e in resp.leader_endpoints if e.listener == listener), None)
@@ -85,7 +84,7 @@ def response_to_wire(resp: UpdateRaftVoterResponse, version: int, listener: str)
     )
 
 
-def response_from_wire(version: int, msg: Any, listener: str) -> UpdateRaftVoterResponse:
+def response_from_wire(version: int, msg: wire_resp.UpdateRaftVoterResponse, listener: str) -> UpdateRaftVoterResponse:
     leader = msg.current_leader
     endpoints = (Endpoint(listener, leader.host, leader.port),) if leader.host and leader.port > 0 else ()
     return UpdateRaftVoterResponse(error=errors_of(msg.error_code), leader_id=leader.leader_id,
@@ -117,11 +116,13 @@ def handle_request(ctx: MembershipContext, now_ms: int, env: InboundRequest) -> 
     return UpdateRaftVoterResponse(error=error, **ctx.quorum.leader_fields)
 
 
-RPC: RaftRpc[UpdateRaftVoterRequest, UpdateRaftVoterResponse] = RaftRpc(
+RPC: RaftRpc[UpdateRaftVoterRequest, UpdateRaftVoterResponse, wire_req.UpdateRaftVoterRequest, wire_resp.UpdateRaftVoterResponse, MembershipContext] = RaftRpc(
     api_key=ApiKey.UPDATE_RAFT_VOTER,
     versions=(0, 0),
     request_type=UpdateRaftVoterRequest,
     response_type=UpdateRaftVoterResponse,
+    wire_request_type=wire_req.UpdateRaftVoterRequest,
+    wire_response_type=wire_resp.UpdateRaftVoterResponse,
     request_from_wire=request_from_wire,
     request_to_wire=request_to_wire,
     response_to_wire=response_to_wire,

@@ -11,7 +11,6 @@ sends what :func:`request` builds.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from kraft.messages.generated import vote_request as wire_req, vote_response as wire_resp
 from kraft.raft.errors import Errors
@@ -26,9 +25,9 @@ from kraft.raft.rpcs.spec import (
     RaftRpc,
     directory,
     error_answer,
+    node_endpoint_list,
     one_partition,
     quorum_response_fields,
-    quorum_response_to_wire,
     replica_key,
     wire_directory,
 )
@@ -66,7 +65,7 @@ class VoteResponse(QuorumResponse):
 
 
 
-def request_from_wire(version: int, msg: Any) -> VoteRequest:
+def request_from_wire(version: int, msg: wire_req.VoteRequest) -> VoteRequest:
     p = one_partition(msg.topics)
     return VoteRequest(
         cluster_id=msg.cluster_id,
@@ -79,7 +78,7 @@ def request_from_wire(version: int, msg: Any) -> VoteRequest:
     )
 
 
-def request_to_wire(req: VoteRequest, version: int, endpoints: Endpoints) -> Any:
+def request_to_wire(req: VoteRequest, version: int, endpoints: Endpoints) -> wire_req.VoteRequest:
     voter = req.voter_key
     return wire_req.VoteRequest(
         cluster_id=req.cluster_id,
@@ -97,11 +96,18 @@ def request_to_wire(req: VoteRequest, version: int, endpoints: Endpoints) -> Any
     )
 
 
-def response_to_wire(resp: VoteResponse, version: int, listener: str) -> Any:
-    return quorum_response_to_wire(wire_resp, wire_resp.VoteResponse, resp, version, listener, vote_granted=resp.vote_granted)
+def response_to_wire(resp: VoteResponse, version: int, listener: str) -> wire_resp.VoteResponse:
+    return wire_resp.VoteResponse(
+        error_code=int(resp.error),
+        topics=[wire_resp.TopicData(topic_name=METADATA_TOPIC, partitions=[wire_resp.PartitionData(
+            partition_index=0, error_code=int(resp.partition_error), leader_id=resp.leader_id,
+            leader_epoch=resp.leader_epoch, vote_granted=resp.vote_granted)])],
+        node_endpoints=node_endpoint_list(wire_resp.NodeEndpoint, resp.leader_id, resp.leader_endpoints, listener)
+        if version >= 1 else [],
+    )
 
 
-def response_from_wire(version: int, msg: Any, listener: str) -> VoteResponse:
+def response_from_wire(version: int, msg: wire_resp.VoteResponse, listener: str) -> VoteResponse:
     fields, p = quorum_response_fields(version, msg, listener)
     return VoteResponse(vote_granted=p.vote_granted, **fields)
 
@@ -161,11 +167,13 @@ def handle_response(ctx: ElectionContext, now_ms: int, source: int, msg: VoteRes
     return True
 
 
-RPC: RaftRpc[VoteRequest, VoteResponse] = RaftRpc(
+RPC: RaftRpc[VoteRequest, VoteResponse, wire_req.VoteRequest, wire_resp.VoteResponse, ElectionContext] = RaftRpc(
     api_key=ApiKey.VOTE,
     versions=(0, 2),
     request_type=VoteRequest,
     response_type=VoteResponse,
+    wire_request_type=wire_req.VoteRequest,
+    wire_response_type=wire_resp.VoteResponse,
     request_from_wire=request_from_wire,
     request_to_wire=request_to_wire,
     response_to_wire=response_to_wire,
