@@ -146,3 +146,16 @@ def test_any_value_of_any_key_is_a_config_or_one_config_error(key: str, value: s
         # Kafka's voters check names the node id as "the node id N" (KafkaConfig.validateValues).
         assert key in message or key in ("controller.listener.names", "listeners") \
             or (key == "node.id" and "the node id" in message), (key, message)
+
+
+@pytest.mark.parametrize("command", [["observe", "--bootstrap-controller", "127.0.0.1:1"],
+                                     ["shell", "--bootstrap-controller", "127.0.0.1:1"],
+                                     ["node", "status", "--metrics-address", "127.0.0.1:1"]])
+@pytest.mark.parametrize("timeout", ["1e300", "nan", "-1"])
+def test_a_timeout_out_of_kafkas_range_is_a_usage_error(command: list[str], timeout: str) -> None:
+    """``--timeout 1e300`` overflowed trio's clock ("timestamp out of range
+    for platform time_t", exit 70, found by the property test above); nan
+    passes any range check. Each is now a usage error naming the range."""
+    result = CliRunner().invoke(main, [*command, "--timeout", timeout])
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for '--timeout'" in result.output and "Traceback" not in result.output, result.output

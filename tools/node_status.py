@@ -10,6 +10,8 @@ from typing import Any
 
 import click
 
+from kraft.tools.cli_types import TIMEOUT_S
+
 __all__ = ["status_command", "fetch_status"]
 
 
@@ -82,7 +84,7 @@ def status_text(status: dict[str, Any]) -> str:
 @click.option("--metrics-address", metavar="HOST:PORT", default=None,
               help="The node's metrics endpoint, instead of --config.")
 @click.option("--json", "as_json", is_flag=True, help="Print the status document as JSON.")
-@click.option("--timeout", "timeout_s", type=float, default=5.0, show_default=True, help="Seconds to wait.")
+@click.option("--timeout", "timeout_s", type=TIMEOUT_S, default=5.0, show_default=True, help="Seconds to wait.")
 def status_command(config_path: Path | None, metrics_address: str | None, as_json: bool, timeout_s: float) -> None:
     """Show a running node's raft state, health and readiness (one request to
     its metrics port, metrics.prometheus.port). Exit code 0 if the node is

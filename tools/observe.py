@@ -27,6 +27,8 @@ from typing import IO, TYPE_CHECKING
 
 import click
 
+from kraft.tools.cli_types import TIMEOUT_S
+
 if TYPE_CHECKING:
     # The node, trio and the image are imported when the command runs, so
     # ``kraft observe --help`` answers at once.
@@ -191,7 +193,7 @@ async def _run(observer: Observer, *, follow: bool, fmt: str, from_offset: int, 
               help="Output format (default: table; --follow also takes jsonl).")
 @click.option("--from-offset", type=int, default=0, show_default=True, help="With --follow: the first offset.")
 @click.option("--from-latest", is_flag=True, help="With --follow: only records committed from now on.")
-@click.option("--timeout", "timeout_s", type=float, default=None,
+@click.option("--timeout", "timeout_s", type=TIMEOUT_S, default=None,
               help="Without --follow: give up catching up after this many seconds.")
 @click.option("--override", "overrides", multiple=True, metavar="KEY=VALUE",
               help="A node property for the observer (e.g. controller.quorum.request.timeout.ms=5000).")

@@ -34,6 +34,7 @@ from typing import Any, TextIO
 
 import click
 
+from kraft.tools.cli_types import TIMEOUT_S
 from kraft.tools.kafka_version import current_release, kafka_version_option
 
 log = logging.getLogger("kraft.shell")
@@ -305,7 +306,7 @@ def _interactive(session: Any, history_path: Path) -> int:
 @click.option("--cluster-id", default=None, help="With --bootstrap-controller: the expected cluster id.")
 @click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="With --bootstrap-controller: the observer's local copy (see kraft observe).")
-@click.option("--timeout", "timeout_s", type=float, default=60.0, show_default=True,
+@click.option("--timeout", "timeout_s", type=TIMEOUT_S, default=60.0, show_default=True,
               help="With --bootstrap-controller: how long to wait for the observer to catch up.")
 @kafka_version_option
 @click.argument("command", nargs=-1)
