@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kraft.records.state_files import uuid_to_kafka
+from tests.harness.poll import until
 from tests.node.procs import NodeProcess
 from tests.node.reconfig_cluster import format_node, write_configs
 
@@ -31,18 +31,6 @@ def quorum(ports: Mapping[int, int], *args: str, ids: list[int] | None = None,
     return kraft("quorum", "--bootstrap-controller", bootstrap(ports, ids), *args, timeout=timeout)
 
 
-def poll(what: str, check: object, timeout_s: float = 90) -> object:
-    """Call ``check`` until it returns something truthy (bounded)."""
-    deadline = time.monotonic() + timeout_s
-    last = None
-    while time.monotonic() < deadline:
-        last = check()  # type: ignore[operator]
-        if last:
-            return last
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def status(ports: Mapping[int, int], ids: list[int]) -> dict[str, str] | None:
     out = quorum(ports, "describe", "--status", ids=ids, timeout=60)
     if out.returncode != 0:
@@ -56,7 +44,7 @@ def voters_of(ports: Mapping[int, int], ids: list[int]) -> list[int] | None:
 
 
 def leader_of(ports: Mapping[int, int], ids: list[int]) -> int:
-    s = poll("a leader", lambda: status(ports, ids))
+    s = until("a leader", lambda: status(ports, ids))
     return int(s["LeaderId"])  # type: ignore[index]
 
 

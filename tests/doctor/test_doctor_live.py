@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.doctor.helpers import DynamicQuorum, bootstrap, kraft, leader_of, poll, quorum
+from tests.doctor.helpers import DynamicQuorum, bootstrap, kraft, leader_of, quorum
+from tests.harness.poll import until
 from tests.node.cluster import CLUSTER_ID, free_ports
 from tests.node.procs import NodeProcess
 from tests.node.reconfig_cluster import format_node
@@ -36,8 +37,8 @@ def doctor(server: str, *args: str, command_config: Path | None = None) -> tuple
     return out.returncode, codes, out.stdout + out.stderr
 
 
-def until(server: str, accept: Callable[[int, list[str]], bool], *args: str,
-          command_config: Path | None = None) -> tuple[int, list[str], str]:
+def doctor_until(server: str, accept: Callable[[int, list[str]], bool], *args: str,
+                 command_config: Path | None = None) -> tuple[int, list[str], str]:
     """Run doctor until its exit status and finding codes are what ``accept`` wants."""
     seen: list[str] = []
 
@@ -47,7 +48,7 @@ def until(server: str, accept: Callable[[int, list[str]], bool], *args: str,
         return result if accept(result[0], result[1]) else None
 
     try:
-        return poll("doctor's findings", attempt)  # type: ignore[return-value]
+        return until("doctor's findings", attempt)  # type: ignore[return-value]
     except AssertionError:
         raise AssertionError(f"doctor never gave the expected findings; last output:\n{seen[0] if seen else ''}")
 
@@ -60,13 +61,13 @@ def test_a_quorum_through_its_troubles(tmp_path: Path) -> None:
     try:
         q.start(1, 2, 3, 4)
         # Healthy: three voters, an observer, a leader: exit 0.
-        code, codes, out = until(server, lambda c, f: c == 0)
+        code, codes, out = doctor_until(server, lambda c, f: c == 0)
         assert "healthy: leader" in out and "voters [1, 2, 3]" in out and "3 of 3 controllers answered" in out
 
         # An observer that stops fetching falls behind.
         q.procs[4].proc.send_signal(signal.SIGSTOP)  # type: ignore[union-attr]
-        code, codes, out = until(server, lambda c, f: set(f) == {"observer-lagging"}, "--max-lag-ms", "2000",
-                                 "--max-lag-offsets", "5")
+        code, codes, out = doctor_until(server, lambda c, f: set(f) == {"observer-lagging"}, "--max-lag-ms", "2000",
+                                        "--max-lag-offsets", "5")
         assert code == 10, out
         assert "observer 4 is behind the leader" in out
         q.procs[4].proc.send_signal(signal.SIGCONT)  # type: ignore[union-attr]
@@ -74,19 +75,19 @@ def test_a_quorum_through_its_troubles(tmp_path: Path) -> None:
         # Four voters: no more failures tolerated than with three.
         added = quorum(q.ports, "--command-config", str(q.paths[4]), "add-controller", ids=[1, 2, 3])
         assert added.returncode == 0, added.stderr
-        code, codes, out = until(server, lambda c, f: f == ["even-voter-count"])
+        code, codes, out = doctor_until(server, lambda c, f: f == ["even-voter-count"])
         assert code == 10 and "4 voters tolerate no more failures than 3" in out
 
         # A voter that stops: unreachable and lagging.
         leader = leader_of(q.ports, [1, 2, 3])
         stopped = next(i for i in (1, 2, 3) if i != leader)
         q.procs[stopped].proc.send_signal(signal.SIGSTOP)  # type: ignore[union-attr]
-        code, codes, out = until(server, lambda c, f: {"voter-unreachable", "voter-lagging"} <= set(f),
-                                 "--max-lag-ms", "2000", "--max-lag-offsets", "5", command_config=client)
+        code, codes, out = doctor_until(server, lambda c, f: {"voter-unreachable", "voter-lagging"} <= set(f),
+                                        "--max-lag-ms", "2000", "--max-lag-offsets", "5", command_config=client)
         assert code == 1 and f"voter {stopped} at 127.0.0.1:{q.ports[stopped]} does not answer" in out, out
         assert f"voter {stopped} is behind the leader" in out
         q.procs[stopped].proc.send_signal(signal.SIGCONT)  # type: ignore[union-attr]
-        until(server, lambda c, f: f == ["even-voter-count"])
+        doctor_until(server, lambda c, f: f == ["even-voter-count"])
 
         # Voter 4's disk is wiped and formatted again: a new directory id,
         # so it fetches as an observer and no longer counts as voter 4.
@@ -94,7 +95,7 @@ def test_a_quorum_through_its_troubles(tmp_path: Path) -> None:
         shutil.rmtree(q.dir(4))
         format_node(q.paths[4])
         q.start(4)
-        code, codes, out = until(server, lambda c, f: "directory-id-mismatch" in f)
+        code, codes, out = doctor_until(server, lambda c, f: "directory-id-mismatch" in f)
         assert code == 1 and "node 4's directory id is not the one in the voter set" in out, out
         assert f"--controller-id 4 --controller-directory-id " in out
 
@@ -102,7 +103,7 @@ def test_a_quorum_through_its_troubles(tmp_path: Path) -> None:
         leader = leader_of(q.ports, [1, 2, 3])
         for i in [i for i in (1, 2, 3) if i != leader][:2]:
             q.procs[i].kill()
-        code, codes, out = until(server, lambda c, f: "no-majority-reachable" in f, command_config=client)
+        code, codes, out = doctor_until(server, lambda c, f: "no-majority-reachable" in f, command_config=client)
         assert code == 1 and codes.count("voter-unreachable") == 2, out
         assert "only 2 of 4 voters answer; 3 are needed" in out and "kraft storage recover-quorum" in out
         # --json says the same.
@@ -142,7 +143,7 @@ def test_another_cluster_and_two_quorums_sharing_a_cluster_id(tmp_path: Path) ->
     try:
         for p in procs:
             p.start()
-        code, codes, out = until(server, lambda c, f: set(f) == expected)
+        code, codes, out = doctor_until(server, lambda c, f: set(f) == expected)
         assert code == 1
         assert f"node 3 (127.0.0.1:{ports[2]}) belongs to cluster {other}, not {CLUSTER_ID}" in out
         assert "controllers name different leaders" in out and "2 controllers answer DescribeQuorum as leader" in out

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.doctor.helpers import DynamicQuorum, bootstrap, kraft, poll
+from tests.doctor.helpers import DynamicQuorum, bootstrap, kraft
+from tests.harness.poll import until
 from tests.test_readme import delegated_blocks, readme_block, run_example
 
 pytestmark = pytest.mark.slow
@@ -61,9 +62,9 @@ def _healthy(q: DynamicQuorum) -> bool:
 def test_the_doctor_transcript_runs_as_written(quorum: DynamicQuorum, tmp_path: Path) -> None:
     # Bounds for a loaded machine (the demo writer slows down with it),
     # never a timing assertion.
-    poll("every directory past the README's snapshot threshold", lambda: _snapshot_far_behind_everywhere(quorum),
+    until("every directory past the README's snapshot threshold", lambda: _snapshot_far_behind_everywhere(quorum),
          timeout_s=600)
-    poll("a healthy quorum", lambda: _healthy(quorum), timeout_s=600)
+    until("a healthy quorum", lambda: _healthy(quorum), timeout_s=600)
     addresses = {readme: f"127.0.0.1:{quorum.ports[i]}" for readme, i in zip(README_VOTERS, (1, 2, 3))}
 
     def adapt(command: str) -> str:

@@ -28,7 +28,8 @@ import pytest
 
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.state_files import QuorumStateFile, uuid_to_kafka
-from tests.doctor.helpers import DynamicQuorum, bootstrap, caught_up, kraft, leader_of, poll, quorum, voters_of
+from tests.doctor.helpers import DynamicQuorum, bootstrap, caught_up, kraft, leader_of, quorum, voters_of
+from tests.harness.poll import until
 from tests.node.remedy_following import Operator, commands_of, replication_rows, wait_healthy
 from tests.node.verify import assert_committed_everywhere, read_stored_log
 
@@ -53,10 +54,10 @@ def test_three_voters_lose_two_for_good_the_survivor_recovers_and_fresh_voters_j
     operator = Operator(tmp_path)
     try:
         q.start(1, 2, 3)
-        poll("40 committed demo records", lambda: len(acknowledged(q)) >= 40)
+        until("40 committed demo records", lambda: len(acknowledged(q)) >= 40)
         for i in (1, 2, 3):
             q.procs[i].stop_load()
-        poll("every voter caught up", lambda: caught_up(q.ports, [1, 2, 3]))
+        until("every voter caught up", lambda: caught_up(q.ports, [1, 2, 3]))
         leader = leader_of(q.ports, [1, 2, 3])
         survivor = next(i for i in (1, 2, 3) if i != leader)  # a follower survives
         lost = [i for i in (1, 2, 3) if i != survivor]
@@ -91,12 +92,12 @@ def test_three_voters_lose_two_for_good_the_survivor_recovers_and_fresh_voters_j
         assert [c.split()[:3] for c in commands] == [
             ["kraft", "node", "start"], ["kraft", "storage", "format"], ["kraft", "node", "start"],
             ["kraft", "quorum", "--bootstrap-controller"]], commands
-        operator.follow(commands[:1], lambda: poll("the survivor leads alone",
-                                                   lambda: voters_of(q.ports, [survivor]) == [survivor]))
+        operator.follow(commands[:1], lambda: until("the survivor leads alone",
+                                                    lambda: voters_of(q.ports, [survivor]) == [survivor]))
         for i in (4, 5):
             shutil.rmtree(q.dir(i))  # a fresh controller: nothing formatted yet
             fresh = [c.replace("NEW.properties", str(q.paths[i])) for c in commands[1:]]
-            operator.follow(fresh, lambda: poll(f"node {i} fetching as an observer", lambda: any(
+            operator.follow(fresh, lambda: until(f"node {i} fetching as an observer", lambda: any(
                 r[0] == str(i) and r[-1] == "Observer" for r in replication_rows(operator, bootstrap(q.ports, [survivor])))))
         assert voters_of(q.ports, [survivor]) == sorted([survivor, 4, 5])
         final_ports = {i: q.ports[i] for i in (survivor, 4, 5)}
@@ -169,12 +170,12 @@ def test_a_real_kafka_controller_directory_recovers_starts_and_takes_a_voter(tmp
     ports = {1: port, 2: spare_port}
     try:
         procs[1].start()
-        poll("the recovered Kafka controller leads", lambda: voters_of(ports, [1]) == [1])
+        until("the recovered Kafka controller leads", lambda: voters_of(ports, [1]) == [1])
         procs[2].start()
         out = quorum(ports, "--command-config", str(spare), "add-controller", ids=[1])
         assert out.returncode == 0, out.stderr
         assert voters_of(ports, [1]) == [1, 2]
-        poll("the new voter caught up", lambda: caught_up(ports, [1, 2]))
+        until("the new voter caught up", lambda: caught_up(ports, [1, 2]))
     finally:
         for p in procs.values():
             p.terminate()

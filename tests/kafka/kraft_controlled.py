@@ -4,12 +4,11 @@ brokers' bootstrap list, and what the tests ask it through Kafka's tools
 
 from __future__ import annotations
 
+import functools
 import re
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+from tests.harness import poll
 from tests.kafka.cluster import Cluster
 from tests.kafka.releases import KafkaRelease
 
@@ -39,22 +38,10 @@ def bootstrap(cluster: Cluster) -> str:
     return ",".join(f"127.0.0.1:{b.port}" for b in cluster.brokers.values())
 
 
-def until(what: str, check: Callable[[], Any], timeout_s: float = 120.0) -> Any:
-    """``check()``'s first truthy answer, asked each second (an exception is
-    a no: a tool failing while the cluster settles); an AssertionError
-    naming ``what`` and the last answer after ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    last: object = None
-    while time.monotonic() < deadline:
-        try:
-            last = check()
-        except Exception as e:  # noqa: BLE001 -- kept as the last answer
-            last = e
-        else:
-            if last:
-                return last
-        time.sleep(1)
-    raise AssertionError(f"{what}: not within {timeout_s:.0f} s (last: {last!r})")
+#: The harness poller as the real-Kafka tests ask it: each answer runs a Kafka
+#: tool (a JVM), so once a second, and a tool failing while the cluster
+#: settles is a no.
+until = functools.partial(poll.until, interval_s=1.0, retry=(Exception,))
 
 
 def partition_leader(cluster: Cluster, topic: str, partition: int = 0) -> int:

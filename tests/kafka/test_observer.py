@@ -18,12 +18,11 @@ metadata-quorum``, which must print what the real tool prints.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from tests.harness.poll import until
 from tests.kafka import copies, interop
 from tests.kafka.cluster import Cluster
 from tests.kafka.observe import leader_in_state, replication
@@ -47,17 +46,10 @@ SNAPSHOT_OFTEN = {"metadata.log.max.record.bytes.between.snapshots": 2000,
                   "internal.metadata.delete.delay.millis": 600_000}
 
 
-def _wait(what: str, check: Callable[[], object], bound_s: float = BOUND_S) -> None:
-    deadline = time.monotonic() + bound_s
-    while not check():
-        assert time.monotonic() < deadline, f"{what} within {bound_s:.0f} s"
-        time.sleep(0.2)
-
-
 def _leader(cluster: Cluster) -> int:
     def leaders() -> list[int]:
         return [i for i in cluster.kafka if leader_in_state(cluster, i)[0] == i]
-    _wait("a Kafka controller leads", leaders)
+    until("a Kafka controller leads", leaders)
     return leaders()[0]
 
 
@@ -77,17 +69,17 @@ def test_a_kraft_observer_copies_a_real_quorum_byte_for_byte(
         assert added.startswith("Added controller 2 with directory id "), added
         voters = (1, 2)  # answered once committed (KafkaRaftClient.handleAddVoterRequest)
     leader_data = cluster.kafka[leader].data
-    _wait("the leader's log start moved past 0 (a snapshot, then retention)",
+    until("the leader's log start moved past 0 (a snapshot, then retention)",
           lambda: copies.log_start(leader_data) > 0)
 
     observer = cluster.observers[OBSERVER]
     cluster.start([observer])
-    _wait("the observer fetched a snapshot", lambda: copies.snapshots(observer.data))
+    until("the observer fetched a snapshot", lambda: copies.snapshots(observer.data))
 
     def caught_up() -> bool:
         rows = replication(cluster)
         return OBSERVER in rows and rows[OBSERVER]["Lag"] == "0" and rows[OBSERVER]["Status"] == "Observer"
-    _wait("real describe --replication lists the observer caught up", caught_up)
+    until("real describe --replication lists the observer caught up", caught_up)
     real_status = real_quorum(cluster, "describe", "--status")
     fields = dict(status_shape(real_status))
     assert fields["LeaderId"] == str(leader) and f'{{"id": {OBSERVER}, "directoryId": ' in fields["CurrentObservers"]

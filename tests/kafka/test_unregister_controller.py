@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import re
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
+from tests.harness.poll import until
 from tests.kafka import interop
 from tests.kafka.cluster import Cluster, KafkaServer, KraftVoter
 from tests.kafka.processes import run_tool
@@ -43,13 +43,6 @@ def _directory_id(node: KafkaServer | KraftVoter) -> str:
     found = re.search(r"^directory\.id=(\S+)$", (node.data / "meta.properties").read_text(), re.M)
     assert found is not None
     return found.group(1)
-
-
-def _until(what: str, check: object) -> None:
-    deadline = time.monotonic() + BOUND_S
-    while not check():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"no {what} within {BOUND_S} s"
-        time.sleep(0.5)
 
 
 def _voters(cluster: Cluster) -> list[int]:
@@ -88,9 +81,9 @@ def test_remove_controller_unregister_removes_and_unregisters_as_kafka_does(
     cluster.start()
     for node_id in (2, 3):
         real_quorum(cluster, "add-controller", config=str(cluster.kafka[node_id].config))
-        _until(f"voter {node_id}", lambda n=node_id: n in _voters(cluster))  # type: ignore[misc]
+        until(f"voter {node_id}", lambda n=node_id: n in _voters(cluster))  # type: ignore[misc]
     live = cluster.kafka_bootstrap()
-    _until("registration of every controller", lambda: _registered(cluster, live) == [1, 2, 3])
+    until("registration of every controller", lambda: _registered(cluster, live) == [1, 2, 3])
     dir_2, dir_3 = _directory_id(cluster.kafka[2]), _directory_id(cluster.kafka[3])
 
     # Controller 3 is shut down (a running one registers again), then removed by the real tool.
@@ -103,7 +96,7 @@ def test_remove_controller_unregister_removes_and_unregisters_as_kafka_does(
     assert (ours.stdout, ours.stderr, ours.returncode) == (
         f"Removed KRaft controller 2 with directory id {dir_2}\nUnregistered KRaft controller 2\n", "", 0)
     leader = f"127.0.0.1:{cluster.kafka[1].port}"
-    _until("voters [1]", lambda: _voters(cluster) == [1])
+    until("voters [1]", lambda: _voters(cluster) == [1])
     assert _registered(cluster, leader) == [1]
 
     # No voter any more: MetadataQuorumCommand.removeRaftVoter's VoterNotFoundException line, exit 1.
@@ -129,7 +122,7 @@ def test_a_kraft_quorum_does_not_serve_unregister_controller(
     for node_id in (2, 3):
         added = kraft_quorum(cluster, "add-controller", config=str(cluster.kraft[node_id].config))
         assert added.returncode == 0, added.stderr
-    _until("voters [1, 2, 3]", lambda: _voters(cluster) == [1, 2, 3])
+    until("voters [1, 2, 3]", lambda: _voters(cluster) == [1, 2, 3])
     dirs = {n: _directory_id(cluster.kraft[n]) for n in (2, 3)}
 
     theirs = run_tool(release, "MetadataQuorumCommand", "--bootstrap-controller", cluster.bootstrap_controllers,
@@ -142,5 +135,5 @@ def test_a_kraft_quorum_does_not_serve_unregister_controller(
     assert (ours.stdout, ours.stderr, ours.returncode) == (
         f"Removed KRaft controller 2 with directory id {dirs[2]}\n",
         "Failed to unregister controller 2: The node does not support UNREGISTER_CONTROLLER" + hint.format(2) + "\n", 1)
-    _until("voters [1]", lambda: _voters(cluster) == [1])
+    until("voters [1]", lambda: _voters(cluster) == [1])
     interop.record("unregister-kraft", release.version, "yes: removed, then refused alike")

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 #: ``kraft`` from this interpreter (the installed script needs the venv on PATH).
 KRAFT = (sys.executable, "-m", "kraft.cli")
@@ -20,12 +19,3 @@ def describe_status(ports: dict[int, int], *, kraft: Sequence[str] = KRAFT, env:
     return out.stdout if out.returncode == 0 else ""
 
 
-def wait_for(predicate: Callable[[], object], what: str, timeout_s: float) -> None:
-    """Poll ``predicate`` every 0.5 s; fail naming ``what`` after ``timeout_s``
-    (a bound that ends a hung test, not a speed requirement)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"{what} within {timeout_s} s")

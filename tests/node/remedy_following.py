@@ -16,7 +16,8 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from tests.node.quorum_status import wait_for
+from tests.harness.poll import until
+
 
 #: Bound of each wait: ends a hung test, not a speed requirement.
 HANG_S = 90
@@ -125,6 +126,6 @@ def wait_healthy(operator: Operator, ports: Mapping[int, int], configs: Mapping[
         last[:] = [healthy(operator, ports, configs)]
         return not last[0]
     try:
-        wait_for(check, "a healthy quorum", timeout_s=HANG_S)
+        until("a healthy quorum", check, timeout_s=HANG_S)
     except AssertionError:
         raise AssertionError(f"not healthy: {last}") from None

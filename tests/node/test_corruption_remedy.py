@@ -26,9 +26,10 @@ import pytest
 
 from kraft.errors import EXIT_STORAGE
 from kraft.records.state_files import MetaProperties, random_kafka_uuid, uuid_to_kafka
+from tests.harness.poll import until
 from tests.node.cluster import make_configs
 from tests.node.procs import NodeProcess
-from tests.node.quorum_status import describe_status, wait_for
+from tests.node.quorum_status import describe_status
 from tests.node.reconfig_cluster import format_node, write_configs
 from tests.node.remedy_following import (HANG_S, Operator, commands_of, corrupt_middle_batch, replication_rows,
                                          wait_healthy)
@@ -63,9 +64,9 @@ def _static_quorum(tmp_path: Path) -> tuple[dict[int, Path], dict[int, int], str
 
 def _upgrade_to_kraft_version_1(operator: Operator, bootstrap: str) -> None:
     """The README's upgrade, once every voter told the leader it supports 1."""
-    wait_for(lambda: operator.kraft("features", "--bootstrap-controller", bootstrap, "upgrade",
-                                    "--feature", "kraft.version=1").returncode == 0,
-             "kraft.version upgraded to 1", timeout_s=HANG_S)
+    until("kraft.version upgraded to 1",
+          lambda: operator.kraft("features", "--bootstrap-controller", bootstrap, "upgrade",
+                                 "--feature", "kraft.version=1").returncode == 0, timeout_s=HANG_S)
 
 
 def _acked(procs: dict[int, NodeProcess]) -> int:
@@ -91,7 +92,7 @@ def _break_node_3(tmp_path: Path, procs: dict[int, NodeProcess], operator: Opera
     """Enough committed batches that the middle of node 3's segment is
     followed by valid ones; then node 3 stops, a byte in that middle flips,
     and the remedy line ``kraft node start`` prints."""
-    wait_for(lambda: _acked(procs) > 300, "300 records committed", timeout_s=HANG_S)
+    until("300 records committed", lambda: _acked(procs) > 300, timeout_s=HANG_S)
     procs[3].terminate()
     segment = tmp_path / "node-3" / "__cluster_metadata-0" / "00000000000000000000.log"
     return _refused_remedy(operator, config, segment, corrupt_middle_batch(segment))
@@ -113,9 +114,9 @@ def _follow_the_replacement(tmp_path: Path, operator: Operator, line: str, ports
         meta = MetaProperties.read(tmp_path / "node-3" / "meta.properties")
         assert meta.directory_id is not None
         new_dir.append(uuid_to_kafka(meta.directory_id))
-        wait_for(lambda: f'{{"id": 3, "directoryId": "{new_dir[0]}"' in describe_status(live, kraft=["kraft"],
-                                                                                        env=operator.env),
-                 "the new directory of node 3 seen as an observer", timeout_s=HANG_S)
+        until("the new directory of node 3 seen as an observer",
+              lambda: f'{{"id": 3, "directoryId": "{new_dir[0]}"' in describe_status(live, kraft=["kraft"],
+                                                                                     env=operator.env), timeout_s=HANG_S)
     operator.follow(commands, caught_up_as_observer)
     assert new_dir and new_dir[0] != old_dir
     return new_dir[0]
@@ -168,7 +169,7 @@ def test_a_static_quorum_upgraded_to_kraft_version_1_gets_the_replacement_not_th
         _upgrade_to_kraft_version_1(operator, bootstrap)
         upgraded_at = _acked(procs)
         # The VotersRecord then sits well before the middle of the segment.
-        wait_for(lambda: _acked(procs) > 4 * upgraded_at, "records after the upgrade", timeout_s=HANG_S)
+        until("records after the upgrade", lambda: _acked(procs) > 4 * upgraded_at, timeout_s=HANG_S)
         old_dir = MetaProperties.read(tmp_path / "node-3" / "meta.properties").directory_id
         assert old_dir is not None
         line = _break_node_3(tmp_path, procs, operator, paths[3])
@@ -209,8 +210,9 @@ def test_doctor_s_fix_mends_the_quorum_the_old_static_remedy_left(tmp_path: Path
         cluster = MetaProperties.read(tmp_path / "node-3" / "meta.properties").cluster_id
         operator.follow([f"mv {tmp_path / 'node-3'} {tmp_path / 'node-3.old'}",
                          f"kraft storage format -c {paths[3]} -t {cluster}", f"kraft node start -c {paths[3]}"],
-                        lambda: wait_for(lambda: any(r[0] == "3" and r[-1] == "Observer" for r in replication_rows(
-                            operator, bootstrap)), "node 3 fetching as an observer", timeout_s=HANG_S))
+                        lambda: until("node 3 fetching as an observer",
+                                      lambda: any(r[0] == "3" and r[-1] == "Observer" for r in replication_rows(
+                                          operator, bootstrap)), timeout_s=HANG_S))
         out = operator.kraft("doctor", "--config", str(paths[3]))
         assert out.returncode == 1, out.stdout + out.stderr
         [finding] = [line for line in out.stdout.splitlines() if line.startswith("ERROR   directory-id-mismatch:")]

@@ -21,6 +21,7 @@ from kraft.node.node import KraftNode
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import PeerClient
 from kraft.wire.errors import ErrorCode
+from tests.harness.poll import until_async
 from tests.node.cluster import CLUSTER_ID, load, make_configs
 from tests.node.harness import leader_of
 from tests.node.reconfig_cluster import add_voter, directory_id
@@ -53,11 +54,6 @@ def update(feature: str, level: int, *, upgrade_type: int = 1, validate_only: bo
         feature_updates=[uf_req.FeatureUpdateKey(feature=feature, max_version_level=level, upgrade_type=upgrade_type)])
 
 
-async def until(predicate: Any) -> None:
-    while not predicate():
-        await trio.sleep(0.05)
-
-
 async def test_upgrade_a_static_quorum_then_add_a_controller(tmp_path: Path) -> None:
     paths = make_configs(tmp_path, list(VOTERS), observers=[NEW], extra=FAST)
     with trio.fail_after(120):
@@ -74,7 +70,8 @@ async def test_upgrade_a_static_quorum_then_add_a_controller(tmp_path: Path) -> 
             new_port = nodes[NEW].ports["CONTROLLER"]
             bootstrap = ",".join(f"{HOST}:{n.ports['CONTROLLER']}" for n in voters)
 
-            await until(lambda: leader.high_watermark > 0)  # the leader's epoch is committed
+            await until_async("the leader's epoch committed",
+                              lambda: leader.high_watermark > 0)  # the leader's epoch is committed
             # kraft.version 0: no voter changes (KIP-853).
             body = await add_voter((HOST, port), NEW, new_dir, new_port)
             assert body.error_code == ErrorCode.UNSUPPORTED_VERSION, body
@@ -124,13 +121,14 @@ async def test_upgrade_a_static_quorum_then_add_a_controller(tmp_path: Path) -> 
             voter_set = leader.raft_client.core.voters
             assert voter_set.voter_ids == VOTERS
             assert [k.directory_id for k in voter_set.voter_keys] == [directory_id(tmp_path, i) for i in VOTERS]
-            await until(lambda: all(n.raft_client is not None and n.raft_client.core.kraft_version == 1 for n in nodes.values()))
+            await until_async("kraft.version 1 everywhere",
+                              lambda: all(n.raft_client is not None and n.raft_client.core.kraft_version == 1 for n in nodes.values()))
 
             # Every node now reports kraft.version 1 with an epoch (a committed offset).
             av = await ask(follower.ports["CONTROLLER"], ApiKey.API_VERSIONS,
                            ApiVersionsRequest(client_software_name="t", client_software_version="1"), 4)
             assert [(f.name, f.max_version_level) for f in av.finalized_features] == [("kraft.version", 1)]
-            await until(lambda: follower.high_watermark > position.offset)
+            await until_async("the follower past the upgrade", lambda: follower.high_watermark > position.offset)
             code, out, err = await kraft_cli("features", "--bootstrap-controller",
                                              f"{HOST}:{follower.ports['CONTROLLER']}", "describe")
             assert code == 0, err
@@ -158,7 +156,8 @@ async def test_upgrade_a_static_quorum_then_add_a_controller(tmp_path: Path) -> 
                 assert body.error_code in (ErrorCode.REQUEST_TIMED_OUT, ErrorCode.NOT_LEADER_OR_FOLLOWER), body
                 await trio.sleep(0.1)
             assert leader.raft_client is not None and leader.raft_client.core.voters.voter_ids == (*VOTERS, NEW)
-            await until(lambda: nodes[NEW].raft_client is not None and nodes[NEW].raft_client.core.quorum.is_voter)
+            await until_async("the new node a voter",
+                              lambda: nodes[NEW].raft_client is not None and nodes[NEW].raft_client.core.quorum.is_voter)
 
             # describe --status: Kafka's lines alone, plus a KIP-642
             # reassignment's progress while one is in progress.
@@ -201,7 +200,8 @@ async def test_upgrade_a_static_quorum_then_add_a_controller(tmp_path: Path) -> 
                 assert n.raft_client is not None
                 return dict(json.loads(n.raft_client.store.file.path.read_text()))
 
-            await until(lambda: all(stored(n)["leaderEpoch"] > old_epoch for n in rest))
+            await until_async("a new epoch stored everywhere",
+                              lambda: all(stored(n)["leaderEpoch"] > old_epoch for n in rest))
             for n in rest:
                 assert stored(n)["data_version"] == 1 and "votedDirectoryId" in stored(n), stored(n)
             nursery.cancel_scope.cancel()

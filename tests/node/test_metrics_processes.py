@@ -16,8 +16,6 @@ from __future__ import annotations
 import http.client
 import signal
 import socket
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from kraft.wire.tcp_connect import connected_to_itself
+from tests.harness.poll import until
 from tests.node.cluster import free_ports
 from tests.node.procs import NodeProcess
 from tests.node.reconfig_cluster import write_configs
@@ -87,16 +86,6 @@ def readyz(port: int) -> tuple[int, str]:
     return (0, answer) if isinstance(answer, str) else answer
 
 
-def wait_for(what: str, check: Callable[[], Any], timeout_s: float = 60, interval_s: float = 0.05) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(interval_s)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def test_a_poll_that_reaches_itself_is_nobody_answering() -> None:
     """The cause of a ``BadStatusLine: GET /metrics HTTP/1.1`` failure: a
     poll of a port no node listens on yet connected to itself. Forced here by
@@ -137,7 +126,7 @@ def test_gauges_and_readiness_follow_a_leader_kill_and_a_voter_addition(tmp_path
                 return None
             return leaders[0], views  # type: ignore[return-value]
 
-        old_leader, before = wait_for("a leader every voter agrees on", leader_view)
+        old_leader, before = until("a leader every voter agrees on", leader_view)
         epoch = before[old_leader]["current_epoch"]
         followers = [i for i in (1, 2, 3) if i != old_leader]
         for i, v in before.items():
@@ -145,12 +134,12 @@ def test_gauges_and_readiness_follow_a_leader_kill_and_a_voter_addition(tmp_path
             assert v["current_epoch"] == epoch
             assert v["state"] == ("leader" if i == old_leader else "follower")
         # Node 4 fetches as an observer: the leader tracks it.
-        wait_for("the leader to track the observer",
-                 lambda: (scrape(metrics_ports[old_leader]) or {}).get("number_of_observers", 0) >= 1)
+        until("the leader to track the observer",
+              lambda: (scrape(metrics_ports[old_leader]) or {}).get("number_of_observers", 0) >= 1)
         # Ready once each has fetched from the leader (polled: on a loaded
         # machine a follower's first fetch can come late).
         for i in followers:
-            wait_for(f"follower {i}'s /readyz to be ready", lambda i=i: readyz(metrics_ports[i])[0] == 200)
+            until(f"follower {i}'s /readyz to be ready", lambda i=i: readyz(metrics_ports[i])[0] == 200)
 
         def followers_high_watermark() -> float | None:
             views = [scrape(metrics_ports[i]) for i in followers]
@@ -159,7 +148,7 @@ def test_gauges_and_readiness_follow_a_leader_kill_and_a_voter_addition(tmp_path
             lowest = min(v["high_watermark"] for v in views)  # type: ignore[index]
             return lowest if lowest > 5 else None
 
-        hwm_before = wait_for("the demo load to commit records", followers_high_watermark)
+        hwm_before = until("the demo load to commit records", followers_high_watermark)
 
         procs[old_leader].kill()
         # Each survivor goes unready once its fetch timeout expires with the
@@ -170,15 +159,15 @@ def test_gauges_and_readiness_follow_a_leader_kill_and_a_voter_addition(tmp_path
         first, second = followers
         freeze(procs[second])
         try:
-            wait_for(f"node {first}'s /readyz to go unready", lambda: readyz(metrics_ports[first])[0] == 503)
+            until(f"node {first}'s /readyz to go unready", lambda: readyz(metrics_ports[first])[0] == 503)
             freeze(procs[first])
             thaw(procs[second])
-            wait_for(f"node {second}'s /readyz to go unready", lambda: readyz(metrics_ports[second])[0] == 503)
+            until(f"node {second}'s /readyz to go unready", lambda: readyz(metrics_ports[second])[0] == 503)
         finally:
             thaw(procs[first])
             thaw(procs[second])
-        wait_for("the survivors' /readyz to be ready again",
-                 lambda: all(readyz(metrics_ports[i])[0] == 200 for i in followers))
+        until("the survivors' /readyz to be ready again",
+              lambda: all(readyz(metrics_ports[i])[0] == 200 for i in followers))
         after = {i: scrape(metrics_ports[i]) for i in followers}
         new_leader = next(i for i, v in after.items() if v is not None and v["state"] == "leader")
         other = next(i for i in followers if i != new_leader)
@@ -188,24 +177,24 @@ def test_gauges_and_readiness_follow_a_leader_kill_and_a_voter_addition(tmp_path
             assert v["current_epoch"] > epoch
             assert v["current_leader"] == new_leader
         # The new leader commits: the high watermark passes the old one.
-        wait_for("the high watermark to advance under the new leader",
-                 lambda: all((scrape(metrics_ports[i]) or {}).get("high_watermark", -1) > hwm_before
-                             for i in followers))
+        until("the high watermark to advance under the new leader",
+              lambda: all((scrape(metrics_ports[i]) or {}).get("high_watermark", -1) > hwm_before
+                          for i in followers))
         new = scrape(metrics_ports[new_leader])
         assert new is not None and new["election_latency_max"] > 0
         assert new["current_vote"] == new_leader
 
         procs[old_leader].start()
-        wait_for("the old leader to rejoin as a follower",
-                 lambda: (scrape(metrics_ports[old_leader]) or {}).get("state") == "follower")
+        until("the old leader to rejoin as a follower",
+              lambda: (scrape(metrics_ports[old_leader]) or {}).get("state") == "follower")
 
         # KIP-853: add node 4; every voter then counts four voters.
         add_controller(ports, paths[4])
-        wait_for("four voters everywhere", lambda: all(
+        until("four voters everywhere", lambda: all(
             (scrape(metrics_ports[i]) or {}).get("number_of_voters") == 4 for i in ids))
         leader_now = scrape(metrics_ports[new_leader])
         assert leader_now is not None and leader_now["uncommitted_voter_change"] == 0
-        wait_for("node 4 to follow", lambda: (scrape(metrics_ports[4]) or {}).get("state") == "follower")
+        until("node 4 to follow", lambda: (scrape(metrics_ports[4]) or {}).get("state") == "follower")
 
         # One log line per role change, with its reason.
         survivors_log = "".join(procs[i].output() for i in followers)

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from tests.harness.poll import until
 from tests.ports import free_port
 
 CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
@@ -49,16 +50,12 @@ def test_repeated_protocol_violations_are_logged_once_then_counted(tmp_path: Pat
     assert "from node 2: peer rejected our request as invalid" in lines[0]
 
 
-def _wait_for(what: str, paths: list[Path], procs: list[subprocess.Popen[bytes]]) -> Path:
+def _logged(what: str, paths: list[Path], procs: list[subprocess.Popen[bytes]]) -> Path:
     """The first of ``paths`` whose text holds ``what`` (120 s at most)."""
-    deadline = time.monotonic() + 120
-    while True:
-        for path in paths:
-            if what in path.read_text():
-                return path
+    def holder() -> Path | None:
         assert all(p.poll() is None for p in procs), [p.read_text() for p in paths]
-        assert time.monotonic() < deadline, (what, [p.read_text()[-2000:] for p in paths])
-        time.sleep(0.1)
+        return next((path for path in paths if what in path.read_text()), None)
+    return until(what, holder, detail=lambda: "\n".join(p.read_text()[-2000:] for p in paths))  # type: ignore[return-value]
 
 
 def test_a_second_process_with_a_voters_id_is_named_by_the_leader_and_the_doctor(tmp_path: Path) -> None:
@@ -76,7 +73,7 @@ def test_a_second_process_with_a_voters_id_is_named_by_the_leader_and_the_doctor
             with logs[n].open("w") as out:
                 procs.append(subprocess.Popen(_kraft("node", "start", "-c", str(config)), stdout=out,
                                               stderr=subprocess.STDOUT))
-        leader_log = _wait_for(" -> Leader in epoch", list(logs.values()), procs)
+        leader_log = _logged(" -> Leader in epoch", list(logs.values()), procs)
         leader = next(n for n, path in logs.items() if path == leader_log)
         twin_of = min(n for n in configs if n != leader)
         port = free_port()
@@ -92,7 +89,7 @@ def test_a_second_process_with_a_voters_id_is_named_by_the_leader_and_the_doctor
         with twin_log.open("w") as out:
             procs.append(subprocess.Popen(_kraft("node", "start", "-c", str(twin)), stdout=out,
                                           stderr=subprocess.STDOUT))
-        _wait_for(f"two processes fetch as node {twin_of}", [leader_log], procs)
+        _logged(f"two processes fetch as node {twin_of}", [leader_log], procs)
         leader_port = next(line for line in configs[leader].read_text().splitlines()
                            if line.startswith("listeners=")).rsplit(":", 1)[1]
         doctor = subprocess.run(_kraft("doctor", "--bootstrap-controller", f"127.0.0.1:{leader_port}"),

@@ -42,7 +42,7 @@ trio.run(run_node, config)
 """
 
 
-def _wait_for(proc: subprocess.Popen[str], text: str) -> str:
+def _read_until(proc: subprocess.Popen[str], text: str) -> str:
     """Read the node's output until ``text`` (the process is bounded by
     ``STOP_BOUND_S`` in the caller's finally)."""
     assert proc.stdout is not None
@@ -72,7 +72,7 @@ def _start_and_stop(config: Path, wait_text: str) -> str:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     before = ""
     try:
-        before = _wait_for(proc, wait_text)
+        before = _read_until(proc, wait_text)
     finally:
         code, out = _stop(proc)
     assert code == 0, before + out
@@ -87,7 +87,7 @@ def test_a_core_with_a_1_ms_fetch_timeout_still_stops_on_a_signal(sig: signal.Si
     proc = subprocess.Popen([sys.executable, "-c", _RUN_WITH_CORE_TIMEOUT, str(paths[1])], text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        _wait_for(proc, "-> Leader")
+        _read_until(proc, "-> Leader")
     finally:
         code, out = _stop(proc, sig)
     assert code == 0, out

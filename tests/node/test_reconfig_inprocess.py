@@ -10,6 +10,7 @@ import trio
 
 from kraft.raft.errors import Errors
 from kraft.node.node import KraftNode
+from tests.harness.poll import until_async
 from tests.node.cluster import load
 from tests.node.harness import append_until_ok, history, leader_of
 from tests.node.reconfig_cluster import add_voter, directory_id, format_node, remove_voter, write_configs
@@ -19,11 +20,6 @@ async def start(nursery: trio.Nursery, path: Path) -> KraftNode:
     node = KraftNode(load(path))
     await nursery.start(node.run)
     return node
-
-
-async def until(predicate, what: str) -> None:  # type: ignore[no-untyped-def]
-    while not predicate():
-        await trio.sleep(0.02)
 
 
 async def add_until_ok(leader_of_cluster, node_id: int, directory, port: int) -> None:  # type: ignore[no-untyped-def]
@@ -61,14 +57,15 @@ async def test_grow_from_standalone_then_remove_the_leader(tmp_path: Path) -> No
             assert nodes[1].raft_client is not None
             assert nodes[1].raft_client.core.voters.voter_ids == (1, 2, 3)
             # Every node learned the voter set from the log.
-            await until(lambda: all(n.raft_client is not None and n.raft_client.core.voters.voter_ids == (1, 2, 3)
-                                    for n in nodes.values()), "voter set everywhere")
+            await until_async("voter set everywhere",
+                              lambda: all(n.raft_client is not None and n.raft_client.core.voters.voter_ids == (1, 2, 3)
+                                          for n in nodes.values()))
             assert nodes[2].raft_client is not None and nodes[2].raft_client.core.quorum.is_voter
             after = await append_until_ok(nodes.values(), [b"three voters"])
             # Remove the leader: it commits the removal under {2, 3}, then hands over.
             body = await remove_voter(("127.0.0.1", ports[1]), 1, directory_id(tmp_path, 1))
             assert body.error_code == Errors.NONE, body
-            await until(lambda: any(n.role == "leader" for i, n in nodes.items() if i != 1), "a new leader")
+            await until_async("a new leader", lambda: any(n.role == "leader" for i, n in nodes.items() if i != 1))
             last = await append_until_ok([nodes[2], nodes[3]], [b"without 1"])
             for node in nodes.values():
                 _, records = await history(node, last, start_offset=0)
@@ -113,7 +110,7 @@ async def test_auto_join_update_voter_and_a_replaced_disk(tmp_path: Path) -> Non
                 leader = next((n for n in nodes.values() if n.role == "leader"), None)
                 return None if leader is None or leader.raft_client is None else leader.raft_client.core.voters.key(node_id)
 
-            await until(lambda: voters() == (1, 2, 3), "2 and 3 join")
+            await until_async("2 and 3 join", lambda: voters() == (1, 2, 3))
             first_dir = directory_id(tmp_path, 3)
             assert voter_key(3).directory_id == first_dir
             await append_until_ok(nodes.values(), [b"with three voters"])
@@ -130,7 +127,7 @@ async def test_auto_join_update_voter_and_a_replaced_disk(tmp_path: Path) -> Non
                 return key is not None and leader is not None and leader.raft_client is not None and any(
                     e.port == new_port for e in leader.raft_client.core.voters.endpoints(3))
 
-            await until(leader_knows_port, "the new port is recorded")
+            await until_async("the new port is recorded", leader_knows_port)
             await append_until_ok(nodes.values(), [b"after the move"])
 
             # 3's disk is replaced: a new directory id; auto-join swaps the keys.
@@ -140,8 +137,8 @@ async def test_auto_join_update_voter_and_a_replaced_disk(tmp_path: Path) -> Non
             second_dir = directory_id(tmp_path, 3)
             assert second_dir != first_dir
             nodes[3] = await start(nursery, paths[3])
-            await until(lambda: voter_key(3) is not None and voter_key(3).directory_id == second_dir,
-                        "the new disk joins")
+            await until_async("the new disk joins",
+                              lambda: voter_key(3) is not None and voter_key(3).directory_id == second_dir)
             last = await append_until_ok(nodes.values(), [b"new disk"])
             _, records = await history(nodes[3], last, start_offset=0)
             assert records[last] == b"new disk"

@@ -21,9 +21,10 @@ import pytest
 
 from kraft.records.endpoint_overrides import ENDPOINT_OVERRIDES_FILE
 from kraft.records.state_files import random_kafka_uuid, uuid_to_kafka
+from tests.harness.poll import until
 from tests.node.cluster import free_ports
 from tests.node.procs import NodeProcess
-from tests.node.quorum_status import describe_status, wait_for
+from tests.node.quorum_status import describe_status
 from tests.node.reconfig_cluster import format_node, write_configs
 from tests.node.verify import assert_committed_everywhere, quorum_state, read_stored_log
 
@@ -56,7 +57,7 @@ def test_a_moved_dynamic_quorum_elects_again_after_recover_quorum_endpoints(tmp_
     try:
         for p in procs.values():
             p.start()
-        wait_for(lambda: sum(len(p.acks()) for p in procs.values()) >= 30, "30 records committed", timeout_s=HANG_S)
+        until("30 records committed", lambda: sum(len(p.acks()) for p in procs.values()) >= 30, timeout_s=HANG_S)
         for p in procs.values():
             p.stop_load()
         for p in procs.values():
@@ -105,7 +106,7 @@ def test_a_moved_dynamic_quorum_elects_again_after_recover_quorum_endpoints(tmp_
 
         for p in procs.values():
             p.start()
-        wait_for(lambda: _has_endpoints(new_ports), "DescribeQuorum showing every voter's new endpoint", timeout_s=HANG_S)
+        until("DescribeQuorum showing every voter's new endpoint", lambda: _has_endpoints(new_ports), timeout_s=HANG_S)
         voters = _voters_line(describe_status(new_ports))
         assert sorted(int(i) for i in re.findall(r'"id": (\d+)', voters)) == ids
         assert not any(f":{p}\"" in voters or f":{p}," in voters for p in old_ports.values())
@@ -114,9 +115,10 @@ def test_a_moved_dynamic_quorum_elects_again_after_recover_quorum_endpoints(tmp_
         assert_committed_everywhere(committed, {i: read_stored_log(tmp_path / f"node-{i}") for i in ids})
         # The tool refuses a running node's directory, naming the fix.
         procs[1].start()
-        wait_for(lambda: (partition.parent / ".lock").exists() and "is locked" in _kraft(
-            "storage", "recover-quorum", "--config", str(paths[1]), "--endpoints", "1@127.0.0.1:1").stderr,
-            "a refusal of the running node's directory", timeout_s=HANG_S)
+        until("a refusal of the running node's directory",
+              lambda: (partition.parent / ".lock").exists() and "is locked" in _kraft(
+                  "storage", "recover-quorum", "--config", str(paths[1]), "--endpoints", "1@127.0.0.1:1").stderr,
+              timeout_s=HANG_S)
     finally:
         for p in procs.values():
             p.terminate()

@@ -22,6 +22,7 @@ from kraft.wire.apis import ApiKey
 from kraft.wire.client import AuthenticationFailed, PeerClient
 from kraft.wire.scram import ScramMechanism, make_credential
 from kraft.wire.security import client_security_from_properties
+from tests.harness.poll import until_async
 from tests.node.cluster import make_configs
 
 SCRAM_JAAS = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="{}" password="{}";'
@@ -42,9 +43,8 @@ async def can_describe(port: int, user: str, password: str) -> bool:
         await client.aclose()
 
 
-async def eventually(port: int, user: str, password: str, expected: bool) -> None:
-    while await can_describe(port, user, password) != expected:
-        await trio.sleep(0.05)
+async def cannot_describe(port: int, user: str, password: str) -> bool:
+    return not await can_describe(port, user, password)
 
 
 def add_record(user: str, password: str) -> bytes:
@@ -75,12 +75,12 @@ async def test_credentials_appended_and_removed_at_run_time_take_effect(tmp_path
             assert not await can_describe(port, "bob", "bob-secret")
 
             await node.append([add_record("bob", "bob-secret")])
-            await eventually(port, "bob", "bob-secret", True)
+            await until_async("bob admitted", lambda: can_describe(port, "bob", "bob-secret"))
             assert not await can_describe(port, "bob", "wrong")
 
             remove: Any = RemoveUserScramCredentialRecord(name="bob", mechanism=MECHANISM.type_id)
             await node.append([encode_metadata_record(remove)])
-            await eventually(port, "bob", "bob-secret", False)
+            await until_async("bob refused", lambda: cannot_describe(port, "bob", "bob-secret"))
             assert await can_describe(port, "alice", "alice-secret")
             await node.shutdown()
             nursery.cancel_scope.cancel()

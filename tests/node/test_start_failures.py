@@ -12,12 +12,12 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from kraft.errors import EXIT_CONFIG, EXIT_NETWORK, EXIT_STORAGE
+from tests.harness.poll import until
 from tests.ports import free_port
 
 CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
@@ -116,14 +116,12 @@ def test_port_in_use_names_the_port_and_the_key(tmp_path: Path) -> None:
     assert at_debug_level.returncode == EXIT_NETWORK and "Traceback" in at_debug_level.stderr
 
 
-def _wait_for(path: Path, text: str, proc: subprocess.Popen[bytes], timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if text in path.read_text(errors="replace"):
-            return
+def _logged(path: Path, text: str, proc: subprocess.Popen[bytes]) -> None:
+    """Until ``text`` is in ``path``; the output if the process exits first."""
+    def seen() -> bool:
         assert proc.poll() is None, path.read_text(errors="replace")
-        time.sleep(0.1)
-    raise AssertionError(f"{text!r} not in {path} within {timeout_s} s:\n{path.read_text(errors='replace')}")
+        return text in path.read_text(errors="replace")
+    until(f"{text!r} in {path}", seen, detail=lambda: path.read_text(errors="replace"))
 
 
 def test_one_process_per_log_directory_and_a_kill_9_leaves_no_stale_lock(tmp_path: Path) -> None:
@@ -134,7 +132,7 @@ def test_one_process_per_log_directory_and_a_kill_9_leaves_no_stale_lock(tmp_pat
         first = subprocess.Popen([sys.executable, "-m", "kraft.cli", "node", "start", "-c", str(config)],
                                  stdout=sink, stderr=subprocess.STDOUT)
     try:
-        _wait_for(out, "listening on", first)
+        _logged(out, "listening on", first)
         # A second node on the same directory (another port, same data).
         (tmp_path / "second").mkdir()
         second_config = write_config(tmp_path / "second", free_port())
@@ -157,7 +155,7 @@ def test_one_process_per_log_directory_and_a_kill_9_leaves_no_stale_lock(tmp_pat
         restart = subprocess.Popen([sys.executable, "-m", "kraft.cli", "node", "start", "-c", str(config)],
                                    stdout=sink, stderr=subprocess.STDOUT)
     try:
-        _wait_for(tmp_path / "restart.out", "listening on", restart)  # ... and blocks nothing
+        _logged(tmp_path / "restart.out", "listening on", restart)  # ... and blocks nothing
     finally:
         restart.send_signal(signal.SIGTERM)
         assert restart.wait(timeout=60) == 0
@@ -180,7 +178,7 @@ def test_a_directory_formatted_before_kafka_3_7_gets_a_directory_id_once(tmp_pat
             proc = subprocess.Popen([sys.executable, "-m", "kraft.cli", "node", "start", "-c", str(config)],
                                     stdout=sink, stderr=subprocess.STDOUT)
         try:
-            _wait_for(out, "listening on", proc)
+            _logged(out, "listening on", proc)
         finally:
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(timeout=60) == 0

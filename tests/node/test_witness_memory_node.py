@@ -23,6 +23,7 @@ from kraft.records.voter_api_versions import (
     read_voter_api_versions,
     write_voter_api_versions,
 )
+from tests.harness.poll import until_async
 from tests.node.test_witness_node import KAFKA_APIS, KRAFT_APIS
 
 
@@ -51,24 +52,20 @@ async def test_the_detector_records_each_change_once_and_retries_a_failed_write(
     def failures() -> list[str]:
         return [r.getMessage() for r in caplog.records if "could not record" in r.getMessage()]
 
-    async def until(condition: Any) -> None:
-        # The writes run in a thread, and the autojump clock runs on while
-        # one does: wait for what they did, not for a time.
-        while not condition():
-            await trio.sleep(1)
-
     async with trio.open_nursery() as nursery:
         nursery.start_soon(detector.run)
-        await until(failures)
+        # The writes run in a thread, and the autojump clock runs on while
+        # one does: wait for what they did, not for a time.
+        await until_async("a failed write", failures, interval_s=1)
         await trio.sleep(30)  # rounds go on retrying
         assert detector.decision.state == "voter" and writes == []
         partition.mkdir()
-        await until(lambda: writes)
+        await until_async("a write", lambda: writes, interval_s=1)
         assert read_voter_api_versions(partition) == (RememberedAnswer(1, None, ()), RememberedAnswer(2, None, ()))
         await trio.sleep(100)  # refreshed every 30 s, the same answers: no write
         assert len(writes) == 1
         answers[1] = KAFKA_APIS
-        await until(lambda: len(writes) == 2)
+        await until_async("a second write", lambda: len(writes) == 2, interval_s=1)
         await trio.sleep(100)
         nursery.cancel_scope.cancel()
     assert len(writes) == 2

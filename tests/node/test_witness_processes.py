@@ -23,6 +23,7 @@ import pytest
 import trio
 
 from kraft.tools.bench.kafka_played import LAUNCHER as KAFKA_PLAYED
+from tests.harness.poll import until_async
 from tests.node.cluster import make_configs
 from tests.node.harness import node_config, start
 from tests.node.procs import NodeProcess
@@ -31,13 +32,6 @@ from tests.node.test_multiprocess import Observer
 KAFKA = (1, 2)
 WITNESS = 3
 OBSERVER = 9
-
-
-async def wait_for(predicate: object, what: str) -> None:
-    assert callable(predicate)
-    with trio.fail_after(60):
-        while not predicate():
-            await trio.sleep(0.05)
 
 
 async def caught_up(node_id: int, leader_config: Path) -> None:
@@ -69,7 +63,7 @@ async def test_kafka_controllers_lead_and_the_witness_never_does(tmp_path: Path)
                 # The witness first: it must not campaign before it has heard
                 # the others' ApiVersions.
                 procs[WITNESS].start()
-                await wait_for(lambda: "kraft.witness: undecided" in procs[WITNESS].output(), "undecided line")
+                await until_async("undecided line", lambda: "kraft.witness: undecided" in procs[WITNESS].output(), timeout_s=60)
                 for i in KAFKA:
                     procs[i].start()
                 obs = Observer(await start(nursery, node_config(paths[OBSERVER])))
@@ -79,8 +73,9 @@ async def test_kafka_controllers_lead_and_the_witness_never_does(tmp_path: Path)
                 first = await obs.leader()
                 assert first in KAFKA
                 await obs.commits(20)
-                await wait_for(lambda: "kraft.witness: witness: voters 1, 2 advertise Kafka controller APIs kraft "
-                                       "lacks (CreateTopics" in procs[WITNESS].output(), "witness line")
+                await until_async("witness line",
+                                  lambda: "kraft.witness: witness: voters 1, 2 advertise Kafka controller APIs kraft "
+                                          "lacks (CreateTopics" in procs[WITNESS].output(), timeout_s=60)
                 # kraft quorum describe --status: Kafka's lines, then the witness and why.
                 port = next(line.split("CONTROLLER://127.0.0.1:")[1] for line in paths[1].read_text().splitlines()
                             if line.startswith("listeners="))
@@ -115,9 +110,10 @@ async def test_kafka_controllers_lead_and_the_witness_never_does(tmp_path: Path)
                 # (kraft's voter-api-versions file), never undecided, then
                 # from the live answers once it heard both.
                 remembered = "(voters 1, 2 before this start, as remembered in voter-api-versions; not heard since)"
-                await wait_for(lambda: remembered in procs[WITNESS].output()
-                               and "on the controller listener (kraft.node)" in
-                               procs[WITNESS].output().rsplit(remembered, 1)[1], "witness again")
+                await until_async("witness again",
+                                  lambda: remembered in procs[WITNESS].output()
+                                  and "on the controller listener (kraft.node)" in
+                                  procs[WITNESS].output().rsplit(remembered, 1)[1], timeout_s=60)
                 assert procs[WITNESS].output().count("kraft.witness: undecided") == 1
                 await obs.commits(20)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from kraft.tools.bench.chaos.checker import check_client_load, client_load_ok
 from kraft.tools.bench.chaos.operations import read_named_operations
 from kraft.tools.bench.chaos.segments import read_node_files, read_quorum_state, segment_crcs
 from kraft.tools.bench.chaos_client import QUOTA_KEY
+from tests.harness.poll import until
 from tests.ports import free_ports
 
 VOTERS = (1, 2, 3)
@@ -49,15 +49,6 @@ def _quorum(root: Path) -> dict[int, int]:
 def _leader(root: Path) -> int | None:
     states = [s for n in VOTERS if (s := read_quorum_state(root / f"metadata-{n}")) is not None and s[1] >= 0]
     return max(states)[1] if states else None
-
-
-def _wait(what: str, check: object, timeout_s: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if callable(check) and check():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"{what}: not within {timeout_s:.0f} s")
 
 
 def _create_topic_error(port: int) -> tuple[int, str | None]:
@@ -97,7 +88,7 @@ def test_the_client_survives_a_killed_leader_and_the_checker_passes(tmp_path: Pa
     history = tmp_path / "client.jsonl"
     client: subprocess.Popen[bytes] | None = None
     try:
-        _wait("a leader", lambda: _leader(tmp_path) is not None)
+        until("a leader", lambda: _leader(tmp_path) is not None)
         # Why the client does not create topics: with no broker registered the
         # controller refuses each (ReplicationControlManager.createTopic ->
         # INVALID_REPLICATION_FACTOR, 38).
@@ -110,18 +101,18 @@ def test_the_client_survives_a_killed_leader_and_the_checker_passes(tmp_path: Pa
             [sys.executable, "-m", "kraft.tools.bench.chaos_client", "--bootstrap-controller",
              ",".join(f"127.0.0.1:{p}" for p in ports.values()), "--history", str(history), "--rate", "20",
              "--operations", "60", "--prefix", "chaos"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        _wait("10 operations ok", lambda: _history_oks(history) >= 10)
+        until("10 operations ok", lambda: _history_oks(history) >= 10)
         leader = _leader(tmp_path)
         assert leader is not None
         nodes[leader].kill()  # kill -9, mid-run
         nodes[leader].wait()
         oks = _history_oks(history)
-        _wait("an operation ok after the kill", lambda: _history_oks(history) > oks)
+        until("an operation ok after the kill", lambda: _history_oks(history) > oks)
         nodes[leader] = _start(tmp_path, leader)
         out, _ = client.communicate(timeout=180)
         assert client.returncode == 0, out
         # Every voter's log ends at one batch before they stop.
-        _wait("the logs agree", lambda: len(_log_ends(tmp_path)) == 1)
+        until("the logs agree", lambda: len(_log_ends(tmp_path)) == 1)
     finally:
         if client is not None and client.poll() is None:
             client.kill()
