@@ -8,7 +8,8 @@ from pathlib import Path
 
 from kraft.programs import reconfig
 from kraft.tools.quorum import reassignment_plan_lines
-from tests.doctor.helpers import DynamicQuorum, leader_of, poll, quorum, voters_of
+from tests.doctor.helpers import DynamicQuorum, leader_of, quorum, voters_of
+from tests.harness.poll import until
 from tests.tools.test_quorum_reassign_status import view
 
 
@@ -53,6 +54,6 @@ def test_dry_run_changes_nothing_and_a_real_run_warns_first(tmp_path: Path) -> N
         assert out.returncode == 0, out.stdout + out.stderr
         assert "Warning: the quorum would end with 2 voters" in out.stderr, out.stderr
         assert out.stdout.index("Plan:") < out.stdout.index("Reassigning voters"), out.stdout
-        poll("two voters", lambda: voters_of(q.ports, keep) == sorted(keep))
+        until("two voters", lambda: voters_of(q.ports, keep) == sorted(keep), timeout_s=90)
     finally:
         q.stop()

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from kraft.dirlock import DirectoryLock, DirectoryLockedError, lock_holder
 from kraft.image.history import DirectoryHistory
-from tests.doctor.helpers import DynamicQuorum, leader_of, poll
+from tests.doctor.helpers import DynamicQuorum, leader_of
+from tests.harness.poll import until
 
 
 def shell(directory: Path, *commands: str) -> subprocess.CompletedProcess[str]:
@@ -30,7 +31,7 @@ def test_a_running_node_s_directory_is_read_past_its_latest_snapshot(tmp_path: P
         q.start(1)
         leader_of(q.ports, [1])
         pid = q.procs[1].proc.pid  # type: ignore[union-attr]
-        poll("records in the log", lambda: (DirectoryHistory(directory).coverage.log_end or 0) > 20)
+        until("records in the log", lambda: (DirectoryHistory(directory).coverage.log_end or 0) > 20, timeout_s=90)
         assert lock_holder(directory) == pid
         assert [s for s, _ in DirectoryHistory(directory).coverage.snapshots] == [0]
         for _ in range(3):  # the node keeps appending meanwhile
