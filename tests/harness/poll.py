@@ -20,7 +20,7 @@ T = TypeVar("T")
 __all__ = ["until", "until_async"]
 
 
-def until(what: str, check: Callable[[], T], *, timeout_s: float = 120.0, interval_s: float = 0.2,
+def until(what: str, check: Callable[[], T], timeout_s: float = 120.0, *, interval_s: float = 0.2,
           retry: tuple[type[BaseException], ...] = (), detail: Callable[[], str] | None = None) -> T:
     """``check()``'s first truthy answer, asked every ``interval_s``.
 
