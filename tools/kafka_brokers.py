@@ -21,7 +21,8 @@ from pathlib import Path
 
 from kraft.tools.kafka_jars import locate_kafka_libs
 
-__all__ = ["JVM_OPTIONS", "KafkaBroker", "KafkaJars", "SERVER_LOG4J", "STARTED", "find_kafka", "jars_version"]
+__all__ = ["JVM_OPTIONS", "KafkaBroker", "KafkaJars", "SERVER_LOG4J", "STARTED", "file_log4j", "find_kafka",
+           "jars_version"]
 
 #: Small JVMs: a laptop (or a two-core bench) runs several beside the
 #: controllers. C1 alone and the serial collector halve a JVM's start-up
@@ -32,18 +33,24 @@ JVM_OPTIONS = ("-Xmx384m", "-Xms32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel
 #: Kafka logs this once a broker is registered, unfenced and serving (``KafkaRaftServer.startup``).
 STARTED = "Kafka Server started"
 
-#: A server's log4j2 configuration: everything at INFO to ``server.log`` in
-#: its folder (what Kafka's own config/log4j2.yaml writes there).
-SERVER_LOG4J = """\
+def file_log4j(file_name: str, level: str) -> str:
+    """A log4j2 configuration writing ``level`` and above to ``file_name`` in
+    the process's ``kafka.logs.dir``."""
+    return f"""\
 status = warn
 appender.file.type = File
 appender.file.name = file
-appender.file.fileName = ${sys:kafka.logs.dir}/server.log
+appender.file.fileName = ${{sys:kafka.logs.dir}}/{file_name}
 appender.file.layout.type = PatternLayout
 appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
+rootLogger.level = {level}
 rootLogger.appenderRef.file.ref = file
 """
+
+
+#: A server's log4j2 configuration: everything at INFO to ``server.log`` in
+#: its folder (what Kafka's own config/log4j2.yaml writes there).
+SERVER_LOG4J = file_log4j("server.log", "INFO")
 
 _KAFKA_JAR = re.compile(r"kafka_[\d.]+-(\d+\.\d+\.\d+)\.jar$")
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kraft.tools.bench.chaos.checker import check_client_load
-from kraft.tools.bench.chaos.operations import read_named_operations
+from kraft.tools.bench.chaos.operations import appended_lines, read_named_operations
 from kraft.tools.bench.chaos.segments import NodeFiles
 
 __all__ = ["CLIENT_NODE", "LOADS", "ClientLoad"]
@@ -58,15 +58,8 @@ class ClientLoad:
 
     def new_oks(self) -> int:
         """How many operations completed ok since the last call."""
-        try:
-            with open(self.history, "rb") as f:
-                f.seek(self.read_pos)
-                data = f.read()
-        except FileNotFoundError:
-            return 0
-        cut = data.rfind(b"\n") + 1
-        self.read_pos += cut
-        return sum(1 for line in data[:cut].splitlines() if b'"type": "ok"' in line)
+        lines, self.read_pos = appended_lines(self.history, self.read_pos)
+        return sum(1 for line in lines.splitlines() if b'"type": "ok"' in line)
 
     def stop(self, timeout_s: float = 30.0) -> int | None:
         """SIGINT (the client finishes its operation's history and exits), then kill."""

@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from kraft.tools.bench.chaos.checker import check_kafka_load
-from kraft.tools.bench.chaos.operations import read_sent_operations
+from kraft.tools.bench.chaos.operations import appended_lines, read_sent_operations
 from kraft.tools.bench.chaos.segments import NodeFiles
 from kraft.tools.bench.chaos.verifiable_events import (consumed_records, count_events, read_events,
                                                         write_send_history)
-from kraft.tools.kafka_brokers import KafkaBroker, KafkaJars
+from kraft.tools.kafka_brokers import KafkaBroker, KafkaJars, file_log4j
 
 __all__ = ["BROKER_IDS", "KafkaLoad", "PARTITIONS", "TOPIC"]
 
@@ -47,16 +47,7 @@ PARTITIONS, REPLICATION_FACTOR, MIN_ISR = 3, 3, 2
 PRODUCER_CONFIG = {"enable.idempotence": "true", "max.in.flight.requests.per.connection": 5,
                    "retries": 1000000, "acks": "all", "request.timeout.ms": 30000}
 #: The tools log to their own file: their stdout holds the JSON events alone.
-TOOL_LOG4J = """\
-status = warn
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = ${sys:kafka.logs.dir}/tool.log
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = WARN
-rootLogger.appenderRef.file.ref = file
-"""
+TOOL_LOG4J = file_log4j("tool.log", "WARN")
 #: Broker start, topic creation, the read back: each gives up after this.
 BOUND_S = 180.0
 
@@ -160,15 +151,8 @@ class KafkaLoad:
 
     def new_oks(self) -> int:
         """How many sends the brokers acknowledged since the last call."""
-        try:
-            with open(self.producer_out, "rb") as f:
-                f.seek(self.read_pos)
-                data = f.read()
-        except FileNotFoundError:
-            return 0
-        cut = data.rfind(b"\n") + 1
-        self.read_pos += cut
-        return count_events(data[:cut], "producer_send_success")
+        lines, self.read_pos = appended_lines(self.producer_out, self.read_pos)
+        return count_events(lines, "producer_send_success")
 
     def stop(self, timeout_s: float = 60.0) -> int | None:
         """Stop the producer (SIGTERM), write the history, read the topic

@@ -34,8 +34,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["NamedOperations", "Operations", "SentOperations", "read_named_operations", "read_operations",
+__all__ = ["appended_lines", "NamedOperations", "Operations", "SentOperations", "read_named_operations", "read_operations",
            "read_sent_operations"]
+
+
+def appended_lines(path: Path, offset: int) -> tuple[bytes, int]:
+    """The whole lines a running process appended to ``path`` since
+    ``offset``, and the offset after them: a line still being written waits
+    for the next call. Nothing while the file does not exist yet."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            data = f.read()
+    except FileNotFoundError:
+        return b"", offset
+    cut = data.rfind(b"\n") + 1
+    return data[:cut], offset + cut
 
 
 @dataclass
