@@ -111,8 +111,10 @@ class LazyGroup(click.Group):
             return super().resolve_command(ctx, args)
         except click.exceptions.NoSuchCommand as e:
             # click suggests from the commands loaded so far; a lazy group
-            # has loaded none: suggest from every registered name (aliases too).
-            names = [*self.list_commands(ctx), *self.aliases]
+            # has loaded none: suggest from every registered name (aliases too),
+            # but never a hidden one (run by another command, not by hand).
+            names = [name for name in [*self.list_commands(ctx), *self.aliases]
+                     if not (name in self.lazy and self.lazy[name].hidden)]
             raise click.exceptions.NoSuchCommand(e.command_name, possibilities=names, ctx=ctx) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

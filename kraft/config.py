@@ -175,6 +175,10 @@ _IGNORED_PREFIXES = (
     "controlled.shutdown", "replica.", "quota.", "initial.broker", "metric.reporters",
     "compression.", "message.max", "log.flush", "log.index", "log.preallocate", "log.roll",
     "log.message", "eligible.leader", "unstable.", "remote.log", "metadata.log.max.snapshot",
+    # StandardAuthorizer's (StandardAuthorizer.ALLOW_EVERYONE_IF_NO_ACL_IS_FOUND_CONFIG):
+    # the brokers' authorizer reads it; a kraft controller stores ACLs and
+    # enforces none (kraft/node/authorizer.py).
+    "allow.everyone.if.no.acl.found",
 )
 
 

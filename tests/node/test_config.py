@@ -87,6 +87,17 @@ def test_unknown_keys_warn_known_broker_keys_do_not(caplog: pytest.LogCaptureFix
     assert "num.partitions" not in caplog.text
 
 
+def test_the_authorizers_key_is_known(caplog: pytest.LogCaptureFixture) -> None:
+    """StandardAuthorizer's ``allow.everyone.if.no.acl.found`` (set beside
+    ``authorizer.class.name`` on Kafka's controllers and brokers alike) is a
+    Kafka key: no "unknown config key" line for it."""
+    with caplog.at_level(logging.WARNING, logger="kraft.config"):
+        NodeConfig.from_properties({**BASE, "authorizer.class.name":
+                                    "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                                    "allow.everyone.if.no.acl.found": "true"})
+    assert "allow.everyone" not in caplog.text
+
+
 def test_a_near_miss_names_the_key_it_resembles(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="kraft.config"):
         NodeConfig.from_properties({**BASE, "controller.quorum.election.timeout.msec": "5000", "zzz.qqq": "1"})
