@@ -1,5 +1,7 @@
 """Every package folder is installed: pyproject.toml lists each one under the
-one import root ``kraft`` (a missing entry breaks non-editable installs)."""
+one import root ``kraft`` (a missing entry breaks non-editable installs). The
+tests' harnesses (the Kafka-played node, the single-replica raft context) live
+under tests/ and ship with none of it."""
 
 from __future__ import annotations
 
@@ -64,3 +66,55 @@ def test_the_built_package_is_typed(tmp_path: Path) -> None:
     for package in config["package-dir"]:
         assert (tmp_path.joinpath(*package.split(".")) / "py.typed").is_file(), package
     assert (tmp_path / "kraft" / "wire" / "codec.py").is_file()
+
+
+#: The tests' harnesses, by the modules and names they had in the package
+#: (issue 45): none may come back into it.
+TEST_HARNESS_MODULES = ("kraft.tools.kafka_played_node", "kraft.tools.bench.kafka_played",
+                        "kraft.tools.bench.witness_handover", "kraft.sim.context")
+TEST_HARNESS_NAMES = {"RaftTestContext", "KAFKA_4_0_CONTROLLER_APIS"}
+
+
+def _harness_uses(source: str) -> list[str]:
+    """Where ``source`` imports ``tests`` or defines a harness's name, as ``line: what``."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        imported = []
+        if isinstance(node, ast.Import):
+            imported = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            imported = [node.module or ""]
+        found += [f"{node.lineno}: imports {name}" for name in imported if name.split(".")[0] == "tests"]
+        defined = []
+        if isinstance(node, ast.ClassDef):
+            defined = [node.name]
+        elif isinstance(node, ast.Assign):
+            defined = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            defined = [node.target.id]
+        found += [f"{node.lineno}: defines {name}" for name in defined if name in TEST_HARNESS_NAMES]
+    return found
+
+
+def test_a_harness_use_is_found() -> None:
+    source = ("from tests.node.kafka_played import LAUNCHER\nimport tests.harness\n"
+              "class RaftTestContext: ...\nKAFKA_4_0_CONTROLLER_APIS: dict[int, int] = {}\n")
+    assert _harness_uses(source) == ["1: imports tests.node.kafka_played", "2: imports tests.harness",
+                                     "3: defines RaftTestContext", "4: defines KAFKA_4_0_CONTROLLER_APIS"]
+
+
+def test_the_package_ships_no_test_harness() -> None:
+    """No played-Kafka node and no raft test context in the package, and no
+    module of it imports ``tests``: they live in tests/node/ and tests/harness/."""
+    import importlib.util
+
+    import kraft.sim
+    from tests.static_checks import package_dirs
+
+    assert [m for m in TEST_HARNESS_MODULES if importlib.util.find_spec(m) is not None] == []
+    assert not hasattr(kraft.sim, "RaftTestContext")
+    found = [f"{path.relative_to(REPO)}:{use}" for folder in package_dirs().values()
+             for path in sorted(folder.rglob("*.py")) for use in _harness_uses(path.read_text(encoding="utf-8"))]
+    assert found == []

@@ -1,4 +1,4 @@
-"""Deterministic simulation of a KRaft cluster, and test harnesses for the core.
+"""Deterministic simulation of a KRaft cluster.
 May import kraft.node, kraft.raft, kraft.records, kraft.wire and kraft.messages; never kraft.tools.
 
 * :func:`simulate` / :class:`~kraft.sim.sim_config.SimulationConfig` — seeded
@@ -11,17 +11,17 @@ May import kraft.node, kraft.raft, kraft.records, kraft.wire and kraft.messages;
 * :class:`~kraft.sim.memlog.MemLog` — the in-memory log;
 * :class:`~kraft.sim.disklog.DiskLog` and :class:`~kraft.sim.disk.DiskModel`
   — the node's on-disk log for ``storage="disk"`` runs, and what a crash
-  (or a failing fsync) leaves of its files;
-* :class:`~kraft.sim.context.RaftTestContext` — drive one core by hand in tests.
+  (or a failing fsync) leaves of its files.
+
+The tests' single-replica harness (drive one core by hand) is
+tests/harness/raft_context.py, outside the package.
 """
 
-from kraft.sim.context import RaftTestContext
 from kraft.sim.memlog import MemLog
 from kraft.sim.simulation import SimulationConfig, SimulationFailure, SimulationResult, simulate
 
 __all__ = [
     "MemLog",
-    "RaftTestContext",
     "SimulationConfig",
     "SimulationFailure",
     "SimulationResult",

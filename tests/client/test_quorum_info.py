@@ -18,10 +18,10 @@ from kraft.messages.generated import describe_quorum_request as dq_req
 from kraft.raft.rpcs.describe_quorum_rpc import response_to_wire
 from kraft.raft.quorum_info import ZERO_UUID, QuorumInfo, ReplicaInfo
 from kraft.raft.roles import LeaderAndEpoch
-from kraft.sim.context import RaftTestContext
 from kraft.wire.apis import ApiKey
 from kraft.wire.codec import decode_response, encode_response
 from kraft.wire.framing import unframe
+from tests.harness.raft_context import RaftTestContext
 
 OBSERVER = 9
 

@@ -145,7 +145,7 @@ def test_fetch_size_keys_are_what_the_follower_asks_for() -> None:
     follower's Fetch and FetchSnapshot carry the configured MaxBytes."""
     from kraft.raft.rpcs import FetchRequest, FetchSnapshotRequest
     from kraft.records.view import OffsetAndEpoch
-    from kraft.sim.context import RaftTestContext
+    from tests.harness.raft_context import RaftTestContext
 
     quorum = NodeConfig.from_properties({**BASE, "controller.quorum.fetch.max.bytes": "4321",
                                          "controller.quorum.fetch.snapshot.max.bytes": "1234"}).quorum

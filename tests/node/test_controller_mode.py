@@ -124,7 +124,7 @@ async def test_voters_that_are_kafka_controllers_stand_the_controller_down(
     """Beside Kafka's controllers (here a node answering ApiVersions as a
     real Kafka 4.0 controller does) a kraft voter is a witness, as before it
     had a controller: under auto its controller stands down, in one line."""
-    from kraft.tools.bench.kafka_played import KAFKA_4_0_CONTROLLER_APIS
+    from tests.node.kafka_played import KAFKA_4_0_CONTROLLER_APIS
 
     caplog.set_level(logging.INFO, logger="kraft")
     paths = make_configs(tmp_path, [1, 2])

@@ -1,8 +1,8 @@
-"""The paused-follower scenario on real processes (the chaos tool's
-``witness-handover`` scenario, tools/bench/witness_handover.py): two
+"""The paused-follower scenario on real processes
+(tests/node/witness_handover.py): two
 nodes answer ApiVersions exactly as a real Kafka 4.0 controller does (started
-through :mod:`kraft.tools.bench.kafka_played`, whose table
-tests/tools/test_kafka_played.py checks against a real answer from
+through :mod:`tests.node.kafka_played`, whose table
+tests/node/test_kafka_played.py checks against a real answer from
 ``fixtures/wire/``) and lead as Kafka controllers do;
 node 3 is a kraft voter with default settings, a witness.
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from kraft.tools.bench.witness_handover import KAFKA, run_witness_handover
+from tests.node.witness_handover import KAFKA, run_witness_handover
 from tests.ports import free_ports
 
 

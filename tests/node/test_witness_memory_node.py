@@ -178,9 +178,9 @@ async def test_a_voter_id_reused_by_a_kafka_controller_makes_the_kraft_leader_re
     import subprocess
     import sys
 
-    from kraft.tools.bench.kafka_played import KAFKA_4_0_CONTROLLER_APIS
     from tests.node.cluster import CLUSTER_ID, make_configs
     from tests.node.harness import leader_of, node_config
+    from tests.node.kafka_played import KAFKA_4_0_CONTROLLER_APIS
 
     paths = make_configs(tmp_path, [1, 2, 3])
     caplog.set_level(logging.INFO, logger="kraft")

@@ -1,9 +1,9 @@
 """A kraft witness beside two "Kafka" controllers, as separate processes.
 
 The Kafka side is played by kraft nodes that answer ApiVersions exactly as a
-real Kafka 4.0 controller did (started through the bench's launcher,
-:data:`kraft.tools.bench.kafka_played.LAUNCHER`, whose table
-tests/tools/test_kafka_played.py checks against a real answer from
+real Kafka 4.0 controller did (started through
+:data:`tests.node.kafka_played.LAUNCHER`, whose table
+tests/node/test_kafka_played.py checks against a real answer from
 ``fixtures/wire/kafka-4.0-controller-frames.jsonl``) and run with
 ``kraft.witness=false`` so they lead as Kafka controllers do. Node 3 is a
 kraft voter with default settings.
@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 import trio
 
-from kraft.tools.bench.kafka_played import LAUNCHER as KAFKA_PLAYED
 from tests.harness.poll import until_async
 from tests.node.cluster import make_configs
 from tests.node.harness import node_config, start
+from tests.node.kafka_played import LAUNCHER as KAFKA_PLAYED
 from tests.node.procs import NodeProcess
 from tests.node.test_multiprocess import Observer
 

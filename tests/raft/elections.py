@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kraft.raft.rpcs import VoteRequest
 from kraft.raft.roles import Candidate, Leader, Prospective
-from kraft.sim.context import RaftTestContext
+from tests.harness.raft_context import RaftTestContext
 
 
 def campaign_won_by_one_vote(ctx: RaftTestContext, voter: int) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from kraft.raft.rpcs import BeginQuorumEpochRequest, VoteRequest, VoteResponse
 from kraft.raft.logops import AppendAsLeader, Flush, LeaderChangeMessage
 from kraft.raft.roles import Candidate, ElectionState, Follower, Leader, Prospective, Unattached
-from kraft.sim.context import RaftTestContext
 from kraft.raft.voters import ReplicaKey
+from tests.harness.raft_context import RaftTestContext
 
 
 def candidate(voters: list[int] = [1, 2, 3]) -> RaftTestContext:  # noqa: B006

@@ -9,8 +9,8 @@ from kraft.raft.logops import AppendAsFollower, Flush, InstallSnapshot, Snapshot
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.roles import ElectionState, Follower, Prospective
-from kraft.sim.context import RaftTestContext
 from kraft.sim.memlog import MemBatch, MemLog, encode_batches
+from tests.harness.raft_context import RaftTestContext
 
 
 def follower(

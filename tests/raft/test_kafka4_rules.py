@@ -27,7 +27,7 @@ from kraft.raft.roles import (
     Unattached,
 )
 from kraft.raft.voters import Endpoint, ReplicaKey
-from kraft.sim.context import CLUSTER_ID, RaftTestContext
+from tests.harness.raft_context import CLUSTER_ID, RaftTestContext
 
 
 def follow(ctx: RaftTestContext, *, leader: int, epoch: int) -> None:

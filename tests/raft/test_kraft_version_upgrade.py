@@ -11,8 +11,8 @@ from kraft.raft.errors import Errors, LocalRaftError, NotLeaderError
 from kraft.raft.rpcs import AddRaftVoterResponse, ApiVersionsRequest, UpdateRaftVoterResponse
 from kraft.raft.kraft_version import InvalidUpdateVersionError, check_upgrade, level_name, voters_not_supporting
 from kraft.raft.logops import AppendAsLeader, KRaftVersionControl, LeaderChangeMessage, VotersControl
-from kraft.sim.context import RaftTestContext
 from kraft.raft.voters import ReplicaKey, VoterNode, VoterSet
+from tests.harness.raft_context import RaftTestContext
 
 # --- the checks (pure) --------------------------------------------------------------------------
 

@@ -11,9 +11,9 @@ from kraft.raft.rpcs import BeginQuorumEpochRequest, EndQuorumEpochRequest, Fetc
 from kraft.raft.logops import AppendAsLeader, Flush
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.roles import Leader, Resigned
-from kraft.sim.context import RaftTestContext
 from kraft.sim.memlog import decode_batches
 from kraft.raft.voters import ReplicaKey
+from tests.harness.raft_context import RaftTestContext
 
 
 def leader(voters: list[int] = [1, 2, 3], log: tuple[tuple[int, int], ...] = ((1, 3),)) -> RaftTestContext:  # noqa: B006

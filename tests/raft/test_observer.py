@@ -8,7 +8,7 @@ from kraft.raft.errors import Errors
 from kraft.raft.rpcs import FetchRequest, VoteResponse
 from kraft.raft.logops import Flush
 from kraft.raft.roles import Follower, Unattached
-from kraft.sim.context import RaftTestContext
+from tests.harness.raft_context import RaftTestContext
 
 
 def observer(local_id: int | None = 9) -> RaftTestContext:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from kraft.raft.errors import Errors
 from kraft.raft.rpcs import VoteRequest, VoteResponse
 from kraft.raft.roles import Candidate, ElectionState, Follower, Prospective, Unattached
-from kraft.sim.context import RaftTestContext
 from kraft.raft.voters import ReplicaKey
+from tests.harness.raft_context import RaftTestContext
 
 
 def follower_of_2(epoch: int = 5) -> RaftTestContext:

@@ -11,8 +11,8 @@ from kraft.raft.rpcs import AddRaftVoterRequest, AddRaftVoterResponse, ApiVersio
 from kraft.raft.logops import AppendAsLeader, KRaftVersionControl, LeaderChangeMessage, VotersControl
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.roles import Leader, Resigned
-from kraft.sim.context import RaftTestContext
 from kraft.raft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
+from tests.harness.raft_context import RaftTestContext
 
 
 def leader_of(voters: list[int], **options: object) -> RaftTestContext:

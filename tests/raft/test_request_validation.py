@@ -14,8 +14,8 @@ from kraft.raft.events import OutboundRequest, TopicPartition
 from kraft.raft.rpcs import BeginQuorumEpochResponse, EndQuorumEpochResponse, FetchRequest, FetchResponse, FetchSnapshotResponse, VoteResponse
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.roles import Follower, Leader, Unattached
-from kraft.sim.context import RaftTestContext
 from kraft.raft.voters import ReplicaKey
+from tests.harness.raft_context import RaftTestContext
 
 OTHER_PARTITION = TopicPartition("__cluster_metadata", 1)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kraft.raft.rpcs import EndQuorumEpochRequest, FetchRequest, VoteResponse
 from kraft.raft.roles import ElectionState, Resigned, Unattached
-from kraft.sim.context import RaftTestContext
+from tests.harness.raft_context import RaftTestContext
 
 
 def restarted_leader() -> RaftTestContext:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kraft.raft.core import RoleChange
 from kraft.raft.rpcs import VoteRequest
-from kraft.sim.context import RaftTestContext
+from tests.harness.raft_context import RaftTestContext
 
 
 def changes(ctx: RaftTestContext, since: int = 0) -> list[RoleChange]:

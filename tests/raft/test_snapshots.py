@@ -7,8 +7,8 @@ import pytest
 from kraft.raft.errors import Errors, InvalidSnapshotIdError
 from kraft.raft.rpcs import FetchSnapshotResponse
 from kraft.records.view import OffsetAndEpoch
-from kraft.sim.context import RaftTestContext
 from kraft.sim.memlog import decode_batches
+from tests.harness.raft_context import RaftTestContext
 
 
 def leader_with_snapshot() -> tuple[RaftTestContext, OffsetAndEpoch]:

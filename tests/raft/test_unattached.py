@@ -6,8 +6,8 @@ from kraft.raft.errors import Errors
 from kraft.raft.events import OutboundResponse
 from kraft.raft.rpcs import FetchRequest, VoteResponse
 from kraft.raft.roles import ElectionState, Follower, Prospective, Unattached
-from kraft.sim.context import RaftTestContext
 from kraft.raft.voters import ReplicaKey
+from tests.harness.raft_context import RaftTestContext
 
 
 def voter() -> RaftTestContext:

@@ -25,7 +25,7 @@ from kraft.raft.witness_policy import (
     kafka_controller_apis,
     votes_needed_from_others,
 )
-from kraft.sim.context import RaftTestContext
+from tests.harness.raft_context import RaftTestContext
 
 #: What a kraft node advertises on its controller listener (kraft/node/node.py).
 KRAFT_APIS = (1, 17, 18, 36, 52, 53, 54, 55, 57, 59, 60, 3, 80, 81, 82)

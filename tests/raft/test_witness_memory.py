@@ -27,7 +27,7 @@ from kraft.raft.roles import Candidate, Leader, Prospective, Resigned
 from kraft.raft.voters import ReplicaKey
 from kraft.raft.witness_policy import WitnessPolicy
 from kraft.records.voter_api_versions import RememberedAnswer, read_voter_api_versions, write_voter_api_versions
-from kraft.sim.context import RaftTestContext
+from tests.harness.raft_context import RaftTestContext
 from tests.raft.elections import campaign_won_by_one_vote
 from tests.raft.test_witness import KAFKA_APIS, KRAFT_APIS
 

@@ -4,7 +4,7 @@ A transcript (``tests/raft/testdata/*.txt``, etcd raft's ``testdata`` style)
 is a list of commands, each followed by ``----`` and what the replica did in
 answer: what it persisted, wrote to its log, sent, committed, and how its
 role changed. The driver plays the shell and the other replicas through
-:class:`~kraft.sim.context.RaftTestContext`, so the core is driven only
+:class:`~tests.harness.raft_context.RaftTestContext`, so the core is driven only
 through its public contract (``initialize``/``step``/``poll`` and the
 ``Ready`` they return), and compares what it prints with the file.
 ``pytest tests/raft/test_transcripts.py --rewrite-transcripts`` writes the
@@ -53,8 +53,8 @@ from kraft.raft.logops import AppendAsFollower, AppendAsLeader, Flush, InstallSn
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.raft.voters import Endpoint, ReplicaKey
 from kraft.records.view import OffsetAndEpoch
-from kraft.sim.context import RaftTestContext
 from kraft.sim.memlog import MemBatch, MemLog, decode_batches, encode_batches
+from tests.harness.raft_context import RaftTestContext
 
 SEPARATOR = "----"
 

@@ -2,10 +2,10 @@
 bench pauses (SIGSTOP), resumes (SIGCONT), kills (kill -9) and restarts a
 node, each fault logged at its start and at its end.
 
-Two benches use it (and the multi-process tests, tests/node/procs.py): ``kraft bench chaos`` (:mod:`kraft.tools.bench.chaos.run`,
-whose run is the fault log: history, summary, availability) and the
-witness hand-over rounds (:mod:`kraft.tools.bench.witness_handover`, which
-logs through :class:`SayFaultLog`)::
+``kraft bench chaos`` uses it (:mod:`kraft.tools.bench.chaos.run`, whose
+run is the fault log: history, summary, availability), and so do the
+multi-process tests (tests/node/procs.py; the witness hand-over rounds of
+tests/node/witness_handover.py log through :class:`SayFaultLog`)::
 
     fault = pause(log, node, "SIGSTOP: the follower falls behind")
     ...

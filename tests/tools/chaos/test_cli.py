@@ -19,12 +19,11 @@ from kraft.tools.bench.chaos.scenarios import SCENARIOS, load_scenario, scenario
     (["--max-concurrent-faults", "5"], "--max-concurrent-faults 5 is more than the 4 nodes"),
     (["--duration", "3"], "--duration 3 is shorter than one fault"),
     (["--scenario", "no-such"], "no scenario 'no-such'"),
-    (["--scenario", "witness-handover", "--voters", "5"], "--scenario witness-handover runs 3 voters"),
     # Jepsen's majorities ring needs 5 voters: with 3 every ring is whole.
     (["--nemesis", "ring"], "nemesis ring needs --voters 5 or more"),
     # Kafka's brokers and clients run on the host, outside the nodes' network namespaces.
     (["--load", "kafka", "--nemesis", "kill,partition"], "--load kafka cannot run nemesis partition"),
-    (["--load", "client", "--scenario", "witness-handover"], "runs the demo load; drop --load client"),
+    (["--load", "client", "--scenario", "isolated-leader"], "runs the demo load; drop --load client"),
     (["--load", "bogus"], "Invalid value for '--load'"),
 ])
 def test_options_that_cannot_be_honoured_are_refused_in_one_line(args: list[str], says: str) -> None:
@@ -72,13 +71,12 @@ def test_the_header_of_a_scenario_run_names_it_and_no_duration() -> None:
     overlap limit do not apply, so the header must not promise them."""
     from kraft.tools.bench.chaos.run import fault_phase_header
 
-    options = ChaosOptions(duration_s=60, seed=3, voters=3, observers=0, witness=True, scenario="witness-handover",
-                           nemesis=("kill", "pause"), kafka_played=(1, 2))
-    header = fault_phase_header(options, Path("/tmp/run"), namespaces=False, kinds=["kill", "pause"])
+    options = ChaosOptions(duration_s=60, seed=3, voters=3, observers=0, witness=True,
+                           scenario="partition-during-restart", nemesis=("kill", "partition"))
+    header = fault_phase_header(options, Path("/tmp/run"), namespaces=False, kinds=["kill", "partition"])
     assert header == (
-        "3 voters (the last a witness) and 0 observers on 127.0.0.1, in /tmp/run; scenario witness-handover "
-        "(seed 3), until it ends: Pause the Kafka-played follower, kill -9 the Kafka-played leader, resume the "
-        "follower behind the witness: one hand-over epoch must elect it.")
+        "3 voters (the last a witness) and 0 observers on 127.0.0.1, in /tmp/run; scenario partition-during-restart "
+        "(seed 3), until it ends: Overlapping faults: a voter is killed, and while it is down the leader is cut off.")
     assert "60" not in header and "at once" not in header
 
 
@@ -103,8 +101,8 @@ def test_the_report_of_a_failed_scenario_run_replays_the_scenario() -> None:
               "load_average_after": 1.0, "fault_counts": {"kill": 1, "pause": 1}, "acknowledged": 10,
               "present": 9, "lost": 1, "lost_records": [(4, "x")], "leader_changes": 1,
               "time_without_leader_s": 1.0, "high_watermark": 12, "committed_records": 9,
-              "nemesis": ["kill", "pause"], "duration_s": 60.0, "scenario": "witness-handover"}
+              "nemesis": ["kill", "pause"], "duration_s": 60.0, "scenario": "isolated-leader"}
     report = format_chaos_report(result)
-    assert "41 s of faults (scenario witness-handover)" in report and "at once" not in report
+    assert "41 s of faults (scenario isolated-leader)" in report and "at once" not in report
     assert report.splitlines()[-1] == ("  replay: kraft bench chaos --seed 3 --voters 3 --nemesis kill,pause "
-                                       "--scenario witness-handover")
+                                       "--scenario isolated-leader")

@@ -142,7 +142,7 @@ def _chaos_options(duration: float, seed: int, voters: str, observers: int, witn
     """The run the options ask for; what cannot be honoured is refused, in
     one line, before anything starts."""
     from kraft.tools.bench.chaos.run import MIN_FAULT_S, NEMESES, ChaosOptions, unavailable_reason
-    from kraft.tools.bench.chaos.scenarios import KAFKA_PLAYED, SCENARIOS
+    from kraft.tools.bench.chaos.scenarios import SCENARIOS
 
     kinds: tuple[str, ...] = ChaosOptions.nemesis
     if nemesis is not None:
@@ -167,18 +167,9 @@ def _chaos_options(duration: float, seed: int, voters: str, observers: int, witn
         raise click.UsageError(f"--duration {duration:g} is shorter than one fault ({MIN_FAULT_S:g} s)")
     if scenario is not None and scenario not in SCENARIOS:
         raise click.UsageError(f"no scenario {scenario!r}; known: {', '.join(sorted(SCENARIOS)) or 'none'}")
-    kafka_played = KAFKA_PLAYED.get(scenario or "", ())
-    if kafka_played:
-        # Kafka-played voters 1..n-1 beside a kraft witness: the scenario's shape, not an option.
-        if voters != "3":
-            raise click.UsageError(f"--scenario {scenario} runs 3 voters (two play Kafka controllers, "
-                                   f"one is a kraft witness); drop --voters {voters}")
-        witness = True
-        if nemesis is None:
-            kinds = ("kill", "pause")  # the faults it applies; no namespaces or FUSE disks to set up
     return ChaosOptions(duration_s=duration, seed=seed, voters=int(voters), append_rate=append_rate,
                         nemesis=kinds, nemesis_explicit=nemesis is not None, max_concurrent=max_concurrent_faults,
-                        observers=observers, witness=witness, scenario=scenario, kafka_played=kafka_played,
+                        observers=observers, witness=witness, scenario=scenario,
                         load=load)
 
 
@@ -218,8 +209,7 @@ def _client_load_kinds(kinds: tuple[str, ...], explicit: bool, scenario: str | N
 @click.option("--voters", type=click.Choice(["3", "5"]), default="3", show_default=True, help="Voter processes.")
 @click.option("--observers", type=click.IntRange(min=0, max=9), default=1, show_default=True,
               help="Observer processes.")
-@click.option("--witness", is_flag=True, help="The last voter is a kraft witness (kraft.witness=true; "
-                                            "implied by --scenario witness-handover, where it is auto-detected).")
+@click.option("--witness", is_flag=True, help="The last voter is a kraft witness (kraft.witness=true).")
 @click.option("--nemesis", default=None, help=NEMESIS_HELP)
 @click.option("--max-concurrent-faults", type=click.IntRange(min=1), default=2, show_default=True,
               help="Faults that may overlap.")

@@ -111,9 +111,6 @@ class ChaosOptions:
     observers: int = 1
     witness: bool = False
     scenario: str | None = None
-    #: Voters started as Kafka 4.0 controllers in ApiVersions (:mod:`kraft.tools.bench.kafka_played`),
-    #: with ``kraft.witness=false``; the witness is then auto-detected (``kraft.witness=auto``), not forced.
-    kafka_played: tuple[int, ...] = ()
     #: ``demo``: each voter's own demo load; ``client``: the independent chaos client
     #: (:mod:`.client_load`) against voters running Kafka's controller; ``kafka``: real
     #: Kafka brokers on those voters, Kafka's VerifiableProducer the client (:mod:`.kafka_load`).
@@ -301,10 +298,8 @@ class Chaos:
             if opts.load in ("client", "kafka") and node_id in voters:
                 props["kraft.controller"] = "true"  # the client's writes are Kafka controller requests
                 props["kraft.witness"] = "false"
-            if node_id in opts.kafka_played:
-                props["kraft.witness"] = "false"  # leads as a Kafka controller does
-            elif node_id == self.witness_id and not opts.kafka_played:
-                props["kraft.witness"] = "true"  # beside Kafka-played voters it is auto-detected instead
+            if node_id == self.witness_id:
+                props["kraft.witness"] = "true"
             configs[node_id].write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         formats = [subprocess.Popen([sys.executable, "-m", "kraft.cli", "storage", "format", "--config", str(path),
                                      "--cluster-id", cluster_id, *release], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -328,10 +323,6 @@ class Chaos:
                              prefix=self.network.exec_prefix(node_id) if self.network is not None else [],
                              env=env, voter=voter, log_dir=self.root / f"metadata-{node_id}",
                              history=self.root / f"operations-{node_id}.jsonl" if demo else None)
-            if node_id in opts.kafka_played:
-                from kraft.tools.bench.kafka_played import LAUNCHER
-
-                node.launcher = LAUNCHER
             if voter and lazy and node_id != self.disk_full_voter:
                 backing = self.root / f"disk-{node_id}"
                 node.log_dir.rename(backing)

@@ -22,7 +22,7 @@ logged at its start and end: ``kill(node, down_s)``, ``pause(node, hold_s)``,
 Register one in a line, by callable or by ``"module:attribute"`` (imported
 only when the scenario runs)::
 
-    register_scenario("witness-handover", "kraft.tools.bench.witness_handover:scenario")
+    register_scenario("my-scenario", "my_package.my_module:my_scenario")
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import importlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["KAFKA_PLAYED", "SCENARIOS", "Scenario", "load_scenario", "register_scenario", "scenario_summary"]
+__all__ = ["SCENARIOS", "Scenario", "load_scenario", "register_scenario", "scenario_summary"]
 
 #: Takes the run (a :class:`kraft.tools.bench.chaos.run.Chaos`; typed loosely so
 #: that this registry does not import the run, which imports it).
@@ -39,15 +39,10 @@ Scenario = Callable[[Any], Awaitable[None]]
 
 #: name -> the scenario, or "module:attribute" naming it.
 SCENARIOS: dict[str, Scenario | str] = {}
-#: name -> the voters the scenario runs as Kafka 4.0 controllers (they advertise
-#: Kafka's ApiVersions; the last voter is then a kraft witness, auto-detected).
-KAFKA_PLAYED: dict[str, tuple[int, ...]] = {}
 
 
-def register_scenario(name: str, scenario: Scenario | str, kafka_played: tuple[int, ...] = ()) -> None:
+def register_scenario(name: str, scenario: Scenario | str) -> None:
     SCENARIOS[name] = scenario
-    if kafka_played:
-        KAFKA_PLAYED[name] = kafka_played
 
 
 def load_scenario(name: str) -> Scenario:
@@ -93,5 +88,3 @@ async def partition_during_restart(chaos: Any) -> None:
 
 register_scenario("isolated-leader", isolated_leader)
 register_scenario("partition-during-restart", partition_during_restart)
-# Two voters play Kafka 4.0 controllers, voter 3 is a kraft witness beside them (issue 24).
-register_scenario("witness-handover", "kraft.tools.bench.witness_handover:scenario", kafka_played=(1, 2))

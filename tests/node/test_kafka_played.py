@@ -1,15 +1,14 @@
-"""The bench's Kafka-4.0-controller table (tools/bench/kafka_played.py)
-is what a real Apache Kafka 4.0.0 controller answers in ApiVersions."""
+"""The Kafka-played node's table (tests/node/kafka_played.py) is what a
+real Apache Kafka 4.0.0 controller answers in ApiVersions."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-
 from kraft.node.controller_apis import replayed_api_versions
-from kraft.tools.bench.kafka_played import KAFKA_4_0_CONTROLLER_APIS
 from tests.conftest import FIXTURES
+from tests.node.kafka_played import KAFKA_4_0_CONTROLLER_APIS
 
 FRAMES = FIXTURES / "wire" / \
     "kafka-4.0-controller-frames.jsonl"

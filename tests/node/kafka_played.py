@@ -1,27 +1,29 @@
-"""Bench only: a ``kraft node`` that plays an Apache Kafka 4.0.0 controller
-in ApiVersions, so that a kraft voter beside it auto-detects a Kafka quorum
+"""A ``kraft node`` that plays an Apache Kafka 4.0.0 controller in
+ApiVersions, so that a kraft voter beside it auto-detects a Kafka quorum
 (``kraft.witness=auto``) exactly as it would beside real Kafka.
 
-``python -m kraft.tools.kafka_played_node node start --config ...``
-(:data:`LAUNCHER`) runs ``kraft node start ...`` (the ``kraft node``
-commands) through ``KraftNode(config, advertised_apis=...)`` with
-:data:`KAFKA_4_0_CONTROLLER_APIS`. The chaos tool launches chosen voters
-with it (``kraft bench chaos --scenario witness-handover``), and so do the
-multi-process witness tests.
-Production configuration has no key for it.
+``python -m tests.node.kafka_played node start --config FILE ...``
+(:data:`LAUNCHER`, run from the repository's root as the tests are) is
+``kraft node start ...`` through ``KraftNode(config, advertised_apis=...)``
+with :data:`KAFKA_4_0_CONTROLLER_APIS`. The multi-process witness tests
+start their "Kafka" voters with it; the product has no way to play Kafka
+(tests/test_packaging.py checks that it ships none of this).
 """
 
 from __future__ import annotations
 
-__all__ = ["KAFKA_4_0_CONTROLLER_APIS", "LAUNCHER"]
+import functools
+import sys
+
+__all__ = ["KAFKA_4_0_CONTROLLER_APIS", "LAUNCHER", "main"]
 
 #: ``python -m`` arguments that start ``kraft`` as a Kafka-4.0-played node.
-LAUNCHER = ("-m", "kraft.tools.kafka_played_node")
+LAUNCHER = ("-m", "tests.node.kafka_played")
 
 #: api key -> (min, max version) in the ApiVersions response of a real Apache
 #: Kafka 4.0.0 controller (process.roles=controller) on its CONTROLLER
 #: listener, as captured on the wire (the project's reference frames,
-#: fixtures/wire/kafka-4.0-controller-frames.jsonl; tests/tools/
+#: fixtures/wire/kafka-4.0-controller-frames.jsonl; tests/node/
 #: test_kafka_played.py checks this table against that frame).
 KAFKA_4_0_CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     1: (4, 17),    # Fetch
@@ -67,3 +69,19 @@ KAFKA_4_0_CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     82: (0, 0),    # UpdateRaftVoter
 }
 
+
+def main() -> None:
+    from kraft.node.node import KraftNode
+    from kraft.tools.node_command import node_group
+
+    # The node's only hook for what it advertises is the constructor argument.
+    setattr(KraftNode, "__init__", functools.partialmethod(KraftNode.__init__,
+                                                           advertised_apis=dict(KAFKA_4_0_CONTROLLER_APIS)))
+    args = sys.argv[1:]
+    if not args or args[0] != "node":
+        raise SystemExit("usage: python -m tests.node.kafka_played node start --config FILE ...")
+    node_group.main(args=args[1:], prog_name="kraft node")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,9 +1,10 @@
-"""The ``witness-handover`` chaos scenario: a two-site quorum whose surviving
-"Kafka" controller is behind when the leader dies (kraft/raft/handover.py).
+"""The paused-follower run of tests/node/test_witness_handover_processes.py:
+a two-site quorum whose surviving "Kafka" controller is behind when the
+leader dies (kraft/raft/handover.py).
 
 Three ``kraft node start`` processes on 127.0.0.1: nodes 1 and 2 play Kafka
 controllers -- started through ``kafka_launcher`` (default
-:data:`kraft.tools.bench.kafka_played.LAUNCHER`), the arguments after
+:data:`tests.node.kafka_played.LAUNCHER`), the arguments after
 ``python`` that run ``kraft`` with a node answering ApiVersions exactly as a
 real Kafka 4.0 controller does, with ``kraft.witness=false`` so they lead as
 Kafka's do -- and node 3 is a kraft voter with default settings
@@ -23,17 +24,12 @@ rounds the killed node restarts and catches up.
 
 Checked at the end (on the stopped processes' files): every acknowledged
 record is committed at its offset; the witness led at most once per round,
-and never appended a record; the final leader is a Kafka-played node.
-
-Two entry points share the round's judgement (:func:`witness_round`):
-:func:`scenario`, the chaos tool's ``witness-handover`` scenario
-(``kraft bench chaos --scenario witness-handover``: one round on the chaos
-run's processes, judged by its checker), and::
+and never appended a record; the final leader is a Kafka-played node::
 
     await run_witness_handover(root, say, rounds=3, pause_s=4.0, append_rate=50.0, ports=None)
 
-which returns a JSON-able dict (see :func:`run_witness_handover`). Nodes 1
-and 2 start through :data:`kraft.tools.bench.kafka_played.LAUNCHER`.
+returns a JSON-able dict (see :func:`run_witness_handover`). Real Kafka
+controllers beside a witness: tests/kafka/test_witness*.py.
 """
 
 from __future__ import annotations
@@ -54,7 +50,7 @@ from kraft.tools.bench.node_process import KRAFT, FaultLog, NodeProcess, SayFaul
 if TYPE_CHECKING:
     from kraft.node.node import KraftNode
 
-__all__ = ["HANDOVER_LINE", "handover_round", "run_witness_handover", "scenario", "witness_round"]
+__all__ = ["HANDOVER_LINE", "handover_round", "run_witness_handover", "witness_round"]
 
 KAFKA = (1, 2)
 WITNESS = 3
@@ -106,49 +102,6 @@ async def handover_round(
     await progress(f"after node {first} restarted", commits[2])
     return {"killed": first, "resumed": behind, "kill_to_leader_ms": elected_ms, "witness_led": led,
             "handover_ms": handover_ms}
-
-
-async def scenario(chaos: Any, pause_s: float = 4.0) -> None:
-    """Pause the Kafka-played follower, kill -9 the Kafka-played leader,
-    resume the follower behind the witness: one hand-over epoch must elect it.
-
-    The chaos tool's ``witness-handover`` scenario (one round, see the
-    module docstring) on a run whose voters 1 and 2 play Kafka controllers
-    and voter 3 is the auto-detected witness; figures in ``chaos.report``."""
-    import trio
-
-    from kraft.tools.bench.chaos.run import ChaosError
-
-    witness = chaos.witness_id
-    kafka = [v for v in chaos.voter_ids if v != witness]
-    await chaos.progress("before the pause", 20)
-    first = chaos.leader()
-    if first not in kafka:
-        raise ChaosError(f"witness-handover: the leader is node {first}, not a Kafka-played voter {kafka}")
-    behind = next(v for v in kafka if v != first)
-
-    async def until(predicate: Callable[[], bool], what: str) -> None:
-        with trio.move_on_after(chaos.options.patience_s):
-            while not predicate():
-                await trio.sleep(0.05)
-            return
-        raise ChaosError(f"witness-handover: {what} not within {chaos.options.patience_s:g} s "
-                         f"(files in {chaos.root})")
-
-    figures = await handover_round(chaos, chaos.nodes, witness, first, behind, leader=chaos.leader,
-                                   progress=chaos.progress, until=until, pause_s=pause_s, commits=(5, 5, 5))
-    elected_ms, led, handover_ms = figures["kill_to_leader_ms"], figures["witness_led"], figures["handover_ms"]
-    epochs = sorted(e for e, leaders in chaos.leaders_seen.items() if witness in leaders)
-    chaos.report.update({"killed": first, "resumed": behind, "kill_to_leader_ms": elected_ms,
-                         "witness_led": led, "witness_epochs": epochs, "handover_ms": handover_ms,
-                         "final_leader": chaos.leader(),
-                         # The witness's demo load is refused while it leads: nothing acknowledged.
-                         "witness_appended": len(chaos.nodes[witness].acknowledged())})
-    chaos.report_lines.append(
-        f"witness-handover: node {first} killed, node {behind} (paused, behind) leads {elected_ms} ms after the "
-        f"kill; the witness (node {witness}) led {led} time(s)"
-        + (f", epoch(s) {', '.join(map(str, epochs))}, for {handover_ms} ms" if handover_ms is not None else
-           f"{' (epochs ' + ', '.join(map(str, epochs)) + ')' if epochs else ''}"))
 
 
 def _median(values: Sequence[float]) -> float | None:
@@ -219,8 +172,8 @@ async def run_witness_handover(
     from kraft.config import NodeConfig
     from kraft.node.fault import RaisingFaultHandler
     from kraft.node.node import KraftNode
-    from kraft.tools.bench.kafka_played import LAUNCHER
     from kraft.tools.quickstart import free_ports
+    from tests.node.kafka_played import LAUNCHER
 
     ids = [*KAFKA, WITNESS]
     configs = _formatted_nodes(root, list(ports) if ports is not None else free_ports(4))
