@@ -54,3 +54,10 @@ def test_an_unknown_command_names_its_line(tmp_path: Path) -> None:
     path.write_text("add-nodes 3\n----\nok\n\nwarp 1\n----\nok\n")
     with pytest.raises(TranscriptError, match="bad.txt:5: warp 1: unknown command 'warp'"):
         run_interaction(path)
+
+
+def test_the_excerpt_in_the_development_guide_is_a_real_transcript() -> None:
+    """docs/development.md shows part of a transcript: it must still be one."""
+    guide = (Path(__file__).parents[2] / "docs" / "development.md").read_text()
+    excerpt = guide.split("## Interaction transcripts", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    assert excerpt in (TESTDATA / "prevote_partitioned_follower.txt").read_text()
