@@ -10,8 +10,8 @@ observed output back (review the diff). Each command is one small handler
 in :mod:`tests.raft.interaction.handlers`; arguments are bare node ids and
 ``key=value``::
 
-    add-nodes N [voters=1,2,3] [legacy=ID,..] [election-timeout-ms=..]
-                                 # N replicas of a static quorum, started
+    add-nodes N [voters=1,2,3] [dynamic] [legacy=ID,..] [election-timeout-ms=..]
+                                 # N replicas (static quorum, or KIP-853), started
     campaign ID                  # its election (fetch) timer fires; its Ready
     tick ms=N [ID ...]           # virtual time passes on those clocks
     process-ready [ID ...]       # poll, then persist, log, send (Ready order)
@@ -23,6 +23,8 @@ in :mod:`tests.raft.interaction.handlers`; arguments are bare node ids and
     resign ID                    # the leader steps down (EndQuorumEpoch)
     crash ID  /  restart ID      # lose memory and unflushed writes / start again
     status [ID ...]              # role, epoch, leader, high watermark, log
+    add-voter ID via=ID  /  remove-voter ID via=ID
+                                 # an admin's AddRaftVoter / RemoveRaftVoter
 
 The output names each replica's Ready (``> 1 handling Ready``) and the
 messages it steps (``> 2 receiving messages``), one line per message
@@ -41,7 +43,7 @@ from pathlib import Path
 
 from tests.raft.interaction.env import InteractionEnv
 from tests.raft.interaction.handlers import (
-    add_nodes, campaign, crash, deliver_msgs, partition, process_ready, propose, resign, stabilise, status, tick,
+    add_nodes, campaign, crash, deliver_msgs, partition, process_ready, propose, resign, stabilise, status, tick, voters,
 )
 from tests.raft.transcripts import Args, Step, TranscriptError, parse
 
@@ -63,6 +65,8 @@ COMMANDS: dict[str, Handler] = {
     "crash": crash.crash,
     "restart": crash.restart,
     "status": status.handle,
+    "add-voter": voters.add_voter,
+    "remove-voter": voters.remove_voter,
 }
 
 

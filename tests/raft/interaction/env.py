@@ -19,14 +19,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from kraft.raft.core import Ready
-from kraft.raft.events import Outbound, OutboundRequest, OutboundResponse, RequestFailed
+from kraft.raft.ready import Ready
+from kraft.raft.events import InboundRequest, Outbound, OutboundRequest, OutboundResponse, RaftRequest, RequestFailed
 from kraft.raft.rpcs import VoteRequest, VoteResponse
 from kraft.raft.voters import VoterSet
 from kraft.sim.invariants import Invariants
 from kraft.sim.network import Network
 from kraft.sim.replica import SimNode
-from kraft.sim.sim_config import SimulationConfig
+from kraft.sim.sim_config import ADMIN_ID, SimulationConfig
 from tests.raft.interaction.output import after_send_lines, message_line, ready_is_empty, ready_lines
 from tests.raft.transcripts import TranscriptError
 
@@ -105,7 +105,22 @@ class InteractionEnv:
         return self._payloads
 
     def _admin_answer(self, node: SimNode, message: OutboundResponse) -> None:
-        raise TranscriptError(f"node {node.node_id} answered an admin request the transcript never sent")
+        pass  # printed as sent (``1->admin ...``)
+
+    def commit_voter_set(self) -> VoterSet | None:
+        """(dynamic quorums) What the invariants count a commit against: the
+        voter set of the leader exposing the highest high watermark."""
+        leaders = [n for n in self._nodes.values() if n.core is not None and n.core.is_leader]
+        best = max(leaders, key=lambda n: n.high_watermark or -1, default=None)
+        return None if best is None or best.high_watermark is None else best.voters
+
+    def admin(self, node_id: int, request: RaftRequest) -> str:
+        """Step an admin client's request (AddRaftVoter, RemoveRaftVoter) into a replica."""
+        core = self.up(node_id).core
+        assert core is not None
+        correlation_id = self.next_payload_id()
+        core.step(self.clocks[node_id], InboundRequest(ADMIN_ID, correlation_id, request))
+        return message_line(ADMIN_ID, node_id, request)
 
     # --- replicas -----------------------------------------------------------------
 

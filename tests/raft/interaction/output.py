@@ -9,7 +9,7 @@ short form falls back to the single-replica transcripts' full form
 
 from __future__ import annotations
 
-from kraft.raft.core import Ready
+from kraft.raft.ready import Ready
 from kraft.raft.errors import Errors
 from kraft.raft.events import RaftRequest, RaftResponse, RequestFailed
 from kraft.raft.rpcs import (
@@ -20,6 +20,7 @@ from kraft.raft.roles import Follower, Leader
 from kraft.records.view import OffsetAndEpoch
 from kraft.sim.memlog import MemBatch, MemLog, decode_batches
 from kraft.sim.replica import SimNode
+from kraft.sim.sim_config import ADMIN_ID
 from tests.raft.transcripts import log_op_text, message_text
 
 __all__ = ["after_send_lines", "batches_text", "message_line", "ready_is_empty", "ready_lines", "status_line"]
@@ -97,9 +98,14 @@ def message_line(source: int, destination: int, message: RaftRequest | RaftRespo
     if isinstance(message, RequestFailed):
         reason = f" ({message.reason})" if message.reason else ""
         return f"{destination}->{source} failed{reason}"
+    route = f"{_name(source)}->{_name(destination)}"
     if isinstance(message, RaftRequest):
-        return f"{source}->{destination} {_request_text(message)}"
-    return f"{source}->{destination} {_response_text(message, pre_vote)}"
+        return f"{route} {_request_text(message)}"
+    return f"{route} {_response_text(message, pre_vote)}"
+
+
+def _name(node_id: int) -> str:
+    return "admin" if node_id == ADMIN_ID else str(node_id)
 
 
 def ready_is_empty(ready: Ready, committed_before: int | None) -> bool:
@@ -142,7 +148,7 @@ def after_send_lines(ready: Ready, committed_before: int | None) -> list[str]:
 
 
 def status_line(node: SimNode) -> str:
-    """``ID: ROLE epoch=E leader=L hw=H log=[...]`` (``ID: down`` for a crashed replica)."""
+    """``ID: ROLE epoch=E leader=L hw=H voters=[...] log=[...]`` (``ID: down`` for a crashed replica)."""
     core = node.core
     if core is None:
         return f"{node.node_id}: down"
@@ -156,6 +162,7 @@ def status_line(node: SimNode) -> str:
         parts.append(f"voted={voted.id}")
     hw = core.high_watermark
     parts.append(f"hw={'-' if hw is None else hw}")
+    parts.append("voters=[" + ",".join(str(i) for i in sorted(k.id for k in core.voters.voter_keys)) + "]")
     log = node.log
     batches = log.batches if isinstance(log, MemLog) else ()
     parts.append(f"log={batches_text(batches)}")

@@ -1,6 +1,9 @@
-"""``add-nodes N [voters=1,2,3] [legacy=3] [seed=S] [QuorumConfig fields]``:
-start N new replicas (ids after the last one) of a static quorum; the
-voters default to the first command's nodes, the others are observers.
+"""``add-nodes N [voters=1,2,3] [dynamic] [legacy=3] [QuorumConfig fields]``:
+start N new replicas (ids after the last one) of a static quorum, or with
+``dynamic`` a KIP-853 one (the voters formatted with ``--initial-controllers``,
+every replica with a directory id and a listener, the later ones bootstrap
+from the first ones); the voters default to the first command's nodes, the
+others are observers.
 ``legacy`` nodes answer a pre-vote with UNSUPPORTED_VERSION (Vote v0/v1).
 The quorum settings are Kafka's defaults but ``append-linger-ms=0``, so a
 ``propose`` reaches the log on the leader's next Ready."""
@@ -10,8 +13,9 @@ from __future__ import annotations
 import dataclasses
 
 from kraft.raft.quorum_config import QuorumConfig
-from kraft.raft.voters import VoterSet
-from kraft.sim.replica import SimNode
+from kraft.raft.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
+from kraft.sim.invariants import Invariants
+from kraft.sim.replica import SimNode, directory_id
 from tests.raft.interaction.env import InteractionEnv
 from tests.raft.transcripts import Args, TranscriptError
 
@@ -29,19 +33,36 @@ def _quorum_config(args: Args) -> QuorumConfig:
     return QuorumConfig(**overrides)
 
 
+def _voter_set(voter_ids: list[int], dynamic: bool) -> VoterSet:
+    if not dynamic:
+        return VoterSet.from_ids(voter_ids)
+    return VoterSet.of(
+        VoterNode(ReplicaKey(i, directory_id(i, 0)), (Endpoint("CONTROLLER", f"node-{i}", 9093),), (0, 1))
+        for i in voter_ids
+    )
+
+
 def handle(env: InteractionEnv, args: Args) -> list[str]:
-    [count] = [int(w) for w in args.words] or [0]
+    [count] = [int(w) for w in args.words if w.isdigit()] or [0]
     first = max(env.node_ids, default=0) + 1
     ids = list(range(first, first + count))
     voters = args.take("voters", _ints)
     legacy = set(args.take("legacy", _ints, []))
     quorum = _quorum_config(args)
+    dynamic = "dynamic" in args.words
     if not env.node_ids:
-        env.voter_set = VoterSet.from_ids(voters or ids)
-        env.config = dataclasses.replace(env.config, voters=len(env.voter_set), quorum=quorum)
-    elif voters is not None or quorum != _quorum_config(Args([], {})):
-        raise TranscriptError("voters= and the quorum settings belong to the first add-nodes")
-    nodes = [SimNode(node_id, env.voter_set, env.config, node_id in legacy) for node_id in ids]
+        voter_ids = voters or ids
+        env.config = dataclasses.replace(env.config, voters=len(voter_ids), quorum=quorum, dynamic=dynamic)
+        env.voter_set = _voter_set(voter_ids, dynamic)
+        env.invariants = Invariants(dynamic=dynamic)
+    elif voters is not None or dynamic or quorum != _quorum_config(Args([], {})):
+        raise TranscriptError("voters=, dynamic and the quorum settings belong to the first add-nodes")
+    if env.config.is_dynamic:
+        bootstrap = tuple(sorted(key.id for key in env.voter_set.voter_keys))
+        nodes = [SimNode(i, env.voter_set, env.config, False, peers=tuple(p for p in bootstrap if p != i))
+                 for i in ids]
+    else:
+        nodes = [SimNode(node_id, env.voter_set, env.config, node_id in legacy) for node_id in ids]
     for node in nodes:  # all there before the first one sends
         node.format(None)
         env.add(node)
