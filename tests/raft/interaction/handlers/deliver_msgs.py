@@ -1,7 +1,8 @@
 """``deliver-msgs [from=ID] [to=ID] [drop]``: hand the messages in flight
-(those from/to the given replicas) to their recipients' cores, in the order
-they were sent; ``drop`` loses them instead. Stepping does not poll: the
-recipients answer on their next ``process-ready``."""
+(those from/to the given replicas) to their recipients' cores, recipient by
+recipient, each one's in the order they were sent; ``drop`` loses them
+instead. Stepping does not poll: the recipients answer on their next
+``process-ready``."""
 
 from __future__ import annotations
 
