@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from kraft.raft.errors import Errors
-from kraft.raft.events import InboundRequest, InboundResponse, Outbound, OutboundRequest, OutboundResponse, RequestFailed
+from kraft.raft.events import Inbound, InboundRequest, InboundResponse, Outbound, OutboundRequest, OutboundResponse, RequestFailed
 from kraft.raft.rpcs import AddRaftVoterRequest, ApiVersionsRequest, ApiVersionsResponse, EndQuorumEpochRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse, RemoveRaftVoterRequest, UpdateRaftVoterRequest, VoteRequest, VoteResponse
 from kraft.sim.sim_config import ADMIN_ID
 from kraft.sim.host import SimulationHost
@@ -113,14 +113,34 @@ class Network:
         dst_incarnation: int | None,
         message: Outbound | RequestFailed,
     ) -> None:
+        accepted = self.accept(src_id, src_incarnation, dst_id, dst_incarnation, message)
+        if accepted is None:
+            return
+        node, inbound = accepted
+        assert node.core is not None
+        node.core.step(self.host.now_ms, inbound)
+        self.host.execute(node, node.core.poll(self.host.now_ms))
+
+    def accept(
+        self,
+        src_id: int,
+        src_incarnation: int,
+        dst_id: int | None,
+        dst_incarnation: int | None,
+        message: Outbound | RequestFailed,
+    ) -> tuple[SimNode, Inbound] | None:
+        """The replica whose core a delivered message is for and what it
+        steps, without stepping it (an interaction transcript steps and
+        polls as separate commands). None: the message was lost, or answered
+        without the core (ApiVersions by the listener, a legacy peer's
+        refusal of a pre-vote)."""
         src = self.host.node(src_id)
         if isinstance(message, RequestFailed):
             # A local notification back to the sender.
             if src.core is not None and src.incarnation == src_incarnation:
                 self.host.note(f"node {src_id}: request {message.correlation_id} to {message.destination} failed")
-                src.core.step(self.host.now_ms, message)
-                self.host.execute(src, src.core.poll(self.host.now_ms))
-            return
+                return src, message
+            return None
         assert dst_id is not None
         dst = self.host.node(dst_id)
         if (
@@ -131,7 +151,7 @@ class Network:
         ):
             # A crash broke the connection, or a partition cut it in flight.
             self.host.stats["messages-lost"] += 1
-            return
+            return None
         if isinstance(message, OutboundRequest):
             request = message.message
             if isinstance(request, ApiVersionsRequest):
@@ -139,7 +159,7 @@ class Network:
                 self.host.stats["api-versions-requests"] += 1
                 answer = ApiVersionsResponse(supported_kraft_versions=(0, 1))
                 self.send(dst, OutboundResponse(src_id, message.correlation_id, answer))
-                return
+                return None
             if isinstance(request, VoteRequest) and request.pre_vote:
                 if dst.legacy:
                     # A Vote v0/v1 peer cannot parse PreVote.
@@ -147,18 +167,12 @@ class Network:
                     self.host.note(f"legacy node {dst_id} rejects pre-vote from {src_id}")
                     refusal = VoteResponse(error=Errors.UNSUPPORTED_VERSION)
                     self.send(dst, OutboundResponse(src_id, message.correlation_id, refusal))
-                    return
+                    return None
                 self._pre_vote_requests.add((dst_id, src_id, message.correlation_id))
             self.host.note(f"{src_id}->{dst_id} #{message.correlation_id} {describe(request)}")
-            inbound: InboundRequest | InboundResponse = InboundRequest(
-                src_id, message.correlation_id, request
-            )
-        else:
-            self.host.note(f"{src_id}->{dst_id} #{message.correlation_id} {describe(message.message)}")
-            inbound = InboundResponse(src_id, message.correlation_id, message.message)
-        dst.core.step(self.host.now_ms, inbound)
-        self.host.execute(dst, dst.core.poll(self.host.now_ms))
-
+            return dst, InboundRequest(src_id, message.correlation_id, request)
+        self.host.note(f"{src_id}->{dst_id} #{message.correlation_id} {describe(message.message)}")
+        return dst, InboundResponse(src_id, message.correlation_id, message.message)
 
 def describe(payload: object) -> str:
     text = repr(payload)

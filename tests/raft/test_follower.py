@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kraft.raft.errors import Errors
 from kraft.raft.rpcs import FetchRequest, FetchSnapshotRequest, VoteRequest, VoteResponse
-from kraft.raft.logops import AppendAsFollower, Flush, InstallSnapshot, SnapshotChunk, TruncateTo
+from kraft.raft.logops import AppendAsFollower, Flush, InstallSnapshot, SnapshotChunk
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.roles import ElectionState, Follower, Prospective
@@ -64,17 +64,6 @@ def test_the_follower_high_watermark_is_the_leaders_capped_by_its_log_end() -> N
     fetch = the_fetch(ctx)
     ctx.respond(fetch, ctx.fetch_response(leader=2, epoch=5, records=[(6, 5, 9)], high_watermark=10))
     assert ctx.raft.high_watermark == 10
-
-
-def test_truncates_to_the_diverging_epoch_end() -> None:
-    """KIP-595 FetchResponse handling, rule 2 (KIP-101 truncation)."""
-    ctx = follower((1, 3), (3, 4))
-    fetch = the_fetch(ctx)
-    ready = ctx.respond(fetch, ctx.fetch_response(leader=2, epoch=5, diverging_epoch=OffsetAndEpoch(3, 1)))
-    assert ready.log == [TruncateTo(3)]
-    assert ctx.log.end_offset == 3
-    [nxt] = ctx.assert_sent(FetchRequest)
-    assert (nxt.message.fetch_offset, nxt.message.last_fetched_epoch) == (3, 1)
 
 
 def test_truncation_takes_the_smaller_end_of_the_same_epoch() -> None:

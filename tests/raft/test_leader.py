@@ -102,16 +102,6 @@ def test_answers_a_fetch_with_the_records_after_the_fetch_offset() -> None:
     assert batches[0].base_offset == 3 and batches[0].epoch == 2
 
 
-def test_a_diverging_fetch_is_told_where_to_truncate() -> None:
-    """KIP-595 Fetch handling, rule 2: the follower's last fetched epoch does not
-    end where it claims: answer with the end of the largest epoch <= its epoch."""
-    ctx = leader(log=((1, 3), (3, 2)))
-    response = fetch(ctx, 2, 5, 2)  # it has epoch 2 records we never had
-    assert response is not None
-    assert response.diverging_epoch == OffsetAndEpoch(3, 1)
-    assert response.records == b""
-
-
 def test_a_fetch_beyond_the_log_end_is_answered_with_a_diverging_epoch() -> None:
     ctx = leader()
     epoch = ctx.epoch
@@ -279,16 +269,6 @@ def test_a_leader_grants_no_vote() -> None:
     ctx = leader()
     ctx.deliver(ctx.vote_request(candidate=2, epoch=ctx.epoch, pre_vote=True), source=2)
     assert not ctx.assert_response(VoteResponse).vote_granted
-
-
-def test_a_resign_request_steps_down_with_end_quorum_epoch() -> None:
-    ctx = leader()
-    epoch = ctx.epoch
-    ctx.raft.resign(epoch)
-    ctx.poll()
-    assert isinstance(ctx.role, Resigned)
-    ctx.assert_sent(EndQuorumEpochRequest, destination=2, epoch=epoch, leader_id=1)
-    ctx.assert_sent(EndQuorumEpochRequest, destination=3, epoch=epoch, leader_id=1)
 
 
 def test_graceful_shutdown_completes_once_another_leader_is_known() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from kraft.raft.errors import Errors
 from kraft.raft.rpcs import VoteRequest, VoteResponse
 from kraft.raft.roles import Candidate, ElectionState, Follower, Prospective, Unattached
 from kraft.raft.voters import ReplicaKey
@@ -69,16 +68,6 @@ def test_a_pre_vote_that_times_out_is_abandoned() -> None:
     deadline = ctx.role.election_deadline_ms
     ctx.advance(deadline - ctx.now_ms)
     assert isinstance(ctx.role, Follower) and ctx.epoch == 5
-
-
-def test_unsupported_version_falls_back_to_a_real_vote() -> None:
-    """KIP-996: a voter that does not know PreVote answers UNSUPPORTED_VERSION;
-    the prospective then runs a standard election at once."""
-    ctx = follower_of_2()
-    time_out_fetching(ctx)
-    [req] = ctx.assert_sent(VoteRequest, destination=3, pre_vote=True)
-    ctx.respond(req, VoteResponse(error=Errors.UNSUPPORTED_VERSION))
-    assert isinstance(ctx.role, Candidate) and ctx.epoch == 6
 
 
 def test_a_prospective_can_grant_a_real_vote() -> None:

@@ -24,25 +24,6 @@ def test_start_up_is_reported_with_no_previous_role() -> None:
     assert (first.previous, first.role, first.reason) == (None, "Unattached", "start-up")
 
 
-def test_fetch_timeout_then_a_won_pre_vote_and_election_carry_their_tallies() -> None:
-    """KIP-996: a follower's fetch timeout starts a pre-vote; a majority makes
-    it a candidate of the next epoch; a majority of votes makes it leader."""
-    ctx = follower_of_2()
-    seen = len(ctx.readies)
-    ctx.advance(ctx.config.fetch_timeout_ms)
-    [pre_vote] = ctx.assert_sent(VoteRequest, destination=3, pre_vote=True)
-    ctx.clear_sent()
-    ctx.respond(pre_vote, ctx.vote_response(granted=True, epoch=5))
-    [vote] = ctx.assert_sent(VoteRequest, destination=3, pre_vote=False)
-    ctx.respond(vote, ctx.vote_response(granted=True, epoch=6))
-    got = [(c.previous, c.role, c.epoch, c.leader_id, c.reason) for c in changes(ctx, seen)]
-    assert got == [
-        ("Follower", "Prospective", 5, 2, f"fetch timeout after {ctx.config.fetch_timeout_ms} ms"),
-        ("Prospective", "Candidate", 6, None, "won pre-vote: 2 of 3 votes"),
-        ("Candidate", "Leader", 6, 1, "won election: 2 of 3 votes"),
-    ]
-
-
 def test_a_lost_pre_vote_names_the_tally() -> None:
     ctx = follower_of_2()
     ctx.advance(ctx.config.fetch_timeout_ms)
@@ -52,15 +33,6 @@ def test_a_lost_pre_vote_names_the_tally() -> None:
         ctx.respond(pre_vote, ctx.vote_response(granted=False, epoch=5, leader=2))
     [lost] = changes(ctx, seen)
     assert (lost.previous, lost.role, lost.reason) == ("Prospective", "Follower", "lost pre-vote: 1 of 3 votes")
-
-
-def test_end_quorum_epoch_is_the_reason_not_a_fetch_timeout() -> None:
-    """KIP-595: the first preferred successor starts its election at once."""
-    ctx = follower_of_2()
-    seen = len(ctx.readies)
-    ctx.deliver(ctx.end_quorum_epoch(leader=2, epoch=5, preferred=[1, 3]), source=2)
-    [first, *_] = changes(ctx, seen)
-    assert (first.role, first.reason) == ("Prospective", "leader 2 resigned (EndQuorumEpoch)")
 
 
 def test_a_higher_epoch_names_the_peer() -> None:
