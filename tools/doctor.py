@@ -35,7 +35,7 @@ async def _probe(session: AdminSession, host: str, port: int, node_id: int | Non
                  known: dict[int, tuple[str, int]]) -> NodeAnswer:
     """One address's answers as a :class:`kraft.doctor.live.NodeAnswer`; the
     controllers it lists (id -> address) are added to ``known``."""
-    from kraft.client.describe import (
+    from kraft.controller.describe_cluster_rpc import (
         ENDPOINT_TYPE_CONTROLLER,
         ClusterView,
         VersionTooOld,

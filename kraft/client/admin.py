@@ -13,7 +13,7 @@ unit's, which this module calls: DescribeQuorum's
 (:mod:`kraft.raft.rpcs.describe_quorum_rpc`, with the one model
 :class:`QuorumInfo` / :class:`ReplicaInfo`, re-exported here),
 AddRaftVoter's and RemoveRaftVoter's (:mod:`kraft.raft.rpcs`), DescribeCluster's
-(:mod:`kraft.client.describe`, :class:`ClusterView`) and
+(:mod:`kraft.controller.describe_cluster_rpc`, :class:`ClusterView`) and
 UnregisterController's (:mod:`kraft.controller.controller_unregistration`).
 Output formatting and the click commands
 are in ``kraft.tools`` (:mod:`kraft.tools.quorum`, :mod:`kraft.tools.features`).
@@ -37,9 +37,9 @@ from typing import Any, TypeVar
 import trio
 
 from kraft.client.errors import AdminError, RefusedError, UnreachableError
-from kraft.controller import controller_unregistration
+from kraft.controller import controller_unregistration, describe_cluster_rpc
 from kraft.messages.errors import KraftProtocolError
-from kraft.client.describe import (
+from kraft.controller.describe_cluster_rpc import (
     ENDPOINT_TYPE_BROKER,
     ENDPOINT_TYPE_CONTROLLER,
     ENDPOINT_TYPE_NAMES,
@@ -215,7 +215,8 @@ class AdminSession:
         failures = []
         for address in self.bootstrap.addresses:
             try:
-                version, body = await self.request(address, ApiKey.DESCRIBE_CLUSTER, build)
+                version, body = await self.request(address, ApiKey.DESCRIBE_CLUSTER, build,
+                                                   max_version=describe_cluster_rpc.VERSIONS[1])
             except (PeerClientError, KraftProtocolError) as e:
                 failures.append(str(e))
                 continue

@@ -57,7 +57,7 @@ from typing import Any
 
 import trio
 
-from kraft.client.describe import ENDPOINT_TYPE_CONTROLLER, cluster_view, describe_cluster_request
+from kraft.controller.describe_cluster_rpc import ENDPOINT_TYPE_CONTROLLER, cluster_view, describe_cluster_request
 from kraft.messages.errors import KraftProtocolError
 from kraft.messages.generated import api_versions_request as av_req
 from kraft.raft.rpcs import describe_quorum_rpc
@@ -104,7 +104,7 @@ class PeerAnswer:
 async def probe_peer(pool: ClientPool, supported: Mapping[Any, tuple[int, int]], node_id: int,
                      address: tuple[str, int], describe: bool = True) -> PeerAnswer | None:
     """ApiVersions, then with ``describe`` DescribeCluster (endpoint type
-    2: its cluster id, read as :func:`kraft.client.describe.cluster_view`)
+    2: its cluster id, read as :func:`kraft.controller.describe_cluster_rpc.cluster_view`)
     and DescribeQuorum (the voter set, answered by the leader alone), to one
     voter on the raft connection to it from ``pool`` (so an outage is logged
     once by that connection, not once per probe); None when it cannot be

@@ -61,7 +61,8 @@ import trio
 
 from kraft.client.admin import AdminError, parse_bootstrap
 from kraft.client.errors import UnreachableError
-from kraft.client.describe import ENDPOINT_TYPE_CONTROLLER, VersionTooOld, cluster_view, describe_cluster_request
+from kraft.controller import describe_cluster_rpc
+from kraft.controller.describe_cluster_rpc import ENDPOINT_TYPE_CONTROLLER, VersionTooOld, cluster_view, describe_cluster_request
 from kraft.config import ConfigError, NodeConfig
 from kraft.image.builder import ImageBuilder
 from kraft.image.changes import Change, LogBatch, LogItem, LogSnapshot, SnapshotChange, apply_item, changes_of
@@ -103,7 +104,7 @@ __all__ = [
 #: the raft core through the node (kraft/node/network_channel.py); see docs/tools/observe-and-shell.md.
 REQUEST_VERSIONS: Mapping[str, tuple[int, int]] = {
     "ApiVersions": (0, 4),
-    "DescribeCluster": (1, 2),
+    "DescribeCluster": (1, describe_cluster_rpc.VERSIONS[1]),
     "DescribeQuorum": (0, describe_quorum_rpc.MAX_VERSION),
     "Fetch": (13, 18),
     "FetchSnapshot": (0, 1),

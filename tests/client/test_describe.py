@@ -1,5 +1,5 @@
 """DescribeQuorum and DescribeCluster read once (DescribeQuorum's unit,
-:mod:`kraft.raft.rpcs.describe_quorum_rpc`, and :mod:`kraft.client.describe`):
+:mod:`kraft.raft.rpcs.describe_quorum_rpc`, and :mod:`kraft.controller.describe_cluster_rpc`):
 each kind of answer a node gives, after a round trip through the wire codec,
 as the admin session, the observer, ``kraft doctor`` and the witness probe
 see it. Kafka's ``KafkaAdminClient.createQuorumResult`` reads the same
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kraft.client.describe import (
+from kraft.controller.describe_cluster_rpc import (
     ENDPOINT_TYPE_BROKER,
     ENDPOINT_TYPE_CONTROLLER,
     VersionTooOld,
