@@ -330,12 +330,9 @@ def describe_command(options: QuorumToolOptions, status: bool, replication: bool
     """Describe the metadata quorum info."""
     if as_json and (status or replication or human_readable):
         _fail("The option --json is a mode of its own: give it without --status, --replication or --human-readable")
-    if as_json:
-        _describe_json(options)
-        return
     if status and replication:
         _fail("Only one of --status or --replication should be specified with describe sub-command")
-    if not status and not replication:
+    if not status and not replication and not as_json:
         _fail("One of --status or --replication must be specified with describe sub-command")
     if status and human_readable:
         _fail("The option --human-readable is only supported along with --replication")
@@ -348,11 +345,17 @@ def describe_command(options: QuorumToolOptions, status: bool, replication: bool
     async def main() -> str:
         from kraft.client.admin import AdminSession
         from kraft.tools.quorum_witness import format_witnesses, witness_reasons
+        from kraft.tools.structured_output import as_json as json_document
 
         async with AdminSession(bootstrap, settings) as session:
             cluster_id, info = await session.describe_quorum()
             # kraft: which voters are witnesses (tools/quorum_witness.py).
             witnesses = await witness_reasons(session, info) if status else {}
+        if as_json:
+            # The model field by field (kraft/tools/structured_output.py): a
+            # field added to its unit (kraft/raft/rpcs/describe_quorum_rpc.py)
+            # is printed as it is.
+            return json_document({"cluster_id": cluster_id, "quorum": info})
         if status:
             # Kafka's lines, then (kraft) the witnesses and a KIP-642
             # reassignment in progress: nothing more otherwise, so the output
@@ -369,26 +372,6 @@ def describe_command(options: QuorumToolOptions, status: bool, replication: bool
 def _fail(message: str) -> NoReturn:
     click.echo(message, err=True)
     sys.exit(1)
-
-
-def _describe_json(options: QuorumToolOptions) -> None:
-    """``describe --json``: the model of the leader's DescribeQuorum answer,
-    field by field (:mod:`kraft.tools.structured_output`), so a field added to
-    its unit (:mod:`kraft.raft.rpcs.describe_quorum_rpc`) is printed as it is."""
-    try:
-        bootstrap, settings = options.resolve()
-    except ToolError as e:
-        _fail(str(e))
-
-    async def main() -> str:
-        from kraft.client.admin import AdminSession
-        from kraft.tools.structured_output import as_json
-
-        async with AdminSession(bootstrap, settings) as session:
-            cluster_id, info = await session.describe_quorum()
-        return as_json({"cluster_id": cluster_id, "quorum": info})
-
-    run_tool(main)
 
 
 # ---------------------------------------------------------------- KIP-853 voter changes and KIP-642 reassignment

@@ -49,8 +49,9 @@ from kraft.controller.describe_cluster_rpc import (
     describe_cluster_request,
 )
 from kraft.raft.events import RaftRequest
-from kraft.raft.rpcs import add_raft_voter_rpc, describe_quorum_rpc, remove_raft_voter_rpc
-from kraft.raft.rpcs.spec import RaftRpc
+from kraft.raft.rpcs import (AddRaftVoterResponse, RemoveRaftVoterResponse, add_raft_voter_rpc, describe_quorum_rpc,
+                             remove_raft_voter_rpc)
+from kraft.raft.rpcs.spec import RegisteredRpc
 from kraft.raft.rpcs.describe_quorum_rpc import QuorumInfo, ReplicaInfo, quorum_info
 from kraft.wire.addresses import InvalidAddress, parse_addresses
 from kraft.wire.apis import ApiKey
@@ -315,7 +316,7 @@ class VoterChange:
     RemoveRaftVoter's) that writes the request and reads the answer, and the
     request (the unit's own class) for the cluster id the leader names."""
 
-    rpc: RaftRpc[Any, Any, Any, Any, Any]
+    rpc: RegisteredRpc
     request: Callable[[str], RaftRequest]
 
 
@@ -338,6 +339,7 @@ async def send_voter_change(session: AdminSession, change: VoterChange) -> tuple
     except (ConnectionFailed, RequestTimedOut, KraftProtocolError) as e:
         return ErrorCode.NOT_LEADER_OR_FOLLOWER, f"leader {view.controller_id} at {address[0]}:{address[1]}: {e}"
     answer = rpc.read_response(version, body)
+    assert isinstance(answer, (AddRaftVoterResponse, RemoveRaftVoterResponse))
     return int(answer.error), answer.error_message
 
 
