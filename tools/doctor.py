@@ -35,23 +35,19 @@ async def _probe(session: AdminSession, host: str, port: int, node_id: int | Non
                  known: dict[int, tuple[str, int]]) -> NodeAnswer:
     """One address's answers as a :class:`kraft.doctor.live.NodeAnswer`; the
     controllers it lists (id -> address) are added to ``known``."""
-    from kraft.client.describe import (
-        DESCRIBE_QUORUM_MAX_VERSION,
+    from kraft.controller.describe_cluster_rpc import (
         ENDPOINT_TYPE_CONTROLLER,
         ClusterView,
-        QuorumAnswer,
         VersionTooOld,
         cluster_view,
         describe_cluster_request,
-        describe_quorum_request,
-        quorum_answer,
     )
+    from kraft.client.admin_features import api_versions
     from kraft.doctor.live import LeaderAnswer, NodeAnswer
     from kraft.messages.errors import KraftProtocolError
-    from kraft.messages.generated.api_versions_request import ApiVersionsRequest
-    from kraft.raft.rpcs.describe_quorum_rpc import DUPLICATE_NOTE
+    from kraft.raft.rpcs.describe_quorum_rpc import DUPLICATE_NOTE, QuorumAnswer
     from kraft.wire.apis import ApiKey
-    from kraft.wire.client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION, PeerClientError
+    from kraft.wire.client import PeerClientError
     from kraft.wire.errors import ErrorCode
 
     address = (host, port)
@@ -59,8 +55,7 @@ async def _probe(session: AdminSession, host: str, port: int, node_id: int | Non
     cluster: ClusterView | None = None
     quorum: QuorumAnswer
     try:
-        _, versions = await session.request(address, ApiKey.API_VERSIONS, lambda v: ApiVersionsRequest(
-            client_software_name=CLIENT_SOFTWARE_NAME, client_software_version=CLIENT_SOFTWARE_VERSION), max_version=4)
+        _, versions = await api_versions(session, address)
         kraft_version = next((f.max_version_level for f in versions.finalized_features or ()
                               if f.name == "kraft.version"), 0)
         # Kafka's controller wants ALTER on CLUSTER for DescribeCluster and
@@ -73,9 +68,7 @@ async def _probe(session: AdminSession, host: str, port: int, node_id: int | Non
             cluster = cluster_view(described)
             for node, node_address in cluster.nodes.items():
                 known.setdefault(node, node_address)
-        _, body = await session.request(address, ApiKey.DESCRIBE_QUORUM, describe_quorum_request,
-                                        max_version=DESCRIBE_QUORUM_MAX_VERSION)
-        quorum = quorum_answer(body)
+        _, quorum = await session.quorum_answer(address)
         if quorum.error_code not in (ErrorCode.NONE, ErrorCode.NOT_LEADER_OR_FOLLOWER):
             refused.append(f"DescribeQuorum: {ErrorCode.name_of(quorum.error_code)}")
     except (PeerClientError, KraftProtocolError, VersionTooOld, OSError) as e:

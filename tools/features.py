@@ -152,17 +152,25 @@ def _resolve(options: QuorumToolOptions) -> Any:
 
 
 @features_group.command("describe")
+@click.option("--json", "as_json", is_flag=True,
+              help="kraft: the answer as one JSON document, every field of the feature model (finalized levels, "
+                   "their epoch, supported ranges).")
 @click.pass_obj
-def describe_command(options: QuorumToolOptions) -> None:
+def describe_command(options: QuorumToolOptions, as_json: bool) -> None:
     """Describes the current active feature flags."""
     bootstrap, settings = _resolve(options)
 
     async def main() -> str:
         from kraft.client.admin import AdminSession
         from kraft.client.admin_features import describe_features
+        from kraft.tools.structured_output import as_json as json_document
 
         async with AdminSession(bootstrap, settings) as session:
             metadata = await describe_features(session)
+        if as_json:
+            # Field by field (kraft/tools/structured_output.py): a field added
+            # to the model (kraft/raft/rpcs/api_versions_rpc.py) shows up as is.
+            return json_document({"features": metadata})
         return format_describe(feature_lines(metadata), metadata.finalized_epoch)
 
     run_tool(main)

@@ -29,6 +29,10 @@ voter set is not its target yet -- ``describe --status`` adds
 ``ReassignmentTarget``, ``ReassignmentAdding``, ``ReassignmentRemoving`` and
 ``ReassignmentStep`` (the next single-voter change, or why it waits) after
 Kafka's lines. Otherwise the output is Kafka's alone.
+``describe --json`` prints the leader's answer as one JSON document
+derived from the DescribeQuorum model's fields
+(:mod:`kraft.tools.structured_output`): a field added to the RPC's unit
+(:mod:`kraft.raft.rpcs.describe_quorum_rpc`) is printed without a change here.
 
 Every wait is bounded. ``default.api.timeout.ms`` (10000 here, 60000 in
 Kafka's client) bounds the whole command and ``request.timeout.ms`` (5000)
@@ -63,7 +67,7 @@ from kraft.tools.kafka_version import current_release, kafka_version_option
 
 if TYPE_CHECKING:
     from kraft.client.admin import AdminSession, AdminSettings, Bootstrap, ControllerIdentity
-    from kraft.raft.quorum_info import QuorumInfo, ReplicaInfo
+    from kraft.raft.rpcs.describe_quorum_rpc import QuorumInfo, ReplicaInfo
 
 __all__ = [
     "quorum_group",
@@ -316,14 +320,19 @@ def quorum_group(ctx: click.Context, bootstrap_server: str | None, bootstrap_con
               help="kraft: with --status, where `kraft quorum reassign` keeps its state (default "
                    ".kraft-reassignment-<cluster id>.json in the current directory); a reassignment in progress "
                    "is shown after Kafka's fields.")
+@click.option("--json", "as_json", is_flag=True,
+              help="kraft: instead of --status or --replication, the leader's answer as one JSON document: the "
+                   "cluster id and every field of the DescribeQuorum model.")
 @kafka_version_option
 @click.pass_obj
 def describe_command(options: QuorumToolOptions, status: bool, replication: bool, human_readable: bool,
-                     state_file: Path | None) -> None:
+                     state_file: Path | None, as_json: bool) -> None:
     """Describe the metadata quorum info."""
+    if as_json and (status or replication or human_readable):
+        _fail("The option --json is a mode of its own: give it without --status, --replication or --human-readable")
     if status and replication:
         _fail("Only one of --status or --replication should be specified with describe sub-command")
-    if not status and not replication:
+    if not status and not replication and not as_json:
         _fail("One of --status or --replication must be specified with describe sub-command")
     if status and human_readable:
         _fail("The option --human-readable is only supported along with --replication")
@@ -336,11 +345,17 @@ def describe_command(options: QuorumToolOptions, status: bool, replication: bool
     async def main() -> str:
         from kraft.client.admin import AdminSession
         from kraft.tools.quorum_witness import format_witnesses, witness_reasons
+        from kraft.tools.structured_output import as_json as json_document
 
         async with AdminSession(bootstrap, settings) as session:
             cluster_id, info = await session.describe_quorum()
             # kraft: which voters are witnesses (tools/quorum_witness.py).
             witnesses = await witness_reasons(session, info) if status else {}
+        if as_json:
+            # The model field by field (kraft/tools/structured_output.py): a
+            # field added to its unit (kraft/raft/rpcs/describe_quorum_rpc.py)
+            # is printed as it is.
+            return json_document({"cluster_id": cluster_id, "quorum": info})
         if status:
             # Kafka's lines, then (kraft) the witnesses and a KIP-642
             # reassignment in progress: nothing more otherwise, so the output
@@ -440,12 +455,10 @@ def add_controller_command(options: QuorumToolOptions, dry_run: bool) -> None:
     async def main() -> str:
         from kraft.client.admin import AdminSession, add_voter_request, voter_change_until_done
         from kraft.messages.json_form import uuid_to_kafka
-        from kraft.wire.apis import ApiKey
 
         if not dry_run:
             async with AdminSession(bootstrap, settings) as session:
                 await voter_change_until_done(session, f"controller {identity.node_id} to be added",
-                                              ApiKey.ADD_RAFT_VOTER,
                                               add_voter_request(identity, settings.request_timeout_ms))
         prefix = "DRY RUN of adding" if dry_run else "Added"
         return (f"{prefix} controller {identity.node_id} with directory id {uuid_to_kafka(identity.directory_id)}"
@@ -507,13 +520,12 @@ async def _remove_controller(bootstrap: Bootstrap, settings: AdminSettings, cont
     step is done: the removal's stays printed when unregistering fails."""
     from kraft.client.admin import AdminSession, remove_voter_request, unregister_controller, voter_change_until_done
     from kraft.client.errors import RefusedError
-    from kraft.wire.apis import ApiKey
     from kraft.wire.errors import ErrorCode
 
     async with AdminSession(bootstrap, settings) as session:
         try:
             await voter_change_until_done(session, f"controller {controller_id} to be removed",
-                                          ApiKey.REMOVE_RAFT_VOTER, remove_voter_request(controller_id, directory_id))
+                                          remove_voter_request(controller_id, directory_id))
         except RefusedError as e:
             # MetadataQuorumCommand.removeRaftVoter: with --unregister these two say how to unregister anyway.
             if unregister and e.code in (ErrorCode.UNSUPPORTED_VERSION, ErrorCode.VOTER_NOT_FOUND):
@@ -595,7 +607,7 @@ class ReassignmentProgress:
 
 def reassignment_progress(view: Any, saved: dict[str, Any]) -> ReassignmentProgress | None:
     """The progress of the saved reassignment in ``view`` (a
-    :class:`~kraft.raft.quorum_info.QuorumInfo` stamped by :func:`quorum_view`); None once the voter set is the
+    :class:`~kraft.raft.rpcs.describe_quorum_rpc.QuorumInfo` stamped by :func:`quorum_view`); None once the voter set is the
     target (the reassignment is complete, whether or not its state file was
     removed yet)."""
     from kraft.programs import reconfig
@@ -646,17 +658,14 @@ class _SessionReassignClient:
 
     async def apply(self, step: Any) -> tuple[str, str | None]:
         from kraft.client.admin import ControllerIdentity, add_voter_request, remove_voter_request, send_voter_change
-        from kraft.wire.apis import ApiKey
         from kraft.wire.errors import ErrorCode
 
         if step.kind == "add":
             identity = ControllerIdentity(step.node_id, step.directory_id, step.endpoints)
-            code, message = await send_voter_change(self.session, ApiKey.ADD_RAFT_VOTER,
-                                                    add_voter_request(identity,
-                                                                      self.session.settings.request_timeout_ms))
+            code, message = await send_voter_change(
+                self.session, add_voter_request(identity, self.session.settings.request_timeout_ms))
         else:
-            code, message = await send_voter_change(self.session, ApiKey.REMOVE_RAFT_VOTER,
-                                                    remove_voter_request(step.node_id, step.directory_id))
+            code, message = await send_voter_change(self.session, remove_voter_request(step.node_id, step.directory_id))
         return ErrorCode.name_of(code), message
 
 

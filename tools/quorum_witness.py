@@ -25,7 +25,7 @@ import trio
 
 if TYPE_CHECKING:
     from kraft.client.admin import AdminSession
-    from kraft.raft.quorum_info import QuorumInfo
+    from kraft.raft.rpcs.describe_quorum_rpc import QuorumInfo
 
 __all__ = ["WITNESS_PROBE_MS", "format_witnesses", "parse_witness_note", "witness_reasons"]
 
@@ -54,20 +54,16 @@ async def witness_reasons(session: AdminSession, info: QuorumInfo) -> dict[int, 
     """Ask every voter of ``info`` through ``session`` (the leader too: a
     witness may be leading a hand-over epoch): voter id -> why it is a
     witness."""
-    from kraft.client.describe import DESCRIBE_QUORUM_MAX_VERSION, describe_quorum_request, quorum_answer
     from kraft.messages.errors import KraftProtocolError
-    from kraft.wire.apis import ApiKey
     from kraft.wire.client import PeerClientError
 
     reasons: dict[int, str] = {}
 
     async def ask(voter_id: int, address: tuple[str, int]) -> None:
         try:
-            version, body = await session.request(address, ApiKey.DESCRIBE_QUORUM, describe_quorum_request,
-                                                  max_version=DESCRIBE_QUORUM_MAX_VERSION)
+            version, answer = await session.quorum_answer(address)
         except (PeerClientError, KraftProtocolError):
             return  # not a witness we can tell about: Kafka's lines stand alone
-        answer = quorum_answer(body)
         if version < 2 or answer.partition_error_code is None:
             return
         reason = parse_witness_note(answer.partition_error_message)

@@ -7,11 +7,14 @@ request bounded by ``request.timeout.ms``, all of them by the session's
 ``default.api.timeout.ms``, retried every ``retry.backoff.ms`` while the
 leader is unknown or moves.
 
-The requests and the one model of each answer -- :class:`ClusterView`
-(DescribeCluster) and :class:`QuorumInfo` / :class:`ReplicaInfo` (Kafka's
-``QuorumInfo``, DescribeQuorum: defined in :mod:`kraft.raft.quorum_info`,
-where the raft core builds the same model) -- are :mod:`kraft.client.describe`'s,
-re-exported here.
+This module is the transport's part: which node to ask, the deadlines, the
+retries. Each RPC's request, version and reading of the answer are its
+unit's, which this module calls: DescribeQuorum's
+(:mod:`kraft.raft.rpcs.describe_quorum_rpc`, with the one model
+:class:`QuorumInfo` / :class:`ReplicaInfo`, re-exported here),
+AddRaftVoter's and RemoveRaftVoter's (:mod:`kraft.raft.rpcs`), DescribeCluster's
+(:mod:`kraft.controller.describe_cluster_rpc`, :class:`ClusterView`) and
+UnregisterController's (:mod:`kraft.controller.controller_unregistration`).
 Output formatting and the click commands
 are in ``kraft.tools`` (:mod:`kraft.tools.quorum`, :mod:`kraft.tools.features`).
 
@@ -34,23 +37,22 @@ from typing import Any, TypeVar
 import trio
 
 from kraft.client.errors import AdminError, RefusedError, UnreachableError
+from kraft.controller import controller_unregistration, describe_cluster_rpc
 from kraft.messages.errors import KraftProtocolError
-from kraft.client.describe import (
-    DESCRIBE_QUORUM_MAX_VERSION,
+from kraft.controller.describe_cluster_rpc import (
     ENDPOINT_TYPE_BROKER,
     ENDPOINT_TYPE_CONTROLLER,
     ENDPOINT_TYPE_NAMES,
-    METADATA_PARTITION,
-    METADATA_TOPIC,
     ClusterView,
     VersionTooOld,
     cluster_view,
     describe_cluster_request,
-    describe_quorum_request,
-    quorum_answer,
-    quorum_info,
 )
-from kraft.raft.quorum_info import QuorumInfo, ReplicaInfo
+from kraft.raft.events import RaftRequest
+from kraft.raft.rpcs import (AddRaftVoterResponse, RemoveRaftVoterResponse, add_raft_voter_rpc, describe_quorum_rpc,
+                             remove_raft_voter_rpc)
+from kraft.raft.rpcs.spec import RegisteredRpc
+from kraft.raft.rpcs.describe_quorum_rpc import QuorumInfo, ReplicaInfo, quorum_info
 from kraft.wire.addresses import InvalidAddress, parse_addresses
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import ConnectionFailed, NoCommonVersion, PeerClient, PeerClientError, RequestTimedOut
@@ -71,6 +73,7 @@ __all__ = [
     "parse_bootstrap",
     "error_text",
     "unsupported",
+    "VoterChange",
     "send_voter_change",
     "voter_change_until_done",
     "add_voter_request",
@@ -78,8 +81,6 @@ __all__ = [
     "unregister_controller",
     "ENDPOINT_TYPE_BROKER",
     "ENDPOINT_TYPE_CONTROLLER",
-    "METADATA_TOPIC",
-    "METADATA_PARTITION",
     "DEFAULT_API_TIMEOUT_MS",
     "DEFAULT_REQUEST_TIMEOUT_MS",
     "RETRY_BACKOFF_MS",
@@ -197,6 +198,14 @@ class AdminSession:
             raise RequestTimedOut(*address, api, 0)
         return await self._client(address).request(api, build, timeout_ms=timeout, max_version=max_version)
 
+    async def quorum_answer(self, address: tuple[str, int]) -> tuple[int, describe_quorum_rpc.QuorumAnswer]:
+        """DescribeQuorum to ``address`` (whichever node it is, leader or
+        not): the version used and the answer as its unit reads it; raises
+        :class:`PeerClientError`."""
+        version, body = await self.request(address, ApiKey.DESCRIBE_QUORUM, describe_quorum_rpc.request,
+                                           max_version=describe_quorum_rpc.MAX_VERSION)
+        return version, describe_quorum_rpc.quorum_answer(body)
+
     async def describe_cluster(self) -> ClusterView:
         """DescribeCluster to the bootstrap addresses, in order, until one
         answers. Raises :class:`AdminError` when none can be reached or one
@@ -207,7 +216,8 @@ class AdminSession:
         failures = []
         for address in self.bootstrap.addresses:
             try:
-                version, body = await self.request(address, ApiKey.DESCRIBE_CLUSTER, build)
+                version, body = await self.request(address, ApiKey.DESCRIBE_CLUSTER, build,
+                                                   max_version=describe_cluster_rpc.VERSIONS[1])
             except (PeerClientError, KraftProtocolError) as e:
                 failures.append(str(e))
                 continue
@@ -261,12 +271,12 @@ class AdminSession:
         while the leader is unknown or moves."""
 
         async def attempt() -> tuple[str, QuorumInfo] | str:
-            sent = await self.send_to_leader(ApiKey.DESCRIBE_QUORUM, describe_quorum_request,
-                                             max_version=DESCRIBE_QUORUM_MAX_VERSION)
+            sent = await self.send_to_leader(ApiKey.DESCRIBE_QUORUM, describe_quorum_rpc.request,
+                                             max_version=describe_quorum_rpc.MAX_VERSION)
             if isinstance(sent, str):
                 return sent
             view, _, body = sent
-            answer = quorum_answer(body)
+            answer = describe_quorum_rpc.quorum_answer(body)
             if answer.error_code != ErrorCode.NONE:
                 raise AdminError(f"DescribeQuorum failed: {error_text(answer.error_code, answer.error_message)}")
             if answer.partition_error_code is None:
@@ -300,32 +310,45 @@ class ControllerIdentity:
     endpoints: tuple[tuple[str, str, int], ...]
 
 
-async def send_voter_change(session: AdminSession, api: ApiKey,
-                            build: Callable[[str, int], Any]) -> tuple[int, str | None]:
-    """Send AddRaftVoter / RemoveRaftVoter to the leader once (``build``
-    gets the cluster id and the version): (error code, message). Where
-    there is no leader to send it to, the reason as the message and
+@dataclass(frozen=True, slots=True)
+class VoterChange:
+    """One voter change an admin client sends: the RPC unit (AddRaftVoter's,
+    RemoveRaftVoter's) that writes the request and reads the answer, and the
+    request (the unit's own class) for the cluster id the leader names."""
+
+    rpc: RegisteredRpc
+    request: Callable[[str], RaftRequest]
+
+
+async def send_voter_change(session: AdminSession, change: VoterChange) -> tuple[int, str | None]:
+    """Send AddRaftVoter / RemoveRaftVoter to the leader once, at most the
+    unit's newest version: (error code, message). Where there is no leader
+    to send it to, the reason as the message and
     ``ErrorCode.NOT_LEADER_OR_FOLLOWER``."""
     view = await session.describe_cluster()
     address = view.leader_address
     if address is None:
         return ErrorCode.NOT_LEADER_OR_FOLLOWER, "no leader is known for the metadata quorum (controllerId -1)"
+    rpc = change.rpc
     try:
-        _, body = await session.request(address, api, lambda v: build(view.cluster_id, v))
+        version, body = await session.request(address, rpc.api_key,
+                                              lambda v: rpc.write_request(change.request(view.cluster_id), v),
+                                              max_version=rpc.versions[1])
     except NoCommonVersion as e:
         raise unsupported(e) from None
     except (ConnectionFailed, RequestTimedOut, KraftProtocolError) as e:
         return ErrorCode.NOT_LEADER_OR_FOLLOWER, f"leader {view.controller_id} at {address[0]}:{address[1]}: {e}"
-    return body.error_code, body.error_message
+    answer = rpc.read_response(version, body)
+    assert isinstance(answer, (AddRaftVoterResponse, RemoveRaftVoterResponse))
+    return int(answer.error), answer.error_message
 
 
-async def voter_change_until_done(session: AdminSession, what: str, api: ApiKey,
-                                  build: Callable[[str, int], Any]) -> None:
+async def voter_change_until_done(session: AdminSession, what: str, change: VoterChange) -> None:
     """One voter change, retried as Kafka's admin client retries it; raises
     :class:`AdminError` with Kafka's error name and message on a refusal."""
 
     async def attempt() -> bool | str:
-        code, message = await send_voter_change(session, api, build)
+        code, message = await send_voter_change(session, change)
         if code == ErrorCode.NONE:
             return True
         if code in RETRIABLE_VOTER_ERRORS:
@@ -335,20 +358,16 @@ async def voter_change_until_done(session: AdminSession, what: str, api: ApiKey,
     await session.until_deadline(what, attempt)
 
 
-
-
 async def unregister_controller(session: AdminSession, controller_id: int) -> None:
     """UnregisterController (KIP-1312) to the active controller, as Kafka's
     ``KafkaAdminClient.unregisterController`` sends it, retried while the
     leader moves; a refusal raises :class:`RefusedError` with the answer's
     message (``UNSUPPORTED_VERSION`` and Kafka's wording when the
     controller does not list the api: a release before 4.4, or kraft's node)."""
-    from kraft.messages.generated.unregister_controller_request import UnregisterControllerRequest
-
-    api = ApiKey.UNREGISTER_CONTROLLER
-
     async def attempt() -> bool | str:
-        sent = await session.send_to_leader(api, lambda v: UnregisterControllerRequest(controller_id=controller_id))
+        sent = await session.send_to_leader(ApiKey.UNREGISTER_CONTROLLER,
+                                            controller_unregistration.request(controller_id),
+                                            max_version=controller_unregistration.VERSIONS[1])
         if isinstance(sent, str):
             return sent
         _, _, body = sent
@@ -362,24 +381,13 @@ async def unregister_controller(session: AdminSession, controller_id: int) -> No
     await session.until_deadline(f"controller {controller_id} to be unregistered", attempt)
 
 
-def add_voter_request(identity: ControllerIdentity, timeout_ms: int) -> Callable[[str, int], Any]:
-    from kraft.messages.generated import add_raft_voter_request as add_req
-
-    def build(cluster_id: str, version: int) -> Any:
-        return add_req.AddRaftVoterRequest(
-            cluster_id=cluster_id, timeout_ms=timeout_ms, voter_id=identity.node_id,
-            voter_directory_id=identity.directory_id,
-            listeners=[add_req.Listener(name=n, host=h, port=p) for n, h, p in identity.endpoints])
-
-    return build
+def add_voter_request(identity: ControllerIdentity, timeout_ms: int) -> VoterChange:
+    """AddRaftVoter of the controller ``identity`` (its unit's :func:`~kraft.raft.rpcs.add_raft_voter_rpc.admin_request`)."""
+    return VoterChange(add_raft_voter_rpc.RPC, lambda cluster_id: add_raft_voter_rpc.admin_request(
+        cluster_id, identity.node_id, identity.directory_id, identity.endpoints, timeout_ms))
 
 
-def remove_voter_request(node_id: int, directory_id: uuid.UUID) -> Callable[[str, int], Any]:
-    from kraft.messages.generated import remove_raft_voter_request as remove_req
-
-    def build(cluster_id: str, version: int) -> Any:
-        return remove_req.RemoveRaftVoterRequest(cluster_id=cluster_id, voter_id=node_id,
-                                                 voter_directory_id=directory_id)
-
-    return build
-
+def remove_voter_request(node_id: int, directory_id: uuid.UUID) -> VoterChange:
+    """RemoveRaftVoter of ``node_id`` (its unit's :func:`~kraft.raft.rpcs.remove_raft_voter_rpc.admin_request`)."""
+    return VoterChange(remove_raft_voter_rpc.RPC,
+                       lambda cluster_id: remove_raft_voter_rpc.admin_request(cluster_id, node_id, directory_id))

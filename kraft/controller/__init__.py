@@ -2,6 +2,10 @@
 
 May import ``kraft.image``, ``kraft.records``, ``kraft.wire`` error codes and api keys, and ``kraft.messages``; never trio, a clock or a socket.
 
+The controller RPCs the tools send keep their client side here, beside the answer
+(``describe_cluster_rpc``, ``update_features_rpc``, ``controller_unregistration``):
+versions, request, reading of the answer; :mod:`kraft.client` sends them.
+
 What Apache Kafka's controller does for Kafka 4.x brokers and their
 clients, over kraft's metadata image (:mod:`kraft.image`).
 

@@ -10,9 +10,16 @@ active controller does not unregister itself, the finalized
 registered. The answer is one UnregisterControllerRecord. Before this
 runs, Kafka's ``ControllerApis.handleUnregisterController`` authorizes
 ALTER on the cluster; that is the node's check, not this module's.
+
+The client's side of the same RPC is here too (Kafka's
+``KafkaAdminClient.unregisterController``): its versions and the request
+(:func:`request`); the admin client (:func:`kraft.client.admin.unregister_controller`)
+sends it to the active controller and retries.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from kraft.controller.metadata_version import by_level
 from kraft.controller.result import ApiError, ControllerResult, RecordAndVersion
@@ -22,7 +29,10 @@ from kraft.messages.generated.unregister_controller_request import UnregisterCon
 from kraft.messages.generated.unregister_controller_response import UnregisterControllerResponse
 from kraft.wire.errors import ErrorCode
 
-__all__ = ["unregister_controller", "error_response"]
+__all__ = ["VERSIONS", "unregister_controller", "error_response", "request"]
+
+#: UnregisterController's versions (KIP-1312: v0).
+VERSIONS = (0, 0)
 
 
 def unregister_controller(image: MetadataImage, node_id: int,
@@ -46,3 +56,8 @@ def unregister_controller(image: MetadataImage, node_id: int,
 def error_response(error: ApiError) -> UnregisterControllerResponse:
     """``UnregisterControllerRequest.getErrorResponse``: the code and the message."""
     return UnregisterControllerResponse(throttle_time_ms=0, error_code=error.error, error_message=error.message)
+
+
+def request(controller_id: int) -> Callable[[int], UnregisterControllerRequest]:
+    """What an admin client sends to unregister ``controller_id`` (the same at every version)."""
+    return lambda version: UnregisterControllerRequest(controller_id=controller_id)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from kraft.doctor.findings import Finding, Severity
 from kraft.doctor.local import check_even_voters, directory_id_finding
-from kraft.raft.quorum_info import QuorumInfo, ReplicaInfo
+from kraft.raft.rpcs.describe_quorum_rpc import QuorumInfo, ReplicaInfo
 
 __all__ = ["LeaderAnswer", "NodeAnswer", "LiveLimits", "live_findings"]
 

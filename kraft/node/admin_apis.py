@@ -60,6 +60,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from kraft.controller.describe_cluster_rpc import ENDPOINT_TYPE_BROKER, ENDPOINT_TYPE_CONTROLLER, ENDPOINT_TYPE_NAMES
 from kraft.raft.rpcs import describe_quorum_rpc
 from kraft.messages.generated import (
     describe_cluster_request as dc_req,
@@ -100,10 +101,6 @@ __all__ = [
 ADMIN_API_KEYS = frozenset({ApiKey.METADATA, ApiKey.DESCRIBE_QUORUM, ApiKey.DESCRIBE_CLUSTER,
                             ApiKey.UPDATE_FEATURES})
 
-#: Kafka's ``EndpointType`` ids (DescribeCluster v1+).
-ENDPOINT_TYPE_BROKER = 1
-ENDPOINT_TYPE_CONTROLLER = 2
-_ENDPOINT_TYPE_NAMES = {ENDPOINT_TYPE_BROKER: "BROKER", ENDPOINT_TYPE_CONTROLLER: "CONTROLLER"}
 
 #: Kafka's ``AclEntry.supportedOperations(CLUSTER)`` as the bit field
 #: ``Utils.to32BitField`` makes of it (bit = ``AclOperation`` code): CREATE 5,
@@ -238,7 +235,7 @@ def describe_cluster_response(
     for a controller, plus the broker view)."""
     # v0 cannot name an endpoint type: it means brokers.
     endpoint_type = request.endpoint_type if version >= 1 else ENDPOINT_TYPE_BROKER
-    if endpoint_type not in _ENDPOINT_TYPE_NAMES:
+    if endpoint_type not in ENDPOINT_TYPE_NAMES:
         error = ErrorCode.INVALID_REQUEST if version == 0 else ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
         return dc_resp.DescribeClusterResponse(error_code=error,
                                                error_message=f"Unsupported endpoint type {endpoint_type}")

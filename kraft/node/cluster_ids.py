@@ -83,7 +83,7 @@ def describe_cluster_asker(client_factory: Callable[[str, int], Any]) -> PeerAsk
     with a fresh client from ``client_factory(host, port)``."""
 
     async def ask(host: str, port: int) -> str | None:
-        from kraft.client.describe import ENDPOINT_TYPE_BROKER, ENDPOINT_TYPE_CONTROLLER, describe_cluster_request
+        from kraft.controller.describe_cluster_rpc import ENDPOINT_TYPE_BROKER, ENDPOINT_TYPE_CONTROLLER, describe_cluster_request
         from kraft.wire.apis import ApiKey
 
         client = client_factory(host, port)

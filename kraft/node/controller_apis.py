@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from kraft.config import NodeConfig
 from kraft.errors import ConfigurationError
 from kraft.messages.generated.api_versions_response import ApiVersionsResponse
+from kraft.controller import describe_cluster_rpc, update_features_rpc
 from kraft.controller.request_handlers import WRITE_APIS
 from kraft.controller.result import ApiError
 from kraft.node import admin_apis, authorizer, envelope
@@ -57,8 +58,8 @@ SUPPORTED_APIS: dict[ApiKey | int, tuple[int, int]] = {
     # The admin surface (kraft/node/admin_apis.py).
     ApiKey.METADATA: (0, 13),
     ApiKey.DESCRIBE_QUORUM: describe_quorum_rpc.VERSIONS,
-    ApiKey.DESCRIBE_CLUSTER: (0, 2),
-    ApiKey.UPDATE_FEATURES: (0, 2),  # the kraft.version upgrade (kraft/node/update_features.py)
+    ApiKey.DESCRIBE_CLUSTER: describe_cluster_rpc.VERSIONS,
+    ApiKey.UPDATE_FEATURES: update_features_rpc.VERSIONS,  # the kraft.version upgrade (kraft/node/update_features.py)
     # KIP-853 voter changes (answered by the raft core of the leader).
     ApiKey.ADD_RAFT_VOTER: BY_API_KEY[ApiKey.ADD_RAFT_VOTER].versions,
     ApiKey.REMOVE_RAFT_VOTER: BY_API_KEY[ApiKey.REMOVE_RAFT_VOTER].versions,

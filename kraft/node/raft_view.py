@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from kraft.raft.events import RaftRequest, RaftResponse, TopicPartition
     from kraft.raft.handover import HandoverStats
     from kraft.raft.leader_state import HandoverLeadership
-    from kraft.raft.quorum_info import QuorumInfo
+    from kraft.raft.rpcs.describe_quorum_rpc import QuorumInfo
     from kraft.raft.roles import LeaderAndEpoch, Role
     from kraft.raft.voters import VoterSet
     from kraft.records.log import MetadataLog

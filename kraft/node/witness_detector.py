@@ -57,10 +57,10 @@ from typing import Any
 
 import trio
 
-from kraft.client.describe import (ENDPOINT_TYPE_CONTROLLER, cluster_view, describe_cluster_request,
-                                   describe_quorum_request, quorum_answer)
+from kraft.controller.describe_cluster_rpc import ENDPOINT_TYPE_CONTROLLER, cluster_view, describe_cluster_request
 from kraft.messages.errors import KraftProtocolError
 from kraft.messages.generated import api_versions_request as av_req
+from kraft.raft.rpcs import describe_quorum_rpc
 from kraft.raft.witness_policy import WitnessDecision, WitnessPolicy
 from kraft.records.batch import iter_batches
 from kraft.records.errors import RecordsError, StateFileError
@@ -104,7 +104,7 @@ class PeerAnswer:
 async def probe_peer(pool: ClientPool, supported: Mapping[Any, tuple[int, int]], node_id: int,
                      address: tuple[str, int], describe: bool = True) -> PeerAnswer | None:
     """ApiVersions, then with ``describe`` DescribeCluster (endpoint type
-    2: its cluster id, read as :func:`kraft.client.describe.cluster_view`)
+    2: its cluster id, read as :func:`kraft.controller.describe_cluster_rpc.cluster_view`)
     and DescribeQuorum (the voter set, answered by the leader alone), to one
     voter on the raft connection to it from ``pool`` (so an outage is logged
     once by that connection, not once per probe); None when it cannot be
@@ -125,9 +125,9 @@ async def probe_peer(pool: ClientPool, supported: Mapping[Any, tuple[int, int]],
                 # Its controllers are the registered ones, not the voters (see the module docstring).
                 answer = PeerAnswer(answer.api_keys, cluster_view(body).cluster_id)
         if describe and ApiKey.DESCRIBE_QUORUM in advertised:
-            _, body = await client.request(ApiKey.DESCRIBE_QUORUM, describe_quorum_request,
+            _, body = await client.request(ApiKey.DESCRIBE_QUORUM, describe_quorum_rpc.request,
                                            max_version=supported[ApiKey.DESCRIBE_QUORUM][1])
-            info = quorum_answer(body).info  # None unless it leads
+            info = describe_quorum_rpc.quorum_answer(body).info  # None unless it leads
             if info is not None:
                 answer = PeerAnswer(answer.api_keys, answer.cluster_id, tuple(sorted(v.replica_id for v in info.voters)))
     except (PeerClientError, KraftProtocolError) as e:

@@ -61,22 +61,16 @@ import trio
 
 from kraft.client.admin import AdminError, parse_bootstrap
 from kraft.client.errors import UnreachableError
-from kraft.client.describe import (
-    DESCRIBE_QUORUM_MAX_VERSION,
-    ENDPOINT_TYPE_CONTROLLER,
-    VersionTooOld,
-    cluster_view,
-    describe_cluster_request,
-    describe_quorum_request,
-    quorum_answer,
-)
+from kraft.controller import describe_cluster_rpc
+from kraft.controller.describe_cluster_rpc import ENDPOINT_TYPE_CONTROLLER, VersionTooOld, cluster_view, describe_cluster_request
 from kraft.config import ConfigError, NodeConfig
 from kraft.image.builder import ImageBuilder
 from kraft.image.changes import Change, LogBatch, LogItem, LogSnapshot, SnapshotChange, apply_item, changes_of
 from kraft.image.model import MetadataImage
 from kraft.messages.json_form import uuid_to_kafka
 from kraft.node.node import KraftNode
-from kraft.raft.quorum_info import QuorumInfo
+from kraft.raft.rpcs import describe_quorum_rpc
+from kraft.raft.rpcs.describe_quorum_rpc import QuorumInfo
 from kraft.records.batch import iter_batches
 from kraft.records.control import parse_control_type_id
 from kraft.records.errors import RecordsError, StateFileError
@@ -110,8 +104,8 @@ __all__ = [
 #: the raft core through the node (kraft/node/network_channel.py); see docs/tools/observe-and-shell.md.
 REQUEST_VERSIONS: Mapping[str, tuple[int, int]] = {
     "ApiVersions": (0, 4),
-    "DescribeCluster": (1, 2),
-    "DescribeQuorum": (0, DESCRIBE_QUORUM_MAX_VERSION),
+    "DescribeCluster": (1, describe_cluster_rpc.VERSIONS[1]),
+    "DescribeQuorum": (0, describe_quorum_rpc.MAX_VERSION),
     "Fetch": (13, 18),
     "FetchSnapshot": (0, 1),
 }
@@ -152,7 +146,7 @@ class VoterInfo:
 class DiscoveredQuorum:
     """What discovery learned: the DescribeCluster answer's cluster id and the
     DescribeQuorum answer (decoded as the admin client's
-    :class:`~kraft.raft.quorum_info.QuorumInfo`), with the address chosen for
+    :class:`~kraft.raft.rpcs.describe_quorum_rpc.QuorumInfo`), with the address chosen for
     each voter."""
 
     cluster_id: str | None
@@ -191,7 +185,7 @@ async def _describe_cluster(client: PeerClient, timeout_ms: int) -> Any:
 
 
 async def _describe_quorum(client: PeerClient, timeout_ms: int) -> tuple[int, Any]:
-    return await client.request(ApiKey.DESCRIBE_QUORUM, describe_quorum_request, timeout_ms=timeout_ms,
+    return await client.request(ApiKey.DESCRIBE_QUORUM, describe_quorum_rpc.request, timeout_ms=timeout_ms,
                                 max_version=REQUEST_VERSIONS["DescribeQuorum"][1])
 
 
@@ -295,7 +289,7 @@ async def _discover_from(client_for: Any, host: str, port: int, timeout_ms: int,
         except (ConnectionFailed, RequestTimedOut) as e:
             problems.append(str(e))
             continue
-        answer = quorum_answer(dq)
+        answer = describe_quorum_rpc.quorum_answer(dq)
         if answer.error_code != ErrorCode.NONE:
             problems.append(f"{t_host}:{t_port}: DescribeQuorum: {_error_name(answer.error_code)}")
             continue

@@ -35,7 +35,7 @@ from typing import Literal, Protocol
 
 # The planner reads the one model of a DescribeQuorum answer (no directory
 # id is ``directory`` None; ``now_ms`` is when the answer came).
-from kraft.raft.quorum_info import QuorumInfo, ReplicaInfo
+from kraft.raft.rpcs.describe_quorum_rpc import QuorumInfo, ReplicaInfo
 
 __all__ = [
     "QuorumInfo",

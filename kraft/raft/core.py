@@ -47,7 +47,6 @@ from kraft.raft.leader_state import HandoverLeadership, LeaderWrite
 from kraft.raft.logops import Flush, KRaftVersionControl, LeaderChangeMessage, LogOp, VotersControl
 from kraft.raft.polling import Shutdown
 from kraft.raft.quorum_config import QuorumConfig
-from kraft.raft.quorum_info import QuorumInfo
 from kraft.raft.quorum_state import QuorumState
 from kraft.raft.ready import Ready, RoleChange
 from kraft.raft.request_manager import RequestManager
@@ -55,6 +54,7 @@ from kraft.raft.roles import (
     Candidate, ElectionState, Follower, Leader, LeaderAndEpoch, Prospective, Resigned, Role, Unattached,
 )
 from kraft.raft.rpcs import BY_REQUEST, VoteRequest, fetch_rpc
+from kraft.raft.rpcs.describe_quorum_rpc import QuorumInfo, describe
 from kraft.raft.voters import (
     DEFAULT_CONTROLLER_LISTENER, Endpoints, KRaftVersionRange, ReplicaKey, VoterSet, voter_ids_text,
 )
@@ -197,7 +197,7 @@ class RaftCore:
         any two calls of the core. ``now_ms`` is in the clock the core is
         driven with (the node's is wall-clock ms, as DescribeQuorum reports)."""
         leader = self._leader()
-        return None if leader is None else leader.progress.describe(now_ms, leader.epoch, self.quorum.voters)
+        return None if leader is None else describe(leader.progress, now_ms, leader.epoch, self.quorum.voters)
 
     def _leader(self) -> Leader | None:
         role = self.quorum.role if self._initialized else None

@@ -18,8 +18,8 @@ because it changes on every fetch:
   them; a leader removed from the set tracks itself as an observer and is
   not counted; and whether an observer is caught up enough to be added
   (Kafka's one-hour window);
-* DescribeQuorum's answer (:meth:`LeaderProgress.describe`), as the one
-  model of it, :class:`~kraft.raft.quorum_info.QuorumInfo`.
+* what DescribeQuorum's answer is filled from (the filling is
+  :func:`kraft.raft.rpcs.describe_quorum_rpc.describe`, with the model).
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kraft.raft.errors import LocalRaftError
-from kraft.raft.quorum_info import ZERO_UUID, QuorumInfo, ReplicaInfo
 from kraft.raft.voters import ReplicaKey, VoterSet
 
 #: Kafka's ``LeaderState.OBSERVER_SESSION_TIMEOUT_MS``: an observer that has
@@ -38,8 +37,8 @@ OBSERVER_SESSION_TIMEOUT_MS = 300_000
 @dataclass(slots=True)
 class ReplicaProgress:
     """What the leader tracks of one replica (Kafka's ``LeaderState.ReplicaState``);
-    :meth:`LeaderProgress.describe` reports it as a
-    :class:`~kraft.raft.quorum_info.ReplicaInfo`."""
+    :func:`kraft.raft.rpcs.describe_quorum_rpc.describe` reports it as a
+    :class:`~kraft.raft.rpcs.describe_quorum_rpc.ReplicaInfo`."""
 
     key: ReplicaKey
     #: Fetch offset of the last validated fetch (the replica's log end offset).
@@ -49,11 +48,6 @@ class ReplicaProgress:
     last_fetch_leader_end_offset: int = -1
     #: Answered BeginQuorumEpoch or fetched in this epoch.
     acknowledged: bool = False
-
-
-def _optional_ms(value: int) -> int | None:
-    """-1 (never) is None in the model, as the admin client reads it."""
-    return None if value == -1 else value
 
 
 def _sort_key(p: ReplicaProgress) -> tuple[int, int, int, str]:
@@ -227,36 +221,6 @@ class LeaderProgress:
         return tuple(
             p.key for p in sorted(self.voters.values(), key=_sort_key) if p.key.id != self.local_key.id
         )
-
-    def describe(self, now_ms: int, leader_epoch: int, voter_set: VoterSet) -> QuorumInfo:
-        """What DescribeQuorum reports (Kafka's ``LeaderState.describeQuorum``),
-        read-only, as the one model :class:`~kraft.raft.quorum_info.QuorumInfo`:
-        every voter (sorted by id) with its listeners in ``nodes``, and the
-        observers that fetched within :data:`OBSERVER_SESSION_TIMEOUT_MS`
-        (Kafka drops the others from its map here; we only skip them). The
-        leader reports itself as fetching and caught up at ``now_ms``."""
-        local = self.local_key
-
-        def describe_one(p: ReplicaProgress) -> ReplicaInfo:
-            end = -1 if p.end_offset is None else p.end_offset
-            directory_id = ZERO_UUID if p.key.directory_id is None else p.key.directory_id
-            if p.key.matches(local):
-                return ReplicaInfo(p.key.id, directory_id, end, now_ms, now_ms)
-            return ReplicaInfo(p.key.id, directory_id, end, _optional_ms(p.last_fetch_ms),
-                               _optional_ms(p.last_caught_up_ms))
-
-        voter_ids = sorted(self.voters)
-        voters = tuple(describe_one(self.voters[i]) for i in voter_ids)
-        observers = tuple(
-            describe_one(p)
-            for p in sorted(self.observers.values(), key=lambda p: (p.key.id, str(p.key.directory_id)))
-            if p.key.matches(local) or now_ms - p.last_fetch_ms < OBSERVER_SESSION_TIMEOUT_MS
-        )
-        # Every voter, listeners or none: RaftUtil.singletonDescribeQuorumResponse
-        # lists the voters' nodes only (Kafka learns no observer endpoints).
-        nodes = {i: tuple((e.listener, e.host, e.port) for e in voter_set.endpoints(i)) for i in voter_ids}
-        hwm = -1 if self.high_watermark is None else self.high_watermark
-        return QuorumInfo(local.id, leader_epoch, hwm, voters, observers, nodes, now_ms)
 
     # --- check quorum ------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""DescribeQuorum and DescribeCluster read once (:mod:`kraft.client.describe`):
+"""DescribeQuorum and DescribeCluster read once (DescribeQuorum's unit,
+:mod:`kraft.raft.rpcs.describe_quorum_rpc`, and :mod:`kraft.controller.describe_cluster_rpc`):
 each kind of answer a node gives, after a round trip through the wire codec,
 as the admin session, the observer, ``kraft doctor`` and the witness probe
 see it. Kafka's ``KafkaAdminClient.createQuorumResult`` reads the same
@@ -11,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from kraft.client.describe import (
+from kraft.controller.describe_cluster_rpc import (
     ENDPOINT_TYPE_BROKER,
     ENDPOINT_TYPE_CONTROLLER,
     VersionTooOld,
     cluster_view,
     describe_cluster_request,
-    describe_quorum_request,
-    quorum_answer,
 )
+from kraft.raft.rpcs.describe_quorum_rpc import quorum_answer
+from kraft.raft.rpcs.describe_quorum_rpc import request as describe_quorum_request
 from kraft.messages.generated import describe_cluster_response as dc
 from kraft.messages.generated import describe_quorum_response as dq
 from kraft.wire.errors import ErrorCode

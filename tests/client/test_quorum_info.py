@@ -1,9 +1,9 @@
 """One DescribeQuorum model (issue 13): what the raft core's leader
 describes (``RaftCore.describe_quorum``, Kafka's ``LeaderState.describeQuorum``)
 is, after the node's encoding (:func:`kraft.raft.rpcs.describe_quorum_rpc.response_to_wire`)
-and the admin client's decoding (:func:`kraft.client.admin.quorum_info`,
+and the admin client's decoding (:func:`kraft.raft.rpcs.describe_quorum_rpc.quorum_info`,
 Kafka's ``KafkaAdminClient.createQuorumResult``) of the real bytes, the same
-:class:`~kraft.raft.quorum_info.QuorumInfo` -- no field lost or changed on
+:class:`~kraft.raft.rpcs.describe_quorum_rpc.QuorumInfo` -- no field lost or changed on
 the way, in a static and in a dynamic (KIP-853) quorum."""
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ import pytest
 from kraft.client import admin as client_admin
 from kraft.client.admin import quorum_info
 from kraft.messages.generated import describe_quorum_request as dq_req
-from kraft.raft.rpcs.describe_quorum_rpc import response_to_wire
-from kraft.raft.quorum_info import ZERO_UUID, QuorumInfo, ReplicaInfo
+from kraft.raft.rpcs.describe_quorum_rpc import ZERO_UUID, QuorumInfo, ReplicaInfo, response_to_wire
 from kraft.raft.roles import LeaderAndEpoch
 from kraft.wire.apis import ApiKey
 from kraft.wire.codec import decode_response, encode_response

@@ -20,6 +20,7 @@ import pytest
 import trio
 
 from kraft.raft.leader_progress import OBSERVER_SESSION_TIMEOUT_MS, LeaderProgress
+from kraft.raft.rpcs.describe_quorum_rpc import describe
 from kraft.messages.generated import describe_cluster_request as dc_req
 from kraft.messages.generated import describe_quorum_request as dq_req
 from kraft.messages.generated import metadata_request as md_req
@@ -435,10 +436,10 @@ def test_an_observer_that_stops_fetching_ages_out_after_kafkas_session_timeout()
     observer = ReplicaKey(9, uuid.uuid4())
     progress.update_replica(observer, t0, 10)
     assert OBSERVER_SESSION_TIMEOUT_MS == 300_000
-    seen = progress.describe(t0 + OBSERVER_SESSION_TIMEOUT_MS - 1, 5, VoterSet.from_ids([1, 2, 3]))
+    seen = describe(progress, t0 + OBSERVER_SESSION_TIMEOUT_MS - 1, 5, VoterSet.from_ids([1, 2, 3]))
     assert [(o.key, o.log_end_offset, o.last_fetch_ms, o.last_caught_up_ms) for o in seen.observers] == [
         ((observer.id, observer.directory_id), 10, t0, t0)]
-    gone = progress.describe(t0 + OBSERVER_SESSION_TIMEOUT_MS, 5, VoterSet.from_ids([1, 2, 3]))
+    gone = describe(progress, t0 + OBSERVER_SESSION_TIMEOUT_MS, 5, VoterSet.from_ids([1, 2, 3]))
     assert gone.observers == ()
     assert [v.replica_id for v in gone.voters] == [1, 2, 3]
     # Voters that never fetched: unknown offset and times (-1 on the wire,
@@ -448,6 +449,6 @@ def test_an_observer_that_stops_fetching_ages_out_after_kafkas_session_timeout()
     assert gone.voters[0].last_fetch_ms == gone.voters[0].last_caught_up_ms == t0 + OBSERVER_SESSION_TIMEOUT_MS
     # Describing changed nothing: a fetch brings the observer back with its history.
     progress.update_replica(observer, t0 + OBSERVER_SESSION_TIMEOUT_MS + 5, 10)
-    back = progress.describe(t0 + OBSERVER_SESSION_TIMEOUT_MS + 5, 5, VoterSet.from_ids([1, 2, 3]))
+    back = describe(progress, t0 + OBSERVER_SESSION_TIMEOUT_MS + 5, 5, VoterSet.from_ids([1, 2, 3]))
     assert [o.key for o in back.observers] == [(observer.id, observer.directory_id)]
     assert back.high_watermark == -1  # no voter has reached past the epoch start yet

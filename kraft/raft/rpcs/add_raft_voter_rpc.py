@@ -5,11 +5,16 @@ client or by an observer that joins by itself. v1 adds
 Kafka: ``RaftUtil.addVoterRequest``/``addVoterResponse``,
 ``KafkaRaftClient.handleAddVoterRequest`` (``AddVoterHandler``). The
 handler is :func:`handle_request` below, on the checks of
-:mod:`kraft.raft.handlers.membership`.
+:mod:`kraft.raft.handlers.membership`. An admin client (``kraft quorum
+add-controller``, ``reassign``) sends :func:`admin_request` through
+:data:`RPC` too (Kafka's ``KafkaAdminClient.addRaftVoter``), at most
+:data:`RPC`'s newest version.
 """
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kraft.messages.generated import add_raft_voter_request as wire_req, add_raft_voter_response as wire_resp
@@ -21,10 +26,10 @@ from kraft.raft.handlers.common import MembershipContext
 from kraft.raft.rpcs.api_versions_rpc import ApiVersionsRequest
 from kraft.raft.voter_changes import PendingVoterChange, Refusal
 from kraft.raft.rpcs.spec import RaftRpc, errors_of, listeners, replica_key, voter_change_wait_ms, wire_directory
-from kraft.raft.voters import Endpoints, ReplicaKey, VoterNode
+from kraft.raft.voters import Endpoint, Endpoints, ReplicaKey, VoterNode
 from kraft.wire.apis import ApiKey
 
-__all__ = ["RPC", "AddRaftVoterRequest", "AddRaftVoterResponse"]
+__all__ = ["RPC", "AddRaftVoterRequest", "AddRaftVoterResponse", "admin_request"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,6 +85,15 @@ def response_from_wire(version: int, msg: wire_resp.AddRaftVoterResponse, listen
 
 def error_response(error: Errors, partition_level: bool) -> AddRaftVoterResponse:
     return AddRaftVoterResponse(error=error)
+
+
+def admin_request(cluster_id: str, voter_id: int, directory_id: uuid.UUID,
+                  endpoints: Sequence[tuple[str, str, int]], timeout_ms: int) -> AddRaftVoterRequest:
+    """What an admin client asks (Kafka's ``KafkaAdminClient.addRaftVoter``):
+    add ``voter_id`` with its directory id, reachable on ``endpoints``
+    (listener, host, port), and answer once the change is committed."""
+    return AddRaftVoterRequest(cluster_id=cluster_id, timeout_ms=timeout_ms, voter_key=ReplicaKey(voter_id, directory_id),
+                               listeners=tuple(Endpoint(name, host, port) for name, host, port in endpoints))
 
 
 # ----------------------------------------------------------------- the core's side

@@ -5,6 +5,14 @@ the node, not the core, answers ApiVersions requests
 (:func:`kraft.node.admin_apis.node_api_versions`).
 
 The handler of the answer is :func:`handle_response` below.
+
+An admin client sends the same request through :data:`RPC` (at most its
+newest version, v4: the first that shows a feature whose minimum is 0, such
+as ``kraft.version``) to describe the features (``kraft features
+describe``, Kafka's ``Admin.describeFeatures``) and reads the answer into
+the one model of them, :class:`FeatureMetadata` (:func:`feature_metadata`).
+Adding a field to it touches this module and its test; ``kraft features
+describe --json`` prints every field of the model.
 """
 
 from __future__ import annotations
@@ -21,7 +29,8 @@ from kraft.raft.voters import Endpoints
 from kraft.wire.apis import ApiKey
 from kraft.wire.client_software import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION
 
-__all__ = ["RPC", "ApiVersionsRequest", "ApiVersionsResponse"]
+__all__ = ["RPC", "ApiVersionsRequest", "ApiVersionsResponse", "FeatureMetadata", "SupportedVersionRange",
+           "feature_metadata"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,6 +75,38 @@ def response_from_wire(version: int, msg: wire_resp.ApiVersionsResponse, listene
 
 def error_response(error: Errors, partition_level: bool) -> ApiVersionsResponse:
     return ApiVersionsResponse(error=error)
+
+
+# ----------------------------------------------------------------- the admin client's side
+
+
+@dataclass(frozen=True, slots=True)
+class SupportedVersionRange:
+    """Kafka's ``SupportedVersionRange``: the levels a node supports."""
+
+    min_version: int
+    max_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureMetadata:
+    """Kafka's ``FeatureMetadata``: an ApiVersions answer's features.
+    ``finalized`` holds each finalized feature's level (Kafka's
+    ``FinalizedVersionRange.maxVersionLevel``); ``finalized_epoch`` is None
+    when the node reported none (-1)."""
+
+    finalized: dict[str, int]
+    finalized_epoch: int | None
+    supported: dict[str, SupportedVersionRange]
+
+
+def feature_metadata(msg: wire_resp.ApiVersionsResponse) -> FeatureMetadata:
+    """A successful ApiVersions answer's features (Kafka's
+    ``KafkaAdminClient.describeFeatures``)."""
+    return FeatureMetadata(
+        finalized={f.name: f.max_version_level for f in msg.finalized_features},
+        finalized_epoch=msg.finalized_features_epoch if msg.finalized_features_epoch >= 0 else None,
+        supported={f.name: SupportedVersionRange(f.min_version, f.max_version) for f in msg.supported_features})
 
 
 # ----------------------------------------------------------------- the core's side

@@ -3,11 +3,14 @@ directory id), sent by an admin client.
 
 Kafka: ``RaftUtil.removeVoterRequest``/``removeVoterResponse``,
 ``KafkaRaftClient.handleRemoveVoterRequest`` (``RemoveVoterHandler``). The
-handler family is :mod:`kraft.raft.handlers.membership`.
+handler family is :mod:`kraft.raft.handlers.membership`. An admin client
+(``kraft quorum remove-controller``, ``reassign``) sends
+:func:`admin_request` through :data:`RPC` too.
 """
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 
 from kraft.messages.generated import remove_raft_voter_request as wire_req, remove_raft_voter_response as wire_resp
@@ -21,7 +24,7 @@ from kraft.raft.rpcs.spec import RaftRpc, errors_of, replica_key, voter_change_w
 from kraft.raft.voters import Endpoints, ReplicaKey
 from kraft.wire.apis import ApiKey
 
-__all__ = ["RPC", "RemoveRaftVoterRequest", "RemoveRaftVoterResponse"]
+__all__ = ["RPC", "RemoveRaftVoterRequest", "RemoveRaftVoterResponse", "admin_request"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,6 +65,12 @@ def response_from_wire(version: int, msg: wire_resp.RemoveRaftVoterResponse, lis
 
 def error_response(error: Errors, partition_level: bool) -> RemoveRaftVoterResponse:
     return RemoveRaftVoterResponse(error=error)
+
+
+def admin_request(cluster_id: str, voter_id: int, directory_id: uuid.UUID) -> RemoveRaftVoterRequest:
+    """What an admin client asks (Kafka's ``KafkaAdminClient.removeRaftVoter``,
+    sent through :data:`RPC`): remove the voter ``voter_id`` with that directory id."""
+    return RemoveRaftVoterRequest(cluster_id=cluster_id, voter_key=ReplicaKey(voter_id, directory_id))
 
 
 # ----------------------------------------------------------------- the core's side
