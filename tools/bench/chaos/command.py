@@ -33,6 +33,19 @@ def _operations_lines(result: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _leaderless_lines(result: dict[str, Any]) -> list[str]:
+    """The time without a leader during the faults (and how much of it no
+    majority of the voters was even up), then after the last fault, apart."""
+    line = f"time without a leader       {result['time_without_leader_s']:>7.1f} s"
+    if "time_without_majority_s" in result:
+        line += (f"  of {result['fault_phase_s']:.0f} s of faults ({result['time_without_majority_s']:.1f} s of it "
+                 "with a majority of the voters down, paused or still starting)")
+    lines = [line]
+    if result.get("time_without_leader_after_faults_s"):
+        lines.append(f"  and after the last fault   {result['time_without_leader_after_faults_s']:>7.1f} s")
+    return lines
+
+
 def format_chaos_report(result: dict[str, Any]) -> str:
     from kraft.tools.bench.chaos.checker import chaos_ok
 
@@ -67,7 +80,7 @@ def format_chaos_report(result: dict[str, Any]) -> str:
         *_operations_lines(result),
         f"lost                        {result['lost']:>8}",
         f"leader changes              {result['leader_changes']:>8}",
-        f"time without a leader       {result['time_without_leader_s']:>7.1f} s",
+        *_leaderless_lines(result),
     ]
     if result.get("load") == "kafka":
         lines.append(f"read back by VerifiableConsumer {result.get('read_back', 0):>6}")
@@ -141,8 +154,9 @@ def _chaos_options(duration: float, seed: int, voters: str, observers: int, witn
                    load: str = "demo") -> ChaosOptions:
     """The run the options ask for; what cannot be honoured is refused, in
     one line, before anything starts."""
-    from kraft.tools.bench.chaos.run import MIN_FAULT_S, NEMESES, ChaosOptions, unavailable_reason
+    from kraft.tools.bench.chaos.run import MIN_FAULT_S, NEMESES, ChaosOptions, packages_needed, unavailable_reason
     from kraft.tools.bench.chaos.scenarios import SCENARIOS
+    from kraft.tools.bench.extras import CHAOS_NOTE, require_extra
 
     kinds: tuple[str, ...] = ChaosOptions.nemesis
     if nemesis is not None:
@@ -152,6 +166,9 @@ def _chaos_options(duration: float, seed: int, voters: str, observers: int, witn
             raise click.UsageError(f"unknown nemesis {', '.join(unknown) or '(none)'}; choose from {', '.join(NEMESES)}")
         if "ring" in kinds and int(voters) < 5:
             raise click.UsageError(f"nemesis ring needs --voters 5 or more (with {voters}, every ring is whole)")
+    # Only what the nemeses use: kill and pause run without the extra (the timeline is skipped without matplotlib).
+    require_extra("chaos", packages_needed(kinds, nemesis is not None), CHAOS_NOTE)
+    if nemesis is not None:
         for kind in kinds:
             reason = unavailable_reason(kind)
             if reason is not None:
@@ -231,10 +248,8 @@ def chaos_bench_command(duration: float, seed: int, voters: str, observers: int,
     node in its own network namespace), power loss (a FUSE disk that drops
     what was never fsynced), kill -9, SIGSTOP, a full disk, failing fsync;
     then check the files: no acknowledged record may be lost. Writes a
-    JSON-lines history and a timeline picture; exits 1 when a check fails."""
-    from kraft.tools.bench.extras import CHAOS_EXTRA, CHAOS_NOTE, require_extra
-
-    require_extra("chaos", CHAOS_EXTRA, CHAOS_NOTE)
+    JSON-lines history and (with matplotlib) a timeline picture; exits 1
+    when a check fails."""
     import trio
 
     from kraft.tools.bench.chaos.checker import chaos_ok

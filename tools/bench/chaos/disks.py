@@ -66,12 +66,15 @@ def _read_power_cut(out: Path, start: int) -> PowerCut:
     return PowerCut({}, reported=False)
 
 
-def fuse_unavailable_reason() -> str | None:
-    """Why the FUSE disks cannot run here, or None when they can."""
+def fuse_unavailable_reason(package: bool = True) -> str | None:
+    """Why the FUSE disks cannot run here, or None when they can (with
+    ``package`` False: but for pyfuse3, which the command asks for itself)."""
     if not os.path.exists("/dev/fuse"):
         return "/dev/fuse is missing (no FUSE in this kernel or container)"
     if shutil.which("fusermount3") is None:
         return "fusermount3 is missing (Debian: apt-get install fuse3)"
+    if not package:
+        return None
     try:
         import pyfuse3  # noqa: F401
     except ImportError as e:

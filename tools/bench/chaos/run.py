@@ -60,9 +60,11 @@ from kraft.tools.bench.chaos.client_load import CLIENT_NODE, ClientLoad
 from kraft.tools.bench.chaos.kafka_load import BROKER_IDS as KAFKA_BROKER_IDS
 from kraft.tools.bench.chaos.kafka_load import KafkaLoad, KafkaLoadError
 from kraft.tools.bench.chaos.netns import Network, NetworkUnavailable, network_unavailable_reason
+from kraft.tools.bench.extras import missing_line
 from kraft.tools.bench.node_process import NodeProcess, fault_line, kill_for, pause_for
 
-__all__ = ["ChaosError", "ChaosNode", "ChaosOptions", "NEMESES", "PARTITION_NEMESES", "PARTITION_SHAPES", "Chaos", "chaos_ok", "fault_phase_header", "run_chaos",
+__all__ = ["ChaosError", "ChaosNode", "ChaosOptions", "FUSE_NEMESES", "NEMESES", "PARTITION_NEMESES",
+           "PARTITION_SHAPES", "Chaos", "chaos_ok", "fault_phase_header", "packages_needed", "run_chaos",
            "unavailable_reason"]
 
 OBSERVER_ID = 99
@@ -78,6 +80,8 @@ PARTITION_NEMESES: dict[str, tuple[str, ...]] = {
     "flapping": ("flapping",),
 }
 NEMESES = ("partition", "power-loss", "kill", "pause", "disk-full", "fsync", "lying-disk", *PARTITION_NEMESES)
+#: The nemeses on the FUSE disk (:mod:`.lazyfs`, served with pyfuse3 of the ``[chaos]`` extra).
+FUSE_NEMESES = ("power-loss", "lying-disk")
 #: What runs without ``--nemesis``: every kind the machine can run (the others are skipped, said why).
 DEFAULT_NEMESES = ("partition", "power-loss", "kill", "pause", "disk-full", "fsync")
 #: Kafka's default controller.quorum.fetch.timeout.ms: a pause or a partition must outlast it.
@@ -117,16 +121,26 @@ class ChaosOptions:
     load: str = "demo"
 
 
+def packages_needed(kinds: tuple[str, ...], explicit: bool) -> tuple[str, ...]:
+    """The ``[chaos]`` extra's modules a run of the nemeses ``kinds`` imports:
+    pyfuse3 when it mounts a FUSE disk (a FUSE nemesis asked for by name, or
+    one of the default's that the machine could otherwise run; the default
+    skips the others). Never matplotlib: without it the run draws no timeline."""
+    fuse = [k for k in kinds if k in FUSE_NEMESES and (explicit or unavailable_reason(k, package=False) is None)]
+    return ("pyfuse3",) if fuse else ()
+
+
 class ChaosError(Exception):
     """The run could not go on (no leader for too long, a setup step failed)."""
 
 
-def unavailable_reason(kind: str) -> str | None:
-    """Why this machine cannot run the nemesis ``kind``, or None."""
+def unavailable_reason(kind: str, package: bool = True) -> str | None:
+    """Why this machine cannot run the nemesis ``kind``, or None (with
+    ``package`` False: pyfuse3 not asked for, see :func:`packages_needed`)."""
     if kind == "partition" or kind in PARTITION_NEMESES:
         return network_unavailable_reason()
-    if kind in ("power-loss", "lying-disk"):
-        return fuse_unavailable_reason() or (None if os.geteuid() == 0 else "mounting FUSE disks needs root")
+    if kind in FUSE_NEMESES:
+        return fuse_unavailable_reason(package) or (None if os.geteuid() == 0 else "mounting FUSE disks needs root")
     if kind == "disk-full" and os.geteuid() != 0:
         return "mounting the small tmpfs needs root"
     if kind == "fsync" and not (shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")):
@@ -174,7 +188,12 @@ class Chaos:
         self.fault_seq = 0
         self.leaders_seen: dict[int, set[int]] = {}
         self.leader_changes = 0
+        #: Seconds without a leader during the faults (from the first commits to the last fault's end),
+        #: the part of them with no majority of the voters up, and those after the last fault ended.
         self.no_leader_s = 0.0
+        self.no_majority_s = 0.0
+        self.no_leader_after_s = 0.0
+        self.faults_over = False
         self.shim: Any = None
         self.tmpfs: Path | None = None
         self.disk_full_voter: int | None = None
@@ -220,6 +239,25 @@ class Chaos:
             if node.alive and not node.paused and node.role == "leader" and node.epoch == epoch:
                 return node.node_id
         return None
+
+    def voters_up(self) -> int:
+        """Voters that could vote now: running, not paused, started up (a role logged since their start)."""
+        return sum(1 for n in self.voter_ids if (node := self.nodes[n]).alive and not node.paused
+                   and node.role not in ("starting", "down"))
+
+    def account(self, interval_s: float) -> None:
+        """Count ``interval_s`` (since the last look) as without a leader if
+        there is none now: during the faults, and then whether a majority of
+        the voters was up at all (killed, paused or still starting: no
+        election could win); or after the last fault, apart."""
+        if self.leader() is not None:
+            return
+        if self.faults_over:
+            self.no_leader_after_s += interval_s
+            return
+        self.no_leader_s += interval_s
+        if self.voters_up() <= len(self.voter_ids) // 2:
+            self.no_majority_s += interval_s
 
     # --- setup -----------------------------------------------------------------------------
 
@@ -314,7 +352,7 @@ class Chaos:
         """The node processes (not started) and the voters' FUSE disks (mounted)."""
         opts = self.options
         env = self.shim.env() if self.shim is not None else None
-        lazy = "power-loss" in self.kinds or "lying-disk" in self.kinds
+        lazy = any(k in FUSE_NEMESES for k in self.kinds)
         for node_id in ids:
             voter = node_id in voters
             demo = voter and opts.load == "demo"
@@ -411,8 +449,7 @@ class Chaos:
             await trio.sleep(0.2)
             self._scan()
             now = time.monotonic()
-            if self.leader() is None:
-                self.no_leader_s += now - last
+            self.account(now - last)
             last = now
             t = self.history.now()
             for fault, healed_at in list(self.recovering):
@@ -892,6 +929,8 @@ def _figures(chaos: Chaos) -> dict[str, Any]:
     notes = list(chaos.network.notes) if chaos.network is not None else []
     return {"fault_counts": counts, "faults": [{k: v for k, v in f.items() if k != "clean"} for f in chaos.faults],
             "leader_changes": max(0, chaos.leader_changes - 1), "time_without_leader_s": chaos.no_leader_s,
+            "time_without_majority_s": chaos.no_majority_s,
+            "time_without_leader_after_faults_s": chaos.no_leader_after_s,
             "availability": _availability(chaos), **_power_loss(chaos), "after_heals": _after_heals(chaos),
             "notes": notes + chaos.report_lines, "wrong_fail_stops": list(chaos.wrong_exits), **({"scenario_report": dict(chaos.report)} if chaos.report else {})}
 
@@ -1011,7 +1050,7 @@ async def run_chaos(options: ChaosOptions, root: Path, say: Callable[[str], None
             chaos.history.add("faults", phase="start", seed=options.seed,
                               **({"scenario": options.scenario} if options.scenario else
                                  {"duration_s": options.duration_s}))
-            chaos.no_leader_s = 0.0  # counted from the first commits on
+            chaos.no_leader_s = chaos.no_majority_s = 0.0  # counted from the first commits on
             say(fault_phase_header(options, root, namespaces=chaos.network is not None, kinds=chaos.kinds))
             async with trio.open_nursery() as faults:
                 faults.start_soon(chaos.keep_restarting)
@@ -1023,6 +1062,7 @@ async def run_chaos(options: ChaosOptions, root: Path, say: Callable[[str], None
                     await chaos.schedule()
                 faults.cancel_scope.cancel()
             result["fault_phase_s"] = chaos.history.now() - chaos.t0
+            chaos.faults_over = True  # what follows is the recovery, counted apart
             # Heal: everything runs again, the quorum commits, then the load stops.
             await chaos.heal_all()
             chaos.history.add("heal", detail="every fault healed")
@@ -1041,13 +1081,15 @@ async def run_chaos(options: ChaosOptions, root: Path, say: Callable[[str], None
         result["load_average_after"] = os.getloadavg()[0]
         chaos.history.add("verdict", ok=chaos_ok(result), lost=result["lost"], acknowledged=result["acknowledged"])
         result["history"] = str(chaos.history.path)
-        try:
+        result["timeline"] = None
+        # The picture is the one output that takes matplotlib: without it the run says so and goes on.
+        missing = missing_line("chaos", ("matplotlib",), "only the picture needs it")
+        if missing is not None:
+            result["notes"].append(f"no timeline picture: {missing}")
+        else:
             from kraft.tools.bench.chaos.timeline import draw_timeline
 
             result["timeline"] = draw_timeline(chaos.history.path, root / "timeline.svg", sorted(chaos.nodes))
-        except ImportError as e:
-            result["timeline"] = None
-            result["notes"].append(f"no timeline picture: {e} (pip install 'kraft[chaos]')")
     finally:
         chaos.cleanup()
     return result
