@@ -1,2 +1,3 @@
-"""The tests' one harness: the poller (:mod:`.poll`). A test file imports
-it; it defines no poller of its own."""
+"""The tests' one harness: the CLI runner (:mod:`.cli`) and the poller
+(:mod:`.poll`). A test file imports them; it defines no runner or poller of
+its own (``tests/test_harness_single.py`` checks)."""
