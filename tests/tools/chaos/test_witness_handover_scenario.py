@@ -8,18 +8,17 @@ in any run. No timing is asserted (the figures are printed with ``-s``)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.harness import cli
+
 
 @pytest.mark.slow
 def test_the_witness_hands_a_behind_kafka_follower_the_log(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "kraft.cli", "bench", "chaos", "--scenario", "witness-handover",
-                           "--duration", "5", "--observers", "0", "--json"],
-                          capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    done = cli.run("bench", "chaos", "--scenario", "witness-handover", "--duration", "5", "--observers", "0", "--json",
+                   timeout=600, cwd=tmp_path)
     print(done.stderr)
     assert done.returncode == 0, done.stdout + done.stderr
     result = json.loads(done.stdout)
