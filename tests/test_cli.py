@@ -13,19 +13,19 @@ from pathlib import Path
 
 import click
 import pytest
-from click.testing import CliRunner
 
 from kraft import errors
-from kraft.cli import ALIASES, COMMANDS, KraftGroup, main
+from kraft.cli import ALIASES, COMMANDS, KraftGroup
+from tests.harness import cli
 
 
 def test_kafka_tool_names_answer_as_the_commands_they_stand_for() -> None:
     for alias, name in ALIASES.items():
         assert name in COMMANDS
-        result = CliRunner().invoke(main, [alias, "--help"])
+        result = cli.invoke([alias, "--help"])
         assert result.exit_code == 0, result.output
         assert f"Usage: main {alias}" in result.output
-    listed = CliRunner().invoke(main, ["--help"]).output
+    listed = cli.invoke(["--help"]).output
     assert all(f"\n  {alias} " not in listed for alias in ALIASES)  # hidden, named in the short help instead
     flat = " ".join(listed.split())
     assert "alias metadata-quorum" in flat and "alias metadata-shell" in flat
@@ -67,20 +67,20 @@ def _group_raising(exc: BaseException) -> click.Group:
      "Error: unexpected RuntimeError: oops second line -- this is a bug in kraft"),
 ])
 def test_one_line_and_the_exit_code_of_the_class(exc: BaseException, code: int, text: str) -> None:
-    result = CliRunner().invoke(_group_raising(exc), ["boom"])
+    result = cli.invoke(["boom"], command=_group_raising(exc))
     assert result.exit_code == code
     assert result.stderr.startswith(text) and result.stderr.count("\n") == 1
     assert "Traceback" not in result.stderr
 
 
 def test_debug_adds_the_traceback() -> None:
-    result = CliRunner().invoke(_group_raising(RuntimeError("oops")), ["--debug", "boom"])
+    result = cli.invoke(["--debug", "boom"], command=_group_raising(RuntimeError("oops")))
     assert result.exit_code == errors.EXIT_INTERNAL
     assert "Traceback" in result.stderr and result.stderr.rstrip().splitlines()[-1].startswith("Error: unexpected")
 
 
 def test_click_exits_pass_through() -> None:
-    result = CliRunner().invoke(_group_raising(click.ClickException("usage-ish")), ["boom"])
+    result = cli.invoke(["boom"], command=_group_raising(click.ClickException("usage-ish")))
     assert result.exit_code == 1 and result.stderr == "Error: usage-ish\n"
 
 
@@ -92,13 +92,12 @@ def test_dash_h_is_help_everywhere() -> None:
     on its own in this process would keep only ``--help``."""
     script = """
 import json, sys
-from click.testing import CliRunner
-from kraft.cli import main
+from tests.harness.cli import invoke
 from tests.test_cli_startup import HELP_PATHS
 bad = []
 for path in HELP_PATHS:
-    short = CliRunner().invoke(main, [*path, "-h"])
-    long = CliRunner().invoke(main, [*path, "--help"])
+    short = invoke([*path, "-h"])
+    long = invoke([*path, "--help"])
     if short.exit_code != 0 or short.output != long.output:
         bad.append([path, short.exit_code, short.output])
 print(json.dumps(bad))
@@ -116,7 +115,7 @@ print(json.dumps(bad))
 def test_a_mistyped_command_gets_a_suggestion(typed: list[str], meant: str) -> None:
     """A fresh process: click suggested only among the commands already
     loaded, which in a test process may be all of them."""
-    result = subprocess.run([sys.executable, "-m", "kraft.cli", *typed], capture_output=True, text=True, timeout=120)
+    result = cli.run(*typed)
     assert result.returncode == errors.EXIT_USAGE
     assert f"No such command '{typed[-1]}'." in result.stderr and f"'{meant}'" in result.stderr, result.stderr
 
@@ -147,7 +146,7 @@ def test_a_refused_bootstrap_controller_is_named_at_once(command: list[str], ref
     args = [*command, "--bootstrap-controller", refused_address]
     if command[0] == "shell":
         args.append("ls")
-    result = subprocess.run([sys.executable, "-m", "kraft.cli", *args], capture_output=True, text=True, timeout=120)
+    result = cli.run(*args)
     assert result.returncode == errors.EXIT_NETWORK, result.stderr
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: Cannot reach any of the bootstrap controllers: "), lines
@@ -159,15 +158,14 @@ def test_a_refused_bootstrap_controller_is_named_at_once(command: list[str], ref
                                      ["features", "--bootstrap-controller", "{a}", "describe"]])
 def test_the_quorum_tools_exit_with_the_network_code_when_nobody_answers(command: list[str],
                                                                          refused_address: str) -> None:
-    result = CliRunner().invoke(main, [a.format(a=refused_address) for a in command])
+    result = cli.invoke([a.format(a=refused_address) for a in command])
     assert result.exit_code == errors.EXIT_NETWORK and refused_address in result.stderr, result.stderr
 
 
 def test_an_observer_override_out_of_range_is_a_config_error(refused_address: str) -> None:
     """Checked as the node's own config is (Kafka's INT range), before any connection."""
-    result = subprocess.run([sys.executable, "-m", "kraft.cli", "observe", "--bootstrap-controller", refused_address,
-                             "--override", "controller.quorum.fetch.max.bytes=99999999999"],
-                            capture_output=True, text=True, timeout=120)
+    result = cli.run("observe", "--bootstrap-controller", refused_address,
+                     "--override", "controller.quorum.fetch.max.bytes=99999999999")
     assert result.returncode == errors.EXIT_CONFIG, result.stderr
     assert result.stderr.startswith("Error: Invalid value 99999999999 for configuration "
                                     "controller.quorum.fetch.max.bytes: Not a number of type INT"), result.stderr

@@ -20,13 +20,13 @@ from pathlib import Path
 
 import click
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kraft.cli import main
 from kraft.config import DEFAULTS, NUMERIC_KEYS, ConfigError, NodeConfig
 from kraft.errors import EXIT_INTERNAL
+from tests.harness import cli
 
 REFUSED = "127.0.0.1:1"
 _SKIPPED = ("bench", "spark", "quickstart", "node start")
@@ -109,7 +109,6 @@ def test_any_value_of_any_option_is_an_answer_or_one_error_line(path: tuple[str,
         "process.roles=controller\nnode.id=1\nlisteners=CONTROLLER://127.0.0.1:0\n"
         "controller.listener.names=CONTROLLER\ncontroller.quorum.voters=1@127.0.0.1:1\n"
         f"metadata.log.dir={work / 'data'}\n")
-    runner = CliRunner()
     cwd = os.getcwd()
     os.chdir(work)  # relative paths a value names land here
     try:
@@ -117,7 +116,7 @@ def test_any_value_of_any_option_is_an_answer_or_one_error_line(path: tuple[str,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
         @given(_VALUES.map(_safe))
         def run(value: str) -> None:
-            result = runner.invoke(main, _args(path, option, value, work), catch_exceptions=True)
+            result = cli.invoke(_args(path, option, value, work), catch_exceptions=True)
             output = result.output + (result.stderr if result.stderr_bytes is not None else "")
             assert result.exit_code != EXIT_INTERNAL, output
             assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
@@ -156,6 +155,6 @@ def test_a_timeout_out_of_kafkas_range_is_a_usage_error(command: list[str], time
     """``--timeout 1e300`` overflowed trio's clock ("timestamp out of range
     for platform time_t", exit 70, found by the property test above); nan
     passes any range check. Each is now a usage error naming the range."""
-    result = CliRunner().invoke(main, [*command, "--timeout", timeout])
+    result = cli.invoke([*command, "--timeout", timeout])
     assert result.exit_code == 2, result.output
     assert "Invalid value for '--timeout'" in result.output and "Traceback" not in result.output, result.output

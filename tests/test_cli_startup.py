@@ -13,6 +13,7 @@ import click
 import pytest
 
 from kraft import cli
+from tests.harness.cli import run
 
 #: Modules ``--help`` must not load: the event loop, the Spark stack, the
 #: metrics library and the node (each command imports them when it runs).
@@ -22,8 +23,7 @@ HEAVY = ("trio", "pyarrow", "pyspark", "prometheus_client", "kraft.node", "kraft
 
 def _loaded_modules(args: list[str]) -> set[str]:
     """The modules a fresh ``python -m kraft.cli ARGS`` imports."""
-    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "kraft.cli", *args],
-                            capture_output=True, text=True, timeout=120, check=False)
+    result = run(*args, python_options=("-X", "importtime"))
     assert result.returncode == 0, result.stderr[-2000:]
     names = set()
     for line in result.stderr.splitlines():

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness import cli
+from tests.harness.poll import settle
 from tests.node.cluster import CLUSTER_ID, make_configs
 from tests.test_readme import delegated_blocks, readme_block, readme_blocks, run_example
 
@@ -63,21 +65,18 @@ class Quorum:
 
     def wait_ready(self) -> None:
         """A leader, the observer known to it, the quickstart topics committed."""
-        deadline = time.monotonic() + 180  # a bound for a loaded machine, not a timing assertion
-        while True:
-            quorum = self.describe()
+        def ready(quorum: str) -> bool:
             hwm = re.search(r"HighWatermark:\s+(\d+)", quorum)
             # The leader's first batch (LeaderChange, then 11 records: features,
             # topics, partitions, a config) is committed past offset 12.
-            if hwm and int(hwm.group(1)) > 12 and '"id": 9' in quorum:
-                self.epoch = self.leader_epoch(quorum)
-                return
-            assert time.monotonic() < deadline, quorum
-            time.sleep(1)
+            return bool(hwm and int(hwm.group(1)) > 12 and '"id": 9' in quorum)
+
+        quorum = settle(self.describe, ready, 180, interval_s=1)  # a bound for a loaded machine, not a timing assertion
+        assert ready(quorum), quorum
+        self.epoch = self.leader_epoch(quorum)
 
     def describe(self) -> str:
-        done = subprocess.run([sys.executable, "-m", "kraft.cli", "quorum", "--bootstrap-controller",
-                               self.address(1), "describe", "--status"], capture_output=True, text=True, timeout=120)
+        done = cli.run("quorum", "--bootstrap-controller", self.address(1), "describe", "--status")
         return done.stdout + done.stderr
 
     @staticmethod

@@ -6,20 +6,15 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kraft.records.state_files import uuid_to_kafka
+from tests.harness import cli
 from tests.harness.poll import until
 from tests.node.procs import NodeProcess
 from tests.node.reconfig_cluster import format_node, write_configs
-
-
-def kraft(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kraft.cli", *args], capture_output=True, text=True,
-                          timeout=timeout)
 
 
 def bootstrap(ports: Mapping[int, int], ids: list[int] | None = None) -> str:
@@ -28,7 +23,7 @@ def bootstrap(ports: Mapping[int, int], ids: list[int] | None = None) -> str:
 
 def quorum(ports: Mapping[int, int], *args: str, ids: list[int] | None = None,
            timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return kraft("quorum", "--bootstrap-controller", bootstrap(ports, ids), *args, timeout=timeout)
+    return cli.run("quorum", "--bootstrap-controller", bootstrap(ports, ids), *args, timeout=timeout)
 
 
 def status(ports: Mapping[int, int], ids: list[int]) -> dict[str, str] | None:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from click.testing import CliRunner
 
 from kraft.records.endpoint_overrides import ENDPOINT_OVERRIDES_FILE, EndpointOverride, write_endpoint_overrides
 from kraft.records.state_files import random_kafka_uuid, uuid_to_kafka
 from kraft.tools.doctor import doctor_command
 from kraft.tools.recover_quorum import recover_quorum_command
+from tests.harness import cli
 from tests.node.reconfig_cluster import format_node, write_configs
 
 
@@ -28,15 +28,15 @@ def _dynamic(tmp_path: Path) -> tuple[dict[int, Path], dict[int, int], Path]:
 
 
 def _doctor(directory: Path) -> tuple[int, list[str]]:
-    result = CliRunner().invoke(doctor_command, ["--dir", str(directory)])
+    result = cli.invoke(["--dir", str(directory)], command=doctor_command)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result.exit_code, [line for line in result.stdout.splitlines() if "endpoint-overrides" in line]
 
 
 def test_overrides_in_force_are_reported_with_what_they_redirect(tmp_path: Path) -> None:
     paths, ports, partition = _dynamic(tmp_path)
-    done = CliRunner().invoke(recover_quorum_command, ["--config", str(paths[1]), "--endpoints",
-                                                       f"1@127.0.0.1:{ports[1]},2@new-2:9093", "--unsafe"])
+    done = cli.invoke(["--config", str(paths[1]), "--endpoints", f"1@127.0.0.1:{ports[1]},2@new-2:9093", "--unsafe"],
+                      command=recover_quorum_command)
     assert done.exit_code == 0, done.output
     path = partition / ENDPOINT_OVERRIDES_FILE
     code, lines = _doctor(tmp_path / "node-1")

@@ -11,6 +11,7 @@ from pathlib import Path
 import kraft.doctor
 from kraft.records.state_files import MetaProperties, uuid_to_kafka
 from tests.doctor.test_doctor_offline import codes, config_args, doctor, dynamic_controllers, real_copy
+from tests.harness import cli
 
 
 def test_every_finding_the_doctor_builds_has_a_fix() -> None:
@@ -87,8 +88,6 @@ def test_a_corrupt_batch_on_a_dynamic_voter_names_remove_and_add_controller(tmp_
 def test_registered_controllers_that_are_no_longer_voters_are_named(tmp_path: Path) -> None:
     """Kafka 4.0's controller 1 after a recover-quorum: voters [1], but the
     image still holds the RegisterControllerRecords of 1, 2 and 3."""
-    from click.testing import CliRunner
-
     from kraft.tools.recover_quorum import recover_quorum_command
 
     directory = real_copy(tmp_path, "controller1")
@@ -98,7 +97,7 @@ def test_registered_controllers_that_are_no_longer_voters_are_named(tmp_path: Pa
     config.write_text("process.roles=controller\nnode.id=1\nlisteners=CONTROLLER://127.0.0.1:1\n"
                       "controller.listener.names=CONTROLLER\ncontroller.quorum.bootstrap.servers=127.0.0.1:1\n"
                       f"metadata.log.dir={directory}\n")
-    done = CliRunner().invoke(recover_quorum_command, ["--config", str(config), "--unsafe", "--offline"])
+    done = cli.invoke(["--config", str(config), "--unsafe", "--offline"], command=recover_quorum_command)
     assert done.exit_code == 0, done.output
     code, out = doctor("--dir", str(directory))
     assert code == 10 and codes(out) == ["ghost-controller-registration"], out

@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from kraft.tools.doctor import doctor_command
 from tests.conftest import FIXTURES
+from tests.harness import cli
 
 FRAMES = FIXTURES / "wire" / \
     "kafka-4.0-controller-frames.jsonl"
@@ -81,7 +81,7 @@ def kafka_controller() -> Iterator[int]:
 
 
 def test_doctor_reads_a_kafka_controller_s_answers(kafka_controller: int) -> None:
-    result = CliRunner().invoke(doctor_command, ["--bootstrap-controller", f"127.0.0.1:{kafka_controller}"])
+    result = cli.invoke(["--bootstrap-controller", f"127.0.0.1:{kafka_controller}"], command=doctor_command)
     assert _Replay.unexpected == [], "doctor sent a request (or a version) a Kafka 4.0 admin client does not"
     lines = result.stdout.splitlines()
     codes = [line.split()[1].rstrip(":") for line in lines if line.startswith(("ERROR", "WARNING"))]

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.doctor.helpers import DynamicQuorum, bootstrap, kraft, leader_of, quorum
+from tests.doctor.helpers import DynamicQuorum, bootstrap, leader_of, quorum
+from tests.harness import cli
 from tests.harness.poll import until
 from tests.node.cluster import CLUSTER_ID, free_ports
 from tests.node.procs import NodeProcess
@@ -32,7 +33,7 @@ pytestmark = pytest.mark.slow
 
 def doctor(server: str, *args: str, command_config: Path | None = None) -> tuple[int, list[str], str]:
     extra = ["--command-config", str(command_config)] if command_config else []
-    out = kraft("doctor", "--bootstrap-controller", server, *extra, *args, timeout=120)
+    out = cli.run("doctor", "--bootstrap-controller", server, *extra, *args, timeout=120)
     codes = [line.split()[1].rstrip(":") for line in out.stdout.splitlines() if line.startswith(("ERROR", "WARNING"))]
     return out.returncode, codes, out.stdout + out.stderr
 
@@ -107,7 +108,7 @@ def test_a_quorum_through_its_troubles(tmp_path: Path) -> None:
         assert code == 1 and codes.count("voter-unreachable") == 2, out
         assert "only 2 of 4 voters answer; 3 are needed" in out and "kraft storage recover-quorum" in out
         # --json says the same.
-        result = kraft("doctor", "--bootstrap-controller", server, "--command-config", str(client), "--json")
+        result = cli.run("doctor", "--bootstrap-controller", server, "--command-config", str(client), "--json")
         doc = json.loads(result.stdout)
         assert result.returncode == 1 and doc["status"] == 1
         assert "no-majority-reachable" in [f["code"] for f in doc["findings"]]

@@ -12,11 +12,11 @@ import uuid
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from kraft.records.bootstrap import DynamicVoter
 from kraft.tools.doctor import doctor_command
 from kraft.tools.storage import FormatRequest, run_format
+from tests.harness import cli
 from tests.node.cluster import CLUSTER_ID, free_ports
 
 from tests.conftest import FIXTURES
@@ -25,7 +25,7 @@ OTHER_CLUSTER = "b3RoZXJDbHVzdGVySWQxMg"
 
 
 def doctor(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(doctor_command, list(args))
+    result = cli.invoke(list(args), command=doctor_command)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result.exit_code, result.stdout
 
@@ -194,7 +194,7 @@ def test_json_lists_the_findings_and_the_status(tmp_path: Path) -> None:
 
 
 def test_nothing_to_check_is_a_usage_error() -> None:
-    result = CliRunner().invoke(doctor_command, [])
+    result = cli.invoke([], command=doctor_command)
     assert result.exit_code == 2 and "give --bootstrap-controller" in result.stderr
 
 

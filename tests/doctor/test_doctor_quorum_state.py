@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from kraft.records.state_files import QUORUM_STATE_FILE
 from kraft.tools.doctor import doctor_command
+from tests.harness import cli
 from tests.node.cluster import make_configs
 
 FIX = ("fix: move {path} away: the node then starts unattached, with no vote, in its log's latest epoch "
@@ -21,7 +21,7 @@ FIX = ("fix: move {path} away: the node then starts unattached, with no vote, in
 
 
 def _doctor(directory: Path) -> tuple[int | None, list[str]]:
-    result = CliRunner().invoke(doctor_command, ["--dir", str(directory)])
+    result = cli.invoke(["--dir", str(directory)], command=doctor_command)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result.exit_code, [line for line in result.stdout.splitlines() if "quorum-state" in line]
 

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from click.testing import CliRunner
 
 from kraft.records.voter_api_versions import VOTER_API_VERSIONS_FILE, RememberedAnswer, write_voter_api_versions
 from kraft.tools.doctor import doctor_command
+from tests.harness import cli
 from tests.node.cluster import make_configs
 
 
 def _doctor(directory: Path) -> list[str]:
-    result = CliRunner().invoke(doctor_command, ["--dir", str(directory)])
+    result = cli.invoke(["--dir", str(directory)], command=doctor_command)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return [line for line in result.stdout.splitlines() if "voter-api-versions" in line]
 

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.doctor.helpers import DynamicQuorum, bootstrap, kraft
+from tests.doctor.helpers import DynamicQuorum, bootstrap
+from tests.harness import cli
 from tests.harness.poll import until
 from tests.test_readme import delegated_blocks, readme_block, run_example
 
@@ -49,14 +50,14 @@ def quorum(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DynamicQuorum]:
 def _snapshot_far_behind_everywhere(q: DynamicQuorum) -> bool:
     """Every directory the README reads holds more than THRESHOLD bytes of
     log past its latest snapshot (the leader's demo records get there)."""
-    out = kraft("doctor", *(a for i in (2, 4, 5) for a in ("--dir", str(q.dir(i)))),
-                "--max-bytes-since-snapshot", str(THRESHOLD), timeout=120)
+    out = cli.run("doctor", *(a for i in (2, 4, 5) for a in ("--dir", str(q.dir(i)))),
+                  "--max-bytes-since-snapshot", str(THRESHOLD), timeout=120)
     return out.stdout.count("WARNING snapshot-far-behind") == 3
 
 
 def _healthy(q: DynamicQuorum) -> bool:
     """The online doctor finds nothing (the observers caught up too)."""
-    return kraft("doctor", "--bootstrap-controller", bootstrap(q.ports, [1, 2, 3]), timeout=120).returncode == 0
+    return cli.run("doctor", "--bootstrap-controller", bootstrap(q.ports, [1, 2, 3]), timeout=120).returncode == 0
 
 
 def test_the_doctor_transcript_runs_as_written(quorum: DynamicQuorum, tmp_path: Path) -> None:

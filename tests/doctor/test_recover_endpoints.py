@@ -5,19 +5,17 @@ run with real processes is tests/node/test_recover_endpoints_processes.py."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from kraft.node.network_channel import AddressBook
 from kraft.records.endpoint_overrides import ENDPOINT_OVERRIDES_FILE, EndpointOverride, read_endpoint_overrides
 from kraft.records.errors import StateFileError
 from kraft.records.state_files import random_kafka_uuid, uuid_to_kafka
 from kraft.tools.recover_quorum import recover_quorum_command
+from tests.harness import cli
 from tests.node.reconfig_cluster import format_node, write_configs
 
 
@@ -29,7 +27,7 @@ def _dynamic(tmp_path: Path) -> tuple[dict[int, Path], dict[int, int]]:
 
 
 def _run(config: Path, *args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(recover_quorum_command, ["--config", str(config), *args])
+    result = cli.invoke(["--config", str(config), *args], command=recover_quorum_command)
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -63,8 +61,7 @@ def test_a_static_quorum_is_told_to_edit_controller_quorum_voters(tmp_path: Path
     paths, _ = write_configs(tmp_path, [1], extra={"controller.quorum.voters": "1@127.0.0.1:9093"})
     text = paths[1].read_text().replace("controller.quorum.bootstrap.servers", "#")
     paths[1].write_text(text)
-    subprocess.run([sys.executable, "-m", "kraft.cli", "storage", "format", "--config", str(paths[1]),
-                    "--cluster-id", "MkU3OEVBNTcwNTJENDM2Qk"], check=True, capture_output=True)
+    cli.run("storage", "format", "--config", str(paths[1]), "--cluster-id", "MkU3OEVBNTcwNTJENDM2Qk", check=True)
     code, _, err = _run(paths[1], "--endpoints", "1@127.0.0.1:9093")
     assert code == 1 and "static quorum" in err and "controller.quorum.voters" in err, err
 

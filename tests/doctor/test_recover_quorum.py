@@ -28,7 +28,8 @@ import pytest
 
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.state_files import QuorumStateFile, uuid_to_kafka
-from tests.doctor.helpers import DynamicQuorum, bootstrap, caught_up, kraft, leader_of, quorum, voters_of
+from tests.doctor.helpers import DynamicQuorum, bootstrap, caught_up, leader_of, quorum, voters_of
+from tests.harness import cli
 from tests.harness.poll import until
 from tests.node.remedy_following import Operator, commands_of, replication_rows, wait_healthy
 from tests.node.verify import assert_committed_everywhere, read_stored_log
@@ -37,7 +38,7 @@ from tests.conftest import FIXTURES
 
 
 def recover(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return kraft("storage", "recover-quorum", "--config", str(config), *args, timeout=120)
+    return cli.run("storage", "recover-quorum", "--config", str(config), *args, timeout=120)
 
 
 def acknowledged(q: DynamicQuorum) -> dict[int, bytes]:

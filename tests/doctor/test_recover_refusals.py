@@ -11,12 +11,12 @@ import uuid
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from kraft.records.state_files import MetaProperties
 from kraft.tools.recover_quorum import recover_quorum_command
 
 from tests.conftest import FIXTURES
+from tests.harness import cli
 REAL = FIXTURES / "kafka-4.0-real"
 
 
@@ -39,7 +39,7 @@ def snapshot_of(directory: Path) -> dict[str, bytes]:
 
 
 def run(config: Path, *args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(recover_quorum_command, ["--config", str(config), *args])
+    result = cli.invoke(["--config", str(config), *args], command=recover_quorum_command)
     return result.exit_code, result.stdout, result.stderr
 
 

@@ -1,7 +1,8 @@
 """The tests' one poller: ask ``check`` until it answers, bounded.
 
 The bound ends a hung test; it is not a speed requirement (no timing
-assertions in tests). ``until`` sleeps the thread between answers;
+assertions in tests). ``until`` sleeps the thread between answers
+(``settle`` too, handing back the last answer at the bound instead of failing);
 ``until_async`` sleeps the trio task (and, under an autojump clock, lets
 virtual time run on).
 """
@@ -17,7 +18,7 @@ import trio
 
 T = TypeVar("T")
 
-__all__ = ["until", "until_async"]
+__all__ = ["settle", "until", "until_async"]
 
 
 def until(what: str, check: Callable[[], T], timeout_s: float = 120.0, *, interval_s: float = 0.2,
@@ -41,6 +42,18 @@ def until(what: str, check: Callable[[], T], timeout_s: float = 120.0, *, interv
             last = answer
         if time.monotonic() >= deadline:
             raise AssertionError(_failure(what, timeout_s, last, detail))
+        time.sleep(interval_s)
+
+
+def settle(sample: Callable[[], T], done: Callable[[T], bool], timeout_s: float, *, interval_s: float = 0.2) -> T:
+    """``sample()`` until ``done`` holds for it, else the last sample once
+    ``timeout_s`` passed: a wait whose caller judges the outcome (and
+    names it in its own assertion), where :func:`until` would fail."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        answer = sample()
+        if done(answer) or time.monotonic() > deadline:
+            return answer
         time.sleep(interval_s)
 
 

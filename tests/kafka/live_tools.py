@@ -20,7 +20,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.kafka.processes import kraft_args, run_tool
+from tests.harness.cli import kraft_args
+from tests.kafka.processes import run_tool
 from tests.kafka.releases import KafkaRelease
 
 #: Where a run with real Kafka writes what the real tools printed (unset: nowhere).

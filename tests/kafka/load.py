@@ -11,6 +11,8 @@ from typing import Any
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import TopicAlreadyExistsError
 
+from tests.harness.poll import settle
+
 
 @dataclass
 class TopicLoad:
@@ -60,13 +62,11 @@ class TopicLoad:
     def first_success_within(self, name: str, timeout_s: float) -> float | None:
         """Seconds until topic ``name`` is acknowledged (retrying); None on time-out."""
         start = time.monotonic()
-        while time.monotonic() - start < timeout_s:
-            if self.create(name, timeout_ms=5_000):
-                if name in self.unknown:
-                    self.unknown.remove(name)
-                return time.monotonic() - start
-            time.sleep(0.5)
-        return None
+        if not settle(lambda: self.create(name, timeout_ms=5_000), bool, timeout_s, interval_s=0.5):
+            return None
+        if name in self.unknown:
+            self.unknown.remove(name)
+        return time.monotonic() - start
 
     def listed(self) -> set[str]:
         return set(self.admin().list_topics())
@@ -76,16 +76,14 @@ class TopicLoad:
         them all or after ``timeout_s``: a broker applies the controller's
         records after the controller acknowledged them (the broker's
         metadata cache lags by a fetch)."""
-        deadline = time.monotonic() + timeout_s
-        while True:
+        def unlisted() -> set[str]:
             try:
-                missing = set(self.acknowledged) - self.listed()
+                return set(self.acknowledged) - self.listed()
             except Exception:  # noqa: BLE001 -- a broker between connections: ask again
                 self.close()
-                missing = set(self.acknowledged)
-            if not missing or time.monotonic() > deadline:
-                return missing
-            time.sleep(0.5)
+                return set(self.acknowledged)
+
+        return settle(unlisted, lambda missing: not missing, timeout_s, interval_s=0.5)
 
     def close(self) -> None:
         if self._admin is not None:

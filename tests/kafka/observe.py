@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.harness.poll import settle
 from tests.kafka.cluster import Cluster
 from tests.kafka.processes import run_tool
 from tests.kafka.releases import newest, require
@@ -69,10 +70,8 @@ def wait_until_leads(cluster: Cluster, node_id: int, timeout_s: float) -> float 
     """Seconds until ``node_id``'s own quorum-state names it leader (Kafka
     writes it on the transition, ``QuorumState.transitionToLeader``); None on time-out."""
     start = time.monotonic()
-    while time.monotonic() - start < timeout_s:
-        if leader_in_state(cluster, node_id)[0] == node_id:
-            return time.monotonic() - start
-        time.sleep(0.05)
+    if settle(lambda: leader_in_state(cluster, node_id)[0] == node_id, bool, timeout_s, interval_s=0.05):
+        return time.monotonic() - start
     return None
 
 

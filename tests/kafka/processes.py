@@ -14,13 +14,13 @@ import os
 import re
 import signal
 import subprocess
-import sys
-import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kraft.tools import kafka_brokers
+from tests.harness.cli import kraft_args  # cluster.py takes it from here
+from tests.harness.poll import until
 from tests.kafka.releases import KafkaRelease
 
 #: Small, quick JVMs: two cores run the whole suite beside these. C1 alone and
@@ -119,18 +119,21 @@ class Process:
         """Block until ``pattern`` (a regex) has appeared ``count`` times in
         the output or logs; a :class:`StartError` if the process exits or the
         time runs out first."""
-        deadline = time.monotonic() + timeout_s
         regex = re.compile(pattern)
-        while True:
+
+        def logged() -> re.Match[str] | None:
             matches = list(regex.finditer(self.text()))
             if len(matches) >= count:
                 return matches[count - 1]
             if not self.alive:
                 code = None if self.proc is None else self.proc.returncode
                 raise StartError(f"{self.name} exited with code {code} before {pattern!r}: {self.why()}")
-            if time.monotonic() > deadline:
-                raise StartError(f"{self.name} did not log {pattern!r} within {timeout_s:.0f} s: {self.why()}")
-            time.sleep(0.1)
+            return None
+
+        try:
+            return until(f"{self.name} to log {pattern!r}", logged, timeout_s, interval_s=0.1)
+        except AssertionError:  # the bound: a StartError, as an exit is
+            raise StartError(f"{self.name} did not log {pattern!r} within {timeout_s:.0f} s: {self.why()}") from None
 
     def why(self) -> str:
         """The first ERROR/FATAL line of the output and logs, with the
@@ -215,8 +218,3 @@ def run_tool(release: KafkaRelease, simple_name: str, *args: str, work: Path, ti
     command = java_args(release, log4j, main_class(release, simple_name), *args)
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, input=stdin,
                           stdin=None if stdin is not None else subprocess.DEVNULL)
-
-
-def kraft_args(*args: str) -> list[str]:
-    """``kraft ...`` as this interpreter runs it."""
-    return [sys.executable, "-m", "kraft.cli", *args]

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 import subprocess
 
+from tests.harness import cli
 from tests.kafka.cluster import Cluster
-from tests.kafka.processes import kraft_args
 
 #: --status fields whose values move between two runs.
 _MOVING = ("HighWatermark", "MaxFollowerLag", "MaxFollowerLagTimeMs")
@@ -29,8 +29,7 @@ def kraft_quorum(cluster: Cluster, *args: str, config: str | None = None) -> sub
     the cluster's Kafka release does (``--kafka-version`` its minor)."""
     options = ["--kafka-version", "{}.{}".format(*cluster.release.minor), "--bootstrap-controller", cluster.bootstrap_controllers,
                *(["--command-config", config] if config else [])]
-    return subprocess.run(kraft_args("metadata-quorum", *options, *args), capture_output=True, text=True,
-                          timeout=120, stdin=subprocess.DEVNULL)
+    return cli.run("metadata-quorum", *options, *args)
 
 
 def real_quorum(cluster: Cluster, *args: str, config: str | None = None) -> str:

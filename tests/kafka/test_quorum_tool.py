@@ -14,11 +14,11 @@ No Kafka server runs here: two kraft nodes (1 formatted ``--standalone``,
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest
 
+from tests.harness.poll import settle
 from tests.kafka import interop
 from tests.kafka.cluster import Cluster
 from tests.kafka.quorum_tools import kraft_quorum, real_quorum, replication_shape, status_shape
@@ -38,12 +38,8 @@ def _voters_and_observers(text: str) -> tuple[list[int], list[int]]:
 def _until_status(cluster: Cluster, voters: list[int], observers: list[int]) -> str:
     """Real ``describe --status`` once it lists these voters and observers
     (an observer shows up once it fetched; a voter change once committed)."""
-    deadline = time.monotonic() + BOUND_S
-    while True:
-        text = real_quorum(cluster, "describe", "--status")
-        if _voters_and_observers(text) == (voters, observers) or time.monotonic() > deadline:
-            return text
-        time.sleep(0.5)
+    return settle(lambda: real_quorum(cluster, "describe", "--status"),
+                  lambda text: _voters_and_observers(text) == (voters, observers), BOUND_S, interval_s=0.5)
 
 
 def _same_as_kraft(cluster: Cluster, *describe: str) -> None:
@@ -114,7 +110,8 @@ def test_remove_controller_prints_each_releases_line(release: KafkaRelease, tmp_
     kraft as ``release`` prints the real tool's line -- "removing  KRaft"
     with two spaces in 4.0 and 4.1, one in 4.4 (``"%sKRaft controller ..."``)."""
     from tests.kafka import live_tools
-    from tests.kafka.processes import kraft_args, run_tool
+    from tests.harness.cli import kraft_args
+    from tests.kafka.processes import run_tool
 
     args = ("--bootstrap-controller", "127.0.0.1:9", "remove-controller", "--controller-id", "2",
             "--controller-directory-id", "ga2XKj1mM2haNN4wJCUeNw", "--dry-run")
@@ -132,7 +129,8 @@ def test_remove_controller_unregister_is_each_releases(release: KafkaRelease, tm
     second DRY RUN line; a release before 4.4 refuses the option
     (argparse4j's "unrecognized arguments"), and so does kraft as that release."""
     from tests.kafka import live_tools
-    from tests.kafka.processes import kraft_args, run_tool
+    from tests.harness.cli import kraft_args
+    from tests.kafka.processes import run_tool
 
     args = ("--bootstrap-controller", "127.0.0.1:9", "remove-controller", "--controller-id", "2",
             "--controller-directory-id", "ga2XKj1mM2haNN4wJCUeNw", "--dry-run", "--unregister")

@@ -26,7 +26,8 @@ from pathlib import Path
 import pytest
 
 from tests.kafka import interop, live_tools
-from tests.kafka.processes import kraft_args, run_tool
+from tests.harness.cli import kraft_args
+from tests.kafka.processes import run_tool
 from tests.kafka.releases import KafkaRelease, every_release, listed, newest, require
 
 pytestmark = pytest.mark.slow

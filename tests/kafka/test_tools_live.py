@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import hashlib
 import random
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests import golden
 from tests.conftest import FIXTURES, fixture_path
+from tests.harness import cli
 from tests.kafka import interop, live_tools
-from tests.kafka.processes import kraft_args
+from tests.harness.cli import kraft_args
 from tests.kafka.report import report
 from tests.kafka.releases import KafkaRelease, every_release, listed, unavailable
 
@@ -97,8 +97,8 @@ def _kraft_written(folder: Path) -> list[Path]:
     newer.write_bytes(build_batch([Record(i, 1_700_000_000_000, None, v) for i, v in enumerate(values)],
                                   base_offset=0, partition_leader_epoch=1))
     data = folder / "kraft-format"
-    subprocess.run(kraft_args("storage", "format", "-t", CLUSTER, "--node-id", "1", "--metadata-log-dir", str(data),
-                              "--standalone", "--controller-endpoint", "127.0.0.1:9"), check=True, capture_output=True)
+    cli.run("storage", "format", "-t", CLUSTER, "--node-id", "1", "--metadata-log-dir", str(data),
+            "--standalone", "--controller-endpoint", "127.0.0.1:9", check=True)
     snapshot = data / "__cluster_metadata-0" / "00000000000000000000-0000000000.checkpoint"
     assert snapshot.exists()
     return [segment, newer, snapshot]

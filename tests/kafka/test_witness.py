@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from tests.harness.poll import settle, until
 from tests.kafka import interop
 from tests.kafka.cluster import Cluster
 from tests.kafka.load import TopicLoad
@@ -61,23 +62,16 @@ def _started(tmp_path: Path, release: KafkaRelease, clusters: list[object],
 
 
 def _kafka_leader(cluster: Cluster) -> int:
-    deadline = time.monotonic() + LEAD_BOUND_S
-    while time.monotonic() < deadline:
-        for node_id in KAFKA:
-            if leader_in_state(cluster, node_id)[0] == node_id:
-                return node_id
-        time.sleep(0.1)
-    raise AssertionError("no Kafka controller leads")
+    return until("a Kafka controller to lead",
+                 lambda: next((n for n in KAFKA if leader_in_state(cluster, n)[0] == n), None), LEAD_BOUND_S,
+                 interval_s=0.1)
 
 
 def _caught_up(cluster: Cluster, leader: int, bound_s: float = LEAD_BOUND_S) -> dict[int, dict[str, str]]:
     """Real ``describe --replication`` once every voter's lag is 0 (a quiet cluster)."""
-    deadline = time.monotonic() + bound_s
-    while True:
-        rows = replication(cluster)
-        if all(rows.get(v, {}).get("Lag") == "0" for v in (*KAFKA, WITNESS)) or time.monotonic() > deadline:
-            return rows
-        time.sleep(0.5)
+    return settle(lambda: replication(cluster),
+                  lambda rows: all(rows.get(v, {}).get("Lag") == "0" for v in (*KAFKA, WITNESS)), bound_s,
+                  interval_s=0.5)
 
 
 def _witness_epochs(cluster: Cluster, node_id: int) -> list[Any]:

@@ -50,9 +50,11 @@ import pytest
 
 from kraft.tools.bench.chaos.disks import LazyDisk, fuse_unavailable_reason
 from kraft.tools.bench.chaos.netns import Network, network_unavailable_reason
+from tests.harness import cli
+from tests.harness.poll import settle, until
 from tests.kafka.cluster import Cluster, KafkaServer, KraftVoter
 from tests.kafka.observe import dump_metadata, leader_changes, leader_in_state
-from tests.kafka.processes import Process, kraft_args
+from tests.kafka.processes import Process
 from tests.kafka.releases import newest, require, unavailable
 from tests.kafka.report import report
 
@@ -99,25 +101,19 @@ def _history(path: Path) -> list[dict[str, Any]]:
 
 def _first_ok_after(history: Path, since: float, bound_s: float) -> float | None:
     """Seconds from ``since`` (monotonic) to the first acknowledged creation completed after it; None past the bound."""
-    deadline = time.monotonic() + bound_s
-    while True:
-        done = [e["t"] for e in _history(history) if e["type"] == "ok" and e["t"] >= since]
-        if done:
-            return min(done) - since
-        if time.monotonic() > deadline:
-            return None
-        time.sleep(0.2)
+    done = settle(lambda: [e["t"] for e in _history(history) if e["type"] == "ok" and e["t"] >= since], bool, bound_s,
+                  interval_s=0.2)
+    return min(done) - since if done else None
 
 
 def _kafka_leader(cluster: Cluster, bound_s: float = COMMIT_BOUND_S) -> int:
     """The Kafka controller whose own quorum-state names it leader of the newest epoch."""
-    deadline = time.monotonic() + bound_s
-    while time.monotonic() < deadline:
+    def newest_leader() -> int | None:
         leading = [(leader_in_state(cluster, n)[1], n) for n in KAFKA if leader_in_state(cluster, n)[0] == n]
-        if leading:
-            return max(leading)[1]
-        time.sleep(0.1)
-    raise AssertionError(f"no Kafka controller leads within {bound_s:.0f} s; witness: {cluster.kraft[WITNESS].why()}")
+        return max(leading)[1] if leading else None
+
+    return until("a Kafka controller to lead", newest_leader, bound_s, interval_s=0.1,
+                 detail=lambda: f"witness: {cluster.kraft[WITNESS].why()}")
 
 
 def _topics(dumped: str) -> set[str]:
@@ -279,8 +275,7 @@ def test_the_witness_beside_real_kafka_keeps_every_acknowledged_topic_under_the_
         dumped = dump_metadata(cluster, leader)
         by_kafka = _topics(dumped)
         segments = sorted(str(p) for p in (cluster.kafka[leader].data / "__cluster_metadata-0").glob("*.log"))
-        by_kraft = subprocess.run(kraft_args("dump-log", "--cluster-metadata-decoder", "--files", ",".join(segments)),
-                                  capture_output=True, text=True, timeout=120, check=True).stdout
+        by_kraft = cli.run("dump-log", "--cluster-metadata-decoder", "--files", ",".join(segments), check=True).stdout
         changes = leader_changes(cluster, leader, dumped)
 
         times = sorted(t for t in recovered.values() if t is not None)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import collections
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,7 @@ import pytest
 from kafka.admin import ConfigResource, ConfigResourceType
 
 from kraft.kafka_release import kafka_release
+from tests.harness.poll import until
 from tests.kafka import interop, live_tools
 from tests.kafka.cluster import Cluster
 from tests.kafka.load import TopicLoad
@@ -148,13 +148,8 @@ def _write(cluster: Cluster, release: KafkaRelease) -> None:
 def _next_snapshot(log_dir: Path, before: set[Path]) -> Path:
     """A snapshot controller 1 completes after the ones in ``before`` (its
     ``.checkpoint.part`` renamed), waiting for it: it holds all committed then."""
-    deadline = time.monotonic() + BOUND_S
-    while True:
-        new = set(log_dir.glob("*.checkpoint")) - before
-        if new:
-            return min(new)
-        assert time.monotonic() < deadline, f"no new snapshot in {log_dir}"
-        time.sleep(0.5)
+    return until(f"a new snapshot in {log_dir}", lambda: min(set(log_dir.glob("*.checkpoint")) - before, default=None),
+                 BOUND_S, interval_s=0.5)
 
 
 def test_a_log_each_release_writes_is_read_by_kraft_as_its_tools_read_it(

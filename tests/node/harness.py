@@ -14,6 +14,7 @@ from kraft.config import NodeConfig
 from kraft.node.fault import RaisingFaultHandler
 from kraft.node.node import CommittedBatch, KraftNode, SnapshotLoaded
 from kraft.wire.client import PeerClient
+from tests.harness.poll import until_async
 from tests.node.cluster import load
 
 
@@ -37,11 +38,10 @@ async def start(nursery: trio.Nursery, config: NodeConfig) -> KraftNode:
 async def leader_of(nodes: Iterable[KraftNode]) -> KraftNode:
     """The node that is leader (polls; bound it with ``trio.fail_after``)."""
     nodes = list(nodes)
-    while True:
-        for node in nodes:
-            if node.raft_client is not None and node.role == "leader" and node.raft_client.storage_error is None:
-                return node
-        await trio.sleep(0.01)
+    return await until_async("a leader", lambda: next(
+        (node for node in nodes
+         if node.raft_client is not None and node.role == "leader" and node.raft_client.storage_error is None), None),
+        interval_s=0.01)
 
 
 async def append_until_ok(nodes: Iterable[KraftNode], records: list[bytes]) -> int:

@@ -33,6 +33,7 @@ from kraft.image.model import MetadataImage
 from kraft.node.node import KraftNode
 from kraft.programs.observer import to_log_item
 from kraft.node.snapshots import run_record_history_snapshots
+from tests.harness.poll import until_async
 from tests.image.records import partition, rec, sub, topic
 
 log = logging.getLogger("kraft.writer")
@@ -95,12 +96,12 @@ async def write_while_leader(node: KraftNode, builder: ImageBuilder, rate: float
         try:
             # Everything of earlier epochs is committed once our LeaderChange is.
             with trio.fail_after(10):
-                while builder.last_offset < node.high_watermark - 1 or node.high_watermark < 0:
-                    await trio.sleep(0.01)
+                await until_async("the builder through the high watermark",
+                                  lambda: builder.last_offset >= node.high_watermark - 1 and node.high_watermark >= 0,
+                                  interval_s=0.01)
             if builder.in_transaction:
                 await node.append([rec("AbortTransactionRecord", reason="the leader changed")])
-            while builder.in_transaction:
-                await trio.sleep(0.01)
+            await until_async("not builder.in_transaction", lambda: not builder.in_transaction, interval_s=0.01)
             seq += 1
             # The appends of one operation are pipelined, then awaited together.
             positions = [node.append_nowait(records) for records in next_operation(builder.image, rng, seq)]
@@ -108,8 +109,8 @@ async def write_while_leader(node: KraftNode, builder: ImageBuilder, rate: float
                 await node.wait_committed(positions[-1])
             offset = positions[-1].offset
             with trio.fail_after(10):
-                while builder.last_offset < offset:
-                    await trio.sleep(0.005)
+                await until_async("builder.last_offset >= offset",
+                                  lambda: builder.last_offset >= offset, interval_s=0.005)
         except (LocalRaftError, trio.TooSlowError):
             await trio.sleep(0.05)
         await trio.sleep(1 / rate)

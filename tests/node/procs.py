@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import trio
 
 from kraft.tools.bench import node_process
+from tests.harness.poll import settle, until_async
 
 #: What ``kraft node start`` logs once SIGUSR1 stops its demo writer.
 DEMO_WRITER_STARTED = "demo writer started"
@@ -71,15 +71,12 @@ class NodeProcess:
     def stop_load(self, timeout_s: float = 30) -> None:
         """SIGUSR1, once the demo writer listens for it (before that the
         signal's default action would kill the process). Blocks."""
-        deadline = time.monotonic() + timeout_s
-        while not self._load_ready() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        settle(self._load_ready, bool, timeout_s, interval_s=0.05)
         self._send_stop()
 
     async def stop_load_async(self) -> None:
         """:meth:`stop_load` for trio tests (in-process nodes keep running)."""
-        while not self._load_ready():
-            await trio.sleep(0.05)
+        await until_async("the demo writer to listen for SIGUSR1", self._load_ready, interval_s=0.05)
         self._send_stop()
 
     def terminate(self, timeout_s: float = 15) -> int | None:

@@ -7,8 +7,6 @@ AddRaftVoter / RemoveRaftVoter."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ from kraft.messages.generated import remove_raft_voter_request as remove_req
 from kraft.records.state_files import MetaProperties
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import PeerClient
+from tests.harness import cli
 from tests.node.cluster import CLUSTER_ID, free_ports
 
 
@@ -53,9 +52,7 @@ def format_node(path: Path, *flags: str, cluster_id: str = CLUSTER_ID) -> None:
     Kafka 4.x refuses a dynamic quorum's format without one of the three)."""
     if not flags:
         flags = ("--no-initial-controllers",)
-    proc = subprocess.run(
-        [sys.executable, "-m", "kraft.cli", "storage", "format", "--config", str(path), "--cluster-id", cluster_id,
-         *flags], capture_output=True, text=True)
+    proc = cli.run("storage", "format", "--config", str(path), "--cluster-id", cluster_id, *flags)
     if proc.returncode != 0:
         raise RuntimeError(f"kraft storage format {' '.join(flags)} failed: {proc.stdout}{proc.stderr}")
 

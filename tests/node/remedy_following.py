@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from tests.harness import cli
 from tests.harness.poll import until
 
 
@@ -79,7 +80,7 @@ class Operator:
                 self.run(command)
 
     def kraft(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["kraft", *args], capture_output=True, text=True, env=self.env, timeout=120)
+        return cli.run(*args, env=self.env)
 
     def close(self) -> None:
         for proc in self.started:

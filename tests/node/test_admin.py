@@ -36,6 +36,7 @@ from kraft.wire.codec import decode_response
 from kraft.wire.errors import ErrorCode
 from kraft.wire.framing import unframe
 from tests.conftest import fixture_path
+from tests.harness.poll import until_async
 from tests.node.cluster import CLUSTER_ID, load, make_configs
 from tests.wire.netutil import RawConnection
 
@@ -80,7 +81,7 @@ async def running(paths: dict[int, Path], *, with_observer: bool = True,
             nodes = {i: KraftNode(load(paths[i]), advertised_apis=advertised_apis) for i in ids}
             for node in nodes.values():
                 await nursery.start(node.run)
-            while True:
+            def settled_leader() -> int | None:
                 leader = next((i for i in VOTERS if nodes[i].role == "leader"), None)
                 if leader is not None:
                     d = nodes[leader].raft_client.core.describe_quorum(int(time.time() * 1000))  # type: ignore[union-attr]
@@ -88,8 +89,11 @@ async def running(paths: dict[int, Path], *, with_observer: bool = True,
                             and all(r.log_end_offset > 0 for r in (*d.voters, *d.observers))
                             and len(d.observers) == (1 if with_observer else 0)
                             and all(n.leader.leader_id == leader for n in nodes.values())):
-                        break
-                await trio.sleep(0.02)
+                        return leader
+                return None
+
+            leader = await until_async("a leader every node knows, that heard from all", settled_leader,
+                                       interval_s=0.02)
             yield Cluster(nodes, leader)
             nursery.cancel_scope.cancel()
 

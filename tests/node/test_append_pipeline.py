@@ -12,6 +12,7 @@ import trio
 from kraft.raft.errors import NotLeaderError
 from kraft.node.node import KraftNode
 from kraft.records.view import OffsetAndEpoch
+from tests.harness.poll import until_async
 from tests.node.cluster import load, make_configs
 
 
@@ -23,11 +24,9 @@ async def _start(nursery: trio.Nursery, paths: dict[int, Path]) -> dict[int, Kra
 
 
 async def _leader(nodes: dict[int, KraftNode]) -> KraftNode:
-    while True:
-        for node in nodes.values():
-            if node.raft_client is not None and node.role == "leader":
-                return node
-        await trio.sleep(0.01)
+    return await until_async("a leader", lambda: next(
+        (node for node in nodes.values() if node.raft_client is not None and node.role == "leader"), None),
+        interval_s=0.01)
 
 
 async def test_many_outstanding_appends_commit_in_order(tmp_path: Path) -> None:

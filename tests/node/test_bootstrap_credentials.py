@@ -9,11 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from kraft.cli import main
 from kraft.node.credentials import load_bootstrap_credentials
 from kraft.wire.security import ScramCredentialStore
+from tests.harness import cli
 
 CLUSTER = "MkU3OEVBNTcwNTJENDM2Qk"
 ALICE = "SCRAM-SHA-256=[name=alice,password=alice-secret]"
@@ -27,7 +25,7 @@ def test_the_formatted_account_is_read_from_either_layout(tmp_path: Path, monkey
                                                           release: tuple[str, ...], bootstrap_file: str) -> None:
     monkeypatch.delenv("KRAFT_KAFKA_VERSION", raising=False)
     meta = tmp_path / "meta"
-    result = CliRunner().invoke(main, ["storage", "format", *release, "-t", CLUSTER, "--node-id", "1",
+    result = cli.invoke(["storage", "format", *release, "-t", CLUSTER, "--node-id", "1",
                                        "--metadata-log-dir", str(meta), "--add-scram", ALICE])
     assert result.exit_code == 0, result.output
     assert (meta / bootstrap_file).is_file()

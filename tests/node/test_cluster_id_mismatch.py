@@ -16,7 +16,8 @@ from pathlib import Path
 from kraft.records.log import MetadataLog
 from kraft.records.snapshot import BOOTSTRAP_SNAPSHOT_ID
 from kraft.records.state_files import MetaProperties
-from tests.node.test_start_failures import run_kraft
+from tests.harness import cli
+from tests.harness.poll import until
 from tests.ports import free_port
 
 GOOD = "MkU3OEVBNTcwNTJENDM2Qg"
@@ -39,7 +40,7 @@ def _write_configs(root: Path) -> dict[int, Path]:
 def test_a_voter_of_another_cluster_is_named_on_both_sides_and_keeps_nothing(tmp_path: Path) -> None:
     paths = _write_configs(tmp_path)
     for n, path in paths.items():
-        result = run_kraft("storage", "format", "-c", str(path), "-t", OTHER if n == 3 else GOOD)
+        result = cli.run("storage", "format", "-c", str(path), "-t", OTHER if n == 3 else GOOD)
         assert result.returncode == 0, result.stderr
     procs: dict[int, subprocess.Popen[bytes]] = {}
     outs = {n: tmp_path / f"node-{n}.out" for n in paths}
@@ -58,17 +59,17 @@ def test_a_voter_of_another_cluster_is_named_on_both_sides_and_keeps_nothing(tmp
 
         # The leader of the good pair and node 3 name each other within 20 s
         # of starting (generous bound for a loaded machine: 60 s).
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+        def both_named() -> bool:
             wanted = [named(3, 1, GOOD, OTHER), named(3, 2, GOOD, OTHER),
                       named(1, 3, OTHER, GOOD) + named(2, 3, OTHER, GOOD)]
             if all(wanted):
-                break
+                return True
             for n, proc in procs.items():
                 assert proc.poll() is None, outs[n].read_text()
-            time.sleep(0.2)
-        else:
-            raise AssertionError("\n".join(f"--- node {n}\n{outs[n].read_text()[-4000:]}" for n in outs))
+            return False
+
+        until("both sides to name the other cluster", both_named, 60, interval_s=0.2,
+              detail=lambda: "\n".join(f"--- node {n}\n{outs[n].read_text()[-4000:]}" for n in outs))
         # Let the refusals repeat for a while: still one line per peer.
         time.sleep(5)  # not a timing assertion: repeats happen every election/fetch interval
         for n, peer, theirs, ours in ((3, 1, GOOD, OTHER), (3, 2, GOOD, OTHER), (1, 3, OTHER, GOOD),

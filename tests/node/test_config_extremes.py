@@ -15,15 +15,14 @@ segments go through Kafka's testing key ``internal.metadata.log.segment.bytes``
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from kraft.config import NUMERIC_KEYS, ConfigError, NodeConfig
 from kraft.errors import EXIT_CONFIG
+from tests.harness import cli
+from tests.harness.poll import settle
 from tests.node.cluster import make_configs
 from tests.node.procs import NodeProcess
 
@@ -45,11 +44,15 @@ def _run(tmp_path: Path, extra: dict[str, str], node_id: int, commits: bool) -> 
     node = NodeProcess(node_id, paths[node_id], tmp_path, append_rate=50)
     node.start()
     try:
-        deadline = time.monotonic() + 120  # a bound on a loaded machine, not a timing assertion
         wanted = (lambda: len(node.acks()) >= 5) if commits else (lambda: "-> Leader" in node.output())
-        while not wanted() and time.monotonic() < deadline:
+
+        def alive_and_wanted() -> bool:
+            if wanted():
+                return True
             assert node.alive, node.output()
-            time.sleep(0.2)
+            return False
+
+        settle(alive_and_wanted, bool, 120, interval_s=0.2)  # a bound on a loaded machine, not a timing assertion
         assert wanted(), node.output()
     finally:
         code = node.terminate()
@@ -89,8 +92,7 @@ def test_segment_bytes_below_kafkas_floor_is_refused_at_parse(value: str, tmp_pa
                       f"metadata.log.dir={tmp_path / 'data'}\nmetadata.log.segment.bytes={value}\n")
     for command in (["storage", "format", "-c", str(config), "-t", "MkU3OEVBNTcwNTJENDM2Qg"],
                     ["node", "start", "-c", str(config)]):
-        result = subprocess.run([sys.executable, "-m", "kraft.cli", *command], capture_output=True, text=True,
-                                timeout=120)
+        result = cli.run(*command)
         assert result.returncode == EXIT_CONFIG, result.stderr
         assert "Value must be at least 8388608" in result.stderr and "bug in kraft" not in result.stderr
     assert not (tmp_path / "data" / "meta.properties").exists()

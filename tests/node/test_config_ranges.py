@@ -15,7 +15,6 @@ configuration exit code.
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,6 +22,8 @@ import pytest
 
 from kraft.config import NUMERIC_KEYS, ConfigError, NodeConfig, check_number
 from kraft.errors import EXIT_CONFIG
+from tests.harness import cli
+from tests.harness.poll import settle
 from tests.node.cluster import make_configs
 from tests.node.procs import NodeProcess
 from tests.ports import free_port
@@ -92,10 +93,6 @@ def test_ids_and_ports_inside_lists_are_checked_too(key: str, value: str, messag
                                 "controller.quorum.voters": "1@127.0.0.1:65535"})  # Kafka allows a listener on 0
 
 
-def _kraft(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kraft.cli", *args], capture_output=True, text=True, timeout=120)
-
-
 def _one_error_line(result: subprocess.CompletedProcess[str]) -> str:
     assert "Traceback" not in result.stderr and "bug in kraft" not in result.stderr, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
@@ -118,7 +115,7 @@ def test_node_start_and_storage_format_refuse_a_bad_value_with_the_config_exit_c
                  "controller.quorum.voters": f"1@127.0.0.1:{port}", "metadata.log.dir": str(tmp_path / "data"),
                  key: value}
         config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-        result = _kraft(*command)
+        result = cli.run(*command)
         assert result.returncode == EXIT_CONFIG, (command, result.stderr)
         line = _one_error_line(result)
         assert line.startswith(f"Error: Invalid value {value} for configuration {key}: "), line
@@ -138,10 +135,13 @@ def test_a_quorum_runs_with_the_largest_ids_and_sizes_kafka_allows(tmp_path: Pat
     for node in nodes:
         node.start()
     try:
-        deadline = time.monotonic() + 120  # a generous bound on a loaded machine, not a timing assertion
-        while sum(len(n.acks()) for n in nodes) < 5 and time.monotonic() < deadline:
+        def alive_and_committing() -> bool:
+            if sum(len(n.acks()) for n in nodes) >= 5:
+                return True
             assert all(n.alive for n in nodes), "\n".join(n.output() for n in nodes)
-            time.sleep(0.2)
+            return False
+
+        settle(alive_and_committing, bool, 120, interval_s=0.2)  # a generous bound on a loaded machine
         assert sum(len(n.acks()) for n in nodes) >= 5, "\n".join(n.output() for n in nodes)
     finally:
         codes = [n.terminate() for n in nodes]
@@ -161,7 +161,7 @@ def test_storage_format_refuses_what_node_start_would(extra: str, names: str, tm
     props = {**BASE, "metadata.log.dir": str(tmp_path / "data")}
     config = tmp_path / "server.properties"
     config.write_text("".join(f"{k}={v}\n" for k, v in props.items()) + extra + "\n")
-    result = _kraft("storage", "format", "-c", str(config), "-t", "MkU3OEVBNTcwNTJENDM2Qg")
+    result = cli.run("storage", "format", "-c", str(config), "-t", "MkU3OEVBNTcwNTJENDM2Qg")
     assert result.returncode == EXIT_CONFIG, result.stderr
     assert names in _one_error_line(result)
     assert not (tmp_path / "data" / "meta.properties").exists()

@@ -14,7 +14,6 @@ and ``recover-quorum --config``, while ``storage format`` read the file.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,14 +23,10 @@ from hypothesis import strategies as st
 from kraft.config import ConfigError, NodeConfig, parse_properties, read_properties
 from kraft.errors import EXIT_CONFIG, EXIT_INTERNAL
 from kraft.records.state_files import PropertiesSyntaxError, format_java_properties, parse_java_properties
+from tests.harness import cli
 from tests.ports import free_port
 
 CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qg"
-
-
-def _kraft(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kraft.cli", *args], capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 def _no_crash(result: subprocess.CompletedProcess[str]) -> None:
@@ -110,17 +105,17 @@ def test_every_command_reads_a_latin1_config(tmp_path: Path) -> None:
     port = free_port()
     config = tmp_path / "server.properties"
     config.write_bytes(_config_bytes(tmp_path, port, b"metrics.prometheus.port=0\n"))
-    formatted = _kraft("storage", "format", "-c", str(config), "-t", CLUSTER_ID)
+    formatted = cli.run("storage", "format", "-c", str(config), "-t", CLUSTER_ID)
     assert formatted.returncode == 0, formatted.stderr
-    doctor = _kraft("doctor", "--config", str(config))
+    doctor = cli.run("doctor", "--config", str(config))
     _no_crash(doctor)
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
-    status = _kraft("node", "status", "--config", str(config))
+    status = cli.run("node", "status", "--config", str(config))
     _no_crash(status)
     assert "metrics.prometheus.port is not set (or 0)" in status.stderr
-    recover = _kraft("storage", "recover-quorum", "--config", str(config), "--offline")
+    recover = cli.run("storage", "recover-quorum", "--config", str(config), "--offline")
     _no_crash(recover)
-    start = _kraft("node", "start", "-c", str(config), "--override", "node.id=-1")
+    start = cli.run("node", "start", "-c", str(config), "--override", "node.id=-1")
     assert start.returncode == EXIT_CONFIG, start.stderr  # read, then the override is refused by its value
     assert "Invalid value -1 for configuration node.id" in start.stderr
 
@@ -130,7 +125,7 @@ def test_every_command_reads_a_latin1_config(tmp_path: Path) -> None:
 def test_a_malformed_escape_is_one_config_line_in_every_command(command: tuple[str, ...], tmp_path: Path) -> None:
     config = tmp_path / "server.properties"
     config.write_bytes(_config_bytes(tmp_path, 9093, b"kraft.comment=C:\\users\\me\n"))
-    result = _kraft(*command, str(config))
+    result = cli.run(*command, str(config))
     _no_crash(result)
     assert "Malformed \\uxxxx encoding" in result.stderr + result.stdout
     if command[0] != "doctor":  # doctor reports it as a finding (config-unreadable), exit 1
@@ -142,7 +137,7 @@ def test_a_malformed_escape_is_one_config_line_in_every_command(command: tuple[s
 def test_storage_format_refuses_a_malformed_escape_with_the_config_exit_code(tmp_path: Path) -> None:
     config = tmp_path / "server.properties"
     config.write_bytes(_config_bytes(tmp_path, 9093, b"kraft.comment=\\uZZZZ\n"))
-    result = _kraft("storage", "format", "-c", str(config), "-t", CLUSTER_ID)
+    result = cli.run("storage", "format", "-c", str(config), "-t", CLUSTER_ID)
     _no_crash(result)
     assert result.returncode == EXIT_CONFIG and "Malformed \\uxxxx encoding" in result.stderr
     assert not (tmp_path / "data").exists()

@@ -21,6 +21,7 @@ from kraft.config import ConfigError, ControllerMode, NodeConfig
 from kraft.node.fault import RaisingFaultHandler
 from kraft.node.node import KraftNode
 from kraft.raft.errors import NotLeaderError
+from tests.harness.poll import until_async
 from tests.node.broker_channel import BrokerChannel, registration
 from tests.node.cluster import load, make_configs
 from tests.node.harness import leader_of, node_config
@@ -54,16 +55,15 @@ def test_kraft_node_start_runs_kafkas_controller_by_default(tmp_path: Path) -> N
                                 stdout=out, stderr=subprocess.STDOUT)
     try:
         async def register() -> Any:
+            async def registered() -> Any:
+                try:
+                    answer = await _register(port)
+                except OSError:  # not listening yet
+                    return None
+                return answer if answer.error_code != 41 else None  # NOT_CONTROLLER until it has activated
+
             with trio.fail_after(60):
-                while True:
-                    try:
-                        answer = await _register(port)
-                    except OSError:  # not listening yet
-                        await trio.sleep(0.1)
-                        continue
-                    if answer.error_code != 41:  # NOT_CONTROLLER until it has activated
-                        return answer
-                    await trio.sleep(0.1)
+                return await until_async("the controller to answer a registration", registered, interval_s=0.1)
 
         answer = trio.run(register)
         assert answer.error_code == 0 and answer.broker_epoch > 0, (answer, log.read_text())
@@ -137,8 +137,9 @@ async def test_voters_that_are_kafka_controllers_stand_the_controller_down(
             await nursery.start(witness.run)
             assert witness.controller is not None
             await witness.controller.stopped.wait()
-            while (decision := witness.witness_decision) is None or not decision.witness:
-                await trio.sleep(0.05)
+            await until_async("the witness's decision to be a witness",
+                              lambda: witness.witness_decision is not None and witness.witness_decision.witness,
+                              interval_s=0.05)
             assert not witness.controller.is_active
             await kafka.shutdown()
             await witness.shutdown()

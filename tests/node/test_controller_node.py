@@ -30,6 +30,7 @@ from kraft.node.fault import RaisingFaultHandler
 from kraft.node.node import CommittedBatch, KraftNode
 from kraft.records.metadata import decode_metadata_record
 from kraft.wire.codec import decode_response, encode_request
+from tests.harness.poll import until_async
 from tests.node.broker_channel import BrokerChannel, registration
 from tests.node.cluster import CLUSTER_ID, load, make_configs
 
@@ -48,8 +49,8 @@ async def _with_controller(tmp_path: Path, test: Any) -> None:
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
             await nursery.start(node.run)
-            while node.controller is None or not node.controller.is_active:
-                await trio.sleep(0.02)
+            await until_async("node.controller is not None and node.controller.is_active",
+                              lambda: node.controller is not None and node.controller.is_active, interval_s=0.02)
             stream = await trio.open_tcp_stream("127.0.0.1", next(iter(node.ports.values())))
             await test(node, BrokerChannel(stream))
             await stream.aclose()
@@ -75,10 +76,11 @@ def test_a_broker_registers_heartbeats_and_is_unfenced(tmp_path: Path) -> None:
         heartbeat = bhq.BrokerHeartbeatRequest(broker_id=10, broker_epoch=answer.broker_epoch,
                                                current_metadata_offset=node.high_watermark + 100, want_fence=False,
                                                want_shut_down=False)
-        beat = await broker.ask(heartbeat, 1)
-        while beat.is_fenced:
-            await trio.sleep(0.05)
+        async def unfenced() -> Any:
             beat = await broker.ask(heartbeat, 1)
+            return None if beat.is_fenced else beat
+
+        beat = await until_async("broker 10 unfenced", unfenced, interval_s=0.05)
         assert beat.error_code == 0 and not beat.should_shut_down
         records = await _records(node)
         register = next(m for m in records if type(m).__name__ == "RegisterBrokerRecord")
@@ -136,8 +138,10 @@ def test_an_envelope_is_unwrapped_or_refused_as_kafka_does(tmp_path: Path) -> No
         registered = await broker.ask(registration(10, 1), 4)
         heartbeat = bhq.BrokerHeartbeatRequest(broker_id=10, broker_epoch=registered.broker_epoch,
                                                current_metadata_offset=1 << 40, want_fence=False, want_shut_down=False)
-        while (await broker.ask(heartbeat, 1)).is_fenced:
-            await trio.sleep(0.05)
+        async def unfenced() -> bool:
+            return not (await broker.ask(heartbeat, 1)).is_fenced
+
+        await until_async("broker 10 unfenced", unfenced, interval_s=0.05)
         create = CreateTopicsRequest(topics=[CreatableTopic(name="forwarded", num_partitions=2, replication_factor=1,
                                                             assignments=[], configs=[])], timeout_ms=30000,
                                      validate_only=False)
@@ -173,8 +177,8 @@ def test_a_record_the_controller_cannot_replay_stops_the_controller_not_the_node
     taken down by the metadata it replicates."""
     async def test(node: KraftNode, broker: BrokerChannel) -> None:
         offset = await node.append([b"\x00not a metadata record"])
-        while node.controller is not None and not node.controller.is_stopped:
-            await trio.sleep(0.02)
+        await until_async("node.controller is None or node.controller.is_stopped",
+                          lambda: node.controller is None or node.controller.is_stopped, interval_s=0.02)
         assert node.running and node.high_watermark > offset
         answer = await broker.ask(registration(10, 1), 4)
         assert answer.error_code == 41, answer

@@ -13,6 +13,7 @@ from kraft.node.controller_registration import SECURITY_PROTOCOL_IDS, own_featur
 from kraft.node.fault import RaisingFaultHandler
 from kraft.node.node import KraftNode
 from kraft.wire.security import SecurityProtocol
+from tests.harness.poll import until_async
 from tests.node.cluster import load, make_configs
 
 
@@ -57,8 +58,8 @@ async def test_every_kraft_controller_registers_the_standbys_with_the_active_one
                         return None
                 return got
 
-            while (got := registrations()) is None:
-                await trio.sleep(0.05)
+            got = await until_async("every controller's image to hold all three registrations", registrations,
+                                    interval_s=0.05)
             # Each one is the registering process's own incarnation, and every
             # controller's image (the leader's and the standbys') holds all three.
             assert got == {i: nodes[i - 1]._parts.incarnation_id for i in (1, 2, 3)}

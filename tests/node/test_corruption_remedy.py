@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +25,7 @@ import pytest
 
 from kraft.errors import EXIT_STORAGE
 from kraft.records.state_files import MetaProperties, random_kafka_uuid, uuid_to_kafka
+from tests.harness import cli
 from tests.harness.poll import until
 from tests.node.cluster import make_configs
 from tests.node.procs import NodeProcess
@@ -75,8 +75,7 @@ def _acked(procs: dict[int, NodeProcess]) -> int:
 
 def _refused_remedy(operator: Operator, config: Path, segment: Path, position: int) -> str:
     """``kraft node start`` on the damaged directory: exit 4, one line."""
-    refused = subprocess.run(["kraft", "node", "start", "-c", str(config)], capture_output=True, text=True,
-                             env=operator.env, timeout=120)
+    refused = cli.run("node", "start", "-c", str(config), env=operator.env)
     assert refused.returncode == EXIT_STORAGE
     lines = [line for line in refused.stderr.splitlines() if not line.startswith("[")]
     assert len(lines) == 1 and "Traceback" not in refused.stderr, refused.stderr

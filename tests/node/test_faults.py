@@ -35,6 +35,7 @@ from kraft.records.snapshot import BOOTSTRAP_SNAPSHOT_ID, list_snapshot_paths
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.voters import ReplicaKey
 from kraft.wire.apis import ApiKey
+from tests.harness.poll import until_async
 from tests.node.cluster import CLUSTER_ID, make_configs
 from tests.node.harness import append_until_ok, history, leader_of, node_config, peer, start
 from tests.node.verify import assert_committed_everywhere, assert_one_leader_per_epoch, read_stored_log
@@ -354,8 +355,8 @@ async def test_full_disk_leader_resigns_keeps_serving_reads_and_recovers(tmp_pat
                 _, seen = await history(full, last, start_offset=0)
                 assert all(seen[o] == v for o, v in committed.items())
                 with trio.fail_after(20):
-                    while full.raft_client.storage_error is not None:
-                        await trio.sleep(0.05)
+                    await until_async("full.raft_client.storage_error is None",
+                                      lambda: full.raft_client.storage_error is None, interval_s=0.05)
                 value = b"after recovery"
                 committed[await append_until_ok(nodes, [value])] = value
                 _, seen = await history(full, max(committed), start_offset=0)
@@ -491,8 +492,8 @@ async def test_snapshot_download_onto_a_full_disk_completes_when_space_returns(t
 
                 late = await start(nursery, node_config(paths[3], fetch_snapshot_max_bytes=256 * 1024))
                 with trio.fail_after(30):
-                    while late.raft_client.storage_error is None:
-                        await trio.sleep(0.05)
+                    await until_async("late.raft_client.storage_error is not None",
+                                      lambda: late.raft_client.storage_error is not None, interval_s=0.05)
                 await trio.sleep(1)  # a few failed downloads
                 assert late.log.latest_snapshot_id() == BOOTSTRAP_SNAPSHOT_ID and late.log.end_offset == 0
                 done = subprocess.run(["mount", "-o", "remount,size=8m", str(fs)], capture_output=True, text=True)

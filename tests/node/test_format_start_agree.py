@@ -32,14 +32,10 @@ from pathlib import Path
 import pytest
 
 from kraft.errors import EXIT_CONFIG, EXIT_STORAGE
+from tests.harness import cli
 from tests.ports import free_port
 
 CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qg"
-
-
-def _kraft(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kraft.cli", *args], capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
 
 
 def _config(tmp_path: Path, data: Path, drop: str = "", extra: str = "") -> Path:
@@ -110,8 +106,8 @@ def test_format_and_start_refuse_the_same_with_the_same_line(case: str, tmp_path
     make, code, words = CASES[case]
     config = make(tmp_path)
     before = sorted(p.name for p in tmp_path.iterdir())
-    formatted = _kraft("storage", "format", "-c", str(config), "-t", CLUSTER_ID)
-    started = _kraft("node", "start", "-c", str(config))
+    formatted = cli.run("storage", "format", "-c", str(config), "-t", CLUSTER_ID)
+    started = cli.run("node", "start", "-c", str(config))
     for result in (formatted, started):
         assert "Traceback" not in result.stderr and "bug in kraft" not in result.stderr, result.stderr
         assert result.returncode == code, (case, result.returncode, result.stderr)
@@ -144,16 +140,16 @@ def test_doctor_reports_a_directory_on_a_read_only_file_system(tmp_path: Path,
                                                                read_only_mount: Callable[[], None]) -> None:
     data = tmp_path / "mnt" / "data"
     config = _config(tmp_path, data)
-    formatted = _kraft("storage", "format", "-c", str(config), "-t", CLUSTER_ID)
+    formatted = cli.run("storage", "format", "-c", str(config), "-t", CLUSTER_ID)
     assert formatted.returncode == 0, formatted.stderr
-    healthy = _kraft("doctor", "--dir", str(data))
+    healthy = cli.run("doctor", "--dir", str(data))
     assert healthy.returncode == 0 and "log-dir-unwritable" not in healthy.stdout, healthy.stdout
     read_only_mount()
-    doctor = _kraft("doctor", "--dir", str(data))
+    doctor = cli.run("doctor", "--dir", str(data))
     assert doctor.returncode == 1, doctor.stdout + doctor.stderr
     assert f"log-dir-unwritable: {data} cannot be written (read-only file system)" in doctor.stdout, doctor.stdout
     assert doctor.stdout.startswith("ERROR")
     assert "remount the file system read-write" in doctor.stdout
-    started = _kraft("node", "start", "-c", str(config))  # what doctor warns of: the node does not start
+    started = cli.run("node", "start", "-c", str(config))  # what doctor warns of: the node does not start
     assert started.returncode == EXIT_STORAGE, started.stderr
     assert "Traceback" not in started.stderr and "bug in kraft" not in started.stderr, started.stderr

@@ -21,6 +21,7 @@ import pytest
 import trio
 
 from kraft.tools.bench.fsync_fault import build_fsync_shim
+from tests.harness.poll import until_async
 from tests.node.cluster import make_configs
 from tests.node.harness import node_config, start
 from tests.node.procs import NodeProcess
@@ -50,8 +51,7 @@ async def test_failing_fsync_stops_the_voter_and_the_others_keep_committing(tmp_
                 victim = leader if victim_role == "leader" else next(i for i in VOTERS if i != leader)
 
                 shim.arm(log_dir[victim])
-                while procs[victim].alive:
-                    await trio.sleep(0.05)
+                await until_async("not procs[victim].alive", lambda: not procs[victim].alive, interval_s=0.05)
                 proc = procs[victim].proc
                 assert proc is not None and proc.returncode == 1, procs[victim].output()[-3000:]
                 output = procs[victim].output()

@@ -8,7 +8,6 @@ real sockets on 127.0.0.1, real files."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from kraft.node.node import KraftNode
 from kraft.wire.apis import ApiKey
 from kraft.wire.client import PeerClient
 from kraft.wire.errors import ErrorCode
+from tests.harness import cli
 from tests.harness.poll import until_async
 from tests.node.cluster import CLUSTER_ID, load, make_configs
 from tests.node.harness import leader_of
@@ -34,8 +34,7 @@ PREFIX = "The update failed for all features since the following feature had an 
 
 
 async def kraft_cli(*args: str) -> tuple[int, str, str]:
-    result = await trio.run_process([sys.executable, "-m", "kraft.cli", *args], capture_stdout=True,
-                                    capture_stderr=True, check=False)
+    result = await cli.run_async(*args)
     return result.returncode, result.stdout.decode(), result.stderr.decode()
 
 
@@ -171,9 +170,8 @@ async def test_upgrade_a_static_quorum_then_add_a_controller(tmp_path: Path) -> 
             state.write_text(json.dumps({"cluster_id": CLUSTER_ID,
                                          "original": ",".join(f"{i}:{dirs[i]}" for i in VOTERS),
                                          "target": ",".join(f"{i}:{dirs[i]}" for i in (2, 3, NEW))}))
-            result = await trio.run_process(
-                [sys.executable, "-m", "kraft.cli", "quorum", "--bootstrap-controller", bootstrap, "describe",
-                 "--status"], capture_stdout=True, capture_stderr=True, check=False, cwd=tmp_path)
+            result = await cli.run_async("quorum", "--bootstrap-controller", bootstrap, "describe", "--status",
+                                         cwd=tmp_path)
             out = result.stdout.decode()
             assert result.returncode == 0, result.stderr.decode()
             kafka_lines, extra = out.splitlines()[:8], out.splitlines()[8:]

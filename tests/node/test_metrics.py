@@ -16,6 +16,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from kraft.node.raft_metrics import CURRENT_STATES, METRICS, RaftMetrics, request_name
 from kraft.node.ready_report import count_records
 from kraft.records.batch import build_data_batch
+from tests.harness import cli
+from tests.harness.poll import until_async
 from tests.node.cluster import make_configs
 from tests.node.harness import append_until_ok, leader_of, node_config, start
 
@@ -63,8 +65,7 @@ async def test_three_voters_export_kafka_raft_metrics(tmp_path: Path) -> None:
             # Every follower's high watermark passes the records (it learns
             # it from its next fetch).
             for node in nodes:
-                while node.high_watermark <= offset:
-                    await trio.sleep(0.01)
+                await until_async("node.high_watermark > offset", lambda: node.high_watermark > offset, interval_s=0.01)
             for node in nodes:
                 assert node.metrics_port is not None
                 code, text = await http_get(node.metrics_port, "/metrics")
@@ -126,15 +127,16 @@ async def test_readyz_and_healthz_fail_with_reasons(tmp_path: Path) -> None:
             node = await start(nursery, node_config(paths[1]))
             assert node.metrics_port is not None
             assert node.raft_client is not None
-            while not node.raft_client.initialized:
-                await trio.sleep(0.01)
+            await until_async("node.raft_client.initialized", lambda: node.raft_client.initialized, interval_s=0.01)
             code, reason = await http_get(node.metrics_port, "/readyz")
             assert code == 503 and "leader" in reason
             assert await http_get(node.metrics_port, "/healthz") == (200, "ok\n")
             # The election state lands in quorum-state: the node campaigns.
-            while state_of(samples((await http_get(node.metrics_port, "/metrics"))[1])) not in (
-                    "prospective", "candidate"):
-                await trio.sleep(0.02)
+            async def campaigning() -> bool:
+                return state_of(samples((await http_get(node.metrics_port, "/metrics"))[1])) in (
+                    "prospective", "candidate")
+
+            await until_async("the node to campaign", campaigning, interval_s=0.02)
             # The directory is gone (a lost mount, say) and a file sits at its
             # path: the probe cannot write there (chmod would not stop root).
             log_dir = node.config.metadata_log_dir
@@ -229,10 +231,6 @@ def test_count_records_reads_batch_headers() -> None:
 async def test_kraft_node_status_reads_the_metrics_port(tmp_path: Path) -> None:
     """``kraft node status --json`` (and the text form) against a running
     sole voter: ready, leader, one voter; exit code 0."""
-    from click.testing import CliRunner
-
-    from kraft.cli import main
-
     paths = make_configs(tmp_path, [1], extra={"metrics.prometheus.port": "0",
                                                "metrics.prometheus.host": "127.0.0.1"})
     with trio.fail_after(30):
@@ -240,19 +238,18 @@ async def test_kraft_node_status_reads_the_metrics_port(tmp_path: Path) -> None:
             node = await start(nursery, node_config(paths[1]))
             await leader_of([node])
             address = f"127.0.0.1:{node.metrics_port}"
-            runner = CliRunner()
             result = await trio.to_thread.run_sync(
-                lambda: runner.invoke(main, ["node", "status", "--metrics-address", address, "--json"]))
+                lambda: cli.invoke(["node", "status", "--metrics-address", address, "--json"]))
             assert result.exit_code == 0, result.output
             status = json.loads(result.output)
             assert status["ready"] and status["voters"] == [1]
             assert status["raft_metrics"]["current-state"] == "leader"
             text = await trio.to_thread.run_sync(
-                lambda: runner.invoke(main, ["node", "status", "--metrics-address", address]))
+                lambda: cli.invoke(["node", "status", "--metrics-address", address]))
             assert text.exit_code == 0 and "leader in epoch" in text.output
             nursery.cancel_scope.cancel()
         # Nobody listens there any more: exit code 5 (network) with the address and the reason.
-        gone = CliRunner().invoke(main, ["node", "status", "--metrics-address", address])
+        gone = cli.invoke(["node", "status", "--metrics-address", address])
         assert gone.exit_code == 5 and f"cannot read http://{address}/status: Connection refused" in gone.output
 
 

@@ -7,18 +7,14 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from tests.harness import cli
 from tests.harness.poll import until
 from tests.ports import free_port
 
 CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
-
-
-def _kraft(*args: str) -> list[str]:
-    return [sys.executable, "-m", "kraft.cli", *args]
 
 
 def test_repeated_protocol_violations_are_logged_once_then_counted(tmp_path: Path) -> None:
@@ -29,17 +25,20 @@ def test_repeated_protocol_violations_are_logged_once_then_counted(tmp_path: Pat
     config.write_text(f"process.roles=broker\nnode.id=1\ncontroller.quorum.voters=2@127.0.0.1:{port}\n"
                       f"listeners=CONTROLLER://127.0.0.1:{port}\ncontroller.listener.names=CONTROLLER\n"
                       f"metadata.log.dir={tmp_path / 'data'}\n")
-    formatted = subprocess.run(_kraft("storage", "format", "-c", str(config), "-t", CLUSTER), capture_output=True,
-                               text=True, timeout=120)
+    formatted = cli.run("storage", "format", "-c", str(config), "-t", CLUSTER)
     assert formatted.returncode == 0, formatted.stderr
     log_path = tmp_path / "node.log"
     with log_path.open("w") as out:
-        node = subprocess.Popen(_kraft("node", "start", "-c", str(config)), stdout=out, stderr=subprocess.STDOUT)
+        node = subprocess.Popen(cli.kraft_args("node", "start", "-c", str(config)), stdout=out,
+                                stderr=subprocess.STDOUT)
         try:
-            deadline = time.monotonic() + 120
-            while "refused a protocol violation" not in log_path.read_text():
-                assert node.poll() is None and time.monotonic() < deadline, log_path.read_text()
-                time.sleep(0.1)
+            def refused() -> bool:
+                if "refused a protocol violation" in log_path.read_text():
+                    return True
+                assert node.poll() is None, log_path.read_text()
+                return False
+
+            until("a refused protocol violation", refused, 120, interval_s=0.1, detail=log_path.read_text)
             # Several seconds of a loop that answered within milliseconds.
             time.sleep(3)
         finally:
@@ -71,7 +70,7 @@ def test_a_second_process_with_a_voters_id_is_named_by_the_leader_and_the_doctor
     try:
         for n, config in configs.items():
             with logs[n].open("w") as out:
-                procs.append(subprocess.Popen(_kraft("node", "start", "-c", str(config)), stdout=out,
+                procs.append(subprocess.Popen(cli.kraft_args("node", "start", "-c", str(config)), stdout=out,
                                               stderr=subprocess.STDOUT))
         leader_log = _logged(" -> Leader in epoch", list(logs.values()), procs)
         leader = next(n for n, path in logs.items() if path == leader_log)
@@ -82,18 +81,16 @@ def test_a_second_process_with_a_voters_id_is_named_by_the_leader_and_the_doctor
         twin = tmp_path / "twin.properties"
         twin.write_text(text.replace(own, f"listeners=CONTROLLER://127.0.0.1:{port}")
                         .replace(f"node-{twin_of}", "twin"))
-        formatted = subprocess.run(_kraft("storage", "format", "-c", str(twin), "-t", CLUSTER_ID),
-                                   capture_output=True, text=True, timeout=120)
+        formatted = cli.run("storage", "format", "-c", str(twin), "-t", CLUSTER_ID)
         assert formatted.returncode == 0, formatted.stderr
         twin_log = tmp_path / "twin.log"
         with twin_log.open("w") as out:
-            procs.append(subprocess.Popen(_kraft("node", "start", "-c", str(twin)), stdout=out,
+            procs.append(subprocess.Popen(cli.kraft_args("node", "start", "-c", str(twin)), stdout=out,
                                           stderr=subprocess.STDOUT))
         _logged(f"two processes fetch as node {twin_of}", [leader_log], procs)
         leader_port = next(line for line in configs[leader].read_text().splitlines()
                            if line.startswith("listeners=")).rsplit(":", 1)[1]
-        doctor = subprocess.run(_kraft("doctor", "--bootstrap-controller", f"127.0.0.1:{leader_port}"),
-                                capture_output=True, text=True, timeout=120)
+        doctor = cli.run("doctor", "--bootstrap-controller", f"127.0.0.1:{leader_port}")
     finally:
         for proc in procs:
             proc.send_signal(signal.SIGINT)

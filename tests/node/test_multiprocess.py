@@ -26,6 +26,7 @@ import pytest
 import trio
 
 from kraft.node.node import CommittedBatch, KraftNode, SnapshotLoaded
+from tests.harness.poll import until_async
 from tests.node.cluster import make_configs
 from tests.node.harness import node_config, start
 from tests.node.procs import NodeProcess, first_segment_base, snapshot_offsets
@@ -100,15 +101,18 @@ class Observer:
     async def commits(self, count: int) -> None:
         """Wait until ``count`` more data records commit."""
         target = len(self.committed) + count
-        while len(self.committed) < target:
-            await trio.sleep(0.05)
+        await until_async("len(self.committed) >= target", lambda: len(self.committed) >= target, interval_s=0.05)
 
     async def quiet(self, for_s: float = 1.5) -> None:
         """Wait until nothing has committed for ``for_s`` seconds."""
-        seen = -1
-        while seen != self.node.high_watermark:
-            seen = self.node.high_watermark
-            await trio.sleep(for_s)
+        seen = [-1]
+
+        def unchanged() -> bool:
+            # Compared with the high watermark one interval ago.
+            same, seen[0] = seen[0] == self.node.high_watermark, self.node.high_watermark
+            return same
+
+        await until_async(f"{for_s} s without a commit", unchanged, interval_s=for_s)
 
 
 def check_files(procs: dict[int, NodeProcess], log_dir: dict[int, Path], obs: Observer,
@@ -192,8 +196,8 @@ async def test_kill_leader_and_follower_rejoin_and_catch_up_through_snapshot(tmp
 
                 # It restarts below every log start: FetchSnapshot, then Fetch.
                 procs[follower].start()
-                while "installed snapshot" not in procs[follower].output():
-                    await trio.sleep(0.1)
+                await until_async("'installed snapshot' in procs[follower].output()",
+                                  lambda: "installed snapshot" in procs[follower].output(), interval_s=0.1)
                 await obs.commits(60)
 
                 committed, hwm, observed_leaders = await stop_and_collect(procs, obs)

@@ -10,6 +10,7 @@ import trio
 
 from kraft.raft.errors import LocalRaftError, NotLeaderError
 from kraft.node.node import KraftNode, NodeStartError
+from tests.harness.poll import until_async
 from tests.node.cluster import load, make_configs
 
 
@@ -21,11 +22,9 @@ async def _start(nursery: trio.Nursery, paths: dict[int, Path]) -> dict[int, Kra
 
 
 async def _leader(nodes: dict[int, KraftNode]) -> KraftNode:
-    while True:
-        for node in nodes.values():
-            if node.raft_client is not None and node.role == "leader":
-                return node
-        await trio.sleep(0.01)
+    return await until_async("a leader", lambda: next(
+        (node for node in nodes.values() if node.raft_client is not None and node.role == "leader"), None),
+        interval_s=0.01)
 
 
 async def test_three_voters_elect_and_replicate(tmp_path: Path) -> None:
@@ -91,8 +90,7 @@ async def test_a_listener_that_outlives_its_node_ends_with_it(tmp_path: Path) ->
 
                 outer.start_soon(listen)
                 # Parked in the wait for the next commit.
-                while not seen or seen[-1] < last:
-                    await trio.sleep(0.01)
+                await until_async("seen and seen[-1] >= last", lambda: seen and seen[-1] >= last, interval_s=0.01)
                 await node.shutdown()
             # A listener that was waiting for a commit ends.
             with trio.fail_after(10):

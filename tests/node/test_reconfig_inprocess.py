@@ -10,6 +10,7 @@ import trio
 
 from kraft.raft.errors import Errors
 from kraft.node.node import KraftNode
+from tests.harness import cli
 from tests.harness.poll import until_async
 from tests.node.cluster import load
 from tests.node.harness import append_until_ok, history, leader_of
@@ -146,11 +147,8 @@ async def test_auto_join_update_voter_and_a_replaced_disk(tmp_path: Path) -> Non
 
 
 async def quorum_tool(ports: dict[int, int], *args: str) -> "trio.CompletedProcess[bytes]":  # type: ignore[name-defined]
-    import sys
-
     bootstrap = ",".join(f"127.0.0.1:{p}" for p in ports.values())
-    return await trio.run_process([sys.executable, "-m", "kraft.cli", "quorum", "--bootstrap-controller", bootstrap,
-                                   *args], capture_stdout=True, capture_stderr=True, check=False)
+    return await cli.run_async("quorum", "--bootstrap-controller", bootstrap, *args)
 
 
 async def test_reassign_status_cancel_and_bad_targets(tmp_path: Path) -> None:

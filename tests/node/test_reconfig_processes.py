@@ -29,6 +29,8 @@ from pathlib import Path
 import pytest
 
 from kraft.messages.json_form import uuid_to_kafka
+from tests.harness import cli
+from tests.harness.poll import until
 from tests.node.procs import NodeProcess
 from tests.node.reconfig_cluster import directory_id, format_node, write_configs
 from tests.node.verify import assert_committed_everywhere, read_stored_log
@@ -36,8 +38,7 @@ from tests.node.verify import assert_committed_everywhere, read_stored_log
 
 def quorum(ports: dict[int, int], *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     bootstrap = ",".join(f"127.0.0.1:{p}" for p in ports.values())
-    return subprocess.run([sys.executable, "-m", "kraft.cli", "quorum", "--bootstrap-controller", bootstrap, *args],
-                          capture_output=True, text=True, timeout=timeout)
+    return cli.run("quorum", "--bootstrap-controller", bootstrap, *args, timeout=timeout)
 
 
 def describe_voters(ports: dict[int, int]) -> list[int]:
@@ -52,12 +53,8 @@ def describe_voters(ports: dict[int, int]) -> list[int]:
 
 
 def wait_voters(ports: dict[int, int], expected: list[int], timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if describe_voters(ports) == expected:
-            return
-        time.sleep(0.3)
-    raise AssertionError(f"voters never became {expected}: {describe_voters(ports)}")
+    until(f"voters {expected}", lambda: describe_voters(ports) == expected, timeout_s, interval_s=0.3,
+          detail=lambda: f"voters now: {describe_voters(ports)}")
 
 
 def add_controller(ports: dict[int, int], config: Path) -> str:
@@ -155,8 +152,7 @@ def format_initial(paths: dict[int, Path], ports: dict[int, int], initial: list[
     a fresh ``kraft storage random-uuid`` directory id); the others without."""
     dirs = {}
     for i in initial:
-        out = subprocess.run([sys.executable, "-m", "kraft.cli", "storage", "random-uuid"],
-                             capture_output=True, text=True, check=True)
+        out = cli.run("storage", "random-uuid", check=True)
         dirs[i] = out.stdout.strip()
     controllers = ",".join(f"{i}@127.0.0.1:{ports[i]}:{dirs[i]}" for i in initial)
     for i, path in paths.items():

@@ -12,8 +12,6 @@ UpdateRaftVoter; a new leader records its own with its LeaderChange)."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,6 +19,7 @@ import pytest
 
 from kraft.records.endpoint_overrides import ENDPOINT_OVERRIDES_FILE
 from kraft.records.state_files import random_kafka_uuid, uuid_to_kafka
+from tests.harness import cli
 from tests.harness.poll import until
 from tests.node.cluster import free_ports
 from tests.node.procs import NodeProcess
@@ -30,10 +29,6 @@ from tests.node.verify import assert_committed_everywhere, quorum_state, read_st
 
 #: Bound of each wait: ends a hung test, not a speed requirement.
 HANG_S = 120
-
-
-def _kraft(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kraft.cli", *args], capture_output=True, text=True, timeout=120)
 
 
 def _voters_line(status: str) -> str:
@@ -82,7 +77,7 @@ def test_a_moved_dynamic_quorum_elects_again_after_recover_quorum_endpoints(tmp_
             p.terminate()
 
         endpoints = ",".join(f"{i}@127.0.0.1:{new_ports[i]}" for i in ids)
-        plan = _kraft("storage", "recover-quorum", "--config", str(paths[1]), "--endpoints", endpoints)
+        plan = cli.run("storage", "recover-quorum", "--config", str(paths[1]), "--endpoints", endpoints)
         assert plan.returncode == 0, plan.stderr
         assert f"voter 2 at CONTROLLER://127.0.0.1:{new_ports[2]} (the log records 127.0.0.1:{old_ports[2]})" \
             in plan.stdout
@@ -93,10 +88,12 @@ def test_a_moved_dynamic_quorum_elects_again_after_recover_quorum_endpoints(tmp_
         logs_before = {i: (tmp_path / f"node-{i}" / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes()
                        for i in ids}
         for i in ids:
-            done = _kraft("storage", "recover-quorum", "--config", str(paths[i]), "--endpoints", endpoints, "--unsafe")
+            done = cli.run("storage", "recover-quorum", "--config", str(paths[i]), "--endpoints", endpoints,
+                           "--unsafe")
             assert done.returncode == 0, done.stderr
             assert "Done." in done.stdout
-            again = _kraft("storage", "recover-quorum", "--config", str(paths[i]), "--endpoints", endpoints, "--unsafe")
+            again = cli.run("storage", "recover-quorum", "--config", str(paths[i]), "--endpoints", endpoints,
+                            "--unsafe")
             assert again.returncode == 0 and again.stdout.startswith("Nothing to do"), again.stdout + again.stderr
             # The log is untouched: Raft, not the tool, writes the new VotersRecord.
             seg = tmp_path / f"node-{i}" / "__cluster_metadata-0" / "00000000000000000000.log"
@@ -116,7 +113,7 @@ def test_a_moved_dynamic_quorum_elects_again_after_recover_quorum_endpoints(tmp_
         # The tool refuses a running node's directory, naming the fix.
         procs[1].start()
         until("a refusal of the running node's directory",
-              lambda: (partition.parent / ".lock").exists() and "is locked" in _kraft(
+              lambda: (partition.parent / ".lock").exists() and "is locked" in cli.run(
                   "storage", "recover-quorum", "--config", str(paths[1]), "--endpoints", "1@127.0.0.1:1").stderr,
               timeout_s=HANG_S)
     finally:

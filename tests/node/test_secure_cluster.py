@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness import cli
+from tests.harness.poll import until
 from tests.node.cluster import CLUSTER_ID, make_configs
 from tests.node.procs import NodeProcess
 from tests.test_readme import delegated_blocks, readme_block, run_example
@@ -31,11 +32,6 @@ SCRAM_JAAS = 'org.apache.kafka.common.security.scram.ScramLoginModule required u
 ACCOUNTS = {"controller": "controller-secret", "admin": "admin-secret", "alice": "alice-secret"}
 ADMIN_DN = "CN=admin,OU=ops,O=kraft tests"
 NODE_DN = "CN=localhost,O=kraft tests"
-
-
-def kraft(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kraft.cli", *args], capture_output=True, text=True,
-                          timeout=timeout)
 
 
 def write_properties(path: Path, props: dict[str, str]) -> Path:
@@ -55,21 +51,25 @@ class Cluster:
         return ",".join(f"127.0.0.1:{p}" for p in self.ports.values())
 
     def describe_status(self, command_config: Path) -> subprocess.CompletedProcess[str]:
-        return kraft("quorum", "--bootstrap-controller", self.bootstrap, "--command-config", str(command_config),
-                     "describe", "--status")
+        return cli.run("quorum", "--bootstrap-controller", self.bootstrap, "--command-config", str(command_config),
+                       "describe", "--status", timeout=60)
 
     def wait_for_status(self, command_config: Path, timeout_s: float = 60) -> dict[str, str]:
-        deadline = time.monotonic() + timeout_s
-        last = None
-        while time.monotonic() < deadline:
-            last = self.describe_status(command_config)
-            if last.returncode == 0:
-                status = dict(line.split(":", 1) for line in last.stdout.splitlines() if ":" in line)
+        last: list[subprocess.CompletedProcess[str]] = []
+
+        def committed() -> dict[str, str] | None:
+            last[:] = [self.describe_status(command_config)]
+            if last[0].returncode == 0:
+                status = dict(line.split(":", 1) for line in last[0].stdout.splitlines() if ":" in line)
                 if int(status.get("HighWatermark", "-1").strip()) > 0:
                     return {k.strip(): v.strip() for k, v in status.items()}
-            time.sleep(0.5)
-        logs = "\n".join(n.output()[-3000:] for n in self.nodes.values())
-        raise AssertionError(f"no quorum status: {last.stderr if last else ''}\n{logs}")
+            return None
+
+        def why() -> str:
+            logs = "\n".join(n.output()[-3000:] for n in self.nodes.values())
+            return f"no quorum status: {last[0].stderr if last else ''}\n{logs}"
+
+        return until("a quorum status", committed, timeout_s, interval_s=0.5, detail=why)
 
 
 def start_cluster(root: Path, certs: Certs, extra: dict[str, str], format_args: list[str]) -> Cluster:
@@ -191,8 +191,8 @@ def test_observer_follows_a_sasl_ssl_quorum(sasl_cluster: Cluster, tmp_path: Pat
     admin = write_properties(tmp_path / "admin.properties",
                              sasl_client_props(sasl_cluster.certs, "admin", ACCOUNTS["admin"]))
     sasl_cluster.wait_for_status(admin)
-    result = kraft("observe", "--bootstrap-controller", sasl_cluster.bootstrap, "--command-config", str(admin),
-                   "--data-dir", str(tmp_path / "observer"), "--timeout", "60", "--format", "json", timeout=120)
+    result = cli.run("observe", "--bootstrap-controller", sasl_cluster.bootstrap, "--command-config", str(admin),
+                     "--data-dir", str(tmp_path / "observer"), "--timeout", "60", "--format", "json", timeout=120)
     assert result.returncode == 0, result.stderr
     assert CLUSTER_ID in result.stdout
     logs = "".join(n.output() for n in sasl_cluster.nodes.values())
@@ -281,8 +281,9 @@ def test_a_quorum_change_by_a_non_super_user_is_refused(sasl_cluster: Cluster, t
     # alice may read ...
     assert sasl_cluster.describe_status(alice).returncode == 0
     # ... but not change the voters.
-    result = kraft("quorum", "--bootstrap-controller", sasl_cluster.bootstrap, "--command-config", str(alice),
-                   "remove-controller", "--controller-id", "3", "--controller-directory-id", "AAAAAAAAAAAAAAAAAAAAAA")
+    result = cli.run("quorum", "--bootstrap-controller", sasl_cluster.bootstrap, "--command-config", str(alice),
+                     "remove-controller", "--controller-id", "3", "--controller-directory-id", "AAAAAAAAAAAAAAAAAAAAAA",
+                     timeout=60)
     assert result.returncode != 0
     assert "CLUSTER_AUTHORIZATION_FAILED" in result.stderr or "Cluster authorization failed" in result.stderr
     logs = "".join(n.output() for n in sasl_cluster.nodes.values())
@@ -315,8 +316,8 @@ def test_ssl_quorum_with_client_auth_serves_the_tools(ssl_cluster: Cluster, tmp_
     logs = "".join(n.output() for n in ssl_cluster.nodes.values())
     assert f"authenticated as User:{NODE_DN}" in logs  # the voters, by their certificates
     assert f"as User:{ADMIN_DN}" in logs
-    observed = kraft("observe", "--bootstrap-controller", ssl_cluster.bootstrap, "--command-config", str(admin),
-                     "--data-dir", str(tmp_path / "observer"), "--timeout", "60", timeout=120)
+    observed = cli.run("observe", "--bootstrap-controller", ssl_cluster.bootstrap, "--command-config", str(admin),
+                       "--data-dir", str(tmp_path / "observer"), "--timeout", "60", timeout=120)
     assert observed.returncode == 0, observed.stderr
 
     from kafka import KafkaAdminClient

@@ -21,6 +21,7 @@ from kraft.records.snapshot import BOOTSTRAP_SNAPSHOT_ID, SnapshotReader, list_s
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.voters import ReplicaKey
 from kraft.wire.apis import ApiKey
+from tests.harness.poll import until_async
 from tests.node.cluster import CLUSTER_ID, make_configs
 from tests.node.harness import append_until_ok, history, leader_of, node_config, peer, start
 
@@ -224,8 +225,10 @@ async def test_record_history_snapshots_hold_every_committed_record(tmp_path: Pa
             values = [f"record-{i:03d}".encode() * 3 for i in range(120)]
             for value in values:
                 await node.append([value])
-            while not snapshot_files(node) or snapshot_files(node)[-1].offset < node.high_watermark - 40:
-                await trio.sleep(0.05)
+            await until_async("a snapshot within 40 of the high watermark",
+                              lambda: bool(snapshot_files(node))
+                              and snapshot_files(node)[-1].offset >= node.high_watermark - 40,
+                              interval_s=0.05)
             sid = snapshot_files(node)[-1]
             with SnapshotReader(partition_dir(node) / snapshot_file_name(sid)) as reader:
                 snap = [bytes(r.value) for r in reader.contents().data_records()]
@@ -260,6 +263,7 @@ async def test_time_based_retention_runs_in_the_background(tmp_path: Path) -> No
             assert [s for s in snapshot_files(node) if s != BOOTSTRAP_SNAPSHOT_ID] == [first, second]
             nursery.start_soon(run_log_cleaner, node.raft_client, 0.2)
             # (Read as the cleaner's worker thread finishes: poll for the end state.)
-            while node.log.start_offset != second.offset or snapshot_files(node) != [second]:
-                await trio.sleep(0.05)
+            await until_async("the log starting at the second snapshot, its only one",
+                              lambda: node.log.start_offset == second.offset and snapshot_files(node) == [second],
+                              interval_s=0.05)
             nursery.cancel_scope.cancel()

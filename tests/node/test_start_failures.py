@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from kraft.errors import EXIT_CONFIG, EXIT_NETWORK, EXIT_STORAGE
+from tests.harness import cli
 from tests.harness.poll import until
 from tests.ports import free_port
 
@@ -32,13 +33,8 @@ def write_config(tmp_path: Path, port: int, extra: str = "") -> Path:
     return config
 
 
-def run_kraft(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kraft.cli", *args], capture_output=True, text=True,
-                          timeout=timeout)
-
-
 def _format(config: Path) -> None:
-    result = run_kraft("storage", "format", "-c", str(config), "-t", CLUSTER)
+    result = cli.run("storage", "format", "-c", str(config), "-t", CLUSTER)
     assert result.returncode == 0, result.stderr
 
 
@@ -52,7 +48,7 @@ def _error_line(result: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_missing_config_file_is_a_config_failure(tmp_path: Path) -> None:
-    result = run_kraft("node", "start", "-c", str(tmp_path / "nope.properties"))
+    result = cli.run("node", "start", "-c", str(tmp_path / "nope.properties"))
     assert result.returncode == EXIT_CONFIG
     line = _error_line(result)
     assert str(tmp_path / "nope.properties") in line and "No such file or directory" in line
@@ -60,14 +56,14 @@ def test_missing_config_file_is_a_config_failure(tmp_path: Path) -> None:
 
 def test_bad_value_names_the_key(tmp_path: Path) -> None:
     config = write_config(tmp_path, free_port(), "controller.quorum.election.timeout.ms=soon\n")
-    result = run_kraft("node", "start", "-c", str(config))
+    result = cli.run("node", "start", "-c", str(config))
     assert result.returncode == EXIT_CONFIG
     assert "controller.quorum.election.timeout.ms" in _error_line(result)
 
 
 def test_unformatted_directory_names_it_and_the_format_command(tmp_path: Path) -> None:
     config = write_config(tmp_path, free_port())
-    result = run_kraft("node", "start", "-c", str(config))
+    result = cli.run("node", "start", "-c", str(config))
     assert result.returncode == EXIT_STORAGE
     line = _error_line(result)
     assert str(tmp_path / "data") in line and "kraft storage format" in line
@@ -88,7 +84,7 @@ def test_a_damaged_quorum_state_names_the_file_and_the_way_out(tmp_path: Path, c
     state = tmp_path / "data" / "__cluster_metadata-0" / "quorum-state"
     state.parent.mkdir(parents=True, exist_ok=True)
     state.write_text(content)
-    result = run_kraft("node", "start", "-c", str(config))
+    result = cli.run("node", "start", "-c", str(config))
     assert result.returncode == EXIT_STORAGE
     line = _error_line(result)
     assert str(state) in line and cause in line and "move it away" in line
@@ -102,7 +98,7 @@ def test_port_in_use_names_the_port_and_the_key(tmp_path: Path) -> None:
         port = busy.getsockname()[1]
         config = write_config(tmp_path, port)
         _format(config)
-        result = run_kraft("node", "start", "-c", str(config))
+        result = cli.run("node", "start", "-c", str(config))
     assert result.returncode == EXIT_NETWORK
     line = _error_line(result)
     assert f"127.0.0.1:{port}" in line and "listeners" in line and "Address already in use" in line
@@ -110,8 +106,8 @@ def test_port_in_use_names_the_port_and_the_key(tmp_path: Path) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", port))
         busy.listen()
-        debug = run_kraft("--debug", "node", "start", "-c", str(config))
-        at_debug_level = run_kraft("node", "start", "-c", str(config), "--log-level", "DEBUG")
+        debug = cli.run("--debug", "node", "start", "-c", str(config))
+        at_debug_level = cli.run("node", "start", "-c", str(config), "--log-level", "DEBUG")
     assert debug.returncode == EXIT_NETWORK and "Traceback" in debug.stderr
     assert at_debug_level.returncode == EXIT_NETWORK and "Traceback" in at_debug_level.stderr
 
@@ -138,13 +134,13 @@ def test_one_process_per_log_directory_and_a_kill_9_leaves_no_stale_lock(tmp_pat
         second_config = write_config(tmp_path / "second", free_port())
         second_config.write_text(second_config.read_text().replace(str(tmp_path / "second" / "data"),
                                                                    str(tmp_path / "data")))
-        second = run_kraft("node", "start", "-c", str(second_config))
+        second = cli.run("node", "start", "-c", str(second_config))
         assert second.returncode == EXIT_STORAGE
         line = _error_line(second)
         assert str(tmp_path / "data") in line and f"process {first.pid}" in line
         # The storage tool refuses to write into it too.
         (tmp_path / "data" / "meta.properties").rename(tmp_path / "meta.aside")
-        formatting = run_kraft("storage", "format", "-c", str(config), "-t", CLUSTER)
+        formatting = cli.run("storage", "format", "-c", str(config), "-t", CLUSTER)
         (tmp_path / "meta.aside").rename(tmp_path / "data" / "meta.properties")
         assert formatting.returncode == EXIT_STORAGE and f"process {first.pid}" in formatting.stderr
     finally:

@@ -23,6 +23,7 @@ from kraft.records.voter_api_versions import (
     read_voter_api_versions,
     write_voter_api_versions,
 )
+from tests.harness import cli
 from tests.harness.poll import until_async
 from tests.node.test_witness_node import KAFKA_APIS, KRAFT_APIS
 
@@ -175,8 +176,6 @@ async def test_a_voter_id_reused_by_a_kafka_controller_makes_the_kraft_leader_re
     file says 3 is a Kafka controller -- and 3 ends up leading (after a
     hand-over epoch: its new log is behind theirs)."""
     import shutil
-    import subprocess
-    import sys
 
     from tests.node.cluster import CLUSTER_ID, make_configs
     from tests.node.harness import leader_of, node_config
@@ -191,25 +190,24 @@ async def test_a_voter_id_reused_by_a_kafka_controller_makes_the_kraft_leader_re
             await leader.append([b"a kraft-only quorum"])
             for i in (1, 2):
                 part = metadata_partition_dir(node_config(paths[i]).metadata_log_dir)
-                while [(a.voter_id, a.answered_as) for a in read_voter_api_versions(part)] != [
-                        (j, "kraft") for j in (1, 2, 3) if j != i]:
-                    await trio.sleep(0.05)
+                await until_async(f"voter {i} to remember the other voters as kraft",
+                                  lambda: [(a.voter_id, a.answered_as) for a in read_voter_api_versions(part)] == [
+                                      (j, "kraft") for j in (1, 2, 3) if j != i], interval_s=0.05)
             nodes[3][1].cancel()
             # Node 3's replacement: a new directory, answering as Kafka does.
             shutil.rmtree(node_config(paths[3]).metadata_log_dir)
-            subprocess.run([sys.executable, "-m", "kraft.cli", "storage", "format", "--config", str(paths[3]),
-                            "--cluster-id", CLUSTER_ID], check=True, capture_output=True)
+            cli.run("storage", "format", "--config", str(paths[3]), "--cluster-id", CLUSTER_ID, check=True)
             with open(paths[3], "a") as f:
                 f.write("kraft.witness=false\n")
             kraft_leader = await leader_of(nodes[i][0] for i in (1, 2))
             kafka, _ = await nursery.start(_scoped_node, node_config(paths[3]), KAFKA_4_0_CONTROLLER_APIS)
-            while kafka.role != "leader":
-                await trio.sleep(0.05)
+            await until_async("kafka.role == 'leader'", lambda: kafka.role == "leader", interval_s=0.05)
             # Each records the live answer (written after the probe round that heard it).
             for i in (1, 2):
                 part = metadata_partition_dir(node_config(paths[i]).metadata_log_dir)
-                while {a.voter_id: a.answered_as for a in read_voter_api_versions(part)}[3] != "kafka-controller":
-                    await trio.sleep(0.05)
+                await until_async(f"voter {i} to remember voter 3 as a Kafka controller",
+                                  lambda: {a.voter_id: a.answered_as for a in read_voter_api_versions(part)}[3]
+                                  == "kafka-controller", interval_s=0.05)
             nursery.cancel_scope.cancel()
     resigned = [r.getMessage() for r in caplog.records
                 if "-> Resigned" in r.getMessage() and "witness: voter 3 advertises Kafka controller APIs" in r.getMessage()]

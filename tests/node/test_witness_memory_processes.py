@@ -27,6 +27,7 @@ from kraft.node.witness_detector import scan_for_kafka_metadata
 from kraft.programs.observer import DiscoveryError, discover
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.voter_api_versions import read_voter_api_versions
+from tests.harness.poll import until_async
 from tests.node.cluster import load, make_configs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -88,16 +89,18 @@ class Writers:
 async def leader_and_hwm(writers: Writers, ids: tuple[int, ...]) -> tuple[int, int]:
     """The leader and high watermark the voters ``ids`` report, asked until
     there is a leader (bound by the caller)."""
-    while True:
+    async def known() -> tuple[int, int] | None:
         try:
             view = await discover([("127.0.0.1", writers.ports[i]) for i in ids], timeout_ms=1000,
                                   retry_for_ms=2000)
         except DiscoveryError:
-            await trio.sleep(0.5)
-            continue
+            await trio.sleep(0.3)  # 0.5 s in all before asking again after a failed discovery
+            return None
         if view.leader_id is not None and view.high_watermark is not None and view.high_watermark > 0:
             return view.leader_id, view.high_watermark
-        await trio.sleep(0.2)
+        return None
+
+    return await until_async(f"a leader among voters {ids}", known, interval_s=0.2)
 
 
 def kafka_metadata_in(partition: Path) -> str | None:
@@ -109,8 +112,8 @@ def kafka_metadata_in(partition: Path) -> str | None:
 
 
 async def wait_for_line(writers: Writers, node_id: int, start: int, text: str) -> None:
-    while text not in writers.output(node_id, start):
-        await trio.sleep(0.2)
+    await until_async("text in writers.output(node_id, start)",
+                      lambda: text in writers.output(node_id, start), interval_s=0.2)
 
 
 @pytest.mark.slow
@@ -121,14 +124,17 @@ async def test_the_survivors_of_a_kraft_quorum_with_kafka_shaped_records_elect_a
             for node_id in (*SURVIVORS, DEAD):
                 writers.start(node_id)
             # Enough records that Kafka-shaped ones are among them.
-            while (await leader_and_hwm(writers, (*SURVIVORS, DEAD)))[1] < 150:
-                await trio.sleep(0.5)
+            async def enough() -> bool:
+                return (await leader_and_hwm(writers, (*SURVIVORS, DEAD)))[1] >= 150
+
+            await until_async("150 records committed", enough, interval_s=0.5)
             for node_id in SURVIVORS:
                 await wait_for_line(writers, node_id, 1, "kraft.witness: voter: voters ")
                 # Each survivor has recorded the dead voter as a kraft node.
-                while not any(a.voter_id == DEAD and a.answered_as == "kraft"
-                              for a in read_voter_api_versions(writers.partition(node_id))):
-                    await trio.sleep(0.2)
+                await until_async(f"node {node_id} to remember the dead voter as kraft",
+                                  lambda: any(a.voter_id == DEAD and a.answered_as == "kraft"
+                                              for a in read_voter_api_versions(writers.partition(node_id))),
+                                  interval_s=0.2)
             writers.kill(DEAD)  # for good
             for node_id in SURVIVORS:
                 writers.stop(node_id)
@@ -146,8 +152,10 @@ async def test_the_survivors_of_a_kraft_quorum_with_kafka_shaped_records_elect_a
                 raise AssertionError(f"no leader among the survivors {SURVIVORS} in {ELECT_S} s: {said}") from None
             assert leader in SURVIVORS
             # And it commits: the writer's next operations.
-            while (await leader_and_hwm(writers, SURVIVORS))[1] <= hwm:
-                await trio.sleep(0.2)
+            async def commits_on() -> bool:
+                return (await leader_and_hwm(writers, SURVIVORS))[1] > hwm
+
+            await until_async("the survivors to commit on", commits_on, interval_s=0.2)
             # A survivor whose probes of the other one failed while it was
             # still starting asks again only after its backoff (up to
             # witness.MAX_BACKOFF_MS): it may have voted for the leader while

@@ -25,6 +25,8 @@ from kraft.records.log import MetadataLog
 from kraft.records.metadata import encode_metadata_record
 
 from tests.conftest import FIXTURES
+from tests.harness import cli
+from tests.harness.poll import until_async
 KAFKA_40 = FIXTURES / "kafka-4.0-real"
 KRAFT_APIS = [1, 18, 52, 53, 54, 55, 59, 60]
 KAFKA_APIS = KRAFT_APIS + [19, 62, 63]
@@ -223,8 +225,6 @@ async def test_a_node_of_another_cluster_says_so_once_and_fetches_nothing(
     """Node 9 is formatted for cluster X but pointed at cluster Y's voter:
     one line naming both ids, and nothing in its log (the leader refuses its
     Fetch with INCONSISTENT_CLUSTER_ID, Kafka's ``KafkaRaftClient.validateClusterId``)."""
-    import subprocess
-    import sys
 
     from tests.node.cluster import CLUSTER_ID, make_configs
     from tests.node.harness import leader_of, node_config, start
@@ -232,8 +232,7 @@ async def test_a_node_of_another_cluster_says_so_once_and_fetches_nothing(
     paths = make_configs(tmp_path, [1], observers=[9])
     other = "AAAAAAAAAAAAAAAAAAAAAg"
     shutil.rmtree(node_config(paths[9]).metadata_log_dir)
-    subprocess.run([sys.executable, "-m", "kraft.cli", "storage", "format", "--config", str(paths[9]),
-                    "--cluster-id", other], check=True, capture_output=True)
+    cli.run("storage", "format", "--config", str(paths[9]), "--cluster-id", other, check=True)
     caplog.set_level(logging.INFO, logger="kraft.node")
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
@@ -241,8 +240,9 @@ async def test_a_node_of_another_cluster_says_so_once_and_fetches_nothing(
             stranger = await start(nursery, node_config(paths[9]))
             await leader_of([voter])
             await voter.append([b"only for cluster " + CLUSTER_ID.encode()])
-            while not any("belongs to cluster" in r.getMessage() for r in caplog.records):
-                await trio.sleep(0.05)
+            await until_async("a 'belongs to cluster' log line",
+                              lambda: any("belongs to cluster" in r.getMessage() for r in caplog.records),
+                              interval_s=0.05)
             await voter.append([b"more"])
             assert stranger.log is not None and stranger.log.end_offset == 0
             assert stranger.high_watermark == -1
@@ -269,12 +269,9 @@ def test_a_kip_1170_bootstrap_snapshot_is_no_evidence(tmp_path: Path) -> None:
     """Kafka 4.4's ``kafka-storage format`` writes metadata.version into the
     bootstrap snapshot 0-0 of every controller (KIP-1170), a kraft-only
     quorum's too: only a later snapshot or the log's records say Kafka."""
-    from click.testing import CliRunner
-
-    from kraft.cli import main
 
     meta = tmp_path / "meta"
-    result = CliRunner().invoke(main, [
+    result = cli.invoke([
         "storage", "format", "--kafka-version", "4.4", "--cluster-id", "MkU3OEVBNTcwNTJENDM2Qg",
         "--node-id", "1", "--metadata-log-dir", str(meta), "--standalone",
         "--controller-endpoint", "127.0.0.1:9093"])

@@ -16,12 +16,13 @@ witness at once, from the answers it remembers (voter-api-versions)."""
 
 from __future__ import annotations
 
-import sys
+import subprocess
 from pathlib import Path
 
 import pytest
 import trio
 
+from tests.harness import cli
 from tests.harness.poll import until_async
 from tests.node.cluster import make_configs
 from tests.node.harness import node_config, start
@@ -38,15 +39,14 @@ async def caught_up(node_id: int, leader_config: Path) -> None:
     """Until the leader's DescribeQuorum shows ``node_id`` with lag 0."""
     port = next(line.split("CONTROLLER://127.0.0.1:")[1] for line in leader_config.read_text().splitlines()
                 if line.startswith("listeners="))
+    async def lag_0() -> bool:
+        done = await cli.run_async("quorum", "--bootstrap-controller", f"127.0.0.1:{port}", "describe",
+                                   "--replication")
+        rows = [line.split("\t") for line in done.stdout.decode().splitlines()[1:]]
+        return any(r[0].strip() == str(node_id) and r[3].strip() == "0" and r[6].strip() == "Follower" for r in rows)
+
     with trio.fail_after(60):
-        while True:
-            done = await trio.run_process(
-                [sys.executable, "-m", "kraft.cli", "quorum", "--bootstrap-controller", f"127.0.0.1:{port}",
-                 "describe", "--replication"], capture_stdout=True, capture_stderr=True, check=False)
-            rows = [line.split("\t") for line in done.stdout.decode().splitlines()[1:]]
-            if any(r[0].strip() == str(node_id) and r[3].strip() == "0" and r[6].strip() == "Follower" for r in rows):
-                return
-            await trio.sleep(0.2)
+        await until_async(f"node {node_id} with lag 0", lag_0, interval_s=0.2)
 
 
 @pytest.mark.slow
@@ -83,16 +83,14 @@ async def test_kafka_controllers_lead_and_the_witness_never_does(tmp_path: Path)
                 # reached it (its next Fetch): ask until it does, within a bound
                 # that holds on a loaded machine (30 s did not at load 11, where
                 # each describe process alone takes seconds to start).
-                with trio.move_on_after(120):
-                    while True:
-                        described = await trio.run_process(
-                            [sys.executable, "-m", "kraft.cli", "quorum", "--bootstrap-controller",
-                             f"127.0.0.1:{port}", "describe", "--status"],
-                            capture_stdout=True, capture_stderr=True, check=False)
-                        lines = described.stdout.decode().splitlines()
-                        if described.returncode != 0 or len(lines) == 9:
-                            break
-                        await trio.sleep(0.5)
+                async def describe() -> subprocess.CompletedProcess[bytes] | None:
+                    done = await cli.run_async("quorum", "--bootstrap-controller", f"127.0.0.1:{port}", "describe",
+                                               "--status")
+                    return done if done.returncode != 0 or len(done.stdout.decode().splitlines()) == 9 else None
+
+                described = await until_async("the leader to name the witness", describe, timeout_s=120,
+                                              interval_s=0.5)
+                lines = described.stdout.decode().splitlines()
                 assert described.returncode == 0 and len(lines) == 9, described
                 assert lines[-1].startswith('Witnesses:              [{"id": 3, "reason": "voters 1, 2 advertise '
                                             'Kafka controller APIs kraft lacks'), lines

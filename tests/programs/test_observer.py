@@ -31,6 +31,7 @@ from kraft.records.log import metadata_partition_dir
 from kraft.records.state_files import MetaProperties
 from kraft.image.metadata_source import image_from_directory
 from kraft.wire.apis import ApiKey
+from tests.harness.poll import until_async
 from tests.image.records import partition, rec, topic
 from tests.node.cluster import CLUSTER_ID, free_ports
 from tests.node.harness import append_until_ok, leader_of, node_config, peer, start
@@ -350,8 +351,8 @@ async def test_the_observer_follows_a_dynamic_quorum_through_reconfiguration(tmp
                 await append_until_ok(nodes.values(), _topic_records("three-voters"))
                 body = await remove_voter(("127.0.0.1", ports[1]), 1, directory_id(tmp_path, 1))
                 assert body.error_code == Errors.NONE, body
-                while not any(n.role == "leader" for i, n in nodes.items() if i != 1):
-                    await trio.sleep(0.02)
+                await until_async("a leader other than node 1",
+                                  lambda: any(n.role == "leader" for i, n in nodes.items() if i != 1), interval_s=0.02)
                 await nodes[1].shutdown()  # the only address the observer was given is gone
                 last = await append_until_ok([nodes[2], nodes[3]], _topic_records("without-1"))
 

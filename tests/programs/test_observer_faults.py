@@ -28,6 +28,8 @@ from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.snapshot import PARTIAL_SUFFIX, SUFFIX, snapshot_file_name
 from kraft.records.view import OffsetAndEpoch
 from kraft.image.metadata_source import image_from_directory
+from tests.harness import cli
+from tests.harness.poll import until_async
 from tests.image.records import partition, raw_record, rec, topic
 from tests.node.harness import leader_of, node_config, start
 from tests.node.test_faults import fill, small_filesystem
@@ -123,8 +125,8 @@ async def test_a_full_disk_stops_the_copy_the_image_is_still_served_and_it_recov
                     last = await leader.append([_config(i)])
                     i += 1
                     await trio.sleep(0.01)
-                while "cannot be written" not in caplog.text:
-                    await trio.sleep(0.05)
+                await until_async("'cannot be written' in caplog.text",
+                                  lambda: "cannot be written" in caplog.text, interval_s=0.05)
                 assert "No space left on device" in str(observer.storage_error)
                 stuck = observer.published
                 assert before.offset <= stuck.offset < last
@@ -151,18 +153,15 @@ async def test_a_full_disk_stops_the_copy_the_image_is_still_served_and_it_recov
                 filler.unlink()
                 last = await leader.append([_config(i + 1)])
                 image = await observer.wait_for_offset(last)
-                while observer.storage_error is not None or "is written again" not in caplog.text:
-                    await trio.sleep(0.05)
+                await until_async("the observer writing again",
+                                  lambda: observer.storage_error is None and "is written again" in caplog.text,
+                                  interval_s=0.05)
                 assert image == image_from_directory(metadata_partition_dir(leader.config.metadata_log_dir),
                                                      up_to=image.offset)
             theirs, snapshots = await _leader_log(leader)
             nursery.cancel_scope.cancel()
         assert_valid_prefix(fs / "copy", theirs, snapshots).close()
 
-
-async def _kraft(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return await trio.run_process([sys.executable, "-m", "kraft.cli", *args], cwd=REPO, capture_stdout=True,
-                                  capture_stderr=True, check=False)
 
 
 @pytest.mark.slow
@@ -178,15 +177,15 @@ async def test_kraft_observe_on_a_full_disk_exits_with_a_message_and_resumes_lat
             await leader_of([leader])
             first = await leader.append(_topic_records("before"))
             copy = str(fs / "copy")
-            ok = await _kraft("observe", "--bootstrap-controller", _bootstrap(leader), "--data-dir", copy,
-                              "--format", "json", "--timeout", "60")
+            ok = await cli.run_async("observe", "--bootstrap-controller", _bootstrap(leader),
+                                     "--data-dir", copy, "--format", "json", "--timeout", "60", cwd=REPO)
             assert ok.returncode == 0, ok.stderr.decode()
 
             filler = fill(fs)
             for i in range(20):
                 last = await leader.append([_config(i)])
-            full = await _kraft("observe", "--bootstrap-controller", _bootstrap(leader), "--data-dir", copy,
-                                "--format", "json", "--timeout", "3")
+            full = await cli.run_async("observe", "--bootstrap-controller", _bootstrap(leader),
+                                       "--data-dir", copy, "--format", "json", "--timeout", "3", cwd=REPO)
             err = full.stderr.decode()
             assert full.returncode == 1, err
             assert "No space left on device" in err and "Traceback" not in err
@@ -199,16 +198,16 @@ async def test_kraft_observe_on_a_full_disk_exits_with_a_message_and_resumes_lat
                 held = json.loads(full.stdout)  # the image it has, at or past what the first run saw
                 assert first <= held["provenance"]["lastContainedOffset"] < last
 
-            fresh = await _kraft("observe", "--bootstrap-controller", _bootstrap(leader), "--data-dir",
-                                 str(fs / "fresh"), "--timeout", "3")
+            fresh = await cli.run_async("observe", "--bootstrap-controller", _bootstrap(leader), "--data-dir",
+                                        str(fs / "fresh"), "--timeout", "3", cwd=REPO)
             err = fresh.stderr.decode()
             assert fresh.returncode == 1 and "Traceback" not in err
             assert [line for line in err.splitlines() if line.startswith("Error: ")] == [
                 next(line for line in err.splitlines() if "No space left on device" in line)]
 
             filler.unlink()
-            back = await _kraft("observe", "--bootstrap-controller", _bootstrap(leader), "--data-dir", copy,
-                                "--format", "json", "--timeout", "60")
+            back = await cli.run_async("observe", "--bootstrap-controller", _bootstrap(leader),
+                                       "--data-dir", copy, "--format", "json", "--timeout", "60", cwd=REPO)
             assert back.returncode == 0, back.stderr.decode()
             image = json.loads(back.stdout)
             assert image["provenance"]["lastContainedOffset"] == last
@@ -247,9 +246,13 @@ async def test_ctrl_c_in_the_middle_of_a_snapshot_download(tmp_path: Path) -> No
                  "--fetch-snapshot-max-bytes", "2048"],
                 cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             try:
-                while not part.exists() or part.stat().st_size == 0:
+                def downloading() -> bool:
+                    if part.exists() and part.stat().st_size > 0:
+                        return True
                     assert observe.poll() is None, "the observer stopped before downloading"
-                    await trio.sleep(0.01)
+                    return False
+
+                await until_async("the observer to download a snapshot", downloading, interval_s=0.01)
                 observe.send_signal(signal.SIGINT)
                 assert observe.stderr is not None
                 err = b""
@@ -268,8 +271,8 @@ async def test_ctrl_c_in_the_middle_of_a_snapshot_download(tmp_path: Path) -> No
             assert interrupted.latest_snapshot_id() is None and interrupted.end_offset == 0
             interrupted.close()
 
-            again = await _kraft("observe", "--bootstrap-controller", _bootstrap(leader), "--data-dir", str(copy),
-                                 "--format", "json", "--timeout", "60")
+            again = await cli.run_async("observe", "--bootstrap-controller", _bootstrap(leader),
+                                        "--data-dir", str(copy), "--format", "json", "--timeout", "60", cwd=REPO)
             assert again.returncode == 0, again.stderr.decode()
             image = json.loads(again.stdout)
             offline = image_from_directory(metadata_partition_dir(leader.config.metadata_log_dir))
@@ -301,8 +304,8 @@ async def test_a_snapshot_deleted_mid_download_restarts_from_fetch(tmp_path: Pat
                                 quorum={"fetch_snapshot_max_bytes": 1024})
             await nursery.start(observer.run)
             part = partition_dir / (snapshot_file_name(first) + ".part")
-            while not part.exists() or part.stat().st_size == 0:
-                await trio.sleep(0.01)
+            await until_async("part.exists() and part.stat().st_size != 0",
+                              lambda: part.exists() and part.stat().st_size != 0, interval_s=0.01)
 
             offset = await leader.append(_topic_records("after"))
             second = await leader.create_snapshot(offset + 1, state + _topic_records("after"))

@@ -21,6 +21,8 @@ import trio
 from kraft.programs.observer import DiscoveryError, discover, open_observer
 from kraft.records.log import metadata_partition_dir
 from kraft.image.metadata_source import image_from_directory
+from tests.harness import cli
+from tests.harness.poll import until_async
 from tests.node.cluster import load, make_configs
 from tests.node.reconfig_cluster import add_voter, directory_id, format_node, remove_voter, write_configs
 
@@ -101,15 +103,15 @@ async def _leader_and_hwm(voters: Voters) -> tuple[int, int]:
     ``discover`` gives up after 15 s without an answer; voter processes
     starting on a loaded machine may not listen by then, so it is asked
     again (the test's HANG_S bound ends a quorum that never comes up)."""
-    while True:
+    async def known() -> tuple[int, int] | None:
         try:
             view = await discover([("127.0.0.1", p) for p in voters.ports.values()], timeout_ms=1000)
         except DiscoveryError:
-            await trio.sleep(0.5)
-            continue
-        if view.leader_id is not None:
-            return view.leader_id, view.high_watermark
-        await trio.sleep(0.1)
+            await trio.sleep(0.4)  # 0.5 s in all before asking again after a failed discovery
+            return None
+        return (view.leader_id, view.high_watermark) if view.leader_id is not None else None
+
+    return await until_async("a leader", known, interval_s=0.1)
 
 
 @pytest.mark.slow
@@ -119,7 +121,7 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
         voters.start(node_id)
     cli_err = open(tmp_path / "cli-observer.err", "wb")  # noqa: SIM115
     lines: list[str] = []
-    cli: trio.Process | None = None
+    cli_observer: trio.Process | None = None
     waiting = ["the voters to start and elect a leader"]  # named if HANG_S ends the test
     try:
         with trio.fail_after(HANG_S):
@@ -128,7 +130,7 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
             # (exit status 5), and voters starting on a loaded machine can
             # take longer than its discovery waits.
             await _leader_and_hwm(voters)
-            cli = await trio.lowlevel.open_process(
+            cli_observer = await trio.lowlevel.open_process(
                 [sys.executable, "-m", "kraft.cli", "observe", "--bootstrap-controller", voters.bootstrap,
                  "--data-dir", str(tmp_path / "cli-observer"), "--follow", "--format", "jsonl",
                  # Its raft story (leaders followed, snapshots installed) in
@@ -138,8 +140,8 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
 
             async def read_cli() -> None:
                 buffer = b""
-                assert cli.stdout is not None
-                while chunk := await cli.stdout.receive_some(65536):
+                assert cli_observer.stdout is not None
+                while chunk := await cli_observer.stdout.receive_some(65536):
                     buffer += chunk
                     *complete, buffer = buffer.split(b"\n")
                     lines.extend(c.decode() for c in complete)
@@ -159,8 +161,8 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
                     # machine the writers are slow) until every voter has
                     # snapshotted and deleted the log's first segment.
                     waiting[0] = "every voter to snapshot and delete its first segment"
-                    while not all(_log_starts_after_zero(voters.log_dir(i)) for i in voters.paths):
-                        await trio.sleep(0.2)
+                    await until_async(waiting[0], lambda: all(_log_starts_after_zero(voters.log_dir(i))
+                                                              for i in voters.paths), interval_s=0.2)
 
                     async with open_observer(voters.bootstrap, data_dir=tmp_path / "late") as late:
                         voters.signal_all(signal.SIGUSR1)  # stop writing; the nodes keep running
@@ -178,13 +180,17 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
 
                 # The CLI observer saw every committed record once, in order.
                 waiting[0] = f"kraft observe --follow to print offset {image.offset}"
-                while not lines or _covered_through(json.loads(lines[-1])) < image.offset:
-                    assert cli.poll() is None, f"kraft observe exited with {cli.returncode}: " + (
+                def printed() -> bool:
+                    if lines and _covered_through(json.loads(lines[-1])) >= image.offset:
+                        return True
+                    assert cli_observer.poll() is None, f"kraft observe exited with {cli_observer.returncode}: " + (
                         tmp_path / "cli-observer.err").read_text()[-2000:]
-                    await trio.sleep(0.1)
+                    return False
+
+                await until_async(waiting[0], printed, interval_s=0.1)
                 waiting[0] = "kraft observe --follow to exit on SIGINT"
-                cli.send_signal(signal.SIGINT)
-                assert await cli.wait() == 0
+                cli_observer.send_signal(signal.SIGINT)
+                assert await cli_observer.wait() == 0
                 nursery.cancel_scope.cancel()
     except trio.TooSlowError:
         # What the CLI printed, for whoever reads the failure (the voters'
@@ -196,10 +202,10 @@ async def test_observers_follow_a_process_quorum_through_kills_and_snapshots(tmp
                              f"of every replica in quorum-at-hang.txt): {lines[-3:]}") from None
     finally:
         voters.stop()
-        if cli is not None and cli.returncode is None:
-            cli.kill()
+        if cli_observer is not None and cli_observer.returncode is None:
+            cli_observer.kill()
             with trio.move_on_after(10):
-                await cli.wait()
+                await cli_observer.wait()
         cli_err.close()
 
     changes = [json.loads(line) for line in lines if line]
@@ -227,9 +233,8 @@ def _describe_quorum_at_hang(voters: Voters, out: Path) -> None:
     parts: list[str] = []
     for what in ("--status", "--replication"):
         try:
-            done = subprocess.run(
-                [sys.executable, "-m", "kraft.cli", "quorum", "--bootstrap-controller", voters.bootstrap,
-                 "describe", what], cwd=REPO, capture_output=True, text=True, timeout=60)
+            done = cli.run("quorum", "--bootstrap-controller", voters.bootstrap, "describe", what, cwd=REPO,
+                           timeout=60)
             parts.append(f"$ kraft quorum describe {what} (exit {done.returncode})\n{done.stdout}{done.stderr}")
         except (OSError, subprocess.TimeoutExpired) as e:
             parts.append(f"$ kraft quorum describe {what}: {e}\n")

@@ -9,22 +9,20 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from kraft.cli import main
 from tests.conftest import fixture_path
+from tests.harness import cli
 from tests.spark.agree import dump_log_records
 from tests.spark.conftest import copy_scenario
 from tests.spark.synth import Scenario
 
 
 def run(*args: str) -> Any:
-    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    result = cli.invoke(list(args), catch_exceptions=False)
     return result
 
 
@@ -125,17 +123,13 @@ def test_the_summary_of_a_driver_decode_is_the_summary_spark_computes(spark: Any
     assert summary["clusters"] >= 2 and problems == [("torn_tail", 1)]
 
 
-def _kraft(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kraft.cli", *args], capture_output=True, text=True, timeout=timeout)
-
-
 @pytest.mark.slow
 def test_real_cli_export_small_input_is_decoded_in_the_driver(scenario: Scenario, tmp_path: Path,
                                                              spark_installed: None) -> None:
     """An input that fits one partition skips the data source's processes,
     on a JVM tuned for a short session."""
-    done = _kraft("spark", "export", "--input", str(scenario.log_dir), "--output", str(tmp_path / "out"),
-                  "--master", "local[2]")
+    done = cli.run("spark", "export", "--input", str(scenario.log_dir), "--output", str(tmp_path / "out"),
+                   "--master", "local[2]", timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr, done.stderr[-3000:]  # no worker traceback on a normal run
     assert "started (local[2], " in done.stderr and "; driver JVM tuned for a short session)" in done.stderr
@@ -150,8 +144,8 @@ def test_real_cli_export_through_the_data_source(tmp_path: Path, spark_installed
     from kraft.tools.spark.plan import discover
 
     fixtures = fixture_path()
-    done = _kraft("spark", "export", "--input", str(fixtures), "--output", str(tmp_path / "out"),
-                  "--master", "local[2]", "--max-partition-bytes", "1m")
+    done = cli.run("spark", "export", "--input", str(fixtures), "--output", str(tmp_path / "out"),
+                   "--master", "local[2]", "--max-partition-bytes", "1m", timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr, done.stderr[-3000:]  # no worker traceback on a normal run
     assert "started (local[2], " in done.stderr and "tuned" not in done.stderr
@@ -163,7 +157,7 @@ def test_real_cli_export_through_the_data_source(tmp_path: Path, spark_installed
 
 @pytest.mark.slow
 def test_bench_spark_smoke(tmp_path: Path, spark_installed: None) -> None:
-    done = _kraft("bench", "spark", "--size-gb", "0.004", "--segment-mb", "1", "--dir", str(tmp_path))
+    done = cli.run("bench", "spark", "--size-gb", "0.004", "--segment-mb", "1", "--dir", str(tmp_path), timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr, done.stderr[-3000:]  # no worker traceback on a normal run
     out = done.stdout
@@ -227,7 +221,7 @@ def test_export_refuses_an_output_spark_would_refuse_before_spark_starts(case: s
         out = mnt / "out"
         code, words = 4, f"Error: cannot write --output {out}: {mnt}: Read-only file system"
     try:
-        done = _kraft("spark", "export", "--input", str(fixtures), "--output", str(out))
+        done = cli.run("spark", "export", "--input", str(fixtures), "--output", str(out), timeout=600)
     finally:
         if mnt is not None:
             subprocess.run(["umount", "-l", str(mnt)], check=False)

@@ -8,10 +8,8 @@ import json
 
 import pytest
 
-from click.testing import CliRunner
-
-from kraft.cli import main
 from kraft.tools.bench.codec_bench import CASES, format_report, run_codec_bench
+from tests.harness import cli
 
 # kafka-python 3.0.12 loads its schemas with importlib.resources' legacy API.
 pytestmark = pytest.mark.filterwarnings(r"ignore:.*is deprecated. Use files\(\) instead:DeprecationWarning")
@@ -39,7 +37,7 @@ def test_every_case_is_measured_or_explained() -> None:
 
 
 def test_cli_json_output() -> None:
-    result = CliRunner().invoke(main, ["bench", "codec", "--repeat", "1", "--min-time", "0.001", "--json"])
+    result = cli.invoke(["bench", "codec", "--repeat", "1", "--min-time", "0.001", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert {row["case"] for row in data} == {c.label for c in CASES}

@@ -9,28 +9,22 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from kraft.errors import EXIT_REFUSED
+from tests.harness import cli
 from tests.kafka.releases import require
 
 _FIGURE = r"kraft +[\d,.]+ ?(/s|s|MiB)  Kafka +[\d,.]+ ?(/s|s|MiB)  ratio \(kraft / Kafka\) \d+\.\d\dx$"
-
-
-def _bench(*args: str, env: dict[str, str], timeout_s: float) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kraft.cli", "bench", "controller", *args], capture_output=True,
-                          text=True, timeout=timeout_s, env=env, stdin=subprocess.DEVNULL)
 
 
 @pytest.mark.slow
 def test_bench_controller_prints_four_figures_for_both_sides_and_the_ratio() -> None:
     release = require("4.4.0")
     env = {**os.environ, "KRAFT_KAFKA_LIBS": str(release.home / "lib")}
-    done = _bench("--topics", "30", env=env, timeout_s=900)
+    done = cli.run("bench", "controller", "--topics", "30", env=env, timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     lines = done.stdout.splitlines()
     # Both sides ran every phase, each on its own cluster.
@@ -51,7 +45,7 @@ def test_bench_controller_prints_four_figures_for_both_sides_and_the_ratio() -> 
 
 def test_without_java_one_line_names_it_and_the_fix(tmp_path: Path) -> None:
     # A PATH with no java on it (the interpreter runs by its full path).
-    done = _bench("--topics", "1", env={**os.environ, "PATH": str(tmp_path)}, timeout_s=60)
+    done = cli.run("bench", "controller", "--topics", "1", env={**os.environ, "PATH": str(tmp_path)}, timeout=60)
     assert done.returncode == EXIT_REFUSED
     assert done.stdout == "" and "Traceback" not in done.stderr
     assert done.stderr == ("Error: no `java` on PATH: the bench runs real Kafka; install a JDK 17+ "
@@ -61,13 +55,13 @@ def test_without_java_one_line_names_it_and_the_fix(tmp_path: Path) -> None:
 def test_without_kafka_jars_one_line_names_where_and_the_fix(tmp_path: Path) -> None:
     require("4.4.0")  # java on PATH
     env = {k: v for k, v in os.environ.items() if k != "KRAFT_KAFKA_LIBS"}
-    done = _bench("--topics", "1", env={**env, "KRAFT_KAFKA_CACHE": str(tmp_path)}, timeout_s=60)
+    done = cli.run("bench", "controller", "--topics", "1", env={**env, "KRAFT_KAFKA_CACHE": str(tmp_path)}, timeout=60)
     assert done.returncode == EXIT_REFUSED
     assert done.stdout == "" and "Traceback" not in done.stderr
     assert done.stderr == (f"Error: no Kafka jars in {tmp_path}/4.4.0/lib: fetch Kafka 4.4.0's with `bash .ci/deps` "
                            "(or set KRAFT_KAFKA_LIBS to a Kafka libs/ directory)\n")
     # A KRAFT_KAFKA_LIBS naming a directory without Kafka's jars is named as such.
-    done = _bench("--topics", "1", env={**env, "KRAFT_KAFKA_LIBS": str(tmp_path)}, timeout_s=60)
+    done = cli.run("bench", "controller", "--topics", "1", env={**env, "KRAFT_KAFKA_LIBS": str(tmp_path)}, timeout=60)
     assert done.returncode == EXIT_REFUSED
     assert done.stderr == (f"Error: no Kafka jars in $KRAFT_KAFKA_LIBS={tmp_path}: fetch Kafka 4.4.0's with "
                            "`bash .ci/deps`\n")

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from kraft import errors
+from tests.harness import cli
 
 #: What the chaos bench brings that nothing else may load: the extra's
 #: packages, the FUSE disk and the network namespaces with their relay.
@@ -37,8 +38,7 @@ def _kraft(args: list[str], tmp_path: Path, hidden: tuple[str, ...] = (),
         + f"atexit.register(lambda: print('loaded:', sorted(m for m in sys.modules if sys.modules[m] is not None "
           f"and any(m == c or m.startswith(c + '.') for c in {CHAOS_ONLY!r}))))\n",
         encoding="utf-8")
-    return subprocess.run([sys.executable, "-m", "kraft.cli", *args], capture_output=True, text=True, timeout=timeout_s,
-                          env={**os.environ, "PYTHONPATH": str(site)})
+    return cli.run(*args, timeout=timeout_s, env={**os.environ, "PYTHONPATH": str(site)})
 
 
 @pytest.mark.parametrize("args", [["--help"], ["bench", "--help"]], ids=["kraft", "bench"])

@@ -6,22 +6,17 @@ are consistent."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from kraft.tools.bench.load import percentile
 from kraft.tools.bench.quorum_commits import TARGETS, format_report, percentile_of
+from tests.harness import cli
 
 
 @pytest.mark.slow
 def test_bench_quorum_runs_all_three_phases() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "kraft.cli", "bench", "quorum", "--duration", "0.5", "--warmup", "0.2",
-         "--failovers", "1", "--json"],
-        capture_output=True, text=True, timeout=240,
-    )
+    proc = cli.run("bench", "quorum", "--duration", "0.5", "--warmup", "0.2", "--failovers", "1", "--json", timeout=240)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["voters"] == 3 and result["record_size"] == 100 and result["targets"] == TARGETS
@@ -52,11 +47,7 @@ def test_bench_quorum_runs_all_three_phases() -> None:
 def test_the_voters_reject_a_bench_load_of_zero_bytes(tmp_path) -> None:
     """The bench's voter entry (``kraft bench voter``, hidden; ``kraft node
     start`` has no bench option) refuses a record size of 0 as usage."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "kraft.cli", "bench", "voter", "--config", str(tmp_path / "none.properties"),
-         "--record-size", "0"],
-        capture_output=True, text=True, timeout=60,
-    )
+    proc = cli.run("bench", "voter", "--config", str(tmp_path / "none.properties"), "--record-size", "0", timeout=60)
     assert proc.returncode == 2 and "--record-size" in proc.stderr and "Traceback" not in proc.stderr
 
 

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from click.testing import CliRunner
-
-from kraft.cli import main
 from kraft.records.batch import decode_batches
 from kraft.records.metadata import decode_metadata_record
 from kraft.records.control import decode_control_record
 from kraft.tools.bench.records import decode_with_kafka_python, decode_with_kraft, synthesize_metadata_log
+from tests.harness import cli
 
 
 def test_synthesized_log_is_a_valid_mixed_metadata_log(tmp_path: Path) -> None:
@@ -37,7 +33,7 @@ def test_synthesized_log_is_a_valid_mixed_metadata_log(tmp_path: Path) -> None:
 
 
 def test_bench_records_cli_prints_both_readers_and_the_ratio(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["bench", "records", "--size-mb", "0.5", "--dir", str(tmp_path)])
+    result = cli.invoke(["bench", "records", "--size-mb", "0.5", "--dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0].startswith("synthesized ")
@@ -49,7 +45,7 @@ def test_bench_records_cli_prints_both_readers_and_the_ratio(tmp_path: Path) -> 
 def test_bench_dump_log_prints_ours_the_peer_and_the_ratios(tmp_path: Path) -> None:
     """``kraft bench dump-log``: whole kraft dump-log processes (text, --json)
     next to kafka-python's decoder on the same synthesized bytes."""
-    result = CliRunner().invoke(main, ["bench", "dump-log", "--size-mb", "0.3", "--dir", str(tmp_path)])
+    result = cli.invoke(["bench", "dump-log", "--size-mb", "0.3", "--dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     out = result.output
     for label in ("kraft dump-log (text, process)", "kraft dump-log --json (process)", "kafka-python decode (in process)"):
@@ -64,8 +60,7 @@ def test_bench_dump_log_refuses_an_empty_benchmark_as_a_usage_error(tmp_path: Pa
     """issue 33: ``--size-mb -1`` benchmarked an empty log. A size that holds
     no record, or no run at all, is a usage error (exit 2, one line naming the
     option), before anything is written."""
-    done = subprocess.run([sys.executable, "-m", "kraft.cli", "bench", "dump-log", *option, "--dir", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)
+    done = cli.run("bench", "dump-log", *option, "--dir", str(tmp_path))
     assert done.returncode == 2, done.stdout + done.stderr
     assert f"Invalid value for '{option[0]}'" in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert done.stdout == "" and list(tmp_path.iterdir()) == []

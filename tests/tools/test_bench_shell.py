@@ -7,13 +7,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from kraft.cli import main
+from tests.harness import cli
 
 
 def test_bench_shell_reports_both_sides_and_the_ratio(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["bench", "shell", "--size-mb", "0.1", "--dir", str(tmp_path)])
+    result = cli.invoke(["bench", "shell", "--size-mb", "0.1", "--dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert re.match(r"synthesized .*__cluster_metadata-0/00000000000000000000\.log: [\d,]+ bytes", lines[0])
@@ -26,7 +24,7 @@ def test_bench_shell_reports_both_sides_and_the_ratio(tmp_path: Path) -> None:
 
 
 def test_bench_shell_takes_turns_over_rounds(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["bench", "shell", "--size-mb", "0.05", "--rounds", "3", "--dir", str(tmp_path)])
+    result = cli.invoke(["bench", "shell", "--size-mb", "0.05", "--rounds", "3", "--dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert "median of 3 rounds" in lines[1] and "median of 3 rounds" in lines[2]

@@ -12,17 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from kraft.cli import main
 from kraft.errors import EXIT_DATA, EXIT_REFUSED
 from kraft.messages.generated.leader_change_message import LeaderChangeMessage, Voter
 from kraft.messages.generated.topic_record import TopicRecord
 from kraft.messages.generated.vote_request import PartitionData, TopicData, VoteRequest
 from tests.conftest import fixture_path
+from tests.harness import cli
 
 def run(args: list[str], stdin: bytes | str | None = None) -> Any:
-    result = CliRunner().invoke(main, ["codec", *args], input=stdin)
+    result = cli.invoke(["codec", *args], input=stdin)
     return result
 
 

@@ -9,14 +9,12 @@ import json
 import shutil
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from kraft.cli import main
 from kraft.records.batch import Record, build_batch
 from kraft.records.compression import Compression
 from kraft.records.control import EndTransactionMarker, ControlRecordType, build_control_batch
 from kraft.tools.dump_log import run_dump
 from tests.conftest import fixture_path
+from tests.harness import cli
 from tests.records.helpers import make_batch
 
 
@@ -140,11 +138,11 @@ def test_cli_accepts_comma_separated_and_repeated_files(tmp_path: Path) -> None:
     b = tmp_path / "00000000000000000005.log"
     a.write_bytes(make_batch(0, 5, compression=Compression.LZ4))
     b.write_bytes(make_batch(5, 5))
-    result = CliRunner().invoke(main, ["dump-log", "--files", f"{a},{b}", "--print-data-log"])
+    result = cli.invoke(["dump-log", "--files", f"{a},{b}", "--print-data-log"])
     assert result.exit_code == 0, result.output
     assert result.output.count("Dumping ") == 2
     assert "compresscodec: lz4" in result.output
-    result = CliRunner().invoke(main, ["dump-log", "--files", str(a), str(b), "--json"])
+    result = cli.invoke(["dump-log", "--files", str(a), str(b), "--json"])
     assert result.exit_code == 0
     assert len([line for line in result.output.splitlines() if line.startswith("{")]) == 10
 
@@ -239,11 +237,7 @@ def test_no_progress_bar_when_piped(tmp_path: Path) -> None:
     import sys
 
     files = _many_segments(tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-m", "kraft.cli", "dump-log", "--kafka-version", "4.1", "--deep-iteration", "--files",
-         ",".join(files)],
-        capture_output=True, text=True, timeout=120,
-    )
+    done = cli.run("dump-log", "--kafka-version", "4.1", "--deep-iteration", "--files", ",".join(files))
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     assert done.stdout.count("Dumping ") == 3
@@ -310,8 +304,7 @@ def test_a_log_newer_than_the_release_named_is_said_on_a_terminal(tmp_path: Path
     props.write_text("process.roles=controller\nnode.id=1\nlisteners=CONTROLLER://127.0.0.1:9999\n"
                      "controller.listener.names=CONTROLLER\ncontroller.quorum.voters=1@127.0.0.1:9999\n"
                      f"metadata.log.dir={tmp_path / 'd'}\n")
-    subprocess.run([sys.executable, "-m", "kraft.cli", "storage", "format", "-c", str(props), "-t",
-                    "MkU3OEVBNTcwNTJENDM2Qk"], check=True, capture_output=True)
+    cli.run("storage", "format", "-c", str(props), "-t", "MkU3OEVBNTcwNTJENDM2Qk", check=True)
     snapshot = tmp_path / "d" / "__cluster_metadata-0" / "00000000000000000000-0000000000.checkpoint"
     args = [sys.executable, "-m", "kraft.cli", "dump-log", "--cluster-metadata-decoder", "--kafka-version", "4.1.0",
             "--files", str(snapshot)]

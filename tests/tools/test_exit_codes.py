@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from kraft.errors import EXIT_CONFIG, EXIT_INTERRUPTED, EXIT_NETWORK, EXIT_TOOL_FIRST, EXIT_USAGE
+from tests.harness import cli
 
 #: Whole-process bound of one command: above the README's 10 s give-up
 #: time plus a loaded machine's start-up, below the 62 s the issue saw.
@@ -84,11 +85,6 @@ def peers() -> Iterator[dict[str, str]]:
         not_kafka.close()
 
 
-def _kraft(*args: str, timeout: float = BOUND_S) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kraft.cli", *args], capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
-
-
 def _clean(result: subprocess.CompletedProcess[str]) -> None:
     assert "Traceback" not in result.stderr and "bug in kraft" not in result.stderr, result.stderr
     assert "Aborted!" not in result.stderr, result.stderr
@@ -112,7 +108,7 @@ def test_a_peer_that_is_no_controller_is_exit_5_naming_its_address(command: str,
     address waited 62 s. Now all give up within the README's 10 s (the
     subprocess bound fails the old 62 s) with exit 5 and the address."""
     address = peers[peer]
-    result = _kraft(*BOOTSTRAP_COMMANDS[command](address))
+    result = cli.run(*BOOTSTRAP_COMMANDS[command](address), timeout=BOUND_S)
     _clean(result)
     assert result.returncode == EXIT_NETWORK, (result.returncode, result.stderr)
     assert address in result.stderr, result.stderr
@@ -124,7 +120,7 @@ def test_doctor_reports_a_peer_that_is_no_controller_as_a_finding(peer: str, pee
     an ERROR finding naming it; with no controller answering at all the
     exit code is the table's network failure, 5 (issue 44: it was 1)."""
     address = peers[peer]
-    result = _kraft("doctor", "--bootstrap-controller", address)
+    result = cli.run("doctor", "--bootstrap-controller", address, timeout=BOUND_S)
     _clean(result)
     assert result.returncode == EXIT_NETWORK, result.stdout + result.stderr
     assert address in result.stdout and "controller-unreachable" in result.stdout, result.stdout
@@ -134,7 +130,7 @@ def test_doctor_reports_a_peer_that_is_no_controller_as_a_finding(peer: str, pee
 def test_node_status_with_nothing_to_ask_is_one_line_and_exit_5(peer: str, peers: dict[str, str]) -> None:
     """The issue: `<urlopen error [Errno 111] Connection refused>`, exit 1."""
     address = peers[peer]
-    result = _kraft("node", "status", "--metrics-address", address, "--timeout", "2")
+    result = cli.run("node", "status", "--metrics-address", address, "--timeout", "2", timeout=BOUND_S)
     _clean(result)
     assert result.returncode == EXIT_NETWORK, result.stderr
     lines = result.stderr.splitlines()
@@ -149,7 +145,7 @@ def test_node_status_with_nothing_to_ask_is_one_line_and_exit_5(peer: str, peers
     ["dump-log", "--files", "x"],
 ], ids=lambda c: " ".join(c[:2]))
 def test_an_unknown_option_is_a_usage_error_everywhere(command: list[str]) -> None:
-    result = _kraft(*command, "--no-such-option")
+    result = cli.run(*command, "--no-such-option", timeout=BOUND_S)
     _clean(result)
     assert result.returncode == EXIT_USAGE, result.stderr
     assert "No such option '--no-such-option'" in result.stderr
@@ -170,7 +166,7 @@ def _server_properties(tmp_path: Path, extra: str) -> Path:
 def test_a_bad_config_value_is_exit_3_in_every_tool(command: list[str], tmp_path: Path) -> None:
     """The issue: recover-quorum and node status exited 1 on a config error."""
     config = _server_properties(tmp_path, "controller.quorum.election.timeout.ms=soon")
-    result = _kraft(*command, str(config))
+    result = cli.run(*command, str(config), timeout=BOUND_S)
     _clean(result)
     assert result.returncode == EXIT_CONFIG, result.stderr
     assert "Invalid value soon for configuration controller.quorum.election.timeout.ms" in result.stderr
@@ -181,7 +177,8 @@ def test_a_bad_command_config_value_is_exit_3(command: str, tmp_path: Path) -> N
     config = tmp_path / "admin.properties"
     config.write_text("security.protocol=CARRIER_PIGEON\nrequest.timeout.ms=-5\n")
     args = ["--bootstrap-controller", "127.0.0.1:9", "--command-config", str(config)]
-    result = _kraft(*(["observe", *args] if command == "observe" else ["quorum", *args, "describe", "--status"]))
+    typed = ["observe", *args] if command == "observe" else ["quorum", *args, "describe", "--status"]
+    result = cli.run(*typed, timeout=BOUND_S)
     _clean(result)
     assert result.returncode == EXIT_CONFIG, result.stderr
 

@@ -5,12 +5,10 @@ tests/node/test_kraft_version_upgrade.py)."""
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner
-
-from kraft.cli import main
 from kraft.client.admin_features import FeatureMetadata, SupportedVersionRange
 from kraft.tools.features import FeatureLine, feature_lines, format_describe, format_update, parse_name_and_level
 from kraft.tools.quorum import ToolError
+from tests.harness import cli
 
 
 def test_describe_sorts_by_name_with_level_0_for_unfinalized_and_dash_for_no_epoch() -> None:
@@ -59,11 +57,11 @@ def test_feature_equals_level_parsing() -> None:
     (["disable", "--feature", "a", "--feature", "a"], "Feature a was specified more than once."),
 ])
 def test_bad_arguments_fail_before_connecting(args: list[str], message: str) -> None:
-    result = CliRunner().invoke(main, ["features", "--bootstrap-controller", "127.0.0.1:1", *args])
+    result = cli.invoke(["features", "--bootstrap-controller", "127.0.0.1:1", *args])
     assert result.exit_code == 1
     assert message in result.output
 
 
 def test_exactly_one_bootstrap_option() -> None:
-    result = CliRunner().invoke(main, ["features", "describe"])
+    result = cli.invoke(["features", "describe"])
     assert result.exit_code != 0 and "--bootstrap-controller" in result.output

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from kraft.cli import main
 from tests import golden
+
+from tests.harness import cli
 
 UNREACHABLE = "127.0.0.1:21499"  # what Kafka was pointed at; replaced by a port of ours
 
@@ -104,7 +104,7 @@ def test_kafka_error_run_is_reproduced(version: str, record: dict[str, Any] | No
     for name, text in (record.get("inputs") or {}).items():
         Path(name).write_text(text)
     args = [refused_address if a == UNREACHABLE else a for a in record["args"]]
-    result = CliRunner().invoke(main, [COMMAND[record["tool"]], *golden.release_args(version), *args])
+    result = cli.invoke([COMMAND[record["tool"]], *golden.release_args(version), *args])
     assert result.stdout == (record["stdout"] or ""), result.stdout
     assert result.exit_code == (record["rc"] if expect.rc is None else expect.rc), result.stderr
     if expect.stderr_names is None:
@@ -123,6 +123,6 @@ def test_a_bootstrap_server_with_nothing_listening(command: list[str], refused_a
     """Not recorded (Kafka's admin client answers it as the --bootstrap-controller
     run above: log lines, then a TimeoutException): one line naming the
     address, exit status 5 (nobody answered: the network class)."""
-    result = CliRunner().invoke(main, [command[0], "--bootstrap-server", refused_address, *command[1:]])
+    result = cli.invoke([command[0], "--bootstrap-server", refused_address, *command[1:]])
     assert (result.stdout, result.exit_code) == ("", 5), result.stderr
     assert len(result.stderr.splitlines()) == 1 and refused_address in result.stderr, result.stderr

@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from kraft.cli import main
 from kraft.records.state_files import MetaProperties, uuid_to_kafka
 from tests import golden
+
+from tests.harness import cli
 
 #: Records not reproduced: argparse4j's help and usage text (kraft's is
 #: click's), and records that need a live Kafka cluster (describe/upgrade:
@@ -82,7 +83,7 @@ def _java_message(stderr: str) -> str:
 
 def _invoke(tool: str, args: list[str], version: str) -> tuple[str, str, int]:
     prefix = ["storage"] if tool == "kafka-storage.sh" else ["features"]
-    result = CliRunner().invoke(main, [*prefix, *golden.release_args(version), *args])
+    result = cli.invoke([*prefix, *golden.release_args(version), *args])
     return result.stdout, result.stderr, result.exit_code
 
 

@@ -10,17 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from kraft.cli import main
 from kraft.kafka_release import ENV_VAR, LATEST, RELEASES, UnknownKafkaVersion, kafka_release
 from kraft.records.bootstrap import read_bootstrap_checkpoint
+from tests.harness import cli
 
 CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
 
 
 def _run(*args: str, env: dict[str, str] | None = None) -> tuple[str, str, int]:
-    result = CliRunner().invoke(main, list(args), env=env)
+    result = cli.invoke(list(args), env=env)
     return result.stdout, result.stderr, result.exit_code
 
 

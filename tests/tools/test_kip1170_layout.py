@@ -20,9 +20,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from kraft.cli import main
 from kraft.messages.registry import message_class
 from kraft.records.batch import Record, build_batch
 from kraft.records.bootstrap import (
@@ -35,6 +32,7 @@ from kraft.records.metadata import encode_metadata_record
 from kraft.records.snapshot import BOOTSTRAP_SNAPSHOT_ID, SnapshotWriter
 from kraft.records.state_files import CLUSTER_METADATA_DIR, MetaProperties, random_kafka_uuid
 from kraft.records.view import OffsetAndEpoch
+from tests.harness import cli
 
 CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
 ZERO_CHECKPOINT = "00000000000000000000-0000000000.checkpoint"
@@ -70,7 +68,7 @@ def write_kip1170_directory(log_dir: Path, *, node_id: int = 1, release: str = "
 
 
 def _run(*args: str) -> tuple[str, str, int]:
-    result = CliRunner().invoke(main, list(args))
+    result = cli.invoke(list(args))
     return result.stdout, result.stderr, result.exit_code
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from kraft import errors
+from tests.harness import cli
 from tests.node.cluster import make_configs
 
 #: A real `kraft node start` (its script's name, so kraft.cli runs as the
@@ -75,7 +76,6 @@ def test_the_bench_voter_runs_the_node_with_the_bench_load(tmp_path: Path) -> No
 
 
 def test_node_start_has_no_bench_option(tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "kraft.cli", "node", "start", "-c", str(tmp_path / "x.properties"),
-                             "--bench-load", "100"], capture_output=True, text=True, timeout=BOUND_S)
+    result = cli.run("node", "start", "-c", str(tmp_path / "x.properties"), "--bench-load", "100", timeout=BOUND_S)
     assert result.returncode == errors.EXIT_USAGE
     assert "No such option '--bench-load'" in result.stderr and "Traceback" not in result.stderr

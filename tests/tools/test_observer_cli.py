@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import trio
 
 from kraft.node.node import KraftNode
+from tests.harness import cli
 from tests.image.records import partition, rec, topic
 from tests.node.cluster import CLUSTER_ID
 from tests.node.harness import append_until_ok, node_config, start
@@ -19,10 +19,6 @@ from tests.programs.test_observer import fast_configs
 
 REPO = Path(__file__).resolve().parents[2]
 
-
-async def kraft(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return await trio.run_process([sys.executable, "-m", "kraft.cli", *args], cwd=REPO, capture_stdout=True,
-                                  capture_stderr=True, check=False)
 
 
 async def test_observe_prints_the_image_and_refuses_a_wrong_cluster_id(tmp_path: Path) -> None:
@@ -35,28 +31,29 @@ async def test_observe_prints_the_image_and_refuses_a_wrong_cluster_id(tmp_path:
                                           rec("FeatureLevelRecord", name="metadata.version", feature_level=21)])
             bootstrap = f"127.0.0.1:{nodes[1].ports['CONTROLLER']}"
 
-            table = await kraft("observe", "--bootstrap-controller", bootstrap, "--data-dir", str(tmp_path / "o"),
-                                "--timeout", "30")
+            table = await cli.run_async("observe", "--bootstrap-controller", bootstrap,
+                                        "--data-dir", str(tmp_path / "o"), "--timeout", "30", cwd=REPO)
             assert table.returncode == 0, table.stderr.decode()
             text = table.stdout.decode()
             assert f"cluster {CLUSTER_ID}" in text and "features: metadata.version=21" in text
             assert any(line.split()[:1] == ["foo"] and line.split()[2:] == ["2", "3"] for line in text.splitlines())
 
             # A second run resumes from the same directory (same node id) and prints JSON.
-            as_json = await kraft("observe", "--bootstrap-controller", bootstrap, "--data-dir",
-                                  str(tmp_path / "o"), "--format", "json")
+            as_json = await cli.run_async("observe", "--bootstrap-controller", bootstrap, "--data-dir",
+                                          str(tmp_path / "o"), "--format", "json", cwd=REPO)
             assert as_json.returncode == 0, as_json.stderr.decode()
             image = json.loads(as_json.stdout)
             assert image["clusterId"] == CLUSTER_ID and sorted(image["topics"]["foo"]["partitions"]) == ["0", "1"]
 
-            wrong = await kraft("observe", "--bootstrap-controller", bootstrap, "--data-dir", str(tmp_path / "w"),
-                                "--cluster-id", "AAAAAAAAAAAAAAAAAAAAAA")
+            wrong = await cli.run_async("observe", "--bootstrap-controller", bootstrap,
+                                        "--data-dir", str(tmp_path / "w"), "--cluster-id", "AAAAAAAAAAAAAAAAAAAAAA",
+                                        cwd=REPO)
             assert wrong.returncode == 1
             assert f"has cluster id {CLUSTER_ID}, not AAAAAAAAAAAAAAAAAAAAAA" in wrong.stderr.decode()
             assert "Traceback" not in wrong.stderr.decode()
 
-            shell = await kraft("shell", "--bootstrap-controller", bootstrap, "--data-dir", str(tmp_path / "s"),
-                                "cat", "/image/topics/byName/foo/1")
+            shell = await cli.run_async("shell", "--bootstrap-controller", bootstrap, "--data-dir", str(tmp_path / "s"),
+                                        "cat", "/image/topics/byName/foo/1", cwd=REPO)
             assert shell.returncode == 0, shell.stderr.decode()
             assert shell.stdout.decode().startswith("PartitionRegistration(replicas=[2, 3, 1], ")
             nursery.cancel_scope.cancel()

@@ -11,21 +11,17 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from kraft.tools.quickstart import DEFAULT_PORT_RANGE, ephemeral_range, ports_in_range
+from tests.harness import cli
+from tests.harness.poll import settle, until
 from tests.ports import free_ports
 
 
 UNDECODABLE = ("undecodable", "UNREADABLE", "unknown frame version", "Traceback")
-
-
-def _kraft(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kraft.cli", *args], capture_output=True, text=True,
-                          timeout=timeout)
 
 
 def _printed(output: str, after: str) -> str:
@@ -39,8 +35,7 @@ def _printed(output: str, after: str) -> str:
 def test_quickstart_keep_leaves_a_real_image_and_the_commands_to_run_it_again(tmp_path: Path) -> None:
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     first = free_ports(1)[0]  # this test worker's block (tests/ports.py), below the ephemeral range
-    run = subprocess.run([sys.executable, "-m", "kraft.cli", "quickstart", "--keep", "--port-range",
-                          f"{first}-{first + 99}"], capture_output=True, text=True, timeout=600, env=env)
+    run = cli.run("quickstart", "--keep", "--port-range", f"{first}-{first + 99}", timeout=600, env=env)
     assert run.returncode == 0, run.stdout + run.stderr
     out = run.stdout
     # Issue 41: then a whole Kafka cluster on kraft controllers (CI has java and the jars).
@@ -63,13 +58,13 @@ def test_quickstart_keep_leaves_a_real_image_and_the_commands_to_run_it_again(tm
 
     # The files decode as a controller's would: features, topics, partitions, configs.
     segment = root / "metadata-1" / "__cluster_metadata-0" / "00000000000000000000.log"
-    dump = _kraft("dump-log", "--cluster-metadata-decoder", "--files", str(segment))
+    dump = cli.run("dump-log", "--cluster-metadata-decoder", "--files", str(segment))
     assert dump.returncode == 0, dump.stderr
     for text in ('"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"metadata.version"',
                  '"type":"TOPIC_RECORD"', '"name":"quickstart-events"', '"name":"quickstart-orders"',
                  '"type":"PARTITION_RECORD"', '"type":"CONFIG_RECORD"'):
         assert text in dump.stdout, text
-    shell = _kraft("shell", "--directory", str(root / "metadata-1"), "ls", "/image/topics/byName")
+    shell = cli.run("shell", "--directory", str(root / "metadata-1"), "ls", "/image/topics/byName")
     assert shell.returncode == 0 and shell.stdout.split() == ["quickstart-events", "quickstart-orders"], shell
     for result in (dump, shell):
         assert not any(bad in result.stdout + result.stderr for bad in UNDECODABLE), result.stderr
@@ -81,26 +76,24 @@ def test_quickstart_keep_leaves_a_real_image_and_the_commands_to_run_it_again(tm
     subprocess.run(["bash", "-c", start], check=True, timeout=60, cwd=tmp_path)
     pids = [int((root / f"node-{n}.pid").read_text()) for n in (1, 2, 3)]
     try:
-        deadline = time.monotonic() + 120  # a generous bound for a loaded machine, not a timing assertion
-        while True:
-            status = _kraft("quorum", "--bootstrap-controller", bootstrap, "describe", "--status")
-            if status.returncode == 0 and "LeaderId:" in status.stdout and "LeaderId:               -1" not in \
-                    status.stdout:
-                break
-            assert time.monotonic() < deadline, status.stderr
-            time.sleep(1)
-        observe = _kraft("observe", "--bootstrap-controller", bootstrap, "--timeout", "60",
-                         "--data-dir", str(tmp_path / "observer"))
+        def led(status: subprocess.CompletedProcess[str]) -> bool:
+            return (status.returncode == 0 and "LeaderId:" in status.stdout
+                    and "LeaderId:               -1" not in status.stdout)
+
+        # A generous bound for a loaded machine, not a timing assertion.
+        status = settle(lambda: cli.run("quorum", "--bootstrap-controller", bootstrap, "describe", "--status"), led,
+                        120, interval_s=1)
+        assert led(status), status.stderr
+        observe = cli.run("observe", "--bootstrap-controller", bootstrap, "--timeout", "60",
+                          "--data-dir", str(tmp_path / "observer"))
         assert observe.returncode == 0, observe.stderr
         assert "quickstart-events" in observe.stdout and "metadata.version=" in observe.stdout
         assert "retention.ms=86400000" in observe.stdout
         assert not any(bad in observe.stdout + observe.stderr for bad in UNDECODABLE), observe.stderr
         # The printed stop command stops all three.
         subprocess.run(["bash", "-c", stop], check=True, timeout=60, cwd=tmp_path)
-        deadline = time.monotonic() + 60
-        while any(_alive(pid) for pid in pids):
-            assert time.monotonic() < deadline, [pid for pid in pids if _alive(pid)]
-            time.sleep(0.2)
+        until("the quickstart's nodes to exit", lambda: not any(_alive(pid) for pid in pids), 60, interval_s=0.2,
+              detail=lambda: str([pid for pid in pids if _alive(pid)]))
     finally:
         for pid in pids:
             if _alive(pid):
@@ -128,7 +121,7 @@ def test_the_default_ports_are_below_the_ephemeral_range_and_a_range_in_it_is_re
     assert ports_in_range(2, first, first + 50)[0] >= first
     for bad, why in ((f"{low}-{low + 10}", f"overlaps the ephemeral port range {low}-{high}"),
                      ("9093", "is not FIRST-LAST"), ("x-y", "is not FIRST-LAST"), ("10-5", "is not FIRST-LAST")):
-        done = _kraft("quickstart", "--port-range", bad)
+        done = cli.run("quickstart", "--port-range", bad)
         assert done.returncode == 2 and why in done.stderr and "Traceback" not in done.stderr, done.stderr
         assert "working in" not in done.stdout  # refused before anything is made
 
@@ -137,9 +130,8 @@ def test_the_default_ports_are_below_the_ephemeral_range_and_a_range_in_it_is_re
 def test_without_java_the_kafka_cluster_is_skipped_and_said_why(tmp_path: Path) -> None:
     """Issue 41: the quickstart's Kafka part needs java; without it, one line says what is skipped."""
     first = free_ports(1)[0]
-    run = subprocess.run([sys.executable, "-m", "kraft.cli", "quickstart", "--port-range", f"{first}-{first + 99}"],
-                         capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "TMPDIR": str(tmp_path), "PATH": str(tmp_path / "no-bin")})
+    run = cli.run("quickstart", "--port-range", f"{first}-{first + 99}", timeout=600,
+                  env={**os.environ, "TMPDIR": str(tmp_path), "PATH": str(tmp_path / "no-bin")})
     assert run.returncode == 0, run.stdout + run.stderr
     assert ("[quickstart] skipping the Kafka cluster on kraft controllers: no java on PATH (install a JDK 17 or "
             "later, e.g. apt-get install openjdk-17-jre-headless)") in run.stdout.splitlines(), run.stdout
@@ -149,8 +141,7 @@ def test_without_java_the_kafka_cluster_is_skipped_and_said_why(tmp_path: Path) 
 def test_a_missing_tmpdir_is_named_not_replaced_by_tmp(tmp_path: Path) -> None:
     """Issue 44: TMPDIR=/nonexistent silently fell back to /tmp (Python's tempfile)."""
     missing = tmp_path / "nonexistent"
-    done = subprocess.run([sys.executable, "-m", "kraft.cli", "quickstart"], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "TMPDIR": str(missing)})
+    done = cli.run("quickstart", env={**os.environ, "TMPDIR": str(missing)})
     assert done.returncode == 3, done
     assert done.stderr.strip() == (f"Error: TMPDIR={missing} does not exist: create it, set TMPDIR to a writable "
                                    "directory, or unset it to work under /tmp"), done.stderr

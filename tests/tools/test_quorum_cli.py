@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,7 +17,6 @@ from typing import Any
 
 import pytest
 import trio
-from click.testing import CliRunner
 
 from kraft.kafka_release import RELEASES
 from kraft.node.node import KraftNode
@@ -27,6 +25,8 @@ from kraft.tools.quorum import ToolError, format_replication, format_status, quo
 from kraft.wire.codec import decode_response
 from kraft.wire.framing import unframe
 from tests.conftest import fixture_path
+from tests.harness import cli
+from tests.harness.poll import until_async
 from tests.node.cluster import CLUSTER_ID, load, make_configs
 
 HOST = "127.0.0.1"
@@ -149,8 +149,7 @@ async def kraft_quorum(*args: str) -> subprocess.CompletedProcess[bytes]:
     hung command (generous: a CLI start on 2 loaded cores can take seconds);
     no test asserts how long a command took."""
     with trio.fail_after(120):
-        return await trio.run_process([sys.executable, "-m", "kraft.cli", "quorum", *args],
-                                      capture_stdout=True, capture_stderr=True, check=False)
+        return await cli.run_async("quorum", *args)
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess[bytes], contains: str, status: int = 1) -> None:
@@ -175,14 +174,17 @@ async def running(paths: dict[int, Path], ids: list[int]) -> AsyncIterator[dict[
 async def settled_leader(nodes: dict[int, KraftNode], observers: int) -> int:
     """Wait until a leader has heard from every voter and ``observers``
     observers; its id."""
-    while True:
+    def heard_from_all() -> int | None:
         for i, node in nodes.items():
             if node.role == "leader":
                 d = node.raft_client.core.describe_quorum(0)  # type: ignore[union-attr]
                 if (d is not None and d.high_watermark > 0 and all(v.log_end_offset >= 0 for v in d.voters)
                         and len(d.observers) == observers):
                     return i
-        await trio.sleep(0.02)
+        return None
+
+    return await until_async(f"a leader that heard from every voter and {observers} observers", heard_from_all,
+                             interval_s=0.02)
 
 
 def _kafka_python_view(bootstrap: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -339,7 +341,7 @@ async def test_a_quorum_without_a_leader_times_out_with_the_reason(tmp_path: Pat
 ])
 def test_bad_arguments_get_kafkas_message(args: list[str], message: str, status: int) -> None:
     # In-process (click's runner): these never reach the network.
-    result = CliRunner().invoke(quorum_group, args)
+    result = cli.invoke(args, command=quorum_group)
     assert result.exit_code == status, result.output
     assert message in result.stderr and "Traceback" not in result.stderr and result.stdout == ""
     if status == 1:

@@ -40,7 +40,7 @@ class Terminal:
     def screen(self) -> str:
         return _ANSI.sub("", self.raw.decode("utf-8", "replace"))
 
-    def wait_for(self, pattern: str, timeout_s: float = 60.0) -> str:
+    def expect(self, pattern: str, timeout_s: float = 60.0) -> str:
         """Read until the de-escaped output matches ``pattern`` (a regex)."""
         deadline = time.monotonic() + timeout_s
         while not re.search(pattern, self.screen(), re.S):
@@ -81,21 +81,21 @@ def test_interactive_editing_completion_and_history(tmp_path: Path) -> None:
     args = [sys.executable, "-m", "kraft.cli", "shell", "--snapshot", str(snapshot)]
     term = Terminal(args, tmp_path)
     try:
-        term.wait_for(r"\[ Kafka Metadata Shell \]\n>>")
+        term.expect(r"\[ Kafka Metadata Shell \]\n>>")
         # Tab completes the one path that starts with /image/topics/byName/al.
         term.type("ls /image/topics/byName/al\t")
-        term.wait_for(r"ls /image/topics/byName/alpha/")
+        term.expect(r"ls /image/topics/byName/alpha/")
         term.type("\r")
-        term.wait_for(r"\n0  id  name\n>>")  # columns, as on a terminal
+        term.expect(r"\n0  id  name\n>>")  # columns, as on a terminal
         term.type("cd /image/clu\t")
-        term.wait_for(r"cd /image/cluster/")
+        term.expect(r"cd /image/cluster/")
         term.type("\r")
         term.type("pwd\r")
-        term.wait_for(r"\n/image/cluster\n>>")
+        term.expect(r"\n/image/cluster\n>>")
         # Line editing: type a typo, move left over it and fix it.
         term.type("cat brokerz/4")
         term.type("\x1b[D\x1b[D\x7fs\r")  # Left, Left, Backspace, 's'
-        term.wait_for(r"BrokerRegistration\(id=4, epoch=8, ")
+        term.expect(r"BrokerRegistration\(id=4, epoch=8, ")
         term.type("exit\r")
         assert term.close() == 0
     finally:
@@ -108,17 +108,17 @@ def test_interactive_editing_completion_and_history(tmp_path: Path) -> None:
     # Up recalls the last one.
     term = Terminal(args, tmp_path)
     try:
-        term.wait_for(r">>")
+        term.expect(r">>")
         term.type("history\r")
-        term.wait_for(r"    0  ls /image/topics/byName/alpha/\n    1  cd /image/cluster/\n    2  pwd\n"
+        term.expect(r"    0  ls /image/topics/byName/alpha/\n    1  cd /image/cluster/\n    2  pwd\n"
                       r"    3  cat brokers/4\n    4  exit\n    5  history\n>>")
         term.type("\x1b[A")  # Up: the previous line, `history`
         term.type("\x1b[A\x1b[A")  # ... then `exit`, then `cat brokers/4`
         term.type("\r")
-        term.wait_for(r"cat: brokers/4: No such file or directory\.")  # cwd is / again
+        term.expect(r"cat: brokers/4: No such file or directory\.")  # cwd is / again
         term.type("ls /nothing-yet")
         term.type("\x03")  # Ctrl-C drops the line, as Kafka's shell: "^C" and a new prompt
-        term.wait_for(r"\^C\s*>>")  # a new line or a cursor move, as the terminal renders it
+        term.expect(r"\^C\s*>>")  # a new line or a cursor move, as the terminal renders it
         term.type("\x04")  # Ctrl-D ends the shell
         assert term.close() == 0
     finally:

@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 from kraft.dirlock import DirectoryLock, DirectoryLockedError, lock_holder
 from kraft.image.history import DirectoryHistory
 from tests.doctor.helpers import DynamicQuorum, leader_of
+from tests.harness import cli
 from tests.harness.poll import until
 
 
 def shell(directory: Path, *commands: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kraft.cli", "shell", "--directory", str(directory), *commands],
-                          capture_output=True, text=True, timeout=120)
+    return cli.run("shell", "--directory", str(directory), *commands)
 
 
 def test_a_running_node_s_directory_is_read_past_its_latest_snapshot(tmp_path: Path) -> None:

@@ -5,21 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from kraft.cli import main
 from kraft.records.bootstrap import bootstrap_metadata_path, read_bootstrap_checkpoint, read_bootstrap_metadata
 from kraft.records.log import MetadataLog
 from kraft.records.snapshot import validate_snapshot_bytes
 from kraft.records.state_files import MetaProperties, uuid_from_kafka, uuid_to_kafka
 from kraft.records.view import OffsetAndEpoch
 from tests.conftest import fixture_path
+from tests.harness import cli
 
 CLUSTER = "MkU3OEVBNTcwNTJENDM2Qk"
 
 
 def _run(*args: str):
-    return CliRunner().invoke(main, ["storage", *args])
+    return cli.invoke(["storage", *args])
 
 
 def _data_values(path: Path) -> list[bytes]:

@@ -30,6 +30,7 @@ from kraft.wire.security import (
     client_security_from_properties,
     listener_security,
 )
+from tests.harness.poll import until_async
 from tests.wire.certs import Certs, make_certs, require_openssl
 from tests.wire.netutil import TEST_TIMEOUT_S, CannedHandler, RawConnection, running_server
 
@@ -201,8 +202,7 @@ async def test_connections_over_the_per_ip_limit_are_refused_and_the_rest_served
             await extra.assert_closed_by_peer()
             assert tracker.peak_per_ip["127.0.0.1"] == 3 and tracker.refused == 1
             await kept[0].aclose()
-            while tracker.total != 2:
-                await trio.sleep(0.01)
+            await until_async("tracker.total == 2", lambda: tracker.total == 2, interval_s=0.01)
             again = await RawConnection.open(port)
             await again.send_request(DescribeQuorumRequest(topics=[]), 0)
             await again.read_frame()

@@ -18,6 +18,7 @@ from kraft.tools.bench.chaos.checker import check_client_load, client_load_ok
 from kraft.tools.bench.chaos.operations import read_named_operations
 from kraft.tools.bench.chaos.segments import read_node_files, read_quorum_state, segment_crcs
 from kraft.tools.bench.chaos_client import QUOTA_KEY
+from tests.harness import cli
 from tests.harness.poll import until
 from tests.ports import free_ports
 
@@ -41,8 +42,7 @@ def _quorum(root: Path) -> dict[int, int]:
                           f"controller.listener.names=CONTROLLER\ncontroller.quorum.voters={voters}\n"
                           f"metadata.log.dir={root / f'metadata-{node_id}'}\nkraft.controller=true\n"
                           "kraft.witness=false\n")
-        subprocess.run([sys.executable, "-m", "kraft.cli", "storage", "format", "--config", str(config),
-                        "--cluster-id", cluster_id], check=True, capture_output=True)
+        cli.run("storage", "format", "--config", str(config), "--cluster-id", cluster_id, check=True)
     return ports
 
 

@@ -7,11 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from kraft.cli import main
 from kraft.tools.bench.chaos import ChaosOptions, register_scenario
 from kraft.tools.bench.chaos.scenarios import SCENARIOS, load_scenario, scenario_summary
+from tests.harness import cli
 
 
 @pytest.mark.parametrize("args, says", [
@@ -27,7 +25,7 @@ from kraft.tools.bench.chaos.scenarios import SCENARIOS, load_scenario, scenario
     (["--load", "bogus"], "Invalid value for '--load'"),
 ])
 def test_options_that_cannot_be_honoured_are_refused_in_one_line(args: list[str], says: str) -> None:
-    done = CliRunner().invoke(main, ["bench", "chaos", *args])
+    done = cli.invoke(["bench", "chaos", *args])
     assert done.exit_code == 2, done.output
     assert says in done.output and "Traceback" not in done.output
 
@@ -36,7 +34,7 @@ def test_a_nemesis_the_machine_cannot_run_is_refused(monkeypatch: pytest.MonkeyP
     from kraft.tools.bench.chaos import run
 
     monkeypatch.setattr(run, "network_unavailable_reason", lambda: "creating network namespaces needs root")
-    done = CliRunner().invoke(main, ["bench", "chaos", "--nemesis", "partition"])
+    done = cli.invoke(["bench", "chaos", "--nemesis", "partition"])
     assert done.exit_code == 1
     assert done.output.strip().splitlines()[-1] == (
         "Error: nemesis partition cannot run on this machine: creating network namespaces needs root")

@@ -15,12 +15,10 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from kraft.cli import main
 from kraft.tools.bench.chaos.checker import chaos_ok, check_kafka_load
 from kraft.tools.bench.chaos.operations import read_sent_operations
 from kraft.tools.bench.chaos.verifiable_events import consumed_records, read_events, write_send_history
+from tests.harness import cli
 from tests.kafka.releases import require
 
 
@@ -101,14 +99,14 @@ def test_without_kafkas_jars_the_kafka_load_is_refused_in_one_line(monkeypatch: 
     from kraft.tools import kafka_jars
 
     monkeypatch.setattr(kafka_jars, "LOCATORS", [])
-    done = CliRunner().invoke(main, ["bench", "chaos", "--load", "kafka", "--nemesis", "kill"])
+    done = cli.invoke(["bench", "chaos", "--load", "kafka", "--nemesis", "kill"])
     assert done.exit_code == 1, done.output
     assert done.output.strip().splitlines()[-1].startswith("Error: --load kafka needs real Kafka: no Kafka jars")
     assert "Traceback" not in done.output
 
 
 def test_the_kafka_load_refuses_a_partition_nemesis() -> None:
-    done = CliRunner().invoke(main, ["bench", "chaos", "--load", "kafka", "--nemesis", "kill,cut"])
+    done = cli.invoke(["bench", "chaos", "--load", "kafka", "--nemesis", "kill,cut"])
     assert done.exit_code == 2, done.output
     assert "--load kafka cannot run nemesis cut (Kafka's brokers and clients run on 127.0.0.1" in done.output
     assert "use --load client" in done.output

@@ -10,7 +10,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ import trio
 
 from kraft.tools.bench.chaos import ChaosOptions, chaos_ok, format_chaos_report, run_chaos
 from kraft.tools.bench.chaos.run import PARTITION_NEMESES, unavailable_reason
+from tests.harness import cli
 from tests.kafka.releases import unavailable
 
 
@@ -143,15 +143,10 @@ def test_five_voters_under_every_nemesis_at_once_lose_nothing(tmp_path: Path) ->
     assert result["after_heals"] is not None and result["after_heals"]["heals"] >= 1
 
 
-def _kraft(*args: str) -> list[str]:
-    return [sys.executable, "-m", "kraft.cli", "bench", "chaos", *args]
-
-
 @pytest.mark.slow
 def test_a_lying_disk_is_caught_lost_records_and_exit_status_1() -> None:
     _need("lying-disk")
-    done = subprocess.run(_kraft("--nemesis", "lying-disk", "--duration", "6", "--seed", "3"),
-                          capture_output=True, text=True, timeout=900)
+    done = cli.run("bench", "chaos", "--nemesis", "lying-disk", "--duration", "6", "--seed", "3", timeout=900)
     print(done.stdout, done.stderr)
     kept = re.search(r"files kept in (\S+)", done.stderr)
     if kept:
@@ -166,7 +161,8 @@ def test_a_lying_disk_is_caught_lost_records_and_exit_status_1() -> None:
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_run_leaves_nothing_behind(signum: int) -> None:
     _need("partition", "power-loss")
-    proc = subprocess.Popen(_kraft("--nemesis", "partition,power-loss,kill,pause", "--duration", "300", "--keep"),
+    proc = subprocess.Popen(cli.kraft_args("bench", "chaos", "--nemesis", "partition,power-loss,kill,pause",
+                                           "--duration", "300", "--keep"),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     assert proc.stdout is not None
     seen = []
