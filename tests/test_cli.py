@@ -123,8 +123,7 @@ def test_a_mistyped_command_gets_a_suggestion(typed: list[str], meant: str) -> N
 def test_a_hidden_command_is_never_suggested() -> None:
     """``kraft bench voter`` is run by ``kraft bench quorum``, not by hand:
     a near miss of it gets no suggestion, as ``--help`` does not list it."""
-    result = subprocess.run([sys.executable, "-m", "kraft.cli", "bench", "votr"], capture_output=True, text=True,
-                            timeout=120)
+    result = cli.run("bench", "votr")
     assert result.returncode == errors.EXIT_USAGE
     assert "No such command 'votr'." in result.stderr and "voter" not in result.stderr, result.stderr
 

@@ -37,8 +37,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -46,6 +44,8 @@ from typing import TYPE_CHECKING, Any
 
 from kraft.records.state_files import random_cluster_id
 from kraft.tools.bench.node_process import KRAFT, FaultLog, NodeProcess, SayFaultLog, kill, pause, restart, resume
+from tests.harness import cli
+from tests.harness.poll import until_async
 
 if TYPE_CHECKING:
     from kraft.node.node import KraftNode
@@ -130,26 +130,16 @@ async def _watch_leaders(observer: KraftNode, leaders: list[tuple[float, int, in
         await observer.wait_leader_change(leader)
 
 
-async def _until(predicate: Callable[[], bool], what: str, timeout_s: float) -> None:
-    """Wait for ``predicate``; a round that stalls fails the run."""
-    import trio
-
-    with trio.move_on_after(timeout_s) as scope:
-        while not predicate():
-            await trio.sleep(0.02)
-    if scope.cancelled_caught:
-        raise AssertionError(f"witness-handover: {what} not within {timeout_s:g} s")
-
-
-async def _until_settled(observer: KraftNode) -> None:
+async def _until_settled(observer: KraftNode, timeout_s: float) -> None:
     """Once the load stopped: wait until the observer's high watermark stays
     put for 1.5 s (the last records committed)."""
-    import trio
+    seen = [-1]
 
-    seen = -1
-    while seen != observer.high_watermark:
-        seen = observer.high_watermark
-        await trio.sleep(1.5)
+    def settled() -> bool:
+        previous, seen[0] = seen[0], observer.high_watermark
+        return previous == seen[0]
+
+    await until_async("the observer's high watermark settled", settled, timeout_s=timeout_s, interval_s=1.5)
 
 
 async def run_witness_handover(
@@ -188,7 +178,8 @@ async def run_witness_handover(
         return observer.leader.leader_id if observer.running else None
 
     async def until(predicate: Callable[[], bool], what: str, timeout_s: float = round_timeout_s) -> None:
-        await _until(predicate, what, timeout_s)
+        # A round that stalls fails the run.
+        await until_async(f"witness-handover: {what}", predicate, timeout_s=timeout_s, interval_s=0.02)
 
     async def commits(count: int, what: str) -> None:
         target = len(committed) + count
@@ -218,7 +209,7 @@ async def run_witness_handover(
                     + (f", for {round_result['handover_ms']} ms" if round_result["witness_led"] else ""))
             for p in procs.values():
                 p.send(signal.SIGUSR1)  # stop the demo load
-            await _until_settled(observer)
+            await _until_settled(observer, round_timeout_s)
             result["final_leader"] = leader_now()
             await observer.shutdown()
             nursery.cancel_scope.cancel()
@@ -242,8 +233,7 @@ def _formatted_nodes(root: Path, ports: list[int]) -> dict[int, Path]:
         extra = {"kraft.witness": "false"} if node_id in KAFKA else {}
         configs[node_id] = root / f"server-{node_id}.properties"
         write_properties(configs[node_id], node_id, port, quorum, root / f"metadata-{node_id}", extra)
-        done = subprocess.run([sys.executable, "-m", "kraft.cli", "storage", "format", "--config",
-                               str(configs[node_id]), "--cluster-id", cluster_id], capture_output=True, text=True)
+        done = cli.run("storage", "format", "--config", str(configs[node_id]), "--cluster-id", cluster_id)
         if done.returncode != 0:
             raise RuntimeError(f"kraft storage format failed: {done.stdout}{done.stderr}")
     return configs

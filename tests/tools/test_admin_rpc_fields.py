@@ -17,15 +17,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from kraft.cli import main
 from kraft.client.admin import AdminSession
 from kraft.raft.rpcs import api_versions_rpc, describe_quorum_rpc
 from kraft.wire.apis import ApiKey
 from kraft.wire.codec import decode_response
 from kraft.wire.framing import unframe
 from tests.conftest import fixture_path
+from tests.harness import cli
 
 BOOTSTRAP = ["--bootstrap-controller", "127.0.0.1:1"]
 
@@ -61,7 +60,7 @@ def kafka_controller(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _run(*args: str) -> str:
-    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    result = cli.invoke(list(args), catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return result.output
 
@@ -128,5 +127,5 @@ def test_a_field_added_to_the_features_unit_shows_in_the_cli(kafka_controller: N
 
 
 def test_json_is_a_mode_of_its_own(kafka_controller: None) -> None:
-    result = CliRunner().invoke(main, ["quorum", *BOOTSTRAP, "describe", "--json", "--status"])
+    result = cli.invoke(["quorum", *BOOTSTRAP, "describe", "--json", "--status"])
     assert result.exit_code == 1 and "--json is a mode of its own" in result.output
