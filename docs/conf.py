@@ -61,7 +61,7 @@ nitpick_ignore_regex = [
 # Internal parts the embedding API exposes as attributes or takes as
 # optional arguments: named in signatures, not documented (not stable).
 nitpick_ignore = [("py:class", name) for name in (
-    "kraft.node.raft_client.KafkaRaftClient",
+    "kraft.node.raft_driver.RaftDriver",
     "kraft.node.raft_metrics.RaftMetrics",
     "kraft.node.witness_detector.WitnessDetector",
     "kraft.node.controller_apis.ControllerApis",

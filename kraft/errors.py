@@ -87,8 +87,8 @@ EXIT_CODE_BY_CLASS: dict[str, int] = {
     "kraft.records.errors.RecordsError": EXIT_STORAGE,
     "kraft.records.bootstrap.FormatError": EXIT_REFUSED,
     "kraft.wire.security.SecurityConfigError": EXIT_CONFIG,
-    "kraft.wire.client.ConnectionFailed": EXIT_NETWORK,
-    "kraft.wire.client.RequestTimedOut": EXIT_NETWORK,
+    "kraft.wire.network_client.ConnectionFailed": EXIT_NETWORK,
+    "kraft.wire.network_client.RequestTimedOut": EXIT_NETWORK,
 }
 
 _NETWORK_ERRNOS = {errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.ECONNREFUSED, errno.ECONNRESET,

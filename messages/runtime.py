@@ -150,7 +150,7 @@ def trailing_bytes(info: MessageInfo, version: int, pos: int, size: int) -> Deco
 def decode_failure(info: MessageInfo, buf: Any, pos: int, version: int, exc: BaseException) -> DecodeError:
     """Turn a fast-path failure into a DecodeError naming the field: replay
     the buffer through the schema-driven walker, which checks every step."""
-    from kraft.messages.walk import locate_decode_error
+    from kraft.messages.reference_codec import locate_decode_error
 
     if isinstance(exc, DecodeError):
         return exc
@@ -160,7 +160,7 @@ def decode_failure(info: MessageInfo, buf: Any, pos: int, version: int, exc: Bas
 def encode_failure(info: MessageInfo, obj: Any, version: int, exc: BaseException) -> KraftProtocolError:
     if isinstance(exc, KraftProtocolError):
         return exc
-    from kraft.messages.walk import locate_encode_error
+    from kraft.messages.reference_codec import locate_encode_error
 
     return locate_encode_error(info, obj, version, exc)
 

@@ -74,7 +74,7 @@ def test_every_cited_path_exists() -> None:
 def test_the_scan_finds_citations() -> None:
     # A pattern that matched nothing would pass the test above trivially.
     cited = cited_paths()
-    assert "kraft/raft/handlers/common.py" in cited
+    assert "kraft/raft/families/common.py" in cited
     assert "README.md" in cited["wire/sasl.py"] or "kraft/node/controller_apis.py" in cited["wire/sasl.py"]
-    assert "docs/concepts/raft-core.md" in cited["kraft/raft/handlers/common.py"]  # the site's pages are read
+    assert "docs/concepts/raft-core.md" in cited["kraft/raft/families/common.py"]  # the site's pages are read
     assert CITED.findall("see kraft/wire/not_controller.py, and x.py") == ["kraft/wire/not_controller.py"]

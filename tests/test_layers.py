@@ -1,6 +1,6 @@
 """Import layering, as import-linter contracts (pyproject.toml, ``[tool.importlinter]``):
 
-    kraft.tools  ->  kraft.sim  ->  kraft.node  ->  kraft.config | kraft.client  ->  kraft.raft | kraft.image
+    kraft.tools  ->  kraft.sim  ->  kraft.node  ->  kraft.config | kraft.admin_client  ->  kraft.raft | kraft.image
                  ->  kraft.wire | kraft.records  ->  kraft.messages
 
 Lower layers never import higher ones; wire and records do not import each
@@ -99,7 +99,7 @@ CHAOS_CLIENT_MAY_IMPORT = ("kraft.messages", "kraft.wire.codec", "kraft.wire.fra
 CHAOS_CLIENT = "kraft.tools.bench.chaos_client"
 
 
-@pytest.mark.parametrize("bad_import", ["import kraft.wire.client", "import kraft.tools.bench.node_process",
+@pytest.mark.parametrize("bad_import", ["import kraft.wire.network_client", "import kraft.tools.bench.node_process",
                                         "import kraft.node.node"])
 def test_the_chaos_client_contract_catches_an_import_of_the_node(tmp_path: Path, bad_import: str) -> None:
     """Issue 44: the chaos client shares no code with the node beyond the
@@ -152,10 +152,10 @@ def test_the_chaos_client_process_loads_nothing_of_the_node() -> None:
     ("messages", "import kraft.cli", "Layers import downwards"),  # the bottom layer reaching the top
     ("raft", "import kraft.messages.codegen", "The generator"),
     ("raft", "from kraft.raft import _probe_b", "No import cycles"),  # _probe_b imports _probe_a
-    ("sim", "import kraft.node.raft_client", "Only the embedding API"),  # allowed by the layers, not by this
+    ("sim", "import kraft.node.raft_driver", "Only the embedding API"),  # allowed by the layers, not by this
     ("raft", "import trio", "Sans-IO raft and controller"),
     ("controller", "import socket", "Sans-IO raft and controller"),  # the standard library
-    ("raft", "import kraft.wire.client", "Sans-IO raft and controller"),
+    ("raft", "import kraft.wire.network_client", "Sans-IO raft and controller"),
 ], ids=["layers", "generator", "cycle", "node-object", "sans-io-trio", "sans-io-socket", "sans-io-wire-client"])
 def test_import_contracts_catch_a_violation(tmp_path: Path, package: str, bad_import: str, contract: str) -> None:
     """The contracts are live: one bad import planted in the tree breaks the one it should."""
@@ -203,7 +203,7 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_raft_core_package_is_found() -> None:
-    assert {"core", "quorum_state", "roles", "rpcs.api_versions_rpc", "handlers.common"} <= set(SANS_IO)
+    assert {"core", "quorum_state", "roles", "rpcs.api_versions_rpc", "families.common"} <= set(SANS_IO)
 
 
 @pytest.mark.parametrize("name", SANS_IO)
@@ -214,14 +214,14 @@ def test_raft_core_is_sans_io(name: str) -> None:
 
 
 #: Loaded by an import of the sans-IO modules, they would mean I/O reached them.
-IO_MODULES = ("trio", "ssl", "kraft.wire.client", "kraft.wire.server", "kraft.wire.tls", "kraft.wire.sasl",
+IO_MODULES = ("trio", "ssl", "kraft.wire.network_client", "kraft.wire.server", "kraft.wire.tls", "kraft.wire.sasl",
               "kraft.wire.scram", "kraft.wire.security", "kraft.wire.tcp_connect")
 
 
 def test_sans_io_modules_load_no_io_module() -> None:
     """What a fresh interpreter holds after importing the raft core (which
     imports every RPC) and the controller's state machine (issue 45: the
-    ApiVersions RPC reached trio through kraft.wire.client). ``socket`` is
+    ApiVersions RPC reached trio through kraft.wire.network_client). ``socket`` is
     not checked: the standard library's importlib.metadata loads it (through
     email.utils), and crc32c, the batch checksum, imports that at import
     time; the import contract still keeps kraft's own code from importing it."""
@@ -243,6 +243,6 @@ def test_node_object_contract_names_every_node_module() -> None:
     modules by hand: a new one must be listed (or, embedding the node, be
     named here on purpose)."""
     contract = next(c for c in _contracts() if c.get("id") == "node-object-private")
-    allowed = {"kraft.node", "kraft.node.node", "kraft.node.raft_manager", "kraft.node.raft_client"}
+    allowed = {"kraft.node", "kraft.node.node", "kraft.node.raft_manager", "kraft.node.raft_driver"}
     node_modules = {m for m in _modules() if m == "kraft.node" or m.startswith("kraft.node.")}
     assert node_modules - allowed - set(contract["source_modules"]) == set()

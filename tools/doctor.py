@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from kraft.client.admin import AdminSession
+    from kraft.admin_client.admin import AdminSession
     from kraft.doctor.live import NodeAnswer
 
 __all__ = ["doctor_command", "gather"]
@@ -42,12 +42,12 @@ async def _probe(session: AdminSession, host: str, port: int, node_id: int | Non
         cluster_view,
         describe_cluster_request,
     )
-    from kraft.client.admin_features import api_versions
+    from kraft.admin_client.admin_features import api_versions
     from kraft.doctor.live import LeaderAnswer, NodeAnswer
     from kraft.messages.errors import KraftProtocolError
     from kraft.raft.rpcs.describe_quorum_rpc import DUPLICATE_NOTE, QuorumAnswer
     from kraft.wire.apis import ApiKey
-    from kraft.wire.client import PeerClientError
+    from kraft.wire.network_client import PeerClientError
     from kraft.wire.errors import ErrorCode
 
     address = (host, port)
@@ -103,7 +103,7 @@ async def gather(addresses: tuple[tuple[str, int], ...], settings: Any) -> list[
 
     import trio
 
-    from kraft.client.admin import ENDPOINT_TYPE_CONTROLLER, AdminSession, Bootstrap
+    from kraft.admin_client.admin import ENDPOINT_TYPE_CONTROLLER, AdminSession, Bootstrap
 
     known: dict[int, tuple[str, int]] = {}
     answers: dict[tuple[str, int], Any] = {}

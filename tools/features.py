@@ -28,7 +28,7 @@ feature is ``kraft.version``: upgrading it to 1 turns a static quorum
 
 Connection options, ``--command-config`` and error reporting are those of
 ``kraft quorum`` (:mod:`kraft.tools.quorum`). The requests are the admin
-client's (:mod:`kraft.client.admin_features`); this module parses the options
+client's (:mod:`kraft.admin_client.admin_features`); this module parses the options
 and prints what Kafka prints.
 """
 
@@ -46,7 +46,7 @@ from kraft.tools.quorum import QuorumToolOptions, ToolError, run_tool
 from kraft.tools.kafka_version import current_release, kafka_version_option
 
 if TYPE_CHECKING:
-    from kraft.client.admin_features import FeatureMetadata, FeatureUpdate, UpgradeType
+    from kraft.admin_client.admin_features import FeatureMetadata, FeatureUpdate, UpgradeType
 
 __all__ = [
     "features_group",
@@ -161,8 +161,8 @@ def describe_command(options: QuorumToolOptions, as_json: bool) -> None:
     bootstrap, settings = _resolve(options)
 
     async def main() -> str:
-        from kraft.client.admin import AdminSession
-        from kraft.client.admin_features import describe_features
+        from kraft.admin_client.admin import AdminSession
+        from kraft.admin_client.admin_features import describe_features
         from kraft.tools.structured_output import as_json as json_document
 
         async with AdminSession(bootstrap, settings) as session:
@@ -182,8 +182,8 @@ def _run_update(options: QuorumToolOptions, op: str, updates: dict[str, FeatureU
         _fail(f"You must specify at least one feature to {op}")
 
     async def main() -> str:
-        from kraft.client.admin import AdminSession
-        from kraft.client.admin_features import update_features
+        from kraft.admin_client.admin import AdminSession
+        from kraft.admin_client.admin_features import update_features
 
         async with AdminSession(bootstrap, settings) as session:
             errors = await update_features(session, updates, dry_run)
@@ -198,7 +198,7 @@ def _run_update(options: QuorumToolOptions, op: str, updates: dict[str, FeatureU
 
 
 def _parse_updates(features: Sequence[str], kind: UpgradeType) -> dict[str, FeatureUpdate]:
-    from kraft.client.admin_features import FeatureUpdate
+    from kraft.admin_client.admin_features import FeatureUpdate
 
     updates: dict[str, FeatureUpdate] = {}
     try:
@@ -254,7 +254,7 @@ def feature_dependencies_command(features: tuple[str, ...]) -> None:
 @click.pass_obj
 def upgrade_command(options: QuorumToolOptions, features: tuple[str, ...], dry_run: bool) -> None:
     """Upgrade one or more feature flags."""
-    from kraft.client.admin_features import UpgradeType
+    from kraft.admin_client.admin_features import UpgradeType
 
     _run_update(options, "upgrade", _parse_updates(features, UpgradeType.UPGRADE), dry_run)
 
@@ -267,7 +267,7 @@ def upgrade_command(options: QuorumToolOptions, features: tuple[str, ...], dry_r
 @click.pass_obj
 def downgrade_command(options: QuorumToolOptions, features: tuple[str, ...], unsafe: bool, dry_run: bool) -> None:
     """Downgrade one or more feature flags."""
-    from kraft.client.admin_features import UpgradeType
+    from kraft.admin_client.admin_features import UpgradeType
 
     kind = UpgradeType.UNSAFE_DOWNGRADE if unsafe else UpgradeType.SAFE_DOWNGRADE
     _run_update(options, "downgrade", _parse_updates(features, kind), dry_run)
@@ -280,7 +280,7 @@ def downgrade_command(options: QuorumToolOptions, features: tuple[str, ...], uns
 @click.pass_obj
 def disable_command(options: QuorumToolOptions, features: tuple[str, ...], unsafe: bool, dry_run: bool) -> None:
     """Disable one or more feature flags. This is the same as downgrading the version to zero."""
-    from kraft.client.admin_features import FeatureUpdate, UpgradeType
+    from kraft.admin_client.admin_features import FeatureUpdate, UpgradeType
 
     kind = UpgradeType.UNSAFE_DOWNGRADE if unsafe else UpgradeType.SAFE_DOWNGRADE
     updates: dict[str, FeatureUpdate] = {}

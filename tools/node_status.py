@@ -17,13 +17,13 @@ __all__ = ["status_command", "fetch_status"]
 
 def fetch_status(host: str, port: int, timeout_s: float = 5.0) -> dict[str, Any]:
     """The node's ``/status`` document; raises
-    :class:`kraft.client.errors.UnreachableError` (exit 5, one line naming
+    :class:`kraft.admin_client.errors.UnreachableError` (exit 5, one line naming
     the address and why) when the node cannot be asked."""
     import socket
     import urllib.error
     import urllib.request
 
-    from kraft.client.errors import UnreachableError
+    from kraft.admin_client.errors import UnreachableError
     from kraft.wire.addresses import format_address
 
     url = f"http://{format_address(host, port)}/status"

@@ -166,7 +166,7 @@ async def _run(observer: Observer, *, follow: bool, fmt: str, from_offset: int, 
         await observer.shutdown()
         nursery.cancel_scope.cancel()
     if unanswered and not interrupted:
-        from kraft.client.errors import UnreachableError
+        from kraft.admin_client.errors import UnreachableError
 
         raise UnreachableError(f"no bootstrap controller described the quorum within {timeout_s:g} s "
                                f"({', '.join(f'{h}:{p}' for h, p in observer.bootstrap)}); check "
@@ -211,8 +211,8 @@ def observe_command(bootstrap: str, cluster_id: str | None, node_id: int | None,
     """Join a KRaft quorum as an observer and show its metadata."""
     import trio
 
-    from kraft.client.admin import AdminError, parse_bootstrap
-    from kraft.client.reach import check_reachable
+    from kraft.admin_client.admin import AdminError, parse_bootstrap
+    from kraft.admin_client.reach import check_reachable
     from kraft.config import validate_numbers
     from kraft.programs.observer import Observer, ObserverError
 

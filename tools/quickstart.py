@@ -262,8 +262,8 @@ async def _stop_writers_and_wait_for_all(cluster: Cluster, timeout_s: float = 60
     leader's: the logs compared afterwards then hold the same records."""
     import trio
 
-    from kraft.client.admin import ENDPOINT_TYPE_CONTROLLER, AdminSession, AdminSettings, Bootstrap
-    from kraft.client.errors import AdminError
+    from kraft.admin_client.admin import ENDPOINT_TYPE_CONTROLLER, AdminSession, AdminSettings, Bootstrap
+    from kraft.admin_client.errors import AdminError
 
     with trio.fail_after(timeout_s):
         for node_id, proc in cluster.procs.items():

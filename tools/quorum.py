@@ -42,8 +42,8 @@ a quorum without a leader, or whose leader moves, is retried every 100 ms
 (Kafka's ``retry.backoff.ms``) until the command's timeout. Errors print one
 line on stderr and exit 1; usage errors exit 2.
 
-The requests are the admin client's (:mod:`kraft.client.admin`:
-:class:`~kraft.client.admin.AdminSession` finds the leader and sends it a
+The requests are the admin client's (:mod:`kraft.admin_client.admin`:
+:class:`~kraft.admin_client.admin.AdminSession` finds the leader and sends it a
 request); this module parses the options (:class:`QuorumToolOptions`),
 prints what Kafka prints and runs the commands (:func:`run_tool`). Heavy
 imports (trio, the node's reassignment planner) happen when a command runs,
@@ -61,12 +61,12 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from kraft.client.errors import AdminError
+from kraft.admin_client.errors import AdminError
 from kraft.kafka_release import LATEST, KafkaRelease
 from kraft.tools.kafka_version import current_release, kafka_version_option
 
 if TYPE_CHECKING:
-    from kraft.client.admin import AdminSession, AdminSettings, Bootstrap, ControllerIdentity
+    from kraft.admin_client.admin import AdminSession, AdminSettings, Bootstrap, ControllerIdentity
     from kraft.raft.rpcs.describe_quorum_rpc import QuorumInfo, ReplicaInfo
 
 __all__ = [
@@ -119,7 +119,7 @@ class QuorumToolOptions:
 
     def resolve(self) -> tuple[Bootstrap, AdminSettings]:
         """Validate: exactly one bootstrap option, a readable command config."""
-        from kraft.client.admin import ENDPOINT_TYPE_BROKER, ENDPOINT_TYPE_CONTROLLER, Bootstrap, parse_bootstrap
+        from kraft.admin_client.admin import ENDPOINT_TYPE_BROKER, ENDPOINT_TYPE_CONTROLLER, Bootstrap, parse_bootstrap
 
         if self.bootstrap_server is not None and self.bootstrap_controller is not None:
             raise click.UsageError("argument --bootstrap-controller: not allowed with argument --bootstrap-server")
@@ -133,7 +133,7 @@ class QuorumToolOptions:
         return bootstrap, self._settings()
 
     def _settings(self) -> AdminSettings:
-        from kraft.client.admin import DEFAULT_API_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, AdminSettings
+        from kraft.admin_client.admin import DEFAULT_API_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, AdminSettings
         from kraft.config import ConfigError, load_properties
         from kraft.wire.security import SecurityConfigError, client_security_from_properties
 
@@ -343,7 +343,7 @@ def describe_command(options: QuorumToolOptions, status: bool, replication: bool
         _fail(str(e))
 
     async def main() -> str:
-        from kraft.client.admin import AdminSession
+        from kraft.admin_client.admin import AdminSession
         from kraft.tools.quorum_witness import format_witnesses, witness_reasons
         from kraft.tools.structured_output import as_json as json_document
 
@@ -382,7 +382,7 @@ def _fail(message: str) -> NoReturn:
 def controller_identity(path: Path) -> ControllerIdentity:
     """Kafka's MetadataQuorumCommand.getControllerId / getMetadataDirectoryId /
     getControllerAdvertisedListeners, with its messages."""
-    from kraft.client.admin import ControllerIdentity
+    from kraft.admin_client.admin import ControllerIdentity
     from kraft.config import ConfigError, load_properties, parse_listeners
     from kraft.records.errors import StateFileError
     from kraft.records.state_files import META_PROPERTIES_FILE, MetaProperties
@@ -453,7 +453,7 @@ def add_controller_command(options: QuorumToolOptions, dry_run: bool) -> None:
         _fail(str(e))
 
     async def main() -> str:
-        from kraft.client.admin import AdminSession, add_voter_request, voter_change_until_done
+        from kraft.admin_client.admin import AdminSession, add_voter_request, voter_change_until_done
         from kraft.messages.json_form import uuid_to_kafka
 
         if not dry_run:
@@ -518,8 +518,8 @@ async def _remove_controller(bootstrap: Bootstrap, settings: AdminSettings, cont
     """Kafka's ``MetadataQuorumCommand.handleRemoveController``: RemoveRaftVoter,
     then (``--unregister``) UnregisterController. Its lines go out as each
     step is done: the removal's stays printed when unregistering fails."""
-    from kraft.client.admin import AdminSession, remove_voter_request, unregister_controller, voter_change_until_done
-    from kraft.client.errors import RefusedError
+    from kraft.admin_client.admin import AdminSession, remove_voter_request, unregister_controller, voter_change_until_done
+    from kraft.admin_client.errors import RefusedError
     from kraft.wire.errors import ErrorCode
 
     async with AdminSession(bootstrap, settings) as session:
@@ -657,7 +657,7 @@ class _SessionReassignClient:
         return quorum_view(info)
 
     async def apply(self, step: Any) -> tuple[str, str | None]:
-        from kraft.client.admin import ControllerIdentity, add_voter_request, remove_voter_request, send_voter_change
+        from kraft.admin_client.admin import ControllerIdentity, add_voter_request, remove_voter_request, send_voter_change
         from kraft.wire.errors import ErrorCode
 
         if step.kind == "add":
@@ -807,7 +807,7 @@ def reassign_command(options: QuorumToolOptions, voters_text: str | None, contro
     resume after any crash."""
     import trio
 
-    from kraft.client.admin import AdminSession
+    from kraft.admin_client.admin import AdminSession
     from kraft.programs import reconfig
 
     if sum(1 for x in (voters_text is not None, cancel, status) if x) != 1:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import trio
 
 if TYPE_CHECKING:
-    from kraft.client.admin import AdminSession
+    from kraft.admin_client.admin import AdminSession
     from kraft.raft.rpcs.describe_quorum_rpc import QuorumInfo
 
 __all__ = ["WITNESS_PROBE_MS", "format_witnesses", "parse_witness_note", "witness_reasons"]
@@ -55,7 +55,7 @@ async def witness_reasons(session: AdminSession, info: QuorumInfo) -> dict[int, 
     witness may be leading a hand-over epoch): voter id -> why it is a
     witness."""
     from kraft.messages.errors import KraftProtocolError
-    from kraft.wire.client import PeerClientError
+    from kraft.wire.network_client import PeerClientError
 
     reasons: dict[int, str] = {}
 

@@ -197,8 +197,8 @@ class _LiveSource:
 
 
 def _open_live(bootstrap: str, cluster_id: str | None, data_dir: Path | None, timeout_s: float) -> _Opened:
-    from kraft.client.admin import parse_bootstrap
-    from kraft.client.reach import check_reachable
+    from kraft.admin_client.admin import parse_bootstrap
+    from kraft.admin_client.reach import check_reachable
     from kraft.programs.observer import ObserverError
 
     try:

@@ -5,7 +5,7 @@
 
 Comma-separated ``host:port``; IPv6 hosts in brackets (``[::1]:9093``);
 blanks around items and empty items are ignored. The node's config
-(:mod:`kraft.config`) and every client (:func:`kraft.client.admin.parse_bootstrap`:
+(:mod:`kraft.config`) and every client (:func:`kraft.admin_client.admin.parse_bootstrap`:
 the tools and the observer) parse with :func:`parse_addresses` and only
 choose the name the error messages give the setting.
 """

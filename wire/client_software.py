@@ -2,7 +2,7 @@
 ``ClientSoftwareName`` and ``ClientSoftwareVersion``.
 
 Its own module so the sans-IO raft core, which sends ApiVersions to a
-would-be voter, can name them without importing :mod:`kraft.wire.client`
+would-be voter, can name them without importing :mod:`kraft.wire.network_client`
 (and with it trio, sockets and TLS).
 """
 

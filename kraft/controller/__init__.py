@@ -4,7 +4,7 @@ May import ``kraft.image``, ``kraft.records``, ``kraft.wire`` error codes and ap
 
 The controller RPCs the tools send keep their client side here, beside the answer
 (``describe_cluster_rpc``, ``update_features_rpc``, ``controller_unregistration``):
-versions, request, reading of the answer; :mod:`kraft.client` sends them.
+versions, request, reading of the answer; :mod:`kraft.admin_client` sends them.
 
 What Apache Kafka's controller does for Kafka 4.x brokers and their
 clients, over kraft's metadata image (:mod:`kraft.image`).

@@ -13,7 +13,7 @@ ALTER on the cluster; that is the node's check, not this module's.
 
 The client's side of the same RPC is here too (Kafka's
 ``KafkaAdminClient.unregisterController``): its versions and the request
-(:func:`request`); the admin client (:func:`kraft.client.admin.unregister_controller`)
+(:func:`request`); the admin client (:func:`kraft.admin_client.admin.unregister_controller`)
 sends it to the active controller and retries.
 """
 

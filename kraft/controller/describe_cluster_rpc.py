@@ -7,7 +7,7 @@ Its versions and Kafka's ``EndpointType`` codes are stated here, once: the
 node answers it with them (Kafka's ``ControllerApis.handleDescribeCluster``:
 :func:`kraft.node.admin_apis.describe_cluster_response`, from the raft's
 voter set). Who sends it, how often and what an error means is the
-caller's business (:mod:`kraft.client.admin`); the bytes and their reading
+caller's business (:mod:`kraft.admin_client.admin`); the bytes and their reading
 are here. Adding a field to the view touches this module and its test.
 
 Sans-IO, as the rest of the controller package.

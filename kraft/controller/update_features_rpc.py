@@ -8,7 +8,7 @@ module is the client's side of the same RPC: its versions, the request
 outcome (:func:`results`). Adding a field touches this module and its test.
 
 Sans-IO, as the rest of the controller: the admin client
-(:mod:`kraft.client.admin_features`) sends and retries.
+(:mod:`kraft.admin_client.admin_features`) sends and retries.
 """
 
 from __future__ import annotations

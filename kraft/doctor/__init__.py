@@ -1,5 +1,5 @@
 """``kraft doctor`` and ``kraft storage recover-quorum``: what is wrong with a quorum, and the way out.
-May import kraft.client, kraft.config, kraft.dirlock, kraft.raft (the election state's rules), kraft.records, kraft.wire and kraft.messages; never kraft.node or tools.
+May import kraft.admin_client, kraft.config, kraft.dirlock, kraft.raft (the election state's rules), kraft.records, kraft.wire and kraft.messages; never kraft.node or tools.
 
 The way out is for a quorum that lost its majority for good.
 

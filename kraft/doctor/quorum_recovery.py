@@ -391,7 +391,7 @@ async def live_voters(plan: RecoveryPlan, config: NodeConfig, timeout_ms: int = 
 
     from kraft.messages.generated.api_versions_request import ApiVersionsRequest
     from kraft.wire.apis import ApiKey
-    from kraft.wire.client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION, PeerClient, PeerClientError
+    from kraft.wire.network_client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION, PeerClient, PeerClientError
 
     alive: list[str] = []
 

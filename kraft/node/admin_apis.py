@@ -114,20 +114,20 @@ _OPERATIONS_NOT_REQUESTED = -(2**31)
 # ---------------------------------------------------------------- dispatch
 
 
-async def handle(raft_client: RaftWriter, request: DecodedRequest, conn: ConnectionInfo, *,
+async def handle(raft_driver: RaftWriter, request: DecodedRequest, conn: ConnectionInfo, *,
                  cluster_id: str, node_id: int, witness: WitnessDecision | None = None,
                  duplicates: str | None = None) -> Response:
     """Answer one admin request (an api in :data:`ADMIN_API_KEYS`) on the
-    node ``node_id`` of ``cluster_id`` whose raft is ``raft_client``; ``witness``:
+    node ``node_id`` of ``cluster_id`` whose raft is ``raft_driver``; ``witness``:
     this voter's witness decision, noted in a DescribeQuorum it cannot answer;
     ``duplicates``: the node ids two processes fetch with, noted in a leader's."""
-    core = raft_client.core
+    core = raft_driver.core
     version = request.api_version
     voters = core.voters
-    leader = raft_client.leader
+    leader = raft_driver.leader
     match request.api_key:
         case ApiKey.DESCRIBE_QUORUM:
-            description = core.describe_quorum(_wall_clock_ms()) if raft_client.initialized else None
+            description = core.describe_quorum(_wall_clock_ms()) if raft_driver.initialized else None
             body: Any = describe_quorum_rpc.response_to_wire(version, request.body, description, leader, voters,
                                                              core.topic_partition)
             if description is None and witness is not None and witness.witness:
@@ -146,7 +146,7 @@ async def handle(raft_client: RaftWriter, request: DecodedRequest, conn: Connect
                                      conn.listener)
         case ApiKey.UPDATE_FEATURES:
             # The kraft.version upgrade (kraft/node/update_features.py).
-            body = await features.update_features(raft_client, node_id, request.body, version)
+            body = await features.update_features(raft_driver, node_id, request.body, version)
         case _:
             raise ValueError(f"{request.api_key.name} is not an admin api")
     return Response(body, version)
@@ -154,7 +154,7 @@ async def handle(raft_client: RaftWriter, request: DecodedRequest, conn: Connect
 
 def _wall_clock_ms() -> int:
     # DescribeQuorum's timestamps are wall-clock ms, the clock the node's
-    # raft client drives the core with.
+    # raft driver drives the core with.
     return int(time.time() * 1000)
 
 
@@ -179,18 +179,18 @@ def api_versions(version: int, request: ApiVersionsRequest | None,
     return Response(body, response_version(version))
 
 
-def node_api_versions(raft_client: RaftView | None, version: int, request: ApiVersionsRequest | None,
+def node_api_versions(raft_driver: RaftView | None, version: int, request: ApiVersionsRequest | None,
                       supported: Mapping[ApiKey | int, VersionRange]) -> Response:
-    """ApiVersions on the node whose raft is ``raft_client`` (None before it
+    """ApiVersions on the node whose raft is ``raft_driver`` (None before it
     starts): the finalized ``kraft.version`` is its log's
     latest (uncommitted included, as Kafka's ``RaftClient.kraftVersion``);
     the finalized-features epoch is the last committed offset it knows, as a
     Kafka controller reports the offset of the metadata image it read its
     features from."""
-    if raft_client is None or not raft_client.initialized:
+    if raft_driver is None or not raft_driver.initialized:
         return api_versions(version, request, supported)
-    finalized = {"kraft.version": raft_client.core.kraft_version}
-    return api_versions(version, request, supported, finalized, max(raft_client.high_watermark - 1, -1))
+    finalized = {"kraft.version": raft_driver.core.kraft_version}
+    return api_versions(version, request, supported, finalized, max(raft_driver.high_watermark - 1, -1))
 
 
 # ---------------------------------------------------------------- DescribeCluster and Metadata

@@ -1,7 +1,7 @@
 """Kafka record batches for the control records the raft core writes.
 
 The core describes a control batch with the dataclasses of
-:mod:`kraft.raft.logops` (LeaderChange, KRaftVersion, Voters); the raft client writes
+:mod:`kraft.raft.logops` (LeaderChange, KRaftVersion, Voters); the raft driver writes
 it to the metadata log as Kafka does: one control batch whose records carry
 the generated ``LeaderChangeMessage``, ``KRaftVersionRecord`` and
 ``VotersRecord`` messages at data version 0 (``ControlRecordUtils``'s

@@ -1,7 +1,7 @@
 """The inbound side of a node (Kafka's ``ControllerApis``): every request a
 controller listener decodes comes here and is answered. ApiVersions and the
 admin requests are answered from a read-only view of the raft
-(:mod:`kraft.node.admin_apis`); the raft RPCs go to the raft client, whose
+(:mod:`kraft.node.admin_apis`); the raft RPCs go to the raft driver, whose
 core answers them, and the answer goes back on the same connection. Nothing
 here sends requests or holds the node.
 """
@@ -28,10 +28,10 @@ from kraft.node.raft_view import InboundRaft
 from kraft.node.raft_metrics import RaftMetrics, error_name, request_name, wire_error
 from kraft.raft.errors import Errors
 from kraft.raft.rpcs import BY_API_KEY, CORE_API_KEYS, FetchRequest, describe_quorum_rpc
-from kraft.raft.rpcs.spec import Reject
+from kraft.raft.rpcs.rpc_unit import Reject
 from kraft.raft.witness_policy import WitnessDecision
 from kraft.wire.apis import ApiKey
-from kraft.wire.client import CLIENT_SOFTWARE_NAME
+from kraft.wire.network_client import CLIENT_SOFTWARE_NAME
 from kraft.wire.not_controller import REFUSED_CONTROLLER_APIS
 from kraft.wire.errors import ErrorCode
 from kraft.wire.not_controller_admin import ADMIN_NOT_CONTROLLER_APIS, admin_not_controller_response, error_response

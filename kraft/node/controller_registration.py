@@ -49,7 +49,7 @@ from kraft.messages.errors import KraftProtocolError
 from kraft.messages.generated import api_versions_request as av_req
 from kraft.messages.generated import controller_registration_request as cr_req
 from kraft.wire.apis import ApiKey
-from kraft.wire.client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION, PeerClient, PeerClientError
+from kraft.wire.network_client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION, PeerClient, PeerClientError
 from kraft.wire.errors import ErrorCode
 from kraft.wire.security import SecurityProtocol
 

@@ -94,7 +94,7 @@ def fail_stop_on_disk_failure(exc: BaseException, log_dir: Path, handler: FaultH
                               eio_only: bool = False) -> None:
     """Kafka's fatal fault (exit 1) for a disk error that escaped a running
     node's task (retention, a snapshot, a listener reading the log): its
-    outcome is unknown as much as one in the raft client's own writes, and
+    outcome is unknown as much as one in the raft driver's own writes, and
     it is never a storage error's exit 4. Returns when ``exc`` holds none."""
     failure = disk_failure(exc, log_dir, eio_only)
     if failure is not None:

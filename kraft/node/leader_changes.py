@@ -5,7 +5,7 @@ listener of a new leader or epoch at once -- except this replica's own
 leadership, which a listener learns only once *it* has read past the epoch's
 start offset (``nextOffset() > epochStartOffset``): a state machine must have
 replayed every record the previous leaders committed before it acts as
-leader. What the raft client knows (``KafkaRaftClient.leader``) is per node; the listener
+leader. What the raft driver knows (``RaftDriver.leader``) is per node; the listener
 that reads slowly is told later than the node is. A Resigned replica fires
 nothing of its own (Kafka's ``pollListeners``).
 """
@@ -44,14 +44,14 @@ def _should_fire(new: LeaderAndEpoch, last: LeaderAndEpoch | None) -> bool:
     return new.leader_id is not None and last.leader_id is None
 
 
-def due(raft_client: RaftView, last: LeaderAndEpoch | None, next_offset: int) -> LeaderAndEpoch | None:
+def due(raft_driver: RaftView, last: LeaderAndEpoch | None, next_offset: int) -> LeaderAndEpoch | None:
     """The leader change to give a listener whose next offset to read is
     ``next_offset`` and that was last told ``last``; None: nothing yet."""
-    new = raft_client.leader
+    new = raft_driver.leader
     if not _should_fire(new, last):
         return None
-    if raft_client.initialized and new.leader_id is not None and new.leader_id == raft_client.core.local_id:
-        role = raft_client.core.role
+    if raft_driver.initialized and new.leader_id is not None and new.leader_id == raft_driver.core.local_id:
+        role = raft_driver.core.role
         if not isinstance(role, Leader) or role.epoch != new.epoch or next_offset <= role.epoch_start_offset:
             return None
     return new

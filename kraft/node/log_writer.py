@@ -1,7 +1,7 @@
 """The log operations of a ``Ready`` carried out on the metadata log: the
 one place bytes meet the core's abstractions (batches the core asks to
 append become Kafka record batches here; fetched records the log refuses are
-dropped, and the core fetches them again). The raft client runs these; so do
+dropped, and the core fetches them again). The raft driver runs these; so do
 the simulation's disk-backed replicas."""
 
 from __future__ import annotations

@@ -13,13 +13,13 @@ server inside the node's trio loop.
   ``kraft node status`` prints).
 
 Why in the trio loop rather than ``prometheus_client``'s own thread server:
-the gauges and the health checks read the raft core and the raft client, which
+the gauges and the health checks read the raft core and the raft driver, which
 only the trio thread may touch consistently (a thread would read them while
-the raft client mutates them), and the server ends with the node's nursery. One
+the raft driver mutates them), and the server ends with the node's nursery. One
 connection at a time per request, ``Connection: close``; every read and
 write is bounded by a timeout, and a malformed request gets a 400.
 
-It reads a node through a :class:`MetricsTarget` (its raft client and identity),
+It reads a node through a :class:`MetricsTarget` (its raft driver and identity),
 never the node object itself.
 """
 
@@ -58,9 +58,9 @@ _PROBE_TIMEOUT_S = 5.0
 
 @dataclass(frozen=True, slots=True)
 class MetricsTarget:
-    """What the endpoints read of a node: its raft client and who it is."""
+    """What the endpoints read of a node: its raft driver and who it is."""
 
-    raft_client: RaftView
+    raft_driver: RaftView
     node_id: int
     cluster_id: str | None
     #: The directory /healthz writes a probe file to.
@@ -148,11 +148,11 @@ def _probe_write(directory: str) -> None:
 async def health(target: MetricsTarget) -> tuple[bool, str]:
     """Liveness: the raft loop runs and the metadata log directory takes a
     write (a disk that went read-only or full fails here)."""
-    raft_client = target.raft_client
-    if raft_client.stopped.is_set():
+    raft_driver = target.raft_driver
+    if raft_driver.stopped.is_set():
         return False, "the raft loop is not running"
-    if raft_client.storage_error is not None:
-        return False, f"the metadata log cannot be written: {raft_client.storage_error}"
+    if raft_driver.storage_error is not None:
+        return False, f"the metadata log cannot be written: {raft_driver.storage_error}"
     try:
         with trio.fail_after(_PROBE_TIMEOUT_S):
             await trio.to_thread.run_sync(_probe_write, target.metadata_log_dir, abandon_on_cancel=True)
@@ -166,10 +166,10 @@ async def health(target: MetricsTarget) -> tuple[bool, str]:
 def readiness(target: MetricsTarget) -> tuple[bool, str]:
     """Readiness: a known leader and, for a voter, being that leader or having
     fetched from it within ``controller.quorum.fetch.timeout.ms``."""
-    raft_client = target.raft_client
-    if not raft_client.initialized or raft_client.stopped.is_set():
-        return False, "stopped" if raft_client.stopped.is_set() else "starting"
-    core = raft_client.core
+    raft_driver = target.raft_driver
+    if not raft_driver.initialized or raft_driver.stopped.is_set():
+        return False, "stopped" if raft_driver.stopped.is_set() else "starting"
+    core = raft_driver.core
     role = core.role
     state = current_state(role, core.is_voter)
     if core.leader_id is None:
@@ -182,7 +182,7 @@ def readiness(target: MetricsTarget) -> tuple[bool, str]:
         return True, f"observer of leader {role.leader_id} in epoch {core.epoch}"
     if not role.has_fetched_from_leader:
         return False, f"has not fetched from leader {role.leader_id} of epoch {core.epoch} yet"
-    if role.fetch_deadline_ms is not None and raft_client.clock_ms() >= role.fetch_deadline_ms:
+    if role.fetch_deadline_ms is not None and raft_driver.clock_ms() >= role.fetch_deadline_ms:
         return False, f"no fetch from leader {role.leader_id} within controller.quorum.fetch.timeout.ms"
     return True, f"follower of leader {role.leader_id} in epoch {core.epoch}"
 
@@ -191,8 +191,8 @@ async def status(target: MetricsTarget, metrics: RaftMetrics) -> dict[str, Any]:
     healthy, health_reason = await health(target)
     ready, ready_reason = readiness(target)
     gauges = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in metrics.snapshot().items()}
-    raft_client = target.raft_client
-    voters = list(raft_client.core.voters.voter_ids) if raft_client.initialized else []
+    raft_driver = target.raft_driver
+    voters = list(raft_driver.core.voters.voter_ids) if raft_driver.initialized else []
     return {
         "node_id": target.node_id,
         "cluster_id": target.cluster_id,

@@ -1,7 +1,7 @@
 """The outbound side of a node (Kafka's ``KafkaNetworkChannel``): the raft
 core's requests (Fetch, Vote, BeginQuorumEpoch, ...) go out on pooled
 connections to the other voters, and each answer, or the failure, goes back
-in to the raft client (:meth:`~kraft.node.raft_client.KafkaRaftClient.deliver`).
+in to the raft driver (:meth:`~kraft.node.raft_driver.RaftDriver.deliver`).
 
 What it needs: where to send (the current voter set's endpoints, the
 leader's, the bootstrap servers, the static configuration: an
@@ -25,7 +25,7 @@ from kraft.raft.errors import Errors
 from kraft.raft.voters import Endpoints
 from kraft.records.endpoint_overrides import EndpointOverride
 from kraft.wire.apis import ApiKey
-from kraft.wire.client import ClientPool, ConnectionFailed, NoCommonVersion, PeerClient, RequestTimedOut
+from kraft.wire.network_client import ClientPool, ConnectionFailed, NoCommonVersion, PeerClient, RequestTimedOut
 from kraft.wire.security import ClientSecurity
 
 log = logging.getLogger("kraft.node")

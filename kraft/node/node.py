@@ -19,7 +19,7 @@ Python API::
 How it is put together is :mod:`kraft.node.raft_manager` (the wiring);
 requests come in through :mod:`kraft.node.controller_apis` and go out
 through :mod:`kraft.node.network_channel`; the raft core runs in
-:mod:`kraft.node.raft_client`.
+:mod:`kraft.node.raft_driver`.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from kraft.node import snapshots
 from kraft.node.controller_apis import SUPPORTED_APIS, ControllerApis, replayed_api_versions
 from kraft.node.controller_server import ControllerServer
 from kraft.node.fault import FaultHandler
-from kraft.node.raft_client import KafkaRaftClient
+from kraft.node.raft_driver import RaftDriver
 from kraft.node.raft_manager import NodeStartError, RaftManager
 from kraft.node.raft_metrics import RaftMetrics
 from kraft.node.snapshots import CommittedBatch, SnapshotLoaded
@@ -90,9 +90,9 @@ class KraftNode:
         return self._parts.controller
 
     @property
-    def raft_client(self) -> KafkaRaftClient | None:
-        """The raft client (None before :meth:`run`)."""
-        return self._parts.raft_client
+    def raft_driver(self) -> RaftDriver | None:
+        """The raft driver (None before :meth:`run`)."""
+        return self._parts.raft_driver
 
     @property
     def log(self) -> MetadataLog | None:
@@ -158,13 +158,13 @@ class KraftNode:
 
     @property
     def leader(self) -> LeaderAndEpoch:
-        assert self.raft_client is not None
-        return self.raft_client.leader
+        assert self.raft_driver is not None
+        return self.raft_driver.leader
 
     @property
     def high_watermark(self) -> int:
-        assert self.raft_client is not None
-        return self.raft_client.high_watermark
+        assert self.raft_driver is not None
+        return self.raft_driver.high_watermark
 
     @property
     def witness_decision(self) -> WitnessDecision | None:
@@ -175,37 +175,37 @@ class KraftNode:
     def role(self) -> str:
         """The raft role's name (``leader``, ``follower``, ...), ``starting``
         before the core is initialized."""
-        if self.raft_client is None or not self.raft_client.initialized:
+        if self.raft_driver is None or not self.raft_driver.initialized:
             return "starting"
-        return self.raft_client.core.role.name.lower()
+        return self.raft_driver.core.role.name.lower()
 
     async def append(self, records: Sequence[bytes]) -> int:
         """Append records as leader; the offset of the last one, once committed.
         Raises :class:`kraft.raft.errors.NotLeaderError` on a non-leader."""
-        assert self.raft_client is not None
-        return await self.raft_client.append(records)
+        assert self.raft_driver is not None
+        return await self.raft_driver.append(records)
 
     def append_nowait(self, records: Sequence[bytes], *, epoch: int | None = None) -> OffsetAndEpoch:
         """Pipelined append as leader: queue ``records`` and return at once
         with (offset of the last record, leader epoch); many may be
         outstanding. Raises :class:`kraft.raft.errors.NotLeaderError` on a
         non-leader."""
-        if self.raft_client is None:
+        if self.raft_driver is None:
             raise NotLeaderError("append failed: the node is not running")
-        return self.raft_client.append_nowait(records, epoch=epoch)
+        return self.raft_driver.append_nowait(records, epoch=epoch)
 
     async def wait_committed(self, position: OffsetAndEpoch) -> None:
         """Wait until an :meth:`append_nowait` result is committed; raises
         :class:`kraft.raft.errors.NotLeaderError` if its leader epoch ends first
         (the record may or may not survive)."""
-        assert self.raft_client is not None
-        await self.raft_client.wait_committed(position)
+        assert self.raft_driver is not None
+        await self.raft_driver.wait_committed(position)
 
     async def shutdown(self, timeout_ms: int = 5000) -> None:
         """Graceful stop: a leader resigns with EndQuorumEpoch first."""
-        if self.raft_client is not None:
+        if self.raft_driver is not None:
             with trio.move_on_after(timeout_ms / 1000 + 1):
-                await self.raft_client.shutdown(timeout_ms)
+                await self.raft_driver.shutdown(timeout_ms)
         parts = self._parts
         if parts.nursery is not None:
             parts.nursery.cancel_scope.cancel()
@@ -215,69 +215,69 @@ class KraftNode:
             await parts.stopped.wait()
 
     async def wait_for_leader(self) -> LeaderAndEpoch:
-        assert self.raft_client is not None
-        async with self.raft_client.leader_changed:
-            while self.raft_client.leader.leader_id is None:
-                await self.raft_client.leader_changed.wait()
-        return self.raft_client.leader
+        assert self.raft_driver is not None
+        async with self.raft_driver.leader_changed:
+            while self.raft_driver.leader.leader_id is None:
+                await self.raft_driver.leader_changed.wait()
+        return self.raft_driver.leader
 
     @property
     def running(self) -> bool:
-        """The node got past start-up: its raft client exists (it may have
+        """The node got past start-up: its raft driver exists (it may have
         stopped since; see :meth:`wait_stopped`)."""
-        return self.raft_client is not None
+        return self.raft_driver is not None
 
     @property
     def storage_error(self) -> OSError | None:
         """The disk error that stops the metadata log from being written (full
         disk, I/O error), or None while writes work (or before start-up)."""
-        raft_client = self.raft_client
-        return None if raft_client is None else raft_client.storage_error
+        raft_driver = self.raft_driver
+        return None if raft_driver is None else raft_driver.storage_error
 
     def led_epoch(self) -> int | None:
         """The epoch this node's raft core leads now, None if it does not lead."""
-        raft_client = self.raft_client
-        if raft_client is None or not raft_client.initialized or not raft_client.core.is_leader:
+        raft_driver = self.raft_driver
+        if raft_driver is None or not raft_driver.initialized or not raft_driver.core.is_leader:
             return None
-        return raft_client.core.epoch
+        return raft_driver.core.epoch
 
     async def wait_leader_change(self, seen: LeaderAndEpoch | None = None) -> LeaderAndEpoch:
         """Wait for the next leader change (with ``seen``: return at once if
         the leader is no longer ``seen``); the leader now."""
-        raft_client = self._running_client()
-        async with raft_client.leader_changed:
-            if seen is None or raft_client.leader == seen:
-                await raft_client.leader_changed.wait()
-        return raft_client.leader
+        raft_driver = self._running_driver()
+        async with raft_driver.leader_changed:
+            if seen is None or raft_driver.leader == seen:
+                await raft_driver.leader_changed.wait()
+        return raft_driver.leader
 
     async def wait_stopped(self) -> None:
-        """Wait until the raft client stops (a fatal fault, or a shutdown)."""
-        await self._running_client().stopped.wait()
+        """Wait until the raft driver stops (a fatal fault, or a shutdown)."""
+        await self._running_driver().stopped.wait()
 
     async def wait_high_watermark(self) -> int:
         """Wait until a high watermark is known (the first commit this node
         learns); that high watermark."""
-        raft_client = self._running_client()
-        async with raft_client.committed:
-            while raft_client.high_watermark < 0:
-                await raft_client.committed.wait()
-        return raft_client.high_watermark
+        raft_driver = self._running_driver()
+        async with raft_driver.committed:
+            while raft_driver.high_watermark < 0:
+                await raft_driver.committed.wait()
+        return raft_driver.high_watermark
 
     async def read_log(self, offset: int, max_bytes: int) -> bytes | None:
         """Up to ``max_bytes`` of the local metadata log from ``offset`` (whole
-        batches), read while the raft client leaves the log alone; None
+        batches), read while the raft driver leaves the log alone; None
         before start-up."""
-        raft_client, local_log = self.raft_client, self.log
-        if raft_client is None or local_log is None:
+        raft_driver, local_log = self.raft_driver, self.log
+        if raft_driver is None or local_log is None:
             return None
-        async with raft_client.log_lock:
+        async with raft_driver.log_lock:
             return local_log.read(offset, max_bytes)
 
-    def _running_client(self) -> KafkaRaftClient:
-        raft_client = self.raft_client
-        if raft_client is None:
+    def _running_driver(self) -> RaftDriver:
+        raft_driver = self.raft_driver
+        if raft_driver is None:
             raise LocalRaftError("the node is not running")
-        return raft_client
+        return raft_driver
 
     @overload
     def committed_batches(
@@ -305,9 +305,9 @@ class KraftNode:
         :class:`~kraft.node.leader_changes.LeaderChanged` items as Kafka fires
         ``handleLeaderChange``: this node's own leadership only once this
         listener has read past the epoch's start offset."""
-        assert self.raft_client is not None
+        assert self.raft_driver is not None
         generator = cast(AsyncGenerator[CommittedBatch | SnapshotLoaded | LeaderChanged, None],
-                         snapshots.committed_items(self.raft_client, start_offset, leader_changes=leader_changes))
+                         snapshots.committed_items(self.raft_driver, start_offset, leader_changes=leader_changes))
         async with aclosing(generator) as items:
             async for item in items:
                 yield item
@@ -327,7 +327,7 @@ class KraftNode:
         :class:`kraft.raft.errors.InvalidSnapshotIdError` for an id that is not
         committed, not on a batch boundary, or not newer than the latest
         snapshot. See :mod:`kraft.node.snapshots`."""
-        return await snapshots.create_snapshot(self.raft_client, at, records)
+        return await snapshots.create_snapshot(self.raft_driver, at, records)
 
 
 def now_ms() -> int:

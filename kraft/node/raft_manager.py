@@ -1,6 +1,6 @@
 """How a node is put together (Kafka's ``KafkaRaftManager``): the log
 directory locked and opened, the raft core and its
-:class:`~kraft.node.raft_client.KafkaRaftClient`, the outbound
+:class:`~kraft.node.raft_driver.RaftDriver`, the outbound
 :class:`~kraft.node.network_channel.NetworkChannel`, the listeners answering
 through :class:`~kraft.node.controller_apis.ControllerApis`, the witness
 detector, the log cleaner, SCRAM credentials and the metrics endpoint, all
@@ -33,7 +33,7 @@ from kraft.node.controller_server import ControllerServer, bootstrap_records, co
 from kraft.node.controller_registration import ControllerRegistrationManager, RegisteredListener, self_registration
 from kraft.node.network_channel import AddressBook, NetworkChannel, bootstrap_nodes
 from kraft.node.quorum_state_store import ElectionStateStore
-from kraft.node.raft_client import KafkaRaftClient
+from kraft.node.raft_driver import RaftDriver
 from kraft.node.fault import FaultHandler, fail_stop_on_disk_failure
 from kraft.node.raft_metrics import RaftMetrics
 from kraft.node.remedies import corruption_remedy
@@ -49,7 +49,7 @@ from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.log_config import LogConfig
 from kraft.records.state_files import META_PROPERTIES_FILE, MetaProperties, QuorumStateFile
 from kraft.records.voter_api_versions import write_voter_api_versions
-from kraft.wire.client import ClientPool, PeerClient
+from kraft.wire.network_client import ClientPool, PeerClient
 from kraft.wire.client_software import CONTROLLER_CHANNEL_SOFTWARE_NAME
 from kraft.wire.connection_limits import ConnectionTracker
 from kraft.wire.security import ClientSecurity, SecurityProtocol
@@ -80,8 +80,8 @@ class RaftManager:
         #: A log I/O error of unknown outcome goes here (default: halt the process).
         self.fault_handler = fault_handler
         self.rng = rng
-        #: The raft client (set in :meth:`run`).
-        self.raft_client: KafkaRaftClient | None = None
+        #: The raft driver (set in :meth:`run`).
+        self.raft_driver: RaftDriver | None = None
         self.log: MetadataLog | None = None
         self.cluster_id: str | None = None
         self.directory_id: uuid.UUID | None = None
@@ -126,8 +126,8 @@ class RaftManager:
     @property
     def witness_decision(self) -> WitnessDecision | None:
         """Whether this voter may lead, and why (None: not running, or an observer)."""
-        raft_client, detector = self.raft_client, self.witness
-        if raft_client is None or detector is None or not raft_client.initialized or not raft_client.core.is_voter:
+        raft_driver, detector = self.raft_driver, self.witness
+        if raft_driver is None or detector is None or not raft_driver.initialized or not raft_driver.core.is_voter:
             return None
         return detector.decision
 
@@ -145,7 +145,7 @@ class RaftManager:
                 out.append(Endpoint(name, host, e.port or self.ports.get(name, 0)))
         return tuple(out)
 
-    def _controller_registration(self, raft_client: KafkaRaftClient, addresses: Any, policy: WitnessPolicy,
+    def _controller_registration(self, raft_driver: RaftDriver, addresses: Any, policy: WitnessPolicy,
                                  configured: list[int]) -> ControllerRegistrationManager:
         """A witness registers with the active Kafka controller (Kafka counts
         unregistered voters against feature upgrades), a standby controller
@@ -170,7 +170,7 @@ class RaftManager:
 
         return ControllerRegistrationManager(
             c.node_id, self._registered_listeners, kraft_versions=features.SUPPORTED_FEATURES["kraft.version"],
-            leader=lambda: raft_client.core.leader_id if raft_client.initialized else None,
+            leader=lambda: raft_driver.core.leader_id if raft_driver.initialized else None,
             kafka_leader=kafka_leader, client=client, registered_in_log=registered_in_log,
             incarnation_id=self.incarnation_id)
 
@@ -190,29 +190,29 @@ class RaftManager:
         policy = await self._witness_policy(mlog)
         core = self._build_core(mlog, meta, addresses, election_state, policy)
         self.controller = self._controller(meta)
-        raft_client, channel = self._wire(core, mlog, meta, addresses, store, policy, cluster_ids)
+        raft_driver, channel = self._wire(core, mlog, meta, addresses, store, policy, cluster_ids)
         self.stopped = stopped = trio.Event()
         try:
             async with trio.open_nursery() as nursery:
                 self.nursery = nursery
-                channel.start(nursery, raft_client.deliver)
+                channel.start(nursery, raft_driver.deliver)
                 await self._serve_listeners(nursery, meta, mlog)
-                nursery.start_soon(_run_raft_client, raft_client, nursery)
+                nursery.start_soon(_run_raft_driver, raft_driver, nursery)
                 if self.controller is not None:
                     nursery.start_soon(self.controller.run)
                 assert self.witness is not None
                 nursery.start_soon(self.witness.run)
                 if self.config.is_voter_candidate:
                     configured = [v.node_id for v in self.config.voters]
-                    nursery.start_soon(self._controller_registration(raft_client, addresses, policy, configured).run)
-                nursery.start_soon(snapshots.run_log_cleaner, raft_client)
+                    nursery.start_soon(self._controller_registration(raft_driver, addresses, policy, configured).run)
+                nursery.start_soon(snapshots.run_log_cleaner, raft_driver)
                 self._follow_scram_credentials(nursery)
                 if self.metrics is not None:
-                    await self._serve_metrics(nursery, raft_client, meta)
+                    await self._serve_metrics(nursery, raft_driver, meta)
                 task_status.started()
         except BaseException as exc:
-            if raft_client.initialized:
-                fail_stop_on_disk_failure(exc, Path(self.config.metadata_log_dir), raft_client.fault_handler)
+            if raft_driver.initialized:
+                fail_stop_on_disk_failure(exc, Path(self.config.metadata_log_dir), raft_driver.fault_handler)
             raise
         finally:
             # Close the log first: closing the pool awaits, and under
@@ -221,7 +221,7 @@ class RaftManager:
                 mlog.close()
             except OSError as e:
                 # The last flush failed: as above, its outcome is unknown.
-                raft_client.fault_handler.handle_fault(f"metadata log I/O error while closing, outcome unknown: {e}", e)
+                raft_driver.fault_handler.handle_fault(f"metadata log I/O error while closing, outcome unknown: {e}", e)
             if self.dir_lock is not None:
                 self.dir_lock.release()
                 self.dir_lock = None
@@ -299,15 +299,15 @@ class RaftManager:
 
     def _wire(self, core: RaftCore, mlog: MetadataLog, meta: MetaProperties, addresses: AddressBook,
               store: ElectionStateStore, policy: WitnessPolicy,
-              cluster_ids: ClusterIdWatch) -> tuple[KafkaRaftClient, NetworkChannel]:
-        """The raft client around ``core``, its network channel, the witness
+              cluster_ids: ClusterIdWatch) -> tuple[RaftDriver, NetworkChannel]:
+        """The raft driver around ``core``, its network channel, the witness
         detector, the metrics hooks and the inbound side."""
         c = self.config
         channel = NetworkChannel(self.pool, addresses, request_timeout_ms=c.quorum.request_timeout_ms,
                                  max_versions={k: v[1] for k, v in SUPPORTED_APIS.items()},
                                  local_endpoints=self.local_endpoints, security=self.client_security,
                                  metrics=self.metrics, cluster_ids=cluster_ids)
-        self.raft_client = raft_client = KafkaRaftClient(core, mlog, store, sender=channel,
+        self.raft_driver = raft_driver = RaftDriver(core, mlog, store, sender=channel,
                                                          fault_handler=self.fault_handler)
         configured = [v.node_id for v in c.voters]
         self.witness = WitnessDetector(
@@ -318,20 +318,20 @@ class RaftManager:
             directories=lambda: {k.id: k.directory_id for k in core.voters.voter_keys},
             save=partial(write_voter_api_versions, Path(mlog.quorum_state_path).parent))
         if self.metrics is not None:
-            self.metrics.raft_client = raft_client
+            self.metrics.raft_driver = raft_driver
             self.metrics.is_witness = lambda: (d := self.witness_decision) is not None and d.witness
-            raft_client.telemetry.metrics = self.metrics
+            raft_driver.telemetry.metrics = self.metrics
         if self.controller is not None:
-            self.controller.attach(raft_client, partial(snapshots.committed_items, raft_client, None,
+            self.controller.attach(raft_driver, partial(snapshots.committed_items, raft_driver, None,
                                                         leader_changes=True),
-                                   partial(snapshots.create_snapshot, raft_client),
+                                   partial(snapshots.create_snapshot, raft_driver),
                                    SnapshotPolicy(c.max_bytes_between_snapshots, c.max_snapshot_interval_ms,
-                                                  raft_client.clock_ms()))
-        self.apis = ControllerApis(c, raft_client, cluster_id=meta.cluster_id or "",
+                                                  raft_driver.clock_ms()))
+        self.apis = ControllerApis(c, raft_driver, cluster_id=meta.cluster_id or "",
                                    advertised_apis=self.advertised_apis, metrics=self.metrics,
                                    cluster_ids=cluster_ids, witness_decision=lambda: self.witness_decision,
                                    controller=self.controller)
-        return raft_client, channel
+        return raft_driver, channel
 
     def _witness_changed(self, policy: WitnessPolicy) -> None:
         """The witness decision may have changed: the core looks again, and
@@ -339,12 +339,12 @@ class RaftManager:
         stands its controller down (a witness runs raft only, as before
         kraft had a controller). Log evidence alone never does: a restarted
         kraft-only quorum's log holds the metadata its own controller wrote."""
-        assert self.raft_client is not None
-        self.raft_client.request_poll()
+        assert self.raft_driver is not None
+        self.raft_driver.request_poll()
         controller = self.controller
         if controller is None or controller.is_stopped or self.controller_mode is not ControllerMode.AUTO:
             return
-        kafka = policy.kafka_voters([k.id for k in self.raft_client.core.voters.voter_keys])
+        kafka = policy.kafka_voters([k.id for k in self.raft_driver.core.voters.voter_keys])
         if kafka:
             controller.stand_down(f"voters {', '.join(map(str, kafka))} are Kafka controllers: a witness beside them "
                                   "runs the raft quorum only (kraft.controller=auto)")
@@ -406,12 +406,12 @@ class RaftManager:
             log.info("%d SCRAM credentials from the bootstrap metadata", loaded)
             nursery.start_soon(credentials.follow_credentials, self.committed_source, c.scram_credentials)
 
-    async def _serve_metrics(self, nursery: trio.Nursery, raft_client: KafkaRaftClient, meta: MetaProperties) -> None:
+    async def _serve_metrics(self, nursery: trio.Nursery, raft_driver: RaftDriver, meta: MetaProperties) -> None:
         from kraft.node.metrics_endpoint import MetricsTarget, serve_metrics
 
         c = self.config
         assert self.metrics is not None and c.prometheus_port is not None
-        target = MetricsTarget(raft_client, c.node_id, meta.cluster_id, str(c.metadata_log_dir),
+        target = MetricsTarget(raft_driver, c.node_id, meta.cluster_id, str(c.metadata_log_dir),
                                witness_decision=lambda: self.witness_decision)
         try:
             self.metrics_port = await nursery.start(
@@ -431,7 +431,7 @@ class RaftManager:
 REGISTRATION_TIMEOUT_MS = 30_000
 
 
-async def _run_raft_client(raft: KafkaRaftClient, nursery: trio.Nursery) -> None:
+async def _run_raft_driver(raft: RaftDriver, nursery: trio.Nursery) -> None:
     await raft.run()
     nursery.cancel_scope.cancel()
 

@@ -1,8 +1,8 @@
 """Kafka's raft metrics (``kafka.server:type=raft-metrics``), kept by the
-trio raft client and the node, exported in the Prometheus text format.
+trio raft driver and the node, exported in the Prometheus text format.
 
 The raft core stays sans-IO: everything here is observed from outside it --
-the ``Ready`` values the raft client executes (role changes, appends, the high
+the ``Ready`` values the raft driver executes (role changes, appends, the high
 watermark), the requests the node answers and sends, and the state the core
 exposes, read when Prometheus scrapes (Kafka's gauges are read the same way,
 when JMX asks).
@@ -274,12 +274,12 @@ class _Histogram:
 
 class RaftMetrics:
     """The metrics of one node. Every method runs on the trio thread (the
-    raft client's task or a request handler), so plain counters suffice; a scrape
+    raft driver's task or a request handler), so plain counters suffice; a scrape
     (:meth:`collect`, from the HTTP task) reads them on the same thread."""
 
     def __init__(self, clock: Callable[[], float] = _now_ms) -> None:
         self._clock = clock
-        self.raft_client: RaftView | None = None
+        self.raft_driver: RaftView | None = None
         #: Whether this voter is a witness (kraft/node/witness_detector.py), set by the node.
         self.is_witness: Callable[[], bool] = lambda: False
         self._commit = _Sampled(clock)
@@ -291,7 +291,7 @@ class RaftMetrics:
         self._last_idle_end: float | None = None
         self._election_start: float | None = None
         #: Leader batches not yet committed: (last offset, append time in the
-        #: raft client's clock, wall ms).
+        #: raft driver's clock, wall ms).
         self._uncommitted: deque[tuple[int, int]] = deque()
         self.requests: dict[str, int] = {}
         self.errors: dict[tuple[str, str], int] = {}
@@ -307,10 +307,10 @@ class RaftMetrics:
         PlatformCollector(registry=self.registry)
         self.registry.register(_ProcessInfo())
 
-    # ------------------------------------------------------------ raft client hooks
+    # ------------------------------------------------------------ raft driver hooks
 
     def idle_start(self) -> None:
-        """The raft client starts waiting for work (Kafka's ``updatePollStart``)."""
+        """The raft driver starts waiting for work (Kafka's ``updatePollStart``)."""
         self._idle_since = self._clock()
 
     def idle_end(self) -> None:
@@ -381,9 +381,9 @@ class RaftMetrics:
         """The raft-metrics gauges by Kafka name (``current-state`` a string;
         leader-only ones absent elsewhere): what ``kraft node status`` shows."""
         out: dict[str, Any] = {}
-        raft_client = self.raft_client
-        if raft_client is not None and raft_client.initialized:
-            core = raft_client.core
+        raft_driver = self.raft_driver
+        if raft_driver is not None and raft_driver.initialized:
+            core = raft_driver.core
             role = core.role
             is_voter = core.is_voter
             out["current-state"] = current_state(role, is_voter, self.is_witness(),
@@ -396,8 +396,8 @@ class RaftMetrics:
             out["current-epoch"] = core.epoch
             hwm = core.high_watermark
             out["high-watermark"] = -1 if hwm is None else hwm
-            out["log-end-offset"] = raft_client.log.end_offset
-            out["log-end-epoch"] = raft_client.log.last_epoch
+            out["log-end-offset"] = raft_driver.log.end_offset
+            out["log-end-epoch"] = raft_driver.log.last_epoch
             out["number-unknown-voter-connections"] = 0
             out["number-of-voters"] = len(core.voters.voter_ids)
             if isinstance(role, Leader):

@@ -1,6 +1,6 @@
 """What the node's parts (admin answers, features, snapshots, metrics and
 the metrics endpoint, listeners) see of its raft: a read-only view, defined
-once, that :class:`~kraft.node.raft_client.KafkaRaftClient` implements, as
+once, that :class:`~kraft.node.raft_driver.RaftDriver` implements, as
 Kafka's listeners and controller see only the ``RaftClient`` interface.
 
 :class:`QuorumFacts` is what may be read of the core between two of its

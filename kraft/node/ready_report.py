@@ -1,9 +1,9 @@
-"""What an operator sees of each ``Ready`` the raft client executes: one log line
+"""What an operator sees of each ``Ready`` the raft driver executes: one log line
 per role change (with its epoch, leader and reason), per vote granted, per
 step of a voter change, and the raft metrics (:mod:`kraft.node.raft_metrics`)
 when they are on.
 
-Called by the raft client after it executed a ``Ready`` (so everything logged has
+Called by the raft driver after it executed a ``Ready`` (so everything logged has
 happened: the election state is durable, the records are written); it reads
 the core between two calls and never changes it. Nothing here runs per
 request at INFO. The metrics are reached through :class:`MetricsHooks`
@@ -46,7 +46,7 @@ def count_records(data: bytes | memoryview) -> int:
 
 
 class MetricsHooks(Protocol):
-    """What the raft client and its telemetry report to the raft metrics
+    """What the raft driver and its telemetry report to the raft metrics
     (:class:`kraft.node.raft_metrics.RaftMetrics`)."""
 
     def idle_start(self) -> None: ...
@@ -63,7 +63,7 @@ class MetricsHooks(Protocol):
 
 
 class Telemetry:
-    """Logs and metrics from the Readys of one raft_client."""
+    """Logs and metrics from the Readys of one raft_driver."""
 
     def __init__(self, metrics: MetricsHooks | None = None) -> None:
         self.metrics = metrics

@@ -15,7 +15,7 @@ that too (:func:`run_log_cleaner`) and also right after each new snapshot, so
 the log start follows the snapshots without waiting a minute.
 
 Every step that reads or changes the log runs through
-``KafkaRaftClient.run_on_log``: the raft client's task executes it between two calls of
+``RaftDriver.run_on_log``: the raft driver's task executes it between two calls of
 the core, so neither the core nor a log operation ever sees the log
 half-changed. Only the records go to the ``.part`` file outside it.
 
@@ -182,7 +182,7 @@ def _resolve_snapshot_id(mlog: MetadataLog, at: OffsetAndEpoch | int) -> OffsetA
     return OffsetAndEpoch(offset, epoch)
 
 
-async def create_snapshot(raft_client: RaftWriter | None, at: OffsetAndEpoch | int,
+async def create_snapshot(raft_driver: RaftWriter | None, at: OffsetAndEpoch | int,
                           records: Iterable[bytes]) -> OffsetAndEpoch:
     """Write a snapshot of ``records`` ending at ``at`` (an id, or a committed
     offset whose epoch is taken from the log), then apply retention. Returns
@@ -190,12 +190,12 @@ async def create_snapshot(raft_client: RaftWriter | None, at: OffsetAndEpoch | i
     an id that is not committed, not in the log, not on a batch boundary, or
     not newer than the latest snapshot; ``OSError`` if the file cannot be
     written (nothing is left behind then)."""
-    if raft_client is None or not raft_client.initialized:
+    if raft_driver is None or not raft_driver.initialized:
         raise LocalRaftError("the node is not running")
 
     def prepare(mlog: MetadataLog) -> tuple[OffsetAndEpoch, SnapshotWriter]:
         sid = _resolve_snapshot_id(mlog, at)
-        raft_client.core.validate_snapshot_id(sid)
+        raft_driver.core.validate_snapshot_id(sid)
         batch = batch_ending_at(mlog, sid.offset)
         latest = mlog.latest_snapshot_id()
         if latest is not None and not (latest.offset < sid.offset and latest.epoch <= sid.epoch):
@@ -207,7 +207,7 @@ async def create_snapshot(raft_client: RaftWriter | None, at: OffsetAndEpoch | i
         return sid, writer
 
     # On the trio thread: it consults the core, and only opens the file.
-    sid, writer = await raft_client.run_on_log(prepare, in_thread=False)
+    sid, writer = await raft_driver.run_on_log(prepare, in_thread=False)
     try:
         chunk: list[bytes] = []
         size = 0
@@ -227,16 +227,16 @@ async def create_snapshot(raft_client: RaftWriter | None, at: OffsetAndEpoch | i
                 raise InvalidSnapshotIdError(f"snapshot {sid} is not newer than the latest snapshot {latest}")
             writer.freeze()
 
-        await raft_client.run_on_log(publish)
+        await raft_driver.run_on_log(publish)
     except BaseException:
         writer.abort()
         raise
     log.info("created snapshot %s", sid)
-    await clean_log(raft_client)
+    await clean_log(raft_driver)
     return sid
 
 
-async def clean_log(raft_client: RaftWriter) -> bool:
+async def clean_log(raft_driver: RaftWriter) -> bool:
     """Apply retention now (Kafka's ``maybeClean``); True if anything went."""
 
     def clean(mlog: MetadataLog) -> bool:
@@ -247,20 +247,20 @@ async def clean_log(raft_client: RaftWriter) -> bool:
                  start, mlog.start_offset, _ids(snapshots), _ids(mlog.snapshot_ids()))
         return True
 
-    return await raft_client.run_on_log(clean)
+    return await raft_driver.run_on_log(clean)
 
 
 def _ids(ids: list[OffsetAndEpoch]) -> str:
     return "[" + ", ".join(f"{s.offset}-{s.epoch}" for s in ids) + "]"
 
 
-async def run_log_cleaner(raft_client: RaftWriter, interval_s: float = LOG_CLEANER_INTERVAL_S) -> None:
+async def run_log_cleaner(raft_driver: RaftWriter, interval_s: float = LOG_CLEANER_INTERVAL_S) -> None:
     """Retention every ``interval_s`` (snapshots age out by time even when no
-    new one is written). Runs until cancelled or the raft client stops."""
-    while not raft_client.stopped.is_set():
+    new one is written). Runs until cancelled or the raft driver stops."""
+    while not raft_driver.stopped.is_set():
         await trio.sleep(interval_s)
         try:
-            await clean_log(raft_client)
+            await clean_log(raft_driver)
         except OSError as e:
             if e.errno == errno.EIO:
                 raise  # outcome unknown: the node fail-stops (kraft.node.fault), never retries an fsync
@@ -383,7 +383,7 @@ def read_committed(mlog: MetadataLog, offset: int, hwm: int) -> list[CommittedBa
 
 
 async def committed_items(
-    raft_client: RaftView, start_offset: int | None = None, *, leader_changes: bool = False,
+    raft_driver: RaftView, start_offset: int | None = None, *, leader_changes: bool = False,
 ) -> AsyncIterator[CommittedBatch | SnapshotLoaded | LeaderChanged]:
     """Kafka's listener semantics (module docstring). ``start_offset`` None
     is a new listener: the latest snapshot first, if there is one; an offset
@@ -391,28 +391,28 @@ async def committed_items(
     ``leader_changes``, :class:`~kraft.node.leader_changes.LeaderChanged`
     items too, this node's own leadership only once this listener has read
     past the epoch's start (Kafka's ``maybeFireLeaderChange``)."""
-    mlog = raft_client.log
+    mlog = raft_driver.log
     next_offset = -1 if start_offset is None else max(start_offset, 0)
     told: LeaderAndEpoch | None = None
     while True:
-        if leader_changes and (change := leader_change_due(raft_client, told, next_offset)) is not None:
+        if leader_changes and (change := leader_change_due(raft_driver, told, next_offset)) is not None:
             told = change
             yield LeaderChanged(change)
-        async with raft_client.committed:
-            while raft_client.high_watermark <= max(next_offset, 0) and not raft_client.stopped.is_set():
-                if leader_changes and leader_change_due(raft_client, told, next_offset) is not None:
+        async with raft_driver.committed:
+            while raft_driver.high_watermark <= max(next_offset, 0) and not raft_driver.stopped.is_set():
+                if leader_changes and leader_change_due(raft_driver, told, next_offset) is not None:
                     break
-                await raft_client.committed.wait()
-        if leader_changes and raft_client.high_watermark <= max(next_offset, 0) and not raft_client.stopped.is_set():
+                await raft_driver.committed.wait()
+        if leader_changes and raft_driver.high_watermark <= max(next_offset, 0) and not raft_driver.stopped.is_set():
             continue  # woken by a leader change: give it first (top of the loop)
-        hwm = raft_client.high_watermark
+        hwm = raft_driver.high_watermark
         reader = None
         batches: list[CommittedBatch] = []
-        async with raft_client.log_lock:
+        async with raft_driver.log_lock:
             # Checked under the lock: the node closes the log only after the
-            # raft_client stopped, so a read past this check never meets a closed
+            # raft_driver stopped, so a read past this check never meets a closed
             # segment (whose reads would fail with EBADF).
-            if raft_client.stopped.is_set():
+            if raft_driver.stopped.is_set():
                 return
             start = mlog.start_offset
             latest = mlog.latest_snapshot_id()
@@ -454,12 +454,12 @@ async def committed_items(
             # Committed but not readable yet (a snapshot download that is
             # being installed): look again shortly or when more commits.
             with trio.move_on_after(_UNREADABLE_RETRY_S):
-                async with raft_client.committed:
-                    await raft_client.committed.wait()
+                async with raft_driver.committed:
+                    await raft_driver.committed.wait()
             continue
         for batch in batches:
             yield batch
             next_offset = batch.last_offset + 1
-            if leader_changes and (change := leader_change_due(raft_client, told, next_offset)) is not None:
+            if leader_changes and (change := leader_change_due(raft_driver, told, next_offset)) is not None:
                 told = change
                 yield LeaderChanged(change)

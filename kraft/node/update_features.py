@@ -186,17 +186,17 @@ def not_controller_message(leader_id: int | None) -> str:
     return f"The active controller appears to be node {leader_id}."
 
 
-async def update_features(raft_client: RaftWriter, node_id: int, request: uf_req.UpdateFeaturesRequest,
+async def update_features(raft_driver: RaftWriter, node_id: int, request: uf_req.UpdateFeaturesRequest,
                           version: int) -> uf_resp.UpdateFeaturesResponse:
-    """Answer UpdateFeatures on the node ``node_id`` whose raft is ``raft_client``
+    """Answer UpdateFeatures on the node ``node_id`` whose raft is ``raft_driver``
     (see the module docstring)."""
-    core = raft_client.core
+    core = raft_driver.core
 
     def not_controller() -> uf_resp.UpdateFeaturesResponse:
-        return refusal_response(Refusal(ErrorCode.NOT_CONTROLLER, not_controller_message(raft_client.leader.leader_id)),
+        return refusal_response(Refusal(ErrorCode.NOT_CONTROLLER, not_controller_message(raft_driver.leader.leader_id)),
                                 feature_error=False)
 
-    if not raft_client.initialized or not core.is_leader:
+    if not raft_driver.initialized or not core.is_leader:
         return not_controller()
     updates = requested_updates(request)
     finalized = {kraft_version.FEATURE_NAME: core.kraft_version}
@@ -211,7 +211,7 @@ async def update_features(raft_client: RaftWriter, node_id: int, request: uf_req
                    None)
     if upgrade is not None:
         try:
-            position = raft_client.upgrade_kraft_version(upgrade.level, validate_only=request.validate_only)
+            position = raft_driver.upgrade_kraft_version(upgrade.level, validate_only=request.validate_only)
         except NotLeaderError:
             return not_controller()
         except kraft_version.InvalidUpdateVersionError as e:
@@ -227,7 +227,7 @@ async def update_features(raft_client: RaftWriter, node_id: int, request: uf_req
     if position is not None:
         with trio.move_on_after(max(request.timeout_ms, 0) / 1000) as scope:
             try:
-                await raft_client.wait_committed(position)
+                await raft_driver.wait_committed(position)
             except NotLeaderError:
                 return not_controller()
         if scope.cancelled_caught:

@@ -68,7 +68,7 @@ from kraft.records.snapshot import BOOTSTRAP_SNAPSHOT_ID
 from kraft.records.metadata import MetadataRecordError, decode_metadata_record, read_frame_header
 from kraft.records.voter_api_versions import RememberedAnswer, read_voter_api_versions
 from kraft.wire.apis import ApiKey
-from kraft.wire.client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION, ClientPool, PeerClientError
+from kraft.wire.network_client import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION, ClientPool, PeerClientError
 
 log = logging.getLogger("kraft.node")
 

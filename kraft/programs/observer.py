@@ -59,8 +59,8 @@ from typing import Any
 
 import trio
 
-from kraft.client.admin import AdminError, parse_bootstrap
-from kraft.client.errors import UnreachableError
+from kraft.admin_client.admin import AdminError, parse_bootstrap
+from kraft.admin_client.errors import UnreachableError
 from kraft.controller import describe_cluster_rpc
 from kraft.controller.describe_cluster_rpc import ENDPOINT_TYPE_CONTROLLER, VersionTooOld, cluster_view, describe_cluster_request
 from kraft.config import ConfigError, NodeConfig
@@ -77,7 +77,7 @@ from kraft.records.errors import RecordsError, StateFileError
 from kraft.records.state_files import META_PROPERTIES_FILE, MetaProperties, random_kafka_uuid
 from kraft.wire.addresses import format_address
 from kraft.wire.apis import ApiKey
-from kraft.wire.client import ConnectionFailed, NoCommonVersion, PeerClient, PeerClientError, RequestTimedOut
+from kraft.wire.network_client import ConnectionFailed, NoCommonVersion, PeerClient, PeerClientError, RequestTimedOut
 from kraft.wire.errors import ErrorCode
 from kraft.wire.security import ClientSecurity
 
@@ -548,7 +548,7 @@ class Observer:
 
     async def _watch_storage(self) -> None:
         """Say what a full (or failing) disk means for the observer, once
-        per episode: the raft client logs the failed write and retries it with a
+        per episode: the raft driver logs the failed write and retries it with a
         backoff; meanwhile the copy stays a prefix of the leader's log, the
         image stays where it is and is still served."""
         failing = False

@@ -23,7 +23,7 @@ uncommitted ones included; without one the static ``voters`` apply.
 Every inbound message passes the epoch gate once (:mod:`kraft.raft.epoch_gate`
 decides, the core carries out its verdict), then its RPC's handler from the
 registry (:mod:`kraft.raft.rpcs`; answers: :mod:`kraft.raft.responses`). The
-handlers (:mod:`kraft.raft.handlers`) see their family's narrow view and work
+handlers (:mod:`kraft.raft.families`) see their family's narrow view and work
 in the receiver's current epoch; each role's changing state lives on its
 role object, so leaving a role drops it.
 """
@@ -41,8 +41,8 @@ from kraft.raft.events import (
     METADATA_PARTITION, Inbound, InboundRequest, InboundResponse, OutboundRequest, OutboundResponse,
     RaftRequest, RaftResponse, RequestFailed, TopicPartition,
 )
-from kraft.raft.handlers import election, membership, replication
-from kraft.raft.membership_client import MembershipClient, start_of_epoch_control_records
+from kraft.raft.families import election, membership, replication
+from kraft.raft.own_membership import OwnMembership, start_of_epoch_control_records
 from kraft.raft.leader_state import HandoverLeadership, LeaderWrite
 from kraft.raft.logops import Flush, KRaftVersionControl, LeaderChangeMessage, LogOp, VotersControl
 from kraft.raft.polling import Shutdown
@@ -110,7 +110,7 @@ class RaftCore:
         self.campaign_policy = campaign_policy
         #: A witness's hand-over bookkeeping (kraft/raft/handover.py).
         self._handover = handover.HandoverWatch(handover.reachable_window_ms(self.config))
-        self.membership_client = MembershipClient(local_endpoints, supported_kraft_versions, auto_join)
+        self.own_membership = OwnMembership(local_endpoints, supported_kraft_versions, auto_join)
         #: The finalized kraft.version and the offset of the VotersRecord of
         #: the current voter set (None: the static set), from the log.
         self.kraft_version = 0
@@ -368,7 +368,7 @@ class RaftCore:
             raise LocalRaftError("no call in progress")
         return self._pending
 
-    # --- services for the handlers (kraft.raft.handlers' Protocols) -------------
+    # --- services for the handlers (kraft.raft.families' Protocols) -------------
 
     @property
     def log(self) -> LogView:
@@ -584,12 +584,12 @@ class RaftCore:
         controls: list[LeaderChangeMessage | KRaftVersionControl | VotersControl] = [
             LeaderChangeMessage(leader.leader_id, self.voters.voter_ids, tuple(sorted(leader.granting_voters)))
         ]
-        controls += start_of_epoch_control_records(self, self.membership_client)
+        controls += start_of_epoch_control_records(self, self.own_membership)
         leader.state.accumulator.append_control(now_ms, *controls)
         leader.progress.update_local_end_offset(epoch_start)
         if self.kraft_version == 0 and self.local_key is not None:
             # Learned from UpdateRaftVoter, for a later kraft.version upgrade.
-            local = self.membership_client.local_voter_node(self.local_key)
+            local = self.own_membership.local_voter_node(self.local_key)
             leader.state.upgrade_voters = self.voters.update_voter_ignoring_directory_id(local) or self.voters
 
     def become_resigned(self, now_ms: int, successors: tuple[ReplicaKey, ...], reason: str) -> None:
@@ -669,7 +669,7 @@ class RaftCore:
 
     def upgrade_kraft_version(self, now_ms: int, kraft_version: int, *, validate_only: bool = False) -> bool:
         """Finalize ``kraft_version`` as leader (Kafka's ``upgradeKRaftVersion``);
-        see :func:`kraft.raft.handlers.membership.upgrade_kraft_version`."""
+        see :func:`kraft.raft.families.membership.upgrade_kraft_version`."""
         self._check_initialized()
         return membership.upgrade_kraft_version(self, now_ms, kraft_version, validate_only=validate_only)
 

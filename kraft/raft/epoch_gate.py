@@ -3,7 +3,7 @@ before its handler.
 
 Kafka spreads it over ``KafkaRaftClient``: ``validateVoterOnlyRequest``
 (Vote, BeginQuorumEpoch, EndQuorumEpoch), ``validateLeaderOnlyRequest``
-(Fetch, FetchSnapshot; :func:`~kraft.raft.handlers.common.validate_leader_only`,
+(Fetch, FetchSnapshot; :func:`~kraft.raft.families.common.validate_leader_only`,
 which the voter changes' handler and a parked Fetch's completion call too),
 ``maybeTransition`` and ``maybeHandleCommonResponse``. Here it is one
 place, and pure: it reads the
@@ -27,7 +27,7 @@ from kraft.raft.errors import Errors
 from kraft.raft.rpcs import (
     BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest, FetchSnapshotRequest, VoteRequest,
 )
-from kraft.raft.handlers.common import QuorumReader, ReplicaIdentity, validate_leader_only
+from kraft.raft.families.common import QuorumReader, ReplicaIdentity, validate_leader_only
 from kraft.raft.roles import Leader, Resigned, Unattached
 from kraft.raft.voters import Endpoints, ReplicaKey
 

@@ -20,12 +20,12 @@ from typing import Protocol
 
 from kraft.raft import handover
 from kraft.raft.events import OutboundRequest, RaftRequest
-from kraft.raft.handlers import election, membership
-from kraft.raft.membership_client import MembershipClient
+from kraft.raft.families import election, membership
+from kraft.raft.own_membership import OwnMembership
 from kraft.raft.rpcs import (
     FetchRequest, begin_quorum_epoch_rpc, end_quorum_epoch_rpc, fetch_rpc, fetch_snapshot_rpc, vote_rpc,
 )
-from kraft.raft.handlers.common import HandlerContext
+from kraft.raft.families.common import HandlerContext
 from kraft.raft.leader_state import LeaderWrite
 from kraft.raft.logops import AppendAsLeader
 from kraft.raft.ready import Ready, ShutdownOutcome
@@ -68,7 +68,7 @@ class PollContext(HandlerContext, Protocol):
     @property
     def campaign_policy(self) -> CampaignPolicy | None: ...
     @property
-    def membership_client(self) -> MembershipClient: ...
+    def own_membership(self) -> OwnMembership: ...
     def bootstrap_nodes(self) -> tuple[int, ...]: ...
     def become_prospective(self, now_ms: int, reason: str) -> None: ...
     def become_unattached(self, now_ms: int, epoch: int, leader_id: int | None = None, reason: str = "") -> None: ...
@@ -281,7 +281,7 @@ def maybe_send_fetch_to_best_node(core: PollContext, now_ms: int, role: Follower
     if requests.is_backing_off(leader, now_ms):
         return maybe_send_fetch_to_any_bootstrap(core, now_ms)
     if not requests.has_any_inflight(now_ms):
-        join = core.membership_client.request(core, now_ms, role)
+        join = core.own_membership.request(core, now_ms, role)
         if join is not None:
             # KIP-853: between two fetches (one request in flight at a time);
             # the next one no sooner than fetch.timeout.ms from now.

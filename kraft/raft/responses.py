@@ -19,8 +19,8 @@ from kraft.raft.events import InboundResponse, QuorumResponse, RaftResponse
 from kraft.raft.rpcs import (
     AddRaftVoterResponse, ApiVersionsResponse, RemoveRaftVoterResponse, UpdateRaftVoterResponse, VoteResponse,
 )
-from kraft.raft.membership_client import MembershipClient
-from kraft.raft.handlers.common import HandlerContext
+from kraft.raft.own_membership import OwnMembership
+from kraft.raft.families.common import HandlerContext
 from kraft.raft.request_manager import RequestManager
 from kraft.raft.roles import Prospective
 from kraft.raft.rpcs import BY_RESPONSE, api_versions_rpc
@@ -35,7 +35,7 @@ class ResponseContext(HandlerContext, Protocol):
     @property
     def requests(self) -> RequestManager: ...
     @property
-    def membership_client(self) -> MembershipClient: ...
+    def own_membership(self) -> OwnMembership: ...
     def become_candidate(self, now_ms: int, reason: str) -> None: ...
     def gate_response(
         self, now_ms: int, source: int, error: Errors, leader_id: int | None, epoch: int, endpoints: Endpoints
@@ -66,7 +66,7 @@ def _handle_response_message(core: ResponseContext, now_ms: int, source: int, ms
     """Returns whether the response was handled (False: back off from ``source``)."""
     match msg:
         case AddRaftVoterResponse() | RemoveRaftVoterResponse():
-            return core.membership_client.handle_join_response(core, now_ms, msg)
+            return core.own_membership.handle_join_response(core, now_ms, msg)
         case UpdateRaftVoterResponse():
             return _handle_update_raft_voter_response(core, now_ms, source, msg)
         case ApiVersionsResponse():
@@ -98,7 +98,7 @@ def _handle_update_raft_voter_response(
 ) -> bool:
     """UpdateRaftVoter answers skip the common error handling: only a fencing
     error or a newer epoch moves this replica (Kafka's ``handleUpdateVoterResponse``)."""
-    core.membership_client.note_update_answered(core, msg)
+    core.own_membership.note_update_answered(core, msg)
     leader_id = None if msg.leader_id < 0 else msg.leader_id
     if msg.leader_epoch >= 0:
         error = msg.error if msg.error in (Errors.FENCED_LEADER_EPOCH, Errors.NOT_LEADER_OR_FOLLOWER) else Errors.NONE

@@ -84,7 +84,7 @@ class NodeView(Protocol):
 
 class CheckedCluster(Protocol):
     """What the checkers read of the simulated cluster (not a client's view
-    of a real one: that is :class:`kraft.client.admin.ClusterView`)."""
+    of a real one: that is :class:`kraft.admin_client.admin.ClusterView`)."""
 
     @property
     def nodes(self) -> Iterable[NodeView]: ...

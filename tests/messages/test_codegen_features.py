@@ -14,7 +14,7 @@ import pytest
 from kraft.messages.codegen import generate
 from kraft.messages.errors import DecodeError, EncodeError, UnsupportedVersionError
 from kraft.messages.json_form import from_json, to_json
-from kraft.messages.walk import walk_decode
+from kraft.messages.reference_codec import walk_decode
 
 SPEC = """
 // A synthetic message that uses every feature of Kafka's spec format.

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from kraft.messages import generated
 from kraft.messages.errors import DecodeError
 from kraft.messages.registry import message_class
-from kraft.messages.walk import walk_decode
+from kraft.messages.reference_codec import walk_decode
 from tests.messages.randgen import random_instance
 
 

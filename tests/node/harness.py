@@ -13,7 +13,7 @@ import trio
 from kraft.config import NodeConfig
 from kraft.node.fault import RaisingFaultHandler
 from kraft.node.node import CommittedBatch, KraftNode, SnapshotLoaded
-from kraft.wire.client import PeerClient
+from kraft.wire.network_client import PeerClient
 from tests.harness.poll import until_async
 from tests.node.cluster import load
 
@@ -40,7 +40,7 @@ async def leader_of(nodes: Iterable[KraftNode]) -> KraftNode:
     nodes = list(nodes)
     return await until_async("a leader", lambda: next(
         (node for node in nodes
-         if node.raft_client is not None and node.role == "leader" and node.raft_client.storage_error is None), None),
+         if node.raft_driver is not None and node.role == "leader" and node.raft_driver.storage_error is None), None),
         interval_s=0.01)
 
 

@@ -84,14 +84,14 @@ def next_operation(image: MetadataImage, rng: random.Random, seq: int) -> list[l
 
 
 async def write_while_leader(node: KraftNode, builder: ImageBuilder, rate: float) -> None:
-    assert node.raft_client is not None
+    assert node.raft_driver is not None
     rng = random.Random(node.config.node_id)
     seq = node.config.node_id * 1_000_000
     while True:
         leader = await node.wait_for_leader()
         if leader.leader_id != node.config.node_id:
-            async with node.raft_client.leader_changed:
-                await node.raft_client.leader_changed.wait()
+            async with node.raft_driver.leader_changed:
+                await node.raft_driver.leader_changed.wait()
             continue
         try:
             # Everything of earlier epochs is committed once our LeaderChange is.
@@ -146,7 +146,7 @@ async def main(config: NodeConfig, rate: float) -> None:
 
         nursery.start_soon(writer)
         nursery.start_soon(stopper)
-        await node.raft_client.stopped.wait()  # type: ignore[union-attr]
+        await node.raft_driver.stopped.wait()  # type: ignore[union-attr]
         nursery.cancel_scope.cancel()
 
 

@@ -15,7 +15,7 @@ from kraft.messages.generated import add_raft_voter_request as add_req
 from kraft.messages.generated import remove_raft_voter_request as remove_req
 from kraft.records.state_files import MetaProperties
 from kraft.wire.apis import ApiKey
-from kraft.wire.client import PeerClient
+from kraft.wire.network_client import PeerClient
 from tests.harness import cli
 from tests.node.cluster import CLUSTER_ID, free_ports
 

@@ -31,7 +31,7 @@ from kraft.node.node import SUPPORTED_APIS, KraftNode
 from kraft.raft.voters import ReplicaKey, VoterSet
 from kraft.wire.apis import ApiKey
 from kraft.wire.not_controller_admin import ADMIN_NOT_CONTROLLER_APIS
-from kraft.wire.client import PeerClient
+from kraft.wire.network_client import PeerClient
 from kraft.wire.codec import decode_response
 from kraft.wire.errors import ErrorCode
 from kraft.wire.framing import unframe
@@ -84,7 +84,7 @@ async def running(paths: dict[int, Path], *, with_observer: bool = True,
             def settled_leader() -> int | None:
                 leader = next((i for i in VOTERS if nodes[i].role == "leader"), None)
                 if leader is not None:
-                    d = nodes[leader].raft_client.core.describe_quorum(int(time.time() * 1000))  # type: ignore[union-attr]
+                    d = nodes[leader].raft_driver.core.describe_quorum(int(time.time() * 1000))  # type: ignore[union-attr]
                     if (d is not None and d.high_watermark > 0
                             and all(r.log_end_offset > 0 for r in (*d.voters, *d.observers))
                             and len(d.observers) == (1 if with_observer else 0)
@@ -129,7 +129,7 @@ async def test_describe_quorum_on_the_leader_reports_every_voter_and_the_observe
         [p] = topic.partitions
         assert (p.partition_index, p.error_code) == (0, 0)
         assert p.leader_id == cluster.leader_id
-        assert p.leader_epoch == cluster.leader.raft_client.core.epoch  # type: ignore[union-attr]
+        assert p.leader_epoch == cluster.leader.raft_driver.core.epoch  # type: ignore[union-attr]
         assert p.high_watermark == cluster.leader.high_watermark
         assert [v.replica_id for v in p.current_voters] == VOTERS
         end = cluster.leader.log.end_offset  # type: ignore[union-attr]
@@ -179,7 +179,7 @@ async def test_describe_quorum_on_a_follower_or_observer_is_not_leader_or_follow
             assert p.current_voters == [] and p.observers == []
             # Beyond Kafka (which leaves them 0): where the leader is.
             assert p.leader_id == cluster.leader_id
-            assert p.leader_epoch == cluster.leader.raft_client.core.epoch  # type: ignore[union-attr]
+            assert p.leader_epoch == cluster.leader.raft_driver.core.epoch  # type: ignore[union-attr]
             assert [(n.node_id, n.listeners[0].port) for n in r.nodes] == [
                 (cluster.leader_id, cluster.port(cluster.leader_id))]
 

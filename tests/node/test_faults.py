@@ -1,6 +1,6 @@
 """Bad input and faults at the node, over real sockets and real files.
 
-Crafted requests come from ``wire.client.PeerClient`` as a misbehaving or
+Crafted requests come from ``wire.network_client.PeerClient`` as a misbehaving or
 confused peer would send them; the node must answer with Kafka's error
 codes (``KafkaRaftClient``'s handlers) and stay what it was. Then the disk:
 a full filesystem (a size-limited tmpfs; the leader resigns, refuses appends
@@ -27,7 +27,7 @@ from kraft.raft import events as ev
 from kraft.raft import rpcs
 from kraft.raft.errors import Errors, NotLeaderError
 from kraft.node.node import KraftNode
-from kraft.node.raft_client import StorageError
+from kraft.node.raft_driver import StorageError
 from kraft.records.batch import build_data_batch
 from kraft.records.errors import DiskIOError
 from kraft.records.log import MetadataLog, metadata_partition_dir
@@ -332,7 +332,7 @@ async def test_full_disk_leader_resigns_keeps_serving_reads_and_recovers(tmp_pat
                         break
                 assert isinstance(error, StorageError), error
                 assert "No space left on device" in str(error)
-                assert full.raft_client.storage_error is not None
+                assert full.raft_driver.storage_error is not None
                 with pytest.raises(StorageError, match="cannot be written"):
                     await full.append([b"refused"])
 
@@ -355,8 +355,8 @@ async def test_full_disk_leader_resigns_keeps_serving_reads_and_recovers(tmp_pat
                 _, seen = await history(full, last, start_offset=0)
                 assert all(seen[o] == v for o, v in committed.items())
                 with trio.fail_after(20):
-                    await until_async("full.raft_client.storage_error is None",
-                                      lambda: full.raft_client.storage_error is None, interval_s=0.05)
+                    await until_async("full.raft_driver.storage_error is None",
+                                      lambda: full.raft_driver.storage_error is None, interval_s=0.05)
                 value = b"after recovery"
                 committed[await append_until_ok(nodes, [value])] = value
                 _, seen = await history(full, max(committed), start_offset=0)
@@ -492,8 +492,8 @@ async def test_snapshot_download_onto_a_full_disk_completes_when_space_returns(t
 
                 late = await start(nursery, node_config(paths[3], fetch_snapshot_max_bytes=256 * 1024))
                 with trio.fail_after(30):
-                    await until_async("late.raft_client.storage_error is not None",
-                                      lambda: late.raft_client.storage_error is not None, interval_s=0.05)
+                    await until_async("late.raft_driver.storage_error is not None",
+                                      lambda: late.raft_driver.storage_error is not None, interval_s=0.05)
                 await trio.sleep(1)  # a few failed downloads
                 assert late.log.latest_snapshot_id() == BOOTSTRAP_SNAPSHOT_ID and late.log.end_offset == 0
                 done = subprocess.run(["mount", "-o", "remount,size=8m", str(fs)], capture_output=True, text=True)

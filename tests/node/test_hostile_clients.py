@@ -33,7 +33,7 @@ from kraft.messages.generated import describe_quorum_request as dq_req
 from kraft.messages.generated.sasl_authenticate_request import SaslAuthenticateRequest
 from kraft.messages.generated.sasl_handshake_request import SaslHandshakeRequest
 from kraft.wire.apis import ApiKey
-from kraft.wire.client import PeerClient
+from kraft.wire.network_client import PeerClient
 from kraft.wire.codec import decode_response, encode_request
 from kraft.wire.errors import ErrorCode
 from kraft.wire.framing import FrameReader

@@ -18,7 +18,7 @@ from kraft.messages.json_form import uuid_to_kafka
 from kraft.messages.generated.api_versions_request import ApiVersionsRequest
 from kraft.node.node import KraftNode
 from kraft.wire.apis import ApiKey
-from kraft.wire.client import PeerClient
+from kraft.wire.network_client import PeerClient
 from kraft.wire.errors import ErrorCode
 from tests.harness import cli
 from tests.harness.poll import until_async
@@ -105,23 +105,23 @@ async def test_upgrade_a_static_quorum_then_add_a_controller(tmp_path: Path) -> 
                 await trio.sleep(0.1)
             assert [(x.feature, x.error_code, x.error_message) for x in r.results] == [
                 ("kraft.version", ErrorCode.NONE, "NONE")]
-            assert leader.raft_client is not None and leader.raft_client.core.kraft_version == 0
+            assert leader.raft_driver is not None and leader.raft_driver.core.kraft_version == 0
             code, out, err = await kraft_cli("features", "--bootstrap-controller", bootstrap, "upgrade",
                                              "--feature", "kraft.version=1", "--dry-run")
             assert (code, out) == (0, "kraft.version can be upgraded to 1.\n"), err
-            assert leader.raft_client.core.kraft_version == 0
+            assert leader.raft_driver.core.kraft_version == 0
 
             code, out, err = await kraft_cli("features", "--bootstrap-controller", bootstrap, "upgrade",
                                              "--feature", "kraft.version=1")
             assert (code, out, err) == (0, "kraft.version was upgraded to 1.\n", "")
             # Answered once committed: the leader's log holds it below its high watermark.
-            position = leader.raft_client.core.pending_kraft_version_upgrade
+            position = leader.raft_driver.core.pending_kraft_version_upgrade
             assert position is not None and leader.high_watermark > position.offset
-            voter_set = leader.raft_client.core.voters
+            voter_set = leader.raft_driver.core.voters
             assert voter_set.voter_ids == VOTERS
             assert [k.directory_id for k in voter_set.voter_keys] == [directory_id(tmp_path, i) for i in VOTERS]
             await until_async("kraft.version 1 everywhere",
-                              lambda: all(n.raft_client is not None and n.raft_client.core.kraft_version == 1 for n in nodes.values()))
+                              lambda: all(n.raft_driver is not None and n.raft_driver.core.kraft_version == 1 for n in nodes.values()))
 
             # Every node now reports kraft.version 1 with an epoch (a committed offset).
             av = await ask(follower.ports["CONTROLLER"], ApiKey.API_VERSIONS,
@@ -154,9 +154,9 @@ async def test_upgrade_a_static_quorum_then_add_a_controller(tmp_path: Path) -> 
                     break
                 assert body.error_code in (ErrorCode.REQUEST_TIMED_OUT, ErrorCode.NOT_LEADER_OR_FOLLOWER), body
                 await trio.sleep(0.1)
-            assert leader.raft_client is not None and leader.raft_client.core.voters.voter_ids == (*VOTERS, NEW)
+            assert leader.raft_driver is not None and leader.raft_driver.core.voters.voter_ids == (*VOTERS, NEW)
             await until_async("the new node a voter",
-                              lambda: nodes[NEW].raft_client is not None and nodes[NEW].raft_client.core.quorum.is_voter)
+                              lambda: nodes[NEW].raft_driver is not None and nodes[NEW].raft_driver.core.quorum.is_voter)
 
             # describe --status: Kafka's lines alone, plus a KIP-642
             # reassignment's progress while one is in progress.
@@ -195,8 +195,8 @@ async def test_upgrade_a_static_quorum_then_add_a_controller(tmp_path: Path) -> 
             rest = [n for n in (*voters, nodes[NEW]) if n is not old]
 
             def stored(n: KraftNode) -> dict[str, Any]:
-                assert n.raft_client is not None
-                return dict(json.loads(n.raft_client.store.file.path.read_text()))
+                assert n.raft_driver is not None
+                return dict(json.loads(n.raft_driver.store.file.path.read_text()))
 
             await until_async("a new epoch stored everywhere",
                               lambda: all(stored(n)["leaderEpoch"] > old_epoch for n in rest))

@@ -37,7 +37,7 @@ async def test_a_slow_listener_learns_of_its_leadership_after_replaying_the_earl
             await nursery.start(node.run)
             lae = await node.wait_for_leader()
             assert lae.leader_id == 1
-            role = node.raft_client.core.role if node.raft_client is not None else None
+            role = node.raft_driver.core.role if node.raft_driver is not None else None
             assert isinstance(role, Leader)
             epoch_start = role.epoch_start_offset
             assert epoch_start > last

@@ -126,8 +126,8 @@ async def test_readyz_and_healthz_fail_with_reasons(tmp_path: Path) -> None:
         async with trio.open_nursery() as nursery:
             node = await start(nursery, node_config(paths[1]))
             assert node.metrics_port is not None
-            assert node.raft_client is not None
-            await until_async("node.raft_client.initialized", lambda: node.raft_client.initialized, interval_s=0.01)
+            assert node.raft_driver is not None
+            await until_async("node.raft_driver.initialized", lambda: node.raft_driver.initialized, interval_s=0.01)
             code, reason = await http_get(node.metrics_port, "/readyz")
             assert code == 503 and "leader" in reason
             assert await http_get(node.metrics_port, "/healthz") == (200, "ok\n")

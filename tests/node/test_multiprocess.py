@@ -81,20 +81,20 @@ class Observer:
                     self.committed[item.base_offset + i] = value
 
     async def watch_leaders(self) -> None:
-        raft_client = self.node.raft_client
-        assert raft_client is not None
+        raft_driver = self.node.raft_driver
+        assert raft_driver is not None
         while True:
-            async with raft_client.leader_changed:
-                await raft_client.leader_changed.wait()
-            self.leaders.append((raft_client.leader.epoch, raft_client.leader.leader_id))
+            async with raft_driver.leader_changed:
+                await raft_driver.leader_changed.wait()
+            self.leaders.append((raft_driver.leader.epoch, raft_driver.leader.leader_id))
 
     async def leader(self, not_in: tuple[int | None, ...] = (None,)) -> int:
-        raft_client = self.node.raft_client
-        assert raft_client is not None
-        async with raft_client.leader_changed:
-            while raft_client.leader.leader_id in not_in:
-                await raft_client.leader_changed.wait()
-        leader = raft_client.leader.leader_id
+        raft_driver = self.node.raft_driver
+        assert raft_driver is not None
+        async with raft_driver.leader_changed:
+            while raft_driver.leader.leader_id in not_in:
+                await raft_driver.leader_changed.wait()
+        leader = raft_driver.leader.leader_id
         assert leader is not None
         return leader
 

@@ -23,7 +23,7 @@ async def _start(nursery: trio.Nursery, paths: dict[int, Path]) -> dict[int, Kra
 
 async def _leader(nodes: dict[int, KraftNode]) -> KraftNode:
     return await until_async("a leader", lambda: next(
-        (node for node in nodes.values() if node.raft_client is not None and node.role == "leader"), None),
+        (node for node in nodes.values() if node.raft_driver is not None and node.role == "leader"), None),
         interval_s=0.01)
 
 

@@ -11,7 +11,7 @@ import json
 import uuid
 from pathlib import Path
 
-from kraft.node.raft_client import ElectionStateStore
+from kraft.node.raft_driver import ElectionStateStore
 from kraft.raft.roles import ElectionState
 from kraft.raft.voters import ReplicaKey
 from kraft.records.state_files import QuorumStateFile

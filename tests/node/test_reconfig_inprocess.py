@@ -51,17 +51,17 @@ async def test_grow_from_standalone_then_remove_the_leader(tmp_path: Path) -> No
 
             first = await current_leader()
             assert first is nodes[1]
-            assert nodes[1].raft_client is not None and nodes[1].raft_client.core.kraft_version == 1
+            assert nodes[1].raft_driver is not None and nodes[1].raft_driver.core.kraft_version == 1
             before = await append_until_ok(nodes.values(), [b"before"])
             for node_id in (2, 3):
                 await add_until_ok(current_leader, node_id, directory_id(tmp_path, node_id), ports[node_id])
-            assert nodes[1].raft_client is not None
-            assert nodes[1].raft_client.core.voters.voter_ids == (1, 2, 3)
+            assert nodes[1].raft_driver is not None
+            assert nodes[1].raft_driver.core.voters.voter_ids == (1, 2, 3)
             # Every node learned the voter set from the log.
             await until_async("voter set everywhere",
-                              lambda: all(n.raft_client is not None and n.raft_client.core.voters.voter_ids == (1, 2, 3)
+                              lambda: all(n.raft_driver is not None and n.raft_driver.core.voters.voter_ids == (1, 2, 3)
                                           for n in nodes.values()))
-            assert nodes[2].raft_client is not None and nodes[2].raft_client.core.quorum.is_voter
+            assert nodes[2].raft_driver is not None and nodes[2].raft_driver.core.quorum.is_voter
             after = await append_until_ok(nodes.values(), [b"three voters"])
             # Remove the leader: it commits the removal under {2, 3}, then hands over.
             body = await remove_voter(("127.0.0.1", ports[1]), 1, directory_id(tmp_path, 1))
@@ -72,7 +72,7 @@ async def test_grow_from_standalone_then_remove_the_leader(tmp_path: Path) -> No
                 _, records = await history(node, last, start_offset=0)
                 assert records[before] == b"before" and records[after] == b"three voters"
                 assert records[last] == b"without 1"
-            assert nodes[2].raft_client is not None and nodes[2].raft_client.core.voters.voter_ids == (2, 3)
+            assert nodes[2].raft_driver is not None and nodes[2].raft_driver.core.voters.voter_ids == (2, 3)
             nursery.cancel_scope.cancel()
 
 
@@ -104,12 +104,12 @@ async def test_auto_join_update_voter_and_a_replaced_disk(tmp_path: Path) -> Non
             nodes = {i: await start(nursery, paths[i]) for i in (1, 2, 3)}
 
             def voters() -> tuple[int, ...]:
-                raft_client = nodes[1].raft_client
-                return () if raft_client is None else raft_client.core.voters.voter_ids
+                raft_driver = nodes[1].raft_driver
+                return () if raft_driver is None else raft_driver.core.voters.voter_ids
 
             def voter_key(node_id: int):  # type: ignore[no-untyped-def]
                 leader = next((n for n in nodes.values() if n.role == "leader"), None)
-                return None if leader is None or leader.raft_client is None else leader.raft_client.core.voters.key(node_id)
+                return None if leader is None or leader.raft_driver is None else leader.raft_driver.core.voters.key(node_id)
 
             await until_async("2 and 3 join", lambda: voters() == (1, 2, 3))
             first_dir = directory_id(tmp_path, 3)
@@ -125,8 +125,8 @@ async def test_auto_join_update_voter_and_a_replaced_disk(tmp_path: Path) -> Non
             def leader_knows_port() -> bool:
                 key = voter_key(3)
                 leader = next((n for n in nodes.values() if n.role == "leader"), None)
-                return key is not None and leader is not None and leader.raft_client is not None and any(
-                    e.port == new_port for e in leader.raft_client.core.voters.endpoints(3))
+                return key is not None and leader is not None and leader.raft_driver is not None and any(
+                    e.port == new_port for e in leader.raft_driver.core.voters.endpoints(3))
 
             await until_async("the new port is recorded", leader_knows_port)
             await append_until_ok(nodes.values(), [b"after the move"])
@@ -189,5 +189,5 @@ async def test_reassign_status_cancel_and_bad_targets(tmp_path: Path) -> None:
             assert cancel.returncode == 0, cancel.stderr
             assert not Path(state).exists()
             leader = await leader_of([nodes[1], nodes[2], nodes[3]])
-            assert leader.raft_client is not None and leader.raft_client.core.voters.voter_ids == (1, 2, 3)
+            assert leader.raft_driver is not None and leader.raft_driver.core.voters.voter_ids == (1, 2, 3)
             nursery.cancel_scope.cancel()

@@ -19,7 +19,7 @@ from kraft.messages.generated.user_scram_credential_record import UserScramCrede
 from kraft.node.node import KraftNode
 from kraft.records.metadata import encode_metadata_record
 from kraft.wire.apis import ApiKey
-from kraft.wire.client import AuthenticationFailed, PeerClient
+from kraft.wire.network_client import AuthenticationFailed, PeerClient
 from kraft.wire.scram import ScramMechanism, make_credential
 from kraft.wire.security import client_security_from_properties
 from tests.harness.poll import until_async

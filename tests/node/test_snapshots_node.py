@@ -261,7 +261,7 @@ async def test_time_based_retention_runs_in_the_background(tmp_path: Path) -> No
             # that may be when `first` was taken.)
             assert node.log.start_offset <= first.offset
             assert [s for s in snapshot_files(node) if s != BOOTSTRAP_SNAPSHOT_ID] == [first, second]
-            nursery.start_soon(run_log_cleaner, node.raft_client, 0.2)
+            nursery.start_soon(run_log_cleaner, node.raft_driver, 0.2)
             # (Read as the cleaner's worker thread finishes: poll for the end state.)
             await until_async("the log starting at the second snapshot, its only one",
                               lambda: node.log.start_offset == second.offset and snapshot_files(node) == [second],

@@ -97,12 +97,12 @@ async def test_kafka_controllers_lead_and_the_witness_never_does(tmp_path: Path)
 
                 # Killing the witness changes nothing: same leader and epoch,
                 # commits go on with the two Kafka controllers.
-                raft_client = obs.node.raft_client
-                assert raft_client is not None
-                before = raft_client.leader
+                raft_driver = obs.node.raft_driver
+                assert raft_driver is not None
+                before = raft_driver.leader
                 procs[WITNESS].kill()
                 await obs.commits(40)
-                assert raft_client.leader == before
+                assert raft_driver.leader == before
                 procs[WITNESS].start()
                 # Restarted: a witness at once from what it remembers
                 # (kraft's voter-api-versions file), never undecided, then

@@ -262,7 +262,7 @@ async def test_the_observer_sends_what_a_kafka_controller_takes_from_a_broker(tm
     directory id) -- never Vote or the other voter RPCs -- and each Fetch has
     the shape of the Fetch Kafka's raft client sends."""
     from kraft.messages.json_form import to_json
-    from kraft.raft.rpcs.spec import METADATA_TOPIC_ID
+    from kraft.raft.rpcs.rpc_unit import METADATA_TOPIC_ID
 
     observer_id = 4242
     seen: list[tuple[str, int, object]] = []
@@ -358,7 +358,7 @@ async def test_the_observer_follows_a_dynamic_quorum_through_reconfiguration(tmp
 
                 image = await observer.wait_for_offset(last)
                 assert {"before", "three-voters", "without-1"} <= set(image.topic_ids_by_name)
-                assert observer.node.raft_client.core.voters.voter_ids == (2, 3)
+                assert observer.node.raft_driver.core.voters.voter_ids == (2, 3)
                 leader = await leader_of([nodes[2], nodes[3]])
                 offline = image_from_directory(metadata_partition_dir(leader.config.metadata_log_dir),
                                                up_to=image.offset)

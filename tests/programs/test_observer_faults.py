@@ -58,8 +58,8 @@ def _batches(mlog: MetadataLog) -> dict[int, bytes]:
 
 
 async def _leader_log(leader: KraftNode) -> tuple[dict[int, bytes], list[OffsetAndEpoch]]:
-    assert leader.raft_client is not None and leader.log is not None
-    async with leader.raft_client.log_lock:
+    assert leader.raft_driver is not None and leader.log is not None
+    async with leader.raft_driver.log_lock:
         return _batches(leader.log), leader.log.snapshot_ids()
 
 
@@ -142,7 +142,7 @@ async def test_a_full_disk_stops_the_copy_the_image_is_still_served_and_it_recov
                 assert seen == list(range(stuck.offset + 1))
                 theirs, _ = await _leader_log(leader)
                 assert observer.node.log is not None
-                async with observer.node.raft_client.log_lock:
+                async with observer.node.raft_driver.log_lock:
                     ours = _batches(observer.node.log)
                 assert ours and all(theirs[o] == data for o, data in ours.items())
                 assert observer.published.offset == stuck.offset  # nothing moved meanwhile

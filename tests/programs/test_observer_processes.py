@@ -375,8 +375,8 @@ async def test_observer_follows_a_process_quorum_through_reconfiguration(tmp_pat
                 await trio.sleep(1)
                 leader_id, hwm = await _leader_and_hwm(voters)
                 image = await observer.wait_for_offset(hwm - 1)
-                assert victim not in observer.node.raft_client.core.voters.voter_ids
-                assert len(observer.node.raft_client.core.voters.voter_ids) == 2
+                assert victim not in observer.node.raft_driver.core.voters.voter_ids
+                assert len(observer.node.raft_driver.core.voters.voter_ids) == 2
                 offline = image_from_directory(voters.log_dir(leader_id), up_to=image.offset)
                 assert offline == image and len(image.topics) >= 3
     finally:

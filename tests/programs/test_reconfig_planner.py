@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from kraft.client.admin import QuorumInfo, ReplicaInfo
+from kraft.admin_client.admin import QuorumInfo, ReplicaInfo
 from kraft.programs.reconfig import (
     Plan,
     ReassignError,

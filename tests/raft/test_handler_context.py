@@ -3,12 +3,12 @@
 Kafka's ``KafkaRaftClient.handleVoteRequest`` and ``handleFetchRequest`` act
 on ``QuorumState`` (and a leader's ``LeaderState``) and produce answers;
 ``AddVoterHandler`` gets the leader state and a request sender. Ours get
-their family's context (:mod:`kraft.raft.handlers.common`): what they read,
+their family's context (:mod:`kraft.raft.families.common`): what they read,
 the effects they may produce, and a narrow view of the quorum state.
 Here :class:`Replica` -- a QuorumState, an in-memory log and lists of what
 the handlers produced, no RaftCore -- is that context, for each handler
 family: elections (requests and responses, the role changes requested
-through :class:`~kraft.raft.handlers.common.Transitions`), fetches (parking,
+through :class:`~kraft.raft.families.common.Transitions`), fetches (parking,
 the epoch check, the high watermark kept on the leader's state) and voter
 changes (Kafka's ``RemoveVoterHandler``/``AddVoterHandler``).
 """
@@ -24,7 +24,7 @@ from kraft.raft.rpcs import (
     AddRaftVoterRequest, AddRaftVoterResponse, FetchRequest, RemoveRaftVoterRequest, RemoveRaftVoterResponse,
     VoteRequest, VoteResponse, add_raft_voter_rpc, fetch_rpc, remove_raft_voter_rpc, vote_rpc,
 )
-from kraft.raft.handlers.common import HandlerContext
+from kraft.raft.families.common import HandlerContext
 from kraft.raft.logops import LogOp
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.raft.quorum_state import QuorumState
@@ -261,7 +261,7 @@ def test_each_handler_family_sees_only_its_own_narrow_view() -> None:
     changes (mypy holds every handler to it; this pins the shape)."""
     import inspect
 
-    from kraft.raft.handlers import common
+    from kraft.raft.families import common
     from kraft.raft.quorum_state import QuorumState
 
     from kraft.raft.rpcs import (

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from kraft.raft.accumulator import BatchAccumulator
-from kraft.raft.handlers.election import strict_exponential_election_backoff_ms
+from kraft.raft.families.election import strict_exponential_election_backoff_ms
 from kraft.raft.logops import AppendAsLeader, Batch, LeaderChangeMessage
 from kraft.raft.quorum_config import QuorumConfig
 from kraft.records.view import OffsetAndEpoch

@@ -14,7 +14,7 @@ import pytest
 from kraft.node.raft_metrics import CURRENT_STATES, current_state
 from kraft.raft.errors import AccumulatorFullError, Errors, RecordBatchTooLargeError
 from kraft.raft.rpcs import AddRaftVoterResponse, ApiVersionsRequest, BeginQuorumEpochRequest, FetchRequest, VoteRequest, VoteResponse
-from kraft.raft.handlers.membership import ADD_VOTER_CAUGHT_UP_WINDOW_MS
+from kraft.raft.families.membership import ADD_VOTER_CAUGHT_UP_WINDOW_MS
 from kraft.raft.logops import AppendAsLeader
 from kraft.raft.roles import (
     Candidate,

@@ -27,7 +27,7 @@ from kraft.raft import events as ev
 from kraft.raft import rpcs
 from kraft.raft.errors import Errors
 from kraft.raft.rpcs import BY_API_KEY, BY_REQUEST, BY_RESPONSE, CORE_API_KEYS, RPCS, RaftRpc, RegisteredRpc
-from kraft.raft.rpcs.spec import Reject
+from kraft.raft.rpcs.rpc_unit import Reject
 from kraft.raft.voters import Endpoint, ReplicaKey
 from kraft.records.view import OffsetAndEpoch
 from kraft.wire.apis import ApiKey
@@ -115,12 +115,12 @@ def test_the_registry_is_built_from_one_module_per_rpc() -> None:
         assert isinstance(rpc, RaftRpc) and rpc in RPCS
         # Everything the RPC does is written in its own module: its message
         # classes, wire mapping and handlers (which call their family's shared
-        # steps in kraft.raft.handlers).
+        # steps in kraft.raft.families).
         assert rpc.request_type.__module__ == rpc.response_type.__module__ == module.__name__, name
         for field in dataclasses.fields(rpc):
             value = getattr(rpc, field.name)
             if callable(value) and hasattr(value, "__module__") and not isinstance(value, type):
-                assert value.__module__ in (module.__name__, "kraft.raft.rpcs.spec"), (name, field.name)
+                assert value.__module__ in (module.__name__, "kraft.raft.rpcs.rpc_unit"), (name, field.name)
         # Every RPC the core answers has its handler here.
         assert (rpc.handle_request is not None) == rpc.to_core, name
 

@@ -253,7 +253,7 @@ def test_kraft_peers_do_not_take_a_handover_leader_for_a_kafka_controller() -> N
       successors, though 3 never campaigns."""
     from kraft.node.controller_apis import SUPPORTED_APIS, advertised_apis
     from kraft.raft.witness_policy import kafka_controller_apis
-    from kraft.wire.client import CLIENT_SOFTWARE_NAME
+    from kraft.wire.network_client import CLIENT_SOFTWARE_NAME
 
     ctx, _ = kafka_witness()
     take_handover_epoch(ctx)

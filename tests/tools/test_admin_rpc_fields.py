@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from kraft.client.admin import AdminSession
+from kraft.admin_client.admin import AdminSession
 from kraft.raft.rpcs import api_versions_rpc, describe_quorum_rpc
 from kraft.wire.apis import ApiKey
 from kraft.wire.codec import decode_response

@@ -5,7 +5,7 @@ tests/node/test_kraft_version_upgrade.py)."""
 from __future__ import annotations
 
 import pytest
-from kraft.client.admin_features import FeatureMetadata, SupportedVersionRange
+from kraft.admin_client.admin_features import FeatureMetadata, SupportedVersionRange
 from kraft.tools.features import FeatureLine, feature_lines, format_describe, format_update, parse_name_and_level
 from kraft.tools.quorum import ToolError
 from tests.harness import cli

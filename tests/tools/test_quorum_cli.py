@@ -20,7 +20,7 @@ import trio
 
 from kraft.kafka_release import RELEASES
 from kraft.node.node import KraftNode
-from kraft.client.admin import QuorumInfo, ReplicaInfo, quorum_info
+from kraft.admin_client.admin import QuorumInfo, ReplicaInfo, quorum_info
 from kraft.tools.quorum import ToolError, format_replication, format_status, quorum_group
 from kraft.wire.codec import decode_response
 from kraft.wire.framing import unframe
@@ -177,7 +177,7 @@ async def settled_leader(nodes: dict[int, KraftNode], observers: int) -> int:
     def heard_from_all() -> int | None:
         for i, node in nodes.items():
             if node.role == "leader":
-                d = node.raft_client.core.describe_quorum(0)  # type: ignore[union-attr]
+                d = node.raft_driver.core.describe_quorum(0)  # type: ignore[union-attr]
                 if (d is not None and d.high_watermark > 0 and all(v.log_end_offset >= 0 for v in d.voters)
                         and len(d.observers) == observers):
                     return i
@@ -265,7 +265,7 @@ async def test_describe_follows_the_leader_when_it_moves(tmp_path: Path) -> None
     with trio.fail_after(90):
         async with running(paths, VOTERS) as nodes:
             old = await settled_leader(nodes, observers=0)
-            old_epoch = nodes[old].raft_client.core.epoch  # type: ignore[union-attr]
+            old_epoch = nodes[old].raft_driver.core.epoch  # type: ignore[union-attr]
             await nodes[old].shutdown()  # hands over with EndQuorumEpoch
             rest = [i for i in VOTERS if i != old]
             result = await kraft_quorum("--bootstrap-controller", ",".join(

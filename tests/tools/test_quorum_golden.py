@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from kraft.messages.json_form import uuid_from_kafka
-from kraft.client.admin import QuorumInfo, ReplicaInfo
+from kraft.admin_client.admin import QuorumInfo, ReplicaInfo
 from kraft.kafka_release import LATEST, RELEASES
 from kraft.tools.quorum import format_replication, format_status
 from tests import golden

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kraft.messages.json_form import uuid_to_kafka
-from kraft.client.admin import QuorumInfo, ReplicaInfo
+from kraft.admin_client.admin import QuorumInfo, ReplicaInfo
 from kraft.tools.quorum import (
     ReassignmentProgress,
     format_reassignment,

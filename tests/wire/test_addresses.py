@@ -1,14 +1,14 @@
 """The one bootstrap-address parser (Kafka's ``ClientUtils.parseAndValidateAddresses``)
 and its two wrappers: the node's config (``controller.quorum.bootstrap.servers``)
-and every client's (:func:`kraft.client.admin.parse_bootstrap`: the tools and
+and every client's (:func:`kraft.admin_client.admin.parse_bootstrap`: the tools and
 the observer)."""
 
 from __future__ import annotations
 
 import pytest
 
-from kraft.client.admin import parse_bootstrap
-from kraft.client.errors import AdminError
+from kraft.admin_client.admin import parse_bootstrap
+from kraft.admin_client.errors import AdminError
 from kraft.config import ConfigError, parse_bootstrap_servers
 from kraft.programs.observer import Observer, ObserverError
 from kraft.wire.addresses import InvalidAddress, parse_addresses

@@ -18,7 +18,7 @@ from kraft.messages.generated.describe_quorum_request import DescribeQuorumReque
 from kraft.messages.generated.sasl_handshake_request import SaslHandshakeRequest
 from kraft.wire.api_versions import supported_versions
 from kraft.wire.apis import ApiKey
-from kraft.wire.client import AuthenticationFailed, ConnectionFailed, PeerClient
+from kraft.wire.network_client import AuthenticationFailed, ConnectionFailed, PeerClient
 from kraft.wire.codec import decode_response
 from kraft.wire.errors import ErrorCode
 from kraft.wire.connection_limits import ConnectionLimits, ConnectionTracker

@@ -49,7 +49,7 @@ log = logging.getLogger("kraft.bench")
 
 __all__ = ["bench_load", "run_bench_load", "LoadStats", "percentile"]
 
-#: Records appended per scheduling round before yielding to the raft client.
+#: Records appended per scheduling round before yielding to the raft driver.
 _CHUNK = 512
 #: The generator's tick when it is ahead of its rate.
 _TICK_S = 0.001

@@ -2,16 +2,16 @@
 May import kraft.raft below the core (events, roles, the handler families' shared steps), kraft.records views, kraft.messages' generated codecs, kraft.wire's api keys, error codes and client software name; never the core, its polling, its epoch gate or its answer dispatch, nor kraft.wire's transport (pyproject's sans-io contract).
 
 Each module holds everything about its RPC: the request and response
-classes the core sees, and one :class:`~kraft.raft.rpcs.spec.RaftRpc` --
+classes the core sees, and one :class:`~kraft.raft.rpcs.rpc_unit.RaftRpc` --
 versions, wire mapping both ways, error answer, timeouts, where a request
 comes from, metrics name -- with the core's side of it: the request it
 sends, its handlers (on the family's shared steps in
-:mod:`kraft.raft.handlers`). Adding a field or a version touches that
+:mod:`kraft.raft.families`). Adding a field or a version touches that
 module and its test (``tests/raft/test_rpcs.py``) only. This package
 re-exports the message classes. The node and the core look an RPC up in
 this registry (by api key, request or response type) and never list the
 RPCs themselves; the registry holds each as a
-:class:`~kraft.raft.rpcs.spec.RegisteredRpc`, on the base event types.
+:class:`~kraft.raft.rpcs.rpc_unit.RegisteredRpc`, on the base event types.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from kraft.raft.rpcs.remove_raft_voter_rpc import RemoveRaftVoterRequest, Remove
 from kraft.raft.rpcs.update_raft_voter_rpc import UpdateRaftVoterRequest, UpdateRaftVoterResponse
 from kraft.raft.rpcs.api_versions_rpc import ApiVersionsRequest, ApiVersionsResponse
 from kraft.raft.events import RaftRequest, RaftResponse
-from kraft.raft.rpcs.spec import RaftRpc, RegisteredRpc
+from kraft.raft.rpcs.rpc_unit import RaftRpc, RegisteredRpc
 
 __all__ = [
     "AddRaftVoterRequest",

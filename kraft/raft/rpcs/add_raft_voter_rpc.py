@@ -5,7 +5,7 @@ client or by an observer that joins by itself. v1 adds
 Kafka: ``RaftUtil.addVoterRequest``/``addVoterResponse``,
 ``KafkaRaftClient.handleAddVoterRequest`` (``AddVoterHandler``). The
 handler is :func:`handle_request` below, on the checks of
-:mod:`kraft.raft.handlers.membership`. An admin client (``kraft quorum
+:mod:`kraft.raft.families.membership`. An admin client (``kraft quorum
 add-controller``, ``reassign``) sends :func:`admin_request` through
 :data:`RPC` too (Kafka's ``KafkaAdminClient.addRaftVoter``), at most
 :data:`RPC`'s newest version.
@@ -21,11 +21,11 @@ from kraft.messages.generated import add_raft_voter_request as wire_req, add_raf
 from kraft.raft.errors import Errors
 from kraft.raft.events import RaftRequest, RaftResponse
 from kraft.raft.events import InboundRequest
-from kraft.raft.handlers import membership
-from kraft.raft.handlers.common import MembershipContext
+from kraft.raft.families import membership
+from kraft.raft.families.common import MembershipContext
 from kraft.raft.rpcs.api_versions_rpc import ApiVersionsRequest
 from kraft.raft.voter_changes import PendingVoterChange, Refusal
-from kraft.raft.rpcs.spec import RaftRpc, errors_of, listeners, replica_key, voter_change_wait_ms, wire_directory
+from kraft.raft.rpcs.rpc_unit import RaftRpc, errors_of, listeners, replica_key, voter_change_wait_ms, wire_directory
 from kraft.raft.voters import Endpoint, Endpoints, ReplicaKey, VoterNode
 from kraft.wire.apis import ApiKey
 

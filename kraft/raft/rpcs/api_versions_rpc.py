@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from kraft.messages.generated import api_versions_request as wire_req, api_versions_response as wire_resp
 from kraft.raft.errors import Errors
 from kraft.raft.events import RaftRequest, RaftResponse
-from kraft.raft.handlers import membership
-from kraft.raft.handlers.common import MembershipContext
-from kraft.raft.rpcs.spec import RaftRpc, errors_of
+from kraft.raft.families import membership
+from kraft.raft.families.common import MembershipContext
+from kraft.raft.rpcs.rpc_unit import RaftRpc, errors_of
 from kraft.raft.voters import Endpoints
 from kraft.wire.apis import ApiKey
 from kraft.wire.client_software import CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION
@@ -115,7 +115,7 @@ def feature_metadata(msg: wire_resp.ApiVersionsResponse) -> FeatureMetadata:
 def handle_response(ctx: MembershipContext, now_ms: int, correlation_id: int, msg: ApiVersionsResponse) -> bool:
     """The would-be voter answered the leader's ApiVersions (Kafka's
     ``AddVoterHandler.handleApiVersionsResponse``): the add in flight goes
-    on (:func:`kraft.raft.handlers.membership.api_versions_answered`).
+    on (:func:`kraft.raft.families.membership.api_versions_answered`).
     Matched by correlation id, not by peer: the voter is not one yet."""
     return membership.api_versions_answered(ctx, now_ms, correlation_id, msg.error, msg.supported_kraft_versions)
 

@@ -16,9 +16,9 @@ from kraft.messages.generated import begin_quorum_epoch_request as wire_req, beg
 from kraft.raft.errors import Errors
 from kraft.raft.events import METADATA_PARTITION, NO_LEADER, RaftRequest, QuorumResponse, TopicPartition
 from kraft.raft.events import InboundRequest
-from kraft.raft.handlers.common import ElectionContext
+from kraft.raft.families.common import ElectionContext
 from kraft.raft.roles import Leader
-from kraft.raft.rpcs.spec import (
+from kraft.raft.rpcs.rpc_unit import (
     METADATA_TOPIC,
     ZERO,
     RaftRpc,

@@ -7,7 +7,7 @@ NodeEndpoints.
 Kafka: ``RaftUtil.singletonEndQuorumEpochRequest``/``Response``,
 ``KafkaRaftClient.handleEndQuorumEpochRequest``/``Response``. The handlers
 are :func:`handle_request` and :func:`handle_response` below (the
-successors' backoff is :mod:`kraft.raft.handlers.election`'s); a resigned
+successors' backoff is :mod:`kraft.raft.families.election`'s); a resigned
 leader's poll sends what :func:`request` builds.
 """
 
@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from kraft.messages.generated import end_quorum_epoch_request as wire_req, end_quorum_epoch_response as wire_resp
 from kraft.raft.errors import Errors
 from kraft.raft.events import METADATA_PARTITION, NO_LEADER, RaftRequest, QuorumResponse, TopicPartition
-from kraft.raft.handlers import election
+from kraft.raft.families import election
 from kraft.raft.events import InboundRequest
-from kraft.raft.handlers.common import ElectionContext
+from kraft.raft.families.common import ElectionContext
 from kraft.raft.roles import Follower, Resigned
-from kraft.raft.rpcs.spec import (
+from kraft.raft.rpcs.rpc_unit import (
     METADATA_TOPIC,
     RaftRpc,
     error_answer,

@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from kraft.messages.generated import fetch_request as wire_req, fetch_response as wire_resp
 from kraft.raft.errors import Errors
 from kraft.raft.events import METADATA_PARTITION, InboundRequest, NO_LEADER, RaftRequest, QuorumResponse, TopicPartition
-from kraft.raft.handlers import membership, replication
-from kraft.raft.handlers.common import ReplicationContext, validate_leader_only
+from kraft.raft.families import membership, replication
+from kraft.raft.families.common import ReplicationContext, validate_leader_only
 from kraft.raft.leader_state import ParkedFetch
 from kraft.raft.log_reconciliation import BOOTSTRAP_SNAPSHOT_ID, FetchValidity, truncation_offset, validate_offset_and_epoch
 from kraft.raft.logops import AppendAsFollower, Flush, InstallSnapshot, TruncateTo
 from kraft.raft.roles import Follower, Leader, SnapshotDownload
-from kraft.raft.rpcs.spec import (
+from kraft.raft.rpcs.rpc_unit import (
     METADATA_TOPIC,
     METADATA_TOPIC_ID,
     RaftRpc,

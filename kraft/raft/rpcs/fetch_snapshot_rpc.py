@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from kraft.messages.generated import fetch_snapshot_request as wire_req, fetch_snapshot_response as wire_resp
 from kraft.raft.errors import Errors
 from kraft.raft.events import METADATA_PARTITION, InboundRequest, NO_LEADER, RaftRequest, QuorumResponse, TopicPartition
-from kraft.raft.handlers.common import ReplicationContext
+from kraft.raft.families.common import ReplicationContext
 from kraft.raft.log_reconciliation import BOOTSTRAP_SNAPSHOT_ID
 from kraft.raft.logops import InstallSnapshot, SnapshotChunk
 from kraft.raft.roles import Follower, Leader, SnapshotDownload
-from kraft.raft.rpcs.spec import (
+from kraft.raft.rpcs.rpc_unit import (
     METADATA_TOPIC,
     RaftRpc,
     Reject,

@@ -3,7 +3,7 @@ directory id), sent by an admin client.
 
 Kafka: ``RaftUtil.removeVoterRequest``/``removeVoterResponse``,
 ``KafkaRaftClient.handleRemoveVoterRequest`` (``RemoveVoterHandler``). The
-handler family is :mod:`kraft.raft.handlers.membership`. An admin client
+handler family is :mod:`kraft.raft.families.membership`. An admin client
 (``kraft quorum remove-controller``, ``reassign``) sends
 :func:`admin_request` through :data:`RPC` too.
 """
@@ -17,10 +17,10 @@ from kraft.messages.generated import remove_raft_voter_request as wire_req, remo
 from kraft.raft.errors import Errors
 from kraft.raft.events import RaftRequest, RaftResponse
 from kraft.raft.events import InboundRequest
-from kraft.raft.handlers import membership
-from kraft.raft.handlers.common import MembershipContext
+from kraft.raft.families import membership
+from kraft.raft.families.common import MembershipContext
 from kraft.raft.voter_changes import Refusal
-from kraft.raft.rpcs.spec import RaftRpc, errors_of, replica_key, voter_change_wait_ms, wire_directory
+from kraft.raft.rpcs.rpc_unit import RaftRpc, errors_of, replica_key, voter_change_wait_ms, wire_directory
 from kraft.raft.voters import Endpoints, ReplicaKey
 from kraft.wire.apis import ApiKey
 

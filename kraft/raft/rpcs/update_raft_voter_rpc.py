@@ -4,7 +4,7 @@ the leader and its endpoint on the listener the request came in on.
 
 Kafka: ``RaftUtil.updateVoterRequest``/``updateVoterResponse``,
 ``KafkaRaftClient.handleUpdateVoterRequest`` (``UpdateVoterHandler``). The
-handler family is :mod:`kraft.raft.handlers.membership`.
+handler family is :mod:`kraft.raft.families.membership`.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from kraft.messages.generated import update_raft_voter_request as wire_req, upda
 from kraft.raft.errors import Errors
 from kraft.raft.events import NO_LEADER, RaftRequest, RaftResponse
 from kraft.raft.events import InboundRequest
-from kraft.raft.handlers import membership
-from kraft.raft.handlers.common import MembershipContext
+from kraft.raft.families import membership
+from kraft.raft.families.common import MembershipContext
 from kraft.raft.voter_changes import Refusal
-from kraft.raft.rpcs.spec import RaftRpc, errors_of, listeners, replica_key, voter_change_wait_ms, wire_directory
+from kraft.raft.rpcs.rpc_unit import RaftRpc, errors_of, listeners, replica_key, voter_change_wait_ms, wire_directory
 from kraft.raft.voters import Endpoint, Endpoints, ReplicaKey, VoterNode
 from kraft.wire.apis import ApiKey
 

@@ -16,10 +16,10 @@ from kraft.messages.generated import vote_request as wire_req, vote_response as 
 from kraft.raft.errors import Errors
 from kraft.raft.events import METADATA_PARTITION, NO_LEADER, RaftRequest, QuorumResponse, TopicPartition
 from kraft.raft.events import InboundRequest
-from kraft.raft.handlers.common import ElectionContext
+from kraft.raft.families.common import ElectionContext
 from kraft.raft.roles import Candidate, Prospective
 from kraft.records.view import OffsetAndEpoch
-from kraft.raft.rpcs.spec import (
+from kraft.raft.rpcs.rpc_unit import (
     METADATA_TOPIC,
     ZERO,
     RaftRpc,

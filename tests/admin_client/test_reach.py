@@ -1,4 +1,4 @@
-"""check_reachable (kraft.client.reach): the tools' TCP probe of the
+"""check_reachable (kraft.admin_client.reach): the tools' TCP probe of the
 bootstrap servers before the slower machinery starts."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import socket
 
 import pytest
 
-from kraft.client.errors import UnreachableError
-from kraft.client.reach import check_reachable
+from kraft.admin_client.errors import UnreachableError
+from kraft.admin_client.reach import check_reachable
 from tests.ports import free_port
 
 HOST = "127.0.0.1"

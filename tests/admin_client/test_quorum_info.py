@@ -12,8 +12,8 @@ import dataclasses
 
 import pytest
 
-from kraft.client import admin as client_admin
-from kraft.client.admin import quorum_info
+from kraft.admin_client import admin as client_admin
+from kraft.admin_client.admin import quorum_info
 from kraft.messages.generated import describe_quorum_request as dq_req
 from kraft.raft.rpcs.describe_quorum_rpc import ZERO_UUID, QuorumInfo, ReplicaInfo, response_to_wire
 from kraft.raft.roles import LeaderAndEpoch

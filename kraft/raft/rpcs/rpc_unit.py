@@ -10,7 +10,7 @@ checker holds every handler and mapping to them: its api key and event types, it
 how long the inbound side waits for the core's answer and the outbound side
 for the peer's, which node a request comes from, and its handlers, written
 in the same module on the steps its family shares
-(:mod:`kraft.raft.handlers`). Kafka spreads the same knowledge over
+(:mod:`kraft.raft.families`). Kafka spreads the same knowledge over
 ``RaftUtil`` (requests and error answers) and ``KafkaRaftClient``
 (``handleXxxRequest``/``handleXxxResponse``); here it is one file per RPC,
 so that adding a field or a version touches that file (and its test) only.
@@ -35,7 +35,7 @@ from typing import Generic, Protocol, TypedDict, TypeVar
 
 from kraft.raft.errors import Errors
 from kraft.raft.events import InboundRequest, RaftRequest, RaftResponse
-from kraft.raft.handlers.common import HandlerContext, QuorumReader
+from kraft.raft.families.common import HandlerContext, QuorumReader
 from kraft.raft.voters import Endpoint, Endpoints, ReplicaKey
 from kraft.wire.apis import ApiKey
 
@@ -72,7 +72,7 @@ ZERO = uuid.UUID(int=0)
 
 
 class FamilyView(Protocol):
-    """What every handler family's context has (:mod:`kraft.raft.handlers.common`):
+    """What every handler family's context has (:mod:`kraft.raft.families.common`):
     its view of the quorum, which the epoch gate's refusal reads."""
 
     @property

@@ -10,7 +10,7 @@ Each RPC's own handlers are in its module (``kraft/raft/rpcs/fetch_rpc.py``,
 from __future__ import annotations
 
 from kraft.raft.errors import InvalidSnapshotIdError
-from kraft.raft.handlers.common import ReplicationContext
+from kraft.raft.families.common import ReplicationContext
 from kraft.raft.log_reconciliation import FetchValidity, validate_offset_and_epoch
 from kraft.raft.roles import Follower
 from kraft.records.view import LogView, OffsetAndEpoch

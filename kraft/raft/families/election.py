@@ -10,7 +10,7 @@ others.
 
 from __future__ import annotations
 
-from kraft.raft.handlers.common import ElectionContext
+from kraft.raft.families.common import ElectionContext
 from kraft.raft.roles import EpochElection
 from kraft.raft.voters import ReplicaKey
 

@@ -18,7 +18,7 @@ from kraft.messages.generated.vote_request import VoteRequest
 from kraft.messages.generated.vote_response import VoteResponse
 from kraft.wire.api_versions import supported_versions
 from kraft.wire.apis import ApiKey
-from kraft.wire.client import (
+from kraft.wire.network_client import (
     CLIENT_SOFTWARE_NAME,
     ClientPool,
     ConnectionFailed,

@@ -1,14 +1,14 @@
 """The trio driver around the sans-IO raft core (Kafka's ``KafkaRaftClient``
-around its ``QuorumState``), called the raft client everywhere.
+around its ``QuorumState``), called the raft driver everywhere.
 
 A request goes one way through it. Inbound, a listener's task hands the
-request to :meth:`KafkaRaftClient.handle_request` and awaits the answer the
+request to :meth:`RaftDriver.handle_request` and awaits the answer the
 core gives (the answer goes straight back to that task, from the ``Ready``
 that carries it). Outbound, the core's requests go to the
 :class:`RequestSender` (the node's network channel, Kafka's
 ``NetworkChannel``), whose answers come back in through :meth:`deliver`.
 
-One task (:meth:`KafkaRaftClient.run`) owns the :class:`~kraft.raft.core.RaftCore` and
+One task (:meth:`RaftDriver.run`) owns the :class:`~kraft.raft.core.RaftCore` and
 the :class:`~kraft.records.log.MetadataLog`; everything else talks to it
 through a memory channel. It sleeps until the core's next deadline or the
 next message, steps the core, and executes the returned ``Ready`` in the
@@ -16,12 +16,12 @@ order the core documents: persist the election state, run the log
 operations (in a worker thread when they may fsync; a leader's batch writes
 in the task), then send, then tell listeners.
 
-Leaders append without waiting: :meth:`KafkaRaftClient.append_nowait` hands the
+Leaders append without waiting: :meth:`RaftDriver.append_nowait` hands the
 records to the core's accumulator at once and returns their offset, many
-appends may be outstanding, and :meth:`KafkaRaftClient.wait_committed` waits for
+appends may be outstanding, and :meth:`RaftDriver.wait_committed` waits for
 one (failing if the leadership ends first).
 
-The raft client is also where bytes meet the core's abstractions: batches the core
+The raft driver is also where bytes meet the core's abstractions: batches the core
 asks to append become Kafka record batches here, and fetched bytes that fail
 validation are refused (the core sees a failed fetch, as Kafka's
 ``KafkaRaftClient`` does when ``appendAsFollower`` throws).
@@ -39,9 +39,9 @@ failed append as fatal for its leadership) and appends are refused with
 reading; a follower fetches the same records again after a backoff; an
 election state whose temporary file did not fit is retried until it is
 written, since nothing may depend on it before (see
-:meth:`KafkaRaftClient._on_storage_fault`).
+:meth:`RaftDriver._on_storage_fault`).
 Other work on the log (snapshots, retention) comes in through
-:meth:`KafkaRaftClient.run_on_log` and runs between two calls of the core.
+:meth:`RaftDriver.run_on_log` and runs between two calls of the core.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ class _StorageFault:
 
 @dataclass(slots=True)
 class _LogTask:
-    """Run ``fn(log)`` in the raft client's task between two calls of the core."""
+    """Run ``fn(log)`` in the raft driver's task between two calls of the core."""
 
     fn: Callable[[MetadataLog], Any]
     in_thread: bool
@@ -141,12 +141,12 @@ _FAULT_QUIET_MS = 10_000
 class RequestSender(Protocol):
     """Where the core's outbound requests go (Kafka's ``NetworkChannel.send``),
     all those of one ``Ready`` at once: sent without blocking; the answer, or the failure, comes back through
-    :meth:`KafkaRaftClient.deliver`."""
+    :meth:`RaftDriver.deliver`."""
 
     def send_all(self, requests: Sequence[ev.OutboundRequest]) -> None: ...
 
 
-class KafkaRaftClient:
+class RaftDriver:
     """Drives one RaftCore on trio."""
 
     def __init__(
@@ -187,7 +187,7 @@ class KafkaRaftClient:
         self.initialized = False
         self._correlation = itertools.count(1)
         #: Held while a worker thread writes the log; readers outside the
-        #: raft client's task (listeners) take it too.
+        #: raft driver's task (listeners) take it too.
         self.log_lock = trio.Lock()
         #: The last disk error of a log write or quorum-state write, until a
         #: write succeeds again; appends are refused meanwhile.
@@ -229,16 +229,16 @@ class KafkaRaftClient:
         if self.storage_error is not None:
             raise StorageError(f"append refused: the metadata log cannot be written ({self.storage_error})")
         core = self.core
-        # The core is between calls whenever another task runs (the raft client
+        # The core is between calls whenever another task runs (the raft driver
         # task only yields between whole core calls), so appending here is
-        # the same as appending from the raft client's task; the accumulator does
-        # not depend on the log the raft client may be writing meanwhile.
+        # the same as appending from the raft driver's task; the accumulator does
+        # not depend on the log the raft driver may be writing meanwhile.
         offset = core.append(self._clock_ms(), records, epoch=epoch)
         if not self._poll_requested:
             # The first record since the leader last wrote a batch starts the
-            # linger timer: wake the raft client so the core's next deadline counts
+            # linger timer: wake the raft driver so the core's next deadline counts
             # it (later ones change nothing until the next write). A full
-            # inbox needs no token: the raft client steps (and so re-reads the
+            # inbox needs no token: the raft driver steps (and so re-reads the
             # deadline) for every item anyway.
             self._poll_requested = self._wake()
         return OffsetAndEpoch(offset, core.epoch)
@@ -285,8 +285,8 @@ class KafkaRaftClient:
         self._wake()
 
     def _wake(self) -> bool:
-        """Queue a poll token for the raft client; False when the inbox is full
-        (no token is needed then: the raft client steps, and so polls, for every
+        """Queue a poll token for the raft driver; False when the inbox is full
+        (no token is needed then: the raft driver steps, and so polls, for every
         item anyway)."""
         try:
             self._inbox_send.send_nowait(_POLL)
@@ -324,7 +324,7 @@ class KafkaRaftClient:
         return slot[0] if slot else None
 
     async def run_on_log(self, fn: Callable[[MetadataLog], Any], *, in_thread: bool = True) -> Any:
-        """Run ``fn(log)`` in the raft client's task, between two calls of the core,
+        """Run ``fn(log)`` in the raft driver's task, between two calls of the core,
         holding :attr:`log_lock`: neither the core nor a log operation sees
         the log half-changed. ``fn`` runs in a worker thread, or (``in_thread``
         False, for quick work that consults the core, such as
@@ -334,9 +334,9 @@ class KafkaRaftClient:
             raise LocalRaftError("the node is not running")
         task = _LogTask(fn, in_thread)
         await self._inbox_send.send(task)
-        # Once queued the raft client runs it whatever happens to the caller: wait
+        # Once queued the raft driver runs it whatever happens to the caller: wait
         # for the outcome (so a caller never cleans up under a running task),
-        # or for the raft client to stop.
+        # or for the raft driver to stop.
         with trio.CancelScope(shield=True):
             async with trio.open_nursery() as nursery:
                 async def stopped() -> None:
@@ -467,7 +467,7 @@ class KafkaRaftClient:
             ready.leader_change is not None or any(type(op) is AppendAsLeader for op in ready.log)
         ):
             # The accumulator was drained (or belongs to another leadership
-            # now): the next append needs to wake the raft client again. This Ready
+            # now): the next append needs to wake the raft driver again. This Ready
             # asks for a poll right after, which sees anything appended since.
             self._poll_requested = False
         requests = []
@@ -525,8 +525,8 @@ class KafkaRaftClient:
             heapq.heappop(waiters).done.set()
 
     def _apply_log_ops(self, ops: list[LogOp]) -> _StorageFault | None:
-        """Runs in a worker thread (a leader's writes: in the raft client's task); only
-        this thread touches the log meanwhile (the raft client's task is awaiting it
+        """Runs in a worker thread (a leader's writes: in the raft driver's task); only
+        this thread touches the log meanwhile (the raft driver's task is awaiting it
         and nothing else uses the log). Stops
         at the first operation the disk refuses and returns it (the log rolls
         a failed append back itself)."""
@@ -547,7 +547,7 @@ class KafkaRaftClient:
         """Write the election state; when a full disk refused the temporary
         file (the old state stands), retry until it works: nothing the core
         decided after this state may happen before it is durable (a vote
-        must never be forgotten), so the raft client waits. Any other failure (the
+        must never be forgotten), so the raft driver waits. Any other failure (the
         fsync, the rename) has an unknown outcome: fail-stop."""
         delay = _FAULT_BACKOFF_MIN_S
         while True:

@@ -13,7 +13,7 @@ import socket
 import time
 from collections.abc import Sequence
 
-from kraft.client.errors import UnreachableError
+from kraft.admin_client.errors import UnreachableError
 from kraft.wire.addresses import format_address
 from kraft.wire.tcp_connect import connect
 

@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 
 import trio
 
-from kraft.client.errors import AdminError, RefusedError, UnreachableError
+from kraft.admin_client.errors import AdminError, RefusedError, UnreachableError
 from kraft.controller import controller_unregistration, describe_cluster_rpc
 from kraft.messages.errors import KraftProtocolError
 from kraft.controller.describe_cluster_rpc import (
@@ -51,11 +51,11 @@ from kraft.controller.describe_cluster_rpc import (
 from kraft.raft.events import RaftRequest
 from kraft.raft.rpcs import (AddRaftVoterResponse, RemoveRaftVoterResponse, add_raft_voter_rpc, describe_quorum_rpc,
                              remove_raft_voter_rpc)
-from kraft.raft.rpcs.spec import RegisteredRpc
+from kraft.raft.rpcs.rpc_unit import RegisteredRpc
 from kraft.raft.rpcs.describe_quorum_rpc import QuorumInfo, ReplicaInfo, quorum_info
 from kraft.wire.addresses import InvalidAddress, parse_addresses
 from kraft.wire.apis import ApiKey
-from kraft.wire.client import ConnectionFailed, NoCommonVersion, PeerClient, PeerClientError, RequestTimedOut
+from kraft.wire.network_client import ConnectionFailed, NoCommonVersion, PeerClient, PeerClientError, RequestTimedOut
 from kraft.wire.errors import ErrorCode
 from kraft.wire.security import ClientSecurity
 

@@ -1,6 +1,6 @@
 """The admin client's feature requests: what Kafka's ``Admin.describeFeatures``
 and ``Admin.updateFeatures`` send for ``kafka-features.sh``, over an
-:class:`~kraft.client.admin.AdminSession`. The transport's part only (which
+:class:`~kraft.admin_client.admin.AdminSession`. The transport's part only (which
 node, the retries, the deadline); each RPC's request, version and reading
 of the answer are its unit's:
 
@@ -16,7 +16,7 @@ of the answer are its unit's:
   feature's failure message (None on success), as
   ``KafkaAdminClient.updateFeatures`` completes each feature's future.
 
-Failures are :class:`~kraft.client.errors.AdminError`: one line.
+Failures are :class:`~kraft.admin_client.errors.AdminError`: one line.
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kraft.client.admin import AdminSession
-from kraft.client.errors import AdminError, UnreachableError
+from kraft.admin_client.admin import AdminSession
+from kraft.admin_client.errors import AdminError, UnreachableError
 from kraft.controller import update_features_rpc
 from kraft.controller.update_features_rpc import FeatureUpdate, UpgradeType
 from kraft.messages.errors import KraftProtocolError
 from kraft.raft.rpcs import api_versions_rpc
 from kraft.raft.rpcs.api_versions_rpc import ApiVersionsRequest, FeatureMetadata, SupportedVersionRange
 from kraft.wire.apis import ApiKey
-from kraft.wire.client import PeerClientError
+from kraft.wire.network_client import PeerClientError
 from kraft.wire.errors import ErrorCode
 
 __all__ = [

@@ -8,7 +8,7 @@ request and builds its answer, and calls the family's steps here, which
 name no message class. The change in flight lives on the leader's
 :class:`~kraft.raft.leader_state.LeaderState`, so it ends with the
 leadership, and carries its RPC's answer. The follower side is
-:mod:`kraft.raft.membership_client`.
+:mod:`kraft.raft.own_membership`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 from kraft.raft import kraft_version as kraft_version_feature
 from kraft.raft.errors import Errors, LocalRaftError, NotLeaderError
 from kraft.raft.events import InboundRequest
-from kraft.raft.handlers.common import MembershipContext, validate_leader_only
+from kraft.raft.families.common import MembershipContext, validate_leader_only
 from kraft.raft.leader_state import LeaderState
 from kraft.raft.logops import KRaftVersionControl, VotersControl
 from kraft.raft.roles import Leader

@@ -1,18 +1,18 @@
-"""A follower's own KIP-853 requests (:class:`MembershipClient`) and the
+"""A follower's own KIP-853 requests (:class:`OwnMembership`) and the
 control records a new leader writes about itself.
 
 A voter whose recorded listeners or supported ``kraft.version`` range are
 stale sends UpdateRaftVoter; an observer with
 ``controller.quorum.auto.join.enable`` sends AddRaftVoter (after
 RemoveRaftVoter of a stale entry with its id). The leader's side is each
-RPC's module and :mod:`kraft.raft.handlers.membership`.
+RPC's module and :mod:`kraft.raft.families.membership`.
 """
 
 from __future__ import annotations
 
 from kraft.raft.errors import Errors
 from kraft.raft.events import RaftRequest
-from kraft.raft.handlers.common import MembershipContext
+from kraft.raft.families.common import MembershipContext
 from kraft.raft.logops import KRaftVersionControl, VotersControl
 from kraft.raft.roles import Follower
 from kraft.raft.rpcs.add_raft_voter_rpc import AddRaftVoterRequest, AddRaftVoterResponse
@@ -20,11 +20,11 @@ from kraft.raft.rpcs.remove_raft_voter_rpc import RemoveRaftVoterRequest, Remove
 from kraft.raft.rpcs.update_raft_voter_rpc import UpdateRaftVoterRequest, UpdateRaftVoterResponse
 from kraft.raft.voters import Endpoints, KRaftVersionRange, ReplicaKey, VoterNode
 
-__all__ = ["MembershipClient", "start_of_epoch_control_records"]
+__all__ = ["OwnMembership", "start_of_epoch_control_records"]
 
 
 def start_of_epoch_control_records(
-    ctx: MembershipContext, client: MembershipClient
+    ctx: MembershipContext, client: OwnMembership
 ) -> list[KRaftVersionControl | VotersControl]:
     """KRaftVersion and Voters records a new leader writes with its
     LeaderChange (Kafka's ``LeaderState.appendLeaderChangeMessageAndBootstrapRecords``):
@@ -42,7 +42,7 @@ def start_of_epoch_control_records(
 
 
 
-class MembershipClient:
+class OwnMembership:
     """A follower's own KIP-853 requests: UpdateRaftVoter from a voter whose
     recorded listeners or supported versions are stale (under kraft.version
     0: once per leader epoch, so a leader learns the directory ids an upgrade
