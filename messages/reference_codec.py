@@ -1,5 +1,6 @@
-"""Schema-driven decoding and validation: the slow, careful twin of the
-generated codecs.
+"""The reference codec: schema-driven decoding and validation, the slow,
+careful twin of the generated codecs, walking the schema field by field.
+It was ``walk.py`` until issue 45.
 
 The generated code is fast and checks only what it must. When it fails, the
 failure is replayed here, where every read is bounds-checked and the current

@@ -1,5 +1,7 @@
 """The calling side: one outbound connection per peer node, as Kafka's
-``NetworkClient`` keeps one per node.
+``NetworkClient`` keeps one per node (hence the name). The raft driver's
+network channel and the admin client (:mod:`kraft.admin_client`) both send
+through it. It was ``kraft.wire.client`` until issue 45.
 
 :class:`PeerClient` connects on first use, opens with an ApiVersions
 exchange (the highest version we speak; on ``UNSUPPORTED_VERSION`` again at

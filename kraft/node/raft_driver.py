@@ -1,5 +1,11 @@
-"""The trio driver around the sans-IO raft core (Kafka's ``KafkaRaftClient``
-around its ``QuorumState``), called the raft driver everywhere.
+"""The raft driver: the trio task around the sans-IO raft core, Kafka's
+``KafkaRaftClientDriver`` around its ``KafkaRaftClient``.
+
+The names map one to one: Kafka's ``KafkaRaftClient`` is the protocol engine
+(here :class:`~kraft.raft.core.RaftCore`, with its ``QuorumState``), and its
+``KafkaRaftClientDriver`` the thread that polls it (here :class:`RaftDriver`,
+``KraftNode.raft_driver``).
+It was ``KafkaRaftClient`` in ``raft_client.py`` (``KraftNode.raft_client``) until issue 45.
 
 A request goes one way through it. Inbound, a listener's task hands the
 request to :meth:`RaftDriver.handle_request` and awaits the answer the

@@ -1,5 +1,11 @@
-"""A follower's own KIP-853 requests (:class:`OwnMembership`) and the
-control records a new leader writes about itself.
+"""A replica's requests about its own membership (:class:`OwnMembership`,
+KIP-853) and the control records a new leader writes about itself.
+
+Not a client of the admin kind (that is :mod:`kraft.admin_client`): the core
+sends these as a follower, as Kafka's ``KafkaRaftClient`` does in
+``maybeSendUpdateVoterRequest`` and the auto-join of
+``pollFollowerAsObserver``.
+It was ``membership_client.py`` (``MembershipClient``) until issue 45.
 
 A voter whose recorded listeners or supported ``kraft.version`` range are
 stale sends UpdateRaftVoter; an observer with

@@ -1,5 +1,8 @@
-"""What each family of raft RPCs shares, and the narrow views its handlers get.
+"""The handler families: what each family of raft RPCs shares, and the narrow views its handlers get.
 May import the rest of kraft.raft (never its core, never the RPC modules), kraft.records views, kraft.wire errors, kraft.messages.
+
+Named for the families, not the handlers: no handler lives here.
+It was ``handlers/`` until issue 45.
 
 Each RPC's handlers live in its module (``kraft/raft/rpcs/<name>_rpc.py``),
 as ``KafkaRaftClient``'s handleXxxRequest/handleXxxResponse pairs; what

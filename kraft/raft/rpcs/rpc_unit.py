@@ -1,6 +1,11 @@
 """What one raft RPC module declares (:class:`RaftRpc`), and the wire
 helpers the modules share.
 
+Each ``<name>_rpc.py`` is one unit per RPC, and this is the shape of a
+unit: neither ``messages/specs/`` (the JSON message definitions) nor
+``messages/codegen/message_spec.py`` (the generator's model of them).
+It was ``spec.py`` until issue 45.
+
 Each RPC of the quorum (``kraft/raft/rpcs/<name>_rpc.py``) defines its
 request and response classes (the core's flat events) and is one
 :class:`RaftRpc`, typed with its requests and responses (the core's and the
