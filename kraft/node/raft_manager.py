@@ -182,7 +182,7 @@ class RaftManager:
         self.cluster_id = meta.cluster_id
         self.directory_id = meta.directory_id
         cluster_ids = ClusterIdWatch(
-            meta.cluster_id or "", str(Path(self.config.metadata_log_dir) / META_PROPERTIES_FILE),
+            meta.cluster_id or "", str(self.config.metadata_log_dir / META_PROPERTIES_FILE),
             describe_cluster_asker(lambda host, port: PeerClient(
                 host, port, client_id=self.pool.client_id,
                 request_timeout_ms=self.config.quorum.request_timeout_ms, security=self.client_security)))
@@ -212,7 +212,7 @@ class RaftManager:
                 task_status.started()
         except BaseException as exc:
             if raft_driver.initialized:
-                fail_stop_on_disk_failure(exc, Path(self.config.metadata_log_dir), raft_driver.fault_handler)
+                fail_stop_on_disk_failure(exc, self.config.metadata_log_dir, raft_driver.fault_handler)
             raise
         finally:
             # Close the log first: closing the pool awaits, and under
@@ -237,14 +237,14 @@ class RaftManager:
         c = self.config
         try:
             # Hosts that moved (recover-quorum --endpoints); a malformed file: StateFileError, naming it.
-            overrides = read_endpoint_overrides(Path(mlog.quorum_state_path).parent)
+            overrides = read_endpoint_overrides(mlog.quorum_state_path.parent)
         except BaseException:
             _abandon_storage(self, mlog)
             raise
         if overrides:
             log.info("Dialling voters %s at the addresses in %s while the voter set records their old endpoints",
                      ", ".join(f"{o.voter_id}@{o.host}:{o.port}" for o in overrides),
-                     Path(mlog.quorum_state_path).parent / ENDPOINT_OVERRIDES_FILE)
+                     mlog.quorum_state_path.parent / ENDPOINT_OVERRIDES_FILE)
         addresses = AddressBook(
             c.controller_listener_names[0], {v.node_id: (v.host, v.port) for v in c.voters},
             bootstrap_nodes(c.bootstrap_servers, {(e.host, e.port) for e in (*c.listeners, *c.advertised_listeners)}),
@@ -270,7 +270,7 @@ class RaftManager:
             evidence = None
         if evidence is not None:
             policy.found_in_log(evidence)
-        policy.remember(remembered_answers(Path(mlog.quorum_state_path).parent))
+        policy.remember(remembered_answers(mlog.quorum_state_path.parent))
         return policy
 
     def _build_core(self, mlog: MetadataLog, meta: MetaProperties, addresses: AddressBook,
@@ -316,7 +316,7 @@ class RaftManager:
             cluster_id=meta.cluster_id,
             voters_source="controller.quorum.voters" if c.voters else "controller.quorum.bootstrap.servers",
             directories=lambda: {k.id: k.directory_id for k in core.voters.voter_keys},
-            save=partial(write_voter_api_versions, Path(mlog.quorum_state_path).parent))
+            save=partial(write_voter_api_versions, mlog.quorum_state_path.parent))
         if self.metrics is not None:
             self.metrics.raft_driver = raft_driver
             self.metrics.is_witness = lambda: (d := self.witness_decision) is not None and d.witness
@@ -358,7 +358,7 @@ class RaftManager:
         if mode is ControllerMode.AUTO and c.witness is WitnessMode.ALWAYS:
             log.info("kraft.witness=true: a witness runs the raft quorum only, not Kafka's controller")
             return None
-        bootstrap = bootstrap_records(Path(c.metadata_log_dir))
+        bootstrap = bootstrap_records(c.metadata_log_dir)
         if bootstrap is None:
             log.info("No metadata.version in the bootstrap metadata of %s: running the raft quorum only, without "
                      "Kafka's controller (format with kraft storage format --release-version to run one)",
@@ -439,7 +439,7 @@ async def _run_raft_driver(raft: RaftDriver, nursery: trio.Nursery) -> None:
 
 def open_storage(node: RaftManager) -> tuple[MetadataLog, MetaProperties]:
     """Lock and open the node's log directory (Kafka's ``LogManager``)."""
-    log_dir = Path(node.config.metadata_log_dir)
+    log_dir = node.config.metadata_log_dir
     meta_path = log_dir / META_PROPERTIES_FILE
     check_log_dir(log_dir)  # as `kraft storage format` checks it (kraft.log_dir_check)
     if not meta_path.exists():
