@@ -23,8 +23,8 @@ import pytest
 
 from kraft.config import NUMERIC_KEYS, ConfigError, NodeConfig, check_number
 from kraft.errors import EXIT_CONFIG
-from tests.node.cluster import make_configs
-from tests.node.procs import NodeProcess
+from tests.harness.configs import make_configs
+from tests.harness.processes import NodeProcess
 from tests.ports import free_port
 
 BASE = {

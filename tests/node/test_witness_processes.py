@@ -23,10 +23,10 @@ import pytest
 import trio
 
 from kraft.tools.bench.kafka_played import LAUNCHER as KAFKA_PLAYED
+from tests.harness.configs import make_configs
+from tests.harness.inprocess import node_config, start
 from tests.harness.poll import until_async
-from tests.node.cluster import make_configs
-from tests.node.harness import node_config, start
-from tests.node.procs import NodeProcess
+from tests.harness.processes import NodeProcess
 from tests.node.test_multiprocess import Observer
 
 KAFKA = (1, 2)

@@ -12,9 +12,9 @@ from pathlib import Path
 import trio
 
 from kraft.node.node import KraftNode
+from tests.harness.configs import CLUSTER_ID
+from tests.harness.inprocess import append_until_ok, node_config, start
 from tests.image.records import partition, rec, topic
-from tests.node.cluster import CLUSTER_ID
-from tests.node.harness import append_until_ok, node_config, start
 from tests.programs.test_observer import fast_configs
 
 REPO = Path(__file__).resolve().parents[2]

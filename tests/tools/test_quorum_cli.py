@@ -27,7 +27,7 @@ from kraft.tools.quorum import ToolError, format_replication, format_status, quo
 from kraft.wire.codec import decode_response
 from kraft.wire.framing import unframe
 from tests.conftest import fixture_path
-from tests.node.cluster import CLUSTER_ID, load, make_configs
+from tests.harness.configs import CLUSTER_ID, load, make_configs
 
 HOST = "127.0.0.1"
 VOTERS = [1, 2, 3]

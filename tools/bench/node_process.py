@@ -2,7 +2,7 @@
 bench pauses (SIGSTOP), resumes (SIGCONT), kills (kill -9) and restarts a
 node, each fault logged at its start and at its end.
 
-Two benches use it (and the multi-process tests, tests/node/procs.py): ``kraft bench chaos`` (:mod:`kraft.tools.bench.chaos.run`,
+Two benches use it (and the multi-process tests, tests/harness/processes.py): ``kraft bench chaos`` (:mod:`kraft.tools.bench.chaos.run`,
 whose run is the fault log: history, summary, availability) and the
 witness hand-over rounds (:mod:`kraft.tools.bench.witness_handover`, which
 logs through :class:`SayFaultLog`)::
