@@ -47,7 +47,6 @@ _KRAFT_WORDS = {"kraft", "kraft.cli"}
 NOT_POLLS = {
     "tests/kafka/load.py::TopicLoad.create_for": "the load: creates a topic each turn, for a time",
     "tests/kafka/topic_history.py::main": "the load process: creates a topic each turn until told to stop",
-    "tests/node/harness.py::append_until_ok": "retries the append across leader changes",
     "tests/node/metadata_writer.py::write_while_leader": "the writer: one operation each turn, at its rate",
     "tests/node/test_controller_mode.py::test_a_log_of_other_records_stands_the_controller_down_in_one_line":
         "retries the append while the node is not yet leader",

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from tests.harness import cli
+from tests.harness.configs import CLUSTER_ID, make_configs
 from tests.harness.poll import settle
-from tests.node.cluster import CLUSTER_ID, make_configs
 from tests.test_readme import delegated_blocks, readme_block, readme_blocks, run_example
 
 pytestmark = pytest.mark.slow

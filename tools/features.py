@@ -168,7 +168,7 @@ def describe_command(options: QuorumToolOptions, as_json: bool) -> None:
         async with AdminSession(bootstrap, settings) as session:
             metadata = await describe_features(session)
         if as_json:
-            # Field by field (kraft/tools/structured_output.py): a field added
+            # Field by field (tools/structured_output.py): a field added
             # to the model (kraft/raft/rpcs/api_versions_rpc.py) shows up as is.
             return json_document({"features": metadata})
         return format_describe(feature_lines(metadata), metadata.finalized_epoch)

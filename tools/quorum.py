@@ -352,7 +352,7 @@ def describe_command(options: QuorumToolOptions, status: bool, replication: bool
             # kraft: which voters are witnesses (tools/quorum_witness.py).
             witnesses = await witness_reasons(session, info) if status else {}
         if as_json:
-            # The model field by field (kraft/tools/structured_output.py): a
+            # The model field by field (tools/structured_output.py): a
             # field added to its unit (kraft/raft/rpcs/describe_quorum_rpc.py)
             # is printed as it is.
             return json_document({"cluster_id": cluster_id, "quorum": info})

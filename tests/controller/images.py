@@ -21,8 +21,9 @@ from kraft.records.metadata import MetadataRecord, encode_metadata_record
 LATEST_LEVEL = 33
 
 
-class Cluster:
-    """An image under construction: ``Cluster().brokers(1, 2, 3).topic("t", [[1, 2, 3]]).image``."""
+class ImageSetup:
+    """An image under construction, the records that set it up:
+    ``ImageSetup().brokers(1, 2, 3).topic("t", [[1, 2, 3]]).image``."""
 
     def __init__(self, metadata_version: int = LATEST_LEVEL, *, elr: bool = False) -> None:
         self.builder = ImageBuilder()
@@ -31,7 +32,7 @@ class Cluster:
         if elr:
             self.record(FeatureLevelRecord(name="eligible.leader.replicas.version", feature_level=1), 0)
 
-    def record(self, message: object, version: int) -> Cluster:
+    def record(self, message: object, version: int) -> ImageSetup:
         # Through the bytes a log holds: a field the version cannot carry fails here.
         self.builder.apply(self.offset, encode_metadata_record(message, version))
         self.offset += 1
@@ -44,21 +45,21 @@ class Cluster:
         return self.image
 
     def broker(self, broker_id: int, *, rack: str | None = None, fenced: bool = False, epoch: int = 0,
-               in_controlled_shutdown: bool = False, dirs: Sequence[uuid.UUID] = ()) -> Cluster:
+               in_controlled_shutdown: bool = False, dirs: Sequence[uuid.UUID] = ()) -> ImageSetup:
         self.record(RegisterBrokerRecord(
             broker_id=broker_id, incarnation_id=uuid.UUID(int=broker_id + 1000), broker_epoch=epoch + broker_id,
             end_points=[], features=[], rack=rack, fenced=fenced, in_controlled_shutdown=in_controlled_shutdown,
             log_dirs=list(dirs)), 3)
         return self
 
-    def brokers(self, *ids: int, fenced: bool = False) -> Cluster:
+    def brokers(self, *ids: int, fenced: bool = False) -> ImageSetup:
         for broker_id in ids:
             self.broker(broker_id, fenced=fenced)
         return self
 
     def topic(self, name: str, assignments: Sequence[Sequence[int]], *, isr: Sequence[Sequence[int]] | None = None,
               configs: dict[str, str] | None = None, topic_id: uuid.UUID | None = None,
-              leaders: Sequence[int] | None = None) -> Cluster:
+              leaders: Sequence[int] | None = None) -> ImageSetup:
         """A topic; each partition's ISR is its replicas and its leader the
         first ISR member unless ``isr``/``leaders`` say otherwise."""
         topic_id = topic_id or uuid.uuid5(uuid.NAMESPACE_OID, name)  # the same id in every run

@@ -16,17 +16,18 @@ from kraft.messages.generated.assign_replicas_to_dirs_request import (
 from kraft.messages.generated.broker_registration_change_record import BrokerRegistrationChangeRecord
 from kraft.messages.generated.partition_change_record import PartitionChangeRecord
 from kraft.wire.errors import ErrorCode
-from tests.controller.images import Cluster
+from tests.controller.images import ImageSetup
 
 SETTINGS = ControllerSettings(node_id=3000)
 D1, D2, D3 = (uuid.UUID(int=1000 + i) for i in range(3))
 
 
-def _cluster() -> Cluster:
-    return Cluster().broker(1, dirs=[D1, D2]).broker(2, dirs=[D3]).topic("t", [[1, 2]])
+def _cluster() -> ImageSetup:
+    return ImageSetup().broker(1, dirs=[D1, D2]).broker(2, dirs=[D3]).topic("t", [[1, 2]])
 
 
-def _request(cluster: Cluster, directory: uuid.UUID, partition: int = 0, epoch: int = 1) -> AssignReplicasToDirsRequest:
+def _request(cluster: ImageSetup, directory: uuid.UUID, partition: int = 0,
+             epoch: int = 1) -> AssignReplicasToDirsRequest:
     topic_id = cluster.image.topic("t").id  # type: ignore[union-attr]
     return AssignReplicasToDirsRequest(broker_id=1, broker_epoch=epoch, directories=[DirectoryData(
         id=directory, topics=[TopicData(topic_id=topic_id, partitions=[PartitionData(partition_index=partition)])])])
@@ -51,7 +52,7 @@ def test_refusals() -> None:
     assert stale.response.error_code == ErrorCode.STALE_BROKER_EPOCH and stale.records == ()
     missing = assign_replicas_to_dirs(cluster.image, SETTINGS, _request(cluster, D2, partition=4), 0)
     assert missing.response.directories[0].topics[0].partitions[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    old = Cluster(metadata_version=14).broker(1).topic("t", [[1]])
+    old = ImageSetup(metadata_version=14).broker(1).topic("t", [[1]])
     answer = assign_replicas_to_dirs(old.image, SETTINGS, _request(old, D2), 0)
     assert answer.response.error_code == ErrorCode.UNSUPPORTED_VERSION
 

@@ -52,12 +52,12 @@ from kraft.messages.generated.partition_change_record import PartitionChangeReco
 from kraft.messages.generated.partition_record import PartitionRecord
 from kraft.messages.generated.topic_record import TopicRecord
 from kraft.wire.errors import ErrorCode
-from tests.controller.images import Cluster
+from tests.controller.images import ImageSetup
 
 SETTINGS = ControllerSettings(node_id=3000)
 
 
-def _create(cluster: Cluster, *topics: CreatableTopic, validate_only: bool = False,
+def _create(cluster: ImageSetup, *topics: CreatableTopic, validate_only: bool = False,
             settings: ControllerSettings = SETTINGS):  # type: ignore[no-untyped-def]
     request = CreateTopicsRequest(topics=list(topics), validate_only=validate_only)
     return create_topics(cluster.image, settings, request, 7, rng=random.Random(1))
@@ -73,7 +73,7 @@ def _topic(name: str, partitions: int = 1, factor: int = 1, **kw: object) -> Cre
 
 def test_create_topic_writes_topic_config_and_partition_records_in_order() -> None:
     """ReplicationControlManager.createTopic: TopicRecord, then ConfigRecords, then PartitionRecords."""
-    cluster = Cluster().brokers(1, 2, 3)
+    cluster = ImageSetup().brokers(1, 2, 3)
     topic = _topic("foo", 3, 2)
     topic.configs = [CreatableTopicConfig(name="min.insync.replicas", value="2")]
     result = _create(cluster, topic)
@@ -95,13 +95,13 @@ def test_create_topic_writes_topic_config_and_partition_records_in_order() -> No
 def test_defaults_come_from_settings() -> None:
     """ReplicationControlManager.createTopic: -1 takes num.partitions and default.replication.factor."""
     settings = ControllerSettings(node_id=1, num_partitions=4, default_replication_factor=2)
-    result = _create(Cluster().brokers(1, 2), _topic("t", -1, -1), settings=settings)
+    result = _create(ImageSetup().brokers(1, 2), _topic("t", -1, -1), settings=settings)
     assert (result.response.topics[0].num_partitions, result.response.topics[0].replication_factor) == (4, 2)
 
 
 def test_validate_only_writes_nothing() -> None:
     """ReplicationControlManager.createTopics: validateOnly returns the results without records."""
-    result = _create(Cluster().brokers(1), _topic("t"), validate_only=True)
+    result = _create(ImageSetup().brokers(1), _topic("t"), validate_only=True)
     assert result.records == () and result.response.topics[0].error_code == 0
 
 
@@ -115,14 +115,14 @@ def test_validate_only_writes_nothing() -> None:
 ])
 def test_bad_names_are_invalid_topic_exception(name: str, message: str) -> None:
     """ReplicationControlManager.validateNewTopicNames: Topic.validate and the '.'/'_' collision check."""
-    cluster = Cluster().brokers(1).topic("my_topic", [[1]])
+    cluster = ImageSetup().brokers(1).topic("my_topic", [[1]])
     [answer] = _create(cluster, _topic(name)).response.topics
     assert (answer.error_code, answer.error_message) == (ErrorCode.INVALID_TOPIC_EXCEPTION, message)
 
 
 def test_an_existing_topic_is_topic_already_exists() -> None:
     """ReplicationControlManager.createTopics: TOPIC_ALREADY_EXISTS, "Topic 'x' already exists."."""
-    [answer] = _create(Cluster().brokers(1).topic("x", [[1]]), _topic("x")).response.topics
+    [answer] = _create(ImageSetup().brokers(1).topic("x", [[1]]), _topic("x")).response.topics
     assert (answer.error_code, answer.error_message) == (ErrorCode.TOPIC_ALREADY_EXISTS, "Topic 'x' already exists.")
 
 
@@ -137,7 +137,7 @@ def test_bad_configs_are_invalid_config(name: str, value: str, message: str) -> 
     """LogConfig.validate (ControllerConfigurationValidator): INVALID_CONFIG with Kafka's message."""
     topic = _topic("t")
     topic.configs = [CreatableTopicConfig(name=name, value=value)]
-    result = _create(Cluster().brokers(1), topic)
+    result = _create(ImageSetup().brokers(1), topic)
     [answer] = result.response.topics
     assert (answer.error_code, answer.error_message) == (ErrorCode.INVALID_CONFIG, message)
     assert result.records == ()
@@ -145,7 +145,7 @@ def test_bad_configs_are_invalid_config(name: str, value: str, message: str) -> 
 
 def test_too_few_brokers_is_invalid_replication_factor() -> None:
     """ReplicationControlManager.createTopic: the placer's refusal, prefixed."""
-    [answer] = _create(Cluster().brokers(1, 2), _topic("t", 1, 3)).response.topics
+    [answer] = _create(ImageSetup().brokers(1, 2), _topic("t", 1, 3)).response.topics
     assert answer.error_code == ErrorCode.INVALID_REPLICATION_FACTOR
     assert answer.error_message == ("Unable to replicate the partition 3 time(s): The target replication factor of "
                                     "3 cannot be reached because only 2 broker(s) are registered or some brokers "
@@ -154,7 +154,7 @@ def test_too_few_brokers_is_invalid_replication_factor() -> None:
 
 def test_fenced_brokers_are_followers_outside_the_isr() -> None:
     """ReplicationControlManager.createTopic: ISR = the active replicas; the leader its first."""
-    cluster = Cluster().brokers(1).broker(2, fenced=True)
+    cluster = ImageSetup().brokers(1).broker(2, fenced=True)
     result = _create(cluster, _topic("t", 2, 2))
     for p in cluster.apply(result.records).topic("t").partitions.values():  # type: ignore[union-attr]
         assert p.isr == (1,) and p.leader == 1 and set(p.replicas) == {1, 2}
@@ -162,7 +162,7 @@ def test_fenced_brokers_are_followers_outside_the_isr() -> None:
 
 def test_manual_assignment() -> None:
     """ReplicationControlManager.createTopic: manual assignments, validateManualPartitionAssignment."""
-    cluster = Cluster().brokers(1, 2, 3)
+    cluster = ImageSetup().brokers(1, 2, 3)
     topic = _topic("t", -1, -1)
     topic.assignments = [CreatableReplicaAssignment(partition_index=0, broker_ids=[3, 1]),
                          CreatableReplicaAssignment(partition_index=1, broker_ids=[2, 3])]
@@ -190,8 +190,8 @@ def _alter(image: MetadataImage, broker: int, epoch: int, topic_id: uuid.UUID, i
     return alter_partition(image, SETTINGS, request, 3)
 
 
-def _three() -> Cluster:
-    return Cluster().brokers(1, 2, 3).topic("t", [[1, 2, 3]])
+def _three() -> ImageSetup:
+    return ImageSetup().brokers(1, 2, 3).topic("t", [[1, 2, 3]])
 
 
 def test_alter_partition_shrinks_the_isr() -> None:
@@ -231,7 +231,7 @@ def test_alter_partition_refusals() -> None:
         == ErrorCode.INVALID_REQUEST
     mismatch = _alter(cluster.image, 1, 1, topic_id, [1, 2], broker_epochs={2: 7})
     assert mismatch.response.topics[0].partitions[0].error_code == ErrorCode.INELIGIBLE_REPLICA
-    fenced = Cluster().brokers(1, 2).broker(3, fenced=True).topic("t", [[1, 2, 3]], isr=[[1, 2]])
+    fenced = ImageSetup().brokers(1, 2).broker(3, fenced=True).topic("t", [[1, 2, 3]], isr=[[1, 2]])
     answer = _alter(fenced.image, 1, 1, fenced.image.topic("t").id, [1, 2, 3])  # type: ignore[union-attr]
     assert answer.response.topics[0].partitions[0].error_code == ErrorCode.INELIGIBLE_REPLICA
 
@@ -254,7 +254,7 @@ def test_fencing_the_leader_elects_another_and_shrinks_the_isr() -> None:
 def test_fencing_the_last_isr_member_leaves_it_leaderless_and_unfencing_brings_it_back() -> None:
     """handleBrokerFenced keeps the last ISR member (no empty ISR without ELR); handleBrokerUnfenced
     elects the unfenced broker for its leaderless partitions."""
-    cluster = Cluster().brokers(1).topic("t", [[1]])
+    cluster = ImageSetup().brokers(1).topic("t", [[1]])
     image = cluster.apply(broker_fenced(cluster.image, SETTINGS, 1))
     p = image.topic("t").partitions[0]  # type: ignore[union-attr]
     assert (p.leader, p.isr) == (-1, (1,))
@@ -279,7 +279,7 @@ def test_controlled_shutdown_moves_leadership_away() -> None:
 def test_unclean_election_when_the_topic_allows_it() -> None:
     """ReplicationControlManager.generateLeaderAndIsrUpdates: unclean.leader.election.enable on the topic
     lets an out-of-ISR replica lead (leader recovery state RECOVERING)."""
-    cluster = Cluster().brokers(1, 2).topic("t", [[1, 2]], isr=[[1]],
+    cluster = ImageSetup().brokers(1, 2).topic("t", [[1, 2]], isr=[[1]],
                                             configs={"unclean.leader.election.enable": "true"})
     image = cluster.apply(broker_fenced(cluster.image, SETTINGS, 1))
     p = image.topic("t").partitions[0]  # type: ignore[union-attr]
@@ -292,7 +292,7 @@ def test_unclean_election_when_the_topic_allows_it() -> None:
 def test_delete_topics_by_name_and_id() -> None:
     """ReplicationControlManager.deleteTopics: a RemoveTopicRecord per topic; ControllerApis.deleteTopics
     answers an unknown name UNKNOWN_TOPIC_OR_PARTITION and an unknown id UNKNOWN_TOPIC_ID."""
-    cluster = Cluster().brokers(1).topic("a", [[1]]).topic("b", [[1]])
+    cluster = ImageSetup().brokers(1).topic("a", [[1]]).topic("b", [[1]])
     b_id = cluster.image.topic("b").id  # type: ignore[union-attr]
     request = DeleteTopicsRequest(topic_names=["a", "nope"], topics=[DeleteTopicState(name=None, topic_id=b_id),
                                                                     DeleteTopicState(name=None, topic_id=uuid.UUID(int=9))])
@@ -306,7 +306,7 @@ def test_delete_topics_by_name_and_id() -> None:
 
 def test_delete_topics_disabled() -> None:
     """ControllerApis.deleteTopics: delete.topic.enable=false is TOPIC_DELETION_DISABLED (v3+)."""
-    cluster = Cluster().brokers(1).topic("a", [[1]])
+    cluster = ImageSetup().brokers(1).topic("a", [[1]])
     settings = ControllerSettings(node_id=1, delete_topic_enable=False)
     result = delete_topics(cluster.image, settings, DeleteTopicsRequest(topic_names=["a"]), 6)
     assert result.records == () and result.response.responses[0].error_code == ErrorCode.TOPIC_DELETION_DISABLED
@@ -314,7 +314,7 @@ def test_delete_topics_disabled() -> None:
 
 def test_create_partitions_adds_partitions_with_the_same_replication_factor() -> None:
     """ReplicationControlManager.createPartitions: new PartitionRecords from the next index on."""
-    cluster = Cluster().brokers(1, 2, 3).topic("t", [[1, 2]])
+    cluster = ImageSetup().brokers(1, 2, 3).topic("t", [[1, 2]])
     request = CreatePartitionsRequest(topics=[CreatePartitionsTopic(name="t", count=3, assignments=None)])
     result = create_partitions(cluster.image, SETTINGS, request, 3, rng=random.Random(0))
     assert result.response.results[0].error_code == 0
@@ -328,7 +328,7 @@ def test_create_partitions_adds_partitions_with_the_same_replication_factor() ->
 ])
 def test_create_partitions_must_increase(count: int, message: str) -> None:
     """ReplicationControlManager.createPartitions: INVALID_PARTITIONS unless the count grows."""
-    cluster = Cluster().brokers(1).topic("t", [[1]])
+    cluster = ImageSetup().brokers(1).topic("t", [[1]])
     request = CreatePartitionsRequest(topics=[CreatePartitionsTopic(name="t", count=count, assignments=None)])
     [answer] = create_partitions(cluster.image, SETTINGS, request, 3, rng=random.Random(0)).response.results
     assert (answer.error_code, answer.error_message) == (ErrorCode.INVALID_PARTITIONS, message)
@@ -345,7 +345,7 @@ def _elect(image: MetadataImage, election_type: int, partitions: list[int] | Non
 def test_preferred_election_moves_leadership_back() -> None:
     """ReplicationControlManager.electLeader: PREFERRED elects the first replica when it is in the ISR;
     ELECTION_NOT_NEEDED when it already leads."""
-    cluster = Cluster().brokers(1, 2).topic("t", [[1, 2]], isr=[[2, 1]])
+    cluster = ImageSetup().brokers(1, 2).topic("t", [[1, 2]], isr=[[2, 1]])
     result = _elect(cluster.image, 0, [0])
     assert result.records[0].message.leader == 1
     assert result.response.replica_election_results[0].partition_result[0].error_code == 0
@@ -359,7 +359,7 @@ def test_preferred_election_moves_leadership_back() -> None:
 def test_preferred_leader_not_available_and_unclean_election() -> None:
     """ReplicationControlManager.electLeader: PREFERRED_LEADER_NOT_AVAILABLE when the preferred replica
     cannot lead; UNCLEAN elects an out-of-ISR replica of a leaderless partition."""
-    cluster = Cluster().brokers(1, 2).topic("t", [[1, 2]], isr=[[2]])
+    cluster = ImageSetup().brokers(1, 2).topic("t", [[1, 2]], isr=[[2]])
     error = _elect(cluster.image, 0, [0]).response.replica_election_results[0].partition_result[0].error_code
     assert error == ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
     image = cluster.apply(broker_fenced(cluster.image, SETTINGS, 2))
@@ -378,7 +378,7 @@ def test_preferred_leader_not_available_and_unclean_election() -> None:
 def test_reassignment_runs_to_completion_when_the_new_replica_joins_the_isr() -> None:
     """ReplicationControlManager.changePartitionReassignment, then alterPartition completes it
     (PartitionChangeBuilder.completeReassignmentIfNeeded)."""
-    cluster = Cluster().brokers(1, 2, 3).topic("t", [[1, 2]])
+    cluster = ImageSetup().brokers(1, 2, 3).topic("t", [[1, 2]])
     request = AlterPartitionReassignmentsRequest(topics=[ReassignableTopic(
         name="t", partitions=[ReassignablePartition(partition_index=0, replicas=[1, 3])])])
     result = alter_partition_reassignments(cluster.image, SETTINGS, request, 0)
@@ -396,7 +396,7 @@ def test_reassignment_runs_to_completion_when_the_new_replica_joins_the_isr() ->
 
 def test_cancelling_without_a_reassignment_is_no_reassignment_in_progress() -> None:
     """ReplicationControlManager.cancelPartitionReassignment: NO_REASSIGNMENT_IN_PROGRESS."""
-    cluster = Cluster().brokers(1).topic("t", [[1]])
+    cluster = ImageSetup().brokers(1).topic("t", [[1]])
     request = AlterPartitionReassignmentsRequest(topics=[ReassignableTopic(
         name="t", partitions=[ReassignablePartition(partition_index=0, replicas=None)])])
     answer = alter_partition_reassignments(cluster.image, SETTINGS, request, 0).response.responses[0].partitions[0]
@@ -408,7 +408,7 @@ def test_effective_configs_follow_the_broker_synonyms() -> None:
     """KafkaConfigSchema.resolveEffectiveTopicConfig: the topic's value, then the synonyms in the
     cluster's dynamic default, then the static config (log.retention.hours in milliseconds), then
     Kafka's default."""
-    cluster = Cluster().brokers(1)
+    cluster = ImageSetup().brokers(1)
     cluster.record(ConfigRecord(resource_type=4, resource_name="", name="log.cleanup.policy", value="compact"), 0)
     settings = ControllerSettings(node_id=1, static_config={"log.retention.hours": "1"})
     [answer] = _create(cluster, _topic("t"), settings=settings).response.topics
@@ -422,7 +422,7 @@ def test_a_topic_the_caller_cannot_describe_gets_no_configs() -> None:
     """ReplicationControlManager.createTopic: not authorizedToReturnConfigs -> TOPIC_AUTHORIZATION_FAILED
     as the topic config error, and no configs."""
     request = CreateTopicsRequest(topics=[_topic("t")])
-    result = create_topics(Cluster().brokers(1).image, SETTINGS, request, 7, rng=random.Random(1), describable=[])
+    result = create_topics(ImageSetup().brokers(1).image, SETTINGS, request, 7, rng=random.Random(1), describable=[])
     [answer] = result.response.topics
     assert (answer.error_code, answer.topic_config_error_code, answer.configs) == (
         0, ErrorCode.TOPIC_AUTHORIZATION_FAILED, [])
@@ -444,7 +444,7 @@ def test_unregistering_a_broker_takes_it_out_of_isr_and_leadership() -> None:
 def test_fencing_below_min_isr_moves_the_replica_to_the_elr() -> None:
     """ReplicationControlManager.handleBrokerFenced with ELR (KIP-966): below min.insync.replicas the fenced
     ISR member goes to the ELR; the last one leaves an empty ISR and the leader in lastKnownElr."""
-    cluster = Cluster(elr=True).brokers(1, 2).topic("t", [[1, 2]], configs={"min.insync.replicas": "2"})
+    cluster = ImageSetup(elr=True).brokers(1, 2).topic("t", [[1, 2]], configs={"min.insync.replicas": "2"})
     image = cluster.apply(broker_fenced(cluster.image, SETTINGS, 2))
     p = image.topic("t").partitions[0]  # type: ignore[union-attr]
     assert (p.leader, p.isr, p.elr) == (1, (1,), (2,))
@@ -454,7 +454,7 @@ def test_fencing_below_min_isr_moves_the_replica_to_the_elr() -> None:
 
 def test_auto_leader_rebalance_moves_leadership_to_the_preferred_replica() -> None:
     """ReplicationControlManager.maybeBalancePartitionLeaders: preferred elections, at most maxElections."""
-    cluster = Cluster().brokers(1, 2).topic("t", [[1, 2], [1, 2]], isr=[[2, 1], [2, 1]])
+    cluster = ImageSetup().brokers(1, 2).topic("t", [[1, 2], [1, 2]], isr=[[2, 1], [2, 1]])
     assert partition_leaders_imbalanced(cluster.image)
     one = maybe_balance_partition_leaders(cluster.image, SETTINGS, max_elections=1)
     assert len(one.records) == 1 and one.response is True
@@ -466,7 +466,7 @@ def test_auto_leader_rebalance_moves_leadership_to_the_preferred_replica() -> No
 def test_periodic_unclean_election_only_for_topics_that_allow_it() -> None:
     """ReplicationControlManager.maybeElectUncleanLeaders: leaderless partitions of topics with
     unclean.leader.election.enable get an unclean leader; others stay leaderless."""
-    cluster = Cluster().broker(1, fenced=True).broker(2)
+    cluster = ImageSetup().broker(1, fenced=True).broker(2)
     cluster.topic("u", [[1, 2]], isr=[[1]], leaders=[-1], configs={"unclean.leader.election.enable": "true"})
     cluster.topic("c", [[1, 2]], isr=[[1]], leaders=[-1])
     image = cluster.image
@@ -483,7 +483,7 @@ def test_duplicate_and_internal_and_unauthorized_names() -> None:
     TOPIC_AUTHORIZATION_FAILED for a topic the caller may not create."""
     request = CreateTopicsRequest(topics=[_topic("d"), _topic("d"), _topic("__cluster_metadata"), _topic("ok"),
                                           _topic("secret")])
-    result = create_topics(Cluster().brokers(1).image, SETTINGS, request, 7, rng=random.Random(1),
+    result = create_topics(ImageSetup().brokers(1).image, SETTINGS, request, 7, rng=random.Random(1),
                            creatable={"d", "ok", "__cluster_metadata"})
     answers = {t.name: (t.error_code, t.error_message) for t in result.response.topics}
     assert answers == {
@@ -498,7 +498,7 @@ def test_too_many_partitions_refuses_the_whole_request() -> None:
     """ReplicationControlManager.validateTotalNumberOfPartitions: over 10,000 partitions in one request is
     POLICY_VIOLATION "Excessively large number of partitions per request." for every topic."""
     request = CreateTopicsRequest(topics=[_topic("a", 6000), _topic("b", 6000)])
-    result = create_topics(Cluster().brokers(1).image, SETTINGS, request, 7, rng=random.Random(1))
+    result = create_topics(ImageSetup().brokers(1).image, SETTINGS, request, 7, rng=random.Random(1))
     assert result.records == ()
     assert {(t.error_code, t.error_message) for t in result.response.topics} == {
         (ErrorCode.POLICY_VIOLATION, "Excessively large number of partitions per request.")}
@@ -507,7 +507,7 @@ def test_too_many_partitions_refuses_the_whole_request() -> None:
 def test_an_unclean_shutdown_drops_the_broker_from_the_elr_too() -> None:
     """ReplicationControlManager.handleBrokerShutdown: with ELR, an unclean shutdown removes the broker from
     the ISR and the ELR (its log may be incomplete); a clean one only from the ISR."""
-    base = Cluster(elr=True).brokers(1, 2, 3).topic("t", [[1, 2, 3]], configs={"min.insync.replicas": "3"})
+    base = ImageSetup(elr=True).brokers(1, 2, 3).topic("t", [[1, 2, 3]], configs={"min.insync.replicas": "3"})
     shrunk = base.apply(broker_fenced(base.image, SETTINGS, 3))
     assert shrunk.topic("t").partitions[0].elr == (3,)  # type: ignore[union-attr]
     unclean = broker_shutdown(shrunk, SETTINGS, 3, False)
@@ -518,7 +518,7 @@ def test_an_unclean_shutdown_drops_the_broker_from_the_elr_too() -> None:
 def test_an_unknown_election_type_is_invalid_request() -> None:
     """ReplicationControlManager.electionType: "Unknown election type 7", answered as
     ElectLeadersRequest.getErrorResponse does (top level and each partition)."""
-    cluster = Cluster().brokers(1).topic("t", [[1]])
+    cluster = ImageSetup().brokers(1).topic("t", [[1]])
     result = _elect(cluster.image, 7, [0])
     assert result.records == () and result.response.error_code == ErrorCode.INVALID_REQUEST
     [p] = result.response.replica_election_results[0].partition_result

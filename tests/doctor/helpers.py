@@ -1,5 +1,5 @@
 """Real quorums for the doctor and recovery tests: ``kraft node start``
-processes (tests/node/procs.py) on dynamic-quorum configs formatted by the
+processes (tests/harness/processes.py) on dynamic-quorum configs formatted by the
 real ``kraft storage format``, driven with the real ``kraft`` CLI."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 
 from kraft.records.state_files import uuid_to_kafka
 from tests.harness import cli
+from tests.harness.configs import format_node, write_configs
 from tests.harness.poll import until
-from tests.node.procs import NodeProcess
-from tests.node.reconfig_cluster import format_node, write_configs
+from tests.harness.processes import NodeProcess
 
 
 def bootstrap(ports: Mapping[int, int], ids: list[int] | None = None) -> str:

@@ -17,7 +17,7 @@ from kraft.records.state_files import random_kafka_uuid, uuid_to_kafka
 from kraft.tools.doctor import doctor_command
 from kraft.tools.recover_quorum import recover_quorum_command
 from tests.harness import cli
-from tests.node.reconfig_cluster import format_node, write_configs
+from tests.harness.configs import format_node, write_configs
 
 
 def _dynamic(tmp_path: Path) -> tuple[dict[int, Path], dict[int, int], Path]:

@@ -23,10 +23,10 @@ import pytest
 
 from tests.doctor.helpers import DynamicQuorum, bootstrap, leader_of, quorum
 from tests.harness import cli
+from tests.harness.configs import CLUSTER_ID, format_node
 from tests.harness.poll import until
-from tests.node.cluster import CLUSTER_ID, free_ports
-from tests.node.procs import NodeProcess
-from tests.node.reconfig_cluster import format_node
+from tests.harness.processes import NodeProcess
+from tests.ports import free_ports
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,8 @@ from kraft.records.bootstrap import DynamicVoter
 from kraft.tools.doctor import doctor_command
 from kraft.tools.storage import FormatRequest, run_format
 from tests.harness import cli
-from tests.node.cluster import CLUSTER_ID, free_ports
+from tests.harness.configs import CLUSTER_ID
+from tests.ports import free_ports
 
 from tests.conftest import FIXTURES
 REAL = FIXTURES / "kafka-4.0-real"

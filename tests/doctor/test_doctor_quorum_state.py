@@ -14,7 +14,7 @@ import pytest
 from kraft.records.state_files import QUORUM_STATE_FILE
 from kraft.tools.doctor import doctor_command
 from tests.harness import cli
-from tests.node.cluster import make_configs
+from tests.harness.configs import make_configs
 
 FIX = ("fix: move {path} away: the node then starts unattached, with no vote, in its log's latest epoch "
        "(as Kafka does when quorum-state is behind the log)")

@@ -12,7 +12,7 @@ from pathlib import Path
 from kraft.records.voter_api_versions import VOTER_API_VERSIONS_FILE, RememberedAnswer, write_voter_api_versions
 from kraft.tools.doctor import doctor_command
 from tests.harness import cli
-from tests.node.cluster import make_configs
+from tests.harness.configs import make_configs
 
 
 def _doctor(directory: Path) -> list[str]:

@@ -16,7 +16,7 @@ from kraft.records.errors import StateFileError
 from kraft.records.state_files import random_kafka_uuid, uuid_to_kafka
 from kraft.tools.recover_quorum import recover_quorum_command
 from tests.harness import cli
-from tests.node.reconfig_cluster import format_node, write_configs
+from tests.harness.configs import format_node, write_configs
 
 
 def _dynamic(tmp_path: Path) -> tuple[dict[int, Path], dict[int, int]]:

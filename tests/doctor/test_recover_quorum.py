@@ -123,7 +123,7 @@ def _kafka_controller_copy(tmp_path: Path) -> tuple[Path, Path, int]:
     shutil.copytree(source, directory)
     for p in [directory, *directory.rglob("*")]:
         p.chmod(0o755 if p.is_dir() else 0o644)
-    from tests.node.cluster import free_ports
+    from tests.ports import free_ports
 
     port = free_ports(1)[0]
     config = tmp_path / "controller1.properties"
@@ -156,9 +156,9 @@ def test_a_real_kafka_controller_directory_recovers_starts_and_takes_a_voter(tmp
     assert (metadata_partition_dir(directory) / "quorum-state").read_text() == (
         '{"leaderId":-1,"leaderEpoch":3,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}')
 
-    from tests.node.cluster import free_ports
-    from tests.node.procs import NodeProcess
-    from tests.node.reconfig_cluster import format_node
+    from tests.ports import free_ports
+    from tests.harness.processes import NodeProcess
+    from tests.harness.configs import format_node
 
     spare_port = free_ports(1)[0]
     spare = tmp_path / "spare.properties"

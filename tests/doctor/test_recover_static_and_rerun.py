@@ -12,7 +12,7 @@ from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.state_files import QuorumStateFile, QuorumStateFileData
 from tests.doctor.helpers import DynamicQuorum, leader_of
 from tests.doctor.test_recover_refusals import copy_real, run, snapshot_of
-from tests.node.cluster import free_ports
+from tests.ports import free_ports
 
 
 def static_survivor(tmp_path: Path, extra: str = "") -> tuple[Path, Path]:

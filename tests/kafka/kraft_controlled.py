@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from tests.harness import poll
-from tests.kafka.cluster import Cluster
+from tests.harness.kafka_cluster import KafkaCluster
 from tests.kafka.releases import KafkaRelease
 
 __all__ = ["BROKER_KEYS", "active_controller", "bootstrap", "kraft_controlled", "partition_leader", "until"]
@@ -21,10 +21,10 @@ BROKER_KEYS = {"offsets.topic.replication.factor": 3, "transaction.state.log.rep
 
 def kraft_controlled(root: Path, release: KafkaRelease, *, voters: tuple[int, ...] = (1, 2, 3),
                      brokers: tuple[int, ...] = (101, 102, 103), dynamic: bool = False,
-                     extra: dict[str, object] | None = None) -> Cluster:
+                     extra: dict[str, object] | None = None) -> KafkaCluster:
     """A formatted cluster of kraft controllers ``voters`` and real Kafka
     ``brokers`` (not started); the brokers carry :data:`BROKER_KEYS`."""
-    cluster = Cluster(root, release, kafka_controllers=(), kraft_voters=voters, brokers=brokers, dynamic=dynamic,
+    cluster = KafkaCluster(root, release, kafka_controllers=(), kraft_voters=voters, brokers=brokers, dynamic=dynamic,
                       extra=extra)
     cluster.format()
     for broker in cluster.brokers.values():
@@ -33,7 +33,7 @@ def kraft_controlled(root: Path, release: KafkaRelease, *, voters: tuple[int, ..
     return cluster
 
 
-def bootstrap(cluster: Cluster) -> str:
+def bootstrap(cluster: KafkaCluster) -> str:
     """Every broker, as ``--bootstrap-server``."""
     return ",".join(f"127.0.0.1:{b.port}" for b in cluster.brokers.values())
 
@@ -44,7 +44,7 @@ def bootstrap(cluster: Cluster) -> str:
 until = functools.partial(poll.until, interval_s=1.0, retry=(Exception,))
 
 
-def partition_leader(cluster: Cluster, topic: str, partition: int = 0) -> int:
+def partition_leader(cluster: KafkaCluster, topic: str, partition: int = 0) -> int:
     """The partition's leader as ``kafka-topics.sh --describe`` prints it
     through the brokers (kafkatest's ``KafkaService.leader``); -1 when it has none."""
     out = cluster.run_tool("TopicCommand", "--bootstrap-server", bootstrap(cluster), "--describe", "--topic", topic)
@@ -54,7 +54,7 @@ def partition_leader(cluster: Cluster, topic: str, partition: int = 0) -> int:
     return -1 if found.group(1) == "none" else int(found.group(1))
 
 
-def active_controller(cluster: Cluster, via: str | None = None) -> int:
+def active_controller(cluster: KafkaCluster, via: str | None = None) -> int:
     """The quorum's leader, ``LeaderId`` of ``kafka-metadata-quorum.sh
     describe --status`` through the brokers (or ``via``, a bootstrap list)."""
     out = cluster.run_tool("MetadataQuorumCommand", "--bootstrap-server", via or bootstrap(cluster),

@@ -9,10 +9,9 @@ import json
 import re
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
+from tests.harness.kafka_cluster import KafkaCluster
 from tests.harness.poll import settle
-from tests.kafka.cluster import Cluster
 from tests.kafka.processes import run_tool
 from tests.kafka.releases import newest, require
 
@@ -30,7 +29,7 @@ class LeaderChange:
     create_time_ms: int
 
 
-def dump_metadata(cluster: Cluster, node_id: int) -> str:
+def dump_metadata(cluster: KafkaCluster, node_id: int) -> str:
     """Node ``node_id``'s log segments as real DumpLogSegments
     (``--cluster-metadata-decoder``) of the newest installed release prints
     them: the segment format is the same in every 4.x release."""
@@ -42,7 +41,7 @@ def dump_metadata(cluster: Cluster, node_id: int) -> str:
     return done.stdout
 
 
-def leader_changes(cluster: Cluster, node_id: int, dumped: str | None = None) -> list[LeaderChange]:
+def leader_changes(cluster: KafkaCluster, node_id: int, dumped: str | None = None) -> list[LeaderChange]:
     """Every LeaderChange in node ``node_id``'s log segments (or in
     ``dumped``, :func:`dump_metadata`'s output), as real DumpLogSegments
     prints them: 4.0's prints a control record's type only (``controlType:
@@ -60,13 +59,13 @@ def leader_changes(cluster: Cluster, node_id: int, dumped: str | None = None) ->
     return changes
 
 
-def leader_in_state(cluster: Cluster, node_id: int) -> tuple[int, int]:
+def leader_in_state(cluster: KafkaCluster, node_id: int) -> tuple[int, int]:
     """(leaderId, leaderEpoch) of node ``node_id``'s quorum-state file; (-1, -1) before it has one."""
     state = cluster.quorum_state(node_id) or {}
     return int(state.get("leaderId", -1)), int(state.get("leaderEpoch", -1))  # type: ignore[call-overload]
 
 
-def wait_until_leads(cluster: Cluster, node_id: int, timeout_s: float) -> float | None:
+def wait_until_leads(cluster: KafkaCluster, node_id: int, timeout_s: float) -> float | None:
     """Seconds until ``node_id``'s own quorum-state names it leader (Kafka
     writes it on the transition, ``QuorumState.transitionToLeader``); None on time-out."""
     start = time.monotonic()
@@ -84,7 +83,7 @@ class QuorumStatus:
     observers: tuple[int, ...]
 
 
-def status(cluster: Cluster) -> QuorumStatus:
+def status(cluster: KafkaCluster) -> QuorumStatus:
     """Real ``kafka-metadata-quorum describe --status``, parsed."""
     fields = dict(line.split(":", 1) for line in cluster.describe_quorum("--status").splitlines() if ":" in line)
     value = {k.strip(): v.strip() for k, v in fields.items()}
@@ -93,7 +92,7 @@ def status(cluster: Cluster) -> QuorumStatus:
                         tuple(o["id"] for o in json.loads(value["CurrentObservers"])))
 
 
-def replication(cluster: Cluster, bootstrap: str | None = None) -> dict[int, dict[str, str]]:
+def replication(cluster: KafkaCluster, bootstrap: str | None = None) -> dict[int, dict[str, str]]:
     """Real ``kafka-metadata-quorum describe --replication``: node id -> its row."""
     out = cluster.describe_quorum("--replication", bootstrap=bootstrap)
     lines = [line.split("\t") for line in out.splitlines() if line.strip()]
@@ -102,7 +101,7 @@ def replication(cluster: Cluster, bootstrap: str | None = None) -> dict[int, dic
     return {int(row["NodeId"]): row for row in rows}
 
 
-def controller_endpoints(cluster: Cluster) -> list[int]:
+def controller_endpoints(cluster: KafkaCluster) -> list[int]:
     """The controllers real ``kafka-cluster list-endpoints --bootstrap-controller``
     lists (DescribeCluster, endpoint type controller)."""
     out = cluster.run_tool("ClusterTool", "list-endpoints", "--bootstrap-controller", cluster.bootstrap_controllers)

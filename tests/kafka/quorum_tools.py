@@ -16,7 +16,7 @@ import re
 import subprocess
 
 from tests.harness import cli
-from tests.kafka.cluster import Cluster
+from tests.harness.kafka_cluster import KafkaCluster
 
 #: --status fields whose values move between two runs.
 _MOVING = ("HighWatermark", "MaxFollowerLag", "MaxFollowerLagTimeMs")
@@ -24,7 +24,7 @@ _MOVING = ("HighWatermark", "MaxFollowerLag", "MaxFollowerLagTimeMs")
 _MOVING_COLUMNS = (2, 3, 4, 5)
 
 
-def kraft_quorum(cluster: Cluster, *args: str, config: str | None = None) -> subprocess.CompletedProcess[str]:
+def kraft_quorum(cluster: KafkaCluster, *args: str, config: str | None = None) -> subprocess.CompletedProcess[str]:
     """``kraft metadata-quorum --bootstrap-controller ... ARGS`` printing as
     the cluster's Kafka release does (``--kafka-version`` its minor)."""
     options = ["--kafka-version", "{}.{}".format(*cluster.release.minor), "--bootstrap-controller", cluster.bootstrap_controllers,
@@ -32,7 +32,7 @@ def kraft_quorum(cluster: Cluster, *args: str, config: str | None = None) -> sub
     return cli.run("metadata-quorum", *options, *args)
 
 
-def real_quorum(cluster: Cluster, *args: str, config: str | None = None) -> str:
+def real_quorum(cluster: KafkaCluster, *args: str, config: str | None = None) -> str:
     """Real ``kafka-metadata-quorum --bootstrap-controller ... ARGS``: its stdout."""
     options = ["--bootstrap-controller", cluster.bootstrap_controllers,
                *(["--command-config", config] if config else [])]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kafka.cluster import Cluster
+from tests.harness.kafka_cluster import KafkaCluster
 from tests.kafka.kraft_controlled import bootstrap, kraft_controlled, until
 from tests.kafka.processes import run_tool
 from tests.kafka.releases import ends, ends_and_fixtures, require
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow
 _AUTHORIZER = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
                "allow.everyone.if.no.acl.found": "true", "super.users": "User:ANONYMOUS"}
 @pytest.fixture(scope="module", params=ends_and_fixtures())
-def kraft_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+def kraft_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
     release = require(request.param)
     cluster = kraft_controlled(tmp_path_factory.mktemp(f"controller-{release.version}"), release,
                                extra={**_AUTHORIZER, "kraft.witness": "false", "kraft.controller": "true",
@@ -48,11 +48,11 @@ def kraft_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
 _bootstrap = bootstrap
 
 
-def _tool(cluster: Cluster, name: str, *args: str) -> str:
+def _tool(cluster: KafkaCluster, name: str, *args: str) -> str:
     return cluster.run_tool(name, "--bootstrap-server", _bootstrap(cluster), *args)
 
 
-def _failing_tool(cluster: Cluster, name: str, *args: str) -> str:
+def _failing_tool(cluster: KafkaCluster, name: str, *args: str) -> str:
     done = run_tool(cluster.release, name, "--bootstrap-server", _bootstrap(cluster), *args, work=cluster.root)
     return done.stdout + done.stderr
 
@@ -61,7 +61,7 @@ def _topic(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-def test_kafka_topics_creates_describes_grows_and_deletes(kraft_cluster: Cluster) -> None:
+def test_kafka_topics_creates_describes_grows_and_deletes(kraft_cluster: KafkaCluster) -> None:
     """ReplicationControlManager.createTopics (striped placement over the
     three brokers), createPartitions and deleteTopics, through the brokers'
     forwarding (Envelope) as kafka-topics.sh reaches them."""
@@ -85,7 +85,7 @@ def test_kafka_topics_creates_describes_grows_and_deletes(kraft_cluster: Cluster
     until("topic deleted", lambda: topic not in _tool(c, "TopicCommand", "--list"))
 
 
-def test_refusals_carry_kafkas_errors(kraft_cluster: Cluster) -> None:
+def test_refusals_carry_kafkas_errors(kraft_cluster: KafkaCluster) -> None:
     """ReplicationControlManager.createTopic's refusals as kafka-topics.sh
     prints them: a replication factor above the registered brokers
     (INVALID_REPLICATION_FACTOR), an invalid name (INVALID_TOPIC_EXCEPTION),
@@ -114,7 +114,7 @@ def test_refusals_carry_kafkas_errors(kraft_cluster: Cluster) -> None:
     _tool(c, "TopicCommand", "--delete", "--topic", topic)
 
 
-def test_kafka_configs_sets_topic_broker_and_cluster_defaults(kraft_cluster: Cluster) -> None:
+def test_kafka_configs_sets_topic_broker_and_cluster_defaults(kraft_cluster: KafkaCluster) -> None:
     """ConfigurationControlManager.incrementalAlterConfigs for a topic, one
     broker and the cluster default, read back by the brokers' DescribeConfigs
     (they answer it from the records the controller wrote)."""
@@ -138,7 +138,7 @@ def test_kafka_configs_sets_topic_broker_and_cluster_defaults(kraft_cluster: Clu
     _tool(c, "TopicCommand", "--delete", "--topic", topic)
 
 
-def test_kafka_acls_adds_lists_and_removes(kraft_cluster: Cluster) -> None:
+def test_kafka_acls_adds_lists_and_removes(kraft_cluster: KafkaCluster) -> None:
     """AclControlManager.createAcls / deleteAcls; the brokers' StandardAuthorizer
     lists what the controller wrote."""
     c = kraft_cluster
@@ -150,7 +150,7 @@ def test_kafka_acls_adds_lists_and_removes(kraft_cluster: Cluster) -> None:
     until("ACL removed", lambda: "User:alice" not in _tool(c, "AclCommand", "--list", "--topic", topic))
 
 
-def test_kafka_features_and_metadata_quorum_describe_the_kraft_quorum(kraft_cluster: Cluster) -> None:
+def test_kafka_features_and_metadata_quorum_describe_the_kraft_quorum(kraft_cluster: KafkaCluster) -> None:
     """FeatureControlManager's finalized levels as the brokers report them,
     and the quorum as kafka-metadata-quorum.sh describes it through a broker."""
     c = kraft_cluster
@@ -162,7 +162,7 @@ def test_kafka_features_and_metadata_quorum_describe_the_kraft_quorum(kraft_clus
     assert leader in (1, 2, 3), status
 
 
-def test_leader_election_and_reassignment(kraft_cluster: Cluster) -> None:
+def test_leader_election_and_reassignment(kraft_cluster: KafkaCluster) -> None:
     """ReplicationControlManager.electLeaders (preferred) and
     alterPartitionReassignments / listPartitionReassignments, with
     kafka-leader-election.sh and kafka-reassign-partitions.sh."""
@@ -186,7 +186,7 @@ def test_leader_election_and_reassignment(kraft_cluster: Cluster) -> None:
     _tool(c, "TopicCommand", "--delete", "--topic", topic)
 
 
-def test_kafka_python_and_kcat_produce_and_consume_and_a_group_commits(kraft_cluster: Cluster) -> None:
+def test_kafka_python_and_kcat_produce_and_consume_and_a_group_commits(kraft_cluster: KafkaCluster) -> None:
     """The clients' defaults: an idempotent producer (AllocateProducerIds
     through the brokers), acks=all on RF 3, a consumer group that commits
     its offsets (the group coordinator's topic, created by the controller)."""
@@ -220,7 +220,7 @@ def test_kafka_python_and_kcat_produce_and_consume_and_a_group_commits(kraft_clu
     assert topic in groups and re.search(rf"{topic}\s+\d+\s+\d+\s+\d+\s+0\b", groups), groups
 
 
-def test_a_transactional_copy(kraft_cluster: Cluster) -> None:
+def test_a_transactional_copy(kraft_cluster: KafkaCluster) -> None:
     """Kafka's TransactionalMessageCopier (its system tests' EOS client):
     the transaction coordinator gets producer ids from the controller and
     its topic from CreateTopics; every message is copied exactly once."""
@@ -259,12 +259,12 @@ def _raw_request(port: int, body: object, version: int) -> object:
     return decode_response(frame, type(body).API_KEY, version).body  # type: ignore[attr-defined]
 
 
-def _leader(cluster: Cluster) -> int:
+def _leader(cluster: KafkaCluster) -> int:
     status = _tool(cluster, "MetadataQuorumCommand", "describe", "--status")
     return int(re.search(r"LeaderId:\s+(\d+)", status).group(1))  # type: ignore[union-attr]
 
 
-def test_a_standby_answers_not_controller_and_a_restarted_quorum_resumes(kraft_cluster: Cluster) -> None:
+def test_a_standby_answers_not_controller_and_a_restarted_quorum_resumes(kraft_cluster: KafkaCluster) -> None:
     """ControllerApis on a standby: NOT_CONTROLLER on every topic of a
     CreateTopics sent to it. Then every kraft controller restarts (SIGTERM,
     start): each resumes from its snapshot plus the log (Kafka's
@@ -311,7 +311,7 @@ def test_kafka_features_upgrades_metadata_version(tmp_path: Path) -> None:
     register with the active controller, as Kafka's
     ``ControllerRegistrationManager`` does on every controller."""
     release = require(ends()[-1])
-    cluster = Cluster(tmp_path, release, kafka_controllers=(), kraft_voters=(1, 2, 3), brokers=(101,),
+    cluster = KafkaCluster(tmp_path, release, kafka_controllers=(), kraft_voters=(1, 2, 3), brokers=(101,),
                       extra={"kraft.witness": "false", "kraft.controller": "true"}, release_version="4.2-IV1")
     cluster.format()
     try:
@@ -327,7 +327,7 @@ def test_kafka_features_upgrades_metadata_version(tmp_path: Path) -> None:
         cluster.close()
 
 
-def test_kafkas_dump_log_and_shell_read_the_kraft_controllers_files_as_kraft_does(kraft_cluster: Cluster,
+def test_kafkas_dump_log_and_shell_read_the_kraft_controllers_files_as_kraft_does(kraft_cluster: KafkaCluster,
                                                                                    tmp_path: Path) -> None:
     """Real ``kafka-dump-log.sh --cluster-metadata-decoder`` and the real
     metadata shell (where the release published one: 4.0.2, 4.1.0) on what

@@ -20,7 +20,7 @@ import pytest
 
 from kraft.image.metadata_source import read_segments
 from kraft.records.metadata import metadata_payload_json
-from tests.kafka.cluster import Cluster
+from tests.harness.kafka_cluster import KafkaCluster
 from tests.kafka.releases import KafkaRelease
 
 pytestmark = pytest.mark.slow
@@ -35,7 +35,7 @@ _AUTHORIZER = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.St
 _LEFT_OUT = {"NoOpRecord", "RegisterControllerRecord"}
 
 
-def _steps(cluster: Cluster) -> None:
+def _steps(cluster: KafkaCluster) -> None:
     b = f"127.0.0.1:{cluster.brokers[101].port}"
     topics = ("TopicCommand", "--bootstrap-server", b)
     cluster.run_tool(*topics, "--create", "--topic", "orders", "--partitions", "3", "--replication-factor", "1",
@@ -76,7 +76,7 @@ def _from_the_topic(data_dir: Path) -> list[dict[str, Any]]:
 
 
 def _run(root: Path, release: KafkaRelease, kraft: bool) -> list[dict[str, Any]]:
-    cluster = Cluster(root, release, kafka_controllers=() if kraft else (1,), kraft_voters=(1,) if kraft else (),
+    cluster = KafkaCluster(root, release, kafka_controllers=() if kraft else (1,), kraft_voters=(1,) if kraft else (),
                       brokers=(101,), extra={**_AUTHORIZER, **({"kraft.witness": "false", "kraft.controller": "true"} if kraft else {})})
     cluster.format()
     try:

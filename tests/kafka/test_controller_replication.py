@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kafka.cluster import Cluster
+from tests.harness.kafka_cluster import KafkaCluster
 from tests.kafka.kraft_controlled import active_controller, bootstrap, kraft_controlled, partition_leader, until
 from tests.kafka.releases import ends, newest, require
 from tests.kafka.report import report
@@ -63,7 +63,7 @@ BOUND_S = 180.0
 
 
 @pytest.fixture(scope="module")
-def kraft_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+def kraft_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
     release = require(request.param)
     cluster = kraft_controlled(tmp_path_factory.mktemp(f"replication-{release.version}"), release,
                                extra={"kraft.witness": "false", "kraft.controller": "true"})
@@ -86,7 +86,7 @@ def _producing(producer: VerifiableClient, what: str) -> None:
     assert producer.alive, f"{producer.name} exited: {producer.why()}"
 
 
-def _in_sync(cluster: Cluster, topic: str) -> bool:
+def _in_sync(cluster: KafkaCluster, topic: str) -> bool:
     """Every partition of ``topic`` has a leader and all three replicas in its ISR."""
     out = cluster.run_tool("TopicCommand", "--bootstrap-server", bootstrap(cluster), "--describe", "--topic", topic)
     rows = [line for line in out.splitlines() if "Partition:" in line]
@@ -95,13 +95,13 @@ def _in_sync(cluster: Cluster, topic: str) -> bool:
             and all(m is not None and len(m.group(1).split(",")) == REPLICATION_FACTOR for m in isrs))
 
 
-def _restart(cluster: Cluster, node_id: int) -> None:
+def _restart(cluster: KafkaCluster, node_id: int) -> None:
     server = cluster.brokers.get(node_id) or cluster.kraft[node_id]
     server.start()
     server.started()
 
 
-def _stop_leader(cluster: Cluster, topic: str, producer: VerifiableClient, hard: bool) -> None:
+def _stop_leader(cluster: KafkaCluster, topic: str, producer: VerifiableClient, hard: bool) -> None:
     """kafkatest's clean_shutdown / hard_shutdown of partition 0's leader;
     the others serve on; then the broker comes back and catches up."""
     leader = partition_leader(cluster, topic)
@@ -116,15 +116,15 @@ def _stop_leader(cluster: Cluster, topic: str, producer: VerifiableClient, hard:
     until(f"broker {leader} back in every ISR of {topic}", lambda: _in_sync(cluster, topic), BOUND_S)
 
 
-def clean_shutdown(cluster: Cluster, topic: str, producer: VerifiableClient) -> None:
+def clean_shutdown(cluster: KafkaCluster, topic: str, producer: VerifiableClient) -> None:
     _stop_leader(cluster, topic, producer, hard=False)
 
 
-def hard_shutdown(cluster: Cluster, topic: str, producer: VerifiableClient) -> None:
+def hard_shutdown(cluster: KafkaCluster, topic: str, producer: VerifiableClient) -> None:
     _stop_leader(cluster, topic, producer, hard=True)
 
 
-def clean_bounce(cluster: Cluster, topic: str, producer: VerifiableClient) -> None:
+def clean_bounce(cluster: KafkaCluster, topic: str, producer: VerifiableClient) -> None:
     """kafkatest's clean_bounce: restart partition 0's leader (SIGTERM),
     chase the next one. Each restart waits for the ISR to be whole again:
     with min.insync.replicas=2 of 3 the producer is then never refused."""
@@ -137,7 +137,7 @@ def clean_bounce(cluster: Cluster, topic: str, producer: VerifiableClient) -> No
         _producing(producer, f"after broker {leader}'s restart")
 
 
-def controller_kill(cluster: Cluster, topic: str, producer: VerifiableClient) -> None:
+def controller_kill(cluster: KafkaCluster, topic: str, producer: VerifiableClient) -> None:
     """kill -9 of the active kraft controller: another is elected, the
     brokers heartbeat to it, it answers a leader's controlled shutdown and
     elects; the old one restarts and follows."""
@@ -152,7 +152,7 @@ def controller_kill(cluster: Cluster, topic: str, producer: VerifiableClient) ->
     _producing(producer, f"with controller {active} back (controller {successor} active)")
 
 
-FAILURES: dict[str, Callable[[Cluster, str, VerifiableClient], None]] = {
+FAILURES: dict[str, Callable[[KafkaCluster, str, VerifiableClient], None]] = {
     f.__name__: f for f in (clean_shutdown, hard_shutdown, clean_bounce, controller_kill)}
 #: The cheap case on both ends; the rest on the newest release.
 CASES = [pytest.param(v, "clean_shutdown", id=f"{v}-clean_shutdown") for v in ends()] + [
@@ -162,7 +162,7 @@ CASES = [pytest.param(v, "clean_shutdown", id=f"{v}-clean_shutdown") for v in en
 
 @pytest.mark.parametrize(("kraft_cluster", "failure_mode"), CASES, indirect=["kraft_cluster"],
                          scope="module")  # one cluster per release: the cases share it
-def test_replication_with_broker_failure(kraft_cluster: Cluster, failure_mode: str, tmp_path: Path) -> None:
+def test_replication_with_broker_failure(kraft_cluster: KafkaCluster, failure_mode: str, tmp_path: Path) -> None:
     """ReplicationTest.test_replication_with_broker_failure(failure_mode,
     broker_type="leader", enable_idempotence=True)."""
     c = kraft_cluster

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.kafka.cluster import Cluster, KafkaServer, KraftVoter
+from tests.harness.kafka_cluster import KafkaCluster, KafkaServer, KraftVoter
 from tests.kafka.kraft_controlled import until
-from tests.kafka.report import report
 from tests.kafka.releases import KafkaRelease
+from tests.kafka.report import report
 from tests.kafka.verifiable import VerifiableClient, verifiable_consumer, verifiable_producer
 
 pytestmark = pytest.mark.slow
@@ -42,31 +42,31 @@ FAULTS = re.compile(r"Encountered metadata loading fault|Encountered metadata pu
                     r"Encountered fatal fault|Error replaying|(ERROR|FATAL) .*[Rr]eplay")
 
 
-def _bootstrap_controllers(cluster: Cluster, ids: tuple[int, ...]) -> str:
+def _bootstrap_controllers(cluster: KafkaCluster, ids: tuple[int, ...]) -> str:
     return ",".join(f"127.0.0.1:{cluster.controller_ports[i]}" for i in ids)
 
 
-def _voters(cluster: Cluster, via: tuple[int, ...]) -> list[int]:
+def _voters(cluster: KafkaCluster, via: tuple[int, ...]) -> list[int]:
     status = cluster.describe_quorum("--status", bootstrap=_bootstrap_controllers(cluster, via))
     line = next(line for line in status.splitlines() if line.startswith("CurrentVoters:"))
     return sorted(int(i) for i in re.findall(r'"id":\s*(\d+)', line))
 
 
-def _leader(cluster: Cluster, via: tuple[int, ...]) -> int:
+def _leader(cluster: KafkaCluster, via: tuple[int, ...]) -> int:
     status = cluster.describe_quorum("--status", bootstrap=_bootstrap_controllers(cluster, via))
     found = re.search(r"LeaderId:\s+(-?\d+)", status)
     assert found is not None, status
     return int(found.group(1))
 
 
-def _add(cluster: Cluster, server: KafkaServer | KraftVoter, via: tuple[int, ...]) -> str:
+def _add(cluster: KafkaCluster, server: KafkaServer | KraftVoter, via: tuple[int, ...]) -> str:
     out = cluster.run_tool("MetadataQuorumCommand", "--bootstrap-controller", _bootstrap_controllers(cluster, via),
                            "--command-config", str(server.config), "add-controller")
     assert out.startswith(f"Added controller {server.node_id} "), out
     return out
 
 
-def _remove(cluster: Cluster, voter: KraftVoter, via: tuple[int, ...]) -> None:
+def _remove(cluster: KafkaCluster, voter: KraftVoter, via: tuple[int, ...]) -> None:
     meta = (voter.data / "meta.properties").read_text()
     directory = re.search(r"^directory\.id=(\S+)$", meta, flags=re.MULTILINE)
     assert directory is not None, meta
@@ -79,7 +79,7 @@ def _remove(cluster: Cluster, voter: KraftVoter, via: tuple[int, ...]) -> None:
                         out.strip()), out
 
 
-def _produce(cluster: Cluster, folder: Path, topic: str) -> set[int]:
+def _produce(cluster: KafkaCluster, folder: Path, topic: str) -> set[int]:
     """MESSAGES from VerifiableProducer (acks=-1, idempotent): the acknowledged values."""
     producer = verifiable_producer(cluster.release, folder, _broker(cluster), topic, throughput=-1)
     producer.args += ["--max-messages", str(MESSAGES)]
@@ -88,7 +88,7 @@ def _produce(cluster: Cluster, folder: Path, topic: str) -> set[int]:
     return set(producer.values("producer_send_success"))
 
 
-def _consume(cluster: Cluster, folder: Path, topic: str, count: int) -> set[int]:
+def _consume(cluster: KafkaCluster, folder: Path, topic: str, count: int) -> set[int]:
     consumer = verifiable_consumer(cluster.release, folder, _broker(cluster), topic, f"g-{uuid.uuid4().hex[:6]}")
     consumer.args += ["--max-messages", str(count)]
     consumer.start()
@@ -96,11 +96,11 @@ def _consume(cluster: Cluster, folder: Path, topic: str, count: int) -> set[int]
     return set(consumer.values("record_data"))
 
 
-def _broker(cluster: Cluster) -> str:
+def _broker(cluster: KafkaCluster) -> str:
     return f"127.0.0.1:{cluster.brokers[BROKER].port}"
 
 
-def _create(cluster: Cluster, topic: str) -> str:
+def _create(cluster: KafkaCluster, topic: str) -> str:
     out = cluster.run_tool("TopicCommand", "--bootstrap-server", _broker(cluster), "--create", "--topic", topic,
                            "--partitions", "3", "--replication-factor", "1")
     assert f"Created topic {topic}." in out, out
@@ -119,7 +119,7 @@ def test_kafka_controllers_take_over_from_kraft(release: KafkaRelease, tmp_path:
     (QuorumController.replay, MetadataLoader), the broker serving before,
     during and after, and Kafka's DumpLogSegments --cluster-metadata-decoder
     reading the log kraft kept."""
-    cluster = Cluster(tmp_path, release, kafka_controllers=KAFKA, kraft_voters=KRAFT, brokers=(BROKER,),
+    cluster = KafkaCluster(tmp_path, release, kafka_controllers=KAFKA, kraft_voters=KRAFT, brokers=(BROKER,),
                       dynamic=True, extra={"kraft.witness": "auto", "kraft.controller": "true"})
     clusters.append(cluster)
     cluster.format()  # kraft 1 --standalone; kraft 2 and Kafka's --no-initial-controllers
@@ -178,7 +178,7 @@ def test_a_kafka_observer_controller_can_reach_the_kraft_leader(release: KafkaRe
     client kafka-metadata-quorum builds on it must find the leader there, as
     it does when the leader is a Kafka controller (registered by its own
     ControllerRegistrationManager)."""
-    cluster = Cluster(tmp_path, release, kafka_controllers=(4,), kraft_voters=(1,), brokers=(), dynamic=True,
+    cluster = KafkaCluster(tmp_path, release, kafka_controllers=(4,), kraft_voters=(1,), brokers=(), dynamic=True,
                       extra={"kraft.witness": "auto", "kraft.controller": "true"})
     clusters.append(cluster)
     cluster.format()

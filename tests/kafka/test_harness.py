@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness.kafka_cluster import KafkaCluster, StartError
 from tests.kafka import processes
-from tests.kafka.cluster import Cluster, StartError
 from tests.kafka.processes import Process
 from tests.kafka.releases import REPO, KafkaRelease, listed, newest, require, unavailable
 
@@ -47,7 +47,7 @@ def test_every_listed_release_is_installed_with_its_tools() -> None:
 
 def test_a_port_already_taken_is_one_line_and_nothing_is_left_running(tmp_path: Path) -> None:
     release = require(newest())
-    cluster = Cluster(tmp_path, release, kafka_controllers=(1,), kraft_voters=(), brokers=())
+    cluster = KafkaCluster(tmp_path, release, kafka_controllers=(1,), kraft_voters=(), brokers=())
     cluster.format()
     with socket.socket() as taken:
         taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -63,7 +63,7 @@ def test_a_port_already_taken_is_one_line_and_nothing_is_left_running(tmp_path: 
 
 def test_a_jvm_that_dies_at_start_is_named_with_its_reason(tmp_path: Path) -> None:
     release = require(newest())
-    cluster = Cluster(tmp_path, release, kafka_controllers=(1,), kraft_voters=(), brokers=())
+    cluster = KafkaCluster(tmp_path, release, kafka_controllers=(1,), kraft_voters=(), brokers=())
     cluster.format()
     server = cluster.kafka[1]
     server.config.write_text(server.config.read_text().replace("process.roles=controller", "process.roles=chef"))

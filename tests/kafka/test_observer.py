@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness.kafka_cluster import KafkaCluster
 from tests.harness.poll import until
 from tests.kafka import copies, interop
-from tests.kafka.cluster import Cluster
 from tests.kafka.observe import leader_in_state, replication
 from tests.kafka.quorum_tools import kraft_quorum, real_quorum, status_shape
 from tests.kafka.releases import KafkaRelease
@@ -46,7 +46,7 @@ SNAPSHOT_OFTEN = {"metadata.log.max.record.bytes.between.snapshots": 2000,
                   "internal.metadata.delete.delay.millis": 600_000}
 
 
-def _leader(cluster: Cluster) -> int:
+def _leader(cluster: KafkaCluster) -> int:
     def leaders() -> list[int]:
         return [i for i in cluster.kafka if leader_in_state(cluster, i)[0] == i]
     until("a Kafka controller leads", leaders)
@@ -57,7 +57,7 @@ def _leader(cluster: Cluster) -> int:
 def test_a_kraft_observer_copies_a_real_quorum_byte_for_byte(
         tmp_path: Path, release: KafkaRelease, clusters: list[object], quorum: str) -> None:
     dynamic = quorum == "dynamic"
-    cluster = Cluster(tmp_path, release, kafka_controllers=(1, 2) if dynamic else (1,), kraft_voters=(),
+    cluster = KafkaCluster(tmp_path, release, kafka_controllers=(1, 2) if dynamic else (1,), kraft_voters=(),
                       brokers=(), dynamic=dynamic, kraft_observers=(OBSERVER,), extra=SNAPSHOT_OFTEN)
     clusters.append(cluster)
     cluster.format()

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness.kafka_cluster import KafkaCluster
 from tests.harness.poll import settle
 from tests.kafka import interop
-from tests.kafka.cluster import Cluster
 from tests.kafka.quorum_tools import kraft_quorum, real_quorum, replication_shape, status_shape
 from tests.kafka.releases import KafkaRelease
 
@@ -35,14 +35,14 @@ def _voters_and_observers(text: str) -> tuple[list[int], list[int]]:
             [int(i) for i in re.findall(r'"id": (\d+)', values["CurrentObservers"])])
 
 
-def _until_status(cluster: Cluster, voters: list[int], observers: list[int]) -> str:
+def _until_status(cluster: KafkaCluster, voters: list[int], observers: list[int]) -> str:
     """Real ``describe --status`` once it lists these voters and observers
     (an observer shows up once it fetched; a voter change once committed)."""
     return settle(lambda: real_quorum(cluster, "describe", "--status"),
                   lambda text: _voters_and_observers(text) == (voters, observers), BOUND_S, interval_s=0.5)
 
 
-def _same_as_kraft(cluster: Cluster, *describe: str) -> None:
+def _same_as_kraft(cluster: KafkaCluster, *describe: str) -> None:
     real = real_quorum(cluster, "describe", *describe)
     ours = kraft_quorum(cluster, "describe", *describe)
     assert ours.returncode == 0 and ours.stderr == "", ours.stderr
@@ -52,7 +52,7 @@ def _same_as_kraft(cluster: Cluster, *describe: str) -> None:
 
 def test_the_real_metadata_quorum_tool_describes_and_reconfigures_a_kraft_quorum(
         tmp_path: Path, release: KafkaRelease, clusters: list[object]) -> None:
-    cluster = Cluster(tmp_path, release, kafka_controllers=(), kraft_voters=(1, 2), brokers=(), dynamic=True)
+    cluster = KafkaCluster(tmp_path, release, kafka_controllers=(), kraft_voters=(1, 2), brokers=(), dynamic=True)
     clusters.append(cluster)
     cluster.format()
     cluster.start()

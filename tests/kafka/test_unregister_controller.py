@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness.kafka_cluster import KafkaCluster, KafkaServer, KraftVoter
 from tests.harness.poll import until
 from tests.kafka import interop
-from tests.kafka.cluster import Cluster, KafkaServer, KraftVoter
 from tests.kafka.processes import run_tool
 from tests.kafka.quorum_tools import kraft_quorum, real_quorum
 from tests.kafka.releases import KafkaRelease, newest, require
@@ -45,13 +45,13 @@ def _directory_id(node: KafkaServer | KraftVoter) -> str:
     return found.group(1)
 
 
-def _voters(cluster: Cluster) -> list[int]:
+def _voters(cluster: KafkaCluster) -> list[int]:
     status = real_quorum(cluster, "describe", "--status")
     line = next(line for line in status.splitlines() if line.startswith("CurrentVoters:"))
     return [int(i) for i in re.findall(r'"id": (\d+)', line)]
 
 
-def _registered(cluster: Cluster, bootstrap: str) -> list[int]:
+def _registered(cluster: KafkaCluster, bootstrap: str) -> list[int]:
     """The controllers registered in the metadata (``kafka-cluster list-endpoints
     --bootstrap-controller``: DescribeCluster lists the registrations)."""
     text = cluster.run_tool("ClusterTool", "list-endpoints", "--bootstrap-controller", bootstrap)
@@ -65,7 +65,8 @@ def _tool_lines(stderr: str) -> str:
     return "".join(line + "\n" for line in stderr.splitlines() if not line.startswith("["))
 
 
-def _both(cluster: Cluster, *args: str) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:
+def _both(cluster: KafkaCluster,
+          *args: str) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:
     """kraft's run, then the real tool's, of ``remove-controller ARGS``."""
     ours = kraft_quorum(cluster, "remove-controller", *args)
     theirs = run_tool(cluster.release, "MetadataQuorumCommand", "--bootstrap-controller", cluster.bootstrap_controllers,
@@ -75,7 +76,7 @@ def _both(cluster: Cluster, *args: str) -> tuple[subprocess.CompletedProcess[str
 
 def test_remove_controller_unregister_removes_and_unregisters_as_kafka_does(
         tmp_path: Path, release: KafkaRelease, clusters: list[object]) -> None:
-    cluster = Cluster(tmp_path, release, kafka_controllers=(1, 2, 3), kraft_voters=(), brokers=(), dynamic=True)
+    cluster = KafkaCluster(tmp_path, release, kafka_controllers=(1, 2, 3), kraft_voters=(), brokers=(), dynamic=True)
     clusters.append(cluster)
     cluster.format()
     cluster.start()
@@ -114,7 +115,7 @@ def test_a_kraft_quorum_does_not_serve_unregister_controller(
     UnregisterController in ApiVersions (it keeps no controller
     registrations): the removal is done, the unregistering refused with
     Kafka's client's UnsupportedVersionException, by both tools."""
-    cluster = Cluster(tmp_path, release, kafka_controllers=(), kraft_voters=(1, 2, 3), brokers=(), dynamic=True,
+    cluster = KafkaCluster(tmp_path, release, kafka_controllers=(), kraft_voters=(1, 2, 3), brokers=(), dynamic=True,
                       extra={"kraft.controller": "false"})
     clusters.append(cluster)
     cluster.format()

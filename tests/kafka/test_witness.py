@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
+from tests.harness.kafka_cluster import KafkaCluster
 from tests.harness.poll import settle, until
 from tests.kafka import interop
-from tests.kafka.cluster import Cluster
 from tests.kafka.load import TopicLoad
 from tests.kafka.observe import (controller_endpoints, leader_changes, leader_in_state, replication, status,
                                  wait_until_leads)
@@ -45,8 +45,8 @@ def _report(release: KafkaRelease, scenario: str, **figures: Any) -> None:
 
 
 def _started(tmp_path: Path, release: KafkaRelease, clusters: list[object],
-             release_version: str | None = None) -> tuple[Cluster, TopicLoad]:
-    cluster = Cluster(tmp_path, release, kafka_controllers=KAFKA, kraft_voters=(WITNESS,), brokers=(BROKER,),
+             release_version: str | None = None) -> tuple[KafkaCluster, TopicLoad]:
+    cluster = KafkaCluster(tmp_path, release, kafka_controllers=KAFKA, kraft_voters=(WITNESS,), brokers=(BROKER,),
                       release_version=release_version)
     clusters.append(cluster)
     cluster.format()
@@ -61,24 +61,24 @@ def _started(tmp_path: Path, release: KafkaRelease, clusters: list[object],
     return cluster, load
 
 
-def _kafka_leader(cluster: Cluster) -> int:
+def _kafka_leader(cluster: KafkaCluster) -> int:
     return until("a Kafka controller to lead",
                  lambda: next((n for n in KAFKA if leader_in_state(cluster, n)[0] == n), None), LEAD_BOUND_S,
                  interval_s=0.1)
 
 
-def _caught_up(cluster: Cluster, leader: int, bound_s: float = LEAD_BOUND_S) -> dict[int, dict[str, str]]:
+def _caught_up(cluster: KafkaCluster, leader: int, bound_s: float = LEAD_BOUND_S) -> dict[int, dict[str, str]]:
     """Real ``describe --replication`` once every voter's lag is 0 (a quiet cluster)."""
     return settle(lambda: replication(cluster),
                   lambda rows: all(rows.get(v, {}).get("Lag") == "0" for v in (*KAFKA, WITNESS)), bound_s,
                   interval_s=0.5)
 
 
-def _witness_epochs(cluster: Cluster, node_id: int) -> list[Any]:
+def _witness_epochs(cluster: KafkaCluster, node_id: int) -> list[Any]:
     return [c for c in leader_changes(cluster, node_id) if c.leader_id == WITNESS]
 
 
-def _describe_as_an_operator_expects(cluster: Cluster, leader: int) -> None:
+def _describe_as_an_operator_expects(cluster: KafkaCluster, leader: int) -> None:
     """(d) real ``kafka-metadata-quorum describe``: the leader is the Kafka
     controller ``leader``; the voters are 1, 2 and the witness; the broker
     is an observer; the witness is a Follower in ``--replication``."""

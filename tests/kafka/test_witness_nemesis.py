@@ -51,8 +51,8 @@ import pytest
 from kraft.tools.bench.chaos.disks import LazyDisk, fuse_unavailable_reason
 from kraft.tools.bench.chaos.netns import Network, network_unavailable_reason
 from tests.harness import cli
+from tests.harness.kafka_cluster import KafkaCluster, KafkaServer, KraftVoter
 from tests.harness.poll import settle, until
-from tests.kafka.cluster import Cluster, KafkaServer, KraftVoter
 from tests.kafka.observe import dump_metadata, leader_changes, leader_in_state
 from tests.kafka.processes import Process
 from tests.kafka.releases import newest, require, unavailable
@@ -106,7 +106,7 @@ def _first_ok_after(history: Path, since: float, bound_s: float) -> float | None
     return min(done) - since if done else None
 
 
-def _kafka_leader(cluster: Cluster, bound_s: float = COMMIT_BOUND_S) -> int:
+def _kafka_leader(cluster: KafkaCluster, bound_s: float = COMMIT_BOUND_S) -> int:
     """The Kafka controller whose own quorum-state names it leader of the newest epoch."""
     def newest_leader() -> int | None:
         leading = [(leader_in_state(cluster, n)[1], n) for n in KAFKA if leader_in_state(cluster, n)[0] == n]
@@ -135,7 +135,7 @@ def _unsynced_bytes(mountpoint: Path, backing: Path) -> int:
 class Nemesis:
     """The faults, one at a time; each returns the monotonic time it was healed."""
 
-    def __init__(self, cluster: Cluster, network: Network, disk: LazyDisk) -> None:
+    def __init__(self, cluster: KafkaCluster, network: Network, disk: LazyDisk) -> None:
         self.cluster = cluster
         self.network = network
         self.disk = disk
@@ -206,7 +206,7 @@ class Nemesis:
         ]
 
 
-def _witness_disk(cluster: Cluster) -> LazyDisk:
+def _witness_disk(cluster: KafkaCluster) -> LazyDisk:
     """The witness's formatted metadata.log.dir moved to a backing folder and
     served back at its place by the FUSE disk."""
     data = cluster.kraft[WITNESS].data
@@ -232,7 +232,7 @@ def test_the_witness_beside_real_kafka_keeps_every_acknowledged_topic_under_the_
         # Undone in reverse: processes, then the disk, then the namespaces.
         undo.callback(network.close)
         network.create()
-        cluster = Cluster(tmp_path, release, kafka_controllers=KAFKA, kraft_voters=(WITNESS,), brokers=(BROKER,),
+        cluster = KafkaCluster(tmp_path, release, kafka_controllers=KAFKA, kraft_voters=(WITNESS,), brokers=(BROKER,),
                           hosts={n: network.address(n) for n in network.node_ids})
         clusters.append(cluster)
         nodes: dict[int, Process] = {**cluster.kafka, **cluster.kraft, **cluster.brokers}

@@ -35,9 +35,9 @@ import pytest
 from kafka.admin import ConfigResource, ConfigResourceType
 
 from kraft.kafka_release import kafka_release
+from tests.harness.kafka_cluster import KafkaCluster
 from tests.harness.poll import until
 from tests.kafka import interop, live_tools
-from tests.kafka.cluster import Cluster
 from tests.kafka.load import TopicLoad
 from tests.kafka.releases import KafkaRelease, every_release, listed
 from tests.spark.conftest import spark  # noqa: F401 -- the local Spark of tests/spark, for this module
@@ -111,7 +111,7 @@ def _spark_batches(spark: Any, files: list[Path]) -> list[tuple[str, int, int, l
             for (file, base), records in sorted(grouped.items())]
 
 
-def _write(cluster: Cluster, release: KafkaRelease) -> None:
+def _write(cluster: KafkaCluster, release: KafkaRelease) -> None:
     """Everything the cluster is asked to write, through Kafka's own clients and tools."""
     broker = f"127.0.0.1:{cluster.brokers[100].port}"
     load = TopicLoad(broker)
@@ -156,7 +156,7 @@ def test_a_log_each_release_writes_is_read_by_kraft_as_its_tools_read_it(
         release: KafkaRelease, tmp_path: Path, clusters: list[object], spark: Any) -> None:  # noqa: F811
     extra = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
              "super.users": "User:ANONYMOUS", "metadata.log.max.snapshot.interval.ms": SNAPSHOT_INTERVAL_MS}
-    cluster = Cluster(tmp_path / "cluster", release, kafka_controllers=(1, 2), kraft_voters=(), brokers=(100,),
+    cluster = KafkaCluster(tmp_path / "cluster", release, kafka_controllers=(1, 2), kraft_voters=(), brokers=(100,),
                       dynamic=True, extra=extra, release_version=FORMAT_RELEASE_VERSION)
     clusters.append(cluster)
     cluster.format()

@@ -13,7 +13,7 @@ import trio
 from kraft.messages.generated import broker_registration_request as brq
 from kraft.wire.codec import decode_response, encode_request
 from kraft.wire.framing import FrameReader
-from tests.node.cluster import CLUSTER_ID
+from tests.harness.configs import CLUSTER_ID
 
 _correlation = itertools.count(1)
 

@@ -1,9 +1,7 @@
-"""Helpers for KIP-853 dynamic-quorum node tests: server.properties with
-``controller.quorum.bootstrap.servers`` (no static voters), directories
-formatted by the real ``kraft storage format`` (``--standalone`` for the
-first controller, ``--initial-controllers`` for a bootstrapped set, no voter
-flag for a controller that joins later), and a small admin client for
-AddRaftVoter / RemoveRaftVoter."""
+"""Helpers for KIP-853 dynamic-quorum node tests (their configs and formats:
+:func:`tests.harness.configs.write_configs` and
+:func:`~tests.harness.configs.format_node`): a node's directory id and a
+small admin client for AddRaftVoter / RemoveRaftVoter."""
 
 from __future__ import annotations
 
@@ -16,45 +14,7 @@ from kraft.messages.generated import remove_raft_voter_request as remove_req
 from kraft.records.state_files import MetaProperties
 from kraft.wire.apis import ApiKey
 from kraft.wire.network_client import PeerClient
-from tests.harness import cli
-from tests.node.cluster import CLUSTER_ID, free_ports
-
-
-def write_configs(root: Path, ids: list[int], extra: dict[str, str] | None = None,
-                  bootstrap: list[int] | None = None) -> tuple[dict[int, Path], dict[int, int]]:
-    """server.properties for each node id; ``bootstrap`` lists the nodes in
-    ``controller.quorum.bootstrap.servers`` (default: all). Returns the
-    paths and the controller ports."""
-    ports = dict(zip(ids, free_ports(len(ids))))
-    servers = ",".join(f"127.0.0.1:{ports[i]}" for i in (bootstrap or ids))
-    paths = {}
-    for node_id in ids:
-        props = {
-            "process.roles": "controller",
-            "node.id": str(node_id),
-            "listeners": f"CONTROLLER://127.0.0.1:{ports[node_id]}",
-            "controller.listener.names": "CONTROLLER",
-            "controller.quorum.bootstrap.servers": servers,
-            "metadata.log.dir": str(root / f"node-{node_id}"),
-            "controller.quorum.election.timeout.ms": "500",
-            "controller.quorum.fetch.timeout.ms": "1000",
-            **(extra or {}),
-        }
-        path = root / f"server-{node_id}.properties"
-        path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-        paths[node_id] = path
-    return paths, ports
-
-
-def format_node(path: Path, *flags: str, cluster_id: str = CLUSTER_ID) -> None:
-    """``kraft storage format`` for one node, as an operator runs it. No
-    voter flag: ``--no-initial-controllers`` (a controller that joins later;
-    Kafka 4.x refuses a dynamic quorum's format without one of the three)."""
-    if not flags:
-        flags = ("--no-initial-controllers",)
-    proc = cli.run("storage", "format", "--config", str(path), "--cluster-id", cluster_id, *flags)
-    if proc.returncode != 0:
-        raise RuntimeError(f"kraft storage format {' '.join(flags)} failed: {proc.stdout}{proc.stderr}")
+from tests.harness.configs import CLUSTER_ID
 
 
 def directory_id(root: Path, node_id: int) -> uuid.UUID:

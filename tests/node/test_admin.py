@@ -10,9 +10,7 @@ import json
 import shutil
 import time
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +34,9 @@ from kraft.wire.codec import decode_response
 from kraft.wire.errors import ErrorCode
 from kraft.wire.framing import unframe
 from tests.conftest import fixture_path
-from tests.harness.poll import until_async
-from tests.node.cluster import CLUSTER_ID, load, make_configs
+from tests.harness import inprocess
+from tests.harness.configs import CLUSTER_ID, load, make_configs
+from tests.harness.inprocess import InProcessCluster
 from tests.wire.netutil import RawConnection
 
 HOST = "127.0.0.1"
@@ -53,49 +52,12 @@ def quorum_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
     return make_configs(tmp_path_factory.mktemp("quorum"), VOTERS, observers=[OBSERVER])
 
 
-@dataclass
-class Cluster:
-    nodes: dict[int, KraftNode]
-    leader_id: int
-
-    @property
-    def leader(self) -> KraftNode:
-        return self.nodes[self.leader_id]
-
-    def port(self, node_id: int) -> int:
-        return self.nodes[node_id].ports["CONTROLLER"]
-
-    def a_follower(self) -> int:
-        return next(i for i in VOTERS if i != self.leader_id)
-
-
-@asynccontextmanager
-async def running(paths: dict[int, Path], *, with_observer: bool = True,
-                  advertised_apis: dict[int, tuple[int, int]] | None = None) -> AsyncIterator[Cluster]:
-    """Run the nodes until the leader has heard from every voter and the
-    observer (so DescribeQuorum has them all) and every node knows it.
-    ``advertised_apis`` replaces what their ApiVersions advertise."""
-    with trio.fail_after(60):
-        async with trio.open_nursery() as nursery:
-            ids = [*VOTERS, OBSERVER] if with_observer else VOTERS
-            nodes = {i: KraftNode(load(paths[i]), advertised_apis=advertised_apis) for i in ids}
-            for node in nodes.values():
-                await nursery.start(node.run)
-            def settled_leader() -> int | None:
-                leader = next((i for i in VOTERS if nodes[i].role == "leader"), None)
-                if leader is not None:
-                    d = nodes[leader].raft_driver.core.describe_quorum(int(time.time() * 1000))  # type: ignore[union-attr]
-                    if (d is not None and d.high_watermark > 0
-                            and all(r.log_end_offset > 0 for r in (*d.voters, *d.observers))
-                            and len(d.observers) == (1 if with_observer else 0)
-                            and all(n.leader.leader_id == leader for n in nodes.values())):
-                        return leader
-                return None
-
-            leader = await until_async("a leader every node knows, that heard from all", settled_leader,
-                                       interval_s=0.02)
-            yield Cluster(nodes, leader)
-            nursery.cancel_scope.cancel()
+def running(paths: dict[int, Path], *, with_observer: bool = True,
+            advertised_apis: dict[int, tuple[int, int]] | None = None) -> AbstractAsyncContextManager[InProcessCluster]:
+    """The voters (and the observer) running until DescribeQuorum has them all."""
+    ids = [*VOTERS, OBSERVER] if with_observer else VOTERS
+    return inprocess.running({i: paths[i] for i in ids}, VOTERS, observers=1 if with_observer else 0,
+                             advertised_apis=advertised_apis)
 
 
 def describe_quorum_request(topic: str = "__cluster_metadata", partition: int = 0) -> dq_req.DescribeQuorumRequest:

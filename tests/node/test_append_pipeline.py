@@ -10,31 +10,17 @@ import pytest
 import trio
 
 from kraft.raft.errors import NotLeaderError
-from kraft.node.node import KraftNode
 from kraft.records.view import OffsetAndEpoch
-from tests.harness.poll import until_async
-from tests.node.cluster import load, make_configs
-
-
-async def _start(nursery: trio.Nursery, paths: dict[int, Path]) -> dict[int, KraftNode]:
-    nodes = {i: KraftNode(load(p)) for i, p in paths.items()}
-    for node in nodes.values():
-        await nursery.start(node.run)
-    return nodes
-
-
-async def _leader(nodes: dict[int, KraftNode]) -> KraftNode:
-    return await until_async("a leader", lambda: next(
-        (node for node in nodes.values() if node.raft_driver is not None and node.role == "leader"), None),
-        interval_s=0.01)
+from tests.harness.configs import make_configs
+from tests.harness.inprocess import leader_of, start_all
 
 
 async def test_many_outstanding_appends_commit_in_order(tmp_path: Path) -> None:
     paths = make_configs(tmp_path, [1, 2, 3])
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
-            nodes = await _start(nursery, paths)
-            leader = await _leader(nodes)
+            nodes = await start_all(nursery, paths)
+            leader = await leader_of(nodes.values())
             epoch = leader.leader.epoch
             values = [f"r{i}".encode() for i in range(2000)]
             positions = [leader.append_nowait([v]) for v in values]
@@ -69,8 +55,8 @@ async def test_waiters_fail_when_the_leadership_ends_first(tmp_path: Path) -> No
     paths = make_configs(tmp_path, [1, 2, 3], extra={"controller.quorum.fetch.timeout.ms": "500"})
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
-            nodes = await _start(nursery, paths)
-            leader = await _leader(nodes)
+            nodes = await start_all(nursery, paths)
+            leader = await leader_of(nodes.values())
             await leader.append([b"first"])
             for node in nodes.values():
                 if node is not leader:

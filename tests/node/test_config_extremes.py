@@ -22,9 +22,9 @@ import pytest
 from kraft.config import NUMERIC_KEYS, ConfigError, NodeConfig
 from kraft.errors import EXIT_CONFIG
 from tests.harness import cli
+from tests.harness.configs import make_configs
 from tests.harness.poll import settle
-from tests.node.cluster import make_configs
-from tests.node.procs import NodeProcess
+from tests.harness.processes import NodeProcess
 
 #: Keys whose extreme is not a value a started node can be checked at, and why.
 _NOT_STARTED_AT: dict[str, str] = {

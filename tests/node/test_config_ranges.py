@@ -15,7 +15,6 @@ configuration exit code.
 from __future__ import annotations
 
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -23,9 +22,9 @@ import pytest
 from kraft.config import NUMERIC_KEYS, ConfigError, NodeConfig, check_number
 from kraft.errors import EXIT_CONFIG
 from tests.harness import cli
+from tests.harness.configs import make_configs
 from tests.harness.poll import settle
-from tests.node.cluster import make_configs
-from tests.node.procs import NodeProcess
+from tests.harness.processes import NodeProcess
 from tests.ports import free_port
 
 BASE = {

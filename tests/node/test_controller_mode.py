@@ -21,10 +21,10 @@ from kraft.config import ConfigError, ControllerMode, NodeConfig
 from kraft.node.fault import RaisingFaultHandler
 from kraft.node.node import KraftNode
 from kraft.raft.errors import NotLeaderError
+from tests.harness.configs import load, make_configs
+from tests.harness.inprocess import leader_of, node_config
 from tests.harness.poll import until_async
 from tests.node.broker_channel import BrokerChannel, registration
-from tests.node.cluster import load, make_configs
-from tests.node.harness import leader_of, node_config
 
 
 async def _register(port: int) -> Any:

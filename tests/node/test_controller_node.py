@@ -30,9 +30,9 @@ from kraft.node.fault import RaisingFaultHandler
 from kraft.node.node import CommittedBatch, KraftNode
 from kraft.records.metadata import decode_metadata_record
 from kraft.wire.codec import decode_response, encode_request
+from tests.harness.configs import load, make_configs
 from tests.harness.poll import until_async
 from tests.node.broker_channel import BrokerChannel, registration
-from tests.node.cluster import CLUSTER_ID, load, make_configs
 
 def _principal(name: str = "ANONYMOUS") -> bytes:
     return struct.pack(">h", 0) + b"".join(

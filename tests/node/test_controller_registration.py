@@ -13,8 +13,8 @@ from kraft.node.controller_registration import SECURITY_PROTOCOL_IDS, own_featur
 from kraft.node.fault import RaisingFaultHandler
 from kraft.node.node import KraftNode
 from kraft.wire.security import SecurityProtocol
+from tests.harness.configs import load, make_configs
 from tests.harness.poll import until_async
-from tests.node.cluster import load, make_configs
 
 
 def test_the_witness_supports_what_the_kafka_controller_does_but_kraft_version_only_as_far_as_kraft_runs_it() -> None:

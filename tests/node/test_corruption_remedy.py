@@ -26,11 +26,10 @@ import pytest
 from kraft.errors import EXIT_STORAGE
 from kraft.records.state_files import MetaProperties, random_kafka_uuid, uuid_to_kafka
 from tests.harness import cli
+from tests.harness.configs import format_node, make_configs, write_configs
 from tests.harness.poll import until
-from tests.node.cluster import make_configs
-from tests.node.procs import NodeProcess
+from tests.harness.processes import NodeProcess
 from tests.node.quorum_status import describe_status
-from tests.node.reconfig_cluster import format_node, write_configs
 from tests.node.remedy_following import (HANG_S, Operator, commands_of, corrupt_middle_batch, replication_rows,
                                          wait_healthy)
 

@@ -34,10 +34,9 @@ from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.snapshot import BOOTSTRAP_SNAPSHOT_ID, list_snapshot_paths
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.voters import ReplicaKey
-from kraft.wire.apis import ApiKey
+from tests.harness.configs import CLUSTER_ID, make_configs
+from tests.harness.inprocess import append_until_ok, history, leader_of, node_config, peer, start
 from tests.harness.poll import until_async
-from tests.node.cluster import CLUSTER_ID, make_configs
-from tests.node.harness import append_until_ok, history, leader_of, node_config, peer, start
 from tests.node.verify import assert_committed_everywhere, assert_one_leader_per_epoch, read_stored_log
 
 OBSERVER = ReplicaKey(9)

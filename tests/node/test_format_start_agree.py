@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -33,6 +32,7 @@ import pytest
 
 from kraft.errors import EXIT_CONFIG, EXIT_STORAGE
 from tests.harness import cli
+from tests.harness.configs import node_properties, properties_text, static_voters
 from tests.ports import free_port
 
 CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qg"
@@ -40,12 +40,10 @@ CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qg"
 
 def _config(tmp_path: Path, data: Path, drop: str = "", extra: str = "") -> Path:
     port = free_port()
-    lines = {"process.roles": "controller", "node.id": "1", "listeners": f"CONTROLLER://127.0.0.1:{port}",
-             "controller.listener.names": "CONTROLLER", "controller.quorum.voters": f"1@127.0.0.1:{port}",
-             "metadata.log.dir": str(data)}
+    lines = node_properties(1, port, static_voters({1: port}, [1]), data)
     lines.pop(drop, None)
     path = tmp_path / "server.properties"
-    path.write_text("".join(f"{k}={v}\n" for k, v in lines.items()) + extra)
+    path.write_text(properties_text(lines) + extra)
     return path
 
 

@@ -1,7 +1,7 @@
 """Fail-stop on a failing fsync, with real node processes.
 
 Three ``kraft node start`` voters (demo load, ack logs; see
-:mod:`tests.node.procs`) run with the LD_PRELOAD fsync shim
+:mod:`tests.harness.processes`) run with the LD_PRELOAD fsync shim
 (``fixtures/faults/fsync_fault.c``, compiled here with the system C
 compiler). Once the quorum commits, the shim is armed for one voter's
 metadata directory: its next fsync fails with EIO. As Kafka's
@@ -21,10 +21,10 @@ import pytest
 import trio
 
 from kraft.tools.bench.fsync_fault import build_fsync_shim
+from tests.harness.configs import make_configs
+from tests.harness.inprocess import node_config, start
 from tests.harness.poll import until_async
-from tests.node.cluster import make_configs
-from tests.node.harness import node_config, start
-from tests.node.procs import NodeProcess
+from tests.harness.processes import NodeProcess
 from tests.node.test_multiprocess import OBSERVER, VOTERS, Observer, check_files, stop_and_collect, terminate_all
 
 

@@ -21,7 +21,6 @@ import random
 import re
 import ssl
 import struct
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,16 +38,16 @@ from kraft.wire.errors import ErrorCode
 from kraft.wire.framing import FrameReader
 from kraft.wire.security import client_security_from_properties
 from tests.harness.poll import until_async
-from tests.node.test_secure_cluster import (
+from tests.harness.processes import ProcessCluster
+from tests.node.test_secure_cluster import (  # noqa: F401 - certs: the module's fixture, shared
     ACCOUNTS,
     SCRAM_FORMAT_ARGS,
-    Cluster,
+    certs,
     sasl_client_props,
     sasl_ssl_properties,
     start_cluster,
-    stop_cluster,
 )
-from tests.wire.certs import Certs, make_certs, require_openssl
+from tests.wire.certs import Certs
 
 pytestmark = pytest.mark.slow
 
@@ -68,10 +67,8 @@ MEMORY_BOUND_MB = 300
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    require_openssl()
+def cluster(tmp_path_factory: pytest.TempPathFactory, certs: Certs) -> Iterator[ProcessCluster]:
     root = tmp_path_factory.mktemp("hostile")
-    certs = make_certs(root / "certs")
     extra = {
         **sasl_ssl_properties(certs),
         "max.connections.per.ip": str(PER_IP),
@@ -80,11 +77,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         "kraft.socket.request.receive.timeout.ms": str(RECEIVE_TIMEOUT_MS),
         "socket.request.max.bytes": str(MAX_REQUEST),
     }
-    c = start_cluster(root, certs, extra, SCRAM_FORMAT_ARGS)
+    c = start_cluster(root, extra, SCRAM_FORMAT_ARGS)
     try:
         yield c
     finally:
-        stop_cluster(c)
+        c.stop()
 
 
 _BROKEN = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
@@ -102,10 +99,10 @@ def client_context(certs: Certs) -> ssl.SSLContext:
 
 
 class Attacker:
-    def __init__(self, cluster: Cluster, port: int) -> None:
+    def __init__(self, cluster: ProcessCluster, certs: Certs, port: int) -> None:
         self.cluster = cluster
         self.port = port
-        self.context = client_context(cluster.certs)
+        self.context = client_context(certs)
         self.rng = random.Random(1234)
         self.counts: dict[str, int] = {}
         self.open_now = 0
@@ -347,8 +344,8 @@ def node_memory_kb(pid: int) -> dict[str, int]:
     return {k: int(v) for k, v in re.findall(r"^(VmHWM|VmRSS):\s+(\d+) kB", text, re.M)}
 
 
-async def high_watermark(cluster: Cluster) -> int:
-    security = client_security_from_properties(sasl_client_props(cluster.certs, "admin", ACCOUNTS["admin"]))
+async def high_watermark(cluster: ProcessCluster, certs: Certs) -> int:
+    security = client_security_from_properties(sasl_client_props(certs, "admin", ACCOUNTS["admin"]))
     best = -1
     for port in cluster.ports.values():
         client = PeerClient("127.0.0.1", port, client_id="hostile-check", security=security, request_timeout_ms=5000)
@@ -366,14 +363,14 @@ async def high_watermark(cluster: Cluster) -> int:
     return best
 
 
-async def test_hostile_clients_for_a_minute_leave_the_quorum_committing(cluster: Cluster) -> None:
+async def test_hostile_clients_for_a_minute_leave_the_quorum_committing(cluster: ProcessCluster, certs: Certs) -> None:
     async def committed() -> int | None:
-        hwm = await high_watermark(cluster)
+        hwm = await high_watermark(cluster, certs)
         return hwm if hwm > 0 else None
 
     before = await until_async("the quorum to commit", committed, timeout_s=60, interval_s=0.5)
     target = cluster.ports[1]
-    attacker = Attacker(cluster, target)
+    attacker = Attacker(cluster, certs, target)
     attacks = [attacker.garbage_before_tls, attacker.plaintext_on_tls_port, attacker.authenticate_before_handshake,
                attacker.wrong_password, attacker.nonce_mismatch, attacker.huge_length_prefix,
                attacker.random_after_tls, attacker.idle_after_api_versions]
@@ -418,7 +415,7 @@ async def test_hostile_clients_for_a_minute_leave_the_quorum_committing(cluster:
         # to FLOOD sockets, which on a loaded machine is most of 30 s alone.
         nursery.start_soon(loop, attacker.idle_flood, until - 15, FLOOD_S + 45)
 
-    after = await high_watermark(cluster)
+    after = await high_watermark(cluster, certs)
     logs = {n: node.output() for n, node in cluster.nodes.items()}
     print(f"\nhostile suite: attacks completed {attacker.counts}; attacker connections open at once "
           f"(peak held by the node) {attacker.open_peak}; node peak RSS (VmHWM) "

@@ -21,9 +21,9 @@ from kraft.wire.apis import ApiKey
 from kraft.wire.network_client import PeerClient
 from kraft.wire.errors import ErrorCode
 from tests.harness import cli
+from tests.harness.configs import CLUSTER_ID, load, make_configs
+from tests.harness.inprocess import leader_of
 from tests.harness.poll import until_async
-from tests.node.cluster import CLUSTER_ID, load, make_configs
-from tests.node.harness import leader_of
 from tests.node.reconfig_cluster import add_voter, directory_id
 
 HOST = "127.0.0.1"

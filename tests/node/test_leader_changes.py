@@ -15,7 +15,7 @@ from kraft.node.leader_changes import LeaderChanged
 from kraft.node.node import KraftNode
 from kraft.node.snapshots import CommittedBatch
 from kraft.raft.roles import Leader
-from tests.node.cluster import load, make_configs
+from tests.harness.configs import load, make_configs
 
 
 async def test_a_slow_listener_learns_of_its_leadership_after_replaying_the_earlier_commits(tmp_path: Path) -> None:

@@ -17,9 +17,9 @@ from kraft.node.raft_metrics import CURRENT_STATES, METRICS, RaftMetrics, reques
 from kraft.node.ready_report import count_records
 from kraft.records.batch import build_data_batch
 from tests.harness import cli
+from tests.harness.configs import make_configs
+from tests.harness.inprocess import append_until_ok, leader_of, node_config, start
 from tests.harness.poll import until_async
-from tests.node.cluster import make_configs
-from tests.node.harness import append_until_ok, leader_of, node_config, start
 
 #: The page of the documentation site that holds the metrics table.
 METRICS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "operating" / "metrics-and-logs.md"

@@ -23,11 +23,11 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from kraft.wire.tcp_connect import connected_to_itself
+from tests.harness.configs import write_configs
 from tests.harness.poll import until
-from tests.node.cluster import free_ports
-from tests.node.procs import NodeProcess
-from tests.node.reconfig_cluster import write_configs
+from tests.harness.processes import NodeProcess
 from tests.node.test_reconfig_processes import add_controller, format_initial
+from tests.ports import free_ports
 
 STATES = ("leader", "prospective", "prospective-voted", "candidate", "unattached-voted", "follower", "observer",
           "unattached")

@@ -62,7 +62,7 @@ def test_a_second_process_with_a_voters_id_is_named_by_the_leader_and_the_doctor
     "lost pre-vote", then both follow the leader as one row in describe,
     no warning anywhere. Each fetches with its own directory id
     (KIP-853's ReplicaDirectoryId): the leader sees them alternate."""
-    from tests.node.cluster import CLUSTER_ID, make_configs
+    from tests.harness.configs import CLUSTER_ID, make_configs
 
     configs = make_configs(tmp_path, [1, 2, 3])
     logs = {n: tmp_path / f"node-{n}.log" for n in configs}

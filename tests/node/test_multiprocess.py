@@ -26,10 +26,10 @@ import pytest
 import trio
 
 from kraft.node.node import CommittedBatch, KraftNode, SnapshotLoaded
+from tests.harness.configs import make_configs
+from tests.harness.inprocess import node_config, start
 from tests.harness.poll import until_async
-from tests.node.cluster import make_configs
-from tests.node.harness import node_config, start
-from tests.node.procs import NodeProcess, first_segment_base, snapshot_offsets
+from tests.harness.processes import NodeProcess, first_segment_base, snapshot_offsets
 from tests.node.verify import (
     assert_committed_everywhere,
     assert_one_leader_per_epoch,

@@ -10,29 +10,17 @@ import trio
 
 from kraft.raft.errors import LocalRaftError, NotLeaderError
 from kraft.node.node import KraftNode, NodeStartError
+from tests.harness.configs import load, make_configs
+from tests.harness.inprocess import leader_of, start_all
 from tests.harness.poll import until_async
-from tests.node.cluster import load, make_configs
-
-
-async def _start(nursery: trio.Nursery, paths: dict[int, Path]) -> dict[int, KraftNode]:
-    nodes = {i: KraftNode(load(p)) for i, p in paths.items()}
-    for node in nodes.values():
-        await nursery.start(node.run)
-    return nodes
-
-
-async def _leader(nodes: dict[int, KraftNode]) -> KraftNode:
-    return await until_async("a leader", lambda: next(
-        (node for node in nodes.values() if node.raft_driver is not None and node.role == "leader"), None),
-        interval_s=0.01)
 
 
 async def test_three_voters_elect_and_replicate(tmp_path: Path) -> None:
     paths = make_configs(tmp_path, [1, 2, 3], observers=[9])
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
-            nodes = await _start(nursery, paths)
-            leader = await _leader(nodes)
+            nodes = await start_all(nursery, paths)
+            leader = await leader_of(nodes.values())
             offsets = [await leader.append([f"r{i}".encode()]) for i in range(20)]
             assert offsets == sorted(offsets)
             follower = next(n for i, n in nodes.items() if n is not leader and i != 9)
@@ -65,7 +53,7 @@ async def _one_voter_with_records(nursery: trio.Nursery, tmp_path: Path) -> tupl
     await nursery.start(node.run)
     last = 0
     for i in range(3):
-        last = await (await _leader({1: node})).append([f"r{i}".encode()])
+        last = await (await leader_of([node])).append([f"r{i}".encode()])
     return node, last
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from kraft.config import MIN_FETCH_TIMEOUT_MS, NodeConfig
-from tests.node.cluster import make_configs
+from tests.harness.configs import make_configs
 
 #: The node's own shutdown bound (KraftNode.shutdown: 5 s, plus 1 s for the
 #: shell) and start-up on a loaded machine: a bound, not a timing assertion.

@@ -15,7 +15,7 @@ from kraft.config import NodeConfig
 from kraft.messages.generated import describe_quorum_request as dq_req
 from kraft.tools.storage import FormatRequest, run_format
 from kraft.wire.apis import ApiKey
-from tests.node.harness import peer, start
+from tests.harness.inprocess import peer, start
 from tests.node.test_start_failures import write_config
 from tests.ports import free_port
 

@@ -14,7 +14,7 @@ from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.snapshot import validate_snapshot_bytes
 from kraft.records.state_files import MetaProperties
 from tests.conftest import FIXTURES
-from tests.node.reconfig_cluster import format_node, write_configs
+from tests.harness.configs import format_node, write_configs
 
 FIXTURE = FIXTURES / "kafka-4.1-standalone-dynamic"  # resolved (tests/conftest.py)
 BOOTSTRAP = "__cluster_metadata-0/00000000000000000000-0000000000.checkpoint"

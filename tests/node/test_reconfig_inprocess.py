@@ -11,10 +11,10 @@ import trio
 from kraft.raft.errors import Errors
 from kraft.node.node import KraftNode
 from tests.harness import cli
+from tests.harness.configs import format_node, load, write_configs
+from tests.harness.inprocess import append_until_ok, history, leader_of
 from tests.harness.poll import until_async
-from tests.node.cluster import load
-from tests.node.harness import append_until_ok, history, leader_of
-from tests.node.reconfig_cluster import add_voter, directory_id, format_node, remove_voter, write_configs
+from tests.node.reconfig_cluster import add_voter, directory_id, remove_voter
 
 
 async def start(nursery: trio.Nursery, path: Path) -> KraftNode:
@@ -93,7 +93,7 @@ async def test_auto_join_update_voter_and_a_replaced_disk(tmp_path: Path) -> Non
     that comes back on another port tells the leader (UpdateRaftVoter)."""
     import shutil
 
-    from tests.node.cluster import free_ports
+    from tests.ports import free_ports
 
     paths, ports = write_configs(tmp_path, [1, 2, 3], extra={"controller.quorum.auto.join.enable": "true"})
     format_node(paths[1], "--standalone")

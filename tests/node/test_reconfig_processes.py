@@ -30,9 +30,10 @@ import pytest
 
 from kraft.messages.json_form import uuid_to_kafka
 from tests.harness import cli
+from tests.harness.configs import format_node, write_configs
 from tests.harness.poll import until
-from tests.node.procs import NodeProcess
-from tests.node.reconfig_cluster import directory_id, format_node, write_configs
+from tests.harness.processes import NodeProcess
+from tests.node.reconfig_cluster import directory_id
 from tests.node.verify import assert_committed_everywhere, read_stored_log
 
 

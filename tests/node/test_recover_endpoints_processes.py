@@ -20,12 +20,12 @@ import pytest
 from kraft.records.endpoint_overrides import ENDPOINT_OVERRIDES_FILE
 from kraft.records.state_files import random_kafka_uuid, uuid_to_kafka
 from tests.harness import cli
+from tests.harness.configs import format_node, write_configs
 from tests.harness.poll import until
-from tests.node.cluster import free_ports
-from tests.node.procs import NodeProcess
+from tests.harness.processes import NodeProcess
 from tests.node.quorum_status import describe_status
-from tests.node.reconfig_cluster import format_node, write_configs
 from tests.node.verify import assert_committed_everywhere, quorum_state, read_stored_log
+from tests.ports import free_ports
 
 #: Bound of each wait: ends a hung test, not a speed requirement.
 HANG_S = 120

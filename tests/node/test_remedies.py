@@ -10,7 +10,7 @@ from kraft.config import NodeConfig
 from kraft.node.remedies import corruption_remedy
 from kraft.records.errors import CorruptLogError
 from kraft.records.state_files import MetaProperties, uuid_to_kafka
-from tests.node.reconfig_cluster import format_node
+from tests.harness.configs import format_node
 
 BASE = {"process.roles": "controller", "listeners": "CONTROLLER://127.0.0.1:9093",
         "controller.listener.names": "CONTROLLER", "metadata.log.dir": "/data/kraft"}

@@ -22,8 +22,8 @@ from kraft.wire.apis import ApiKey
 from kraft.wire.network_client import AuthenticationFailed, PeerClient
 from kraft.wire.scram import ScramMechanism, make_credential
 from kraft.wire.security import client_security_from_properties
+from tests.harness.configs import make_configs
 from tests.harness.poll import until_async
-from tests.node.cluster import make_configs
 
 SCRAM_JAAS = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="{}" password="{}";'
 MECHANISM = ScramMechanism.SCRAM_SHA_256

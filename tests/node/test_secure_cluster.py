@@ -13,15 +13,13 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.harness import cli
-from tests.harness.poll import until
-from tests.node.cluster import CLUSTER_ID, make_configs
-from tests.node.procs import NodeProcess
+from tests.harness.configs import CLUSTER_ID, make_configs, write_properties
+from tests.harness.processes import ProcessCluster, start_processes
 from tests.test_readme import delegated_blocks, readme_block, run_example
 from tests.wire.certs import Certs, make_certs, require_openssl
 
@@ -34,61 +32,11 @@ ADMIN_DN = "CN=admin,OU=ops,O=kraft tests"
 NODE_DN = "CN=localhost,O=kraft tests"
 
 
-def write_properties(path: Path, props: dict[str, str]) -> Path:
-    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-    return path
-
-
-@dataclass
-class Cluster:
-    root: Path
-    certs: Certs
-    nodes: dict[int, NodeProcess]
-    ports: dict[int, int]
-
-    @property
-    def bootstrap(self) -> str:
-        return ",".join(f"127.0.0.1:{p}" for p in self.ports.values())
-
-    def describe_status(self, command_config: Path) -> subprocess.CompletedProcess[str]:
-        return cli.run("quorum", "--bootstrap-controller", self.bootstrap, "--command-config", str(command_config),
-                       "describe", "--status", timeout=60)
-
-    def wait_for_status(self, command_config: Path, timeout_s: float = 60) -> dict[str, str]:
-        last: list[subprocess.CompletedProcess[str]] = []
-
-        def committed() -> dict[str, str] | None:
-            last[:] = [self.describe_status(command_config)]
-            if last[0].returncode == 0:
-                status = dict(line.split(":", 1) for line in last[0].stdout.splitlines() if ":" in line)
-                if int(status.get("HighWatermark", "-1").strip()) > 0:
-                    return {k.strip(): v.strip() for k, v in status.items()}
-            return None
-
-        def why() -> str:
-            logs = "\n".join(n.output()[-3000:] for n in self.nodes.values())
-            return f"no quorum status: {last[0].stderr if last else ''}\n{logs}"
-
-        return until("a quorum status", committed, timeout_s, interval_s=0.5, detail=why)
-
-
-def start_cluster(root: Path, certs: Certs, extra: dict[str, str], format_args: list[str]) -> Cluster:
-    paths = make_configs(root, VOTERS, extra=extra, format_args=format_args)
-    ports = {}
-    for node_id, path in paths.items():
-        listeners = next(line for line in path.read_text().splitlines() if line.startswith("listeners="))
-        ports[node_id] = int(listeners.rsplit(":", 1)[1])
+def start_cluster(root: Path, extra: dict[str, str], format_args: list[str]) -> ProcessCluster:
     # DEBUG: the tests read who authenticated and who asked (per-connection
     # and per-request lines are DEBUG; INFO is for state changes).
-    nodes = {n: NodeProcess(n, p, root, append_rate=20, log_level="DEBUG") for n, p in paths.items()}
-    for node in nodes.values():
-        node.start()
-    return Cluster(root, certs, nodes, ports)
-
-
-def stop_cluster(cluster: Cluster) -> None:
-    for node in cluster.nodes.values():
-        node.terminate()
+    return start_processes(root, make_configs(root, VOTERS, extra=extra, format_args=format_args), append_rate=20,
+                           log_level="DEBUG")
 
 
 @pytest.fixture(scope="module")
@@ -120,13 +68,13 @@ def sasl_ssl_properties(certs: Certs) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def sasl_cluster(tmp_path_factory: pytest.TempPathFactory, certs: Certs) -> Iterator[Cluster]:
+def sasl_cluster(tmp_path_factory: pytest.TempPathFactory, certs: Certs) -> Iterator[ProcessCluster]:
     root = tmp_path_factory.mktemp("sasl-ssl")
-    cluster = start_cluster(root, certs, sasl_ssl_properties(certs), SCRAM_FORMAT_ARGS)
+    cluster = start_cluster(root, sasl_ssl_properties(certs), SCRAM_FORMAT_ARGS)
     try:
         yield cluster
     finally:
-        stop_cluster(cluster)
+        cluster.stop()
 
 
 def sasl_client_props(certs: Certs, user: str, password: str) -> dict[str, str]:
@@ -134,9 +82,9 @@ def sasl_client_props(certs: Certs, user: str, password: str) -> dict[str, str]:
             "sasl.jaas.config": SCRAM_JAAS.format(user, password), **certs.client_props()}
 
 
-def test_sasl_ssl_quorum_commits_and_the_quorum_tool_describes_it(sasl_cluster: Cluster) -> None:
+def test_sasl_ssl_quorum_commits_and_the_quorum_tool_describes_it(sasl_cluster: ProcessCluster, certs: Certs) -> None:
     admin = write_properties(sasl_cluster.root / "admin.properties",
-                             sasl_client_props(sasl_cluster.certs, "admin", ACCOUNTS["admin"]))
+                             sasl_client_props(certs, "admin", ACCOUNTS["admin"]))
     first = sasl_cluster.wait_for_status(admin)
     assert int(first["LeaderId"]) in VOTERS
     assert sorted(v["id"] for v in json.loads(first["CurrentVoters"])) == VOTERS
@@ -156,7 +104,7 @@ def test_sasl_ssl_quorum_commits_and_the_quorum_tool_describes_it(sasl_cluster: 
 
 
 def test_the_readme_security_transcript_runs_against_the_sasl_ssl_quorum(
-        sasl_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        sasl_cluster: ProcessCluster, certs: Certs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """README.md's SASL_SSL block as written, with this test's files for its
     placeholders: ``server.properties`` is a fifth node (a broker) of this
     cluster's config (a directory of its own, so the format is real),
@@ -171,7 +119,7 @@ def test_the_readme_security_transcript_runs_against_the_sasl_ssl_quorum(
         f"metadata.log.dir={tmp_path / 'node-5'}\n" if entry.startswith("metadata.log.dir=") else entry + "\n"
         for entry in config.read_text().splitlines()))
     admin = write_properties(tmp_path / "admin.properties",
-                             sasl_client_props(sasl_cluster.certs, "admin", ACCOUNTS["admin"]))
+                             sasl_client_props(certs, "admin", ACCOUNTS["admin"]))
     sasl_cluster.wait_for_status(admin)
     monkeypatch.setenv("CLUSTER_ID", CLUSTER_ID)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # the observer's default --data-dir
@@ -187,9 +135,9 @@ def test_the_readme_security_transcript_runs_against_the_sasl_ssl_quorum(
     assert (tmp_path / "node-5" / "meta.properties").exists()
 
 
-def test_observer_follows_a_sasl_ssl_quorum(sasl_cluster: Cluster, tmp_path: Path) -> None:
+def test_observer_follows_a_sasl_ssl_quorum(sasl_cluster: ProcessCluster, certs: Certs, tmp_path: Path) -> None:
     admin = write_properties(tmp_path / "admin.properties",
-                             sasl_client_props(sasl_cluster.certs, "admin", ACCOUNTS["admin"]))
+                             sasl_client_props(certs, "admin", ACCOUNTS["admin"]))
     sasl_cluster.wait_for_status(admin)
     result = cli.run("observe", "--bootstrap-controller", sasl_cluster.bootstrap, "--command-config", str(admin),
                      "--data-dir", str(tmp_path / "observer"), "--timeout", "60", "--format", "json", timeout=120)
@@ -199,14 +147,15 @@ def test_observer_follows_a_sasl_ssl_quorum(sasl_cluster: Cluster, tmp_path: Pat
     assert "DescribeCluster" in logs and "as User:admin" in logs
 
 
-def test_kafka_python_admin_describes_the_sasl_ssl_quorum(sasl_cluster: Cluster, tmp_path: Path) -> None:
+def test_kafka_python_admin_describes_the_sasl_ssl_quorum(
+        sasl_cluster: ProcessCluster, certs: Certs, tmp_path: Path) -> None:
     from kafka import KafkaAdminClient
 
     sasl_cluster.wait_for_status(write_properties(
-        tmp_path / "admin.properties", sasl_client_props(sasl_cluster.certs, "admin", ACCOUNTS["admin"])))
+        tmp_path / "admin.properties", sasl_client_props(certs, "admin", ACCOUNTS["admin"])))
     admin = KafkaAdminClient(bootstrap_servers=sasl_cluster.bootstrap.split(","), security_protocol="SASL_SSL",
                              sasl_mechanism="SCRAM-SHA-512", sasl_plain_username="admin",
-                             sasl_plain_password=ACCOUNTS["admin"], ssl_cafile=str(sasl_cluster.certs.truststore),
+                             sasl_plain_password=ACCOUNTS["admin"], ssl_cafile=str(certs.truststore),
                              bootstrap_timeout_ms=20_000, request_timeout_ms=10_000)
     try:
         quorum = admin.describe_metadata_quorum()
@@ -217,17 +166,18 @@ def test_kafka_python_admin_describes_the_sasl_ssl_quorum(sasl_cluster: Cluster,
     assert sorted(v["replica_id"] for v in partition["current_voters"]) == VOTERS
 
 
-def test_kafka_python_with_a_wrong_password_is_refused(sasl_cluster: Cluster, tmp_path: Path) -> None:
+def test_kafka_python_with_a_wrong_password_is_refused(
+        sasl_cluster: ProcessCluster, certs: Certs, tmp_path: Path) -> None:
     from kafka import KafkaAdminClient
     from kafka.errors import KafkaError
 
     # Up first, so the refusal is the password's, not a cluster still starting.
     sasl_cluster.wait_for_status(write_properties(
-        tmp_path / "admin.properties", sasl_client_props(sasl_cluster.certs, "admin", ACCOUNTS["admin"])))
+        tmp_path / "admin.properties", sasl_client_props(certs, "admin", ACCOUNTS["admin"])))
     with pytest.raises(KafkaError):
         admin = KafkaAdminClient(bootstrap_servers=sasl_cluster.bootstrap.split(","), security_protocol="SASL_SSL",
                                  sasl_mechanism="SCRAM-SHA-512", sasl_plain_username="admin",
-                                 sasl_plain_password="wrong", ssl_cafile=str(sasl_cluster.certs.truststore),
+                                 sasl_plain_password="wrong", ssl_cafile=str(certs.truststore),
                                  bootstrap_timeout_ms=5_000, request_timeout_ms=5_000)
         admin.close()
 
@@ -239,11 +189,12 @@ def kcat(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([path, *args], capture_output=True, text=True, timeout=60)
 
 
-def test_kcat_lists_the_sasl_ssl_quorum_and_refuses_a_wrong_password(sasl_cluster: Cluster, tmp_path: Path) -> None:
+def test_kcat_lists_the_sasl_ssl_quorum_and_refuses_a_wrong_password(
+        sasl_cluster: ProcessCluster, certs: Certs, tmp_path: Path) -> None:
     sasl_cluster.wait_for_status(write_properties(
-        tmp_path / "admin.properties", sasl_client_props(sasl_cluster.certs, "admin", ACCOUNTS["admin"])))
+        tmp_path / "admin.properties", sasl_client_props(certs, "admin", ACCOUNTS["admin"])))
     common = ["-b", sasl_cluster.bootstrap, "-X", "security.protocol=sasl_ssl", "-X", "sasl.mechanisms=SCRAM-SHA-512",
-              "-X", f"ssl.ca.location={sasl_cluster.certs.truststore}", "-L", "-m", "15"]
+              "-X", f"ssl.ca.location={certs.truststore}", "-L", "-m", "15"]
     good = kcat(*common, "-X", "sasl.username=admin", "-X", f"sasl.password={ACCOUNTS['admin']}")
     assert good.returncode == 0, good.stderr
     assert "1 brokers:" in good.stdout
@@ -252,18 +203,19 @@ def test_kcat_lists_the_sasl_ssl_quorum_and_refuses_a_wrong_password(sasl_cluste
     assert "Authentication failed" in bad.stderr or "SASL" in bad.stderr
 
 
-def test_wrong_credentials_are_refused_by_the_quorum_tool(sasl_cluster: Cluster, tmp_path: Path) -> None:
+def test_wrong_credentials_are_refused_by_the_quorum_tool(
+        sasl_cluster: ProcessCluster, certs: Certs, tmp_path: Path) -> None:
     # Up first (tests of a module may run in any order).
     sasl_cluster.wait_for_status(write_properties(
-        tmp_path / "admin.properties", sasl_client_props(sasl_cluster.certs, "admin", ACCOUNTS["admin"])))
+        tmp_path / "admin.properties", sasl_client_props(certs, "admin", ACCOUNTS["admin"])))
     wrong = write_properties(tmp_path / "wrong.properties",
-                             {**sasl_client_props(sasl_cluster.certs, "admin", "not-the-password"),
+                             {**sasl_client_props(certs, "admin", "not-the-password"),
                               "default.api.timeout.ms": "5000"})
     result = sasl_cluster.describe_status(wrong)
     assert result.returncode != 0
     assert "SASL_AUTHENTICATION_FAILED" in result.stderr
     unknown = write_properties(tmp_path / "unknown.properties",
-                               {**sasl_client_props(sasl_cluster.certs, "mallory", "x"),
+                               {**sasl_client_props(certs, "mallory", "x"),
                                 "default.api.timeout.ms": "5000"})
     assert "SASL_AUTHENTICATION_FAILED" in sasl_cluster.describe_status(unknown).stderr
     logs = "".join(n.output() for n in sasl_cluster.nodes.values())
@@ -271,12 +223,13 @@ def test_wrong_credentials_are_refused_by_the_quorum_tool(sasl_cluster: Cluster,
     assert "unknown user 'mallory'" in logs
 
 
-def test_a_quorum_change_by_a_non_super_user_is_refused(sasl_cluster: Cluster, tmp_path: Path) -> None:
+def test_a_quorum_change_by_a_non_super_user_is_refused(
+        sasl_cluster: ProcessCluster, certs: Certs, tmp_path: Path) -> None:
     admin = write_properties(tmp_path / "admin.properties",
-                             sasl_client_props(sasl_cluster.certs, "admin", ACCOUNTS["admin"]))
+                             sasl_client_props(certs, "admin", ACCOUNTS["admin"]))
     sasl_cluster.wait_for_status(admin)
     alice = write_properties(tmp_path / "alice.properties",
-                             {**sasl_client_props(sasl_cluster.certs, "alice", ACCOUNTS["alice"]),
+                             {**sasl_client_props(certs, "alice", ACCOUNTS["alice"]),
                               "default.api.timeout.ms": "10000"})
     # alice may read ...
     assert sasl_cluster.describe_status(alice).returncode == 0
@@ -294,23 +247,24 @@ def test_a_quorum_change_by_a_non_super_user_is_refused(sasl_cluster: Cluster, t
 
 
 @pytest.fixture(scope="module")
-def ssl_cluster(tmp_path_factory: pytest.TempPathFactory, certs: Certs) -> Iterator[Cluster]:
+def ssl_cluster(tmp_path_factory: pytest.TempPathFactory, certs: Certs) -> Iterator[ProcessCluster]:
     root = tmp_path_factory.mktemp("ssl")
     extra = {
         "listener.security.protocol.map": "CONTROLLER:SSL",
         **certs.server_props(client_auth="required"),
         "super.users": f"User:{NODE_DN};User:{ADMIN_DN}",
     }
-    cluster = start_cluster(root, certs, extra, [])
+    cluster = start_cluster(root, extra, [])
     try:
         yield cluster
     finally:
-        stop_cluster(cluster)
+        cluster.stop()
 
 
-def test_ssl_quorum_with_client_auth_serves_the_tools(ssl_cluster: Cluster, tmp_path: Path) -> None:
+def test_ssl_quorum_with_client_auth_serves_the_tools(
+        ssl_cluster: ProcessCluster, certs: Certs, tmp_path: Path) -> None:
     admin = write_properties(tmp_path / "admin.properties",
-                             {"security.protocol": "SSL", **ssl_cluster.certs.client_props("admin")})
+                             {"security.protocol": "SSL", **certs.client_props("admin")})
     status = ssl_cluster.wait_for_status(admin)
     assert int(status["LeaderId"]) in VOTERS
     logs = "".join(n.output() for n in ssl_cluster.nodes.values())
@@ -323,9 +277,9 @@ def test_ssl_quorum_with_client_auth_serves_the_tools(ssl_cluster: Cluster, tmp_
     from kafka import KafkaAdminClient
 
     client = KafkaAdminClient(bootstrap_servers=ssl_cluster.bootstrap.split(","), security_protocol="SSL",
-                              ssl_cafile=str(ssl_cluster.certs.truststore),
-                              ssl_certfile=str(ssl_cluster.certs.cert("admin")),
-                              ssl_keyfile=str(ssl_cluster.certs.key("admin")),
+                              ssl_cafile=str(certs.truststore),
+                              ssl_certfile=str(certs.cert("admin")),
+                              ssl_keyfile=str(certs.key("admin")),
                               bootstrap_timeout_ms=20_000, request_timeout_ms=10_000)
     try:
         quorum = client.describe_metadata_quorum()
@@ -334,19 +288,20 @@ def test_ssl_quorum_with_client_auth_serves_the_tools(ssl_cluster: Cluster, tmp_
     assert any(str(v) in repr(quorum) for v in VOTERS)
 
     listed = kcat("-b", ssl_cluster.bootstrap, "-X", "security.protocol=ssl",
-                  "-X", f"ssl.ca.location={ssl_cluster.certs.truststore}",
-                  "-X", f"ssl.certificate.location={ssl_cluster.certs.cert('admin')}",
-                  "-X", f"ssl.key.location={ssl_cluster.certs.key('admin')}", "-L", "-m", "15")
+                  "-X", f"ssl.ca.location={certs.truststore}",
+                  "-X", f"ssl.certificate.location={certs.cert('admin')}",
+                  "-X", f"ssl.key.location={certs.key('admin')}", "-L", "-m", "15")
     assert listed.returncode == 0, listed.stderr
     assert "1 brokers:" in listed.stdout
 
 
-def test_ssl_quorum_refuses_missing_and_rogue_certificates(ssl_cluster: Cluster, tmp_path: Path) -> None:
+def test_ssl_quorum_refuses_missing_and_rogue_certificates(
+        ssl_cluster: ProcessCluster, certs: Certs, tmp_path: Path) -> None:
     admin = write_properties(tmp_path / "admin.properties",
-                             {"security.protocol": "SSL", **ssl_cluster.certs.client_props("admin")})
+                             {"security.protocol": "SSL", **certs.client_props("admin")})
     ssl_cluster.wait_for_status(admin)
-    for name, props in [("none", ssl_cluster.certs.client_props()),
-                        ("rogue", ssl_cluster.certs.client_props("rogue"))]:
+    for name, props in [("none", certs.client_props()),
+                        ("rogue", certs.client_props("rogue"))]:
         config = write_properties(tmp_path / f"{name}.properties",
                                   {"security.protocol": "SSL", "default.api.timeout.ms": "5000", **props})
         result = ssl_cluster.describe_status(config)

@@ -21,9 +21,9 @@ from kraft.records.snapshot import BOOTSTRAP_SNAPSHOT_ID, SnapshotReader, list_s
 from kraft.records.view import OffsetAndEpoch
 from kraft.raft.voters import ReplicaKey
 from kraft.wire.apis import ApiKey
+from tests.harness.configs import CLUSTER_ID, make_configs
+from tests.harness.inprocess import append_until_ok, history, leader_of, node_config, peer, start
 from tests.harness.poll import until_async
-from tests.node.cluster import CLUSTER_ID, make_configs
-from tests.node.harness import append_until_ok, history, leader_of, node_config, peer, start
 
 #: Small segments and a retention that always applies: each new snapshot
 #: moves the log start up to it.

@@ -121,8 +121,8 @@ async def test_a_damaged_file_is_one_line_and_ignored(tmp_path: Path, caplog: py
                                                       damage: bytes) -> None:
     """A real node over a directory whose file is damaged: it starts, says
     once which file it ignores and why, and leads its one-voter quorum."""
-    from tests.node.cluster import make_configs
-    from tests.node.harness import leader_of, node_config, start
+    from tests.harness.configs import make_configs
+    from tests.harness.inprocess import leader_of, node_config, start
 
     paths = make_configs(tmp_path, [1])
     config = node_config(paths[1])
@@ -177,8 +177,8 @@ async def test_a_voter_id_reused_by_a_kafka_controller_makes_the_kraft_leader_re
     hand-over epoch: its new log is behind theirs)."""
     import shutil
 
-    from tests.node.cluster import CLUSTER_ID, make_configs
-    from tests.node.harness import leader_of, node_config
+    from tests.harness.configs import CLUSTER_ID, make_configs
+    from tests.harness.inprocess import leader_of, node_config
     from tests.node.kafka_played import KAFKA_4_0_CONTROLLER_APIS
 
     paths = make_configs(tmp_path, [1, 2, 3])

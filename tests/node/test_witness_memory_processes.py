@@ -27,8 +27,8 @@ from kraft.node.witness_detector import scan_for_kafka_metadata
 from kraft.programs.observer import DiscoveryError, discover
 from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.voter_api_versions import read_voter_api_versions
+from tests.harness.configs import load, make_configs
 from tests.harness.poll import until_async
-from tests.node.cluster import load, make_configs
 
 REPO = Path(__file__).resolve().parents[2]
 SURVIVORS = (1, 2)

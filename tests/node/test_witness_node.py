@@ -226,8 +226,8 @@ async def test_a_node_of_another_cluster_says_so_once_and_fetches_nothing(
     one line naming both ids, and nothing in its log (the leader refuses its
     Fetch with INCONSISTENT_CLUSTER_ID, Kafka's ``KafkaRaftClient.validateClusterId``)."""
 
-    from tests.node.cluster import CLUSTER_ID, make_configs
-    from tests.node.harness import leader_of, node_config, start
+    from tests.harness.configs import CLUSTER_ID, make_configs
+    from tests.harness.inprocess import leader_of, node_config, start
 
     paths = make_configs(tmp_path, [1], observers=[9])
     other = "AAAAAAAAAAAAAAAAAAAAAg"

@@ -23,11 +23,11 @@ import pytest
 import trio
 
 from tests.harness import cli
+from tests.harness.configs import make_configs
+from tests.harness.inprocess import node_config, start
 from tests.harness.poll import until_async
-from tests.node.cluster import make_configs
-from tests.node.harness import node_config, start
+from tests.harness.processes import NodeProcess
 from tests.node.kafka_played import LAUNCHER as KAFKA_PLAYED
-from tests.node.procs import NodeProcess
 from tests.node.test_multiprocess import Observer
 
 KAFKA = (1, 2)

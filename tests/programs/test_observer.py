@@ -6,7 +6,6 @@ ways it refuses to start."""
 from __future__ import annotations
 
 import copy
-import io
 import time
 import uuid
 from pathlib import Path
@@ -31,37 +30,16 @@ from kraft.records.log import metadata_partition_dir
 from kraft.records.state_files import MetaProperties
 from kraft.image.metadata_source import image_from_directory
 from kraft.wire.apis import ApiKey
+from tests.harness.configs import CLUSTER_ID, fast_configs
+from tests.harness.inprocess import append_until_ok, leader_of, node_config, peer, start
 from tests.harness.poll import until_async
 from tests.image.records import partition, rec, topic
-from tests.node.cluster import CLUSTER_ID, free_ports
-from tests.node.harness import append_until_ok, leader_of, node_config, peer, start
+from tests.ports import free_ports
 
 
 def _topic_records(name: str, partitions: int = 2) -> list[bytes]:
     topic_id = uuid.uuid5(uuid.NAMESPACE_DNS, name)
     return [topic(name, topic_id)] + [partition(topic_id, p, [1, 2, 3]) for p in range(partitions)]
-
-
-def fast_configs(root: Path, voters: list[int], extra: dict[str, str] | None = None) -> dict[int, Path]:
-    """``tests.node.cluster.make_configs`` formatted in-process (the same
-    ``kraft storage format`` code, without a subprocess per node) and with a
-    short election timeout: these tests start many clusters."""
-    from kraft.tools.storage import FormatRequest, run_format
-
-    ports = dict(zip(voters, free_ports(len(voters))))
-    quorum = ",".join(f"{v}@127.0.0.1:{ports[v]}" for v in voters)
-    paths = {}
-    for node_id in voters:
-        log_dir = root / f"node-{node_id}"
-        props = {"process.roles": "controller", "node.id": str(node_id),
-                 "listeners": f"CONTROLLER://127.0.0.1:{ports[node_id]}", "controller.listener.names": "CONTROLLER",
-                 "controller.quorum.voters": quorum, "metadata.log.dir": str(log_dir),
-                 "controller.quorum.election.timeout.ms": "300", **(extra or {})}
-        paths[node_id] = root / f"server-{node_id}.properties"
-        paths[node_id].write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-        run_format(FormatRequest(cluster_id=CLUSTER_ID, node_id=node_id, metadata_log_dir=str(log_dir),
-                                 log_dirs=[]), out=io.StringIO())
-    return paths
 
 
 async def _cluster(nursery: trio.Nursery, tmp_path: Path, extra: dict[str, str] | None = None) -> list[KraftNode]:
@@ -322,7 +300,8 @@ async def test_the_observer_follows_a_dynamic_quorum_through_reconfiguration(tmp
     controller alone, follows throughout (it reads the voter set from the log,
     as a Kafka 3.9+ broker with controller.quorum.bootstrap.servers does)."""
     from kraft.raft.errors import Errors
-    from tests.node.reconfig_cluster import add_voter, directory_id, format_node, remove_voter, write_configs
+    from tests.harness.configs import format_node, write_configs
+    from tests.node.reconfig_cluster import add_voter, directory_id, remove_voter
 
     paths, ports = write_configs(tmp_path, [1, 2, 3], bootstrap=[1])
     format_node(paths[1], "--standalone")

@@ -28,12 +28,13 @@ from kraft.records.log import MetadataLog, metadata_partition_dir
 from kraft.records.snapshot import PARTIAL_SUFFIX, SUFFIX, snapshot_file_name
 from kraft.records.view import OffsetAndEpoch
 from kraft.image.metadata_source import image_from_directory
+from tests.harness.configs import (FAST_ELECTION, fast_configs, format_in_process, node_properties, static_voters,
+                                   write_properties)
+from tests.harness.inprocess import leader_of, node_config, start
 from tests.harness import cli
 from tests.harness.poll import until_async
 from tests.image.records import partition, raw_record, rec, topic
-from tests.node.harness import leader_of, node_config, start
 from tests.node.test_faults import fill, small_filesystem
-from tests.programs.test_observer import fast_configs
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -376,18 +377,10 @@ async def test_records_newer_than_ours_are_shown_raw_and_leave_the_image_alone(
 
 def _single_voter(root: Path, port: int, cluster_id: str) -> Path:
     """A one-controller cluster ``cluster_id`` on ``port``, formatted in-process."""
-    import io
-
-    from kraft.tools.storage import FormatRequest, run_format
-
-    props = {"process.roles": "controller", "node.id": "1", "listeners": f"CONTROLLER://127.0.0.1:{port}",
-             "controller.listener.names": "CONTROLLER", "controller.quorum.voters": f"1@127.0.0.1:{port}",
-             "metadata.log.dir": str(root / "log"), "controller.quorum.election.timeout.ms": "300"}
     root.mkdir(parents=True)
-    path = root / "server.properties"
-    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-    run_format(FormatRequest(cluster_id=cluster_id, node_id=1, metadata_log_dir=str(root / "log"), log_dirs=[]),
-               out=io.StringIO())
+    path = write_properties(root / "server.properties", node_properties(
+        1, port, static_voters({1: port}, [1]), root / "log", extra=FAST_ELECTION))
+    format_in_process(cluster_id, 1, root / "log")
     return path
 
 
@@ -399,7 +392,8 @@ async def test_a_cluster_replaced_under_the_observer_stops_it_with_a_clear_messa
     naming both ids; its copy is still a valid prefix of the first cluster's
     log."""
     from kraft.programs.observer import ClusterIdMismatch
-    from tests.node.cluster import CLUSTER_ID, free_ports
+    from tests.harness.configs import CLUSTER_ID
+    from tests.ports import free_ports
 
     other = "OtherClusterIdAAAAAAAA"
     [port] = free_ports(1)

@@ -22,9 +22,9 @@ from kraft.programs.observer import DiscoveryError, discover, open_observer
 from kraft.records.log import metadata_partition_dir
 from kraft.image.metadata_source import image_from_directory
 from tests.harness import cli
+from tests.harness.configs import format_node, load, make_configs, write_configs
 from tests.harness.poll import until_async
-from tests.node.cluster import load, make_configs
-from tests.node.reconfig_cluster import add_voter, directory_id, format_node, remove_voter, write_configs
+from tests.node.reconfig_cluster import add_voter, directory_id, remove_voter
 
 REPO = Path(__file__).resolve().parents[2]
 

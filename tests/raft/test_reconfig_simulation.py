@@ -99,7 +99,9 @@ class _Node:
         self.high_watermark = None
 
 
-class _Cluster:
+class _Simulation:
+    """What a simulation shows the checkers: one node and the voter count."""
+
     def __init__(self, node: _Node) -> None:
         self.nodes = [node]
         self.voter_count = 3
@@ -108,7 +110,7 @@ class _Cluster:
 def test_two_voters_changed_at_once_are_caught() -> None:
     log = MemLog()
     log.apply(AppendAsLeader(Batch(0, 1, controls=(_voters(1, 2, 3),))))
-    VoterChangesOneAtATime().check(_Cluster(_Node(log)))  # type: ignore[arg-type]
+    VoterChangesOneAtATime().check(_Simulation(_Node(log)))  # type: ignore[arg-type]
     log.apply(AppendAsLeader(Batch(1, 1, controls=(_voters(1, 4, 5),))))
     with pytest.raises(InvariantViolation, match="changes the voters"):
-        VoterChangesOneAtATime().check(_Cluster(_Node(log)))  # type: ignore[arg-type]
+        VoterChangesOneAtATime().check(_Simulation(_Node(log)))  # type: ignore[arg-type]

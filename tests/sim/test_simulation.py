@@ -159,7 +159,10 @@ class FakeNode:
 
 
 @dataclass
-class FakeCluster:
+class FakeSimulation:
+    """What a :class:`~kraft.sim.simulation.Simulation` shows the checkers
+    (:class:`~kraft.sim.invariants.CheckedCluster`)."""
+
     nodes: list[FakeNode]
     voter_count: int = 3
 
@@ -193,25 +196,25 @@ def log_of(*entries: tuple[int, bytes], flush: bool = True) -> MemLog:
 
 def test_two_leaders_in_one_epoch_are_caught() -> None:
     checker = SingleLeaderPerEpoch()
-    checker.check(FakeCluster([FakeNode(1, leader_role(1, 4))]))
+    checker.check(FakeSimulation([FakeNode(1, leader_role(1, 4))]))
     with pytest.raises(InvariantViolation, match="epoch 4 has leaders 1 and 2"):
-        checker.check(FakeCluster([FakeNode(2, leader_role(2, 4))]))
+        checker.check(FakeSimulation([FakeNode(2, leader_role(2, 4))]))
 
 
 def test_a_follower_of_another_leader_is_caught() -> None:
     checker = SingleLeaderPerEpoch()
     follower = Follower(4, 3, VoterSet.from_ids([3]).endpoints(3))
     with pytest.raises(InvariantViolation):
-        checker.check(FakeCluster([FakeNode(1, leader_role(1, 4)), FakeNode(2, follower)]))
+        checker.check(FakeSimulation([FakeNode(1, leader_role(1, 4)), FakeNode(2, follower)]))
 
 
 def test_a_second_vote_in_an_epoch_is_caught() -> None:
     checker = OneVotePerEpoch()
     node = FakeNode(1, durable_election=ElectionState(3, voted_key=ReplicaKey(2)))
-    checker.check(FakeCluster([node]))
+    checker.check(FakeSimulation([node]))
     node.durable_election = ElectionState(3, voted_key=ReplicaKey(3))
     with pytest.raises(InvariantViolation, match="voted for 2 and 3"):
-        checker.check(FakeCluster([node]))
+        checker.check(FakeSimulation([node]))
 
 
 def test_a_vote_sent_before_it_is_durable_is_caught() -> None:
@@ -221,14 +224,14 @@ def test_a_vote_sent_before_it_is_durable_is_caught() -> None:
 
 def test_a_changed_committed_record_is_caught() -> None:
     checker = CommittedRecordsStable()
-    checker.check(FakeCluster([FakeNode(1, log=log_of((1, b"a"), (1, b"b")), committed_offset=2)]))
+    checker.check(FakeSimulation([FakeNode(1, log=log_of((1, b"a"), (1, b"b")), committed_offset=2)]))
     with pytest.raises(InvariantViolation, match="offset 1 was committed"):
-        checker.check(FakeCluster([FakeNode(2, log=log_of((1, b"a"), (2, b"X")), committed_offset=2)]))
+        checker.check(FakeSimulation([FakeNode(2, log=log_of((1, b"a"), (2, b"X")), committed_offset=2)]))
 
 
 def test_a_commit_beyond_the_log_is_caught() -> None:
     with pytest.raises(InvariantViolation, match="log ends at 1"):
-        CommittedRecordsStable().check(FakeCluster([FakeNode(1, log=log_of((1, b"a")), committed_offset=3)]))
+        CommittedRecordsStable().check(FakeSimulation([FakeNode(1, log=log_of((1, b"a")), committed_offset=3)]))
 
 
 def test_a_committed_record_held_by_a_minority_is_caught() -> None:
@@ -239,9 +242,9 @@ def test_a_committed_record_held_by_a_minority_is_caught() -> None:
         FakeNode(3),
     ]
     with pytest.raises(InvariantViolation, match="durable on voters \\[1\\] only"):
-        CommittedRecordsDurable().check(FakeCluster(holders), committed)
+        CommittedRecordsDurable().check(FakeSimulation(holders), committed)
     holders[1].log.flush()
-    CommittedRecordsDurable().check(FakeCluster(holders), committed)
+    CommittedRecordsDurable().check(FakeSimulation(holders), committed)
 
 
 def test_a_snapshot_counts_as_holding_committed_records() -> None:
@@ -250,27 +253,27 @@ def test_a_snapshot_counts_as_holding_committed_records() -> None:
     log.delete_before_snapshot(OffsetAndEpoch(2, 1))
     committed = {0: (1, b"a"), 1: (1, b"b")}
     CommittedRecordsDurable().check(
-        FakeCluster([FakeNode(1, log=log), FakeNode(2, log=log_of((1, b"a"), (1, b"b")))]), committed
+        FakeSimulation([FakeNode(1, log=log), FakeNode(2, log=log_of((1, b"a"), (1, b"b")))]), committed
     )
 
 
 def test_a_falling_high_watermark_is_caught() -> None:
     checker = MonotonicHighWatermark()
     node = FakeNode(1, high_watermark=5, durable_election=ElectionState(2))
-    checker.check(FakeCluster([node]))
+    checker.check(FakeSimulation([node]))
     node.high_watermark = None  # unknown for a while: fine
-    checker.check(FakeCluster([node]))
+    checker.check(FakeSimulation([node]))
     node.high_watermark = 4
     with pytest.raises(InvariantViolation, match="from 5 to 4"):
-        checker.check(FakeCluster([node]))
+        checker.check(FakeSimulation([node]))
 
 
 def test_a_restart_may_forget_the_high_watermark_but_not_the_epoch() -> None:
     checker = MonotonicHighWatermark()
     node = FakeNode(1, high_watermark=5, durable_election=ElectionState(2))
-    checker.check(FakeCluster([node]))
+    checker.check(FakeSimulation([node]))
     node.incarnation, node.high_watermark = 2, 1
-    checker.check(FakeCluster([node]))
+    checker.check(FakeSimulation([node]))
     node.durable_election = ElectionState(1)
     with pytest.raises(InvariantViolation, match="durable epoch went from 2 to 1"):
-        checker.check(FakeCluster([node]))
+        checker.check(FakeSimulation([node]))

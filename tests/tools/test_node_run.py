@@ -17,7 +17,7 @@ import pytest
 
 from kraft import errors
 from tests.harness import cli
-from tests.node.cluster import make_configs
+from tests.harness.configs import make_configs
 
 #: A real `kraft node start` (its script's name, so kraft.cli runs as the
 #: program), which prints at exit which modules of the bench it had loaded.

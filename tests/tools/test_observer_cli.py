@@ -4,7 +4,6 @@ them (real subprocesses) against real nodes."""
 from __future__ import annotations
 
 import json
-import subprocess
 import uuid
 from pathlib import Path
 
@@ -12,9 +11,9 @@ import trio
 
 from kraft.node.node import KraftNode
 from tests.harness import cli
+from tests.harness.configs import CLUSTER_ID
+from tests.harness.inprocess import append_until_ok, node_config, start
 from tests.image.records import partition, rec, topic
-from tests.node.cluster import CLUSTER_ID
-from tests.node.harness import append_until_ok, node_config, start
 from tests.programs.test_observer import fast_configs
 
 REPO = Path(__file__).resolve().parents[2]

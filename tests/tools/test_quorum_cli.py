@@ -26,8 +26,8 @@ from kraft.wire.codec import decode_response
 from kraft.wire.framing import unframe
 from tests.conftest import fixture_path
 from tests.harness import cli
+from tests.harness.configs import CLUSTER_ID, load, make_configs
 from tests.harness.poll import until_async
-from tests.node.cluster import CLUSTER_ID, load, make_configs
 
 HOST = "127.0.0.1"
 VOTERS = [1, 2, 3]

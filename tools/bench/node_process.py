@@ -4,7 +4,7 @@ node, each fault logged at its start and at its end.
 
 ``kraft bench chaos`` uses it (:mod:`kraft.tools.bench.chaos.run`, whose
 run is the fault log: history, summary, availability), and so do the
-multi-process tests (tests/node/procs.py; the witness hand-over rounds of
+multi-process tests (tests/harness/processes.py; the witness hand-over rounds of
 tests/node/witness_handover.py log through :class:`SayFaultLog`)::
 
     fault = pause(log, node, "SIGSTOP: the follower falls behind")

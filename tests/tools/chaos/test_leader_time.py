@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from kraft.tools.bench.chaos.run import Chaos, ChaosNode, ChaosOptions, _figures
+from kraft.tools.bench.chaos.run import Chaos, ChaosNode, ChaosOptions, run_figures
 from kraft.tools.bench.chaos.run_history import History
 
 START = {
@@ -126,7 +126,7 @@ def test_leaderless_time_is_the_faults_and_says_when_no_majority_was_up(chaos: C
     _log(chaos, EPOCH_4)
     assert chaos.leader() == 2 and chaos.nodes[2].epoch == 4
     chaos.account(5.0)
-    figures = _figures(chaos)
+    figures = run_figures(chaos)
     assert figures["time_without_leader_s"] == 11.0
     assert figures["time_without_majority_s"] == 7.0  # after the second kill, and the start-ups
     assert figures["time_without_leader_after_faults_s"] == 1.5

@@ -921,7 +921,7 @@ def _fill(directory: Path) -> Path:
     return filler
 
 
-def _figures(chaos: Chaos) -> dict[str, Any]:
+def run_figures(chaos: Chaos) -> dict[str, Any]:
     """What the run did: faults per kind, leaders, availability, what power loss dropped, notes."""
     counts = {k: 0 for k in (*(k for k in NEMESES if k in chaos.options.nemesis), "exited")}
     for fault in chaos.faults:
@@ -1076,7 +1076,7 @@ async def run_chaos(options: ChaosOptions, root: Path, say: Callable[[str], None
             await chaos.settle()
             result["codes"] = chaos.terminate()
             nursery.cancel_scope.cancel()
-        result.update(_figures(chaos))
+        result.update(run_figures(chaos))
         result.update(await trio.to_thread.run_sync(_verdict, chaos))
         result["load_average_after"] = os.getloadavg()[0]
         chaos.history.add("verdict", ok=chaos_ok(result), lost=result["lost"], acknowledged=result["acknowledged"])

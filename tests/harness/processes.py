@@ -1,4 +1,5 @@
-"""Real ``kraft node start`` processes for the multi-process tests.
+"""The multi-process cluster: real ``kraft node start`` processes
+(:class:`NodeProcess`; :class:`ProcessCluster` for a quorum of them).
 
 Each voter runs with the hidden demo load (``--demo-append-rate``: numbered
 records appended while it leads) and ``--demo-ack-log``: one line per record
@@ -11,12 +12,14 @@ from __future__ import annotations
 
 import signal
 import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
-import trio
 
 from kraft.tools.bench import node_process
-from tests.harness.poll import settle, until_async
+from tests.harness import cli
+from tests.harness.poll import settle, until, until_async
 
 #: What ``kraft node start`` logs once SIGUSR1 stops its demo writer.
 DEMO_WRITER_STARTED = "demo writer started"
@@ -91,6 +94,61 @@ class NodeProcess:
     def acks(self) -> list[tuple[int, bytes]]:
         """(offset, record) for every record this node acknowledged."""
         return self.process.acknowledged()
+
+
+@dataclass
+class ProcessCluster:
+    """A quorum of :class:`NodeProcess` voters and their controller ports."""
+
+    root: Path
+    nodes: dict[int, NodeProcess]
+    ports: dict[int, int]
+
+    @property
+    def bootstrap(self) -> str:
+        """Every voter, as ``--bootstrap-controller``."""
+        return ",".join(f"127.0.0.1:{p}" for p in self.ports.values())
+
+    def describe_status(self, command_config: Path) -> subprocess.CompletedProcess[str]:
+        """``kraft quorum describe --status`` with the client settings of ``command_config``."""
+        return cli.run("quorum", "--bootstrap-controller", self.bootstrap, "--command-config", str(command_config),
+                       "describe", "--status", timeout=60)
+
+    def wait_for_status(self, command_config: Path, timeout_s: float = 60) -> dict[str, str]:
+        """The first ``--status`` whose high watermark is past 0, as key -> value."""
+        stderr = [""]
+
+        def status() -> dict[str, str]:  # empty: not yet
+            done = self.describe_status(command_config)
+            stderr[0] = done.stderr
+            if done.returncode != 0:
+                return {}
+            fields = dict(line.split(":", 1) for line in done.stdout.splitlines() if ":" in line)
+            if int(fields.get("HighWatermark", "-1").strip()) <= 0:
+                return {}
+            return {k.strip(): v.strip() for k, v in fields.items()}
+
+        return until("a quorum status with a high watermark", status, timeout_s, interval_s=0.5,
+                     detail=lambda: "\n".join([stderr[0], *(n.output()[-3000:] for n in self.nodes.values())]))
+
+    def stop(self) -> None:
+        """SIGTERM each node (SIGKILL if it hangs)."""
+        for node in self.nodes.values():
+            node.terminate()
+
+
+def start_processes(root: Path, paths: Mapping[int, Path], *, append_rate: float,
+                    log_level: str = "INFO") -> ProcessCluster:
+    """A :class:`NodeProcess` per config (node id -> server.properties), all
+    started; its controller port read back from its ``listeners``."""
+    ports = {}
+    for node_id, path in paths.items():
+        listeners = next(line for line in path.read_text().splitlines() if line.startswith("listeners="))
+        ports[node_id] = int(listeners.rsplit(":", 1)[1])
+    nodes = {n: NodeProcess(n, p, root, append_rate=append_rate, log_level=log_level) for n, p in paths.items()}
+    for node in nodes.values():
+        node.start()
+    return ProcessCluster(root, nodes, ports)
 
 
 def snapshot_offsets(metadata_log_dir: Path) -> list[int]:

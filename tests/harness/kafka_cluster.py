@@ -1,8 +1,9 @@
-"""A KRaft cluster as a user runs it: real Kafka controllers and brokers
-(``java -cp ... kafka.Kafka server.properties``) beside ``kraft node start``
-voters, on loopback ports, formatted by each one's own storage tool.
+"""The multi-process cluster with real Kafka, a KRaft cluster as a user
+runs it: real Kafka controllers and brokers (``java -cp ... kafka.Kafka
+server.properties``) beside ``kraft node start`` voters, on loopback ports,
+formatted by each one's own storage tool.
 
-    cluster = Cluster(tmp_path, release, kafka_controllers=(1, 2), kraft_voters=(3,), brokers=(100,))
+    cluster = KafkaCluster(tmp_path, release, kafka_controllers=(1, 2), kraft_voters=(3,), brokers=(100,))
     cluster.format(); cluster.start()
     ...
     cluster.close()   # kills whatever still runs (the fixture does it)
@@ -19,21 +20,18 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from tests.harness.configs import properties_text
 from tests.kafka.processes import SERVER_LOG4J, Process, StartError, java_args, kraft_args, run_tool
 from tests.kafka.releases import KafkaRelease
 from tests.ports import free_ports
 
-__all__ = ["Cluster", "KafkaServer", "KraftVoter", "StartError", "quorum_state"]
+__all__ = ["KafkaCluster", "KafkaServer", "KraftVoter", "StartError", "quorum_state"]
 
 #: Kafka logs this once its SocketServer accepts and startup is done (KafkaRaftServer.startup).
 KAFKA_STARTED = r"Kafka Server started"
 #: ``kraft node start`` logs this once it accepts connections.
 KRAFT_LISTENING = r"listening on"
 START_TIMEOUT_S = 180.0
-
-
-def _properties(values: dict[str, object]) -> str:
-    return "".join(f"{k}={v}\n" for k, v in values.items())
 
 
 class KafkaServer(Process):
@@ -54,7 +52,7 @@ class KafkaServer(Process):
     def write_config(self, values: dict[str, object]) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         (self.folder / "log4j2.properties").write_text(SERVER_LOG4J)
-        self.config.write_text(_properties(values))
+        self.config.write_text(properties_text(values))
 
     def started(self, timeout_s: float = START_TIMEOUT_S) -> None:
         self.wait_for(KAFKA_STARTED, timeout_s, count=self.starts)
@@ -76,13 +74,13 @@ class KraftVoter(Process):
 
     def write_config(self, values: dict[str, object]) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.config.write_text(_properties(values))
+        self.config.write_text(properties_text(values))
 
     def started(self, timeout_s: float = START_TIMEOUT_S) -> None:
         self.wait_for(KRAFT_LISTENING, timeout_s, count=self.starts)
 
 
-class Cluster:
+class KafkaCluster:
     """Kafka controllers, kraft voters and Kafka brokers of one cluster."""
 
     def __init__(self, root: Path, release: KafkaRelease, *, kafka_controllers: Sequence[int] = (1, 2),
