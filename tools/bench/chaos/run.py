@@ -64,7 +64,7 @@ from kraft.tools.bench.extras import missing_line
 from kraft.tools.bench.node_process import NodeProcess, fault_line, kill_for, pause_for
 
 __all__ = ["ChaosError", "ChaosNode", "ChaosOptions", "FUSE_NEMESES", "NEMESES", "PARTITION_NEMESES",
-           "PARTITION_SHAPES", "Chaos", "chaos_ok", "fault_phase_header", "packages_needed", "run_chaos",
+           "PARTITION_SHAPES", "Chaos", "chaos_ok", "fault_phase_header", "packages_needed", "run_chaos", "run_figures",
            "unavailable_reason"]
 
 OBSERVER_ID = 99
