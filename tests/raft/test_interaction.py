@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.raft.interaction.driver import COMMANDS, run_interaction
-from tests.raft.transcripts import TranscriptError, header_of, render
+from tests.raft.transcripts import TranscriptError, check_or_rewrite
 
 TESTDATA = Path(__file__).parent / "interaction" / "testdata"
 SCENARIOS = sorted(TESTDATA.glob("*.txt"))
@@ -20,15 +20,7 @@ SCENARIOS = sorted(TESTDATA.glob("*.txt"))
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
 def test_interaction(path: Path, request: pytest.FixtureRequest) -> None:
     steps, observed = run_interaction(path)
-    if request.config.getoption("--rewrite-transcripts"):
-        path.write_text(render(observed, header_of(path.read_text())))
-        return
-    for want, got in zip(steps, observed):
-        assert got.expected == want.expected, (
-            f"{path.name}:{want.line}: {want.command}\n"
-            + "expected:\n  " + "\n  ".join(want.expected)
-            + "\ngot:\n  " + "\n  ".join(got.expected)
-        )
+    check_or_rewrite(path, steps, observed, request.config.getoption("--rewrite-transcripts"))
 
 
 def test_every_command_is_used_by_some_transcript() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.raft.transcripts import TranscriptError, header_of, parse, render, run_transcript
+from tests.raft.transcripts import TranscriptError, check_or_rewrite, header_of, parse, render, run_transcript
 
 TESTDATA = Path(__file__).parent / "testdata"
 SCENARIOS = sorted(TESTDATA.glob("*.txt"))
@@ -26,15 +26,7 @@ def test_there_are_scenarios_for_every_protocol_area() -> None:
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
 def test_transcript(path: Path, request: pytest.FixtureRequest) -> None:
     steps, observed = run_transcript(path)
-    if request.config.getoption("--rewrite-transcripts"):
-        path.write_text(render(observed, header_of(path.read_text())))
-        return
-    for want, got in zip(steps, observed):
-        assert got.expected == want.expected, (
-            f"{path.name}:{want.line}: {want.command}\n"
-            + "expected:\n  " + "\n  ".join(want.expected)
-            + "\ngot:\n  " + "\n  ".join(got.expected)
-        )
+    check_or_rewrite(path, steps, observed, request.config.getoption("--rewrite-transcripts"))
 
 
 def test_a_transcript_that_the_replica_does_not_follow_fails(tmp_path: Path) -> None:

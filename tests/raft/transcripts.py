@@ -128,6 +128,22 @@ def header_of(text: str) -> list[str]:
     return header
 
 
+def check_or_rewrite(path: Path, steps: list[Step], observed: list[Step], rewrite: bool) -> None:
+    """Compare each step's output with the transcript's expected block (the
+    first difference fails, naming its line), or with ``rewrite`` write the
+    observed output back, keeping the header comments. One place for both
+    drivers: the single-replica transcripts and the multi-node interactions."""
+    if rewrite:
+        path.write_text(render(observed, header_of(path.read_text())))
+        return
+    for want, got in zip(steps, observed):
+        assert got.expected == want.expected, (
+            f"{path.name}:{want.line}: {want.command}\n"
+            + "expected:\n  " + "\n  ".join(want.expected)
+            + "\ngot:\n  " + "\n  ".join(got.expected)
+        )
+
+
 # --- formatting what the replica did ------------------------------------------------------------
 
 _LEFT_OUT = {"cluster_id", "topic_partition"}
